@@ -1,0 +1,275 @@
+"""The ``adapter-matrix`` command line.
+
+Exit codes (documented in the README):
+
+0  supported / clean
+1  unsupported or broken (``check``); a failed ``--check`` or result (``table``, ``results``)
+2  usage error or an invalid matrix
+3  supported with a warning: experimental, deprecated or end of life (``check``)
+
+Start-up matters (``check`` must answer well under a second and never imports torch),
+so each command imports what it needs when it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional
+
+import typer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .model import LoadResult
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="One compat.yaml for an out-of-tree PyTorch backend: check, validate, tables, test plans.",
+)
+
+MATRIX_HELP = "Matrix file (default: ./compat.yaml, else the matrices of installed adapters)."
+EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING = 0, 1, 2, 3
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=True)
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    from rich.markup import escape
+
+    _console(stderr=True).print(f"[bold red]error:[/] {escape(message)}")
+    raise typer.Exit(code)
+
+
+def _print_diagnostics(diagnostics: List[Any]) -> None:
+    from rich.markup import escape
+
+    err = _console(stderr=True)
+    for d in diagnostics:
+        style = "yellow" if d.severity == "warning" else "red"
+        err.print(f"[{style}]{escape(str(d))}[/]", soft_wrap=True)
+
+
+def _load(path: str, fresh: bool = False) -> "LoadResult":
+    """Load a matrix or exit 2 listing its errors. ``fresh`` bypasses the compiled cache."""
+    from .cache import load_matrix
+    from .diagnostics import MatrixError
+
+    try:
+        result = load_matrix(path, use_cache=not fresh)
+    except MatrixError as exc:
+        _print_diagnostics(exc.diagnostics)
+        errors = sum(1 for d in exc.diagnostics if d.severity == "error")
+        _fail(f"{path}: {errors} error{'s' if errors != 1 else ''} in the matrix")
+    return result
+
+
+def _matrices(explicit: Optional[str]) -> List[Any]:
+    from .discovery import find_matrices
+
+    found = find_matrices(explicit)
+    if not found:
+        _fail("no ./compat.yaml and no installed adapter registers a matrix; pass --matrix PATH")
+    return found
+
+
+def _one_matrix(explicit: Optional[str]) -> "LoadResult":
+    found = _matrices(explicit)
+    if len(found) > 1:
+        _fail("several installed adapters register a matrix (" + ", ".join(f.path for f in found) + "); pass --matrix PATH")
+    return _load(found[0].path)
+
+
+def _release(result: "LoadResult", version: Optional[str]) -> Any:
+    if version is None:
+        return None
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        release = result.matrix.release(Version(version))
+    except InvalidVersion:
+        _fail(f"--release {version!r} is not a PEP 440 version")
+    if release is None:
+        _fail(f"--release {version}: no such release in {result.matrix.path}")
+    return release
+
+
+@app.command()
+def validate(
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+) -> None:
+    """Lint the matrix: every error at once, as FILE:LINE:COL: message — fix. Exit 2 on errors."""
+    from .queries import cells
+
+    for located in _matrices(matrix):
+        result = _load(located.path, fresh=True)
+        _print_diagnostics(result.warnings)
+        m = result.matrix
+        _console().print(
+            f"{m.path}: valid \u2014 {len(m.releases)} release(s), {len(m.torch)} torch lines, "
+            f"{len(cells(m))} cells, {len(m.shims)} shims" + (f", {len(result.warnings)} warning(s)" if result.warnings else "")
+        )
+
+
+def _parse_sets(values: List[str]) -> Dict[str, str]:
+    out = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            _fail(f"--set {item!r}: write NAME=VALUE, e.g. --set cann=8.0")
+        out[name.strip()] = value.strip()
+    return out
+
+
+@app.command()
+def check(
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    torch: Optional[str] = typer.Option(None, "--torch", help="Assume this torch version instead of the installed one."),
+    python: Optional[str] = typer.Option(None, "--python", help="Assume this Python (e.g. 3.9) instead of this interpreter."),
+    adapter: Optional[str] = typer.Option(None, "--adapter", help="Assume this adapter version instead of the installed one."),
+    sets: List[str] = typer.Option([], "--set", help="Assume an extra dimension's version, NAME=VALUE (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the documented JSON document instead of a report."),
+) -> None:
+    """Is this environment a supported combination? If not, what exactly to install.
+
+    Reads versions from distribution metadata: never imports torch.
+    Exit 0 supported, 1 unsupported or broken, 2 usage/matrix error, 3 experimental/deprecated/eol.
+    """
+    from .environment import detect_environment
+    from .model import PythonVersion
+    from .queries import verdict
+    from .report import CHECK_SCHEMA, check_document, combined_exit_code, render_check
+
+    python_override = None
+    if python is not None:
+        try:
+            python_override = PythonVersion.parse(python)
+        except ValueError as exc:
+            _fail(f"--python: {exc}")
+    overrides = _parse_sets(sets)
+    docs = []
+    for located in _matrices(matrix):
+        result = _load(located.path)
+        try:
+            installed = detect_environment(
+                result.matrix, python=python_override, torch=torch, adapter=adapter, dimensions=overrides
+            )
+        except ValueError as exc:
+            _fail(str(exc))
+        answer = verdict(result.matrix, installed.environment)
+        docs.append(check_document(result.matrix, located.origin, installed, answer))
+    code = combined_exit_code([d["exit_code"] for d in docs])
+    if as_json:
+        typer.echo(json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs}, indent=2))
+    else:
+        console = _console()
+        for i, doc in enumerate(docs):
+            if i:
+                console.print()
+            render_check(console, doc)
+    raise typer.Exit(code)
+
+
+@app.command()
+def table(
+    files: List[str] = typer.Argument(None, help="Documents whose adapter-matrix:table blocks to --update or --check."),
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    view: str = typer.Option("grid", "--view", help="grid (torch x Python) or releases."),
+    fmt: str = typer.Option("markdown", "--format", "-f", help="Output format."),
+    lang: str = typer.Option("en", "--lang", help="Language of headers and legend."),
+    release: Optional[str] = typer.Option(None, "--release", help="Adapter release (default: the newest)."),
+    update: bool = typer.Option(False, "--update", help="Rewrite the blocks between markers in FILES, atomically."),
+    check_: bool = typer.Option(False, "--check", help="Exit 1 with a diff if a block in FILES is stale."),
+) -> None:
+    """Render a compatibility table, or keep the tables inside documents up to date."""
+    from . import docs
+
+    result = _one_matrix(matrix)
+    rel = _release(result, release)
+    if update and check_:
+        _fail("--update and --check exclude each other")
+    if (update or check_) and not files:
+        _fail("--update/--check need at least one FILE")
+    if files and not (update or check_):
+        _fail("give --update or --check with FILES")
+    if not files:
+        try:
+            typer.echo(docs.render_table(result.matrix, view=view, fmt=fmt, lang=lang, release=rel), nl=False)
+        except ValueError as exc:
+            _fail(str(exc))
+        return
+    try:
+        outcomes = docs.sync(result.matrix, files, write=update)
+    except (docs.DocError, ValueError) as exc:
+        _fail(str(exc))
+    console = _console()
+    stale = [o for o in outcomes if o.changed]
+    for o in outcomes:
+        if update:
+            console.print(f"{o.path}: {'updated' if o.changed else 'up to date'} ({o.blocks} block{'s' if o.blocks != 1 else ''})")
+        elif o.changed:
+            typer.echo(o.diff, nl=False)
+    if check_:
+        if stale:
+            paths = " ".join(o.path for o in stale)
+            matrix_flag = f" --matrix {matrix}" if matrix else ""
+            _console(stderr=True).print(f"[red]stale tables in {paths}[/]; fix with:\n    adapter-matrix table{matrix_flag} --update {paths}")
+            raise typer.Exit(EXIT_UNSUPPORTED)
+        console.print(f"{len(outcomes)} file(s), {sum(o.blocks for o in outcomes)} table block(s): up to date")
+
+
+@app.command()
+def plan(
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    strategy: str = typer.Option("full", "--strategy", "-s", help="full, edges, latest or smoke."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, json, or github ({\"include\": [...]})."),
+    release: Optional[str] = typer.Option(None, "--release", help="Adapter release (default: the newest)."),
+) -> None:
+    """The combinations to test, each named by the nox session that runs it."""
+    from .plan import STRATEGIES, plan as make_plan
+
+    if strategy not in STRATEGIES:
+        _fail(f"--strategy {strategy!r}: choose from {', '.join(STRATEGIES)}")
+    if fmt not in ("text", "json", "github"):
+        _fail(f"--format {fmt!r}: choose from text, json, github")
+    result = _one_matrix(matrix)
+    rows = make_plan(result.matrix, strategy, _release(result, release))
+    if fmt == "json":
+        typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
+    elif fmt == "github":
+        include = [
+            {"session": r.session, "python": str(r.cell.python), "torch": str(r.cell.torch), "id": r.cell.id}
+            for r in rows
+        ]
+        typer.echo(json.dumps({"include": include}, separators=(",", ":")))
+    else:
+        for r in rows:
+            typer.echo(f"{r.session:<28} torch {str(r.cell.torch):<8} {r.cell.status.value:<12} {' '.join(r.tiers)}")
+
+
+@app.command()
+def schema(
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file (atomically) instead of stdout."),
+) -> None:
+    """Print the JSON Schema of compat.yaml (reference it from the file so editors validate it)."""
+    from .markers import atomic_write
+    from .schema import json_schema
+
+    text = json.dumps(json_schema(), indent=2) + "\n"
+    if output:
+        atomic_write(output, text)
+    else:
+        typer.echo(text, nl=False)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:  # pragma: no cover
+        sys.exit(130)

@@ -1,0 +1,94 @@
+"""Positions in a source file and the diagnostics reported against them.
+
+Every user-facing problem with a matrix file is a :class:`Diagnostic`: where it is
+(``compat.yaml:12:5``), what is wrong, and how to fix it. Loaders and validators
+collect diagnostics instead of raising, so that a user sees every problem at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import os
+from typing import Iterable, List, Optional, Sequence
+
+__all__ = ["Mark", "Diagnostic", "Diagnostics", "MatrixError", "UNKNOWN_MARK", "display_path"]
+
+
+@dataclass(frozen=True, order=True)
+class Mark:
+    """A 1-based line and column in a named file."""
+
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+UNKNOWN_MARK = Mark("<unknown>", 0, 0)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem found in a matrix file.
+
+    ``message`` says what is wrong; ``hint`` says how to fix it. ``severity`` is
+    ``"error"`` (the file is unusable) or ``"warning"`` (the file works, but a user
+    probably did not mean it).
+    """
+
+    mark: Mark
+    message: str
+    hint: str = ""
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        label = "warning: " if self.severity == "warning" else ""
+        tail = f" \u2014 {self.hint}" if self.hint else ""
+        return f"{self.mark}: {label}{self.message}{tail}"
+
+
+@dataclass
+class Diagnostics:
+    """An ordered collection of diagnostics, filled while loading one file."""
+
+    items: List[Diagnostic] = field(default_factory=list)
+
+    def error(self, mark: Mark, message: str, hint: str = "") -> None:
+        self.items.append(Diagnostic(mark, message, hint, "error"))
+
+    def warning(self, mark: Mark, message: str, hint: str = "") -> None:
+        self.items.append(Diagnostic(mark, message, hint, "warning"))
+
+    def extend(self, other: Iterable[Diagnostic]) -> None:
+        self.items.extend(other)
+
+    @property
+    def errors(self) -> List[Diagnostic]:
+        return [d for d in self.items if d.severity == "error"]
+
+    @property
+    def warnings(self) -> List[Diagnostic]:
+        return [d for d in self.items if d.severity == "warning"]
+
+    def sorted(self) -> List[Diagnostic]:
+        return sorted(self.items, key=lambda d: (d.mark.file, d.mark.line, d.mark.column))
+
+
+class MatrixError(Exception):
+    """A matrix file that cannot be used; carries every diagnostic found."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic], path: Optional[str] = None) -> None:
+        self.diagnostics = list(diagnostics)
+        self.path = path
+        super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+
+def display_path(path: str) -> str:
+    """``path`` relative to the working directory when inside it: short, clickable messages."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return path
+    return rel if not rel.startswith("..") else path

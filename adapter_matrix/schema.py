@@ -1,0 +1,225 @@
+"""The keys of ``compat.yaml`` (schema version 1), declared once.
+
+The loader uses these declarations to reject unknown keys (with a did-you-mean) and
+to require mandatory ones; :func:`json_schema` turns the same declarations into the
+JSON Schema that editors use to complete and validate the file. Types and meaning are
+checked by the loader; the JSON Schema mirrors them as far as JSON Schema can.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple
+
+from .model import SCHEMA_VERSION, Status
+
+__all__ = ["Field", "Struct", "STRUCTS", "json_schema", "SCHEMA_ID"]
+
+SCHEMA_ID = "https://adapter-matrix.invalid/schema/compat-v1.json"
+
+_VERSION = {"type": ["string", "number"], "description": "A PEP 440 version, e.g. 2.4.1"}
+_MINOR = {"type": ["string", "number"], "pattern": r"^\d+\.\d+$"}
+_SPEC = {"type": ["string", "number"], "description": "A PEP 440 specifier set such as '>=2.1,<2.5', or one exact version"}
+_DATE = {"type": "string", "format": "date"}
+_PYTHON = {"type": ["string", "number"], "pattern": r"^3\.\d+t?$"}
+_STRING = {"type": "string"}
+_URL = {"type": "string", "format": "uri"}
+_STATUS = {"type": "string", "enum": [s.value for s in Status]}
+_IDENT = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"}
+
+
+@dataclass(frozen=True)
+class Field:
+    """One key of a mapping: its JSON Schema fragment, whether it is required, what it means."""
+
+    key: str
+    json: Dict[str, Any]
+    description: str
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Struct:
+    """A mapping with a fixed set of keys."""
+
+    name: str
+    description: str
+    fields: Tuple[Field, ...]
+
+    @property
+    def keys(self) -> Tuple[str, ...]:
+        return tuple(f.key for f in self.fields)
+
+    @property
+    def required(self) -> Tuple[str, ...]:
+        return tuple(f.key for f in self.fields if f.required)
+
+
+def _ref(name: str) -> Dict[str, Any]:
+    return {"$ref": f"#/$defs/{name}"}
+
+
+def _map_of(schema: Dict[str, Any]) -> Dict[str, Any]:
+    return {"type": "object", "additionalProperties": schema}
+
+
+def _list_of(schema: Dict[str, Any]) -> Dict[str, Any]:
+    return {"type": "array", "items": schema}
+
+
+_DIMENSION_SPECS = {
+    "type": "object",
+    "description": "Extra dimension name -> PEP 440 specifier set",
+    "additionalProperties": _SPEC,
+}
+
+STRUCTS: Dict[str, Struct] = {
+    s.name: s
+    for s in (
+        Struct(
+            "root",
+            "A compatibility matrix: adapter releases x torch releases x Python versions x extra dimensions.",
+            (
+                Field("schema-version", {"const": SCHEMA_VERSION}, "Version of this file format.", required=True),
+                Field("adapter", _ref("adapter"), "The adapter this matrix describes.", required=True),
+                Field("sources", _map_of(_ref("source")), "Named places CI installs torch from ('pypi' is built in)."),
+                Field("torch", _map_of(_ref("torch")), "Upstream facts, one entry per torch minor ('2.4').", required=True),
+                Field("dimensions", _map_of(_ref("dimension")), "Extra dimensions such as a driver toolkit."),
+                Field("shims", _list_of(_ref("shim")), "Which shim module serves which torch versions.", required=True),
+                Field("releases", _list_of(_ref("release")), "The adapter's releases and what each supports.", required=True),
+                Field("ci", _ref("ci"), "Settings for the test plan."),
+            ),
+        ),
+        Struct(
+            "adapter",
+            "The adapter distribution and the device it provides.",
+            (
+                Field("distribution", _STRING, "Its Python distribution name on PyPI.", required=True),
+                Field("device", _IDENT, "The PrivateUse1 device name, e.g. npu.", required=True),
+                Field("shims", _IDENT, "The import package holding the era shims.", required=True),
+            ),
+        ),
+        Struct(
+            "source",
+            "Where CI installs torch from.",
+            (
+                Field("index-url", _URL, "A package index (PEP 503/691)."),
+                Field("find-links", _STRING, "A folder or page of wheels, tried without an index."),
+                Field("variant", _STRING, "The local version label the wheels carry, e.g. cpu for 2.4.1+cpu."),
+                Field("fallback", _STRING, "The source to use when this one has no matching wheel."),
+            ),
+        ),
+        Struct(
+            "torch",
+            "Facts about one torch minor release line, as published upstream.",
+            (
+                Field("released", _DATE, "Release date of its first patch release (.0).", required=True),
+                Field("patches", _list_of(_VERSION), "Its patch releases, e.g. [2.4.0, 2.4.1].", required=True),
+                Field("python", _list_of(_PYTHON), "Python versions with Linux x86_64 wheels ('3.13t' = free-threaded).", required=True),
+                Field("install", _STRING, "Name of the source CI installs it from (default: pypi)."),
+            ),
+        ),
+        Struct(
+            "dimension",
+            "An extra dimension of the matrix and how to detect its installed version.",
+            (
+                Field("description", _STRING, "What it is, for reports and tables."),
+                Field("values", _list_of(_VERSION), "Known versions, used to enumerate cells and tables."),
+                Field("detect", _list_of(_ref("detector")), "Detectors, tried in order; the first answer wins."),
+            ),
+        ),
+        Struct(
+            "detector",
+            "One way to read a dimension's version. Give exactly one of env, file, command, distribution.",
+            (
+                Field("env", _STRING, "An environment variable holding the version."),
+                Field("file", _STRING, "A file to read; 'regex' picks the version from it."),
+                Field("command", _list_of(_STRING), "A command (argv list, run without a shell); 'regex' picks from stdout."),
+                Field("distribution", _STRING, "A Python distribution whose version is the answer."),
+                Field("regex", _STRING, "Regular expression; group 'version' or group 1 is the version."),
+                Field("timeout", {"type": "number", "exclusiveMinimum": 0}, "Seconds before a command is abandoned (default 5)."),
+            ),
+        ),
+        Struct(
+            "shim",
+            "A shim module and the torch versions it serves.",
+            (
+                Field("module", _IDENT, "Dotted module name, e.g. shims.torch_2_4.", required=True),
+                Field("torch", _SPEC, "Torch versions it serves, e.g. '>=2.4,<2.6'.", required=True),
+            ),
+        ),
+        Struct(
+            "release",
+            "One release of the adapter.",
+            (
+                Field("version", _VERSION, "The adapter's version.", required=True),
+                Field("date", _DATE, "Release date."),
+                Field("torch", _SPEC, "Torch versions it supports.", required=True),
+                Field(
+                    "python",
+                    {"oneOf": [_SPEC, _list_of(_PYTHON)]},
+                    "Python versions: a range (intersected with each torch's wheels) or an explicit list.",
+                    required=True,
+                ),
+                Field("free-threaded", {"type": "boolean"}, "Whether free-threaded builds (3.13t) are supported."),
+                Field("status", _STATUS, "Support status of the release.", required=True),
+                Field("reason", _STRING, "Why the status is what it is (required unless supported)."),
+                Field("link", _URL, "An issue or announcement about the status."),
+                Field("supported-until", _DATE, "End of the support window; later it counts as eol."),
+                Field("dimensions", _DIMENSION_SPECS, "Extra dimension name -> supported versions."),
+                Field("exceptions", _list_of(_ref("exception")), "Status overrides for some cells; the first match wins."),
+            ),
+        ),
+        Struct(
+            "exception",
+            "A status override for the cells of a release it matches (unset keys match anything).",
+            (
+                Field("torch", _SPEC, "Torch versions it applies to."),
+                Field("python", _SPEC, "Python versions it applies to."),
+                Field("dimensions", _DIMENSION_SPECS, "Extra dimension versions it applies to."),
+                Field("status", _STATUS, "The status of the matched cells.", required=True),
+                Field("reason", _STRING, "Why (required for broken)."),
+                Field("link", _URL, "An issue or announcement."),
+            ),
+        ),
+        Struct(
+            "ci",
+            "Settings for test plans.",
+            (Field("smoke", _list_of(_ref("cell")), "Cells of the smoke tier besides the oldest cell."),),
+        ),
+        Struct(
+            "cell",
+            "A torch minor and a Python version.",
+            (
+                Field("torch", _MINOR, "A torch minor, e.g. '2.13'.", required=True),
+                Field("python", _PYTHON, "A Python version, e.g. '3.11'.", required=True),
+            ),
+        ),
+    )
+}
+
+
+def _struct_schema(struct: Struct) -> Dict[str, Any]:
+    out: Dict[str, Any] = {
+        "type": "object",
+        "description": struct.description,
+        "additionalProperties": False,
+        "properties": {f.key: dict(f.json, description=f.description) for f in struct.fields},
+    }
+    if struct.required:
+        out["required"] = list(struct.required)
+    return out
+
+
+def json_schema(schema_id: Optional[str] = None) -> Dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``compat.yaml``."""
+    root = _struct_schema(STRUCTS["root"])
+    defs = {name: _struct_schema(s) for name, s in STRUCTS.items() if name != "root"}
+    defs["detector"]["oneOf"] = [{"required": [k]} for k in ("env", "file", "command", "distribution")]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": schema_id or SCHEMA_ID,
+        "title": "adapter-matrix compat.yaml",
+        **root,
+        "$defs": defs,
+    }

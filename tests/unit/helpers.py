@@ -1,0 +1,47 @@
+"""Helpers for driving the CLI in-process and in subprocesses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Optional, Sequence
+
+from typer.testing import CliRunner
+
+from adapter_matrix.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def cli(*args: str, cwd: Optional[Path] = None) -> Result:
+    """Run ``adapter-matrix ARGS`` in-process with stdout and stderr kept apart."""
+    import os
+
+    try:
+        runner = CliRunner(mix_stderr=False)  # click < 8.2 mixes the streams by default
+    except TypeError:
+        runner = CliRunner()  # click >= 8.2 always keeps them apart
+    old = os.getcwd()
+    os.chdir(cwd or REPO)
+    try:
+        res = runner.invoke(app, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    return Result(res.exit_code, res.stdout, res.stderr)
+
+
+def run(args: Sequence[str], cwd: Optional[Path] = None, env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+    return subprocess.run(list(args), cwd=str(cwd or REPO), env=env, capture_output=True, text=True, timeout=120)
+
+
+PYTHON = sys.executable

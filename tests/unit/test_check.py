@@ -1,0 +1,121 @@
+"""`adapter-matrix check`: answers, exit codes, the JSON document, and no torch import."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adapter_matrix.report import CHECK_KEYS
+
+from .helpers import FIXTURES, REPO, cli
+
+README = (REPO / "README.md").read_text()
+
+
+def test_dev_environment_is_supported_and_names_the_shim():
+    res = cli("check", "--torch", "2.13.0+cpu", "--python", "3.11", "--adapter", "0.1.0")
+    assert res.code == 0, res.out + res.err
+    assert "supported" in res.out
+    assert re.search(r"shim\s+shims\.torch_2_\d+", res.out)
+
+
+def test_old_torch_is_unsupported_with_a_pasteable_fix():
+    res = cli("check", "--torch", "2.0.1", "--python", "3.11", "--adapter", "0.1.0")
+    assert res.code == 1
+    assert "unsupported: torch 2.0.1 is not a torch release this matrix describes" in res.out
+    commands = [line.strip() for line in res.out.splitlines() if line.startswith("    ")]
+    assert commands and commands[0].startswith("pip install 'torch>=2.")
+    # pasteable: the requirement is a valid PEP 508 string inside single quotes
+    from packaging.requirements import Requirement
+
+    Requirement(commands[0].split("'")[1])
+
+
+def test_python_without_a_torch_wheel_is_unsupported():
+    res = cli("check", "--torch", "2.6", "--python", "3.8", "--adapter", "0.1.0")
+    assert res.code == 1
+    assert "torch 2.6 has no wheel for Python 3.8" in res.out
+
+
+def test_experimental_cell_exits_3():
+    res = cli("check", "--matrix", "tests/fixtures/minimal.yaml", "--torch", "2.3.1", "--python", "3.12", "--adapter", "2.0.0")
+    assert res.code == 3
+    assert "experimental: not tested on 3.12 yet" in res.out
+
+
+def test_json_document_has_the_documented_keys():
+    res = cli("check", "--json", "--torch", "2.13.0+cpu", "--python", "3.11", "--adapter", "0.1.0")
+    assert res.code == 0
+    doc = json.loads(res.out)
+    assert doc["schema"] == 1 and doc["exit_code"] == 0
+    (one,) = doc["checks"]
+    assert tuple(one) == CHECK_KEYS
+    assert one["verdict"] == "supported" and one["environment"]["torch_variant"] == "cpu"
+    # every key is documented in the README's JSON section
+    for key in CHECK_KEYS:
+        assert f"`{key}`" in README, key
+
+
+def test_bad_what_if_values_are_usage_errors():
+    for args in (["--torch", "two"], ["--python", "3"], ["--set", "cann"], ["--set", "nope=1.0"]):
+        res = cli("check", *args)
+        assert res.code == 2, args
+        assert "error:" in res.err and "Traceback" not in res.err
+
+
+def _site_without_torch(tmp_path: Path) -> Path:
+    """A copy of this interpreter's site-packages (symlinks) without torch in it."""
+    import site
+
+    site_dir = next(p for p in site.getsitepackages() if Path(p, "typer").exists() or Path(p, "yaml").exists())
+    clean = tmp_path / "site"
+    clean.mkdir()
+    for entry in Path(site_dir).iterdir():
+        name = entry.name.lower()
+        if name.startswith(("torch", "functorch", "torchgen", "__editable__", "_distutils")) or name.endswith(".pth"):
+            continue
+        (clean / entry.name).symlink_to(entry)
+    return clean
+
+
+def test_environment_without_torch_gets_a_clear_answer(tmp_path):
+    clean = _site_without_torch(tmp_path)
+    code = (
+        "import sys; sys.path[:0] = [%r, %r]; sys.argv = ['adapter-matrix', 'check']\n"
+        "from adapter_matrix.cli import main; main()" % (str(REPO), str(clean))
+    )
+    proc = subprocess.run([sys.executable, "-S", "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "torch           not installed" in proc.stdout
+    assert "unsupported: adapter-matrix is not installed" in proc.stdout or "torch is not installed" in proc.stdout
+    assert "pip install 'torch>=2." in proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
+def test_check_never_imports_torch():
+    code = (
+        "import sys; sys.argv = ['adapter-matrix', 'check', '--json']\n"
+        "from adapter_matrix.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "bad = sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))\n"
+        "assert not bad, bad\n"
+        "print('no torch')"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="1"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith("no torch")
+
+
+def test_check_finds_the_installed_adapter_without_a_local_matrix(tmp_path):
+    res = cli("check", "--json", "--torch", "2.13.0", "--python", "3.11", "--adapter", "0.1.0", cwd=tmp_path)
+    assert res.code == 0, res.err
+    (one,) = json.loads(res.out)["checks"]
+    assert one["origin"].startswith("entry point adapter-matrix")
+    assert one["matrix"].endswith("compat.yaml")

@@ -1,0 +1,54 @@
+"""`adapter-matrix plan`: strategies, ids, and GitHub rows that mirror the JSON plan."""
+
+from __future__ import annotations
+
+import json
+
+from adapter_matrix.loader import load
+from adapter_matrix.plan import plan
+
+from .helpers import REPO, cli
+
+
+def _rows(*args):
+    res = cli("plan", *args)
+    assert res.code == 0, res.err
+    return res.out
+
+
+def test_github_rows_correspond_one_to_one_with_json():
+    for strategy in ("full", "edges", "latest", "smoke"):
+        rows = json.loads(_rows("-s", strategy, "-f", "json"))
+        include = json.loads(_rows("-s", strategy, "-f", "github"))["include"]
+        assert [r["session"] for r in rows] == [i["session"] for i in include]
+        assert [(r["python"], r["torch"]) for r in rows] == [(i["python"], i["torch"]) for i in include]
+
+
+def test_full_plan_is_every_python_torch_cell_once():
+    matrix = load(REPO / "compat.yaml").matrix
+    rows = plan(matrix, "full")
+    ids = [r.session for r in rows]
+    assert len(ids) == len(set(ids))
+    expected = sum(len([p for p in line.python if not p.free_threaded and p.version.minor < 14]) for line in matrix.torch)
+    assert len(rows) == expected
+
+
+def test_edges_are_oldest_and_newest_python_per_torch_line():
+    matrix = load(REPO / "compat.yaml").matrix
+    edges = {(str(r.cell.line.minor), str(r.cell.python)) for r in plan(matrix, "edges")}
+    assert ("2.1", "3.8") in edges and ("2.1", "3.11") in edges and ("2.1", "3.9") not in edges
+    assert ("2.15", "3.11") in edges and ("2.15", "3.13") in edges
+    assert len(edges) == 30
+
+
+def test_smoke_is_oldest_cell_plus_ci_smoke_cells():
+    matrix = load(REPO / "compat.yaml").matrix
+    assert [r.session for r in plan(matrix, "smoke")] == ["device(py3.8-torch2.1)", "device(py3.11-torch2.13)"]
+
+
+def test_rows_carry_tags_and_install_sources():
+    rows = json.loads(_rows("-s", "smoke", "-f", "json"))
+    local = next(r for r in rows if r["torch_minor"] == "2.13")
+    assert {"torch2.13", "py3.11", "smoke", "full"} <= set(local["tags"])
+    assert [s["source"] for s in local["install"]] == ["local", "pypi"]
+    assert local["install"][0]["variant"] == "cpu"

@@ -1,0 +1,108 @@
+"""`adapter-matrix validate`: every error class, exact positions, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from adapter_matrix.diagnostics import MatrixError
+from adapter_matrix.loader import load, load_text
+from adapter_matrix.schema import json_schema
+
+from .helpers import FIXTURES, REPO, cli
+
+INVALID = sorted((FIXTURES / "invalid").glob("*.yaml"))
+
+
+def test_repository_matrix_is_valid():
+    res = cli("validate")
+    assert res.code == 0, res.err
+    assert "compat.yaml: valid" in res.out
+
+
+def test_minimal_fixture_is_valid():
+    assert cli("validate", "--matrix", "tests/fixtures/minimal.yaml").code == 0
+
+
+@pytest.mark.parametrize("fixture", INVALID, ids=[p.stem for p in INVALID])
+def test_each_error_class_reports_its_exact_position_and_message(fixture: Path):
+    expected = fixture.read_text().splitlines()[0].split("# expect: ", 1)[1]
+    expected = expected.replace("{shims}", str(REPO / "shims"))
+    rel = fixture.relative_to(REPO)
+    res = cli("validate", "--matrix", str(rel))
+    assert res.code == 2
+    assert f"{rel}:{expected}" in res.err.splitlines(), res.err
+    assert "Traceback" not in res.err + res.out
+
+
+def test_all_errors_are_reported_at_once(tmp_path):
+    text = (FIXTURES / "minimal.yaml").read_text()
+    text = text.replace("status: deprecated", "status: suported").replace("version: 2.0.0", "version: two")
+    text = text.replace('torch: ">=2.3,<2.4"', 'torch: ">=2.2,<2.4"')
+    with pytest.raises(MatrixError) as info:
+        load_text(text, "m.yaml")
+    messages = [d.message for d in info.value.diagnostics]
+    assert any("unknown status 'suported'" in m for m in messages)
+    assert any("bad release version 'two'" in m for m in messages)
+
+
+def test_unquoted_versions_are_read_as_written_not_as_floats():
+    text = (FIXTURES / "minimal.yaml").read_text().replace('"2.1":', "2.10:").replace("[2.1.0, 2.1.1, 2.1.2]", "[2.10.0]")
+    text = text.replace('torch: ">=2.1,<2.3"\n    python: ">=3.8"', 'torch: ">=2.2,<2.3"\n    python: ">=3.8"')
+    result = load_text(text, "m.yaml")
+    assert [str(t.minor) for t in result.matrix.torch] == ["2.2", "2.3", "2.10"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "[]", "- a\n- b", "schema-version: 2", "a: [b", "\tx: 1", "x: &a [*a]", "? [a]\n: b", "schema-version: 1\n"],
+)
+def test_garbage_is_a_clean_error(text):
+    with pytest.raises(MatrixError) as info:
+        load_text(text, "g.yaml")
+    assert info.value.diagnostics
+    assert all(str(d).startswith("g.yaml:") for d in info.value.diagnostics)
+
+
+def test_missing_file_is_exit_2_without_traceback(tmp_path):
+    res = cli("validate", "--matrix", str(tmp_path / "nope.yaml"))
+    assert res.code == 2
+    assert "cannot read the matrix" in res.err
+    assert "Traceback" not in res.err
+
+
+def test_warnings_do_not_fail(tmp_path):
+    text = (FIXTURES / "minimal.yaml").read_text().replace('torch: ">=2.2,<2.4"', 'torch: ">=2.2"')
+    path = tmp_path / "open.yaml"
+    path.write_text(text)
+    res = cli("validate", "--matrix", str(path))
+    assert res.code == 0
+    assert "warning: release 2.0.0 claims every future torch" in res.err
+
+
+def test_schema_command_matches_the_committed_schema_file():
+    res = cli("schema")
+    assert res.code == 0
+    assert json.loads(res.out) == json.loads((REPO / "docs" / "compat.schema.json").read_text())
+    assert (REPO / "compat.yaml").read_text().startswith("# yaml-language-server: $schema=docs/compat.schema.json")
+
+
+def test_json_schema_accepts_the_repository_matrix_and_rejects_a_typo():
+    jsonschema = pytest.importorskip("jsonschema")
+    yaml = pytest.importorskip("yaml")
+    schema = json_schema()
+    data = yaml.safe_load((REPO / "compat.yaml").read_text())
+    # JSON has no dates: editors see YAML dates as strings, so compare like they do
+    data = json.loads(json.dumps(data, default=str))
+    jsonschema.validate(data, schema)
+    data["relases"] = data.pop("releases")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema)
+
+
+def test_loader_model_is_immutable():
+    matrix = load(REPO / "compat.yaml").matrix
+    with pytest.raises(Exception):
+        matrix.releases = ()  # type: ignore[misc]
