@@ -81,7 +81,7 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
             return None, f"command {target[0]!r} exited with {proc.returncode}"
         return _match(detector.regex, proc.stdout.decode("utf-8", "replace"))
     if kind == "distribution":
-        from .environment import distribution_version  # environment imports us; import on use
+        from .facts import distribution_version
 
         found = distribution_version(target[0])
         if found is None:

@@ -1,25 +1,22 @@
-"""What is installed, found without importing torch.
+"""The environment as the model sees it: detected, or assumed by what-if flags.
 
-torch and the adapter are read from distribution metadata (``importlib.metadata``),
+torch and the adapter are read from distribution metadata (:mod:`adapter_matrix.facts`),
 never imported: ``import torch`` costs seconds and can itself be what is broken.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import sys
-import sysconfig
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
 from .detectors import Detection, detect
+from .facts import distribution_version, python_identity
 from .model import Matrix, PythonVersion
 from .queries import Environment
 
-__all__ = ["Installed", "distribution_version", "current_python", "detect_environment"]
+__all__ = ["Installed", "current_python", "detect_environment"]
 
 
 @dataclass(frozen=True)
@@ -37,50 +34,6 @@ class Installed:
         return torch.local if torch is not None else None
 
 
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
-
-
-def _metadata_version(path: str) -> Optional[str]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("Version:"):
-                    return line.split(":", 1)[1].strip()
-                if not line.strip():  # end of the headers
-                    return None
-    except OSError:
-        return None
-    return None
-
-
-def distribution_version(name: str) -> Optional[str]:
-    """The installed version string of a distribution, or ``None``.
-
-    Looks for ``NAME-VERSION.dist-info`` along ``sys.path`` first (the first hit wins,
-    as with :mod:`importlib.metadata`), reading only its ``Version:`` header; that
-    avoids the ~20 ms import of :mod:`importlib.metadata` on ``check``'s start-up.
-    Anything else (eggs, zips) falls back to :mod:`importlib.metadata`.
-    """
-    wanted = _normalize(name)
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for item in names:
-            if item.endswith(".dist-info") and _normalize(item.split("-", 1)[0]) == wanted:
-                version = _metadata_version(os.path.join(entry or ".", item, "METADATA"))
-                if version:
-                    return version
-    from importlib import metadata
-
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def _parse(text: Optional[str]) -> Optional[Version]:
     if text is None:
         return None
@@ -92,11 +45,8 @@ def _parse(text: Optional[str]) -> Optional[Version]:
 
 def current_python() -> Tuple[PythonVersion, str, str]:
     """This interpreter: feature release (``3.13t`` when free-threaded), full version, implementation."""
-    free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
-    info = sys.version_info
-    python = PythonVersion(Version(f"{info.major}.{info.minor}"), free_threaded)
-    full = f"{info.major}.{info.minor}.{info.micro}" + ("" if info.releaselevel == "final" else f"{info.releaselevel[0]}{info.serial}")
-    return python, full, sys.implementation.name
+    feature, full, implementation = python_identity()
+    return PythonVersion.parse(feature), full, implementation
 
 
 def detect_environment(

@@ -1,1 +1,19 @@
-"""placeholder"""
+"""torch 2.4: torch.autocast keeps the PrivateUse1 autocast state itself (the device
+module needs only ``get_amp_supported_dtype``), checkpointing uses ``torch.autocast``,
+and ``torch.get_device_module`` and ``add_safe_globals`` exist."""
+
+from __future__ import annotations
+
+import types
+
+from .torch_2_3 import Shim as _Previous
+
+
+class Shim(_Previous):
+    era = "2.4"
+    capabilities = {
+        k: v for k, v in _Previous.capabilities.items() if k not in ("get_device_module", "safe_globals")
+    }
+
+    def extend_device_module(self, module: types.ModuleType) -> None:
+        """The five-function autocast protocol and ``amp.autocast`` are gone."""

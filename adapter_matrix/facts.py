@@ -1,0 +1,66 @@
+"""Facts about this process, found cheaply: which Python it is and which
+distributions are installed. Imports nothing heavy (it runs inside ``import torch``
+under autoload, and at the start of every ``check``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import sysconfig
+from typing import Optional, Tuple
+
+__all__ = ["python_identity", "distribution_version"]
+
+
+def python_identity() -> Tuple[str, str, str]:
+    """(feature release such as ``3.11`` or ``3.13t``, full version, implementation name)."""
+    info = sys.version_info
+    feature = f"{info.major}.{info.minor}" + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED") else "")
+    full = f"{info.major}.{info.minor}.{info.micro}" + ("" if info.releaselevel == "final" else f"{info.releaselevel[0]}{info.serial}")
+    return feature, full, sys.implementation.name
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _metadata_version(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Version:"):
+                    return line.split(":", 1)[1].strip()
+                if not line.strip():  # end of the headers
+                    return None
+    except OSError:
+        return None
+    return None
+
+
+def distribution_version(name: str) -> Optional[str]:
+    """The installed version string of a distribution, or ``None``.
+
+    Looks for ``NAME-VERSION.dist-info`` along ``sys.path`` first (the first hit wins,
+    as with :mod:`importlib.metadata`), reading only its ``Version:`` header; that
+    avoids the ~20 ms import of :mod:`importlib.metadata` on ``check``'s start-up.
+    Anything else (eggs, zips) falls back to :mod:`importlib.metadata`.
+    """
+    wanted = _normalize(name)
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for item in names:
+            if item.endswith(".dist-info") and _normalize(item.split("-", 1)[0]) == wanted:
+                version = _metadata_version(os.path.join(entry or ".", item, "METADATA"))
+                if version:
+                    return version
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None

@@ -1,0 +1,67 @@
+"""What every torch era shares: the feature list and the activation steps of a shim.
+
+An era shim (``shims/torch_X_Y.py``) subclasses the previous era's ``Shim`` and
+overrides only what its era changes: a method, or an entry of ``capabilities``.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any, Dict, Optional
+
+import torch
+
+from . import device
+
+__all__ = ["FEATURES", "Shim"]
+
+# Features a torch release may or may not offer a PrivateUse1 device. The conformance
+# suite skips a test only when the active shim declares its feature absent.
+FEATURES: Dict[str, str] = {
+    "autocast": "torch.autocast('npu') with lower-precision matmul/conv",
+    "grad_scaler": "torch.amp.GradScaler('npu')",
+    "generator": "torch.Generator(device='npu') and per-device seeding",
+    "pinned_memory": "pinned host memory for npu copies (pin_memory, is_pinned)",
+    "accelerator": "the torch.accelerator API",
+    "accelerator_memory": "torch.accelerator memory statistics",
+    "autoload": "activation by `import torch` (torch.backends entry point)",
+    "get_device_module": "torch.get_device_module('npu')",
+    "safe_globals": "torch.serialization.add_safe_globals",
+    "weights_only_default": "torch.load() defaults to weights_only=True",
+}
+
+
+class Shim:
+    """The Python side of the device: one subclass per torch era."""
+
+    #: First torch minor of the era.
+    era = ""
+    #: feature -> None when the era has it, else why it is absent.
+    capabilities: Dict[str, Optional[str]] = {}
+
+    def activate(self, core: Any, name: str) -> ModuleType:
+        """Make ``name`` a working device on this torch; returns the device module."""
+        torch.utils.rename_privateuse1_backend(name)
+        device._attach(core)
+        self.extend_device_module(device)
+        torch._register_device_module(name, device)
+        self.generate_methods()
+        self.register_serialization(name)
+        return device
+
+    def extend_device_module(self, module: ModuleType) -> None:
+        """Add what this era's torch expects of a device module (nothing, by default)."""
+
+    def generate_methods(self) -> None:
+        """Tensor.npu(), Module.npu(), storage .npu() and friends."""
+        torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+
+    def register_serialization(self, name: str) -> None:
+        """torch.save/torch.load of device tensors need nothing beyond torch's own
+        privateuse1 location tag (present in every release) and the storage methods."""
+
+    def capability(self, feature: str) -> Optional[str]:
+        """None when ``feature`` is available, else the reason it is not."""
+        if feature not in FEATURES:
+            raise KeyError(f"unknown feature {feature!r}; known: {', '.join(FEATURES)}")
+        return self.capabilities.get(feature)

@@ -1,0 +1,70 @@
+// Every difference between torch releases that the C++ core has to know about, in one
+// place. Each gate names the first release that has the change and why we care.
+// Sources compile with -std=c++17 (torch <= 2.11) and -std=c++20 (2.12+): keep both valid.
+//
+// Keep this list in step with docs/shims.md; `adapter-matrix shims report` lists gates
+// that are always true for the oldest supported torch (dead code once the floor rises).
+#pragma once
+
+#include <torch/version.h>
+
+#define ADAPTER_TORCH_VERSION (TORCH_VERSION_MAJOR * 100 + TORCH_VERSION_MINOR)
+#define ADAPTER_TORCH_AT_LEAST(major, minor) (ADAPTER_TORCH_VERSION >= ((major) * 100 + (minor)))
+
+// 2.3: c10::Allocator::allocate() lost its `const` (pytorch#120969) and copy_data()
+// became pure virtual (pytorch#117053).
+#define ADAPTER_ALLOCATOR_NONCONST_ALLOCATE ADAPTER_TORCH_AT_LEAST(2, 3)
+#define ADAPTER_ALLOCATOR_COPY_DATA ADAPTER_TORCH_AT_LEAST(2, 3)
+
+// 2.9: c10::DeviceAllocator exists; deriving from it lets torch.accelerator.memory_*()
+// read our statistics. 2.10 adds the optional getMemoryInfo().
+#define ADAPTER_DEVICE_ALLOCATOR ADAPTER_TORCH_AT_LEAST(2, 9)
+#define ADAPTER_DEVICE_ALLOCATOR_MEMORY_INFO ADAPTER_TORCH_AT_LEAST(2, 10)
+
+// 2.4: DeviceGuardImplInterface gains getNewStream, synchronizeEvent, elapsedTime.
+#define ADAPTER_GUARD_STREAM_EVENTS ADAPTER_TORCH_AT_LEAST(2, 4)
+// 2.6: DeviceGuardImplInterface gains synchronizeDevice (torch.accelerator.synchronize).
+#define ADAPTER_GUARD_SYNCHRONIZE_DEVICE ADAPTER_TORCH_AT_LEAST(2, 6)
+
+// 2.3: PrivateUse1HooksInterface derives from AcceleratorHooksInterface
+// (hasPrimaryContext, getPinnedMemoryAllocator, resizePrivateUse1Bytes, initPrivateUse1).
+#define ADAPTER_HOOKS_ACCELERATOR_BASE ADAPTER_TORCH_AT_LEAST(2, 3)
+// 2.4: hooks carry deviceCount/setCurrentDevice/getCurrentDevice/exchangeDevice.
+#define ADAPTER_HOOKS_DEVICE_API ADAPTER_TORCH_AT_LEAST(2, 4)
+// 2.5: getDefaultGenerator() became const; isPinnedPtr() is a hook and pin_memory()
+// goes through getPinnedMemoryAllocator() instead of a PrivateUse1 _pin_memory kernel.
+#define ADAPTER_HOOKS_CONST_DEFAULT_GENERATOR ADAPTER_TORCH_AT_LEAST(2, 5)
+#define ADAPTER_HOOKS_PINNED_MEMORY ADAPTER_TORCH_AT_LEAST(2, 5)
+// 2.6: initPrivateUse1() was renamed init(); getNewGenerator() is a hook
+// (torch.Generator(device="npu") asks it).
+#define ADAPTER_HOOKS_INIT_RENAMED ADAPTER_TORCH_AT_LEAST(2, 6)
+#define ADAPTER_HOOKS_NEW_GENERATOR ADAPTER_TORCH_AT_LEAST(2, 6)
+// 2.7: isBuilt()/isAvailable() are hooks (torch.accelerator.is_available()); the
+// REGISTER_GENERATOR_PRIVATEUSE1 registry is deprecated and warns at load.
+#define ADAPTER_HOOKS_AVAILABILITY ADAPTER_TORCH_AT_LEAST(2, 7)
+#define ADAPTER_GENERATOR_REGISTRY (!ADAPTER_TORCH_AT_LEAST(2, 7))
+
+// 2.4: autocast state is keyed by device type ({is,set}_autocast_enabled(DeviceType));
+// before, PrivateUse1 had its own *_privateuseone_* functions and the Python device
+// module had to expose them.
+#define ADAPTER_AUTOCAST_BY_DEVICE_TYPE ADAPTER_TORCH_AT_LEAST(2, 4)
+// 2.4: KERNEL_PRIVATEUSEONE became variadic; before, overloads needed KERNEL_PRIVATEUSEONE2.
+#define ADAPTER_AUTOCAST_VARIADIC_KERNEL ADAPTER_TORCH_AT_LEAST(2, 4)
+
+// Every gate above, for reports (`version_gates()` in Python, `adapter-matrix shims report`).
+#define ADAPTER_FOR_EACH_GATE(_)               \
+  _(ADAPTER_ALLOCATOR_NONCONST_ALLOCATE, 2, 3) \
+  _(ADAPTER_ALLOCATOR_COPY_DATA, 2, 3)         \
+  _(ADAPTER_DEVICE_ALLOCATOR, 2, 9)            \
+  _(ADAPTER_DEVICE_ALLOCATOR_MEMORY_INFO, 2, 10) \
+  _(ADAPTER_GUARD_STREAM_EVENTS, 2, 4)         \
+  _(ADAPTER_GUARD_SYNCHRONIZE_DEVICE, 2, 6)    \
+  _(ADAPTER_HOOKS_ACCELERATOR_BASE, 2, 3)      \
+  _(ADAPTER_HOOKS_DEVICE_API, 2, 4)            \
+  _(ADAPTER_HOOKS_CONST_DEFAULT_GENERATOR, 2, 5) \
+  _(ADAPTER_HOOKS_PINNED_MEMORY, 2, 5)         \
+  _(ADAPTER_HOOKS_INIT_RENAMED, 2, 6)          \
+  _(ADAPTER_HOOKS_NEW_GENERATOR, 2, 6)         \
+  _(ADAPTER_HOOKS_AVAILABILITY, 2, 7)          \
+  _(ADAPTER_AUTOCAST_BY_DEVICE_TYPE, 2, 4)     \
+  _(ADAPTER_AUTOCAST_VARIADIC_KERNEL, 2, 4)

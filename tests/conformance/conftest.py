@@ -1,0 +1,25 @@
+"""The device conformance suite: every supported torch release must pass it.
+
+Each test computes the same thing on ``npu`` and on CPU and compares. A test is skipped
+only when the active shim declares that this torch release lacks the feature
+(``@requires("grad_scaler")``), with the shim's reason.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from .support import DEVICE  # noqa: E402
+
+
+@pytest.fixture
+def npu():
+    return DEVICE
+
+
+@pytest.fixture(autouse=True)
+def _back_to_device_0():
+    yield
+    torch.npu.set_device(0)
