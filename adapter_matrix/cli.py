@@ -253,6 +253,56 @@ def plan(
 
 
 @app.command()
+def build(
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the compiler's commands."),
+) -> None:
+    """Compile the adapter's C++ core for the installed torch (cached: a no-op when up to date).
+
+    Exit 0 built or up to date, 1 the compiler failed (its whole output is shown), 2 usage.
+    """
+    import os
+    import time
+
+    os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")  # do not activate the adapter here
+    result = _one_matrix(matrix)
+    from .build import BuildError, BuildMismatch, Extension, ensure_built
+
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        _fail(f"torch is not installed; install it first, e.g. `adapter-matrix check` says which")
+    try:
+        ext = Extension.of_package(result.matrix.adapter.shims, result.matrix.adapter.device)
+    except BuildError as exc:
+        _fail(str(exc))
+    console = _console()
+    start = time.perf_counter()
+    progress = None
+
+    def announce(folder: object) -> None:
+        nonlocal progress
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True)
+        progress.start()
+        progress.add_task(f"compiling {ext.name} for torch {torch.__version__} (about a minute on 2 cores)")
+
+    try:
+        done = ensure_built(ext, verbose=verbose, on_compile=announce)
+    except (BuildError, BuildMismatch) as exc:
+        if progress is not None:
+            progress.stop()
+        _console(stderr=True).print(str(exc), markup=False, highlight=False)
+        raise typer.Exit(EXIT_UNSUPPORTED)
+    if progress is not None:
+        progress.stop()
+    what = f"compiled in {done.manifest['build_seconds']:.0f} s" if done.compiled else f"up to date ({time.perf_counter() - start:.2f} s, nothing compiled)"
+    console.print(f"{ext.name} for torch {done.manifest['torch']}: {what}")
+    console.print(f"cache: {done.path}")
+
+
+@app.command()
 def schema(
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file (atomically) instead of stdout."),
 ) -> None:

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
 from adapter_matrix import __version__
-
-from . import _build
+from adapter_matrix import build as _build
 
 __all__ = ["AdapterError", "Activation", "activate", "current", "MATRIX_FILE"]
 
@@ -90,7 +89,7 @@ def activate(on_compile: Optional[Any] = None) -> Activation:
 
     t = time.perf_counter()
     try:
-        build = _build.ensure_built(on_compile=on_compile)
+        build = _build.ensure_built(_build.Extension.of_package(__package__, DEVICE), on_compile=on_compile)
         core = _build.load(build)
     except (_build.BuildError, _build.BuildMismatch) as exc:
         raise AdapterError(str(exc)) from None

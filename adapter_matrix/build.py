@@ -1,12 +1,14 @@
-"""Build, cache and load the device's C++ core for the running torch.
+"""Build, cache and load an adapter's C++ core for the running torch.
 
-The core is compiled just in time with ``torch.utils.cpp_extension`` (ninja, -O2),
-never at ``pip install`` time: a build-isolated install would compile against
-whatever torch the resolver picked, not the user's. Each build lives in its own
-folder of the cache, keyed by everything that makes a build unusable elsewhere::
+An adapter keeps its C++ sources in ``<shims package>/csrc/`` (this module finds them
+without importing the package). The core is compiled just in time with
+``torch.utils.cpp_extension`` (ninja, -O2), never at ``pip install`` time: a
+build-isolated install would compile against whatever torch the resolver picked, not
+the user's. Each build lives in its own folder of the cache, keyed by everything that
+makes a build unusable elsewhere::
 
-    <cache>/builds/torch-2.13.0+cpu-g<git>-cp311-src<hash>/
-        adapter_npu_core.so
+    <cache>/builds/<extension>-torch-2.13.0+cpu-g<git>-cpython-311-src<hash>/
+        <extension>.so
         manifest.json     # what it was built against, checked before every load
 
 so an unchanged combination never recompiles, and a library is never loaded into a
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, Optional
 
 __all__ = [
-    "EXTENSION",
+    "Extension",
     "BuildError",
     "BuildMismatch",
     "TorchBuild",
@@ -44,8 +46,6 @@ __all__ = [
     "check_manifest",
 ]
 
-EXTENSION = "adapter_npu_core"
-CSRC = Path(__file__).resolve().parent / "csrc"
 CFLAGS = ("-O2",)
 MANIFEST = "manifest.json"
 LIBRARY_ENV = "ADAPTER_MATRIX_DEVICE_LIBRARY"  # a prebuilt build folder to use instead of the cache
@@ -58,6 +58,33 @@ class BuildError(RuntimeError):
 
 class BuildMismatch(RuntimeError):
     """A build made for another torch (or Python) than the running one."""
+
+
+@dataclass(frozen=True)
+class Extension:
+    """An adapter's C++ core: its module name and its sources folder."""
+
+    name: str
+    csrc: Path
+
+    @classmethod
+    def of_package(cls, package: str, device: str) -> "Extension":
+        """The core of shims package ``package``: ``<package>/csrc``, named ``<package>_<device>_core``.
+
+        The package is located with :func:`importlib.util.find_spec`, which does not
+        import it (importing an adapter activates it).
+        """
+        import importlib.util
+
+        top, _, rest = package.partition(".")
+        spec = importlib.util.find_spec(top)
+        if spec is None or not spec.submodule_search_locations:
+            raise BuildError(f"the shims package {top!r} is not installed")
+        base = Path(list(spec.submodule_search_locations)[0]).joinpath(*[p for p in rest.split(".") if p])
+        return cls(f"{package.replace('.', '_')}_{device}_core", base / "csrc")
+
+    def sources(self) -> list:
+        return sorted(str(p) for p in self.csrc.glob("*.cpp"))
 
 
 @dataclass(frozen=True)
@@ -97,11 +124,11 @@ def running_torch() -> TorchBuild:
     )
 
 
-def source_hash() -> str:
+def source_hash(ext: Extension) -> str:
     """Hash of the C++ sources and the flags they are built with."""
     digest = hashlib.sha256()
-    digest.update(repr(CFLAGS).encode())
-    for path in sorted(CSRC.iterdir()):
+    digest.update(repr((ext.name, CFLAGS)).encode())
+    for path in sorted(ext.csrc.iterdir()):
         if path.suffix in (".cpp", ".h"):
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -113,10 +140,10 @@ def _cache_root() -> Path:
     return Path(cache_root()) / "builds"
 
 
-def build_dir(torch_build: Optional[TorchBuild] = None) -> Path:
-    """The cache folder of the build for ``torch_build`` (default: the running torch)."""
+def build_dir(ext: Extension, torch_build: Optional[TorchBuild] = None) -> Path:
+    """The cache folder of ``ext`` built for ``torch_build`` (default: the running torch)."""
     t = torch_build or running_torch()
-    key = f"torch-{t.version}-g{t.git[:10]}-{t.python}-src{source_hash()[:12]}"
+    key = f"{ext.name}-torch-{t.version}-g{t.git[:10]}-{t.python}-src{source_hash(ext)[:12]}"
     return _cache_root() / key
 
 
@@ -140,11 +167,11 @@ def check_manifest(manifest: Dict[str, Any], folder: Path, torch_build: Optional
         problems.append(f"it was built with _GLIBCXX_USE_CXX11_ABI={int(built.cxx11_abi)}, torch uses {int(t.cxx11_abi)}")
     if problems:
         raise BuildMismatch(
-            f"the npu device library in {folder} does not fit: " + "; ".join(problems)
+            f"the device library in {folder} does not fit: " + "; ".join(problems)
             + f". Rebuild it for this torch with `adapter-matrix build`, or install torch=={built.version}."
         )
     if not (folder / manifest.get("library", "")).is_file():
-        raise BuildMismatch(f"the npu device library named by {folder / MANIFEST} is missing; run `adapter-matrix build`")
+        raise BuildMismatch(f"the device library named by {folder / MANIFEST} is missing; run `adapter-matrix build`")
 
 
 def _ensure_ninja_on_path() -> None:
@@ -184,33 +211,32 @@ def _compiler() -> str:
     return out.splitlines()[0] if out else "unknown"
 
 
-def _compile(target: Path, verbose: bool) -> float:
+def _compile(ext: Extension, target: Path, verbose: bool) -> float:
     """Compile into ``target`` (a fresh folder); returns seconds. Loads the module as a side effect."""
     _ensure_ninja_on_path()
     import torch.utils.cpp_extension as cpp_extension
 
-    sources = sorted(str(p) for p in CSRC.glob("*.cpp"))
     start = time.perf_counter()
     try:
         module = cpp_extension.load(
-            name=EXTENSION,
-            sources=sources,
+            name=ext.name,
+            sources=ext.sources(),
             extra_cflags=list(CFLAGS),
-            extra_include_paths=[str(CSRC)],
+            extra_include_paths=[str(ext.csrc)],
             build_directory=str(target),
             verbose=verbose,
             with_cuda=False,
         )
     except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
-        raise BuildError(f"compiling the npu device failed:\n{exc}") from None
+        raise BuildError(f"compiling {ext.name} failed:\n{exc}") from None
     # load() imported it from the build folder: keep that module (a second dlopen of the
     # renamed file would register every kernel twice).
-    sys.modules[EXTENSION] = module
+    sys.modules[ext.name] = module
     return time.perf_counter() - start
 
 
-def ensure_built(verbose: bool = False, on_compile: Optional[Callable[[Path], None]] = None) -> Build:
-    """The build for the running torch: from the cache, or compiled now (minutes on 2 cores).
+def ensure_built(ext: Extension, verbose: bool = False, on_compile: Optional[Callable[[Path], None]] = None) -> Build:
+    """The build of ``ext`` for the running torch: from the cache, or compiled now (a minute or more on 2 cores).
 
     ``on_compile(folder)`` is called just before compiling, so callers can tell users why
     this takes a while. ``$ADAPTER_MATRIX_DEVICE_LIBRARY`` names a prebuilt folder to use.
@@ -224,13 +250,13 @@ def ensure_built(verbose: bool = False, on_compile: Optional[Callable[[Path], No
         check_manifest(manifest, folder)
         return Build(folder, manifest, compiled=False)
     torch_build = running_torch()
-    folder = build_dir(torch_build)
+    folder = build_dir(ext, torch_build)
     manifest = read_manifest(folder)
     if manifest is not None:
         check_manifest(manifest, folder, torch_build)
         return Build(folder, manifest, compiled=False)
     if os.environ.get(NO_BUILD_ENV):
-        raise BuildError(f"the npu device is not built for {torch_build.describe()} and ${NO_BUILD_ENV} is set; run `adapter-matrix build`")
+        raise BuildError(f"{ext.name} is not built for {torch_build.describe()} and ${NO_BUILD_ENV} is set; run `adapter-matrix build`")
     with _locked(folder.with_name(folder.name + ".lock")):
         manifest = read_manifest(folder)  # another process may have finished it meanwhile
         if manifest is not None:
@@ -242,17 +268,18 @@ def ensure_built(verbose: bool = False, on_compile: Optional[Callable[[Path], No
         if on_compile is not None:
             on_compile(folder)
         try:
-            seconds = _compile(partial, verbose)
+            seconds = _compile(ext, partial, verbose)
         except BaseException:
             shutil.rmtree(partial, ignore_errors=True)
             raise
         manifest = {
-            "library": f"{EXTENSION}.so",
+            "extension": ext.name,
+            "library": f"{ext.name}.so",
             "torch": torch_build.version,
             "torch_git": torch_build.git,
             "cxx11_abi": torch_build.cxx11_abi,
             "python": torch_build.python,
-            "source_hash": source_hash(),
+            "source_hash": source_hash(ext),
             "cflags": list(CFLAGS),
             "compiler": _compiler(),
             "build_seconds": round(seconds, 2),
@@ -265,14 +292,15 @@ def ensure_built(verbose: bool = False, on_compile: Optional[Callable[[Path], No
 
 def load(build: Build) -> Any:
     """Import the extension of ``build`` (already checked) into this process, once."""
-    if EXTENSION in sys.modules:
-        return sys.modules[EXTENSION]
+    name = build.manifest["extension"]
+    if name in sys.modules:
+        return sys.modules[name]
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(EXTENSION, str(build.library))
+    spec = importlib.util.spec_from_file_location(name, str(build.library))
     if spec is None or spec.loader is None:
         raise BuildMismatch(f"cannot load {build.library}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    sys.modules[EXTENSION] = module
+    sys.modules[name] = module
     return module

@@ -1,0 +1,99 @@
+"""`adapter-matrix build`: cached per torch build, and a build for another torch is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from .helpers import REPO
+
+pytest.importorskip("torch")
+
+from adapter_matrix.build import BuildMismatch, Extension, TorchBuild, build_dir, check_manifest, read_manifest  # noqa: E402
+
+
+def _cli(*args, env=None):
+    script = os.path.join(os.path.dirname(sys.executable), "adapter-matrix")
+    cmd = [script, *args] if os.path.exists(script) else [sys.executable, "-m", "adapter_matrix", *args]
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900, env=env)
+
+
+@pytest.fixture(scope="module")
+def built():
+    """The build for the running torch (compiled here if this machine has none yet)."""
+    first = _cli("build")
+    assert first.returncode == 0, first.stdout + first.stderr
+    ext = Extension.of_package("shims", "npu")
+    folder = build_dir(ext)
+    assert read_manifest(folder) is not None
+    return folder
+
+
+def test_second_build_is_a_cache_hit(built):
+    again = _cli("build")
+    assert again.returncode == 0, again.stderr
+    assert "up to date" in again.stdout and "nothing compiled" in again.stdout
+    assert f"cache: {built}" in again.stdout.replace("\n", "")
+
+
+def test_manifest_records_what_it_was_built_against(built):
+    import torch
+
+    manifest = read_manifest(built)
+    assert manifest["torch"] == torch.__version__
+    assert manifest["torch_git"] == torch.version.git_version
+    assert manifest["python"] == sys.implementation.cache_tag
+    assert manifest["build_seconds"] > 0
+    assert (built / manifest["library"]).is_file()
+
+
+def _foreign_copy(built, tmp_path, **changes):
+    other = tmp_path / "foreign-build"
+    shutil.copytree(built, other)
+    manifest = read_manifest(other)
+    manifest.update(changes)
+    (other / "manifest.json").write_text(json.dumps(manifest))
+    return other
+
+
+def test_a_build_for_another_torch_is_refused_before_loading(built, tmp_path):
+    import torch
+
+    other = _foreign_copy(built, tmp_path, torch="2.4.1", torch_git="ee1b6804381c57161c477caa380a840a84167676")
+    env = dict(os.environ, ADAPTER_MATRIX_DEVICE_LIBRARY=str(other), TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    proc = subprocess.run([sys.executable, "-c", "import shims"], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode != 0
+    assert "built against torch 2.4.1" in proc.stderr
+    assert f"runs torch {torch.__version__}" in proc.stderr
+    assert "adapter-matrix build" in proc.stderr
+    assert "undefined symbol" not in proc.stderr
+
+
+def test_under_autoload_a_refused_build_warns_and_import_torch_survives(built, tmp_path):
+    other = _foreign_copy(built, tmp_path, torch="2.4.1")
+    env = dict(os.environ, ADAPTER_MATRIX_DEVICE_LIBRARY=str(other))
+    env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
+    code = "import torch; print('torch imported', torch.__version__)"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    import torch
+
+    if not hasattr(torch, "_import_device_backends"):
+        pytest.skip("this torch has no torch.backends autoload")
+    assert proc.returncode == 0, proc.stderr
+    assert "torch imported" in proc.stdout
+    assert "the npu device was not activated" in proc.stderr and "built against torch 2.4.1" in proc.stderr
+
+
+def test_check_manifest_names_python_and_abi_mismatches(tmp_path):
+    running = TorchBuild("2.13.0+cpu", "abc", True, "cpython-311")
+    manifest = {"torch": "2.13.0+cpu", "torch_git": "abc", "cxx11_abi": False, "python": "cpython-38", "library": "x.so"}
+    with pytest.raises(BuildMismatch) as info:
+        check_manifest(manifest, tmp_path, running)
+    text = str(info.value)
+    assert "built for cpython-38, but this is cpython-311" in text
+    assert "_GLIBCXX_USE_CXX11_ABI=0, torch uses 1" in text
