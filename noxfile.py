@@ -1,27 +1,49 @@
-"""Test sessions, generated from compat.yaml through adapter_matrix (never parsed here).
+"""Test sessions, generated from compat.yaml through adapter_matrix (nothing here parses YAML).
 
-    nox -l                      # every session
-    nox -t unit                 # the tool's own tests on every local Python (3.8-3.13)
+    nox -l                               # every cell (a bare `nox` runs them all: select a tier!)
+    nox -t smoke                         # the CI tier: the oldest cell and the local torch
+    nox -t edges                         # per torch line, its oldest and newest Python
+    nox -t torch2.4 -p 3.8               # one torch line on one Python
+    nox -s "device(py3.11-torch2.13)"    # one cell, by the id `adapter-matrix plan` prints
+    nox -t unit                          # the tool's own tests on every local Python
+
+Select with tags and -p; -k matches substrings (`torch2.1` also matches `torch2.10`).
+Each device session installs the cell's torch from the source compat.yaml names (with
+its fallbacks; $ADAPTER_MATRIX_TORCH_INDEX_URL overrides), installs the adapter, checks
+with `adapter-matrix check --json` that the environment is the cell it claims, builds the
+C++ core (cached), runs the conformance suite and writes a result record to results/.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import sys
+import time
 
 import nox
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, ROOT)
 
+from adapter_matrix import cells as _cells  # noqa: E402
+from adapter_matrix.cache import load_matrix  # noqa: E402
 from adapter_matrix.interpreters import expose  # noqa: E402
+from adapter_matrix.plan import SESSION, plan  # noqa: E402
 
+MATRIX = load_matrix(os.environ.get("ADAPTER_MATRIX_NOX_MATRIX", os.path.join(ROOT, "compat.yaml"))).matrix
+ROWS = {row.cell.id: row for row in plan(MATRIX, "full")}
 UNIT_PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+EXTRAS_ENV = "ADAPTER_MATRIX_CELL_EXTRAS"  # more requirements after torch (e.g. torchvision)
+DROP_ENV = "ADAPTER_MATRIX_DROP_ENVS"  # remove each cell's environment when it is done (disk)
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = []  # nothing runs without -s/-t: the matrix is large
+# A bare `nox` (and `nox -l --json`) means every cell of the matrix: hours and tens of GB
+# of torch downloads. Select a tier with -t.
+nox.options.sessions = [SESSION]
 
-expose(UNIT_PYTHONS)
+expose(sorted({str(r.cell.python) for r in ROWS.values()} | set(UNIT_PYTHONS)))
 
 
 @nox.session(python=UNIT_PYTHONS, tags=["unit"])
@@ -29,3 +51,66 @@ def unit(session: nox.Session) -> None:
     """The tool's own tests (no torch): the CLI must work on every Python torch supports."""
     session.install("-e", ".[test]")
     session.run("python", "-m", "pytest", "tests/unit", "-q", *session.posargs)
+
+
+def _json_run(session: nox.Session, *args: str, codes=(0,)) -> dict:
+    out = session.run(*args, silent=True, success_codes=list(codes))
+    return json.loads(out[out.index("{") :])
+
+
+@nox.session(name=SESSION)
+@nox.parametrize(
+    "python,cell",
+    [nox.param(str(r.cell.python), r.cell.id, id=r.cell.id, tags=list(r.tags)) for r in ROWS.values()],
+)
+def device(session: nox.Session, cell: str) -> None:
+    """Build the npu device against this cell's torch and run the conformance suite."""
+    row = ROWS[cell]
+    results = _cells.results_dir(ROOT)
+    phases: dict = {}
+    check = build = counts = None
+
+    def fail(message: str) -> None:
+        _cells.write_record(results, row, check, counts, build, phases, "failed", message)
+        session.error(message)
+
+    start = time.perf_counter()
+    env = {"PIP_CONSTRAINT": ""}  # pip on this kind of machine caps torch; the cell decides
+    for attempt in _cells.install_attempts(row):
+        try:
+            session.install(*attempt.options, attempt.requirement, env=env)
+            break
+        except nox.command.CommandFailed:
+            session.warn(f"could not install {attempt.describe()}; trying the next source")
+    else:
+        fail(f"no source could install torch {row.cell.torch} for Python {row.cell.python}")
+    session.install("-e", ROOT, "ninja", "setuptools", "pytest", env=env)
+    extras = os.environ.get(EXTRAS_ENV, "").split()
+    if extras:
+        session.install(*extras, env=env)
+    phases["install"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    check = _json_run(session, "adapter-matrix", "check", "--json", "--matrix", MATRIX.path, codes=(0, 1, 3))
+    try:
+        _cells.verify_environment(row, check)
+    except _cells.CellMismatch as exc:
+        fail(str(exc))
+    phases["check"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    build = _json_run(session, "adapter-matrix", "build", "--json", "--matrix", MATRIX.path)
+    phases["build"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    junit = os.path.join(session.create_tmp(), "junit.xml")
+    session.run("python", "-m", "pytest", "tests/conformance", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
+                *session.posargs, success_codes=[0, 1])
+    phases["tests"] = time.perf_counter() - start
+    counts = _cells.read_junit(junit)
+    if counts.failed or counts.errors or counts.passed == 0:
+        fail(f"conformance: {counts.failed} failed, {counts.errors} errors, {counts.passed} passed")
+    path = _cells.write_record(results, row, check, counts, build, phases, "passed")
+    session.log(f"result record: {path}")
+    if os.environ.get(DROP_ENV):  # a CUDA torch environment holds 5-7 GB; the uv cache keeps the wheels
+        shutil.rmtree(session.virtualenv.location, ignore_errors=True)

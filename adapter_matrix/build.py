@@ -214,7 +214,10 @@ def _compiler() -> str:
 def _compile(ext: Extension, target: Path, verbose: bool) -> float:
     """Compile into ``target`` (a fresh folder); returns seconds. Loads the module as a side effect."""
     _ensure_ninja_on_path()
-    import torch.utils.cpp_extension as cpp_extension
+    try:
+        import torch.utils.cpp_extension as cpp_extension
+    except ImportError as exc:  # torch <= 2.3 imports setuptools there
+        raise BuildError(f"torch.utils.cpp_extension cannot be imported ({exc}); `pip install setuptools ninja`") from None
 
     start = time.perf_counter()
     try:

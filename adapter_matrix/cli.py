@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 app = typer.Typer(
     add_completion=False,
+    pretty_exceptions_show_locals=False,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="One compat.yaml for an out-of-tree PyTorch backend: check, validate, tables, test plans.",
@@ -36,7 +37,9 @@ EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING = 0, 1, 2, 3
 def _console(stderr: bool = False) -> Any:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=True)
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else 200  # pipes and CI logs: do not squeeze tables to 80 columns
+    return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=True, width=width)
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
@@ -256,6 +259,7 @@ def plan(
 def build(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the compiler's commands."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was built as JSON (for CI)."),
 ) -> None:
     """Compile the adapter's C++ core for the installed torch (cached: a no-op when up to date).
 
@@ -282,6 +286,8 @@ def build(
 
     def announce(folder: object) -> None:
         nonlocal progress
+        if as_json:
+            return
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True)
@@ -297,9 +303,53 @@ def build(
         raise typer.Exit(EXIT_UNSUPPORTED)
     if progress is not None:
         progress.stop()
+    if as_json:
+        typer.echo(json.dumps({"extension": ext.name, "path": str(done.path), "compiled": done.compiled, **done.manifest}, indent=2))
+        return
     what = f"compiled in {done.manifest['build_seconds']:.0f} s" if done.compiled else f"up to date ({time.perf_counter() - start:.2f} s, nothing compiled)"
     console.print(f"{ext.name} for torch {done.manifest['torch']}: {what}")
     console.print(f"cache: {done.path}")
+
+
+@app.command()
+def results(
+    folder: str = typer.Argument(..., help="Folder of result records (searched recursively)."),
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    expect: Optional[str] = typer.Option(None, "--expect", help="A plan strategy whose every cell must have a record."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, markdown or json."),
+) -> None:
+    """Aggregate the result records of test sessions. Exit 1 if a cell failed or is missing."""
+    from . import results as res
+
+    try:
+        records = res.read_records(folder)
+    except res.RecordError as exc:
+        _fail(str(exc))
+    expected = None
+    if expect is not None:
+        from .plan import STRATEGIES, plan as make_plan
+
+        if expect not in STRATEGIES:
+            _fail(f"--expect {expect!r}: choose from {', '.join(STRATEGIES)}")
+        expected = [r.cell.id for r in make_plan(_one_matrix(matrix).matrix, expect)]
+    summary = res.summarize(records, expected)
+    if fmt == "json":
+        clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in summary.records]
+        typer.echo(json.dumps({"ok": summary.ok, "records": clean, "missing": summary.missing}, indent=2))
+    elif fmt == "markdown":
+        typer.echo(res.render_markdown(summary), nl=False)
+    elif fmt == "text":
+        from rich.table import Table
+
+        table = Table(*res.HEADERS, title=f"{len(summary.records)} cell(s) in {folder}")
+        style = {"passed": "green", "failed": "red", "missing": "yellow"}
+        for row in res.rows(summary):
+            table.add_row(*row[:3], f"[{style.get(row[3], 'red')}]{row[3]}[/]", *row[4:])
+        _console().print(table)
+    else:
+        _fail(f"--format {fmt!r}: choose from text, markdown, json")
+    if not summary.ok:
+        raise typer.Exit(EXIT_UNSUPPORTED)
 
 
 @app.command()

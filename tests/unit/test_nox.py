@@ -1,0 +1,153 @@
+"""The noxfile, the CI workflow and the cell machinery agree with the plan."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from adapter_matrix import cells
+from adapter_matrix.loader import load
+from adapter_matrix.plan import STRATEGIES, plan
+
+from .helpers import FIXTURES, REPO, cli
+
+NOX = shutil.which("nox", path=os.path.dirname(sys.executable)) or shutil.which("nox")
+needs_nox = pytest.mark.skipif(NOX is None, reason="nox is not installed")
+
+
+def _nox_list(*args):
+    proc = subprocess.run([NOX, "-l", "--json", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def matrix():
+    return load(REPO / "compat.yaml").matrix
+
+
+@needs_nox
+def test_nox_lists_exactly_the_full_plan_with_unique_ids(matrix):
+    listed = [s["session"] for s in _nox_list()]
+    assert len(listed) == len(set(listed)), "nox accepts duplicate ids silently; ours must be unique"
+    assert listed == [r.session for r in plan(matrix, "full")]
+    github = json.loads(cli("plan", "-f", "github").out)["include"]
+    assert [row["session"] for row in github] == listed
+
+
+@needs_nox
+def test_tags_select_exactly(matrix):
+    torch21 = [s["session"] for s in _nox_list("-t", "torch2.1")]
+    assert torch21 and all("-torch2.1)" in s for s in torch21)  # not torch2.10..2.15
+    smoke = [s["session"] for s in _nox_list("-t", "smoke")]
+    assert smoke == [r.session for r in plan(matrix, "smoke")]
+    edges = _nox_list("-t", "edges")
+    assert len(edges) == 30
+    py38 = _nox_list("-t", "torch2.4", "-p", "3.8")
+    assert [s["session"] for s in py38] == ["device(py3.8-torch2.4)"]
+
+
+@needs_nox
+def test_every_workflow_session_exists(matrix):
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "matrix.yml").read_text())
+    jobs = workflow["jobs"]
+    assert set(jobs) == {"plan", "cell", "aggregate"}
+    assert "plan --strategy" in json.dumps(jobs["plan"]) and "--format github" in json.dumps(jobs["plan"])
+    assert 'nox -s \\"${{ matrix.session }}\\"' in json.dumps(jobs["cell"])
+    assert "adapter-matrix results" in json.dumps(jobs["aggregate"])
+    listed = {s["session"] for s in _nox_list()}
+    for strategy in STRATEGIES:
+        include = json.loads(cli("plan", "-s", strategy, "-f", "github").out)["include"]
+        assert {row["session"] for row in include} <= listed
+
+
+def test_install_attempts_follow_the_source_chain(matrix):
+    row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
+    local, pypi = cells.install_attempts(row, environ={})
+    assert local.requirement == "torch==2.13.0+cpu"
+    assert local.options[:2] == ("--find-links", "/opt/wheels")
+    assert pypi.requirement == "torch==2.13.0" and pypi.options == ("--index-url", "https://pypi.org/simple")
+    (override,) = cells.install_attempts(
+        row, environ={cells.INDEX_ENV: "https://download.pytorch.org/whl/cpu", cells.VARIANT_ENV: "cpu"}
+    )
+    assert override.requirement == "torch==2.13.0+cpu"
+    assert override.options[:2] == ("--index-url", "https://download.pytorch.org/whl/cpu")
+
+
+def test_a_swapped_torch_fails_the_cell_naming_both_versions(matrix, tmp_path):
+    """A deliberately wrong pin: the environment holds torch 2.4.1 while the cell claims 2.13.0."""
+    fake = tmp_path / "site" / "torch-2.4.1.dist-info"
+    fake.mkdir(parents=True)
+    (fake / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.4.1\n\n")
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path / 'site')!r})
+        sys.argv = ['adapter-matrix', 'check', '--json']
+        from adapter_matrix.cli import main
+        main()
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    check = json.loads(proc.stdout)
+    assert check["checks"][0]["environment"]["torch"] == "2.4.1"
+    row = next(r for r in plan(matrix, "full") if r.cell.id == f"py{sys.version_info[0]}.{sys.version_info[1]}-torch2.13")
+    with pytest.raises(cells.CellMismatch) as info:
+        cells.verify_environment(row, check)
+    assert "claims torch 2.13.0, but the environment has torch 2.4.1" in str(info.value)
+
+
+def test_verify_accepts_the_claimed_torch_with_a_local_label(matrix):
+    row = next(r for r in plan(matrix, "full") if r.cell.id == "py3.11-torch2.13")
+    check = {"checks": [{"environment": {"torch": "2.13.0+cpu", "python_minor": "3.11", "python": "3.11.7"}, "verdict": "supported", "reasons": []}]}
+    cells.verify_environment(row, check)
+    check["checks"][0]["environment"]["python_minor"] = "3.12"
+    with pytest.raises(cells.CellMismatch, match="claims Python 3.11"):
+        cells.verify_environment(row, check)
+
+
+def test_junit_counts_and_skip_reasons(tmp_path):
+    report = tmp_path / "junit.xml"
+    report.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="c.t" name="a"/>'
+        '<testcase classname="c.t" name="b"><skipped message="capability grad_scaler absent: from 2.3"/></testcase>'
+        '<testcase classname="c.t" name="c"><failure message="boom"/></testcase>'
+        '<testcase classname="c.t" name="d"><error message="setup"/></testcase>'
+        "</testsuite></testsuites>"
+    )
+    counts = cells.read_junit(str(report))
+    assert (counts.passed, counts.skipped, counts.failed, counts.errors) == (1, 1, 1, 1)
+    assert counts.skips == ("c.t.b: capability grad_scaler absent: from 2.3",)
+
+
+def _record(folder: Path, cell: str, outcome: str, stamp: str = "2026-11-29T10:00:00+00:00"):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{cell}.json").write_text(json.dumps({
+        "schema": 1, "cell": cell, "outcome": outcome, "python": "3.11.7", "torch": "2.13.0+cpu",
+        "tests": {"passed": 68, "failed": 0 if outcome == "passed" else 2, "skipped": 0, "errors": 0},
+        "build_seconds": 41.5, "build_cached": False, "duration": 90.0, "timestamp": stamp,
+    }))
+
+
+def test_results_aggregate_and_exit_codes(tmp_path):
+    _record(tmp_path / "a", "py3.11-torch2.13", "passed")
+    _record(tmp_path / "b", "py3.8-torch2.1", "passed")
+    res = cli("results", str(tmp_path), "-f", "markdown")
+    assert res.code == 0, res.err
+    assert "| py3.8-torch2.1   | 3.11.7 | 2.13.0+cpu | passed  | 68/0/0/0" in res.out
+    assert res.out.index("py3.8-torch2.1") < res.out.index("py3.11-torch2.13")  # by torch line
+    assert cli("results", str(tmp_path), "--expect", "smoke").code == 0
+    assert cli("results", str(tmp_path), "--expect", "edges").code == 1  # cells without records
+    _record(tmp_path / "c", "py3.8-torch2.1", "failed", stamp="2026-11-29T11:00:00+00:00")  # newer run wins
+    res = cli("results", str(tmp_path), "-f", "json")
+    assert res.code == 1 and json.loads(res.out)["ok"] is False
+    assert cli("results", str(tmp_path / "nothing")).code == 2
