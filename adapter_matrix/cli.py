@@ -105,18 +105,50 @@ def _release(result: "LoadResult", version: Optional[str]) -> Any:
 @app.command()
 def validate(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    pyproject: Optional[str] = typer.Option(
+        None, "--pyproject", help="Also check this pyproject.toml's requires-python, classifiers and torch pin."
+    ),
+    upstream: Optional[str] = typer.Option(
+        None, "--upstream", help="Check the torch facts against PyPI's wheels: 'pypi', or a recorded Simple JSON file."
+    ),
+    write: bool = typer.Option(False, "--write", help="With --upstream: update the torch facts in the matrix file."),
 ) -> None:
     """Lint the matrix: every error at once, as FILE:LINE:COL: message — fix. Exit 2 on errors."""
     from .queries import cells
 
+    if write and not upstream:
+        _fail("--write needs --upstream")
+    failed = False
     for located in _matrices(matrix):
         result = _load(located.path, fresh=True)
-        _print_diagnostics(result.warnings)
         m = result.matrix
+        findings = list(result.warnings)
+        if pyproject:
+            from .pyproject import check_pyproject
+
+            findings += check_pyproject(m, pyproject)
+        if upstream:
+            from . import upstream as up
+
+            try:
+                index = up.read_upstream(upstream)
+            except up.UpstreamError as exc:
+                _fail(str(exc))
+            findings += up.verify(m, index)
+            if write:
+                changed = up.write(located.path, m, index)
+                _console().print(f"{m.path}: {'updated the torch facts' if changed else 'torch facts already up to date'}")
+        _print_diagnostics(findings)
+        errors = sum(1 for d in findings if d.severity == "error")
+        failed = failed or errors > 0
         _console().print(
-            f"{m.path}: valid \u2014 {len(m.releases)} release(s), {len(m.torch)} torch lines, "
-            f"{len(cells(m))} cells, {len(m.shims)} shims" + (f", {len(result.warnings)} warning(s)" if result.warnings else "")
+            f"{m.path}: {'invalid' if errors else 'valid'} \u2014 {len(m.releases)} release(s), {len(m.torch)} torch lines, "
+            f"{len(cells(m))} cells, {len(m.shims)} shims"
+            + (f", {errors} error(s)" if errors else "")
+            + (f", {len(findings) - errors} warning(s)" if len(findings) - errors else "")
         )
+    if failed:
+        raise typer.Exit(EXIT_USAGE)
 
 
 def _parse_sets(values: List[str]) -> Dict[str, str]:
@@ -137,10 +169,11 @@ def check(
     adapter: Optional[str] = typer.Option(None, "--adapter", help="Assume this adapter version instead of the installed one."),
     sets: List[str] = typer.Option([], "--set", help="Assume an extra dimension's version, NAME=VALUE (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the documented JSON document instead of a report."),
+    deep: bool = typer.Option(False, "--deep", help="Also import torch, activate the adapter and run a timed smoke on its device."),
 ) -> None:
     """Is this environment a supported combination? If not, what exactly to install.
 
-    Reads versions from distribution metadata: never imports torch.
+    Reads versions from distribution metadata: never imports torch (unless --deep).
     Exit 0 supported, 1 unsupported or broken, 2 usage/matrix error, 3 experimental/deprecated/eol.
     """
     from .environment import detect_environment
@@ -165,7 +198,15 @@ def check(
         except ValueError as exc:
             _fail(str(exc))
         answer = verdict(result.matrix, installed.environment)
-        docs.append(check_document(result.matrix, located.origin, installed, answer))
+        doc = check_document(result.matrix, located.origin, installed, answer)
+        if deep:
+            from .deep import deep_check
+
+            report = deep_check(result.matrix)
+            doc["deep"] = report.as_dict()
+            if not report.ok and doc["exit_code"] in (0, 3):
+                doc["exit_code"] = EXIT_UNSUPPORTED
+        docs.append(doc)
     code = combined_exit_code([d["exit_code"] for d in docs])
     if as_json:
         typer.echo(json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs}, indent=2))
@@ -349,6 +390,130 @@ def results(
     else:
         _fail(f"--format {fmt!r}: choose from text, markdown, json")
     if not summary.ok:
+        raise typer.Exit(EXIT_UNSUPPORTED)
+
+
+def _csrc(result: "LoadResult") -> Any:
+    """The adapter's C++ sources folder, found without importing the adapter (or None)."""
+    from .build import BuildError, Extension
+
+    try:
+        return Extension.of_package(result.matrix.adapter.shims, result.matrix.adapter.device).csrc
+    except BuildError:
+        return None
+
+
+def _read_json(path: str) -> Dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as exc:
+        _fail(f"{path}: cannot read a probe: {exc}")
+
+
+@app.command()
+def probe(
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the probe as JSON (to save and diff later)."),
+    diff: Optional[List[str]] = typer.Option(None, "--diff", help="Compare two saved probes: --diff A.json --diff B.json."),
+) -> None:
+    """Which PrivateUse1 capabilities the installed torch has (imports torch), or what moved between two probes."""
+    from . import probe as pr
+
+    if diff:
+        if len(diff) != 2:
+            _fail("--diff takes two probe files: --diff A.json --diff B.json")
+        a, b = (_read_json(p) for p in diff)
+        changes = pr.diff(a, b)
+        for change in changes:
+            typer.echo(change.describe(f"torch {a.get('torch')}", f"torch {b.get('torch')}"))
+        if not changes:
+            typer.echo(f"no differences between torch {a.get('torch')} and torch {b.get('torch')}")
+        return
+    found = _matrices(matrix)
+    csrc = _csrc(_load(found[0].path)) if found else None
+    try:
+        answer = pr.probe(csrc)
+    except ImportError:
+        _fail("torch is not installed: probe asks the installed torch")
+    if as_json:
+        typer.echo(json.dumps(answer, indent=2))
+        return
+    console = _console()
+    console.print(f"torch {answer['torch']} (Python {answer['python']})")
+    for name, value in answer["capabilities"].items():
+        shown = ", ".join(f"{k}={'on' if v else 'off'}" for k, v in value.items()) if isinstance(value, dict) else value
+        console.print(f"  {name:<40} {shown}", markup=False)
+
+
+@app.command(name="new-shim")
+def new_shim(
+    version: str = typer.Argument(..., help="The new torch minor, e.g. 2.16."),
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    probe_new: Optional[str] = typer.Option(None, "--probe", help="Probe of the new torch (default: probe the installed one if it is that minor)."),
+    probe_base: Optional[str] = typer.Option(None, "--base", help="Probe of the previous torch (default: docs/probes/torch-X.Y.json next to the matrix)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes without writing them."),
+) -> None:
+    """Scaffold the shim for a new torch minor, add it to compat.yaml as experimental, and list what to check."""
+    from pathlib import Path
+
+    from packaging.version import InvalidVersion, Version
+
+    from . import newshim
+
+    try:
+        minor = Version(version)
+    except InvalidVersion:
+        _fail(f"{version!r} is not a torch version such as 2.16")
+    located = _matrices(matrix)[0]
+    result = _load(located.path, fresh=True)
+    matrix_path = Path(located.path).resolve()
+    new = _read_json(probe_new) if probe_new else None
+    if new is None:
+        from . import probe as pr
+
+        try:
+            answer = pr.probe(_csrc(result))
+            if answer["torch_minor"] == f"{minor.major}.{minor.minor}":
+                new = answer
+        except ImportError:
+            pass
+    if probe_base is None:
+        recorded = newshim.recorded_probe(matrix_path, result.matrix, minor)
+        probe_base = str(recorded) if recorded else None
+    base = _read_json(probe_base) if probe_base else None
+    try:
+        plan_ = newshim.scaffold(matrix_path, result.matrix, minor, new, base)
+        if not dry_run:
+            newshim.apply(matrix_path, plan_)
+    except newshim.NewShimError as exc:
+        _fail(str(exc))
+    console = _console()
+    console.print(f"{'would write' if dry_run else 'wrote'} {plan_.module_path} ({plan_.module})")
+    typer.echo(plan_.matrix_diff, nl=False)
+    console.print("[bold]to do:[/]")
+    for item in plan_.todo:
+        console.print(f"  - {item}", markup=False)
+
+
+shims_app = typer.Typer(help="Shim lifecycle: what the supported torch releases no longer need.", no_args_is_help=True)
+app.add_typer(shims_app, name="shims")
+
+
+@shims_app.command("report")
+def shims_report(matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP)) -> None:
+    """Shims that serve no supported torch and C++ gates that are constant for all of them. Exit 1 if any."""
+    from .shimsreport import report, supported_torch
+
+    result = _one_matrix(matrix)
+    findings = report(result.matrix, _csrc(result))
+    torch = supported_torch(result.matrix)
+    console = _console()
+    span = f"torch {torch[0]}\u2013{torch[-1]}" if torch else "no torch"
+    for finding in findings:
+        console.print(str(finding), markup=False)
+    console.print(f"{len(findings)} finding(s); supported releases claim {span}")
+    if findings:
         raise typer.Exit(EXIT_UNSUPPORTED)
 
 

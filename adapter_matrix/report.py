@@ -125,3 +125,9 @@ def render_check(console: Any, doc: Dict[str, Any], supported_summary: Optional[
         console.print(f"[bold]{label}:[/] {escape(fix['summary'])}", soft_wrap=True)
         for command in fix["commands"]:
             console.print(f"    {escape(command)}", highlight=False, soft_wrap=True)
+    if "deep" in doc:
+        console.print("[bold]deep check[/]")
+        for step in doc["deep"]["steps"]:
+            mark = "[green]ok[/]  " if step["ok"] else "[red]FAIL[/]"
+            detail = f"  {escape(step['detail'])}" if step["detail"] else ""
+            console.print(f"  {mark} {escape(step['name']):<28} {step['seconds'] * 1000:8.1f} ms{detail}", soft_wrap=True)

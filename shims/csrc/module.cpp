@@ -15,7 +15,7 @@ namespace npu {
 
 std::map<std::string, bool> version_gates() {
   std::map<std::string, bool> gates;
-#define ADAPTER_RECORD_GATE(name, major, minor) gates[#name] = static_cast<bool>(name);
+#define ADAPTER_RECORD_GATE(name) gates[#name] = static_cast<bool>(name);
   ADAPTER_FOR_EACH_GATE(ADAPTER_RECORD_GATE)
 #undef ADAPTER_RECORD_GATE
   return gates;
