@@ -65,7 +65,14 @@ def _json_run(session: nox.Session, *args: str, codes=(0,)) -> dict:
 )
 def device(session: nox.Session, cell: str) -> None:
     """Build the npu device against this cell's torch and run the conformance suite."""
-    row = ROWS[cell]
+    try:
+        _run_cell(session, ROWS[cell])
+    finally:
+        if os.environ.get(DROP_ENV):  # a CUDA torch environment holds 5-7 GB; the uv cache keeps the wheels
+            shutil.rmtree(session.virtualenv.location, ignore_errors=True)
+
+
+def _run_cell(session: nox.Session, row) -> None:
     results = _cells.results_dir(ROOT)
     phases: dict = {}
     check = build = counts = None
@@ -102,6 +109,11 @@ def device(session: nox.Session, cell: str) -> None:
     build = _json_run(session, "adapter-matrix", "build", "--json", "--matrix", MATRIX.path)
     phases["build"] = time.perf_counter() - start
 
+    probe = _json_run(session, "adapter-matrix", "probe", "--json", "--matrix", MATRIX.path)
+    os.makedirs(os.path.join(results, "probes"), exist_ok=True)
+    with open(os.path.join(results, "probes", f"torch-{row.cell.line.minor}.json"), "w") as fh:
+        json.dump(probe, fh, indent=2)
+
     start = time.perf_counter()
     junit = os.path.join(session.create_tmp(), "junit.xml")
     session.run("python", "-m", "pytest", "tests/conformance", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
@@ -112,5 +124,3 @@ def device(session: nox.Session, cell: str) -> None:
         fail(f"conformance: {counts.failed} failed, {counts.errors} errors, {counts.passed} passed")
     path = _cells.write_record(results, row, check, counts, build, phases, "passed")
     session.log(f"result record: {path}")
-    if os.environ.get(DROP_ENV):  # a CUDA torch environment holds 5-7 GB; the uv cache keeps the wheels
-        shutil.rmtree(session.virtualenv.location, ignore_errors=True)
