@@ -28,6 +28,7 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, ROOT)
 
 from adapter_matrix import cells as _cells  # noqa: E402
+from adapter_matrix.build import build_requirements  # noqa: E402
 from adapter_matrix.cache import load_matrix  # noqa: E402
 from adapter_matrix.interpreters import expose  # noqa: E402
 from adapter_matrix.plan import SESSION, plan  # noqa: E402
@@ -91,7 +92,7 @@ def _run_cell(session: nox.Session, row) -> None:
             session.warn(f"could not install {attempt.describe()}; trying the next source")
     else:
         fail(f"no source could install torch {row.cell.torch} for Python {row.cell.python}")
-    session.install("-e", ROOT, "ninja", "setuptools", "pytest", env=env)
+    session.install("-e", ROOT, "pytest", *build_requirements(str(row.cell.torch)), env=env)
     extras = os.environ.get(EXTRAS_ENV, "").split()
     if extras:
         session.install(*extras, env=env)

@@ -29,9 +29,10 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 __all__ = [
+    "build_requirements",
     "Extension",
     "BuildError",
     "BuildMismatch",
@@ -50,6 +51,24 @@ CFLAGS = ("-O2",)
 MANIFEST = "manifest.json"
 LIBRARY_ENV = "ADAPTER_MATRIX_DEVICE_LIBRARY"  # a prebuilt build folder to use instead of the cache
 NO_BUILD_ENV = "ADAPTER_MATRIX_NO_BUILD"  # never compile on import; fail with the command instead
+
+
+# What building needs besides torch and a compiler, by torch release: cpp_extension
+# drives ninja and imports setuptools; torch 2.1's also imports pkg_resources, which
+# setuptools 81 removed.
+_BUILD_REQUIREMENTS = (
+    ("", ("ninja", "setuptools")),
+    ("<2.2", ("setuptools<81",)),
+)
+
+
+def build_requirements(torch: str) -> List[str]:
+    """The requirements to install next to ``torch`` (a version) before building."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    version = Version(torch)
+    return [req for spec, reqs in _BUILD_REQUIREMENTS if SpecifierSet(spec).contains(version, prereleases=True) for req in reqs]
 
 
 class BuildError(RuntimeError):
@@ -216,8 +235,11 @@ def _compile(ext: Extension, target: Path, verbose: bool) -> float:
     _ensure_ninja_on_path()
     try:
         import torch.utils.cpp_extension as cpp_extension
-    except ImportError as exc:  # torch <= 2.3 imports setuptools there
-        raise BuildError(f"torch.utils.cpp_extension cannot be imported ({exc}); `pip install setuptools ninja`") from None
+    except ImportError as exc:
+        import torch
+
+        needed = " ".join(f"'{r}'" for r in build_requirements(torch.__version__))
+        raise BuildError(f"torch.utils.cpp_extension cannot be imported ({exc}); `pip install {needed}`") from None
 
     start = time.perf_counter()
     try:
