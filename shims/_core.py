@@ -2,16 +2,15 @@
 
 An era shim (``shims/torch_X_Y.py``) subclasses the previous era's ``Shim`` and
 overrides only what its era changes: a method, or an entry of ``capabilities``.
+
+Shim modules import torch only inside their methods, so tools can read their
+declarations (``adapter-matrix capabilities``) without torch and without activating.
 """
 
 from __future__ import annotations
 
 from types import ModuleType
 from typing import Any, Dict, Optional
-
-import torch
-
-from . import device
 
 __all__ = ["FEATURES", "Shim"]
 
@@ -41,6 +40,10 @@ class Shim:
 
     def activate(self, core: Any, name: str) -> ModuleType:
         """Make ``name`` a working device on this torch; returns the device module."""
+        import torch
+
+        from . import device
+
         torch.utils.rename_privateuse1_backend(name)
         device._attach(core)
         self.extend_device_module(device)
@@ -54,6 +57,8 @@ class Shim:
 
     def generate_methods(self) -> None:
         """Tensor.npu(), Module.npu(), storage .npu() and friends."""
+        import torch
+
         torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
 
     def register_serialization(self, name: str) -> None:

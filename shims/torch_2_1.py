@@ -12,8 +12,6 @@ import functools
 import types
 from typing import Dict, Optional
 
-import torch
-
 from ._core import Shim as _Base
 
 
@@ -30,6 +28,8 @@ class Shim(_Base):
     }
 
     def extend_device_module(self, module: types.ModuleType) -> None:
+        import torch
+
         core = module._core
         for name in ("is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype"):
             setattr(module, name, getattr(core, name))
