@@ -27,6 +27,7 @@ FEATURES: Dict[str, str] = {
     "get_device_module": "torch.get_device_module('npu')",
     "safe_globals": "torch.serialization.add_safe_globals",
     "weights_only_default": "torch.load() defaults to weights_only=True",
+    "serialization": "torch.save/torch.load of device tensors",
 }
 
 

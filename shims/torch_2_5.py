@@ -1,7 +1,14 @@
 """torch 2.5: ``import torch`` activates the device through the ``torch.backends``
-entry point (autoload); the package's entry point makes that safe."""
+entry point (autoload); the package's entry point makes that safe.
+
+On Python 3.13 torch 2.5's own ``torch.save`` fails for every tensor, CPU included: it
+assigns ``Pickler.persistent_id``, which CPython 3.13 made read-only (torch 2.6 subclasses
+the pickler instead). The shim declares serialization absent there.
+"""
 
 from __future__ import annotations
+
+import sys
 
 from .torch_2_4 import Shim as _Previous
 
@@ -9,3 +16,8 @@ from .torch_2_4 import Shim as _Previous
 class Shim(_Previous):
     era = "2.5"
     capabilities = {k: v for k, v in _Previous.capabilities.items() if k != "autoload"}
+    if sys.version_info >= (3, 13):
+        capabilities["serialization"] = (
+            "torch 2.5 cannot torch.save on Python 3.13 ('_pickle.Pickler' object attribute 'persistent_id' "
+            "is read-only), CPU tensors included; torch 2.6 fixed it"
+        )

@@ -4,7 +4,9 @@ import io
 
 import torch
 
-from .support import same
+from .support import requires, same
+
+pytestmark = requires("serialization")
 
 
 def _round_trip(obj, **load_kwargs):
