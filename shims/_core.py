@@ -10,7 +10,7 @@ declarations (``adapter-matrix capabilities``) without torch and without activat
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 __all__ = ["FEATURES", "Shim"]
 
@@ -36,8 +36,12 @@ class Shim:
 
     #: First torch minor of the era.
     era = ""
+    #: Every feature the device may offer (feature -> what it is).
+    features: Dict[str, str] = FEATURES
     #: feature -> None when the era has it, else why it is absent.
     capabilities: Dict[str, Optional[str]] = {}
+    #: feature -> (Python specifier, why): absent only on the Pythons the specifier matches.
+    on_python: Dict[str, Tuple[str, str]] = {}
 
     def activate(self, core: Any, name: str) -> ModuleType:
         """Make ``name`` a working device on this torch; returns the device module."""
@@ -67,7 +71,15 @@ class Shim:
         privateuse1 location tag (present in every release) and the storage methods."""
 
     def capability(self, feature: str) -> Optional[str]:
-        """None when ``feature`` is available, else the reason it is not."""
+        """None when ``feature`` is available on this torch and this Python, else why not."""
         if feature not in FEATURES:
             raise KeyError(f"unknown feature {feature!r}; known: {', '.join(FEATURES)}")
+        if feature in self.on_python:
+            import platform
+
+            from packaging.specifiers import SpecifierSet
+
+            spec, why = self.on_python[feature]
+            if SpecifierSet(spec).contains(platform.python_version()):
+                return why
         return self.capabilities.get(feature)

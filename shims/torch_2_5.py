@@ -8,16 +8,16 @@ the pickler instead). The shim declares serialization absent there.
 
 from __future__ import annotations
 
-import sys
-
 from .torch_2_4 import Shim as _Previous
 
 
 class Shim(_Previous):
     era = "2.5"
     capabilities = {k: v for k, v in _Previous.capabilities.items() if k != "autoload"}
-    if sys.version_info >= (3, 13):
-        capabilities["serialization"] = (
+    on_python = {
+        "serialization": (
+            ">=3.13",
             "torch 2.5 cannot torch.save on Python 3.13 ('_pickle.Pickler' object attribute 'persistent_id' "
-            "is read-only), CPU tensors included; torch 2.6 fixed it"
+            "is read-only), CPU tensors included; torch 2.6 fixed it",
         )
+    }

@@ -9,5 +9,6 @@ from .torch_2_5 import Shim as _Previous
 class Shim(_Previous):
     era = "2.6"
     capabilities = {
-        k: v for k, v in _Previous.capabilities.items() if k not in ("accelerator", "weights_only_default", "serialization")
+        k: v for k, v in _Previous.capabilities.items() if k not in ("accelerator", "weights_only_default")
     }
+    on_python = {}
