@@ -53,14 +53,10 @@ def _store(path: str, value: object) -> None:
 
 def load_matrix(path: "os.PathLike[str] | str", *, use_cache: bool = True):  # -> LoadResult
     """Like :func:`adapter_matrix.loader.load`, served from the compiled cache when possible."""
-    from .diagnostics import Diagnostic, Mark, MatrixError, display_path
+    from .diagnostics import display_path, read_matrix_file
 
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise MatrixError([Diagnostic(Mark(name, 0, 0), f"cannot read the matrix: {exc.strerror}", "pass --matrix PATH")], name) from None
+    raw = read_matrix_file(name)
     display = display_path(name)
     compiled: Optional[str] = compiled_matrix_path(raw, display) if use_cache else None
     if compiled is not None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import os
 from typing import Iterable, List, Optional, Sequence
 
-__all__ = ["Mark", "Diagnostic", "Diagnostics", "MatrixError", "UNKNOWN_MARK", "display_path"]
+__all__ = ["Mark", "Diagnostic", "Diagnostics", "MatrixError", "UNKNOWN_MARK", "display_path", "read_matrix_file"]
 
 
 @dataclass(frozen=True, order=True)
@@ -83,6 +83,15 @@ class MatrixError(Exception):
         self.diagnostics = list(diagnostics)
         self.path = path
         super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+
+def read_matrix_file(path: str) -> bytes:
+    """The bytes of a matrix file; an unreadable file is a :class:`MatrixError`."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise MatrixError([Diagnostic(Mark(path, 0, 0), f"cannot read the matrix: {exc.strerror}", "pass --matrix PATH")], path) from None
 
 
 def display_path(path: str) -> str:
