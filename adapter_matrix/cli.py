@@ -219,52 +219,112 @@ def check(
     raise typer.Exit(code)
 
 
+def _table_fix(options: Dict[str, Optional[str]], tail: List[str]) -> str:
+    """The ``adapter-matrix table`` command line that rewrites what ``--check`` found stale."""
+    import shlex
+
+    args = ["adapter-matrix", "table"]
+    for flag, value in options.items():
+        if value is not None:
+            args += [flag, value]
+    return " ".join(shlex.quote(a) for a in args + tail)
+
+
 @app.command()
 def table(
     files: List[str] = typer.Argument(None, help="Documents whose adapter-matrix:table blocks to --update or --check."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
-    view: str = typer.Option("grid", "--view", help="grid (torch x Python) or releases."),
-    fmt: str = typer.Option("markdown", "--format", "-f", help="Output format."),
-    lang: str = typer.Option("en", "--lang", help="Language of headers and legend."),
+    view: Optional[str] = typer.Option(
+        None, "--view", help="grid (torch x Python; the default), verified (the grid with test evidence) or releases."
+    ),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="markdown (the default), rst, html, csv or json."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="Language of headers and legend: en (the default) or zh."),
     release: Optional[str] = typer.Option(None, "--release", help="Adapter release (default: the newest)."),
+    results: Optional[str] = typer.Option(
+        None, "--results", help="Folder of result records for --view verified (and for verified blocks without results=)."
+    ),
+    today: Optional[str] = typer.Option(None, "--today", help="Judge support windows on this date, YYYY-MM-DD (default: today)."),
+    output: Optional[str] = typer.Option(
+        None, "--output", "-o", help="Write the table to this file, atomically; with --check, verify the file instead."
+    ),
     update: bool = typer.Option(False, "--update", help="Rewrite the blocks between markers in FILES, atomically."),
-    check_: bool = typer.Option(False, "--check", help="Exit 1 with a diff if a block in FILES is stale."),
+    check_: bool = typer.Option(False, "--check", help="Exit 1 with a diff if a block in FILES (or the --output file) is stale."),
 ) -> None:
-    """Render a compatibility table, or keep the tables inside documents up to date."""
-    from . import docs
+    """Render a compatibility table, or keep the tables in documents and generated files up to date.
 
-    result = _one_matrix(matrix)
-    rel = _release(result, release)
+    Exit 0 done or up to date, 1 --check found a stale table (the diff and the fixing
+    command are printed), 2 usage error, bad marker or invalid matrix.
+    """
+    import datetime as _dt
+
+    from . import docs, tables
+
     if update and check_:
         _fail("--update and --check exclude each other")
-    if (update or check_) and not files:
-        _fail("--update/--check need at least one FILE")
+    if files and output:
+        _fail("give FILES (blocks to --update/--check) or --output FILE (a whole generated file), not both")
     if files and not (update or check_):
         _fail("give --update or --check with FILES")
-    if not files:
+    if update and output:
+        _fail("--output writes the file by itself; --update is for the blocks in FILES")
+    if check_ and not (files or output):
+        _fail("--check needs FILES or --output FILE")
+    if update and not files:
+        _fail("--update needs at least one FILE")
+    if files:
+        given = [flag for flag, value in (("--view", view), ("--format", fmt), ("--lang", lang), ("--release", release)) if value]
+        if given:
+            _fail(f"{', '.join(given)}: a block takes these from its marker (e.g. view=grid lang=zh), not from the command line")
+    when = None
+    if today is not None:
         try:
-            typer.echo(docs.render_table(result.matrix, view=view, fmt=fmt, lang=lang, release=rel), nl=False)
-        except ValueError as exc:
+            when = _dt.date.fromisoformat(today)
+        except ValueError:
+            _fail(f"--today {today!r}: write a date as YYYY-MM-DD")
+    result = _one_matrix(matrix)
+    common = {"--matrix": matrix, "--today": today, "--results": results}
+    console = _console()
+    if files:
+        try:
+            outcomes = docs.sync(result.matrix, files, write=update, today=when, results=results)
+        except docs.DocError as exc:
             _fail(str(exc))
+        stale = [o.path for o in outcomes if o.changed]
+        for o in outcomes:
+            if update:
+                console.print(f"{o.path}: {'updated' if o.changed else 'up to date'} ({o.blocks} block{'s' if o.blocks != 1 else ''})", markup=False)
+            elif o.changed:
+                typer.echo(o.diff, nl=False)
+        if check_ and stale:
+            fix = _table_fix(common, ["--update"] + stale)
+            _console(stderr=True).print(f"stale tables in {' '.join(stale)}; fix with:\n    {fix}", markup=False, style="red")
+            raise typer.Exit(EXIT_UNSUPPORTED)
+        if check_:
+            console.print(f"{len(outcomes)} file(s), {sum(o.blocks for o in outcomes)} table block(s): up to date")
         return
     try:
-        outcomes = docs.sync(result.matrix, files, write=update)
-    except (docs.DocError, ValueError) as exc:
+        records = docs.load_records(results) if results else None
+        text = tables.render(
+            result.matrix, view=view or "grid", fmt=fmt or "markdown", lang=lang or "en",
+            release=_release(result, release), today=when, records=records,
+        )
+    except ValueError as exc:  # a bad view, format or language, or unreadable records
         _fail(str(exc))
-    console = _console()
-    stale = [o for o in outcomes if o.changed]
-    for o in outcomes:
-        if update:
-            console.print(f"{o.path}: {'updated' if o.changed else 'up to date'} ({o.blocks} block{'s' if o.blocks != 1 else ''})")
-        elif o.changed:
-            typer.echo(o.diff, nl=False)
-    if check_:
-        if stale:
-            paths = " ".join(o.path for o in stale)
-            matrix_flag = f" --matrix {matrix}" if matrix else ""
-            _console(stderr=True).print(f"[red]stale tables in {paths}[/]; fix with:\n    adapter-matrix table{matrix_flag} --update {paths}")
-            raise typer.Exit(EXIT_UNSUPPORTED)
-        console.print(f"{len(outcomes)} file(s), {sum(o.blocks for o in outcomes)} table block(s): up to date")
+    if not output:
+        typer.echo(text, nl=False)
+        return
+    try:
+        outcome = docs.sync_output(output, text, write=not check_)
+    except docs.DocError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{output}: cannot write: {exc.strerror}")
+    if check_ and outcome.changed:
+        typer.echo(outcome.diff, nl=False)
+        fix = _table_fix({**common, "--view": view, "--format": fmt, "--lang": lang, "--release": release}, ["--output", output])
+        _console(stderr=True).print(f"{output} is stale; fix with:\n    {fix}", markup=False, style="red")
+        raise typer.Exit(EXIT_UNSUPPORTED)
+    console.print(f"{output}: {'written' if outcome.changed else 'up to date'}", markup=False)
 
 
 @app.command()

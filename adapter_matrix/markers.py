@@ -83,17 +83,18 @@ def find_blocks(text: str, syntax: str, filename: str = "<text>") -> List[Block]
         pos = closing.end()
 
 
-def rewrite(text: str, syntax: str, render: Callable[[Dict[str, str]], str], filename: str = "<text>") -> Tuple[str, List[Block]]:
-    """Return ``text`` with every block's body replaced by ``render(options)``."""
+def rewrite(text: str, syntax: str, render: Callable[[Block], str], filename: str = "<text>") -> Tuple[str, List[Block]]:
+    """Return ``text`` with every block's body replaced by ``render(block)``.
+
+    The body gets a blank line on both sides: in reST that keeps the comment markers
+    out of the table, and in Markdown it is what mdformat puts between an HTML comment
+    and a table, so formatting the document leaves the block alone.
+    """
     out = []
     last = 0
     blocks = find_blocks(text, syntax, filename)
     for block in blocks:
-        body = render(block.options)
-        if syntax == "rst":  # a blank line on both sides keeps the comment markers out of the table
-            body = "\n" + body.strip("\n") + "\n\n"
-        elif not body.endswith("\n"):
-            body += "\n"
+        body = "\n" + render(block).strip("\n") + "\n\n"
         out.append(text[last : block.start])
         out.append(body)
         last = block.end

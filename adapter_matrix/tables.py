@@ -1,137 +1,383 @@
-"""Compatibility tables generated from the model.
+"""Compatibility tables generated from the model: the views.
 
-A *view* turns the model into a neutral :class:`Table` (headers, rows of cells with a
-status class, a legend); a *format* renders a table as text. Views and formats are
-independent, so every view exists in every format and every language.
+A *view* turns the model into a neutral :class:`Table`: columns, rows of
+:class:`TableCell` (text made of plain and code spans, plus a state class such as
+``supported``), a legend, and the machine-readable facts behind the rows. A *format*
+(:mod:`adapter_matrix.tableformats`) renders any table as text, so every view exists
+in every format and every language. Views ask :mod:`adapter_matrix.queries` for the
+cells; nothing here re-reads ``compat.yaml`` or re-decides a status.
+
+Views:
+
+``grid``
+    torch minor (newest first) x Python; a cell shows the cell's status.
+``verified``
+    the same grid; a cell shows the evidence of the result records: verified on DATE
+    by SESSION, claimed but not verified, or failed.
+``releases``
+    one row per adapter release: torch, Python, extra dimensions, status, support end.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
-from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .model import Matrix, PythonVersion, Release
-from .queries import cells
+from packaging.version import Version
 
-__all__ = ["TableCell", "Table", "VIEWS", "FORMATS", "build", "render", "render_markdown"]
+from .model import Matrix, PythonVersion, Release, Status
+from .queries import Cell, cell_status, cells, claimed_lines, pythons_for
+from .verification import Verification, index_records, verification_of
+from .words import LANGS, word
+
+__all__ = ["Span", "TableCell", "Column", "Table", "STATES", "VIEWS", "build", "render"]
+
+# Every state a cell can be in, in the order legends list them.
+STATES: Tuple[str, ...] = (
+    "supported",
+    "experimental",
+    "deprecated",
+    "eol",
+    "broken",
+    "verified",
+    "unverified",
+    "failed",
+    "mixed",
+    "unclaimed",
+    "nowheel",
+)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A run of text; ``code`` spans (specifiers, session names) are shown as code."""
+
+    text: str
+    code: bool = False
 
 
 @dataclass(frozen=True)
 class TableCell:
-    """One cell: the text shown and a machine-readable class (a status, or empty)."""
+    """One cell: its spans, its state (one of :data:`STATES`, or empty) and a longer
+    explanation (the reason of a status) for formats that can show one."""
 
-    text: str
-    css: str = ""
+    spans: Tuple[Span, ...] = ()
+    state: str = ""
+    title: str = ""
+
+    @property
+    def text(self) -> str:
+        return "".join(s.text for s in self.spans)
+
+
+def _plain(text: str, state: str = "", title: str = "") -> TableCell:
+    return TableCell((Span(text),) if text else (), state, title)
+
+
+def _code(text: str) -> TableCell:
+    return TableCell((Span(text, code=True),) if text else ())
+
+
+def _fill(template: str, state: str, **fields: Span) -> TableCell:
+    """``template`` with each ``{name}`` replaced by its span (so a session stays code)."""
+    spans: List[Span] = []
+    for i, piece in enumerate(re.split(r"\{(\w+)\}", template)):
+        if i % 2:
+            spans.append(fields[piece])
+        elif piece:
+            spans.append(Span(piece))
+    return TableCell(tuple(spans), state)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: a stable machine key (``torch``, ``3.11``, ``status``) and its label."""
+
+    key: str
+    label: str
 
 
 @dataclass(frozen=True)
 class Table:
+    """A rendered-format-independent table. The first column holds the row headers.
+
+    ``legend`` lists (state, label, description) for the states that occur in the body;
+    ``data`` holds the facts behind the rows for the JSON format (see
+    ``docs/compatibility-table.schema.json``).
+    """
+
+    view: str
+    lang: str
     title: str
-    headers: Tuple[str, ...]
+    columns: Tuple[Column, ...]
     rows: Tuple[Tuple[TableCell, ...], ...]
-    legend: Tuple[Tuple[str, str], ...] = ()
+    legend: Tuple[Tuple[str, str, str], ...] = ()
+    data: Dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    matrix: str = ""
 
 
-_WORDS = {
-    "en": {
-        "torch": "torch",
-        "python": "Python",
-        "adapter": "adapter",
-        "status": "status",
-        "until": "supported until",
-        "no_wheel": "no wheel",
-        "grid_title": "{dist} {version}: torch \u00d7 Python",
-        "releases_title": "{dist} releases",
-        "supported": "supported",
-        "experimental": "experimental",
-        "deprecated": "deprecated",
-        "eol": "end of life",
-        "broken": "broken",
-        "not_claimed": "not supported",
-        "dimensions": "extra",
-    },
-}
+def _legend(rows: Iterable[Sequence[TableCell]], lang: str) -> Tuple[Tuple[str, str, str], ...]:
+    present = {c.state for row in rows for c in row if c.state}
+    return tuple((s, word(s, lang), word(f"{s}_about", lang)) for s in STATES if s in present)
 
 
-def _python_columns(matrix: Matrix) -> List[PythonVersion]:
-    return sorted({p for line in matrix.torch for p in line.python if not p.free_threaded})
+# -- facts for the JSON format -----------------------------------------------------------
 
 
-def grid(matrix: Matrix, release: Optional[Release] = None, lang: str = "en", today: Optional[_dt.date] = None) -> Table:
-    """torch minor (newest first) x Python version; each cell shows the cell's status."""
-    words = _WORDS[lang]
-    release = release or matrix.newest_release
-    columns = _python_columns(matrix)
-    by_key = {(c.line.minor, c.python): c for c in (cells(matrix, release, today) if release else [])}
+def _cell_facts(cell: Cell, evidence: Optional[Verification] = None) -> Dict[str, Any]:
+    facts: Dict[str, Any] = {
+        "id": cell.id,
+        "release": str(cell.release.version),
+        "torch_line": str(cell.line.minor),
+        "torch": str(cell.torch),
+        "python": str(cell.python),
+        "dimensions": {name: str(value) for name, value in cell.dimensions},
+        "status": cell.status.value,
+        "reason": cell.reason or None,
+        "link": cell.link,
+    }
+    if evidence is not None:
+        facts["verification"] = {"state": evidence.state, "date": evidence.date, "session": evidence.session}
+    return facts
+
+
+# -- the grid views ----------------------------------------------------------------------
+
+
+def _status_cell(cell: Cell, lang: str) -> TableCell:
+    title = " ".join(t for t in (cell.reason, cell.link or "") if t)
+    return _plain(word(cell.status.value, lang), cell.status.value, title)
+
+
+def _evidence_cell(evidence: Verification, lang: str) -> TableCell:
+    if evidence.state == "unverified":
+        return _plain(word("unverified", lang), "unverified")
+    date, session = Span(evidence.date or ""), Span(evidence.session or "", code=True)
+    return _fill(word(f"{evidence.state}_cell", lang), evidence.state, date=date, session=session)
+
+
+def _merge(here: Sequence[Tuple[Cell, TableCell]]) -> TableCell:
+    """One grid position holds a cell per extra-dimension value. Identical answers show
+    once; otherwise each value shows its own, and the state is ``mixed`` unless the
+    states agree (two sessions verified the two values)."""
+    contents = [content for _cell, content in here]
+    states = {c.state for c in contents}
+    title = "; ".join(sorted({c.title for c in contents if c.title}))
+    state = states.pop() if len(states) == 1 else "mixed"
+    if all(c.spans == contents[0].spans for c in contents):
+        return TableCell(contents[0].spans, state, title)
+    spans: List[Span] = []
+    for i, (cell, content) in enumerate(here):
+        label = ", ".join(f"{name} {value}" for name, value in cell.dimensions)
+        spans.extend(([Span("; ")] if i else []) + [Span(f"{label}: ")] + list(content.spans))
+    return TableCell(tuple(spans), state, title)
+
+
+def _python_columns(matrix: Matrix, shown: Sequence[Cell]) -> List[PythonVersion]:
+    """Every non-free-threaded Python that some torch line has a wheel for, plus the
+    free-threaded builds the shown cells claim (unclaimed ones would be noise)."""
+    plain = {p for line in matrix.torch for p in line.python if not p.free_threaded}
+    return sorted(plain | {c.python for c in shown if c.python.free_threaded})
+
+
+def _grid(
+    matrix: Matrix,
+    release: Optional[Release],
+    lang: str,
+    today: Optional[_dt.date],
+    view: str,
+    content: Callable[[Cell], TableCell],
+    facts: Callable[[Cell], Dict[str, Any]],
+) -> Table:
+    shown = cells(matrix, release, today) if release else []
+    at: Dict[Tuple[Version, PythonVersion], List[Tuple[Cell, TableCell]]] = {}
+    for cell in shown:
+        at.setdefault((cell.line.minor, cell.python), []).append((cell, content(cell)))
+    columns = _python_columns(matrix, shown)
     rows = []
-    for line in reversed(matrix.torch):
-        row = [TableCell(str(line.minor))]
+    for line in sorted(matrix.torch, key=lambda t: t.minor, reverse=True):
+        row = [_plain(str(line.minor))]
         for python in columns:
-            cell = by_key.get((line.minor, python))
-            if cell is not None:
-                row.append(TableCell(words[cell.status.value], cell.status.value))
-            elif python in line.python:
-                row.append(TableCell(words["not_claimed"], "unclaimed"))
-            else:
-                row.append(TableCell(words["no_wheel"], "nowheel"))
+            here = at.get((line.minor, python))
+            state = "unclaimed" if python in line.python else "nowheel"
+            row.append(_merge(here) if here else _plain(word(state, lang), state))
         rows.append(tuple(row))
-    title = words["grid_title"].format(dist=matrix.adapter.distribution, version=release.version if release else "")
-    return Table(title, (words["torch"],) + tuple(str(p) for p in columns), tuple(rows))
+    dist = matrix.adapter.distribution
+    if release is None:
+        title = word("no_release", lang).format(dist=dist)
+    else:
+        title = word(f"{view}_title", lang).format(dist=dist, version=release.version)
+        if release.dimensions:
+            title += " (" + ", ".join(f"{name} {spec}" for name, spec in release.dimensions) + ")"
+    header = (Column("torch", word("torch", lang)),) + tuple(Column(str(p), str(p)) for p in columns)
+    data = {
+        "adapter": dist,
+        "release": str(release.version) if release else None,
+        "cells": [facts(c) for c in shown],
+    }
+    return Table(view, lang, title, header, tuple(rows), _legend(rows, lang), data, matrix.path)
 
 
-def releases(matrix: Matrix, release: Optional[Release] = None, lang: str = "en", today: Optional[_dt.date] = None) -> Table:
-    """One row per adapter release: torch, Python, extra dimensions, status, support end."""
-    words = _WORDS[lang]
+def grid(
+    matrix: Matrix,
+    release: Optional[Release] = None,
+    lang: str = "en",
+    today: Optional[_dt.date] = None,
+    records: Optional[Sequence[Dict[str, Any]]] = None,
+) -> Table:
+    """torch minor (newest first) x Python; each cell shows the cell's status."""
+    return _grid(matrix, release or matrix.newest_release, lang, today, "grid", lambda c: _status_cell(c, lang), _cell_facts)
+
+
+def verified(
+    matrix: Matrix,
+    release: Optional[Release] = None,
+    lang: str = "en",
+    today: Optional[_dt.date] = None,
+    records: Optional[Sequence[Dict[str, Any]]] = None,
+) -> Table:
+    """Like ``grid``, but each claimed cell shows what the result records say about it."""
+    if records is None:
+        raise ValueError("the verified view needs the result records: give --results DIR (or results=DIR in a marker)")
+    index = index_records(records)
+    return _grid(
+        matrix,
+        release or matrix.newest_release,
+        lang,
+        today,
+        "verified",
+        # a broken cell is known not to work: its status is the answer, not missing evidence
+        lambda c: _status_cell(c, lang) if c.status is Status.BROKEN else _evidence_cell(verification_of(c, index), lang),
+        lambda c: _cell_facts(c, verification_of(c, index)),
+    )
+
+
+# -- the releases view -------------------------------------------------------------------
+
+
+def _runs(claimed: Sequence[Any], known: Sequence[Any], label: Callable[[Any], str]) -> str:
+    """``2.1\u20132.9, 2.11``: runs of consecutive ``known`` items that are claimed."""
+    out: List[str] = []
+    run: List[Any] = []
+    for item in list(known) + [None]:
+        if item is not None and item in claimed:
+            run.append(item)
+            continue
+        if run:
+            out.append(label(run[0]) if len(run) == 1 else f"{label(run[0])}\u2013{label(run[-1])}")
+        run = []
+    return ", ".join(out)
+
+
+def _torch_text(matrix: Matrix, release: Release) -> str:
+    """The torch lines a release claims as runs; a line claimed only in part lists its patches."""
+    claimed = claimed_lines(matrix, release)
+    whole = [line for line, patches in claimed if len(patches) == len(line.patches)]
+    parts = [_runs(whole, matrix.torch, str)] if whole else []
+    parts += [", ".join(str(p) for p in patches) for line, patches in claimed if line not in whole]
+    return ", ".join(parts)
+
+
+def _pythons(matrix: Matrix, release: Release) -> List[PythonVersion]:
+    return sorted({p for line, _patches in claimed_lines(matrix, release) for p in pythons_for(release, line)})
+
+
+def _python_text(matrix: Matrix, release: Release) -> str:
+    claimed = _pythons(matrix, release)
+    known = sorted({p for line in matrix.torch for p in line.python})
+    texts = [_runs(claimed, [p for p in known if p.free_threaded == ft], str) for ft in (False, True)]
+    return ", ".join(t for t in texts if t)
+
+
+def _release_status(release: Release, today: Optional[_dt.date]) -> str:
+    """The release's own status on ``today``. ``cell_status`` of the release without its
+    per-cell exceptions is exactly that (a passed support window makes it ``eol``), so the
+    window rule lives in one place; torch and Python do not matter once no rule can match."""
+    bare = dataclasses.replace(release, rules=())
+    status, _reason, _link, _marks = cell_status(bare, Version("0"), PythonVersion.parse("3.0"), {}, today or _dt.date.today())
+    return status.value
+
+
+def releases(
+    matrix: Matrix,
+    release: Optional[Release] = None,
+    lang: str = "en",
+    today: Optional[_dt.date] = None,
+    records: Optional[Sequence[Dict[str, Any]]] = None,
+) -> Table:
+    """One row per adapter release (newest first): torch, Python, extra dimensions, status."""
     rows = []
+    facts = []
     for rel in reversed(matrix.releases) if release is None else [release]:
-        dims = ", ".join(f"{name} {spec}" for name, spec in rel.dimensions)
+        status = _release_status(rel, today)
+        dims: List[Span] = []  # each constraint as code, with plain separators (adjacent code spans merge)
+        for name, spec in rel.dimensions:
+            dims += ([Span(", ")] if dims else []) + [Span(f"{name} {spec}", code=True)]
         rows.append(
             (
-                TableCell(str(rel.version)),
-                TableCell(str(rel.torch)),
-                TableCell(str(rel.python)),
-                TableCell(dims),
-                TableCell(words[rel.status.value], rel.status.value),
-                TableCell(str(rel.supported_until or "")),
+                _plain(str(rel.version)),
+                _plain(_torch_text(matrix, rel)),
+                _plain(_python_text(matrix, rel)),
+                TableCell(tuple(dims)),
+                _plain(word(status, lang), status, rel.reason),
+                _plain(str(rel.supported_until or "")),
             )
         )
-    headers = (words["adapter"], words["torch"], words["python"], words["dimensions"], words["status"], words["until"])
-    return Table(words["releases_title"].format(dist=matrix.adapter.distribution), headers, tuple(rows))
+        facts.append(
+            {
+                "version": str(rel.version),
+                "date": str(rel.date) if rel.date else None,
+                "torch": str(rel.torch),
+                "python": str(rel.python),
+                "torch_lines": [str(line.minor) for line, _p in claimed_lines(matrix, rel)],
+                "pythons": [str(p) for p in _pythons(matrix, rel)],
+                "dimensions": {name: str(spec) for name, spec in rel.dimensions},
+                "status": status,
+                "declared_status": rel.status.value,
+                "reason": rel.reason or None,
+                "link": rel.link,
+                "supported_until": str(rel.supported_until) if rel.supported_until else None,
+            }
+        )
+    keys = ("adapter", "torch", "python", "dimensions", "status", "until")
+    columns = tuple(Column(k, word(k, lang)) for k in keys)
+    title = word("releases_title", lang).format(dist=matrix.adapter.distribution)
+    data = {"adapter": matrix.adapter.distribution, "release": str(release.version) if release else None, "releases": facts}
+    return Table("releases", lang, title, columns, tuple(rows), _legend(rows, lang), data, matrix.path)
 
 
-VIEWS: Dict[str, Callable[..., Table]] = {"grid": grid, "releases": releases}
+VIEWS: Dict[str, Callable[..., Table]] = {"grid": grid, "verified": verified, "releases": releases}
 
 
-def _escape_md(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
-def render_markdown(table: Table) -> str:
-    """A GitHub-flavoured Markdown table with padded columns."""
-    body = [[_escape_md(h) for h in table.headers]] + [[_escape_md(c.text) for c in row] for row in table.rows]
-    widths = [max(3, *(len(r[i]) for r in body)) for i in range(len(table.headers))]
-
-    def line(cols: Sequence[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths)) + " |"
-
-    out = [line(body[0]), "| " + " | ".join("-" * w for w in widths) + " |"]
-    out.extend(line(r) for r in body[1:])
-    return "\n".join(out) + "\n"
-
-
-FORMATS: Dict[str, Callable[[Table], str]] = {"markdown": render_markdown}
-
-
-def build(matrix: Matrix, view: str = "grid", lang: str = "en", release: Optional[Release] = None, today: Optional[_dt.date] = None) -> Table:
+def build(
+    matrix: Matrix,
+    view: str = "grid",
+    lang: str = "en",
+    release: Optional[Release] = None,
+    today: Optional[_dt.date] = None,
+    records: Optional[Sequence[Dict[str, Any]]] = None,
+) -> Table:
+    """The table of ``view``; ``ValueError`` names the choices for a bad view or language."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
-    if lang not in _WORDS:
-        raise ValueError(f"unknown language {lang!r}; choose from {', '.join(_WORDS)}")
-    return VIEWS[view](matrix, release=release, lang=lang, today=today)
+    if lang not in LANGS:
+        raise ValueError(f"unknown language {lang!r}; choose from {', '.join(LANGS)}")
+    return VIEWS[view](matrix, release=release, lang=lang, today=today, records=records)
 
 
-def render(matrix: Matrix, view: str = "grid", fmt: str = "markdown", lang: str = "en", release: Optional[Release] = None, today: Optional[_dt.date] = None) -> str:
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
-    return FORMATS[fmt](build(matrix, view, lang, release, today))
+def render(
+    matrix: Matrix,
+    view: str = "grid",
+    fmt: str = "markdown",
+    lang: str = "en",
+    release: Optional[Release] = None,
+    today: Optional[_dt.date] = None,
+    records: Optional[Sequence[Dict[str, Any]]] = None,
+) -> str:
+    """``view`` rendered as ``fmt`` (see :data:`adapter_matrix.tableformats.FORMATS`)."""
+    from .tableformats import render_table  # the formats import this module's types
+
+    return render_table(build(matrix, view, lang, release, today, records), fmt)

@@ -1,0 +1,69 @@
+"""Every word a generated table shows, in every language, in one table.
+
+Each entry holds the English and the Chinese text side by side, so a word cannot be
+added, changed or removed in one language only: the tables of the two languages are
+the same table with other labels (issue: the Chinese and English docs drifted apart).
+Templates name their fields (``{date}``, ``{session}``); a renderer decides how each
+field looks (a session name is shown as code).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Tuple
+
+__all__ = ["LANGS", "WORDS", "word"]
+
+LANGS: Tuple[str, ...] = ("en", "zh")
+
+# key -> (en, zh). Status keys double as the CSS classes of the HTML page.
+WORDS: Dict[str, Tuple[str, str]] = {
+    # column headers
+    "torch": ("torch", "torch"),
+    "python": ("Python", "Python"),
+    "adapter": ("adapter release", "适配器版本"),
+    "dimensions": ("extra dimensions", "额外维度"),
+    "status": ("status", "状态"),
+    "until": ("supported until", "支持截止"),
+    # titles; {dist} is the adapter's distribution name
+    "grid_title": ("{dist} {version}: torch \u00d7 Python", "{dist} {version}\uff1atorch \u00d7 Python"),
+    "verified_title": ("{dist} {version}: verified combinations", "{dist} {version}\uff1a已验证的组合"),
+    "releases_title": ("{dist} releases", "{dist} 版本"),
+    "no_release": ("{dist}: no release yet", "{dist}\uff1a尚无版本"),
+    "legend": ("Legend", "图例"),
+    "generated": (
+        "Generated from {matrix} by {command}; do not edit by hand.",
+        "由 {command} 根据 {matrix} 生成，请勿手动编辑。",
+    ),
+    # cell states: the word shown, then a description for the legend
+    "supported": ("supported", "支持"),
+    "supported_about": ("tested and supported", "已测试并支持"),
+    "experimental": ("experimental", "实验性"),
+    "experimental_about": ("expected to work, not yet fully tested", "预期可用，尚未充分测试"),
+    "deprecated": ("deprecated", "已弃用"),
+    "deprecated_about": ("works, but support will end", "仍可使用，但即将停止支持"),
+    "eol": ("end of life", "停止维护"),
+    "eol_about": ("support has ended", "支持已结束"),
+    "broken": ("broken", "已损坏"),
+    "broken_about": ("known not to work", "已知无法使用"),
+    "unclaimed": ("not supported", "不支持"),
+    "unclaimed_about": ("torch has a wheel, this release does not support it", "torch 有对应 wheel，但此版本不支持"),
+    "nowheel": ("no wheel", "无 wheel"),
+    "nowheel_about": ("torch publishes no wheel for this Python", "torch 未发布此 Python 版本的 wheel"),
+    "verified": ("verified", "已验证"),
+    "verified_cell": ("verified on {date} by {session}", "已于 {date} 由 {session} 验证"),
+    "verified_about": ("a test session passed", "测试会话已通过"),
+    "unverified": ("claimed but not verified", "声明支持但未验证"),
+    "unverified_about": ("no test session has run it yet", "尚无测试会话运行过"),
+    "failed": ("failed", "验证失败"),
+    "failed_cell": ("failed on {date} in {session}", "{date} 在 {session} 中验证失败"),
+    "failed_about": ("the newest test session failed", "最近一次测试会话失败"),
+    "mixed": ("depends on the extra dimensions", "取决于额外维度"),
+    "mixed_about": ("the cell differs per extra-dimension value", "该组合因额外维度的取值而异"),
+}
+
+
+def word(key: str, lang: str) -> str:
+    """The text of ``key`` in ``lang`` (``ValueError`` names the languages for a bad one)."""
+    if lang not in LANGS:
+        raise ValueError(f"unknown language {lang!r}; choose from {', '.join(LANGS)}")
+    return WORDS[key][LANGS.index(lang)]

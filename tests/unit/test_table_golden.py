@@ -1,0 +1,74 @@
+"""Every view x format x language against its golden file, byte for byte.
+
+Regenerate the golden files after an intended change with
+
+    ADAPTER_MATRIX_UPDATE_GOLDEN=1 python -m pytest tests/unit/test_table_golden.py
+
+(the regenerated cases report as skipped), then review `git diff tests/fixtures/tables/`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from adapter_matrix import tables
+from adapter_matrix.loader import load
+from adapter_matrix.model import Matrix
+from adapter_matrix.results import read_records
+from adapter_matrix.tableformats import FORMATS
+from adapter_matrix.words import LANGS
+
+from .helpers import FIXTURES
+
+TODAY = _dt.date(2026, 12, 1)  # after one fixture's support window ended: eol must show
+TABLES = FIXTURES / "tables"
+GOLDEN = TABLES / "golden"
+RESULTS = TABLES / "results"
+MATRICES = {
+    "minimal": FIXTURES / "minimal.yaml",
+    "empty": TABLES / "empty.yaml",
+    "dimensions": TABLES / "dimensions.yaml",
+}
+EXTENSIONS = {"markdown": "md", "rst": "rst", "html": "html", "csv": "csv", "json": "json"}
+UPDATE = os.environ.get("ADAPTER_MATRIX_UPDATE_GOLDEN") == "1"
+CASES = [(m, v, f, lang) for m in MATRICES for v in tables.VIEWS for f in FORMATS for lang in LANGS]
+
+
+@lru_cache(maxsize=None)
+def matrix(name: str) -> Matrix:
+    return load(MATRICES[name]).matrix
+
+
+def render(name: str, view: str, fmt: str, lang: str) -> str:
+    records = read_records(str(RESULTS)) if view == "verified" else None
+    return tables.render(matrix(name), view=view, fmt=fmt, lang=lang, today=TODAY, records=records)
+
+
+def golden_path(name: str, view: str, fmt: str, lang: str) -> Path:
+    return GOLDEN / name / f"{view}.{lang}.{EXTENSIONS[fmt]}"
+
+
+def test_every_format_has_a_golden_extension():
+    assert set(EXTENSIONS) == set(FORMATS)
+
+
+@pytest.mark.parametrize("name,view,fmt,lang", CASES, ids=["-".join(c) for c in CASES])
+def test_output_matches_its_golden_file(name, view, fmt, lang):
+    data = render(name, view, fmt, lang).encode("utf-8")
+    path = golden_path(name, view, fmt, lang)
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        pytest.skip(f"regenerated {path.relative_to(FIXTURES.parent.parent)}")
+    assert path.exists(), f"no golden file {path}; run with ADAPTER_MATRIX_UPDATE_GOLDEN=1 and review the diff"
+    assert data == path.read_bytes()
+
+
+def test_no_stale_golden_files_are_left_behind():
+    expected = {golden_path(*case) for case in CASES}
+    assert set(GOLDEN.rglob("*.*")) == expected
