@@ -34,6 +34,9 @@ COLORS: Dict[str, Tuple[str, str, str, str]] = {
     "mixed": ("#fbefff", "#512a97", "#2e1a5c", "#d2a8ff"),
     "unclaimed": ("#f6f8fa", "#59636e", "#151b23", "#9198a1"),
     "nowheel": ("#eaeef2", "#59636e", "#010409", "#9198a1"),
+    "present": ("#dafbe1", "#0f5323", "#12361f", "#7ee787"),
+    "partial": ("#fff8c5", "#4d2d00", "#3b2e00", "#f2cc60"),
+    "absent": ("#f6f8fa", "#59636e", "#151b23", "#9198a1"),
 }
 
 _BASE_CSS = """\

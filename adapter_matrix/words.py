@@ -59,6 +59,16 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "failed_about": ("the newest test session failed", "最近一次测试会话失败"),
     "mixed": ("depends on the extra dimensions", "取决于额外维度"),
     "mixed_about": ("the cell differs per extra-dimension value", "该组合因额外维度的取值而异"),
+    # the capabilities view
+    "capabilities_title": ("{dist}: device features per torch line", "{dist}\uff1a各 torch 版本的设备功能"),
+    "shim": ("shim", "shim 模块"),
+    "present": ("yes", "支持"),
+    "present_about": ("this torch offers the feature to the device", "该 torch 版本向设备提供此功能"),
+    "partial": ("not on every Python", "并非所有 Python 版本"),
+    "partial_cell": ("yes, except Python {spec}", "支持，Python {spec} 除外"),
+    "partial_about": ("absent on some Python versions (hover or see the JSON for why)", "在部分 Python 版本上不可用（原因见悬停提示或 JSON）"),
+    "absent": ("no", "不支持"),
+    "absent_about": ("this torch lacks it; the conformance test skips with the shim's reason", "该 torch 版本缺少此功能；一致性测试按 shim 给出的原因跳过"),
 }
 
 

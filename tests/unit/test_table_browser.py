@@ -192,6 +192,7 @@ def _state_pages(folder: Path) -> List[Path]:
         "mixed.html": tables.render(dims, "grid", "html", today=TODAY),  # mixed, broken
         "deprecated.html": tables.render(minimal, "grid", "html", release=minimal.releases[0], today=TODAY),
         "eol.html": tables.render(dims, "grid", "html", release=dims.releases[0], today=TODAY),
+        "capabilities.html": tables.render(load(REPO / "compat.yaml").matrix, "capabilities", "html"),  # present, partial, absent
     }
     out = []
     for name, text in pages.items():

@@ -1,0 +1,39 @@
+"""The capabilities table comes from the shims' own declarations, read without torch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from .helpers import REPO, cli
+
+
+def test_capabilities_view_carries_each_shims_declarations():
+    res = cli("table", "--view", "capabilities", "--format", "json")
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    lines = {entry["torch_line"]: entry for entry in data["lines"]}
+    assert set(lines) == {f"2.{m}" for m in range(1, 16)}
+    assert lines["2.2"]["shim"] == "shims.torch_2_1"
+    assert lines["2.2"]["absent"]["grad_scaler"] == "torch.amp.GradScaler takes a device from torch 2.3"
+    assert "grad_scaler" not in lines["2.3"]["absent"]
+    assert lines["2.5"]["absent_on_python"]["serialization"]["python"] == ">=3.13"
+    assert lines["2.15"]["absent"] == {}
+    assert "serialization" in data["features"] and "autocast" in data["features"]
+
+
+def test_reading_declarations_neither_imports_torch_nor_activates():
+    code = (
+        "import sys; sys.argv = ['adapter-matrix', 'table', '--view', 'capabilities']\n"
+        "from adapter_matrix.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "assert 'torch' not in sys.modules and 'shims' not in sys.modules, sorted(m for m in sys.modules if 'torch' in m or m.startswith('shims'))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "| 2.1   | `torch_2_1` |" in proc.stdout
+
+
+def test_committed_capabilities_page_is_current():
+    assert cli("table", "--check", "docs/capabilities.md").code == 0
