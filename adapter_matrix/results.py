@@ -33,10 +33,10 @@ class Summary:
 
 
 def read_records(folder: str) -> List[Dict[str, Any]]:
-    """Every result record under ``folder``, newest per cell, sorted by cell."""
+    """Every result record under ``folder``: the newest per (cell, adapter release), sorted by cell."""
     if not os.path.isdir(folder):
         raise RecordError(f"{folder}: no such folder")
-    by_cell: Dict[str, Dict[str, Any]] = {}
+    by_cell: Dict[Any, Dict[str, Any]] = {}
     for base, _dirs, files in os.walk(folder):
         for name in files:
             if not name.endswith(".json"):
@@ -50,12 +50,13 @@ def read_records(folder: str) -> List[Dict[str, Any]]:
             if not isinstance(record, dict) or "cell" not in record or "outcome" not in record:
                 continue  # other JSON files (e.g. junit conversions) are not ours
             record["_path"] = path
-            old = by_cell.get(record["cell"])
+            key = (record["cell"], record.get("release"))  # one release's evidence never hides another's
+            old = by_cell.get(key)
             if old is None or record.get("timestamp", "") > old.get("timestamp", ""):
-                by_cell[record["cell"]] = record
+                by_cell[key] = record
     if not by_cell:
         raise RecordError(f"{folder}: no result records")
-    return [by_cell[k] for k in sorted(by_cell, key=_cell_key)]
+    return [by_cell[k] for k in sorted(by_cell, key=lambda k: (_cell_key(k[0]), str(k[1])))]
 
 
 def _cell_key(cell: str) -> tuple:

@@ -151,3 +151,16 @@ def test_results_aggregate_and_exit_codes(tmp_path):
     res = cli("results", str(tmp_path), "-f", "json")
     assert res.code == 1 and json.loads(res.out)["ok"] is False
     assert cli("results", str(tmp_path / "nothing")).code == 2
+
+
+def test_records_of_different_releases_both_count(tmp_path):
+    _record(tmp_path / "old", "py3.11-torch2.13", "failed")
+    _record(tmp_path / "new", "py3.11-torch2.13", "passed", stamp="2026-11-29T12:00:00+00:00")
+    for folder, release in (("old", "0.0.9"), ("new", "0.1.0")):
+        path = tmp_path / folder / "py3.11-torch2.13.json"
+        record = json.loads(path.read_text())
+        record["release"] = release
+        path.write_text(json.dumps(record))
+    from adapter_matrix.results import read_records
+
+    assert [(r["release"], r["outcome"]) for r in read_records(str(tmp_path))] == [("0.0.9", "failed"), ("0.1.0", "passed")]
