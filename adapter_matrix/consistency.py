@@ -20,6 +20,7 @@ from .queries import claimed_lines, claimed_patches, pythons_for, shim_for
 __all__ = ["check"]
 
 _BOUNDED = ("<", "<=", "==", "~=", "===")
+_MAX_GAP = 100  # minors probed past each known one for claims the file does not describe
 
 
 def check(matrix: Matrix, *, check_modules: bool = True) -> List[Diagnostic]:
@@ -90,7 +91,11 @@ def _undescribed_claims(matrix: Matrix, release: Release) -> List[str]:
     for major in {v.major for v in mentioned}:
         minors = [v.minor for v in mentioned if v.major == major]
         minors += [t.minor.minor for t in matrix.torch if t.minor.major == major]
-        probes.update(Version(f"{major}.{m}.0") for m in range(min(minors), max(minors) + 1))
+        top = max(minors)
+        # Every minor from the lowest to the highest, but never more than _MAX_GAP past a
+        # mentioned or described one: `<2.100000000` would otherwise probe 10**8 minors.
+        for start in set(minors):
+            probes.update(Version(f"{major}.{m}.0") for m in range(start, min(start + _MAX_GAP, top) + 1))
     out: Set[str] = set()
     for v in probes:
         if not release.torch.contains(v):

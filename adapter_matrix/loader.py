@@ -9,8 +9,10 @@ A user mistake never escapes as a traceback.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import difflib
+import math
 import os
 import re
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
@@ -19,7 +21,7 @@ from packaging.specifiers import InvalidSpecifier
 from packaging.version import InvalidVersion, Version
 
 from . import consistency
-from .diagnostics import Diagnostic, Diagnostics, Mark, MatrixError, display_path
+from .diagnostics import Diagnostic, Diagnostics, Mark, MatrixError, display_path, read_matrix_file
 from .model import (
     SCHEMA_VERSION,
     Adapter,
@@ -46,9 +48,61 @@ __all__ = ["load", "load_bytes", "load_text", "LoadResult", "PYPI"]
 T = TypeVar("T")
 
 PYPI = "https://pypi.org/simple"
-_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# \Z, not $: `$` also matches before a final newline, and a YAML block scalar (`|`) ends with one.
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _spec(text: str) -> Spec:
+    """:meth:`Spec.parse` of the text with its whitespace runs made single spaces (packaging
+    reads ">=2.1,\\n<2.5" from a block scalar; messages and tables need one line), also
+    parsing the versions that packaging only parses when it compares (a 5,000-digit number
+    makes a specifier that fails in ``contains``)."""
+    spec = Spec.parse(" ".join(text.split()))
+    for s in spec.specifier:
+        if s.operator != "===":
+            try:
+                Version(s.version.replace(".*", ""))
+            except ValueError:
+                raise InvalidSpecifier(text) from None
+    return spec
+
+
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+
+
+def _date(text: str) -> _dt.date:
+    """YYYY-MM-DD only: Python 3.11+ ``fromisoformat`` also reads 20240130 and 2024-W05-2,
+    which would make a file valid on one Python and invalid on another."""
+    if not _ISO_DATE.match(text):
+        raise ValueError(f"Invalid isoformat string: {text!r}")
+    return _dt.date.fromisoformat(text)
+
+
+def _label(name: str) -> str:
+    """A dimension name inside a message: as written when it is a name, else quoted."""
+    return name if _IDENT.match(name) else repr(name)
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _one_line(diagnostic: Diagnostic) -> Diagnostic:
+    """Escape the control characters a file can put into a message (a key with a newline):
+    each diagnostic must stay one ``FILE:LINE:COL: ...`` line."""
+
+    def escape(text: str) -> str:
+        return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+    return dataclasses.replace(diagnostic, message=escape(diagnostic.message), hint=escape(diagnostic.hint))
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # float() reads "nan" and "inf"
+        raise ValueError("not a finite number")
+    return value
 
 
 class _Builder:
@@ -107,12 +161,12 @@ class _Builder:
         return self.convert(node, what, Version, "write a PEP 440 version such as 2.4.1")
 
     def spec(self, node: Node, what: str) -> Optional[Spec]:
-        return self.convert(node, what, Spec.parse, "write a PEP 440 specifier set such as '>=2.1,<2.5' or a version")
+        return self.convert(node, what, _spec, "write a PEP 440 specifier set such as '>=2.1,<2.5' or a version")
 
     def date(self, node: Optional[Node], what: str) -> Optional[_dt.date]:
         if node is None:
             return None
-        return self.convert(node, what, _dt.date.fromisoformat, "write the date as YYYY-MM-DD")
+        return self.convert(node, what, _date, "write the date as YYYY-MM-DD")
 
     def python(self, node: Node, what: str) -> Optional[PythonVersion]:
         return self.convert(node, what, PythonVersion.parse, "write a Python feature release such as '3.11' or '3.13t'")
@@ -152,7 +206,7 @@ class _Builder:
     def dimension_specs(self, node: Optional[Node], what: str) -> Tuple[Tuple[str, Spec], ...]:
         out = []
         for key, value in self.entries(node, what):
-            spec = self.spec(value, f"{key.text} specifier in {what}")
+            spec = self.spec(value, f"{_label(key.text)} specifier in {what}")
             if spec is not None:
                 out.append((key.text, spec))
         return tuple(out)
@@ -271,7 +325,7 @@ class _Builder:
         return Dimension(
             name=key.text,
             description=self.string(f.get("description"), "description") or "",
-            values=tuple(sorted(set(self.list_of(f.get("values"), f"{key.text} version", self.version)))),
+            values=tuple(sorted(set(self.list_of(f.get("values"), f"{_label(key.text)} version", self.version)))),
             detectors=detectors,
             mark=key.mark,
         )
@@ -299,14 +353,14 @@ class _Builder:
         if regex is not None:
             try:
                 re.compile(regex)
-            except re.error as exc:
+            except (re.error, OverflowError, RecursionError) as exc:  # `a{4294967296}`, deep nesting
                 self.diags.error(f["regex"].mark, f"bad regex {regex!r}: {exc}", "fix the regular expression (Python syntax)")
                 regex = None
         elif kind in ("file", "command"):
             self.diags.error(node.mark, f"a {kind} detector needs a regex", "add `regex:` with a group that captures the version")
         timeout = 5.0
         if "timeout" in f:
-            parsed = self.convert(f["timeout"], "timeout", float, "give seconds as a number")
+            parsed = self.convert(f["timeout"], "timeout", _seconds, "give seconds as a number")
             if parsed is not None and parsed <= 0:
                 self.diags.error(f["timeout"].mark, "timeout must be positive")
             elif parsed is not None:
@@ -423,8 +477,8 @@ def load_text(text: str, filename: str = "compat.yaml", *, check_modules: bool =
     if builder.diags.errors or matrix is None:
         if not builder.diags.errors:
             builder.diags.error(Mark(filename, 1, 1), "the file does not describe a matrix")
-        raise MatrixError(builder.diags.sorted(), filename)
-    return LoadResult(matrix, builder.diags.warnings)
+        raise MatrixError([_one_line(d) for d in builder.diags.sorted()], filename)
+    return LoadResult(matrix, [_one_line(d) for d in builder.diags.warnings])
 
 
 def load_bytes(raw: bytes, filename: str, *, check_modules: bool = True) -> LoadResult:
@@ -440,9 +494,4 @@ def load_bytes(raw: bytes, filename: str, *, check_modules: bool = True) -> Load
 def load(path: "os.PathLike[str] | str", *, check_modules: bool = True) -> LoadResult:
     """Load and validate ``path``. Raises :class:`MatrixError` for unreadable or invalid files."""
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise MatrixError([Diagnostic(Mark(name, 0, 0), f"cannot read the matrix: {exc.strerror}", "pass --matrix PATH")], name) from None
-    return load_bytes(raw, display_path(name), check_modules=check_modules)
+    return load_bytes(read_matrix_file(name), display_path(name), check_modules=check_modules)

@@ -102,6 +102,12 @@ def _mark(filename: str, ymark: Optional[yaml.Mark]) -> Mark:
     return Mark(filename, ymark.line + 1, ymark.column + 1)
 
 
+# How many nodes aliases may add by repeating their anchors. Ten levels of ten aliases
+# each (a "billion laughs") would otherwise expand to 10**10 nodes; real files repeat a
+# few small anchors.
+MAX_ALIAS_NODES = 10_000
+
+
 class _Converter:
     """Turns PyYAML's composed node graph into :data:`Node` trees, collecting problems."""
 
@@ -109,8 +115,37 @@ class _Converter:
         self.filename = filename
         self.problems: List[Diagnostic] = []
         self._active: Dict[int, bool] = {}
+        # Each composed node is converted once; an alias shares the (immutable) result.
+        self._done: Dict[int, Tuple[Node, int]] = {}
+        self._repeated = 0
 
     def convert(self, ynode: yaml.Node) -> Node:
+        done = self._done.get(id(ynode))
+        if done is not None:  # an alias of a node converted before
+            node, size = done
+            self._repeated += size
+            if self._repeated <= MAX_ALIAS_NODES:
+                return node
+            if self._repeated - size <= MAX_ALIAS_NODES:  # report the first alias past the limit only
+                self.problems.append(
+                    Diagnostic(
+                        node.mark,
+                        f"YAML aliases repeat more than {MAX_ALIAS_NODES} nodes",
+                        "write the repeated parts out, or alias smaller pieces",
+                    )
+                )
+            return Scalar("", YAML_NULL, node.mark)
+        node = self._convert(ynode)
+        self._done[id(ynode)] = (node, self._size(ynode))
+        return node
+
+    def _size(self, ynode: yaml.Node) -> int:
+        if isinstance(ynode, yaml.ScalarNode):
+            return 1
+        children = ynode.value if isinstance(ynode, yaml.SequenceNode) else [n for pair in ynode.value for n in pair]
+        return 1 + sum(self._done[id(c)][1] if id(c) in self._done else 1 for c in children)
+
+    def _convert(self, ynode: yaml.Node) -> Node:
         mark = _mark(self.filename, ynode.start_mark)
         if isinstance(ynode, yaml.ScalarNode):
             return Scalar(str(ynode.value), ynode.tag, mark, quoted=ynode.style in ("'", '"'))
@@ -174,7 +209,12 @@ def parse(text: str, filename: str) -> Tuple[Optional[Node], List[Diagnostic]]:
     except yaml.YAMLError as exc:  # reader errors (control characters, bad encoding)
         position = getattr(exc, "position", None)
         line = text.count("\n", 0, position) + 1 if isinstance(position, int) else 1
-        return None, [Diagnostic(Mark(filename, line, 1), f"invalid YAML: {exc}", "remove the unreadable characters")]
+        what = str(exc).split("\n", 1)[0]  # the reason; PyYAML's second line names "<unicode string>"
+        return None, [Diagnostic(Mark(filename, line, 1), f"invalid YAML: {what}", "remove the unreadable characters")]
+    except UnicodeEncodeError as exc:  # libyaml reads UTF-8: a lone surrogate cannot be encoded
+        line = text.count("\n", 0, exc.start) + 1
+        what = f"character {text[exc.start]!r} is not Unicode text (a lone surrogate)"
+        return None, [Diagnostic(Mark(filename, line, 1), f"invalid YAML: {what}", "remove the unreadable characters")]
     except RecursionError:
         return None, [Diagnostic(Mark(filename, 1, 1), "invalid YAML: nested too deeply")]
     if ynode is None:
