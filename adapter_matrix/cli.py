@@ -118,26 +118,37 @@ def validate(
 
     if write and not upstream:
         _fail("--write needs --upstream")
-    failed = False
-    for located in _matrices(matrix):
-        result = _load(located.path, fresh=True)
-        m = result.matrix
-        findings = list(result.warnings)
+    index = None
+    if upstream:
+        from . import upstream as up
+
+        try:
+            index = up.read_upstream(upstream)
+        except up.UpstreamError as exc:
+            _fail(str(exc))
+
+    def findings_of(path: str) -> Any:
+        result = _load(path, fresh=True)
+        found = list(result.warnings)
         if pyproject:
             from .pyproject import check_pyproject
 
-            findings += check_pyproject(m, pyproject)
-        if upstream:
-            from . import upstream as up
+            found += check_pyproject(result.matrix, pyproject)
+        if index is not None:
+            found += up.verify(result.matrix, index)
+        return result.matrix, found
 
+    failed = False
+    for located in _matrices(matrix):
+        m, findings = findings_of(located.path)
+        if write:
             try:
-                index = up.read_upstream(upstream)
+                changed = up.write(located.path, m, index)
             except up.UpstreamError as exc:
                 _fail(str(exc))
-            findings += up.verify(m, index)
-            if write:
-                changed = up.write(located.path, m, index)
-                _console().print(f"{m.path}: {'updated the torch facts' if changed else 'torch facts already up to date'}")
+            if changed:
+                _console().print(f"{m.path}: updated the torch facts from {upstream}")
+                m, findings = findings_of(located.path)  # report on what the file says now
         _print_diagnostics(findings)
         errors = sum(1 for d in findings if d.severity == "error")
         failed = failed or errors > 0

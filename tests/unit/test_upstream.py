@@ -485,3 +485,17 @@ def test_write_refuses_to_change_an_anchor_other_sections_use(tmp_path, index):
     with pytest.raises(up.UpstreamError, match=r"would change 'releases' \(a shared YAML anchor\); edit the file by hand"):
         up.write(str(path), matrix, index)
     assert path.read_text() == text
+
+
+def test_cli_write_repairs_the_file_and_then_reports_it_valid(tmp_path):
+    run_cli = cli
+    broken = tmp_path / "compat.yaml"
+    original = (REPO / "compat.yaml").read_text()
+    broken.write_text(original.replace('patches: [2.4.0, 2.4.1]', 'patches: [2.4.0]', 1))
+    assert run_cli("validate", "--matrix", str(broken), "--upstream", str(RECORDED)).code == 0  # a missing patch only warns
+    broken.write_text(original.replace('python: ["3.9", "3.10", "3.11", "3.12", "3.13"]', 'python: ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]', 1))
+    assert run_cli("validate", "--matrix", str(broken), "--upstream", str(RECORDED)).code == 2
+    res = run_cli("validate", "--matrix", str(broken), "--upstream", str(RECORDED), "--write")
+    assert res.code == 0, res.err
+    assert "updated the torch facts" in res.out
+    assert broken.read_text() == original
