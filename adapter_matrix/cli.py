@@ -121,6 +121,7 @@ def validate(
     index = None
     if upstream:
         from . import upstream as up
+        from . import upstream_write
 
         try:
             index = up.read_upstream(upstream)
@@ -143,7 +144,7 @@ def validate(
         m, findings = findings_of(located.path)
         if write:
             try:
-                changed = up.write(located.path, m, index)
+                changed = upstream_write.write(located.path, m, index)
             except up.UpstreamError as exc:
                 _fail(str(exc))
             if changed:

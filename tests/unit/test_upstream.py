@@ -17,6 +17,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from adapter_matrix import upstream as up
+from adapter_matrix import upstream_write
 from adapter_matrix.loader import load_text
 from adapter_matrix.model import PythonVersion
 
@@ -373,7 +374,7 @@ def test_a_failed_write_leaves_the_file_whole(tmp_path, monkeypatch, index):
 
     monkeypatch.setattr("adapter_matrix.markers.os.replace", replace)
     with pytest.raises(OSError):
-        up.write(str(path), matrix, index)
+        upstream_write.write(str(path), matrix, index)
     assert path.read_text() == _without_2_15()
     assert [p.name for p in tmp_path.iterdir()] == ["compat.yaml"]  # no temporary file left behind
 
@@ -382,7 +383,7 @@ def test_write_leaves_an_up_to_date_file_untouched(tmp_path, index):
     path = tmp_path / "compat.yaml"
     path.write_text(COMPAT)
     before = path.stat().st_mtime_ns
-    assert up.write(str(path), load_text(COMPAT, str(path), check_modules=False).matrix, index) is False
+    assert upstream_write.write(str(path), load_text(COMPAT, str(path), check_modules=False).matrix, index) is False
     assert path.stat().st_mtime_ns == before and path.read_text() == COMPAT
 
 
@@ -395,7 +396,7 @@ def _rewrite(torch: str, index: up.Upstream) -> str:
     """The torch section after a rewrite against PyPI as it was before torch 2.7."""
     index = up.Upstream(index.source, tuple(p for p in index.patches if p.version < Version("2.7")), index.yanked)
     text = HEAD + torch + TAIL
-    new = up.rewrite(text, load_text(text, "c.yaml", check_modules=False).matrix, index, "c.yaml")
+    new = upstream_write.rewrite(text, load_text(text, "c.yaml", check_modules=False).matrix, index, "c.yaml")
     assert new.startswith(HEAD) and new.endswith(TAIL)
     return new[len(HEAD) : -len(TAIL)]
 
@@ -483,7 +484,7 @@ def test_write_refuses_to_change_an_anchor_other_sections_use(tmp_path, index):
     path.write_text(text)
     matrix = load_text(text, str(path), check_modules=False).matrix
     with pytest.raises(up.UpstreamError, match=r"would change 'releases' \(a shared YAML anchor\); edit the file by hand"):
-        up.write(str(path), matrix, index)
+        upstream_write.write(str(path), matrix, index)
     assert path.read_text() == text
 
 
