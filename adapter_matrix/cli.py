@@ -150,6 +150,8 @@ def validate(
             if changed:
                 _console().print(f"{m.path}: updated the torch facts from {upstream}")
                 m, findings = findings_of(located.path)  # report on what the file says now
+            else:
+                _console().print(f"{m.path}: torch facts already up to date")
         _print_diagnostics(findings)
         errors = sum(1 for d in findings if d.severity == "error")
         failed = failed or errors > 0
