@@ -225,11 +225,11 @@ def check(
     if as_json:
         typer.echo(json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs}, indent=2))
     else:
-        console = _console()
+        console = _console() if sys.stdout.isatty() else None  # colors only where someone sees them
         for i, doc in enumerate(docs):
             if i:
-                console.print()
-            render_check(console, doc)
+                typer.echo("")
+            render_check(doc, console)
     raise typer.Exit(code)
 
 

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 from .model import Detector, Dimension
 
 __all__ = ["Detection", "detect", "run_detector"]
 
 
-@dataclass(frozen=True)
-class Detection:
+class Detection(NamedTuple):
     """The outcome for one dimension: a version string, or why none was found."""
 
     dimension: str

@@ -7,15 +7,13 @@ collect diagnostics instead of raising, so that a user sees every problem at onc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import os
-from typing import Iterable, List, Optional, Sequence
+from typing import Iterable, List, NamedTuple, Optional, Sequence
 
 __all__ = ["Mark", "Diagnostic", "Diagnostics", "MatrixError", "UNKNOWN_MARK", "display_path", "read_matrix_file"]
 
 
-@dataclass(frozen=True, order=True)
-class Mark:
+class Mark(NamedTuple):
     """A 1-based line and column in a named file."""
 
     file: str
@@ -29,8 +27,7 @@ class Mark:
 UNKNOWN_MARK = Mark("<unknown>", 0, 0)
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(NamedTuple):
     """One problem found in a matrix file.
 
     ``message`` says what is wrong; ``hint`` says how to fix it. ``severity`` is
@@ -49,11 +46,11 @@ class Diagnostic:
         return f"{self.mark}: {label}{self.message}{tail}"
 
 
-@dataclass
 class Diagnostics:
     """An ordered collection of diagnostics, filled while loading one file."""
 
-    items: List[Diagnostic] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.items: List[Diagnostic] = []
 
     def error(self, mark: Mark, message: str, hint: str = "") -> None:
         self.items.append(Diagnostic(mark, message, hint, "error"))

@@ -6,8 +6,7 @@ never imported: ``import torch`` costs seconds and can itself be what is broken.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -19,8 +18,7 @@ from .queries import Environment
 __all__ = ["Installed", "current_python", "detect_environment"]
 
 
-@dataclass(frozen=True)
-class Installed:
+class Installed(NamedTuple):
     """An environment as detected, with how each dimension was found."""
 
     environment: Environment

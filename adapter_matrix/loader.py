@@ -9,7 +9,6 @@ A user mistake never escapes as a traceback.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import difflib
 import math
@@ -95,7 +94,7 @@ def _one_line(diagnostic: Diagnostic) -> Diagnostic:
     def escape(text: str) -> str:
         return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
-    return dataclasses.replace(diagnostic, message=escape(diagnostic.message), hint=escape(diagnostic.hint))
+    return diagnostic._replace(message=escape(diagnostic.message), hint=escape(diagnostic.hint))
 
 
 def _seconds(text: str) -> float:
@@ -430,7 +429,7 @@ class _Builder:
             dimensions=self.dimension_specs(f.get("dimensions"), "release dimensions"),
             rules=rules,
             mark=node.mark,
-            marks={k: v.mark for k, v in f.items()},
+            marks=tuple((k, v.mark) for k, v in f.items()),
         )
 
     def rule(self, node: Node) -> Optional[StatusRule]:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import enum
 import re
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -58,8 +57,7 @@ class Status(str, enum.Enum):
 _PYTHON_RE = re.compile(r"^(?P<major>\d+)\.(?P<minor>\d+)(?P<t>t?)$")
 
 
-@dataclass(frozen=True, order=True)
-class PythonVersion:
+class PythonVersion(NamedTuple):
     """A CPython feature release, e.g. ``3.11``, or a free-threaded build, ``3.13t``."""
 
     version: Version
@@ -82,8 +80,7 @@ class PythonVersion:
         return f"{self.version.major}.{self.version.minor}" + ("t" if self.free_threaded else "")
 
 
-@dataclass(frozen=True)
-class Spec:
+class Spec(NamedTuple):
     """A specifier set together with the text the user wrote (``str(SpecifierSet)`` reorders)."""
 
     text: str
@@ -103,8 +100,7 @@ class Spec:
         return self.text
 
 
-@dataclass(frozen=True)
-class PythonClaim:
+class PythonClaim(NamedTuple):
     """Which Pythons a release supports: a range (``>=3.8``) or an explicit list of versions.
 
     A range is intersected with the wheels each torch release has; an explicit list is a
@@ -127,8 +123,7 @@ class PythonClaim:
         return self.text
 
 
-@dataclass(frozen=True)
-class Adapter:
+class Adapter(NamedTuple):
     """The adapter the matrix describes."""
 
     distribution: str
@@ -137,8 +132,7 @@ class Adapter:
     mark: Mark
 
 
-@dataclass(frozen=True)
-class InstallSource:
+class InstallSource(NamedTuple):
     """Where CI installs torch from: an index, a folder of wheels, or both, with a fallback."""
 
     name: str
@@ -149,8 +143,7 @@ class InstallSource:
     mark: Mark
 
 
-@dataclass(frozen=True)
-class TorchLine:
+class TorchLine(NamedTuple):
     """Upstream facts about one torch minor release line (e.g. 2.4)."""
 
     minor: Version
@@ -174,8 +167,7 @@ class TorchLine:
         return str(self.minor)
 
 
-@dataclass(frozen=True)
-class Detector:
+class Detector(NamedTuple):
     """How to read an extra dimension's installed version.
 
     ``kind`` is ``env`` (variable name), ``file`` (path, read with ``regex``),
@@ -194,8 +186,7 @@ class Detector:
         return f"{self.kind} {what}"
 
 
-@dataclass(frozen=True)
-class Dimension:
+class Dimension(NamedTuple):
     """An extra dimension of the matrix, such as a driver toolkit version."""
 
     name: str
@@ -205,8 +196,7 @@ class Dimension:
     mark: Mark
 
 
-@dataclass(frozen=True)
-class StatusRule:
+class StatusRule(NamedTuple):
     """Overrides a release's status for the cells it matches (unset fields match anything)."""
 
     torch: Optional[Spec]
@@ -218,8 +208,7 @@ class StatusRule:
     mark: Mark
 
 
-@dataclass(frozen=True)
-class Release:
+class Release(NamedTuple):
     """One release of the adapter and what it claims to support."""
 
     version: Version
@@ -233,15 +222,14 @@ class Release:
     dimensions: Tuple[Tuple[str, Spec], ...]
     rules: Tuple[StatusRule, ...]
     mark: Mark
-    marks: Dict[str, Mark] = field(default_factory=dict, compare=False, hash=False)
+    marks: Tuple[Tuple[str, Mark], ...] = ()  # (key, position) of each key written
 
     def mark_of(self, key: str) -> Mark:
         """The position of one of this release's keys (for messages), else the release's."""
-        return self.marks.get(key, self.mark)
+        return next((mark for name, mark in self.marks if name == key), self.mark)
 
 
-@dataclass(frozen=True)
-class ShimRange:
+class ShimRange(NamedTuple):
     """The shim module that serves a range of torch versions."""
 
     module: str
@@ -249,8 +237,7 @@ class ShimRange:
     mark: Mark
 
 
-@dataclass(frozen=True)
-class CellRef:
+class CellRef(NamedTuple):
     """A (torch minor, Python) pair named in the ``ci`` section."""
 
     torch: Version
@@ -258,8 +245,7 @@ class CellRef:
     mark: Mark
 
 
-@dataclass(frozen=True)
-class Matrix:
+class Matrix(NamedTuple):
     """A whole ``compat.yaml``: upstream facts, the adapter's releases, shims and CI settings."""
 
     path: str
@@ -302,8 +288,7 @@ class Matrix:
         return self.releases[-1] if self.releases else None
 
 
-@dataclass(frozen=True)
-class LoadResult:
+class LoadResult(NamedTuple):
     """A validated matrix and the warnings its file produced."""
 
     matrix: Matrix

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
-from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
@@ -28,6 +27,7 @@ __all__ = [
     "claimed_lines",
     "pythons_for",
     "cell_status",
+    "release_status",
     "cells",
     "shim_for",
     "verdict",
@@ -58,8 +58,7 @@ class Outcome(str, enum.Enum):
         return self.value
 
 
-@dataclass(frozen=True)
-class Cell:
+class Cell(NamedTuple):
     """One combination the matrix makes a statement about."""
 
     release: Release
@@ -79,8 +78,7 @@ class Cell:
         return f"py{self.python}-torch{self.line.minor}{extra}"
 
 
-@dataclass(frozen=True)
-class Environment:
+class Environment(NamedTuple):
     """What is installed (or what a what-if question assumes)."""
 
     python: PythonVersion
@@ -94,8 +92,7 @@ class Environment:
         return dict(self.dimensions).get(name)
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(NamedTuple):
     """A supported combination reachable from an environment, as commands to paste."""
 
     summary: str
@@ -104,8 +101,7 @@ class Fix:
     cell: Cell
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """The answer for one environment, with the rows that decided it."""
 
     outcome: Outcome
@@ -115,7 +111,7 @@ class Verdict:
     shim: Optional[ShimRange] = None
     decided_by: Tuple[Mark, ...] = ()
     assumptions: Tuple[str, ...] = ()
-    fixes: Tuple[Fix, ...] = field(default=())
+    fixes: Tuple[Fix, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -163,6 +159,23 @@ def _rule_matches(spec: Optional[Spec], value: Optional[Version]) -> bool:
     return value is not None and spec.contains(value)
 
 
+def _after_window(release: Release, status: Status, reason: str, today: _dt.date) -> Tuple[Status, str, bool]:
+    """A support window that has ended turns a working status into ``eol``."""
+    if (
+        release.supported_until is not None
+        and today > release.supported_until
+        and status in (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
+    ):
+        return Status.EOL, f"support for {release.version} ended on {release.supported_until}", True
+    return status, reason, False
+
+
+def release_status(release: Release, today: Optional[_dt.date] = None) -> Tuple[Status, str]:
+    """The release's own status on ``today`` (its exceptions aside), with the reason."""
+    status, reason, _ended = _after_window(release, release.status, release.reason, today or _dt.date.today())
+    return status, reason
+
+
 def cell_status(
     release: Release,
     torch: Version,
@@ -183,12 +196,8 @@ def cell_status(
             status, reason, link = rule.status, rule.reason, rule.link
             marks = (release.mark, rule.mark)
             break
-    if (
-        release.supported_until is not None
-        and today > release.supported_until
-        and status in (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
-    ):
-        status, reason = Status.EOL, f"support for {release.version} ended on {release.supported_until}"
+    status, reason, ended = _after_window(release, status, reason, today)
+    if ended:
         marks = marks + (release.mark_of("supported-until"),)
     return status, reason, link, marks
 

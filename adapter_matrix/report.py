@@ -6,7 +6,8 @@ The JSON document (``check --json``) is a stable interface, documented in the RE
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+import sys
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .environment import Installed
 from .model import Matrix
@@ -94,10 +95,11 @@ _STYLE = {
 }
 
 
-def render_check(console: Any, doc: Dict[str, Any], supported_summary: Optional[List[str]] = None) -> None:
-    """Print one check document for a human."""
-    from rich.markup import escape
+Segment = Tuple[str, str]  # (text, rich style; "" for none)
 
+
+def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
+    """The report of one check document as lines of styled segments (no markup to escape)."""
     env = doc["environment"]
     rows = [
         ("matrix", f"{doc['matrix']}  ({doc['origin']})"),
@@ -109,25 +111,33 @@ def render_check(console: Any, doc: Dict[str, Any], supported_summary: Optional[
         rows.append((name, f"{found['value']}  (from {found['source']})" if found["value"] else f"unknown: {found['error']}"))
     rows += [(label, doc[key]) for label, key in (("release", "release"), ("shim", "shim")) if doc[key]]
     width = max(len(label) for label, _ in rows) + 2
-    for label, value in rows:
-        console.print(f"[dim]{escape(label.ljust(width))}[/]{escape(value)}", soft_wrap=True)
+    lines: List[List[Segment]] = [[(label.ljust(width), "dim"), (value, "")] for label, value in rows]
     verdict = doc["verdict"]
-    line = f"[{_STYLE[verdict]}]{verdict}[/]"
-    if doc["reasons"]:
-        line += ": " + escape("; ".join(doc["reasons"]))
-    console.print(line, soft_wrap=True)
-    for note in doc["assumptions"]:
-        console.print(f"[yellow]assumed:[/] {escape(note)}", soft_wrap=True)
+    lines.append([(verdict, _STYLE[verdict])] + ([(": " + "; ".join(doc["reasons"]), "")] if doc["reasons"] else []))
+    lines += [[("assumed:", "yellow"), (" " + note, "")] for note in doc["assumptions"]]
     if doc["decided_by"]:
-        console.print("[dim]decided by " + escape(", ".join(doc["decided_by"])) + "[/]", soft_wrap=True)
+        lines.append([("decided by " + ", ".join(doc["decided_by"]), "dim")])
     for i, fix in enumerate(doc["fixes"]):
-        label = "fix" if i == 0 else "or"
-        console.print(f"[bold]{label}:[/] {escape(fix['summary'])}", soft_wrap=True)
-        for command in fix["commands"]:
-            console.print(f"    {escape(command)}", highlight=False, soft_wrap=True)
+        lines.append([("fix:" if i == 0 else "or:", "bold"), (" " + fix["summary"], "")])
+        lines += [[(f"    {command}", "")] for command in fix["commands"]]
     if "deep" in doc:
-        console.print("[bold]deep check[/]")
+        lines.append([("deep check", "bold")])
         for step in doc["deep"]["steps"]:
-            mark = "[green]ok[/]  " if step["ok"] else "[red]FAIL[/]"
-            detail = f"  {escape(step['detail'])}" if step["detail"] else ""
-            console.print(f"  {mark} {escape(step['name']):<28} {step['seconds'] * 1000:8.1f} ms{detail}", soft_wrap=True)
+            detail = f"  {step['detail']}" if step["detail"] else ""
+            lines.append(
+                [("  ", ""), ("ok  " if step["ok"] else "FAIL", "green" if step["ok"] else "red"),
+                 (f" {step['name']:<28} {step['seconds'] * 1000:8.1f} ms{detail}", "")]
+            )
+    return lines
+
+
+def render_check(doc: Dict[str, Any], console: Any = None) -> None:
+    """Print one check document: with colors through rich on a terminal, as plain text
+    otherwise (pipes and CI logs; rich is then not even imported)."""
+    if console is None:
+        sys.stdout.write("".join("".join(text for text, _style in line) + "\n" for line in check_lines(doc)))
+        return
+    from rich.text import Text
+
+    for line in check_lines(doc):
+        console.print(Text.assemble(*line), soft_wrap=True, highlight=False)

@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from packaging.version import Version
 
 from .model import Matrix, PythonVersion, Release, Status
-from .queries import Cell, cell_status, cells, claimed_lines, pythons_for
+from .queries import Cell, cells, claimed_lines, pythons_for, release_status
 from .verification import Verification, index_records, verification_of
 from .words import LANGS, word
 
@@ -298,15 +298,6 @@ def _python_text(matrix: Matrix, release: Release) -> str:
     return ", ".join(t for t in texts if t)
 
 
-def _release_status(release: Release, today: Optional[_dt.date]) -> str:
-    """The release's own status on ``today``. ``cell_status`` of the release without its
-    per-cell exceptions is exactly that (a passed support window makes it ``eol``), so the
-    window rule lives in one place; torch and Python do not matter once no rule can match."""
-    bare = dataclasses.replace(release, rules=())
-    status, _reason, _link, _marks = cell_status(bare, Version("0"), PythonVersion.parse("3.0"), {}, today or _dt.date.today())
-    return status.value
-
-
 def releases(
     matrix: Matrix,
     release: Optional[Release] = None,
@@ -318,7 +309,7 @@ def releases(
     rows = []
     facts = []
     for rel in reversed(matrix.releases) if release is None else [release]:
-        status = _release_status(rel, today)
+        status = release_status(rel, today)[0].value
         dims: List[Span] = []  # each constraint as code, with plain separators (adjacent code spans merge)
         for name, spec in rel.dimensions:
             dims += ([Span(", ")] if dims else []) + [Span(f"{name} {spec}", code=True)]
