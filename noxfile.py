@@ -110,10 +110,12 @@ def _run_cell(session: nox.Session, row) -> None:
     build = _json_run(session, "adapter-matrix", "build", "--json", "--matrix", MATRIX.path)
     phases["build"] = time.perf_counter() - start
 
+    start = time.perf_counter()
     probe = _json_run(session, "adapter-matrix", "probe", "--json", "--matrix", MATRIX.path)
     os.makedirs(os.path.join(results, "probes"), exist_ok=True)
     with open(os.path.join(results, "probes", f"torch-{row.cell.line.minor}.json"), "w") as fh:
         json.dump(probe, fh, indent=2)
+    phases["probe"] = time.perf_counter() - start
 
     start = time.perf_counter()
     junit = os.path.join(session.create_tmp(), "junit.xml")
