@@ -27,11 +27,11 @@ import nox
 ROOT = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, ROOT)
 
-from adapter_matrix import cells as _cells  # noqa: E402
-from adapter_matrix.build import build_requirements  # noqa: E402
-from adapter_matrix.cache import load_matrix  # noqa: E402
-from adapter_matrix.interpreters import expose  # noqa: E402
-from adapter_matrix.plan import SESSION, plan  # noqa: E402
+from adapter_matrix.ci import cells as _cells  # noqa: E402
+from adapter_matrix.ci.interpreters import expose  # noqa: E402
+from adapter_matrix.ci.plan import SESSION, plan  # noqa: E402
+from adapter_matrix.device.build import build_requirements  # noqa: E402
+from adapter_matrix.matrix.cache import load_matrix  # noqa: E402
 
 MATRIX = load_matrix(os.environ.get("ADAPTER_MATRIX_NOX_MATRIX", os.path.join(ROOT, "compat.yaml"))).matrix
 ROWS = {row.cell.id: row for row in plan(MATRIX, "full")}

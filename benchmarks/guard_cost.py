@@ -2,7 +2,7 @@
 
     python benchmarks/guard_cost.py [--runs 11]
 
-Alternates `import torch` and `import torch` + `adapter_matrix.runtime.guard(...)` in
+Alternates `import torch` and `import torch` + `adapter_matrix.check.guard.guard(...)` in
 fresh interpreters (torch's autoload off on both sides, so only the guard differs) and
 prints the medians and the added share. Target: <= 1 %. The guard answers from its
 memo after the first call; the first (memo-less) call is timed separately in-process.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MATRIX = ROOT / "shims" / "compat.yaml"
-GUARD = f"from adapter_matrix.runtime import guard; guard({str(MATRIX)!r}, torch.__version__, '0.1.0')"
+GUARD = f"from adapter_matrix.check.guard import guard; guard({str(MATRIX)!r}, torch.__version__, '0.1.0')"
 
 
 def _run(code: str, env: dict) -> float:

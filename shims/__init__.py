@@ -5,7 +5,7 @@ with the ``torch.backends`` autoload entry point, ``import torch`` alone does it
 a failure warns with the fix instead of breaking ``import torch``.
 
 The shim module for the running torch is chosen from ``compat.yaml`` (packaged with
-this package) by ``adapter_matrix.runtime``.
+this package) by ``adapter_matrix.check.guard``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Steps, each failing with one clear message:
 
-1. the runtime guard (``adapter_matrix.runtime``) checks the pairing against the
+1. the runtime guard (``adapter_matrix.check.guard``) checks the pairing against the
    packaged ``compat.yaml`` and names the shim module for this torch;
 2. PrivateUse1 must be free, or already ours (another adapter is reported by name);
 3. the C++ core is built for this torch if needed (cached) and loaded after its build
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
 from adapter_matrix import __version__
-from adapter_matrix import build as _build
+from adapter_matrix.device import build as _build
 
 __all__ = ["AdapterError", "Activation", "activate", "current", "MATRIX_FILE"]
 
@@ -72,7 +72,7 @@ def activate(on_compile: Optional[Any] = None) -> Activation:
     start = time.perf_counter()
     import torch
 
-    from adapter_matrix.runtime import UnsupportedEnvironment, guard
+    from adapter_matrix.check.guard import UnsupportedEnvironment, guard
 
     try:
         selection = guard(MATRIX_FILE, torch.__version__, adapter_version=__version__)

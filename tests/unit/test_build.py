@@ -14,7 +14,7 @@ from .helpers import REPO
 
 pytest.importorskip("torch")
 
-from adapter_matrix.build import BuildMismatch, Extension, TorchBuild, build_dir, check_manifest, read_manifest  # noqa: E402
+from adapter_matrix.device.build import BuildMismatch, Extension, TorchBuild, build_dir, check_manifest, read_manifest  # noqa: E402
 
 
 def _cli(*args, env=None):

@@ -9,11 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from adapter_matrix.check.report import CHECK_KEYS
 
-from adapter_matrix.report import CHECK_KEYS
-
-from .helpers import FIXTURES, REPO, cli
+from .helpers import REPO, cli
 
 README = (REPO / "README.md").read_text()
 

@@ -35,7 +35,7 @@ def test_deep_check_passes_and_times_each_step():
 
 
 def test_deep_check_refuses_a_build_for_another_torch(tmp_path):
-    from adapter_matrix.build import Extension, build_dir, read_manifest
+    from adapter_matrix.device.build import Extension, build_dir, read_manifest
 
     ext = Extension.of_package("shims", "npu")
     folder = build_dir(ext)

@@ -6,14 +6,13 @@ import json
 import os
 import stat
 import sys
-from pathlib import Path
 
 import pytest
 
-from adapter_matrix.detectors import detect, run_detector
-from adapter_matrix.diagnostics import Mark
-from adapter_matrix.loader import load_text
-from adapter_matrix.model import Detector, Dimension
+from adapter_matrix.check.detectors import detect, run_detector
+from adapter_matrix.matrix.diagnostics import Mark
+from adapter_matrix.matrix.loader import load_text
+from adapter_matrix.matrix.model import Detector, Dimension
 
 from .helpers import FIXTURES, cli
 

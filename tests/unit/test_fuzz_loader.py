@@ -19,11 +19,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter_matrix.diagnostics import MatrixError
-from adapter_matrix.loader import load_text
-from adapter_matrix.model import LoadResult
-from adapter_matrix.queries import cells, shim_for
-from adapter_matrix.schema import STRUCTS
+from adapter_matrix.matrix.diagnostics import MatrixError
+from adapter_matrix.matrix.loader import load_text
+from adapter_matrix.matrix.model import LoadResult
+from adapter_matrix.matrix.queries import cells, shim_for
+from adapter_matrix.matrix.schema import STRUCTS
 
 from .helpers import REPO
 

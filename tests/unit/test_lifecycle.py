@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
-from adapter_matrix.gates import read_gates
-from adapter_matrix.loader import load
-from adapter_matrix.probe import diff
+from adapter_matrix.device.gates import read_gates
+from adapter_matrix.device.probe import diff
+from adapter_matrix.matrix.loader import load
 
 from .helpers import REPO, cli
 

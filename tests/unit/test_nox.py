@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adapter_matrix import cells
-from adapter_matrix.loader import load
-from adapter_matrix.plan import STRATEGIES, plan
+from adapter_matrix.ci import cells
+from adapter_matrix.ci.plan import STRATEGIES, plan
+from adapter_matrix.matrix.loader import load
 
-from .helpers import FIXTURES, REPO, cli
+from .helpers import REPO, cli
 
 NOX = shutil.which("nox", path=os.path.dirname(sys.executable)) or shutil.which("nox")
 needs_nox = pytest.mark.skipif(NOX is None, reason="nox is not installed")
@@ -162,6 +162,6 @@ def test_records_of_different_releases_both_count(tmp_path):
         record = json.loads(path.read_text())
         record["release"] = release
         path.write_text(json.dumps(record))
-    from adapter_matrix.results import read_records
+    from adapter_matrix.ci.results import read_records
 
     assert [(r["release"], r["outcome"]) for r in read_records(str(tmp_path))] == [("0.0.9", "failed"), ("0.1.0", "passed")]

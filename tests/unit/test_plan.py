@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from adapter_matrix.loader import load
-from adapter_matrix.plan import plan
+from adapter_matrix.ci.plan import plan
+from adapter_matrix.matrix.loader import load
 
 from .helpers import REPO, cli
 

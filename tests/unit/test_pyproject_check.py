@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from adapter_matrix.loader import load
-from adapter_matrix.pyproject import check_pyproject, expected_pythons
+from adapter_matrix.matrix.loader import load
+from adapter_matrix.upstream.pyproject import check_pyproject, expected_pythons
 
 from .helpers import FIXTURES, REPO, cli
 

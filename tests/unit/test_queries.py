@@ -7,9 +7,10 @@ import datetime as dt
 import pytest
 from packaging.version import Version
 
-from adapter_matrix.loader import load, load_text
-from adapter_matrix.model import PythonVersion, Status
-from adapter_matrix.queries import Environment, Outcome, cells, shim_for, verdict
+from adapter_matrix.check.verdict import Environment, Outcome, verdict
+from adapter_matrix.matrix.loader import load, load_text
+from adapter_matrix.matrix.model import PythonVersion, Status
+from adapter_matrix.matrix.queries import cells, shim_for
 
 from .helpers import FIXTURES, REPO
 

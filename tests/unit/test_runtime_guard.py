@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter_matrix import runtime
+from adapter_matrix.check import guard as runtime
 
 from .helpers import REPO
 

@@ -23,9 +23,9 @@ from typing import Dict, List, Tuple
 
 import pytest
 
-from adapter_matrix import tables
-from adapter_matrix.loader import load
-from adapter_matrix.queries import cells
+from adapter_matrix.matrix.loader import load
+from adapter_matrix.matrix.queries import cells
+from adapter_matrix.tables import views as tables
 
 from .helpers import FIXTURES, REPO
 
@@ -184,7 +184,7 @@ def test_mixed_cells_of_extra_dimensions_reach_the_dom(tmp_path):
 
 def _state_pages(folder: Path) -> List[Path]:
     """Pages that between them show every state: this repository's grid plus fixtures."""
-    from adapter_matrix.results import read_records
+    from adapter_matrix.ci.results import read_records
 
     minimal = load(FIXTURES / "minimal.yaml").matrix
     dims = load(FIXTURES / "tables" / "dimensions.yaml").matrix

@@ -13,13 +13,13 @@ import json
 import re
 
 import pytest
+from adapter_matrix.tables.formats import JSON_SCHEMA_VERSION, render_csv, render_markdown, render_rst
+from adapter_matrix.tables.table import Column, Span, Table, TableCell
+from adapter_matrix.tables.words import LANGS, WORDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter_matrix import tables
-from adapter_matrix.tableformats import JSON_SCHEMA_VERSION, render_csv, render_markdown, render_rst
-from adapter_matrix.tables import Column, Span, Table, TableCell
-from adapter_matrix.words import LANGS, WORDS
+from adapter_matrix.tables import views as tables
 
 from .helpers import REPO
 from .test_table_golden import CASES, GOLDEN, TODAY, matrix, render
@@ -122,7 +122,7 @@ def test_any_cell_text_survives_rst(row):
 
 
 def _records():
-    from adapter_matrix.results import read_records
+    from adapter_matrix.ci.results import read_records
 
     from .test_table_golden import RESULTS
 

@@ -15,13 +15,13 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+from adapter_matrix.tables.formats import FORMATS
+from adapter_matrix.tables.words import LANGS
 
-from adapter_matrix import tables
-from adapter_matrix.loader import load
-from adapter_matrix.model import Matrix
-from adapter_matrix.results import read_records
-from adapter_matrix.tableformats import FORMATS
-from adapter_matrix.words import LANGS
+from adapter_matrix.ci.results import read_records
+from adapter_matrix.matrix.loader import load
+from adapter_matrix.matrix.model import Matrix
+from adapter_matrix.tables import views as tables
 
 from .helpers import FIXTURES
 

@@ -9,10 +9,11 @@ import sys
 import time
 
 import pytest
+from adapter_matrix.tables.markers import MarkerError, find_blocks
 
-from adapter_matrix import docs
-from adapter_matrix.loader import load
-from adapter_matrix.markers import MarkerError, atomic_write, find_blocks
+from adapter_matrix.files import atomic_write
+from adapter_matrix.matrix.loader import load
+from adapter_matrix.tables import docs
 
 from .helpers import FIXTURES, REPO, cli
 
@@ -274,8 +275,8 @@ def test_a_kill_during_update_leaves_the_old_file(tmp_path):
     ready = tmp_path / "half-written"
     script = f"""
 import time
-from adapter_matrix import docs
-from adapter_matrix.loader import load
+from adapter_matrix.tables import docs
+from adapter_matrix.matrix.loader import load
 
 def slow(fh, data):
     fh.write(data[: len(data) // 2])

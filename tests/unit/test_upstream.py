@@ -16,10 +16,10 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from adapter_matrix import upstream as up
-from adapter_matrix import upstream_write
-from adapter_matrix.loader import load_text
-from adapter_matrix.model import PythonVersion
+from adapter_matrix.matrix.loader import load_text
+from adapter_matrix.matrix.model import PythonVersion
+from adapter_matrix.upstream import index as up
+from adapter_matrix.upstream import write as upstream_write
 
 from .helpers import FIXTURES, REPO, cli
 
@@ -372,7 +372,7 @@ def test_a_failed_write_leaves_the_file_whole(tmp_path, monkeypatch, index):
     def replace(src: str, dst: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("adapter_matrix.markers.os.replace", replace)
+    monkeypatch.setattr("adapter_matrix.files.os.replace", replace)
     with pytest.raises(OSError):
         upstream_write.write(str(path), matrix, index)
     assert path.read_text() == _without_2_15()

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from adapter_matrix.diagnostics import MatrixError
-from adapter_matrix.loader import load, load_text
-from adapter_matrix.schema import json_schema
+from adapter_matrix.matrix.diagnostics import MatrixError
+from adapter_matrix.matrix.loader import load, load_text
+from adapter_matrix.matrix.schema import json_schema
 
 from .helpers import FIXTURES, REPO, cli
 

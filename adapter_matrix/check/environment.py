@@ -1,0 +1,98 @@
+"""The environment as the model sees it: detected, or assumed by what-if flags.
+
+torch and the adapter are read from distribution metadata (:mod:`adapter_matrix.check.facts`),
+never imported: ``import torch`` costs seconds and can itself be what is broken.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, NamedTuple, Optional, Tuple
+
+from packaging.version import InvalidVersion, Version
+
+from ..matrix.model import Matrix, PythonVersion
+from .detectors import Detection, detect
+from .facts import distribution_version, python_identity
+from .verdict import Environment
+
+__all__ = ["Installed", "current_python", "detect_environment"]
+
+
+class Installed(NamedTuple):
+    """An environment as detected, with how each dimension was found."""
+
+    environment: Environment
+    torch_text: Optional[str]
+    adapter_text: Optional[str]
+    detections: Tuple[Detection, ...]
+
+    @property
+    def torch_variant(self) -> Optional[str]:
+        torch = self.environment.torch
+        return torch.local if torch is not None else None
+
+
+def _parse(text: Optional[str]) -> Optional[Version]:
+    if text is None:
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def current_python() -> Tuple[PythonVersion, str, str]:
+    """This interpreter: feature release (``3.13t`` when free-threaded), full version, implementation."""
+    feature, full, implementation = python_identity()
+    return PythonVersion.parse(feature), full, implementation
+
+
+def detect_environment(
+    matrix: Matrix,
+    *,
+    python: Optional[PythonVersion] = None,
+    torch: Optional[str] = None,
+    adapter: Optional[str] = None,
+    dimensions: Optional[Dict[str, str]] = None,
+) -> Installed:
+    """Detect the environment; each keyword overrides one detected value (what-if questions).
+
+    Raises :class:`ValueError` for an override that is not a valid version.
+    """
+    detected_python, full, implementation = current_python()
+    if python is not None:
+        full = str(python)
+        implementation = "cpython"
+    torch_text = torch if torch is not None else distribution_version("torch")
+    adapter_text = adapter if adapter is not None else distribution_version(matrix.adapter.distribution)
+    for label, text, given in (("torch", torch_text, torch), ("adapter", adapter_text, adapter)):
+        if given is not None and _parse(text) is None:
+            raise ValueError(f"--{label} {text!r} is not a PEP 440 version")
+    overrides = dimensions or {}
+    detections = []
+    dim_values = []
+    for dim in matrix.dimensions:
+        if dim.name in overrides:
+            found = Detection(dim.name, overrides[dim.name], "--set", None)
+        else:
+            found = detect(dim)
+        value = _parse(found.value)
+        if found.value is not None and value is None:
+            found = Detection(dim.name, None, found.source, f"{found.value!r} is not a PEP 440 version")
+            if dim.name in overrides:
+                raise ValueError(f"--set {dim.name}={overrides[dim.name]!r} is not a PEP 440 version")
+        detections.append(found)
+        dim_values.append((dim.name, value))
+    unknown = set(overrides) - {d.name for d in matrix.dimensions}
+    if unknown:
+        raise ValueError(f"--set names unknown dimension(s) {', '.join(sorted(unknown))}; the matrix declares: "
+                         + (", ".join(d.name for d in matrix.dimensions) or "none"))
+    env = Environment(
+        python=python or detected_python,
+        python_full=full,
+        implementation=implementation,
+        torch=_parse(torch_text),
+        adapter=_parse(adapter_text),
+        dimensions=tuple(dim_values),
+    )
+    return Installed(env, torch_text, adapter_text, tuple(detections))

@@ -1,0 +1,113 @@
+"""Result records of test sessions: read, aggregate, and tell whether everything passed.
+
+A record is the JSON file a ``device(...)`` session writes (``adapter_matrix.ci.cells``).
+Records are read recursively, so a folder of downloaded CI artifacts works as is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence
+
+__all__ = ["RecordError", "Summary", "read_records", "summarize", "render_markdown"]
+
+
+class RecordError(ValueError):
+    """A folder without records, or a record that is not one."""
+
+
+@dataclass(frozen=True)
+class Summary:
+    records: List[Dict[str, Any]]
+    missing: List[str]  # expected cells without a record
+
+    @property
+    def failed(self) -> List[Dict[str, Any]]:
+        return [r for r in self.records if r.get("outcome") != "passed"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.missing
+
+
+def read_records(folder: str) -> List[Dict[str, Any]]:
+    """Every result record under ``folder``: the newest per (cell, adapter release), sorted by cell."""
+    if not os.path.isdir(folder):
+        raise RecordError(f"{folder}: no such folder")
+    by_cell: Dict[Any, Dict[str, Any]] = {}
+    for base, _dirs, files in os.walk(folder):
+        for name in files:
+            if not name.endswith(".json"):
+                continue
+            path = os.path.join(base, name)
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    record = json.load(fh)
+            except (OSError, ValueError) as exc:
+                raise RecordError(f"{path}: not a result record ({exc})") from None
+            if not isinstance(record, dict) or "cell" not in record or "outcome" not in record:
+                continue  # other JSON files (e.g. junit conversions) are not ours
+            record["_path"] = path
+            key = (record["cell"], record.get("release"))  # one release's evidence never hides another's
+            old = by_cell.get(key)
+            if old is None or record.get("timestamp", "") > old.get("timestamp", ""):
+                by_cell[key] = record
+    if not by_cell:
+        raise RecordError(f"{folder}: no result records")
+    return [by_cell[k] for k in sorted(by_cell, key=lambda k: (_cell_key(k[0]), str(k[1])))]
+
+
+def _cell_key(cell: str) -> tuple:
+    """Sort py3.9-torch2.10 after py3.13-torch2.9: by torch line, then Python."""
+    try:
+        py, torch = cell.split("-torch", 1)
+        t = tuple(int(x) for x in torch.split("-")[0].split("."))
+        p = tuple(int(x) for x in py[2:].rstrip("t").split("."))
+        return (t, p, cell)
+    except ValueError:
+        return ((999,), (999,), cell)
+
+
+def summarize(records: List[Dict[str, Any]], expected: Optional[Sequence[str]] = None) -> Summary:
+    seen = {r["cell"] for r in records}
+    missing = [cell for cell in (expected or ()) if cell not in seen]
+    return Summary(records, missing)
+
+
+def _tests(record: Dict[str, Any]) -> str:
+    t = record.get("tests") or {}
+    return f"{t.get('passed', 0)}/{t.get('failed', 0)}/{t.get('skipped', 0)}/{t.get('errors', 0)}" if t else "-"
+
+
+def rows(summary: Summary) -> List[List[str]]:
+    """Table rows: cell, Python, torch, outcome, tests p/f/s/e, build s, duration s, when."""
+    out = []
+    for r in summary.records:
+        build = f"{r.get('build_seconds') or 0:.0f}" + (" (cached)" if r.get("build_cached") else "")
+        out.append(
+            [
+                r["cell"],
+                str(r.get("python", "")),
+                str(r.get("torch") or r.get("torch_claimed", "")),
+                r["outcome"],
+                _tests(r),
+                build,
+                f"{r.get('duration', 0):.0f}",
+                str(r.get("timestamp", ""))[:16].replace("T", " "),
+            ]
+        )
+    for cell in summary.missing:
+        out.append([cell, "", "", "missing", "-", "-", "-", ""])
+    return out
+
+
+HEADERS = ["cell", "Python", "torch", "outcome", "tests p/f/s/e", "build s", "duration s", "when (UTC)"]
+
+
+def render_markdown(summary: Summary) -> str:
+    body = [HEADERS] + rows(summary)
+    widths = [max(len(r[i]) for r in body) for i in range(len(HEADERS))]
+    line = lambda cols: "| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths)) + " |"  # noqa: E731
+    return "\n".join([line(body[0]), "| " + " | ".join("-" * w for w in widths) + " |"] + [line(r) for r in body[1:]]) + "\n"

@@ -1,0 +1,82 @@
+"""`plan` and `results`: what CI runs, and what its runs recorded."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, one_matrix, release_or_exit
+
+
+@app.command()
+def plan(
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    strategy: str = typer.Option("full", "--strategy", "-s", help="full, edges, latest or smoke."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, json, or github ({\"include\": [...]})."),
+    release: Optional[str] = typer.Option(None, "--release", help="Adapter release (default: the newest)."),
+) -> None:
+    """The combinations to test, each named by the nox session that runs it."""
+    from ..ci.plan import STRATEGIES
+    from ..ci.plan import plan as make_plan
+
+    if strategy not in STRATEGIES:
+        fail(f"--strategy {strategy!r}: choose from {', '.join(STRATEGIES)}")
+    if fmt not in ("text", "json", "github"):
+        fail(f"--format {fmt!r}: choose from text, json, github")
+    result = one_matrix(matrix)
+    rows = make_plan(result.matrix, strategy, release_or_exit(result, release))
+    if fmt == "json":
+        typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
+    elif fmt == "github":
+        include = [
+            {"session": r.session, "python": str(r.cell.python), "torch": str(r.cell.torch), "id": r.cell.id}
+            for r in rows
+        ]
+        typer.echo(json.dumps({"include": include}, separators=(",", ":")))
+    else:
+        for r in rows:
+            typer.echo(f"{r.session:<28} torch {str(r.cell.torch):<8} {r.cell.status.value:<12} {' '.join(r.tiers)}")
+
+
+@app.command()
+def results(
+    folder: str = typer.Argument(..., help="Folder of result records (searched recursively)."),
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    expect: Optional[str] = typer.Option(None, "--expect", help="A plan strategy whose every cell must have a record."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, markdown or json."),
+) -> None:
+    """Aggregate the result records of test sessions. Exit 1 if a cell failed or is missing."""
+    from ..ci import results as res
+
+    try:
+        records = res.read_records(folder)
+    except res.RecordError as exc:
+        fail(str(exc))
+    expected = None
+    if expect is not None:
+        from ..ci.plan import STRATEGIES
+        from ..ci.plan import plan as make_plan
+
+        if expect not in STRATEGIES:
+            fail(f"--expect {expect!r}: choose from {', '.join(STRATEGIES)}")
+        expected = [r.cell.id for r in make_plan(one_matrix(matrix).matrix, expect)]
+    summary = res.summarize(records, expected)
+    if fmt == "json":
+        clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in summary.records]
+        typer.echo(json.dumps({"ok": summary.ok, "records": clean, "missing": summary.missing}, indent=2))
+    elif fmt == "markdown":
+        typer.echo(res.render_markdown(summary), nl=False)
+    elif fmt == "text":
+        from rich.table import Table
+
+        table = Table(*res.HEADERS, title=f"{len(summary.records)} cell(s) in {folder}")
+        style = {"passed": "green", "failed": "red", "missing": "yellow"}
+        for row in res.rows(summary):
+            table.add_row(*row[:3], f"[{style.get(row[3], 'red')}]{row[3]}[/]", *row[4:])
+        console_for().print(table)
+    else:
+        fail(f"--format {fmt!r}: choose from text, markdown, json")
+    if not summary.ok:
+        raise typer.Exit(EXIT_UNSUPPORTED)

@@ -1,0 +1,193 @@
+"""The adapter's device: `build`, `probe`, `new-shim` and `shims report`."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+import typer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..matrix.model import LoadResult
+
+from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, find_or_exit, load_or_exit, one_matrix
+
+
+@app.command()
+def build(
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the compiler's commands."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was built as JSON (for CI)."),
+) -> None:
+    """Compile the adapter's C++ core for the installed torch (cached: a no-op when up to date).
+
+    Exit 0 built or up to date, 1 the compiler failed (its whole output is shown), 2 usage.
+    """
+    import os
+    import time
+
+    os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")  # do not activate the adapter here
+    result = one_matrix(matrix)
+    from ..device.build import BuildError, BuildMismatch, Extension, ensure_built
+
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        fail("torch is not installed; install it first, e.g. `adapter-matrix check` says which")
+    try:
+        ext = Extension.of_package(result.matrix.adapter.shims, result.matrix.adapter.device)
+    except BuildError as exc:
+        fail(str(exc))
+    console = console_for()
+    start = time.perf_counter()
+    progress = None
+
+    def announce(folder: object) -> None:
+        nonlocal progress
+        if as_json:
+            return
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True)
+        progress.start()
+        progress.add_task(f"compiling {ext.name} for torch {torch.__version__} (about a minute on 2 cores)")
+
+    try:
+        done = ensure_built(ext, verbose=verbose, on_compile=announce)
+    except (BuildError, BuildMismatch) as exc:
+        if progress is not None:
+            progress.stop()
+        console_for(stderr=True).print(str(exc), markup=False, highlight=False)
+        raise typer.Exit(EXIT_UNSUPPORTED)
+    if progress is not None:
+        progress.stop()
+    if as_json:
+        typer.echo(json.dumps({"extension": ext.name, "path": str(done.path), "compiled": done.compiled, **done.manifest}, indent=2))
+        return
+    what = f"compiled in {done.manifest['build_seconds']:.0f} s" if done.compiled else f"up to date ({time.perf_counter() - start:.2f} s, nothing compiled)"
+    console.print(f"{ext.name} for torch {done.manifest['torch']}: {what}")
+    console.print(f"cache: {done.path}")
+
+
+def _csrc(result: "LoadResult") -> Any:
+    """The adapter's C++ sources folder, found without importing the adapter (or None)."""
+    from ..device.build import BuildError, Extension
+
+    try:
+        return Extension.of_package(result.matrix.adapter.shims, result.matrix.adapter.device).csrc
+    except BuildError:
+        return None
+
+
+def _read_json(path: str) -> Dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as exc:
+        fail(f"{path}: cannot read a probe: {exc}")
+
+
+@app.command()
+def probe(
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the probe as JSON (to save and diff later)."),
+    diff: Optional[List[str]] = typer.Option(None, "--diff", help="Compare two saved probes: --diff A.json --diff B.json."),
+) -> None:
+    """Which PrivateUse1 capabilities the installed torch has (imports torch), or what moved between two probes."""
+    from ..device import probe as pr
+
+    if diff:
+        if len(diff) != 2:
+            fail("--diff takes two probe files: --diff A.json --diff B.json")
+        a, b = (_read_json(p) for p in diff)
+        changes = pr.diff(a, b)
+        for change in changes:
+            typer.echo(change.describe(f"torch {a.get('torch')}", f"torch {b.get('torch')}"))
+        if not changes:
+            typer.echo(f"no differences between torch {a.get('torch')} and torch {b.get('torch')}")
+        return
+    found = find_or_exit(matrix)
+    csrc = _csrc(load_or_exit(found[0].path)) if found else None
+    try:
+        answer = pr.probe(csrc)
+    except ImportError:
+        fail("torch is not installed: probe asks the installed torch")
+    if as_json:
+        typer.echo(json.dumps(answer, indent=2))
+        return
+    console = console_for()
+    console.print(f"torch {answer['torch']} (Python {answer['python']})")
+    for name, value in answer["capabilities"].items():
+        shown = ", ".join(f"{k}={'on' if v else 'off'}" for k, v in value.items()) if isinstance(value, dict) else value
+        console.print(f"  {name:<40} {shown}", markup=False)
+
+
+@app.command(name="new-shim")
+def new_shim(
+    version: str = typer.Argument(..., help="The new torch minor, e.g. 2.16."),
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    probe_new: Optional[str] = typer.Option(None, "--probe", help="Probe of the new torch (default: probe the installed one if it is that minor)."),
+    probe_base: Optional[str] = typer.Option(None, "--base", help="Probe of the previous torch (default: docs/probes/torch-X.Y.json next to the matrix)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes without writing them."),
+) -> None:
+    """Scaffold the shim for a new torch minor, add it to compat.yaml as experimental, and list what to check."""
+    from pathlib import Path
+
+    from packaging.version import InvalidVersion, Version
+
+    from ..device import newshim
+
+    try:
+        minor = Version(version)
+    except InvalidVersion:
+        fail(f"{version!r} is not a torch version such as 2.16")
+    located = find_or_exit(matrix)[0]
+    result = load_or_exit(located.path, fresh=True)
+    matrix_path = Path(located.path).resolve()
+    new = _read_json(probe_new) if probe_new else None
+    if new is None:
+        from ..device import probe as pr
+
+        try:
+            answer = pr.probe(_csrc(result))
+            if answer["torch_minor"] == f"{minor.major}.{minor.minor}":
+                new = answer
+        except ImportError:
+            pass
+    if probe_base is None:
+        recorded = newshim.recorded_probe(matrix_path, result.matrix, minor)
+        probe_base = str(recorded) if recorded else None
+    base = _read_json(probe_base) if probe_base else None
+    try:
+        plan_ = newshim.scaffold(matrix_path, result.matrix, minor, new, base)
+        if not dry_run:
+            newshim.apply(matrix_path, plan_)
+    except newshim.NewShimError as exc:
+        fail(str(exc))
+    console = console_for()
+    console.print(f"{'would write' if dry_run else 'wrote'} {plan_.module_path} ({plan_.module})")
+    typer.echo(plan_.matrix_diff, nl=False)
+    console.print("[bold]to do:[/]")
+    for item in plan_.todo:
+        console.print(f"  - {item}", markup=False)
+
+
+shims_app = typer.Typer(help="Shim lifecycle: what the supported torch releases no longer need.", no_args_is_help=True)
+app.add_typer(shims_app, name="shims")
+
+
+@shims_app.command("report")
+def shims_report(matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP)) -> None:
+    """Shims that serve no supported torch and C++ gates that are constant for all of them. Exit 1 if any."""
+    from ..device.shimsreport import report, supported_torch
+
+    result = one_matrix(matrix)
+    findings = report(result.matrix, _csrc(result))
+    torch = supported_torch(result.matrix)
+    console = console_for()
+    span = f"torch {torch[0]}\u2013{torch[-1]}" if torch else "no torch"
+    for finding in findings:
+        console.print(str(finding), markup=False)
+    console.print(f"{len(findings)} finding(s); supported releases claim {span}")
+    if findings:
+        raise typer.Exit(EXIT_UNSUPPORTED)

@@ -1,0 +1,118 @@
+"""`table`: render a view of the matrix, or keep the copies in documents current."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+import typer
+
+from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, one_matrix, release_or_exit
+
+
+def _table_fix(options: Dict[str, Optional[str]], tail: List[str]) -> str:
+    """The ``adapter-matrix table`` command line that rewrites what ``--check`` found stale."""
+    import shlex
+
+    args = ["adapter-matrix", "table"]
+    for flag, value in options.items():
+        if value is not None:
+            args += [flag, value]
+    return " ".join(shlex.quote(a) for a in args + tail)
+
+
+@app.command()
+def table(
+    files: List[str] = typer.Argument(None, help="Documents whose adapter-matrix:table blocks to --update or --check."),
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    view: Optional[str] = typer.Option(
+        None, "--view", help="grid (torch x Python; the default), verified (the grid with test evidence) or releases."
+    ),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="markdown (the default), rst, html, csv or json."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="Language of headers and legend: en (the default) or zh."),
+    release: Optional[str] = typer.Option(None, "--release", help="Adapter release (default: the newest)."),
+    results: Optional[str] = typer.Option(
+        None, "--results", help="Folder of result records for --view verified (and for verified blocks without results=)."
+    ),
+    today: Optional[str] = typer.Option(None, "--today", help="Judge support windows on this date, YYYY-MM-DD (default: today)."),
+    output: Optional[str] = typer.Option(
+        None, "--output", "-o", help="Write the table to this file, atomically; with --check, verify the file instead."
+    ),
+    update: bool = typer.Option(False, "--update", help="Rewrite the blocks between markers in FILES, atomically."),
+    check_: bool = typer.Option(False, "--check", help="Exit 1 with a diff if a block in FILES (or the --output file) is stale."),
+) -> None:
+    """Render a compatibility table, or keep the tables in documents and generated files up to date.
+
+    Exit 0 done or up to date, 1 --check found a stale table (the diff and the fixing
+    command are printed), 2 usage error, bad marker or invalid matrix.
+    """
+    import datetime as _dt
+
+    from ..tables import docs
+    from ..tables import views as tables
+
+    if update and check_:
+        fail("--update and --check exclude each other")
+    if files and output:
+        fail("give FILES (blocks to --update/--check) or --output FILE (a whole generated file), not both")
+    if files and not (update or check_):
+        fail("give --update or --check with FILES")
+    if update and output:
+        fail("--output writes the file by itself; --update is for the blocks in FILES")
+    if check_ and not (files or output):
+        fail("--check needs FILES or --output FILE")
+    if update and not files:
+        fail("--update needs at least one FILE")
+    if files:
+        given = [flag for flag, value in (("--view", view), ("--format", fmt), ("--lang", lang), ("--release", release)) if value]
+        if given:
+            fail(f"{', '.join(given)}: a block takes these from its marker (e.g. view=grid lang=zh), not from the command line")
+    when = None
+    if today is not None:
+        try:
+            when = _dt.date.fromisoformat(today)
+        except ValueError:
+            fail(f"--today {today!r}: write a date as YYYY-MM-DD")
+    result = one_matrix(matrix)
+    common = {"--matrix": matrix, "--today": today, "--results": results}
+    console = console_for()
+    if files:
+        try:
+            outcomes = docs.sync(result.matrix, files, write=update, today=when, results=results)
+        except docs.DocError as exc:
+            fail(str(exc))
+        stale = [o.path for o in outcomes if o.changed]
+        for o in outcomes:
+            if update:
+                console.print(f"{o.path}: {'updated' if o.changed else 'up to date'} ({o.blocks} block{'s' if o.blocks != 1 else ''})", markup=False)
+            elif o.changed:
+                typer.echo(o.diff, nl=False)
+        if check_ and stale:
+            fix = _table_fix(common, ["--update"] + stale)
+            console_for(stderr=True).print(f"stale tables in {' '.join(stale)}; fix with:\n    {fix}", markup=False, style="red")
+            raise typer.Exit(EXIT_UNSUPPORTED)
+        if check_:
+            console.print(f"{len(outcomes)} file(s), {sum(o.blocks for o in outcomes)} table block(s): up to date")
+        return
+    try:
+        records = docs.load_records(results) if results else None
+        text = tables.render(
+            result.matrix, view=view or "grid", fmt=fmt or "markdown", lang=lang or "en",
+            release=release_or_exit(result, release), today=when, records=records,
+        )
+    except ValueError as exc:  # a bad view, format or language, or unreadable records
+        fail(str(exc))
+    if not output:
+        typer.echo(text, nl=False)
+        return
+    try:
+        outcome = docs.sync_output(output, text, write=not check_)
+    except docs.DocError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{output}: cannot write: {exc.strerror}")
+    if check_ and outcome.changed:
+        typer.echo(outcome.diff, nl=False)
+        fix = _table_fix({**common, "--view": view, "--format": fmt, "--lang": lang, "--release": release}, ["--output", output])
+        console_for(stderr=True).print(f"{output} is stale; fix with:\n    {fix}", markup=False, style="red")
+        raise typer.Exit(EXIT_UNSUPPORTED)
+    console.print(f"{output}: {'written' if outcome.changed else 'up to date'}", markup=False)

@@ -1,0 +1,88 @@
+"""`validate` and `schema`: is the matrix itself right?"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+import typer
+
+from .common import EXIT_USAGE, MATRIX_HELP, app, console_for, fail, find_or_exit, load_or_exit, print_diagnostics
+
+
+@app.command()
+def validate(
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    pyproject: Optional[str] = typer.Option(
+        None, "--pyproject", help="Also check this pyproject.toml's requires-python, classifiers and torch pin."
+    ),
+    upstream: Optional[str] = typer.Option(
+        None, "--upstream", help="Check the torch facts against PyPI's wheels: 'pypi', or a recorded Simple JSON file."
+    ),
+    write: bool = typer.Option(False, "--write", help="With --upstream: update the torch facts in the matrix file."),
+) -> None:
+    """Lint the matrix: every error at once, as FILE:LINE:COL: message — fix. Exit 2 on errors."""
+    from ..matrix.queries import cells
+
+    if write and not upstream:
+        fail("--write needs --upstream")
+    index = None
+    if upstream:
+        from ..upstream import index as up
+        from ..upstream import write as upstream_write
+
+        try:
+            index = up.read_upstream(upstream)
+        except up.UpstreamError as exc:
+            fail(str(exc))
+
+    def findings_of(path: str) -> Any:
+        result = load_or_exit(path, fresh=True)
+        found = list(result.warnings)
+        if pyproject:
+            from ..upstream.pyproject import check_pyproject
+
+            found += check_pyproject(result.matrix, pyproject)
+        if index is not None:
+            found += up.verify(result.matrix, index)
+        return result.matrix, found
+
+    failed = False
+    for located in find_or_exit(matrix):
+        m, findings = findings_of(located.path)
+        if write:
+            try:
+                changed = upstream_write.write(located.path, m, index)
+            except up.UpstreamError as exc:
+                fail(str(exc))
+            if changed:
+                console_for().print(f"{m.path}: updated the torch facts from {upstream}")
+                m, findings = findings_of(located.path)  # report on what the file says now
+            else:
+                console_for().print(f"{m.path}: torch facts already up to date")
+        print_diagnostics(findings)
+        errors = sum(1 for d in findings if d.severity == "error")
+        failed = failed or errors > 0
+        console_for().print(
+            f"{m.path}: {'invalid' if errors else 'valid'} \u2014 {len(m.releases)} release(s), {len(m.torch)} torch lines, "
+            f"{len(cells(m))} cells, {len(m.shims)} shims"
+            + (f", {errors} error(s)" if errors else "")
+            + (f", {len(findings) - errors} warning(s)" if len(findings) - errors else "")
+        )
+    if failed:
+        raise typer.Exit(EXIT_USAGE)
+
+
+@app.command()
+def schema(
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file (atomically) instead of stdout."),
+) -> None:
+    """Print the JSON Schema of compat.yaml (reference it from the file so editors validate it)."""
+    from ..files import atomic_write
+    from ..matrix.schema import json_schema
+
+    text = json.dumps(json_schema(), indent=2) + "\n"
+    if output:
+        atomic_write(output, text)
+    else:
+        typer.echo(text, nl=False)

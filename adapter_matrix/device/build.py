@@ -1,0 +1,331 @@
+"""Build, cache and load an adapter's C++ core for the running torch.
+
+An adapter keeps its C++ sources in ``<shims package>/csrc/`` (this module finds them
+without importing the package). The core is compiled just in time with
+``torch.utils.cpp_extension`` (ninja, -O2), never at ``pip install`` time: a
+build-isolated install would compile against whatever torch the resolver picked, not
+the user's. Each build lives in its own folder of the cache, keyed by everything that
+makes a build unusable elsewhere::
+
+    <cache>/builds/<extension>-torch-2.13.0+cpu-g<git>-cpython-311-src<hash>/
+        <extension>.so
+        manifest.json     # what it was built against, checked before every load
+
+so an unchanged combination never recompiles, and a library is never loaded into a
+torch it was not built for (the manifest check turns "undefined symbol" into a
+message naming both versions).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional
+
+__all__ = [
+    "build_requirements",
+    "Extension",
+    "BuildError",
+    "BuildMismatch",
+    "TorchBuild",
+    "Build",
+    "running_torch",
+    "source_hash",
+    "build_dir",
+    "ensure_built",
+    "load",
+    "read_manifest",
+    "check_manifest",
+]
+
+CFLAGS = ("-O2",)
+MANIFEST = "manifest.json"
+LIBRARY_ENV = "ADAPTER_MATRIX_DEVICE_LIBRARY"  # a prebuilt build folder to use instead of the cache
+NO_BUILD_ENV = "ADAPTER_MATRIX_NO_BUILD"  # never compile on import; fail with the command instead
+
+
+# What building needs besides torch and a compiler, by torch release: cpp_extension
+# drives ninja and imports setuptools; torch 2.1's also imports pkg_resources, which
+# setuptools 81 removed.
+_BUILD_REQUIREMENTS = (
+    ("", ("ninja", "setuptools")),
+    ("<2.2", ("setuptools<81",)),
+)
+
+
+def build_requirements(torch: str) -> List[str]:
+    """The requirements to install next to ``torch`` (a version) before building."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    version = Version(torch)
+    return [req for spec, reqs in _BUILD_REQUIREMENTS if SpecifierSet(spec).contains(version, prereleases=True) for req in reqs]
+
+
+class BuildError(RuntimeError):
+    """The C++ core could not be compiled; the message holds the compiler's whole output."""
+
+
+class BuildMismatch(RuntimeError):
+    """A build made for another torch (or Python) than the running one."""
+
+
+@dataclass(frozen=True)
+class Extension:
+    """An adapter's C++ core: its module name and its sources folder."""
+
+    name: str
+    csrc: Path
+
+    @classmethod
+    def of_package(cls, package: str, device: str) -> "Extension":
+        """The core of shims package ``package``: ``<package>/csrc``, named ``<package>_<device>_core``.
+
+        The package is located with :func:`importlib.util.find_spec`, which does not
+        import it (importing an adapter activates it).
+        """
+        import importlib.util
+
+        top, _, rest = package.partition(".")
+        spec = importlib.util.find_spec(top)
+        if spec is None or not spec.submodule_search_locations:
+            raise BuildError(f"the shims package {top!r} is not installed")
+        base = Path(list(spec.submodule_search_locations)[0]).joinpath(*[p for p in rest.split(".") if p])
+        return cls(f"{package.replace('.', '_')}_{device}_core", base / "csrc")
+
+    def sources(self) -> list:
+        return sorted(str(p) for p in self.csrc.glob("*.cpp"))
+
+
+@dataclass(frozen=True)
+class TorchBuild:
+    """The facts about a torch build that a compiled extension depends on."""
+
+    version: str  # torch.__version__, local label included (2.13.0+cpu)
+    git: str  # torch.version.git_version
+    cxx11_abi: bool
+    python: str  # sys.implementation.cache_tag, e.g. cpython-311
+
+    def describe(self) -> str:
+        return f"torch {self.version} (git {self.git[:10]}, {self.python})"
+
+
+@dataclass(frozen=True)
+class Build:
+    """A usable build folder and whether it was just compiled."""
+
+    path: Path
+    manifest: Dict[str, Any]
+    compiled: bool
+
+    @property
+    def library(self) -> Path:
+        return self.path / self.manifest["library"]
+
+
+def running_torch() -> TorchBuild:
+    import torch
+
+    return TorchBuild(
+        version=torch.__version__,
+        git=getattr(torch.version, "git_version", "unknown"),
+        cxx11_abi=bool(torch._C._GLIBCXX_USE_CXX11_ABI),
+        python=sys.implementation.cache_tag,
+    )
+
+
+def source_hash(ext: Extension) -> str:
+    """Hash of the C++ sources and the flags they are built with."""
+    digest = hashlib.sha256()
+    digest.update(repr((ext.name, CFLAGS)).encode())
+    for path in sorted(ext.csrc.iterdir()):
+        if path.suffix in (".cpp", ".h"):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _cache_root() -> Path:
+    from ..matrix.cache import cache_root
+
+    return Path(cache_root()) / "builds"
+
+
+def build_dir(ext: Extension, torch_build: Optional[TorchBuild] = None) -> Path:
+    """The cache folder of ``ext`` built for ``torch_build`` (default: the running torch)."""
+    t = torch_build or running_torch()
+    key = f"{ext.name}-torch-{t.version}-g{t.git[:10]}-{t.python}-src{source_hash(ext)[:12]}"
+    return _cache_root() / key
+
+
+def read_manifest(folder: Path) -> Optional[Dict[str, Any]]:
+    try:
+        return json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def check_manifest(manifest: Dict[str, Any], folder: Path, torch_build: Optional[TorchBuild] = None) -> None:
+    """Refuse a build made for another torch/Python, naming both, before anything is loaded."""
+    t = torch_build or running_torch()
+    built = TorchBuild(manifest.get("torch", "?"), manifest.get("torch_git", "?"), bool(manifest.get("cxx11_abi")), manifest.get("python", "?"))
+    problems = []
+    if built.version != t.version or built.git != t.git:
+        problems.append(f"it was built against torch {built.version} (git {built.git[:10]}), but this process runs torch {t.version} (git {t.git[:10]})")
+    if built.python != t.python:
+        problems.append(f"it was built for {built.python}, but this is {t.python}")
+    if built.cxx11_abi != t.cxx11_abi:
+        problems.append(f"it was built with _GLIBCXX_USE_CXX11_ABI={int(built.cxx11_abi)}, torch uses {int(t.cxx11_abi)}")
+    if problems:
+        raise BuildMismatch(
+            f"the device library in {folder} does not fit: " + "; ".join(problems)
+            + f". Rebuild it for this torch with `adapter-matrix build`, or install torch=={built.version}."
+        )
+    if not (folder / manifest.get("library", "")).is_file():
+        raise BuildMismatch(f"the device library named by {folder / MANIFEST} is missing; run `adapter-matrix build`")
+
+
+def _ensure_ninja_on_path() -> None:
+    if shutil.which("ninja"):
+        return
+    candidates = [os.path.dirname(sys.executable)]
+    with contextlib.suppress(ImportError):
+        import ninja  # the PyPI package ships the binary
+
+        candidates.insert(0, ninja.BIN_DIR)
+    for folder in candidates:
+        if os.path.exists(os.path.join(folder, "ninja")):
+            os.environ["PATH"] = folder + os.pathsep + os.environ.get("PATH", "")
+            return
+    raise BuildError("ninja is not installed: `pip install ninja` (the `device` extra installs it)")
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One builder per build folder at a time (parallel sessions wait, then reuse)."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _compiler() -> str:
+    try:
+        out = subprocess.run(["c++", "--version"], capture_output=True, text=True, timeout=20).stdout
+    except OSError:
+        return "unknown"
+    return out.splitlines()[0] if out else "unknown"
+
+
+def _compile(ext: Extension, target: Path, verbose: bool) -> float:
+    """Compile into ``target`` (a fresh folder); returns seconds. Loads the module as a side effect."""
+    _ensure_ninja_on_path()
+    try:
+        import torch.utils.cpp_extension as cpp_extension
+    except ImportError as exc:
+        import torch
+
+        needed = " ".join(f"'{r}'" for r in build_requirements(torch.__version__))
+        raise BuildError(f"torch.utils.cpp_extension cannot be imported ({exc}); `pip install {needed}`") from None
+
+    start = time.perf_counter()
+    try:
+        module = cpp_extension.load(
+            name=ext.name,
+            sources=ext.sources(),
+            extra_cflags=list(CFLAGS),
+            extra_include_paths=[str(ext.csrc)],
+            build_directory=str(target),
+            verbose=verbose,
+            with_cuda=False,
+        )
+    except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
+        raise BuildError(f"compiling {ext.name} failed:\n{exc}") from None
+    # load() imported it from the build folder: keep that module (a second dlopen of the
+    # renamed file would register every kernel twice).
+    sys.modules[ext.name] = module
+    return time.perf_counter() - start
+
+
+def ensure_built(ext: Extension, verbose: bool = False, on_compile: Optional[Callable[[Path], None]] = None) -> Build:
+    """The build of ``ext`` for the running torch: from the cache, or compiled now (a minute or more on 2 cores).
+
+    ``on_compile(folder)`` is called just before compiling, so callers can tell users why
+    this takes a while. ``$ADAPTER_MATRIX_DEVICE_LIBRARY`` names a prebuilt folder to use.
+    """
+    explicit = os.environ.get(LIBRARY_ENV)
+    if explicit:
+        folder = Path(explicit)
+        manifest = read_manifest(folder)
+        if manifest is None:
+            raise BuildMismatch(f"${LIBRARY_ENV}={folder} has no readable {MANIFEST}")
+        check_manifest(manifest, folder)
+        return Build(folder, manifest, compiled=False)
+    torch_build = running_torch()
+    folder = build_dir(ext, torch_build)
+    manifest = read_manifest(folder)
+    if manifest is not None:
+        check_manifest(manifest, folder, torch_build)
+        return Build(folder, manifest, compiled=False)
+    if os.environ.get(NO_BUILD_ENV):
+        raise BuildError(f"{ext.name} is not built for {torch_build.describe()} and ${NO_BUILD_ENV} is set; run `adapter-matrix build`")
+    with _locked(folder.with_name(folder.name + ".lock")):
+        manifest = read_manifest(folder)  # another process may have finished it meanwhile
+        if manifest is not None:
+            check_manifest(manifest, folder, torch_build)
+            return Build(folder, manifest, compiled=False)
+        partial = folder.with_name(folder.name + f".partial-{os.getpid()}")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        if on_compile is not None:
+            on_compile(folder)
+        try:
+            seconds = _compile(ext, partial, verbose)
+        except BaseException:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise
+        manifest = {
+            "extension": ext.name,
+            "library": f"{ext.name}.so",
+            "torch": torch_build.version,
+            "torch_git": torch_build.git,
+            "cxx11_abi": torch_build.cxx11_abi,
+            "python": torch_build.python,
+            "source_hash": source_hash(ext),
+            "cflags": list(CFLAGS),
+            "compiler": _compiler(),
+            "build_seconds": round(seconds, 2),
+            "built_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+        (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        os.replace(partial, folder)
+    return Build(folder, manifest, compiled=True)
+
+
+def load(build: Build) -> Any:
+    """Import the extension of ``build`` (already checked) into this process, once."""
+    name = build.manifest["extension"]
+    if name in sys.modules:
+        return sys.modules[name]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, str(build.library))
+    if spec is None or spec.loader is None:
+        raise BuildMismatch(f"cannot load {build.library}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    return module

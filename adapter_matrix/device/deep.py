@@ -1,0 +1,103 @@
+"""``check --deep``: import torch, activate the adapter, run a short smoke on its device.
+
+Each step is timed. Before the adapter's C++ library is loaded, its build manifest is
+compared with the running torch, so a library built for another torch is reported
+with both versions and the fix, never as ``undefined symbol`` from the loader.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from ..matrix.model import Matrix
+
+__all__ = ["Step", "DeepReport", "deep_check"]
+
+
+@dataclass
+class Step:
+    name: str
+    ok: bool
+    seconds: float
+    detail: str = ""
+
+
+@dataclass
+class DeepReport:
+    steps: List[Step] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(s.ok for s in self.steps)
+
+    @property
+    def failure(self) -> Optional[Step]:
+        return next((s for s in self.steps if not s.ok), None)
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "steps": [{"name": s.name, "ok": s.ok, "seconds": round(s.seconds, 4), "detail": s.detail} for s in self.steps],
+        }
+
+
+class _Stop(Exception):
+    pass
+
+
+def _step(report: DeepReport, name: str, fn: Any) -> Any:
+    start = time.perf_counter()
+    try:
+        value = fn()
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a reported step
+        report.steps.append(Step(name, False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}"))
+        raise _Stop() from None
+    detail = value if isinstance(value, str) else ""
+    report.steps.append(Step(name, True, time.perf_counter() - start, detail))
+    return value
+
+
+def _manifest_check(matrix: Matrix) -> str:
+    """Compare the build this torch would load with the running torch, without loading it."""
+    from ..device import build
+
+    ext = build.Extension.of_package(matrix.adapter.shims, matrix.adapter.device)
+    explicit = os.environ.get(build.LIBRARY_ENV)
+    folder = Path(explicit) if explicit else build.build_dir(ext)
+    manifest = build.read_manifest(folder)
+    if manifest is None:
+        return f"not built yet for this torch: activation compiles it (or run `adapter-matrix build`) into {folder}"
+    build.check_manifest(manifest, folder)
+    return f"{folder.name}: built for torch {manifest['torch']} ({manifest['python']}), matches"
+
+
+def _compare(torch: Any, state: Dict[str, Any]) -> str:
+    expected = (state["x"] @ state["x"]).relu().sum(dim=0)
+    if not torch.allclose(state["back"], expected, rtol=1e-5, atol=1e-5):
+        raise AssertionError(f"device result differs from CPU by {(state['back'] - expected).abs().max().item():.3g}")
+    return "64x64 matmul + relu + sum equals CPU"
+
+
+def deep_check(matrix: Matrix) -> DeepReport:
+    """Run the steps in order; stop at the first failure."""
+    report = DeepReport()
+    # Activate the adapter ourselves (not through torch's autoload) to see its errors.
+    os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+    try:
+        torch = _step(report, "import torch", lambda: importlib.import_module("torch"))
+        _step(report, "check the build manifest", lambda: _manifest_check(matrix))
+        _step(report, f"activate {matrix.adapter.shims}", lambda: importlib.import_module(matrix.adapter.shims) and f"device {matrix.adapter.device} ready")
+        device = matrix.adapter.device
+        state: Dict[str, Any] = {"x": torch.randn(64, 64, generator=torch.Generator().manual_seed(0))}
+        _step(report, f"create on {device}", lambda: state.update(d=state["x"].to(device)) or f"{state['d'].device}")
+        _step(report, "compute", lambda: state.update(out=(state["d"] @ state["d"]).relu().sum(dim=0)) or "")
+        _step(report, "copy back", lambda: state.update(back=state["out"].cpu()) or "")
+        _step(report, "compare with CPU", lambda: _compare(torch, state))
+    except _Stop:
+        pass
+    return report

@@ -1,0 +1,232 @@
+"""``new-shim VERSION``: start supporting a new torch minor.
+
+1. scaffold ``<shims>/torch_X_Y.py`` from the nearest existing shim (a subclass that
+   changes nothing yet);
+2. add the minor to ``compat.yaml``: upstream facts copied from the previous minor
+   (to be checked with ``validate --upstream``), a shim range for it (narrowing an
+   open-ended previous range), the newest release widened to claim it as
+   ``experimental`` — editing the text in place, so comments and layout stay;
+3. list what the probes of the two torch releases disagree on, as the to-do list.
+
+The edited file must load cleanly before anything is written.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from packaging.version import Version
+
+from ..files import atomic_write, unified_diff
+from ..matrix.diagnostics import MatrixError
+from ..matrix.loader import load_text
+from ..matrix.model import Matrix, ShimRange
+from ..matrix.queries import shim_for
+from ..matrix.source import Mapping, Node, Sequence, parse
+from .probe import diff
+
+__all__ = ["NewShimError", "Scaffold", "scaffold", "apply", "recorded_probe"]
+
+
+class NewShimError(ValueError):
+    """The new shim cannot be scaffolded; the message says why."""
+
+
+@dataclass(frozen=True)
+class Scaffold:
+    module: str
+    module_path: Path
+    module_text: str
+    matrix_text: str
+    matrix_diff: str
+    todo: List[str]
+
+
+def _module_name(package: str, minor: Version) -> str:
+    return f"{package}.torch_{minor.major}_{minor.minor}"
+
+
+def _nearest(matrix: Matrix, minor: Version) -> Tuple[ShimRange, Version]:
+    """The shim serving the newest described torch below ``minor``, and that torch."""
+    below = [line for line in matrix.torch if line.minor < minor]
+    for line in reversed(below):
+        shim = shim_for(matrix, line.latest)
+        if shim is not None:
+            return shim, line.minor
+    raise NewShimError(f"no shim serves a torch below {minor} to start from")
+
+
+def recorded_probe(matrix_path: Path, matrix: Matrix, minor: Version) -> Optional[Path]:
+    """``docs/probes/torch-X.Y.json`` next to the matrix for the torch the new shim starts from."""
+    _, base_minor = _nearest(matrix, Version(f"{minor.major}.{minor.minor}"))
+    path = Path(matrix_path).parent / "docs" / "probes" / f"torch-{base_minor}.json"
+    return path if path.is_file() else None
+
+
+def _block_end(lines: List[str], start: int, stop: int) -> int:
+    """Index after the last content line of a block that starts at ``start`` and ends before
+    ``stop`` (trailing blank and comment lines belong to what follows)."""
+    end = stop
+    while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+        end -= 1
+    return end
+
+
+def _root_stop(root: Mapping, key: str, total: int) -> int:
+    """0-based line index where the top-level entry after ``key`` starts (or the end)."""
+    keys = [k for k, _ in root.entries]
+    for i, k in enumerate(keys):
+        if k.text == key:
+            return keys[i + 1].mark.line - 1 if i + 1 < len(keys) else total
+    raise NewShimError(f"compat.yaml has no {key}: section")
+
+
+def _scalar_span(lines: List[str], node: Node) -> Tuple[int, int, int]:
+    """(line index, start column, end column) of a one-line scalar, quotes included."""
+    i, col = node.mark.line - 1, node.mark.column - 1
+    text = lines[i]
+    if text[col] in "\"'":
+        end = text.index(text[col], col + 1) + 1
+    else:
+        m = re.match(r"[^#\n]*?(?=\s+#|\s*$)", text[col:])
+        end = col + (m.end() if m else len(text) - col)
+    return i, col, end
+
+
+def _replace_scalar(lines: List[str], node: Node, new_text: str) -> None:
+    i, start, end = _scalar_span(lines, node)
+    lines[i] = lines[i][:start] + f'"{new_text}"' + lines[i][end:]
+
+
+def _widen(spec_text: str, minor: Version) -> Optional[str]:
+    """``>=2.1,<2.16`` -> ``>=2.1,<2.17`` for minor 2.16; None if there is no such bound."""
+    nxt = f"{minor.major}.{minor.minor + 1}"
+    pattern = re.compile(r"<\s*" + re.escape(f"{minor.major}.{minor.minor}") + r"(\.0)?(?=\s*(,|$))")
+    return pattern.sub(f"<{nxt}", spec_text) if pattern.search(spec_text) else None
+
+
+def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optional[Dict[str, Any]], probe_base: Optional[Dict[str, Any]], today: Optional[_dt.date] = None) -> Scaffold:
+    """Work out every change; nothing is written (see :func:`apply`)."""
+    minor = Version(f"{minor.major}.{minor.minor}")
+    if matrix.torch_line(minor) is not None:
+        raise NewShimError(f"torch {minor} is already described in {matrix.path}")
+    previous, base_minor = _nearest(matrix, minor)
+    module = _module_name(matrix.adapter.shims, minor)
+    today = today or _dt.date.today()
+    text = matrix_path.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    root, problems = parse(text, str(matrix_path))
+    if not isinstance(root, Mapping) or problems:
+        raise NewShimError(f"{matrix_path} does not parse")
+    inserts: List[Tuple[int, List[str]]] = []  # (0-based index, lines), applied bottom-up
+
+    # 1. upstream facts, copied from the previous minor until validate --upstream confirms them
+    torch_node = root.get("torch")
+    assert isinstance(torch_node, Mapping)
+    last_key = torch_node.entries[-1][0]
+    indent = " " * (last_key.mark.column - 1)
+    base_line = matrix.torch_line(base_minor)
+    assert base_line is not None
+    pythons = ", ".join(f'"{p}"' for p in base_line.python)
+    entry = [
+        f'{indent}"{minor}": # added by `adapter-matrix new-shim`; check with `adapter-matrix validate --upstream pypi`\n',
+        f"{indent}  released: {today.isoformat()}\n",
+        f"{indent}  patches: [{minor}.0]\n",
+        f"{indent}  python: [{pythons}]\n",
+    ]
+    inserts.append((_block_end(lines, last_key.mark.line - 1, _root_stop(root, "torch", len(lines))), entry))
+
+    # 2. the shim range, after the shim it starts from; narrow that one if it is open-ended
+    shims_node = root.get("shims")
+    assert isinstance(shims_node, Sequence)
+    items = list(shims_node.items)
+    index = next(i for i, item in enumerate(items) if isinstance(item, Mapping) and getattr(item.get("module"), "text", None) == previous.module)
+    item = items[index]
+    assert isinstance(item, Mapping)
+    if previous.torch.contains(Version(f"{minor}.0")):
+        _replace_scalar(lines, item.get("torch"), f"{previous.torch.text},<{minor}")
+    stop = items[index + 1].mark.line - 1 if index + 1 < len(items) else _root_stop(root, "shims", len(lines))
+    dash = " " * (item.mark.column - 3)
+    inserts.append(
+        (
+            _block_end(lines, item.mark.line - 1, stop),
+            [
+                f"{dash}- module: {module} # scaffolded by new-shim from {previous.module}\n",
+                f'{dash}  torch: ">={minor},<{minor.major}.{minor.minor + 1}"\n',
+            ],
+        )
+    )
+
+    # 3. the newest release claims the minor, as experimental
+    releases_node = root.get("releases")
+    assert isinstance(releases_node, Sequence)
+    newest = matrix.newest_release
+    if newest is None:
+        raise NewShimError("the matrix has no release to add the new torch to")
+    rel_items = [r for r in releases_node.items if isinstance(r, Mapping)]
+    rel_node = next(r for r in rel_items if (r.mark.line, r.mark.column) == (newest.mark.line, newest.mark.column))
+    todo: List[str] = []
+    if not newest.torch.contains(Version(f"{minor}.0")):
+        widened = _widen(newest.torch.text, minor)
+        if widened is None:
+            todo.append(f"widen release {newest.version}'s torch specifier ({newest.torch}) to include {minor}")
+        else:
+            _replace_scalar(lines, rel_node.get("torch"), widened)
+    col = " " * (rel_node.mark.column - 1)
+    rule = [
+        f'{col}  - torch: "=={minor}.*"\n',
+        f"{col}    status: experimental\n",
+        f"{col}    reason: new torch release; shim scaffolded by adapter-matrix new-shim, not verified yet\n",
+    ]
+    rel_index = rel_items.index(rel_node)
+    rel_stop = rel_items[rel_index + 1].mark.line - 1 if rel_index + 1 < len(rel_items) else _root_stop(root, "releases", len(lines))
+    exceptions = rel_node.get("exceptions")
+    if isinstance(exceptions, Sequence) and exceptions.items:
+        inserts.append((_block_end(lines, exceptions.items[-1].mark.line - 1, rel_stop), rule))
+    else:
+        inserts.append((_block_end(lines, rel_node.mark.line - 1, rel_stop), [f"{col}exceptions:\n"] + rule))
+
+    for at, new_lines in sorted(inserts, key=lambda x: x[0], reverse=True):
+        lines[at:at] = new_lines
+    new_text = "".join(lines)
+
+    module_path = Path(matrix_path).parent.joinpath(*module.split(".")).with_suffix(".py")
+    if not module_path.parent.is_dir():
+        from .build import Extension  # locate an installed shims package without importing it
+
+        module_path = Extension.of_package(matrix.adapter.shims, matrix.adapter.device).csrc.parent / module_path.name
+    differences = diff(probe_base, probe_new) if probe_new and probe_base else []
+    a = f"torch {probe_base['torch']}" if probe_base else f"torch {base_minor}"
+    b = f"torch {probe_new['torch']}" if probe_new else f"torch {minor}"
+    todo += [d.describe(a, b) for d in differences]
+    if not probe_new or not probe_base:
+        todo.append("probe both releases (`adapter-matrix probe --json` with each torch installed) and diff them")
+    todo.append(f"run the edges cells of torch {minor} (`nox -t torch{minor}`), then mark it supported in {matrix_path.name}")
+    previous_name = previous.module.rsplit(".", 1)[1]
+    notes = "".join(f"- {t}\n" for t in todo)
+    module_text = (
+        f'"""torch {minor}: what differs from the previous era (to be written).\n\n'
+        f"Scaffolded by `adapter-matrix new-shim {minor}` from {previous.module}. To do:\n\n{notes}"
+        f'"""\n\nfrom __future__ import annotations\n\nfrom .{previous_name} import Shim as _Previous\n\n\n'
+        f"class Shim(_Previous):\n    era = \"{minor}\"\n"
+    )
+    return Scaffold(module, module_path, module_text, new_text, unified_diff(text, new_text, str(matrix_path)), todo)
+
+
+def apply(matrix_path: Path, result: Scaffold) -> None:
+    """Write the module, then the matrix, after checking that the edited matrix loads."""
+    if result.module_path.exists():
+        raise NewShimError(f"{result.module_path} already exists")
+    result.module_path.write_text(result.module_text, encoding="utf-8")
+    try:
+        load_text(result.matrix_text, str(matrix_path))
+    except MatrixError as exc:
+        result.module_path.unlink()
+        raise NewShimError("the edited matrix does not validate:\n" + str(exc)) from None
+    atomic_write(str(matrix_path), result.matrix_text)

@@ -1,0 +1,80 @@
+"""Find the matrix files to use: an explicit path, ./compat.yaml, or installed adapters.
+
+An adapter registers its packaged matrix under the entry point group
+``adapter_matrix.matrices``; the value names a package and a file inside it::
+
+    [project.entry-points."adapter_matrix.matrices"]
+    my-adapter = "my_adapter:compat.yaml"
+
+The entry point is never *loaded*: the package is located with
+:func:`importlib.util.find_spec`, which does not import it (importing an adapter
+usually imports torch, which ``check`` must not do).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+from typing import List, Optional
+
+__all__ = ["GROUP", "Located", "registered_matrices", "find_matrices"]
+
+GROUP = "adapter_matrix.matrices"
+DEFAULT_NAME = "compat.yaml"
+
+
+@dataclass(frozen=True)
+class Located:
+    """A matrix file and how it was found."""
+
+    path: str
+    origin: str  # "--matrix", "working directory", or "entry point NAME (DISTRIBUTION)"
+
+
+def _entry_points() -> list:
+    from importlib import metadata
+
+    eps = metadata.entry_points()
+    if hasattr(eps, "select"):
+        return list(eps.select(group=GROUP))
+    return list(eps.get(GROUP, []))  # Python 3.8/3.9: a dict of groups
+
+
+def _package_file(value: str) -> Optional[str]:
+    module, _, resource = value.partition(":")
+    module = module.strip()
+    top, _, rest = module.partition(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    base = os.path.join(list(spec.submodule_search_locations)[0], *([p for p in rest.split(".") if p]))
+    path = os.path.join(base, resource.strip() or DEFAULT_NAME)
+    return path if os.path.isfile(path) else None
+
+
+def registered_matrices() -> List[Located]:
+    """Matrices registered by installed distributions, one per entry point."""
+    out = []
+    seen = set()
+    for ep in _entry_points():
+        path = _package_file(ep.value)
+        if path is None or os.path.realpath(path) in seen:
+            continue
+        seen.add(os.path.realpath(path))
+        dist = getattr(getattr(ep, "dist", None), "name", None)
+        out.append(Located(path, f"entry point {ep.name}" + (f" ({dist})" if dist else "")))
+    return out
+
+
+def find_matrices(explicit: Optional[str] = None, cwd: Optional[str] = None) -> List[Located]:
+    """``--matrix`` if given; else ./compat.yaml; else every registered matrix."""
+    if explicit:
+        return [Located(explicit, "--matrix")]
+    here = os.path.join(cwd or os.getcwd(), DEFAULT_NAME)
+    if os.path.isfile(here):
+        return [Located(DEFAULT_NAME if cwd is None else here, "working directory")]
+    return registered_matrices()

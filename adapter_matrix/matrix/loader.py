@@ -1,0 +1,496 @@
+"""Build a :class:`~adapter_matrix.matrix.model.Matrix` from ``compat.yaml``.
+
+:func:`load` reads the file, converts it following the declarations in
+:mod:`adapter_matrix.matrix.schema`, runs the consistency checks of
+:mod:`adapter_matrix.matrix.consistency`, and either returns the model with its warnings or
+raises :class:`~adapter_matrix.matrix.diagnostics.MatrixError` carrying *every* error found.
+A user mistake never escapes as a traceback.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+import math
+import os
+import re
+from typing import Callable, Dict, List, Optional, Tuple, TypeVar
+
+from packaging.specifiers import InvalidSpecifier
+from packaging.version import InvalidVersion, Version
+
+from ..matrix import consistency
+from .diagnostics import Diagnostic, Diagnostics, Mark, MatrixError, display_path, read_matrix_file
+from .model import (
+    SCHEMA_VERSION,
+    Adapter,
+    CellRef,
+    Detector,
+    Dimension,
+    InstallSource,
+    LoadResult,
+    Matrix,
+    PythonClaim,
+    PythonVersion,
+    Release,
+    ShimRange,
+    Spec,
+    Status,
+    StatusRule,
+    TorchLine,
+)
+from .schema import STRUCTS
+from .source import YAML_BOOL, YAML_INT, Mapping, Node, Scalar, Sequence, parse
+
+__all__ = ["load", "load_bytes", "load_text", "LoadResult", "PYPI"]
+
+T = TypeVar("T")
+
+PYPI = "https://pypi.org/simple"
+# \Z, not $: `$` also matches before a final newline, and a YAML block scalar (`|`) ends with one.
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _spec(text: str) -> Spec:
+    """:meth:`Spec.parse` of the text with its whitespace runs made single spaces (packaging
+    reads ">=2.1,\\n<2.5" from a block scalar; messages and tables need one line), also
+    parsing the versions that packaging only parses when it compares (a 5,000-digit number
+    makes a specifier that fails in ``contains``)."""
+    spec = Spec.parse(" ".join(text.split()))
+    for s in spec.specifier:
+        if s.operator != "===":
+            try:
+                Version(s.version.replace(".*", ""))
+            except ValueError:
+                raise InvalidSpecifier(text) from None
+    return spec
+
+
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+
+
+def _date(text: str) -> _dt.date:
+    """YYYY-MM-DD only: Python 3.11+ ``fromisoformat`` also reads 20240130 and 2024-W05-2,
+    which would make a file valid on one Python and invalid on another."""
+    if not _ISO_DATE.match(text):
+        raise ValueError(f"Invalid isoformat string: {text!r}")
+    return _dt.date.fromisoformat(text)
+
+
+def _label(name: str) -> str:
+    """A dimension name inside a message: as written when it is a name, else quoted."""
+    return name if _IDENT.match(name) else repr(name)
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _one_line(diagnostic: Diagnostic) -> Diagnostic:
+    """Escape the control characters a file can put into a message (a key with a newline):
+    each diagnostic must stay one ``FILE:LINE:COL: ...`` line."""
+
+    def escape(text: str) -> str:
+        return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+    return diagnostic._replace(message=escape(diagnostic.message), hint=escape(diagnostic.hint))
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # float() reads "nan" and "inf"
+        raise ValueError("not a finite number")
+    return value
+
+
+class _Builder:
+    """Converts one parsed document into the model, recording diagnostics as it goes."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.diags = Diagnostics()
+
+    # -- generic helpers -------------------------------------------------------------
+
+    def fields(self, node: Node, struct_name: str, what: str) -> Dict[str, Node]:
+        """Check a mapping against its declared keys; return key -> value node."""
+        struct = STRUCTS[struct_name]
+        if not isinstance(node, Mapping):
+            self.diags.error(node.mark, f"{what} must be a mapping, found {node.describe()}", "see `adapter-matrix schema`")
+            return {}
+        out: Dict[str, Node] = {}
+        for key, value in node:
+            if key.text not in struct.keys:
+                close = difflib.get_close_matches(key.text, struct.keys, n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}?" if close else "allowed keys: " + ", ".join(struct.keys)
+                self.diags.error(key.mark, f"unknown key {key.text!r} in {what}", hint)
+                continue
+            out[key.text] = value
+        for key in struct.required:
+            if key not in out and not any(k.text == key for k, _ in node):
+                self.diags.error(node.mark, f"{what} is missing the required key {key!r}", f"add `{key}:`")
+        return out
+
+    def scalar(self, node: Node, what: str) -> Optional[Scalar]:
+        if isinstance(node, Scalar) and not node.is_null and node.text != "":
+            return node
+        self.diags.error(node.mark, f"{what} must be a single value, found {node.describe()}")
+        return None
+
+    def convert(self, node: Node, what: str, parse_text: Callable[[str], T], hint: str) -> Optional[T]:
+        s = self.scalar(node, what)
+        if s is None:
+            return None
+        try:
+            return parse_text(s.text)
+        except (ValueError, InvalidVersion, InvalidSpecifier) as exc:
+            detail = str(exc) if not isinstance(exc, (InvalidVersion, InvalidSpecifier)) else ""
+            message = f"bad {what} {s.text!r}" + (f": {detail}" if detail and s.text not in detail else "")
+            self.diags.error(s.mark, message, hint)
+            return None
+
+    def string(self, node: Optional[Node], what: str) -> Optional[str]:
+        if node is None:
+            return None
+        s = self.scalar(node, what)
+        return s.text if s else None
+
+    def version(self, node: Node, what: str) -> Optional[Version]:
+        return self.convert(node, what, Version, "write a PEP 440 version such as 2.4.1")
+
+    def spec(self, node: Node, what: str) -> Optional[Spec]:
+        return self.convert(node, what, _spec, "write a PEP 440 specifier set such as '>=2.1,<2.5' or a version")
+
+    def date(self, node: Optional[Node], what: str) -> Optional[_dt.date]:
+        if node is None:
+            return None
+        return self.convert(node, what, _date, "write the date as YYYY-MM-DD")
+
+    def python(self, node: Node, what: str) -> Optional[PythonVersion]:
+        return self.convert(node, what, PythonVersion.parse, "write a Python feature release such as '3.11' or '3.13t'")
+
+    def boolean(self, node: Optional[Node], what: str, default: bool) -> bool:
+        if node is None:
+            return default
+        if isinstance(node, Scalar) and node.tag == YAML_BOOL and not node.quoted:
+            return node.text.lower() in ("true", "yes", "on", "y")
+        self.diags.error(node.mark, f"{what} must be true or false, found {node.describe()}")
+        return default
+
+    def items(self, node: Optional[Node], what: str) -> Tuple[Node, ...]:
+        if node is None:
+            return ()
+        if isinstance(node, Sequence):
+            return node.items
+        self.diags.error(node.mark, f"{what} must be a list, found {node.describe()}", "write it as a YAML list (`- item`)")
+        return ()
+
+    def entries(self, node: Optional[Node], what: str) -> Tuple[Tuple[Scalar, Node], ...]:
+        if node is None:
+            return ()
+        if isinstance(node, Mapping):
+            return node.entries
+        self.diags.error(node.mark, f"{what} must be a mapping, found {node.describe()}")
+        return ()
+
+    def list_of(self, node: Optional[Node], what: str, convert: Callable[[Node, str], Optional[T]]) -> Tuple[T, ...]:
+        out = []
+        for item in self.items(node, what):
+            value = convert(item, what)
+            if value is not None:
+                out.append(value)
+        return tuple(out)
+
+    def dimension_specs(self, node: Optional[Node], what: str) -> Tuple[Tuple[str, Spec], ...]:
+        out = []
+        for key, value in self.entries(node, what):
+            spec = self.spec(value, f"{_label(key.text)} specifier in {what}")
+            if spec is not None:
+                out.append((key.text, spec))
+        return tuple(out)
+
+    # -- sections ----------------------------------------------------------------------
+
+    def matrix(self, root: Node) -> Optional[Matrix]:
+        top = self.fields(root, "root", "compat.yaml")
+        if not top:
+            return None
+        schema_version = self.schema_version(top.get("schema-version"))
+        adapter = self.adapter(top.get("adapter"), root.mark)
+        sources = self.sources(top.get("sources"))
+        torch = self.torch_lines(top.get("torch"))
+        dimensions = tuple(self.dimension(k, v) for k, v in self.entries(top.get("dimensions"), "dimensions"))
+        shims = tuple(s for s in (self.shim(n) for n in self.items(top.get("shims"), "shims")) if s)
+        releases = tuple(r for r in (self.release(n) for n in self.items(top.get("releases"), "releases")) if r)
+        smoke = self.ci(top.get("ci"))
+        if adapter is None or schema_version is None:
+            return None
+        return Matrix(
+            path=self.filename,
+            schema_version=schema_version,
+            adapter=adapter,
+            torch=tuple(sorted(torch, key=lambda line: line.minor)),
+            sources=sources,
+            dimensions=dimensions,
+            shims=shims,
+            releases=tuple(sorted(releases, key=lambda r: r.version)),
+            smoke=smoke,
+        )
+
+    def schema_version(self, node: Optional[Node]) -> Optional[int]:
+        if node is None:
+            return None
+        if isinstance(node, Scalar) and node.tag == YAML_INT and node.text == str(SCHEMA_VERSION):
+            return SCHEMA_VERSION
+        self.diags.error(
+            node.mark,
+            f"unsupported schema-version {node.describe()}",
+            f"this adapter-matrix reads schema-version {SCHEMA_VERSION}; upgrade adapter-matrix for newer files",
+        )
+        return None
+
+    def adapter(self, node: Optional[Node], root_mark: Mark) -> Optional[Adapter]:
+        if node is None:
+            return None
+        f = self.fields(node, "adapter", "adapter")
+        distribution = self.string(f.get("distribution"), "adapter distribution")
+        device = self.string(f.get("device"), "adapter device")
+        shims = self.string(f.get("shims"), "adapter shims package")
+        if device is not None and not _IDENT.match(device):
+            self.diags.error(f["device"].mark, f"device name {device!r} is not an identifier", "use a name such as npu")
+        if shims is not None and not _DOTTED.match(shims):
+            self.diags.error(f["shims"].mark, f"shims package {shims!r} is not a valid dotted module name", "e.g. my_adapter.shims")
+        if distribution is None or device is None or shims is None:
+            return None
+        return Adapter(distribution, device, shims, node.mark)
+
+    def sources(self, node: Optional[Node]) -> Tuple[InstallSource, ...]:
+        out = [InstallSource("pypi", PYPI, None, None, None, node.mark if node else Mark(self.filename, 1, 1))]
+        for key, value in self.entries(node, "sources"):
+            f = self.fields(value, "source", f"source {key.text!r}")
+            src = InstallSource(
+                name=key.text,
+                index_url=self.string(f.get("index-url"), "index-url"),
+                find_links=self.string(f.get("find-links"), "find-links"),
+                variant=self.string(f.get("variant"), "variant"),
+                fallback=self.string(f.get("fallback"), "fallback"),
+                mark=key.mark,
+            )
+            if src.index_url is None and src.find_links is None:
+                self.diags.error(key.mark, f"source {key.text!r} has neither index-url nor find-links", "give at least one")
+            if key.text == "pypi":
+                out[0] = src
+            else:
+                out.append(src)
+        return tuple(out)
+
+    def torch_lines(self, node: Optional[Node]) -> List[TorchLine]:
+        out: List[TorchLine] = []
+        seen: Dict[Version, Mark] = {}
+        for key, value in self.entries(node, "torch"):
+            minor = self.convert(key, "torch minor", Version, "torch entries are keyed by minor, e.g. '2.4'")
+            if minor is None:
+                continue
+            if len(minor.release) != 2 or minor.local or minor.pre or minor.post or minor.dev:
+                self.diags.error(key.mark, f"torch entry {key.text!r} is not a minor release line", "key it by MAJOR.MINOR, e.g. '2.4'")
+                continue
+            if minor in seen:
+                self.diags.error(key.mark, f"duplicate torch minor {minor}", f"it is already described at line {seen[minor].line}")
+                continue
+            seen[minor] = key.mark
+            f = self.fields(value, "torch", f"torch {minor}")
+            released = self.date(f.get("released"), "release date")
+            patches = self.list_of(f.get("patches"), "patch version", self.version)
+            for patch_node, patch in zip(self.items(f.get("patches"), "patches"), patches):
+                if (patch.major, patch.minor) != (minor.major, minor.minor):
+                    self.diags.error(patch_node.mark, f"patch {patch} does not belong to torch {minor}", f"list {minor}.N versions only")
+            python = self.list_of(f.get("python"), "Python version", self.python)
+            if len(set(python)) != len(python):
+                self.diags.error(f["python"].mark, f"torch {minor} lists a Python version twice", "list each version once")
+            install = self.string(f.get("install"), "install source") or "pypi"
+            if released is None or not patches or not python:
+                if "patches" in f and not patches and not self.diags.errors:
+                    self.diags.error(f["patches"].mark, f"torch {minor} lists no patch releases", "list at least one, e.g. [2.4.0]")
+                continue
+            out.append(TorchLine(minor, released, tuple(sorted(set(patches))), tuple(sorted(set(python))), install, key.mark))
+        return out
+
+    def dimension(self, key: Scalar, node: Node) -> Dimension:
+        if not _IDENT.match(key.text):
+            self.diags.error(key.mark, f"dimension name {key.text!r} is not an identifier", "use a name such as cann")
+        f = self.fields(node, "dimension", f"dimension {key.text!r}")
+        detectors = tuple(d for d in (self.detector(n) for n in self.items(f.get("detect"), "detect")) if d)
+        return Dimension(
+            name=key.text,
+            description=self.string(f.get("description"), "description") or "",
+            values=tuple(sorted(set(self.list_of(f.get("values"), f"{_label(key.text)} version", self.version)))),
+            detectors=detectors,
+            mark=key.mark,
+        )
+
+    def detector(self, node: Node) -> Optional[Detector]:
+        f = self.fields(node, "detector", "detector")
+        kinds = [k for k in ("env", "file", "command", "distribution") if k in f]
+        if len(kinds) != 1:
+            self.diags.error(node.mark, "a detector needs exactly one of env, file, command, distribution", "split it into one detector per source")
+            return None
+        kind = kinds[0]
+        if kind == "command":
+            target = tuple(s for s in (self.string(n, "command argument") for n in self.items(f["command"], "command")) if s)
+            if not target:
+                self.diags.error(f["command"].mark, "the command is empty", "give the program and its arguments as a list")
+                return None
+        else:
+            value = self.string(f[kind], kind)
+            if value is None:
+                return None
+            target = (value,)
+            if kind == "env" and not _ENV_NAME.match(value):
+                self.diags.error(f[kind].mark, f"{value!r} is not an environment variable name")
+        regex = self.string(f.get("regex"), "regex")
+        if regex is not None:
+            try:
+                re.compile(regex)
+            except (re.error, OverflowError, RecursionError) as exc:  # `a{4294967296}`, deep nesting
+                self.diags.error(f["regex"].mark, f"bad regex {regex!r}: {exc}", "fix the regular expression (Python syntax)")
+                regex = None
+        elif kind in ("file", "command"):
+            self.diags.error(node.mark, f"a {kind} detector needs a regex", "add `regex:` with a group that captures the version")
+        timeout = 5.0
+        if "timeout" in f:
+            parsed = self.convert(f["timeout"], "timeout", _seconds, "give seconds as a number")
+            if parsed is not None and parsed <= 0:
+                self.diags.error(f["timeout"].mark, "timeout must be positive")
+            elif parsed is not None:
+                timeout = parsed
+        return Detector(kind, target, regex, timeout, node.mark)
+
+    def shim(self, node: Node) -> Optional[ShimRange]:
+        f = self.fields(node, "shim", "shim")
+        module = self.string(f.get("module"), "shim module")
+        torch = self.spec(f["torch"], "torch specifier") if "torch" in f else None
+        if module is not None and not _DOTTED.match(module):
+            self.diags.error(f["module"].mark, f"shim module {module!r} is not a valid dotted module name", "use e.g. shims.torch_2_4")
+            return None
+        if module is None or torch is None:
+            return None
+        return ShimRange(module, torch, node.mark)
+
+    def status(self, node: Optional[Node]) -> Optional[Status]:
+        if node is None:
+            return None
+        s = self.scalar(node, "status")
+        if s is None:
+            return None
+        try:
+            return Status(s.text)
+        except ValueError:
+            allowed = ", ".join(x.value for x in Status)
+            close = difflib.get_close_matches(s.text, [x.value for x in Status], n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            self.diags.error(s.mark, f"unknown status {s.text!r}", f"{hint}use one of {allowed}")
+            return None
+
+    def python_claim(self, node: Node, free_threaded: bool) -> Optional[PythonClaim]:
+        if isinstance(node, Sequence):
+            exact = self.list_of(node, "Python version", self.python)
+            if not exact:
+                self.diags.error(node.mark, "the Python list is empty", "list versions or give a range such as '>=3.9'")
+                return None
+            return PythonClaim(", ".join(str(p) for p in exact), exact=tuple(sorted(set(exact))), free_threaded=free_threaded)
+        spec = self.spec(node, "Python specifier")
+        return PythonClaim(spec.text, spec=spec, free_threaded=free_threaded) if spec else None
+
+    def release(self, node: Node) -> Optional[Release]:
+        f = self.fields(node, "release", "release")
+        version = self.version(f["version"], "release version") if "version" in f else None
+        torch = self.spec(f["torch"], "torch specifier") if "torch" in f else None
+        free_threaded = self.boolean(f.get("free-threaded"), "free-threaded", False)
+        python = self.python_claim(f["python"], free_threaded) if "python" in f else None
+        status = self.status(f.get("status"))
+        reason = self.string(f.get("reason"), "reason") or ""
+        if status is Status.BROKEN and not reason:
+            self.diags.error(f["status"].mark, "a broken release needs a reason", "add `reason:` (and a `link:` to the issue)")
+        elif status not in (None, Status.SUPPORTED) and not reason:
+            self.diags.warning(f["status"].mark, f"status {status} without a reason", "add `reason:` so users learn why")
+        rules = tuple(r for r in (self.rule(n) for n in self.items(f.get("exceptions"), "exceptions")) if r)
+        if version is None or torch is None or python is None or status is None:
+            return None
+        return Release(
+            version=version,
+            date=self.date(f.get("date"), "release date"),
+            torch=torch,
+            python=python,
+            status=status,
+            reason=reason,
+            link=self.string(f.get("link"), "link"),
+            supported_until=self.date(f.get("supported-until"), "supported-until date"),
+            dimensions=self.dimension_specs(f.get("dimensions"), "release dimensions"),
+            rules=rules,
+            mark=node.mark,
+            marks=tuple((k, v.mark) for k, v in f.items()),
+        )
+
+    def rule(self, node: Node) -> Optional[StatusRule]:
+        f = self.fields(node, "exception", "exception")
+        status = self.status(f.get("status"))
+        if status is None:
+            return None
+        return StatusRule(
+            torch=self.spec(f["torch"], "torch specifier") if "torch" in f else None,
+            python=self.spec(f["python"], "Python specifier") if "python" in f else None,
+            dimensions=self.dimension_specs(f.get("dimensions"), "exception dimensions"),
+            status=status,
+            reason=self.string(f.get("reason"), "reason") or "",
+            link=self.string(f.get("link"), "link"),
+            mark=node.mark,
+        )
+
+    def ci(self, node: Optional[Node]) -> Tuple[CellRef, ...]:
+        if node is None:
+            return ()
+        f = self.fields(node, "ci", "ci")
+        out = []
+        for item in self.items(f.get("smoke"), "smoke"):
+            cell = self.fields(item, "cell", "smoke cell")
+            minor = self.version(cell["torch"], "torch minor") if "torch" in cell else None
+            python = self.python(cell["python"], "Python version") if "python" in cell else None
+            if minor is not None and python is not None:
+                out.append(CellRef(minor, python, item.mark))
+        return tuple(out)
+
+
+def load_text(text: str, filename: str = "compat.yaml", *, check_modules: bool = True) -> LoadResult:
+    """Load a matrix from text. Raises :class:`MatrixError` with every error found."""
+    tree, problems = parse(text, filename)
+    builder = _Builder(filename)
+    builder.diags.extend(problems)
+    matrix = None
+    if tree is None and not problems:
+        builder.diags.error(Mark(filename, 1, 1), "the file is empty", "start from `adapter-matrix init` or the README's example")
+    elif tree is not None:
+        matrix = builder.matrix(tree)
+    if matrix is not None and not builder.diags.errors:
+        builder.diags.extend(consistency.check(matrix, check_modules=check_modules))
+    if builder.diags.errors or matrix is None:
+        if not builder.diags.errors:
+            builder.diags.error(Mark(filename, 1, 1), "the file does not describe a matrix")
+        raise MatrixError([_one_line(d) for d in builder.diags.sorted()], filename)
+    return LoadResult(matrix, [_one_line(d) for d in builder.diags.warnings])
+
+
+def load_bytes(raw: bytes, filename: str, *, check_modules: bool = True) -> LoadResult:
+    """Load a matrix from the bytes of a file shown to users as ``filename``."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise MatrixError([Diagnostic(Mark(filename, line, 1), "the file is not UTF-8", "save it as UTF-8")], filename) from None
+    return load_text(text, filename, check_modules=check_modules)
+
+
+def load(path: "os.PathLike[str] | str", *, check_modules: bool = True) -> LoadResult:
+    """Load and validate ``path``. Raises :class:`MatrixError` for unreadable or invalid files."""
+    name = os.fspath(path)
+    return load_bytes(read_matrix_file(name), display_path(name), check_modules=check_modules)

@@ -1,0 +1,295 @@
+"""The validated, immutable model of a ``compat.yaml`` file.
+
+Objects here are built once by :mod:`adapter_matrix.matrix.loader` and never mutated. Every
+version is a :class:`packaging.version.Version` and every range a
+:class:`packaging.specifiers.SpecifierSet`; nothing downstream compares version
+strings. Each object keeps the :class:`~adapter_matrix.matrix.diagnostics.Mark` of its
+definition so that answers can cite the row that decided them.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import enum
+import re
+from typing import List, NamedTuple, Optional, Tuple
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from .diagnostics import Diagnostic, Mark
+
+__all__ = [
+    "Status",
+    "PythonVersion",
+    "Spec",
+    "PythonClaim",
+    "Adapter",
+    "InstallSource",
+    "TorchLine",
+    "Detector",
+    "Dimension",
+    "StatusRule",
+    "Release",
+    "ShimRange",
+    "CellRef",
+    "Matrix",
+    "LoadResult",
+    "SCHEMA_VERSION",
+]
+
+SCHEMA_VERSION = 1
+
+
+class Status(str, enum.Enum):
+    """Support status of a release or of one of its cells, from best to worst."""
+
+    SUPPORTED = "supported"
+    EXPERIMENTAL = "experimental"
+    DEPRECATED = "deprecated"
+    EOL = "eol"
+    BROKEN = "broken"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_PYTHON_RE = re.compile(r"^(?P<major>\d+)\.(?P<minor>\d+)(?P<t>t?)$")
+
+
+class PythonVersion(NamedTuple):
+    """A CPython feature release, e.g. ``3.11``, or a free-threaded build, ``3.13t``."""
+
+    version: Version
+    free_threaded: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> "PythonVersion":
+        """Parse ``"3.11"`` or ``"3.13t"``; raise :class:`ValueError` otherwise."""
+        match = _PYTHON_RE.match(text.strip())
+        if not match:
+            raise ValueError(f"{text!r} is not a Python feature release such as '3.11' or '3.13t'")
+        return cls(Version(f"{match['major']}.{match['minor']}"), bool(match["t"]))
+
+    @property
+    def tag(self) -> str:
+        """The wheel ABI tag this build needs, e.g. ``cp311`` or ``cp313t``."""
+        return f"cp{self.version.major}{self.version.minor}" + ("t" if self.free_threaded else "")
+
+    def __str__(self) -> str:
+        return f"{self.version.major}.{self.version.minor}" + ("t" if self.free_threaded else "")
+
+
+class Spec(NamedTuple):
+    """A specifier set together with the text the user wrote (``str(SpecifierSet)`` reorders)."""
+
+    text: str
+    specifier: SpecifierSet
+
+    @classmethod
+    def parse(cls, text: str) -> "Spec":
+        """Parse a PEP 440 specifier set; a bare version means ``==version``."""
+        text = text.strip()
+        body = text if not text or text[0] in "<>=!~" else f"=={text}"
+        return cls(text, SpecifierSet(body))
+
+    def contains(self, version: Version) -> bool:
+        return self.specifier.contains(version, prereleases=True)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class PythonClaim(NamedTuple):
+    """Which Pythons a release supports: a range (``>=3.8``) or an explicit list of versions.
+
+    A range is intersected with the wheels each torch release has; an explicit list is a
+    claim about every listed version and is checked against those wheels.
+    """
+
+    text: str
+    spec: Optional[Spec] = None
+    exact: Tuple[PythonVersion, ...] = ()
+    free_threaded: bool = False
+
+    def admits(self, python: PythonVersion) -> bool:
+        if self.exact:
+            return python in self.exact
+        if python.free_threaded and not self.free_threaded:
+            return False
+        return self.spec is None or self.spec.contains(python.version)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Adapter(NamedTuple):
+    """The adapter the matrix describes."""
+
+    distribution: str
+    device: str
+    shims: str
+    mark: Mark
+
+
+class InstallSource(NamedTuple):
+    """Where CI installs torch from: an index, a folder of wheels, or both, with a fallback."""
+
+    name: str
+    index_url: Optional[str]
+    find_links: Optional[str]
+    variant: Optional[str]
+    fallback: Optional[str]
+    mark: Mark
+
+
+class TorchLine(NamedTuple):
+    """Upstream facts about one torch minor release line (e.g. 2.4)."""
+
+    minor: Version
+    released: _dt.date
+    patches: Tuple[Version, ...]
+    python: Tuple[PythonVersion, ...]
+    install: str
+    mark: Mark
+
+    @property
+    def latest(self) -> Version:
+        return max(self.patches)
+
+    @property
+    def spec(self) -> Spec:
+        """``>=2.4,<2.5``: every torch of this line, including future patch releases."""
+        nxt = f"{self.minor.major}.{self.minor.minor + 1}"
+        return Spec(f">={self.minor},<{nxt}", SpecifierSet(f">={self.minor},<{nxt}"))
+
+    def __str__(self) -> str:
+        return str(self.minor)
+
+
+class Detector(NamedTuple):
+    """How to read an extra dimension's installed version.
+
+    ``kind`` is ``env`` (variable name), ``file`` (path, read with ``regex``),
+    ``command`` (argv, run without a shell, stdout matched with ``regex``) or
+    ``distribution`` (a Python distribution's version).
+    """
+
+    kind: str
+    target: Tuple[str, ...]
+    regex: Optional[str]
+    timeout: float
+    mark: Mark
+
+    def describe(self) -> str:
+        what = " ".join(self.target) if self.kind == "command" else self.target[0]
+        return f"{self.kind} {what}"
+
+
+class Dimension(NamedTuple):
+    """An extra dimension of the matrix, such as a driver toolkit version."""
+
+    name: str
+    description: str
+    values: Tuple[Version, ...]
+    detectors: Tuple[Detector, ...]
+    mark: Mark
+
+
+class StatusRule(NamedTuple):
+    """Overrides a release's status for the cells it matches (unset fields match anything)."""
+
+    torch: Optional[Spec]
+    python: Optional[Spec]
+    dimensions: Tuple[Tuple[str, Spec], ...]
+    status: Status
+    reason: str
+    link: Optional[str]
+    mark: Mark
+
+
+class Release(NamedTuple):
+    """One release of the adapter and what it claims to support."""
+
+    version: Version
+    date: Optional[_dt.date]
+    torch: Spec
+    python: PythonClaim
+    status: Status
+    reason: str
+    link: Optional[str]
+    supported_until: Optional[_dt.date]
+    dimensions: Tuple[Tuple[str, Spec], ...]
+    rules: Tuple[StatusRule, ...]
+    mark: Mark
+    marks: Tuple[Tuple[str, Mark], ...] = ()  # (key, position) of each key written
+
+    def mark_of(self, key: str) -> Mark:
+        """The position of one of this release's keys (for messages), else the release's."""
+        return next((mark for name, mark in self.marks if name == key), self.mark)
+
+
+class ShimRange(NamedTuple):
+    """The shim module that serves a range of torch versions."""
+
+    module: str
+    torch: Spec
+    mark: Mark
+
+
+class CellRef(NamedTuple):
+    """A (torch minor, Python) pair named in the ``ci`` section."""
+
+    torch: Version
+    python: PythonVersion
+    mark: Mark
+
+
+class Matrix(NamedTuple):
+    """A whole ``compat.yaml``: upstream facts, the adapter's releases, shims and CI settings."""
+
+    path: str
+    schema_version: int
+    adapter: Adapter
+    torch: Tuple[TorchLine, ...]
+    sources: Tuple[InstallSource, ...]
+    dimensions: Tuple[Dimension, ...]
+    shims: Tuple[ShimRange, ...]
+    releases: Tuple[Release, ...]
+    smoke: Tuple[CellRef, ...]
+
+    def torch_line(self, version: Version) -> Optional[TorchLine]:
+        """The described minor line that ``version`` (e.g. ``2.4.1+cpu``) belongs to."""
+        for line in self.torch:
+            if (line.minor.major, line.minor.minor) == (version.major, version.minor):
+                return line
+        return None
+
+    def source(self, name: str) -> Optional[InstallSource]:
+        for src in self.sources:
+            if src.name == name:
+                return src
+        return None
+
+    def dimension(self, name: str) -> Optional[Dimension]:
+        for dim in self.dimensions:
+            if dim.name == name:
+                return dim
+        return None
+
+    def release(self, version: Version) -> Optional[Release]:
+        for rel in self.releases:
+            if rel.version == version:
+                return rel
+        return None
+
+    @property
+    def newest_release(self) -> Optional[Release]:
+        return self.releases[-1] if self.releases else None
+
+
+class LoadResult(NamedTuple):
+    """A validated matrix and the warnings its file produced."""
+
+    matrix: Matrix
+    warnings: List[Diagnostic]

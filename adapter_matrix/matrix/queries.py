@@ -1,0 +1,163 @@
+"""Questions asked of a :class:`~adapter_matrix.matrix.model.Matrix`, answered in one place.
+
+Every stage (``check``, ``tables``, ``ci``, ``validate``) asks the model through these
+functions: which cells a release claims, the status of a cell and of a release, and the
+shim for a torch version. The verdict for a user's environment, and the fixes, build on
+them in :mod:`adapter_matrix.check.verdict`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Dict, List, NamedTuple, Optional, Tuple
+
+from packaging.version import Version
+
+from .diagnostics import Mark
+from .model import Matrix, PythonVersion, Release, ShimRange, Spec, Status, TorchLine
+
+__all__ = [
+    "Cell",
+    "claimed_patches",
+    "claimed_lines",
+    "pythons_for",
+    "cell_status",
+    "release_status",
+    "cells",
+    "shim_for",
+]
+
+
+
+class Cell(NamedTuple):
+    """One combination the matrix makes a statement about."""
+
+    release: Release
+    line: TorchLine
+    torch: Version
+    python: PythonVersion
+    dimensions: Tuple[Tuple[str, Version], ...]
+    status: Status
+    reason: str
+    link: Optional[str]
+    decided_by: Tuple[Mark, ...]
+
+    @property
+    def id(self) -> str:
+        """A stable, readable id such as ``py3.11-torch2.4`` (dimensions appended if any)."""
+        extra = "".join(f"-{name}{value}" for name, value in self.dimensions)
+        return f"py{self.python}-torch{self.line.minor}{extra}"
+
+
+
+
+
+# -- claims ------------------------------------------------------------------------------
+
+
+def claimed_patches(release: Release, line: TorchLine) -> Tuple[Version, ...]:
+    """The known patch releases of ``line`` that ``release`` claims."""
+    return tuple(p for p in line.patches if release.torch.contains(p))
+
+
+def claimed_lines(matrix: Matrix, release: Release) -> List[Tuple[TorchLine, Tuple[Version, ...]]]:
+    """The torch lines a release claims, each with the patches it claims."""
+    out = []
+    for line in matrix.torch:
+        patches = claimed_patches(release, line)
+        if patches:
+            out.append((line, patches))
+    return out
+
+
+def pythons_for(release: Release, line: TorchLine) -> Tuple[PythonVersion, ...]:
+    """Pythons of ``line`` that have wheels and that ``release`` admits."""
+    return tuple(p for p in line.python if release.python.admits(p))
+
+
+def _dimension_values(matrix: Matrix, release: Release) -> List[Tuple[Tuple[str, Version], ...]]:
+    """Every combination of the known values of the dimensions ``release`` constrains."""
+    combos: List[Tuple[Tuple[str, Version], ...]] = [()]
+    for name, spec in release.dimensions:
+        dim = matrix.dimension(name)
+        values = [v for v in (dim.values if dim else ()) if spec.contains(v)]
+        if not values:
+            continue
+        combos = [c + ((name, v),) for c in combos for v in values]
+    return combos
+
+
+def _rule_matches(spec: Optional[Spec], value: Optional[Version]) -> bool:
+    if spec is None:
+        return True
+    return value is not None and spec.contains(value)
+
+
+def _after_window(release: Release, status: Status, reason: str, today: _dt.date) -> Tuple[Status, str, bool]:
+    """A support window that has ended turns a working status into ``eol``."""
+    if (
+        release.supported_until is not None
+        and today > release.supported_until
+        and status in (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
+    ):
+        return Status.EOL, f"support for {release.version} ended on {release.supported_until}", True
+    return status, reason, False
+
+
+def release_status(release: Release, today: Optional[_dt.date] = None) -> Tuple[Status, str]:
+    """The release's own status on ``today`` (its exceptions aside), with the reason."""
+    status, reason, _ended = _after_window(release, release.status, release.reason, today or _dt.date.today())
+    return status, reason
+
+
+def cell_status(
+    release: Release,
+    torch: Version,
+    python: PythonVersion,
+    dimensions: Dict[str, Optional[Version]],
+    today: _dt.date,
+) -> Tuple[Status, str, Optional[str], Tuple[Mark, ...]]:
+    """Status of one combination of ``release``: the first matching exception, else the
+    release's own status; a support window that has ended turns it into ``eol``."""
+    status, reason, link = release.status, release.reason, release.link
+    marks: Tuple[Mark, ...] = (release.mark,)
+    for rule in release.rules:
+        if (
+            _rule_matches(rule.torch, torch)
+            and _rule_matches(rule.python, python.version)
+            and all(_rule_matches(spec, dimensions.get(name)) for name, spec in rule.dimensions)
+        ):
+            status, reason, link = rule.status, rule.reason, rule.link
+            marks = (release.mark, rule.mark)
+            break
+    status, reason, ended = _after_window(release, status, reason, today)
+    if ended:
+        marks = marks + (release.mark_of("supported-until"),)
+    return status, reason, link, marks
+
+
+def cells(matrix: Matrix, release: Optional[Release] = None, today: Optional[_dt.date] = None) -> List[Cell]:
+    """All cells: release x torch line x Python x extra-dimension values.
+
+    A cell's torch is the newest patch of its line that the release claims: the one a
+    ``pip install`` of the line would pick.
+    """
+    today = today or _dt.date.today()
+    out: List[Cell] = []
+    for rel in [release] if release else matrix.releases:
+        combos = _dimension_values(matrix, rel)
+        for line, patches in claimed_lines(matrix, rel):
+            torch = max(patches)
+            for python in pythons_for(rel, line):
+                for dims in combos:
+                    status, reason, link, marks = cell_status(rel, torch, python, dict(dims), today)
+                    out.append(Cell(rel, line, torch, python, dims, status, reason, link, marks))
+    return out
+
+
+def shim_for(matrix: Matrix, torch: Version) -> Optional[ShimRange]:
+    """The shim that serves ``torch`` (local labels such as ``+cpu`` are ignored)."""
+    for shim in matrix.shims:
+        if shim.torch.contains(torch):
+            return shim
+    return None

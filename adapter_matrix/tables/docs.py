@@ -1,0 +1,161 @@
+"""Keep generated tables in sync with the matrix (``table --update/--check/--output``).
+
+Two kinds of target: blocks between markers inside hand-written documents
+(:func:`sync`), and whole generated files such as the HTML page (:func:`sync_output`).
+Either way every file is rendered before any is written, and each write is atomic, so
+an error or a kill leaves every file old or new, never half-written.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from ..files import atomic_write, unified_diff
+from ..matrix.model import Matrix
+from ..tables import views as tables
+from .markers import Block, MarkerError, rewrite, syntax_for
+
+__all__ = ["DocError", "Outcome", "BLOCK_OPTIONS", "load_records", "sync", "sync_output"]
+
+DocError = MarkerError
+BLOCK_OPTIONS = ("view", "lang", "release", "format", "results")
+Writer = Callable[[Any, str], None]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a sync found in one file: its blocks (0 for a whole file), whether it is
+    stale, and the unified diff from the file on disk to the generated text."""
+
+    path: str
+    blocks: int
+    changed: bool
+    diff: str
+
+
+def load_records(folder: str) -> List[Dict[str, Any]]:
+    """The result records under ``folder``; ``DocError`` when it has none."""
+    from ..ci.results import RecordError, read_records
+
+    try:
+        return read_records(folder)
+    except RecordError as exc:
+        raise DocError(f"{exc} \u2014 run the nox sessions first, or point results= / --results at their records") from None
+
+
+class _Renderer:
+    """Renders the blocks of documents, reading each results folder once."""
+
+    def __init__(self, matrix: Matrix, today: Optional[_dt.date], results: Optional[str]) -> None:
+        self.matrix = matrix
+        self.today = today
+        self.results = results
+        self._records: Dict[str, List[Dict[str, Any]]] = {}
+
+    def records(self, folder: str) -> List[Dict[str, Any]]:
+        key = os.path.abspath(folder)
+        if key not in self._records:
+            self._records[key] = load_records(folder)
+        return self._records[key]
+
+    def block(self, block: Block, syntax: str, path: str) -> str:
+        """The body of one block, from its marker options (``view=grid lang=zh``)."""
+        where = f"{path}:{block.line}:1"
+        options = block.options
+        unknown = sorted(set(options) - set(BLOCK_OPTIONS))
+        if unknown:
+            raise MarkerError(f"{where}: unknown marker option(s) {', '.join(unknown)} \u2014 allowed: {', '.join(BLOCK_OPTIONS)}")
+        fmt = options.get("format", syntax)
+        if fmt != syntax:
+            raise MarkerError(
+                f"{where}: format={fmt} cannot be embedded in a {syntax} document \u2014 remove the option, "
+                f"or write a whole file with `adapter-matrix table --format {fmt} --output FILE`"
+            )
+        release = None
+        if "release" in options:
+            from packaging.version import InvalidVersion, Version
+
+            try:
+                release = self.matrix.release(Version(options["release"]))
+            except InvalidVersion:
+                raise MarkerError(f"{where}: release={options['release']} is not a PEP 440 version") from None
+            if release is None:
+                raise MarkerError(f"{where}: no release {options['release']} in {self.matrix.path} \u2014 use one of its releases")
+        records = None
+        if "results" in options:  # relative to the document, so the block renders the same from anywhere
+            records = self.records(os.path.join(os.path.dirname(os.path.abspath(path)), options["results"]))
+        elif options.get("view") == "verified" and self.results is not None:
+            records = self.records(self.results)
+        try:
+            return tables.render(
+                self.matrix,
+                view=options.get("view", "grid"),
+                fmt=fmt,
+                lang=options.get("lang", "en"),
+                release=release,
+                today=self.today,
+                records=records,
+            )
+        except ValueError as exc:
+            raise MarkerError(f"{where}: {exc}") from None
+
+
+def _read(path: str, missing_ok: bool = False) -> str:
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        if missing_ok:
+            return ""
+        raise MarkerError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MarkerError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def sync(
+    matrix: Matrix,
+    paths: Sequence[str],
+    write: bool,
+    today: Optional[_dt.date] = None,
+    results: Optional[str] = None,
+    writer: Optional[Writer] = None,
+) -> List[Outcome]:
+    """Regenerate every block of every file; when ``write``, replace the stale files.
+
+    ``results`` is the records folder for ``view=verified`` blocks without their own
+    ``results=`` option. ``writer`` is passed to :func:`atomic_write` (tests fail it
+    midway). Nothing is written unless every block of every file rendered.
+    """
+    renderer = _Renderer(matrix, today, results)
+    outcomes = []
+    pending = []
+    for path in paths:
+        old = _read(path)
+        syntax = syntax_for(path)
+        new, blocks = rewrite(old, syntax, lambda b: renderer.block(b, syntax, path), path)
+        if not blocks:
+            raise MarkerError(
+                f"{path}: no adapter-matrix:table block found \u2014 add "
+                + ("`.. adapter-matrix:table view=grid` and `.. /adapter-matrix:table`" if syntax == "rst"
+                   else "`<!-- adapter-matrix:table view=grid -->` and `<!-- /adapter-matrix:table -->`")
+            )
+        changed = new != old
+        if changed:
+            pending.append((path, new))
+        outcomes.append(Outcome(path, len(blocks), changed, unified_diff(old, new, path) if changed else ""))
+    if write:
+        for path, new in pending:
+            atomic_write(path, new, **({"write": writer} if writer else {}))
+    return outcomes
+
+
+def sync_output(path: str, text: str, write: bool, writer: Optional[Writer] = None) -> Outcome:
+    """Compare a whole generated file with ``text``; when ``write``, replace it if stale."""
+    old = _read(path, missing_ok=True)
+    changed = old != text
+    if changed and write:
+        atomic_write(path, text, **({"write": writer} if writer else {}))
+    return Outcome(path, 0, changed, unified_diff(old, text, path) if changed else "")

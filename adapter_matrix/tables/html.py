@@ -1,0 +1,145 @@
+"""A table as one standalone HTML page: no scripts, fonts or images to fetch.
+
+The page is a colored grid with a legend. Colors come from CSS variables with a
+second set under ``prefers-color-scheme: dark``; every state is also written out in
+the cell, so the page reads without color too. The table scrolls sideways inside its
+own box with the row headers pinned, so the page itself fits a phone's width. Each
+body cell with a state is ``<td class="cell STATE">`` so tools (and tests) can count
+states from the DOM.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import string
+from typing import Dict, List, Tuple
+
+from .table import STATES, Table, TableCell
+from .words import word
+
+__all__ = ["COLORS", "render_html"]
+
+# state -> (light background, light text, dark background, dark text); every pair has a
+# WCAG AA contrast (>= 4.5), which the browser test measures.
+COLORS: Dict[str, Tuple[str, str, str, str]] = {
+    "supported": ("#dafbe1", "#0f5323", "#12361f", "#7ee787"),
+    "experimental": ("#ddf4ff", "#0a3069", "#0c2d6b", "#a5d6ff"),
+    "deprecated": ("#fff8c5", "#4d2d00", "#3b2e00", "#f2cc60"),
+    "eol": ("#fff1e5", "#762c00", "#4a2106", "#ffa657"),
+    "broken": ("#ffebe9", "#82071e", "#5a1016", "#ffa198"),
+    "verified": ("#dafbe1", "#0f5323", "#12361f", "#7ee787"),
+    "unverified": ("#fff8c5", "#4d2d00", "#3b2e00", "#f2cc60"),
+    "failed": ("#ffebe9", "#82071e", "#5a1016", "#ffa198"),
+    "mixed": ("#fbefff", "#512a97", "#2e1a5c", "#d2a8ff"),
+    "unclaimed": ("#f6f8fa", "#59636e", "#151b23", "#9198a1"),
+    "nowheel": ("#eaeef2", "#59636e", "#010409", "#9198a1"),
+    "present": ("#dafbe1", "#0f5323", "#12361f", "#7ee787"),
+    "partial": ("#fff8c5", "#4d2d00", "#3b2e00", "#f2cc60"),
+    "absent": ("#f6f8fa", "#59636e", "#151b23", "#9198a1"),
+}
+
+_BASE_CSS = """\
+:root {
+  color-scheme: light dark;
+  --bg: #ffffff; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --head: #f6f8fa;
+${light}
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --line: #3d444d; --head: #151b23;
+${dark}
+  }
+}
+* { box-sizing: border-box; }
+body {
+  margin: 0; background: var(--bg); color: var(--fg);
+  font: 15px/1.45 system-ui, -apple-system, "Segoe UI", "Noto Sans", "PingFang SC", "Microsoft YaHei", sans-serif;
+}
+main { max-width: 75rem; margin: 0 auto; padding: 1rem; }
+h1 { font-size: 1.35rem; margin: 0 0 .75rem; overflow-wrap: anywhere; }
+h2 { font-size: 1.05rem; margin: 1.25rem 0 .5rem; }
+.scroll { overflow-x: auto; width: fit-content; max-width: 100%; border: 1px solid var(--line); border-radius: 6px; }
+.scroll:focus { outline: 2px solid var(--experimental-fg); }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid var(--line); padding: .35rem .6rem; text-align: left; white-space: nowrap; }
+thead th { background: var(--head); position: sticky; top: 0; }
+tbody th, thead th:first-child { background: var(--head); position: sticky; left: 0; z-index: 1; }
+.view-verified td { white-space: normal; min-width: 9rem; }
+code { font: .9em ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.nowheel, .swatch.nowheel {
+  background-image: repeating-linear-gradient(135deg, transparent 0 6px, var(--line) 6px 7px);
+}
+${states}
+.legend { list-style: none; padding: 0; margin: 0; display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; }
+.legend li { display: flex; align-items: baseline; gap: .5rem; }
+.swatch { display: inline-block; padding: .1rem .5rem; border-radius: 4px; border: 1px solid var(--line); }
+.generated { color: var(--muted); font-size: .85rem; margin-top: 1.5rem; }
+@media (max-width: 40rem) {
+  body { font-size: 13px; }
+  main { padding: .5rem; }
+  th, td { padding: .25rem .4rem; }
+}
+"""
+
+
+def _css() -> str:
+    light = "\n".join(f"  --{s}-bg: {c[0]}; --{s}-fg: {c[1]};" for s, c in COLORS.items())
+    dark = "\n".join(f"    --{s}-bg: {c[2]}; --{s}-fg: {c[3]};" for s, c in COLORS.items())
+    states = "\n".join(
+        f".cell.{s}, .swatch.{s} {{ background-color: var(--{s}-bg); color: var(--{s}-fg); }}" for s in STATES
+    )
+    return string.Template(_BASE_CSS).substitute(light=light, dark=dark, states=states)
+
+
+def _content(cell: TableCell) -> str:
+    return "".join(f"<code>{html.escape(s.text)}</code>" if s.code else html.escape(s.text) for s in cell.spans)
+
+
+def _td(cell: TableCell) -> str:
+    attrs = f' class="cell {cell.state}"' if cell.state else ""
+    if cell.title:
+        attrs += f' title="{html.escape(cell.title)}"'
+    return f"<td{attrs}>{_content(cell)}</td>"
+
+
+def render_html(table: Table) -> str:
+    """The standalone page: inline CSS, light and dark colors, legend, phone-sized layout."""
+    esc = html.escape
+    lines: List[str] = [
+        "<!DOCTYPE html>",
+        f'<html lang="{esc(table.lang)}">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<meta name="color-scheme" content="light dark">',
+        '<meta name="generator" content="adapter-matrix">',
+        f"<title>{esc(table.title)}</title>",
+        "<style>",
+        _css().rstrip("\n"),
+        "</style>",
+        "</head>",
+        "<body>",
+        "<main>",
+        f"<h1>{esc(table.title)}</h1>",
+        f'<div class="scroll" tabindex="0" role="region" aria-label="{esc(table.title)}">',
+        f'<table class="matrix view-{esc(table.view)}">',
+        "<thead>",
+        "<tr>" + "".join(f'<th scope="col">{esc(c.label)}</th>' for c in table.columns) + "</tr>",
+        "</thead>",
+        "<tbody>",
+    ]
+    for row in table.rows:
+        lines.append(f'<tr><th scope="row">{_content(row[0])}</th>' + "".join(_td(c) for c in row[1:]) + "</tr>")
+    lines += ["</tbody>", "</table>", "</div>"]
+    if table.legend:
+        lines.append(f"<h2>{esc(word('legend', table.lang))}</h2>")
+        lines.append('<ul class="legend">')
+        for state, label, about in table.legend:
+            lines.append(f'<li><span class="swatch {state}">{esc(label)}</span> {esc(about)}</li>')
+        lines.append("</ul>")
+    footer = esc(word("generated", table.lang)).format(
+        matrix=esc(os.path.basename(table.matrix) or "compat.yaml"), command="<code>adapter-matrix table</code>"
+    )
+    lines += [f'<p class="generated">{footer}</p>', "</main>", "</body>", "</html>"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,228 @@
+"""``validate --pyproject``: packaging metadata must say what the matrix says.
+
+Three places in ``pyproject.toml`` restate the matrix and drift from it (torch_npu's
+setup.py classifiers disagreed with its tables). Their expected values come from the
+newest release of the matrix:
+
+``requires-python``
+    admits every Python the newest release supports (its Python claim intersected
+    with the wheels of the torch lines it claims) and rejects the Python just below
+    the oldest. No upper bound is asked for: caps on requires-python make resolvers
+    pick ancient releases instead of failing, and ``check`` explains a too-new Python.
+``Programming Language :: Python :: 3.X`` classifiers
+    exactly one per supported Python (free-threaded builds have no such classifier).
+the torch requirement
+    every ``torch`` requirement in ``dependencies`` or in an extra (e.g. ``device``)
+    has the release's torch specifier set. A project without one is not checked.
+
+Each finding is a :class:`~adapter_matrix.matrix.diagnostics.Diagnostic` at the line and
+column of the offending key or value, with the value it should have.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any, Dict, List, Optional, Tuple
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from ..matrix.diagnostics import Diagnostic, Mark, display_path
+from ..matrix.model import Matrix, PythonVersion, Release
+from ..matrix.queries import claimed_lines, pythons_for
+
+__all__ = ["expected_pythons", "check_pyproject"]
+
+_CLASSIFIER = re.compile(r"^Programming Language :: Python :: (\d+\.\d+)$")
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+
+
+def expected_pythons(matrix: Matrix, release: Release) -> List[PythonVersion]:
+    """The Pythons ``release`` supports on some torch line it claims, oldest first."""
+    found = {p for line, _patches in claimed_lines(matrix, release) for p in pythons_for(release, line)}
+    return sorted(p for p in found if not p.free_threaded)
+
+
+class _Locator:
+    """Finds where keys and string values sit in the TOML text (parsers drop positions)."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def mark(self, line: int, column: int) -> Mark:
+        return Mark(self.path, line, column)
+
+    def _table(self, name: str) -> Tuple[int, int]:
+        """The 0-based line span of ``[name]``'s body (the whole file if absent)."""
+        start = None
+        for i, line in enumerate(self.lines):
+            header = _HEADER.match(line)
+            if header is None:
+                continue
+            if start is not None:
+                return start, i
+            if header.group(1).replace(" ", "").replace('"', "") == name:
+                start = i + 1
+        return (start, len(self.lines)) if start is not None else (0, len(self.lines))
+
+    def key(self, table: str, key: str) -> Mark:
+        """The position of ``key = ...`` in ``[table]`` (else of the table's header)."""
+        lo, hi = self._table(table)
+        pattern = re.compile(r"^(\s*)[\"']?" + re.escape(key) + r"[\"']?\s*=")
+        for i in range(lo, hi):
+            found = pattern.match(self.lines[i])
+            if found:
+                return self.mark(i + 1, len(found.group(1)) + 1)
+        return self.mark(max(lo, 1), 1)
+
+    def value(self, table: str, key: str, value: str) -> Mark:
+        """The position of the string ``value`` after ``key`` in ``[table]``."""
+        start = self.key(table, key)
+        _lo, hi = self._table(table)
+        for i in range(start.line - 1, hi):
+            for quote in ('"', "'"):
+                col = self.lines[i].find(quote + value + quote)
+                if col >= 0:
+                    return self.mark(i + 1, col + 1)
+        return start
+
+
+def _load(path: str) -> Tuple[Optional[Dict[str, Any]], Optional[Diagnostic]]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+    shown = display_path(path)
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh), None
+    except FileNotFoundError:
+        return None, Diagnostic(Mark(shown, 0, 0), f"no such file {shown}", "give the path of the project's pyproject.toml")
+    except OSError as exc:
+        return None, Diagnostic(Mark(shown, 0, 0), f"cannot read {shown}: {exc.strerror}")
+    except tomllib.TOMLDecodeError as exc:
+        where = re.search(r"at line (\d+), column (\d+)", str(exc))
+        line, col = (int(where.group(1)), int(where.group(2))) if where else (1, 1)
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+        return None, Diagnostic(Mark(shown, line, col), f"not valid TOML: {message}", "fix the syntax")
+
+
+def _check_requires_python(project: Dict[str, Any], pythons: List[PythonVersion], claimant: str, at: _Locator) -> List[Diagnostic]:
+    oldest = pythons[0].version
+    expected = f">={oldest}"
+    text = project.get("requires-python")
+    if text is None:
+        return [Diagnostic(at.key("project", "name"), "[project] has no requires-python", f"add requires-python = \"{expected}\"")]
+    mark = at.value("project", "requires-python", str(text))
+    try:
+        spec = SpecifierSet(str(text))
+    except InvalidSpecifier:
+        return [Diagnostic(mark, f"requires-python {text!r} is not a PEP 440 specifier set", f"write \"{expected}\"")]
+    refused = [p for p in pythons if not spec.contains(p.version, prereleases=True)]
+    below = Version(f"{oldest.major}.{oldest.minor - 1}") if oldest.minor else None
+    problems = []
+    if refused:
+        problems.append("refuses Python " + ", ".join(str(p) for p in refused) + ", which it supports")
+    if below is not None and spec.contains(below, prereleases=True):
+        problems.append(f"admits Python {below.major}.{below.minor}, which it does not support")
+    if not problems:
+        return []
+    message = f"requires-python {text!r} disagrees with {claimant}: " + "; ".join(problems)
+    return [Diagnostic(mark, message, f"write requires-python = \"{expected}\"")]
+
+
+def _check_classifiers(project: Dict[str, Any], pythons: List[PythonVersion], claimant: str, at: _Locator) -> List[Diagnostic]:
+    classifiers = [c for c in project.get("classifiers", []) if isinstance(c, str)]
+    declared: Dict[str, str] = {}  # "3.11" -> its classifier
+    for classifier in classifiers:
+        found = _CLASSIFIER.match(classifier)
+        if found:
+            declared[found.group(1)] = classifier
+    wanted = {str(p) for p in pythons}
+    out = []
+    for version, classifier in sorted(declared.items(), key=lambda kv: Version(kv[0])):
+        if version not in wanted:
+            out.append(
+                Diagnostic(
+                    at.value("project", "classifiers", classifier),
+                    f"classifier {classifier!r} claims Python {version}, which {claimant} does not support",
+                    "remove it",
+                )
+            )
+    missing = sorted(wanted - set(declared), key=Version)
+    if missing:
+        lines = ", ".join(f'"Programming Language :: Python :: {v}"' for v in missing)
+        out.append(
+            Diagnostic(
+                at.key("project", "classifiers"),
+                f"classifiers lack Python {', '.join(missing)}, which {claimant} supports",
+                f"add {lines}",
+            )
+        )
+    return out
+
+
+def _torch_requirements(project: Dict[str, Any]) -> List[Tuple[str, str, str]]:
+    """(table, key, requirement text) of every requirement string that names torch."""
+    found = [("project", "dependencies", r) for r in project.get("dependencies", []) if isinstance(r, str)]
+    extras = project.get("optional-dependencies", {})
+    for extra, reqs in extras.items() if isinstance(extras, dict) else ():
+        found += [("project.optional-dependencies", extra, r) for r in reqs if isinstance(r, str)]
+    out = []
+    for table, key, text in found:
+        try:
+            if canonicalize_name(Requirement(text).name) == "torch":
+                out.append((table, key, text))
+        except InvalidRequirement:
+            continue  # not ours to lint: pip reports it
+    return out
+
+
+def _check_torch_pin(project: Dict[str, Any], release: Release, claimant: str, at: _Locator) -> List[Diagnostic]:
+    out = []
+    for table, key, text in _torch_requirements(project):
+        req = Requirement(text)
+        if req.specifier == release.torch.specifier:
+            continue
+        where = "dependencies" if key == "dependencies" and table == "project" else f"the {key} extra"
+        fixed = f"torch{release.torch}" + (f"; {req.marker}" if req.marker else "")
+        fixed = '"' + fixed.replace("\\", "\\\\").replace('"', '\\"') + '"'  # as a TOML string
+        out.append(
+            Diagnostic(
+                at.value(table, key, text),
+                f"{where} pins {text!r}, but {claimant} supports torch {release.torch}",
+                f"write {fixed}",
+            )
+        )
+    return out
+
+
+def check_pyproject(matrix: Matrix, path: str) -> List[Diagnostic]:
+    """Every disagreement between ``path`` and the newest release of ``matrix``."""
+    data, problem = _load(path)
+    if problem is not None:
+        return [problem]
+    assert data is not None
+    with open(path, encoding="utf-8") as fh:
+        at = _Locator(display_path(path), fh.read())
+    project = data.get("project")
+    if not isinstance(project, dict):
+        return [Diagnostic(at.mark(1, 1), "no [project] table", "declare the metadata in [project] (PEP 621)")]
+    release = matrix.newest_release
+    if release is None:
+        return [Diagnostic(at.mark(1, 1), f"{matrix.path} has no release, so there is nothing to compare", severity="warning")]
+    pythons = expected_pythons(matrix, release)
+    claimant = f"release {release.version} in {display_path(matrix.path)}"
+    out: List[Diagnostic] = []
+    dynamic = set(project.get("dynamic", []))
+    if pythons:
+        if "requires-python" not in dynamic:
+            out += _check_requires_python(project, pythons, claimant, at)
+        if "classifiers" not in dynamic:
+            out += _check_classifiers(project, pythons, claimant, at)
+    out += _check_torch_pin(project, release, claimant, at)
+    return out
