@@ -35,9 +35,12 @@ bool on_device(const at::Tensor& t) { return t.defined() && t.device().type() ==
 
 // -- host views of device memory ----------------------------------------------------------
 
-// A CPU tensor with the same sizes, strides, offset and conj/neg bits as `like`, over `storage`.
+// A tensor of backend `key` with the same sizes, strides, offset, conj/neg bits and
+// ZeroTensor-ness as `like`, over `storage`.
 at::Tensor tensor_over(c10::Storage storage, c10::DispatchKey key, const at::Tensor& like) {
-  at::Tensor out = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(key), like.dtype());
+  c10::DispatchKeySet keys(key);
+  if (like._is_zerotensor()) keys = keys.add(c10::DispatchKey::ZeroTensor);
+  at::Tensor out = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), keys, like.dtype());
   out.unsafeGetTensorImpl()->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
   if (like.is_conj()) out._set_conj(true);
   if (like.is_neg()) out._set_neg(true);
@@ -73,6 +76,16 @@ c10::Storage adopt_storage(const c10::Storage& host, c10::DeviceIndex index) {
   }
   return c10::Storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), nbytes,
                                                             std::move(memory), allocator(), /*resizable=*/true));
+}
+
+// A device ZeroTensor shaped like the CPU ZeroTensor `h` (what _efficientzerotensor
+// returns, e.g. the gradient of sgn): like CPU's, it owns no memory, and its ZeroTensor
+// key makes every op see zeros instead of reading it.
+at::Tensor zero_tensor_like(const at::Tensor& h, c10::DeviceIndex index) {
+  c10::Storage storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), h.storage().nbytes(),
+                                                             c10::DataPtr(nullptr, device(index)), nullptr,
+                                                             /*resizable=*/false));
+  return tensor_over(std::move(storage), c10::DispatchKey::PrivateUse1, h);
 }
 
 // -- the zero-copy fallback ----------------------------------------------------------------
@@ -176,6 +189,7 @@ struct Call {
       if (arg.host.unsafeGetTensorImpl() == h.unsafeGetTensorImpl()) return arg.device;  // in-place / out=
     }
     if (h.layout() != c10::kStrided) return h;
+    if (h._is_zerotensor()) return zero_tensor_like(h, index);  // no memory behind it to adopt
     return tensor_over(device_storage_for(h.storage()), c10::DispatchKey::PrivateUse1, h);
   }
 };
@@ -370,6 +384,19 @@ bool is_pinned(const at::Tensor& self, c10::optional<at::Device>) {
   return self.storage().data() != nullptr && is_pinned_ptr(self.storage().data());
 }
 
+// `param.data = moved` (and so Module.to("npu") keeping tied parameters one tensor) asks
+// whether the two tensors may share TensorImpl metadata. TensorImpl's own answer lists
+// built-in dense backends only; a strided npu tensor is as dense as a CPU one.
+bool dense_host_memory(const at::Tensor& t) {
+  auto type = t.device().type();
+  return t.layout() == c10::kStrided && !t.is_quantized() && !t.is_nested() &&
+         (type == kDeviceType || type == c10::DeviceType::CPU);
+}
+
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  return self.key_set() == from.key_set() || (dense_host_memory(self) && dense_host_memory(from));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>()); }
@@ -389,6 +416,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
   m.impl("native_dropout", TORCH_FN(native_dropout));
+  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
 #if !ADAPTER_HOOKS_PINNED_MEMORY
   m.impl("_pin_memory", TORCH_FN(pin_memory));
   m.impl("is_pinned", TORCH_FN(is_pinned));
