@@ -56,10 +56,16 @@ c10::Storage host_storage(const c10::Storage& device_storage) {
       c10::GetAllocator(c10::DeviceType::CPU), /*resizable=*/true));
 }
 
+
+}  // namespace
+
 at::Tensor host_alias(const at::Tensor& t) {
   TORCH_CHECK(t.layout() == c10::kStrided, "npu: only strided tensors are supported, got ", t.layout());
+  if (t.device().type() != kDeviceType) return t;
   return tensor_over(host_storage(t.storage()), c10::DispatchKey::CPU, t);
 }
+
+namespace {
 
 // Device storage that takes over `host`'s memory: without a copy when nobody else holds
 // the host storage, else with one.
@@ -397,6 +403,10 @@ bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& 
   return self.key_set() == from.key_set() || (dense_host_memory(self) && dense_host_memory(from));
 }
 
+// Memory is freed when the last tensor goes, and work is synchronous: no stream can still
+// be using a block, so there is nothing to record.
+void record_stream(at::Tensor&, c10::Stream) {}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>()); }
@@ -417,6 +427,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
   m.impl("native_dropout", TORCH_FN(native_dropout));
   m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
+  m.impl("record_stream", TORCH_FN(record_stream));
 #if !ADAPTER_HOOKS_PINNED_MEMORY
   m.impl("_pin_memory", TORCH_FN(pin_memory));
   m.impl("is_pinned", TORCH_FN(is_pinned));
