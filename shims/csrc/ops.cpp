@@ -17,6 +17,7 @@
 #include <ATen/ops/resize_native.h>
 #include <ATen/ops/set_native.h>
 #include <ATen/ops/view_native.h>
+#include <ATen/quantized/QTensorImpl.h>
 #include <c10/util/SmallVector.h>
 #include <torch/library.h>
 
@@ -35,12 +36,19 @@ bool on_device(const at::Tensor& t) { return t.defined() && t.device().type() ==
 
 // -- host views of device memory ----------------------------------------------------------
 
-// A tensor of backend `key` with the same sizes, strides, offset, conj/neg bits and
-// ZeroTensor-ness as `like`, over `storage`.
+// A tensor of backend `key` (CPU or PrivateUse1) with the same sizes, strides, offset,
+// conj/neg bits, ZeroTensor-ness and quantizer as `like`, over `storage`.
 at::Tensor tensor_over(c10::Storage storage, c10::DispatchKey key, const at::Tensor& like) {
-  c10::DispatchKeySet keys(key);
-  if (like._is_zerotensor()) keys = keys.add(c10::DispatchKey::ZeroTensor);
-  at::Tensor out = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), keys, like.dtype());
+  at::Tensor out;
+  if (like.is_quantized()) {
+    auto quantized = key == c10::DispatchKey::CPU ? c10::DispatchKey::QuantizedCPU : c10::DispatchKey::QuantizedPrivateUse1;
+    out = at::detail::make_tensor<at::QTensorImpl>(std::move(storage), c10::DispatchKeySet(quantized), like.dtype(),
+                                                   at::get_qtensorimpl(like)->quantizer());
+  } else {
+    c10::DispatchKeySet keys(key);
+    if (like._is_zerotensor()) keys = keys.add(c10::DispatchKey::ZeroTensor);
+    out = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), keys, like.dtype());
+  }
   out.unsafeGetTensorImpl()->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
   if (like.is_conj()) out._set_conj(true);
   if (like.is_neg()) out._set_neg(true);
@@ -222,7 +230,8 @@ bool serves_cpu(const c10::OperatorHandle& op) {
   return false;
 }
 
-void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+// Runs `op` with CPU's kernel for `cpu_keys` on host aliases of its device tensors.
+void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::DispatchKeySet cpu_keys) {
   const auto& schema = op.schema();
   const auto& params = schema.arguments();
   const size_t num_args = params.size();
@@ -231,6 +240,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   call.op_name = schema.name().c_str();
   c10::SmallVector<size_t, 2> default_generators;
   bool saw_cpu_tensor = false;
+  bool results_on_cpu = false;  // the op was asked for CPU results
   c10::Device cpu_seen = kCpu;
 
   for (size_t i = 0; i < num_args; ++i) {
@@ -271,6 +281,8 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       check_device_index(idx);
       if (call.index < 0) call.index = idx;
       value = c10::IValue(kCpu);  // factories build on CPU; the result is adopted below
+    } else if (value.isDevice() && value.toDevice().type() == c10::DeviceType::CPU) {
+      results_on_cpu = true;  // e.g. empty_quantized(like=npu tensor, device=cpu) from q.cpu()
     } else if (value.isGenerator()) {
       const at::Generator& g = value.toGenerator();
       auto twin = twin_of(g);
@@ -295,7 +307,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   {
     DeviceScope scope(call.index);
     try {
-      op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+      op.redispatchBoxed(cpu_keys, stack);
     } catch (const c10::NotImplementedError& e) {
       TORCH_CHECK_NOT_IMPLEMENTED(serves_cpu(op), "The operator '", schema.operator_name(),
                                   "' is not implemented for the npu device: it has no CPU kernel to fall back to. "
@@ -305,6 +317,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 
   call.write_back();
+  if (results_on_cpu) return;
   const size_t num_returns = schema.returns().size();
   for (size_t i = stack->size() - num_returns; i < stack->size(); ++i) {
     c10::IValue& value = (*stack)[i];
@@ -318,6 +331,16 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       value = out;
     }
   }
+}
+
+void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  run_on_cpu(op, stack, c10::DispatchKeySet(c10::DispatchKey::CPU));
+}
+
+// Quantized npu tensors (QuantizedPrivateUse1) run QuantizedCPU's kernels the same way:
+// their host aliases are quantized CPU tensors with the same quantizer.
+void quantized_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  run_on_cpu(op, stack, c10::DispatchKeySet(c10::DispatchKey::CPU) | c10::DispatchKeySet(c10::DispatchKey::QuantizedCPU));
 }
 
 // -- kernels of our own --------------------------------------------------------------------
@@ -410,6 +433,15 @@ void record_stream(at::Tensor&, c10::Stream) {}
 }  // namespace
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>()); }
+
+TORCH_LIBRARY_IMPL(_, QuantizedPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&quantized_cpu_fallback>());
+}
+
+TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
+  m.impl("_copy_from", TORCH_FN(copy_from));  // q.cpu(), q.to("npu"): both sides are quantized aliases
+  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
