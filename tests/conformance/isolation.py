@@ -20,8 +20,8 @@ Costs one fork per test (measured in docs/conformance.md). Off with
 
 from __future__ import annotations
 
-import json
 import os
+import pickle
 import select
 import signal
 import struct
@@ -101,8 +101,8 @@ class ForkServer:
             reports = runtestprotocol(item, log=False, nextitem=None)
             data = [item.config.hook.pytest_report_to_serializable(config=item.config, report=r) for r in reports]
             path = self._result_path(index)
-            with open(path + ".tmp", "w") as fh:
-                json.dump(data, fh)
+            with open(path + ".tmp", "wb") as fh:
+                pickle.dump(data, fh)  # (JSON would turn a skip's location tuple into a list)
             os.replace(path + ".tmp", path)
         except BaseException:  # noqa: BLE001 - anything here is reported by the session as a failure
             code = 3
@@ -112,7 +112,7 @@ class ForkServer:
     # -- in the session ------------------------------------------------------------------
 
     def _result_path(self, index: int) -> str:
-        return os.path.join(self.folder, f"{index}.json")
+        return os.path.join(self.folder, f"{index}.pickle")
 
     def run(self, item: pytest.Item) -> List[Any]:
         """The reports of running ``item`` in a child of the server."""
@@ -128,8 +128,8 @@ class ForkServer:
                                    f"(set {TIMEOUT_ENV} to allow longer)")]
         path = self._result_path(index)
         if os.path.exists(path):
-            with open(path) as fh:
-                data = json.load(fh)
+            with open(path, "rb") as fh:
+                data = pickle.load(fh)
             os.remove(path)
             return [item.config.hook.pytest_report_from_serializable(config=item.config, data=d) for d in data]
         return [_failure(item, _describe(status))]
