@@ -28,6 +28,9 @@ FEATURES: Dict[str, str] = {
     "safe_globals": "torch.serialization.add_safe_globals",
     "weights_only_default": "torch.load() defaults to weights_only=True",
     "serialization": "torch.save/torch.load of device tensors",
+    "sdpa_cpu_kernels": "scaled_dot_product_attention runs the kernel CPU runs (bitwise CPU results)",
+    "distributed": "the npu_gloo process group: collectives and DDP on npu tensors",
+    "quantized": "quantized npu tensors (torch.quantize_per_tensor) running QuantizedCPU kernels",
 }
 
 
