@@ -11,7 +11,7 @@ import json
 import os
 import platform
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from packaging.version import InvalidVersion, Version
@@ -111,6 +111,8 @@ class TestCounts:
     skipped: int
     errors: int
     skips: Sequence[str]
+    #: per conformance group (test module without ``test_``): outcome -> count
+    groups: Dict[str, Dict[str, int]] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -120,20 +122,32 @@ class TestCounts:
 def read_junit(path: str) -> TestCounts:
     """Counts and skip reasons from a pytest JUnit XML report."""
     root = ET.parse(path).getroot()
-    passed = failed = skipped = errors = 0
+    counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+    groups: Dict[str, Dict[str, int]] = {}
     skips: List[str] = []
     for case in root.iter("testcase"):
         if case.find("failure") is not None:
-            failed += 1
+            outcome = "failed"
         elif case.find("error") is not None:
-            errors += 1
+            outcome = "errors"
         elif case.find("skipped") is not None:
-            skipped += 1
+            outcome = "skipped"
             node = case.find("skipped")
             skips.append(f"{case.get('classname', '')}.{case.get('name', '')}: {node.get('message', '') if node is not None else ''}")
         else:
-            passed += 1
-    return TestCounts(passed, failed, skipped, errors, tuple(skips))
+            outcome = "passed"
+        counts[outcome] += 1
+        group = groups.setdefault(_group_of(case.get("classname", "")), dict.fromkeys(counts, 0))
+        group[outcome] += 1
+    return TestCounts(counts["passed"], counts["failed"], counts["skipped"], counts["errors"], tuple(skips), groups)
+
+
+def _group_of(classname: str) -> str:
+    """``tests.conformance.test_workloads`` (or ``….TestX``) -> ``workloads``."""
+    for part in classname.split("."):
+        if part.startswith("test_"):
+            return part[len("test_") :]
+    return classname or "?"
 
 
 def results_dir(root: str) -> str:
@@ -169,6 +183,7 @@ def write_record(
         "tests": None
         if counts is None
         else {"passed": counts.passed, "failed": counts.failed, "skipped": counts.skipped, "errors": counts.errors},
+        "groups": dict(counts.groups) if counts else {},
         "skips": list(counts.skips) if counts else [],
         "phases": {k: round(v, 2) for k, v in phases.items()},
         "duration": round(sum(phases.values()), 2),

@@ -434,6 +434,12 @@ void record_stream(at::Tensor&, c10::Stream) {}
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>()); }
 
+// A bool op with no gradient: registered for the autograd key too, since torch 2.1 has no
+// autograd fallback that would pass it on to the PrivateUse1 kernel.
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
+}
+
 TORCH_LIBRARY_IMPL(_, QuantizedPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&quantized_cpu_fallback>());
 }

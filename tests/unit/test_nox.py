@@ -123,11 +123,14 @@ def test_junit_counts_and_skip_reasons(tmp_path):
         '<testcase classname="c.t" name="b"><skipped message="capability grad_scaler absent: from 2.3"/></testcase>'
         '<testcase classname="c.t" name="c"><failure message="boom"/></testcase>'
         '<testcase classname="c.t" name="d"><error message="setup"/></testcase>'
+        '<testcase classname="tests.conformance.test_workloads" name="test_gpt2"/>'
         "</testsuite></testsuites>"
     )
     counts = cells.read_junit(str(report))
-    assert (counts.passed, counts.skipped, counts.failed, counts.errors) == (1, 1, 1, 1)
+    assert (counts.passed, counts.skipped, counts.failed, counts.errors) == (2, 1, 1, 1)
     assert counts.skips == ("c.t.b: capability grad_scaler absent: from 2.3",)
+    assert counts.groups["workloads"] == {"passed": 1, "failed": 0, "skipped": 0, "errors": 0}
+    assert counts.groups["c.t"]["failed"] == 1
 
 
 def _record(folder: Path, cell: str, outcome: str, stamp: str = "2026-11-29T10:00:00+00:00"):
