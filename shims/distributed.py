@@ -105,7 +105,6 @@ _COLLECTIVES = (
     "allgather_coalesced",
     "allgather_into_tensor_coalesced",
     "reduce",
-    "reduce_scatter",
     "_reduce_scatter_base",
     "reduce_scatter_tensor_coalesced",
     "gather",
@@ -128,6 +127,19 @@ def _make_collective(name: str) -> Callable[..., Any]:
     collective.__name__ = name
     collective.__doc__ = f"gloo's {name}, on host aliases of the device tensors."
     return collective
+
+
+def _reduce_scatter_by_allreduce(gloo: Any, rank: int, outputs: List[torch.Tensor], inputs: List[List[torch.Tensor]], opts: Any) -> None:
+    """reduce_scatter for gloo builds without it (torch 2.1): all-reduce every rank's
+    contribution, keep this rank's."""
+    import torch.distributed as dist
+
+    allreduce_opts = dist.AllreduceOptions()
+    allreduce_opts.reduceOp = opts.reduceOp
+    for output, contributions in zip(outputs, inputs):
+        reduced = [t.clone() for t in contributions]
+        gloo.allreduce(reduced, allreduce_opts).wait()
+        output.copy_(reduced[rank])
 
 
 def _process_group_class() -> type:
@@ -158,6 +170,20 @@ def _process_group_class() -> type:
 
         def monitored_barrier(self, *args: Any, **kwargs: Any) -> None:
             self._gloo.barrier().wait()
+
+        def reduce_scatter(self, outputs: List[torch.Tensor], inputs: List[List[torch.Tensor]], opts: Any = None) -> Any:
+            import torch.distributed as dist
+
+            opts = dist.ReduceScatterOptions() if opts is None else opts
+            aliases = _Aliases()
+            host_out, host_in = aliases.host(outputs), aliases.host(inputs)
+            try:
+                self._gloo.reduce_scatter(host_out, host_in, opts).wait()
+            except RuntimeError as exc:
+                if "does not support reduce_scatter" not in str(exc):
+                    raise
+                _reduce_scatter_by_allreduce(self._gloo, self.rank(), host_out, host_in, opts)
+            return self._done(_flat(outputs))
 
     for name in _COLLECTIVES:
         setattr(ProcessGroupNpu, name, _make_collective(name))

@@ -4,7 +4,9 @@
   PrivateUse1 autocast state lives behind ``*_privateuseone_*`` C++ functions;
 - ``torch.utils.checkpoint`` calls ``device_module.amp.autocast(...)``;
 - no GradScaler for custom devices, no torch.accelerator, no autoload entry point;
-- ``init_process_group()`` without a backend builds every device's default backend.
+- ``init_process_group()`` without a backend builds every device's default backend;
+- scaled_dot_product_attention consults a kernel chooser only for CUDA/CPU/HIP, so npu
+  runs the math composite where CPU runs its flash kernel (until 2.4).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ class Shim(_Base):
         "get_device_module": "torch.get_device_module exists from torch 2.4",
         "safe_globals": "torch.serialization.add_safe_globals exists from torch 2.4",
         "weights_only_default": "torch.load defaults to weights_only=True from torch 2.6",
+        "sdpa_cpu_kernels": "torch 2.1-2.3 ask SDPA's kernel chooser only for CUDA/CPU/HIP: npu takes the math "
+        "composite where CPU takes its flash kernel, so attention agrees with CPU to rounding (2.4 asks the device)",
     }
 
     def register_distributed(self, core: Any) -> None:
