@@ -45,7 +45,7 @@ def results(
     folder: str = typer.Argument(..., help="Folder of result records (searched recursively)."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     expect: Optional[str] = typer.Option(None, "--expect", help="A plan strategy whose every cell must have a record."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text, markdown or json."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, markdown (md) or json."),
 ) -> None:
     """Aggregate the result records of test sessions. Exit 1 if a cell failed or is missing."""
     from ..ci import results as res
@@ -63,6 +63,9 @@ def results(
             fail(f"--expect {expect!r}: choose from {', '.join(STRATEGIES)}")
         expected = [r.cell.id for r in make_plan(one_matrix(matrix).matrix, expect)]
     summary = res.summarize(records, expected)
+    from ..tables.formats import FORMAT_ALIASES
+
+    fmt = FORMAT_ALIASES.get(fmt, fmt)  # the short names `table --format` takes
     if fmt == "json":
         clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in summary.records]
         typer.echo(json.dumps({"ok": summary.ok, "records": clean, "missing": summary.missing}, indent=2))
