@@ -29,7 +29,7 @@ class Located:
     """A matrix file and how it was found."""
 
     path: str
-    origin: str  # "--matrix", "working directory", or "entry point NAME (DISTRIBUTION)"
+    origin: str  # "--matrix", "argument", "working directory", or "entry point NAME (DISTRIBUTION)"
 
 
 def _entry_points() -> list:
