@@ -102,16 +102,17 @@ _RANK = {o: i for i, o in enumerate(Outcome)}
 
 
 def torch_requirement(release: Release, line: TorchLine) -> str:
-    """The pip requirement for ``line`` under ``release``: the whole line when every known
-    patch is claimed, else the newest claimed version exactly; with the local label when
-    the release needs a torch variant (``torch==2.8.0+cpu``)."""
+    """The pip requirement for ``line`` under ``release``: the whole line when the release
+    claims a range holding every known patch, else the newest claimed version exactly;
+    with the local label when the release needs a torch variant (``torch==2.8.0+cpu``)."""
     patches = claimed_patches(release, line)
-    newest = max(patches) if patches else None
-    if release.variant and newest is not None:
-        return f"torch=={newest}+{release.variant}"
-    if patches and len(patches) == len(line.patches) and not newest.is_prerelease:  # type: ignore[union-attr]
+    if not patches:
         return f"torch{line.spec.text}"
-    return f"torch=={newest}" if newest is not None else f"torch{line.spec.text}"
+    newest = max(patches)
+    pinned = any(line.holds(pin) for pin in release.pins)
+    if not release.variant and not pinned and len(patches) == len(line.patches):
+        return f"torch{line.spec.text}"
+    return f"torch=={newest}" + (f"+{release.variant}" if release.variant else "")
 
 
 def torch_label(torch: Version) -> str:
@@ -194,11 +195,16 @@ def verdict(matrix: Matrix, env: Environment, today: Optional[_dt.date] = None) 
 
 def _fits_machine(matrix: Matrix, release: Release, env: Environment) -> bool:
     """Whether the release accepts every dimension value the user cannot change."""
+    return _machine_mismatch(matrix, release, env) is None
+
+
+def _machine_mismatch(matrix: Matrix, release: Release, env: Environment) -> Optional[Tuple[str, object, Value]]:
+    """The first dimension value the user cannot change that the release refuses."""
     for name, constraint in release.dimensions:
         dim, value = matrix.dimension(name), env.dimension(name)
         if dim is not None and not dim.changeable and value is not None and not constraint.contains(value):
-            return False
-    return True
+            return name, constraint, value
+    return None
 
 
 def _verdict_without_adapter(matrix: Matrix, env: Environment, today: _dt.date) -> Verdict:
@@ -228,6 +234,10 @@ def _verdict_for_release(matrix: Matrix, env: Environment, release: Release, tod
 
     if env.implementation.lower() != "cpython":
         return fail(f"torch publishes wheels for CPython only, not {env.implementation}")
+    mismatch = _machine_mismatch(matrix, release, env)
+    if mismatch is not None:  # a release for another machine: say so first
+        name, constraint, value = mismatch
+        return fail(f"{dist} {release.label} needs {name} {constraint}, found {value}", release.mark_of("dimensions"))
     if env.torch is None:
         return fail("torch is not installed")
     line = matrix.torch_line(env.torch)
@@ -330,13 +340,16 @@ def _targets(matrix: Matrix, env: Environment, today: _dt.date) -> List[_Target]
                 and (release.variant is None or installed.local == release.variant)
             )
             for python in pythons_for(release, line):
-                keeps = claims_installed and python == env.python  # a new Python is a new environment
-                torch = installed if keeps and installed is not None else max(patches)
-                status, reasons, link, marks = _assess(matrix, release, torch, python, dims, today)
-                if status not in _REACHABLE:
-                    continue
-                cell = Cell(release, line, Version(torch.public), python, cell_dims, status, "; ".join(reasons), link, marks)
-                out.append(_Target(cell, dims, changed, unknown, keeps))
+                # keep the installed torch (not in a new environment: a new Python), or
+                # install the newest the release claims
+                choices = [(False, max(patches))]
+                if claims_installed and python == env.python and installed is not None:
+                    choices.insert(0, (True, installed))
+                for keeps, torch in choices:
+                    status, reasons, link, marks = _assess(matrix, release, torch, python, dims, today)
+                    if status in _REACHABLE:
+                        cell = Cell(release, line, Version(torch.public), python, cell_dims, status, "; ".join(reasons), link, marks)
+                        out.append(_Target(cell, dims, changed, unknown, keeps))
     return out
 
 
@@ -368,8 +381,9 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     commands install both torch and the adapter."""
     cell, release, dist = target.cell, target.cell.release, matrix.adapter.distribution
     python_changes = cell.python != env.python
-    adapter_changes = python_changes or env.adapter != release.version
-    torch_changes = not target.keeps_torch
+    adapter_changes = env.adapter != release.version
+    torch_after = env.torch if target.keeps_torch else Version(f"{cell.torch}+{release.variant}" if release.variant else str(cell.torch))
+    torch_changes = torch_after != env.torch
     changes = tuple(
         name for name, changed in (("python", python_changes), ("adapter", adapter_changes), ("torch", torch_changes)) if changed
     ) + target.changed_dims
@@ -377,13 +391,15 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     adapter_req = f"'{dist}=={release.version}'" + (f" --extra-index-url {release.index_url}" if release.index_url else "")
     torch_req = f"'{torch_requirement(release, cell.line)}'"
     index = _index_options(matrix, release, cell.line)
+    # A new Python is a new environment: it needs torch and the adapter, changed or not.
+    install_torch, install_adapter = torch_changes or python_changes, adapter_changes or python_changes
     commands: List[str] = []
-    if torch_changes and index:  # torch from its own index first, then the adapter from PyPI
+    if install_torch and index:  # torch from its own index first, then the adapter
         commands.append(f"{pip} install {torch_req}{index}")
-        if adapter_changes:
+        if install_adapter:
             commands.append(f"{pip} install {adapter_req}")
-    elif torch_changes or adapter_changes:
-        requirements = ([adapter_req] if adapter_changes else []) + ([torch_req] if torch_changes else [])
+    elif install_torch or install_adapter:
+        requirements = ([adapter_req] if install_adapter else []) + ([torch_req] if install_torch else [])
         commands.append(f"{pip} install " + " ".join(requirements))
     drivers = _driver_changes(env, target)
     manual = tuple(f"{step} (not a pip package: install it yourself)" for step in drivers) + tuple(
@@ -393,8 +409,8 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     if python_changes:
         parts.append(f"use Python {cell.python}")
     if torch_changes:
-        shown = cell.torch if (release.variant or cell.torch.is_prerelease) else cell.line.minor
-        parts.append(f"install torch {shown}" + (f"+{release.variant}" if release.variant else ""))
+        requirement = torch_requirement(release, cell.line)
+        parts.append(f"install torch {requirement[len('torch=='):] if requirement.startswith('torch==') else cell.line.minor}")
     if adapter_changes:
         parts.append(f"install {dist} {release.version}")
     summary = ", then ".join(drivers + ([" and ".join(parts)] if parts else []))

@@ -80,6 +80,21 @@ def one_matrix(explicit: Optional[str]) -> "LoadResult":
     return load_or_exit(found[0].path)
 
 
+TODAY_HELP = "Judge support windows on this date, YYYY-MM-DD (default: today)."
+
+
+def date_or_exit(text: Optional[str]) -> Any:
+    """``--today TEXT`` as a date (``None`` for today), or exit 2."""
+    if text is None:
+        return None
+    import datetime as _dt
+
+    try:
+        return _dt.date.fromisoformat(text)
+    except ValueError:
+        fail(f"--today {text!r}: write a date as YYYY-MM-DD")
+
+
 def release_or_exit(result: "LoadResult", version: Optional[str]) -> Any:
     if version is None:
         return None

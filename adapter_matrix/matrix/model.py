@@ -242,12 +242,12 @@ class Constraint(NamedTuple):
 
     text: str
     spec: Optional[Spec] = None
-    values: Tuple[str, ...] = ()
+    values: Tuple[Value, ...] = ()
 
     def contains(self, value: Value) -> bool:
         if self.spec is not None:
             return value.version is not None and self.spec.contains(value.version)
-        return value.text.casefold() in {v.casefold() for v in self.values}
+        return any(v.same(value) for v in self.values)
 
     def __str__(self) -> str:
         return self.text
