@@ -25,11 +25,16 @@ def table(
     files: List[str] = typer.Argument(None, help="Documents whose adapter-matrix:table blocks to --update or --check."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     view: Optional[str] = typer.Option(
-        None, "--view", help="grid (torch x Python; the default), verified (the grid with test evidence) or releases."
+        None,
+        "--view",
+        help="grid (torch x Python; the default), verified (the grid with test evidence), releases, dimension (a dimension x torch) or capabilities.",
     ),
+    dimension: Optional[str] = typer.Option(None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="markdown (the default), rst, html, csv or json."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Language of headers and legend: en (the default) or zh."),
-    release: Optional[str] = typer.Option(None, "--release", help="Adapter release (default: the newest)."),
+    release: Optional[str] = typer.Option(
+        None, "--release", help="An adapter release or release line (default: every maintained release; verified: the newest)."
+    ),
     results: Optional[str] = typer.Option(
         None, "--results", help="Folder of result records for --view verified (and for verified blocks without results=)."
     ),
@@ -62,7 +67,11 @@ def table(
     if update and not files:
         fail("--update needs at least one FILE")
     if files:
-        given = [flag for flag, value in (("--view", view), ("--format", fmt), ("--lang", lang), ("--release", release)) if value]
+        given = [
+            flag
+            for flag, value in (("--view", view), ("--format", fmt), ("--lang", lang), ("--release", release), ("--dimension", dimension))
+            if value
+        ]
         if given:
             fail(f"{', '.join(given)}: a block takes these from its marker (e.g. view=grid lang=zh), not from the command line")
     when = date_or_exit(today)
@@ -91,7 +100,7 @@ def table(
         records = docs.load_records(results) if results else None
         text = tables.render(
             result.matrix, view=view or "grid", fmt=fmt or "markdown", lang=lang or "en",
-            release=release_or_exit(result, release), today=when, records=records,
+            release=release_or_exit(result, release), today=when, records=records, dimension=dimension,
         )
     except ValueError as exc:  # a bad view, format or language, or unreadable records
         fail(str(exc))
@@ -106,7 +115,8 @@ def table(
         fail(f"{output}: cannot write: {exc.strerror}")
     if check_ and outcome.changed:
         typer.echo(outcome.diff, nl=False)
-        fix = _table_fix({**common, "--view": view, "--format": fmt, "--lang": lang, "--release": release}, ["--output", output])
+        options = {"--view": view, "--dimension": dimension, "--format": fmt, "--lang": lang, "--release": release}
+        fix = _table_fix({**common, **options}, ["--output", output])
         console_for(stderr=True).print(f"{output} is stale; fix with:\n    {fix}", markup=False, style="red")
         raise typer.Exit(EXIT_UNSUPPORTED)
     console.print(f"{output}: {'written' if outcome.changed else 'up to date'}", markup=False)

@@ -37,7 +37,18 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from packaging.version import Version
 
 from ..matrix.model import Matrix, PythonVersion, Release, Status, Value
-from ..matrix.queries import Cell, Releases, cells, chosen, claimed_lines, dimension_values, maintained, pythons_for, release_status
+from ..matrix.queries import (
+    Cell,
+    Releases,
+    cell_status,
+    cells,
+    chosen,
+    claimed_lines,
+    dimension_values,
+    maintained,
+    pythons_for,
+    release_status,
+)
 from .table import STATES, Column, Span, Table, TableCell, code, fill, plain
 from .verification import Verification, index_records, verification_of
 from .words import LANGS, word
@@ -369,13 +380,15 @@ def dimension(
     values: List[Value] = list(reversed(dim.values)) if dim.kind == "version" else list(dim.values)
     served: Dict[Tuple[str, Version], List[Tuple[Release, Version, Status]]] = {}
     lines_shown = set()
+    when = today or _dt.date.today()
     for rel in shown:
         constraint = rel.constraint(dim_name)
         bound = dimension_values(matrix, dim_name, constraint) if constraint else values
         for line, patches in claimed_lines(matrix, rel):
             lines_shown.add(line.minor)
-            status = release_status(rel, today)[0]
-            for value in bound:
+            for value in bound:  # the best status of its Pythons, its exceptions for this value applied
+                statuses = [cell_status(rel, max(patches), p, {dim_name: value}, when)[0] for p in pythons_for(rel, line)]
+                status = min(statuses, key=_BEST.get) if statuses else release_status(rel, today)[0]
                 served.setdefault((value.text, line.minor), []).append((rel, max(patches), status))
     torch_lines = sorted(lines_shown, reverse=True)
     rows = []
@@ -387,7 +400,8 @@ def dimension(
             continue
         row = [plain(value.text)]
         if with_lines:
-            row.append(plain(", ".join(dict.fromkeys(r.release_line for r in row_releases if r.release_line))))
+            order = _line_order(matrix)
+            row.append(plain(", ".join(sorted({r.release_line for r in row_releases if r.release_line}, key=order.index))))
         for line in torch_lines:
             here = sorted(served.get((value.text, line), []), key=lambda e: e[0].version, reverse=True)
             if not here:
