@@ -427,9 +427,10 @@ def _fixes(matrix: Matrix, env: Environment, today: _dt.date, limit: int = 3) ->
     dimension come first. Then changing Python costs most (a new environment), then
     changing the adapter, then torch. Within a kind of change a supported cell beats an
     experimental or deprecated one, and the torch line nearest to the installed one
-    wins, the newer on ties. A fix that changes more than a listed one without reaching
-    a better status is left out. At most ``limit`` fixes, and when keeping the driver
-    does not work as well, the best driver-level fix among them.
+    wins, the newer on ties. A fix that changes more than a listed one (with the same
+    manual steps) without reaching a better status is left out; fixes that need another
+    value of an undetected dimension are listed each with its own. At most ``limit``
+    fixes, the best driver-level fix always among them, last.
     """
 
     def line_key(v: Version) -> int:
@@ -460,14 +461,18 @@ def _fixes(matrix: Matrix, env: Environment, today: _dt.date, limit: int = 3) ->
         if not fix.changes:
             continue
         rank = _REACHABLE.index(fix.cell.status)
-        if any(set(c.changes) <= set(fix.changes) and _REACHABLE.index(c.cell.status) <= rank for c in chosen):
+        # dominated: a listed fix with the same manual steps changes less for a status as good
+        if any(
+            c.manual == fix.manual and set(c.changes) <= set(fix.changes) and _REACHABLE.index(c.cell.status) <= rank
+            for c in chosen
+        ):
             continue
         chosen.append(fix)
     kept = [f for f in chosen if not _changes_driver(matrix, f)]
     driver = [f for f in chosen if _changes_driver(matrix, f)]
     if not driver:
         return kept[:limit]
-    room = max(1, limit - len(kept))  # the best driver-level fix always shows, last
+    room = 1 if kept else limit  # the best driver-level fix always shows, last
     return kept[: limit - min(room, len(driver))] + driver[:room]
 
 
