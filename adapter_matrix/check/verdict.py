@@ -186,11 +186,18 @@ def verdict(matrix: Matrix, env: Environment, today: Optional[_dt.date] = None) 
     if not entries:
         known = ", ".join(dict.fromkeys(str(r.version) for r in matrix.releases))
         reason = f"{matrix.adapter.distribution} {env.adapter} is not a release this matrix describes (known: {known})"
-        return _unsupported(matrix, env, today, reason, ())
+        return _with_fixes(matrix, env, today, Verdict(Outcome.UNSUPPORTED, (reason,)))
     # Entries of one version serve different values of a dimension (an OS): the one for
     # this machine answers, else the best answer.
     answers = [(not _fits_machine(matrix, rel, env), _verdict_for_release(matrix, env, rel, today)) for rel in entries]
-    return min(answers, key=lambda a: (_RANK[a[1].outcome], a[0]))[1]
+    return _with_fixes(matrix, env, today, min(answers, key=lambda a: (_RANK[a[1].outcome], a[0]))[1])
+
+
+def _with_fixes(matrix: Matrix, env: Environment, today: _dt.date, answer: Verdict) -> Verdict:
+    """``answer`` with the fixes that reach a usable cell, unless it is supported."""
+    if answer.outcome is Outcome.SUPPORTED:
+        return answer
+    return answer._replace(fixes=tuple(_fixes(matrix, env, today)))
 
 
 def _fits_machine(matrix: Matrix, release: Release, env: Environment) -> bool:
@@ -213,24 +220,17 @@ def _verdict_without_adapter(matrix: Matrix, env: Environment, today: _dt.date) 
     best = min(answers, key=lambda v: _RANK[v.outcome], default=None)
     reason = f"{matrix.adapter.distribution} is not installed"
     if best is None or best.release is None or best.outcome is Outcome.UNSUPPORTED:
-        return _unsupported(matrix, env, today, reason, ())
-    return Verdict(
-        Outcome.UNSUPPORTED,
-        (reason, f"release {best.release.version} would be {best.outcome}" + "".join(f": {r}" for r in best.reasons[:1])),
-        best.release,
-        best.line,
-        best.shim,
-        best.decided_by,
-        best.assumptions,
-        tuple(_fixes(matrix, env, today)),
-    )
+        return _with_fixes(matrix, env, today, Verdict(Outcome.UNSUPPORTED, (reason,)))
+    would_be = f"release {best.release.version} would be {best.outcome}" + "".join(f": {r}" for r in best.reasons[:1])
+    return _with_fixes(matrix, env, today, best._replace(outcome=Outcome.UNSUPPORTED, reasons=(reason, would_be)))
 
 
 def _verdict_for_release(matrix: Matrix, env: Environment, release: Release, today: _dt.date) -> Verdict:
+    """The answer of one release for ``env``, without fixes (the caller adds them once)."""
     dist = matrix.adapter.distribution
 
     def fail(reason: str, *marks: Mark) -> Verdict:
-        return _unsupported(matrix, env, today, reason, marks, release)
+        return Verdict(Outcome.UNSUPPORTED, (reason,), release, None, None, tuple(marks))
 
     if env.implementation.lower() != "cpython":
         return fail(f"torch publishes wheels for CPython only, not {env.implementation}")
@@ -267,21 +267,7 @@ def _verdict_for_release(matrix: Matrix, env: Environment, release: Release, tod
     shim = shim_for(matrix, env.torch)
     if shim is not None:
         marks = marks + (shim.mark,)
-    fixes: Tuple[Fix, ...] = ()
-    if outcome is not Outcome.SUPPORTED:
-        fixes = tuple(_fixes(matrix, env, today))
-    return Verdict(outcome, reasons, release, line, shim, (line.mark,) + marks, tuple(assumptions), fixes)
-
-
-def _unsupported(
-    matrix: Matrix,
-    env: Environment,
-    today: _dt.date,
-    reason: str,
-    marks: Sequence[Mark],
-    release: Optional[Release] = None,
-) -> Verdict:
-    return Verdict(Outcome.UNSUPPORTED, (reason,), release, None, None, tuple(marks), (), tuple(_fixes(matrix, env, today)))
+    return Verdict(outcome, reasons, release, line, shim, (line.mark,) + marks, tuple(assumptions))
 
 
 # -- fixes -------------------------------------------------------------------------------
@@ -376,10 +362,10 @@ def _driver_changes(env: Environment, target: _Target) -> List[str]:
     return out
 
 
-def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
-    """How to get from ``env`` to ``target``. A new Python is a new environment, so its
-    commands install both torch and the adapter."""
-    cell, release, dist = target.cell, target.cell.release, matrix.adapter.distribution
+def _what_changes(env: Environment, target: _Target) -> Tuple[Tuple[str, ...], Tuple[str, ...], bool, bool, bool]:
+    """What reaching ``target`` changes (names), the manual steps it needs, and whether
+    Python, the adapter and torch change."""
+    cell, release = target.cell, target.cell.release
     python_changes = cell.python != env.python
     adapter_changes = env.adapter != release.version
     torch_after = env.torch if target.keeps_torch else Version(f"{cell.torch}+{release.variant}" if release.variant else str(cell.torch))
@@ -387,33 +373,39 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     changes = tuple(
         name for name, changed in (("python", python_changes), ("adapter", adapter_changes), ("torch", torch_changes)) if changed
     ) + target.changed_dims
+    manual = tuple(f"{step} (not a pip package: install it yourself)" for step in _driver_changes(env, target)) + tuple(
+        f"make sure {name} is {release.constraint(name)} ({name} could not be detected)" for name in target.unknown_dims
+    )
+    return changes, manual, python_changes, adapter_changes, torch_changes
+
+
+def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
+    """How to get from ``env`` to ``target``. A new Python is a new environment, so its
+    commands install both torch and the adapter."""
+    cell, release, dist = target.cell, target.cell.release, matrix.adapter.distribution
+    changes, manual, python_changes, adapter_changes, torch_changes = _what_changes(env, target)
     pip = f"python{cell.python} -m pip" if python_changes else "pip"
     adapter_req = f"'{dist}=={release.version}'" + (f" --extra-index-url {release.index_url}" if release.index_url else "")
-    torch_req = f"'{torch_requirement(release, cell.line)}'"
+    requirement = torch_requirement(release, cell.line)
     index = _index_options(matrix, release, cell.line)
     # A new Python is a new environment: it needs torch and the adapter, changed or not.
     install_torch, install_adapter = torch_changes or python_changes, adapter_changes or python_changes
     commands: List[str] = []
     if install_torch and index:  # torch from its own index first, then the adapter
-        commands.append(f"{pip} install {torch_req}{index}")
+        commands.append(f"{pip} install '{requirement}'{index}")
         if install_adapter:
             commands.append(f"{pip} install {adapter_req}")
     elif install_torch or install_adapter:
-        requirements = ([adapter_req] if install_adapter else []) + ([torch_req] if install_torch else [])
+        requirements = ([adapter_req] if install_adapter else []) + ([f"'{requirement}'"] if install_torch else [])
         commands.append(f"{pip} install " + " ".join(requirements))
-    drivers = _driver_changes(env, target)
-    manual = tuple(f"{step} (not a pip package: install it yourself)" for step in drivers) + tuple(
-        f"make sure {name} is {release.constraint(name)} ({name} could not be detected)" for name in target.unknown_dims
-    )
     parts = []
     if python_changes:
         parts.append(f"use Python {cell.python}")
     if torch_changes:
-        requirement = torch_requirement(release, cell.line)
         parts.append(f"install torch {requirement[len('torch=='):] if requirement.startswith('torch==') else cell.line.minor}")
     if adapter_changes:
         parts.append(f"install {dist} {release.version}")
-    summary = ", then ".join(drivers + ([" and ".join(parts)] if parts else []))
+    summary = ", then ".join(_driver_changes(env, target) + ([" and ".join(parts)] if parts else []))
     facts = [f"{dist} {release.version}", f"torch {cell.torch}" + (f"+{release.variant}" if release.variant else ""), f"Python {cell.python}"]
     facts += [f"{name} {value}" for name, value in cell.dimensions]
     summary = (summary or "nothing to change") + f" ({cell.status}: {', '.join(facts)})"
@@ -455,26 +447,22 @@ def _fixes(matrix: Matrix, env: Environment, today: _dt.date, limit: int = 3) ->
             python_gap,
         )
 
-    chosen: List[Fix] = []
+    kept: List[Fix] = []  # fixes that keep every dimension
+    driver: List[Fix] = []  # fixes that change a driver (sorted after all the others)
     for target in sorted(_targets(matrix, env, today), key=cost):
-        fix = _fix_for(matrix, env, target)
-        if not fix.changes:
+        if target.changed_dims and driver and (kept or len(driver) >= limit):
+            break  # one driver-level fix after pip fixes, or `limit` of them alone
+        if not target.changed_dims and len(kept) >= limit:
             continue
-        rank = _REACHABLE.index(fix.cell.status)
+        changes, manual = _what_changes(env, target)[:2]
+        if not changes:
+            continue
+        rank = _REACHABLE.index(target.cell.status)
         # dominated: a listed fix with the same manual steps changes less for a status as good
         if any(
-            c.manual == fix.manual and set(c.changes) <= set(fix.changes) and _REACHABLE.index(c.cell.status) <= rank
-            for c in chosen
+            c.manual == manual and set(c.changes) <= set(changes) and _REACHABLE.index(c.cell.status) <= rank
+            for c in kept + driver
         ):
             continue
-        chosen.append(fix)
-    kept = [f for f in chosen if not _changes_driver(matrix, f)]
-    driver = [f for f in chosen if _changes_driver(matrix, f)]
-    if not driver:
-        return kept[:limit]
-    room = 1 if kept else limit  # the best driver-level fix always shows, last
-    return kept[: limit - min(room, len(driver))] + driver[:room]
-
-
-def _changes_driver(matrix: Matrix, fix: Fix) -> bool:
-    return any(matrix.dimension(name) is not None for name in fix.changes)
+        (driver if target.changed_dims else kept).append(_fix_for(matrix, env, target))
+    return kept[: limit - len(driver)] + driver if kept else driver

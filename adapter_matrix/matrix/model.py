@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
+import functools
 import re
 from typing import List, NamedTuple, Optional, Tuple
 
@@ -338,19 +339,24 @@ class Release(NamedTuple):
     @property
     def pins(self) -> Tuple[Version, ...]:
         """The exact torch versions its specifier names with ``==`` (no wildcard)."""
-        out = []
-        for s in self.torch.specifier:
-            if s.operator in ("==", "===") and not s.version.endswith(".*"):
-                try:
-                    out.append(Version(s.version))
-                except ValueError:  # === with a string that is not a version
-                    continue
-        return tuple(out)
+        return _pins(self.torch.specifier)
 
     @property
     def label(self) -> str:
         """How messages name it: the version, and its release line when it has one."""
         return str(self.version) + (f" (release {self.release_line})" if self.release_line else "")
+
+
+@functools.lru_cache(maxsize=None)
+def _pins(specifier: SpecifierSet) -> Tuple[Version, ...]:
+    out = []
+    for s in specifier:
+        if s.operator in ("==", "===") and not s.version.endswith(".*"):
+            try:
+                out.append(Version(s.version))
+            except ValueError:  # === with a string that is not a version
+                continue
+    return tuple(out)
 
 
 class ShimRange(NamedTuple):
