@@ -5,7 +5,7 @@ Runs, alternately in this environment (so machine noise hits all alike): the
 other command line takes), and `import torch`; prints the median of each and the ratios.
 Target: check >= 20x faster than import torch.
 
-    python benchmarks/check_startup.py [--runs 15]
+    python benchmarks/check_startup.py [--runs 15] [--matrix tests/fixtures/matrices/torch_npu.yaml]
 
 Bytecode is written and used (PYTHONDONTWRITEBYTECODE is removed for the runs): users'
 installs have .pyc files, and compiling every module on every start would add ~70 ms to
@@ -35,11 +35,13 @@ def _time(cmd, env) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--matrix", help="A matrix file, relative to the repository (default: ./compat.yaml).")
     args = parser.parse_args()
     script = Path(sys.executable).with_name("adapter-matrix")
+    check = ["check", "--matrix", args.matrix] if args.matrix else ["check"]
     commands = {
-        "adapter-matrix check": [str(script), "check"] if script.exists() else [sys.executable, "-m", "adapter_matrix", "check"],
-        "check through typer": [sys.executable, "-c", TYPER_CHECK, "check"],
+        "adapter-matrix check": [str(script), *check] if script.exists() else [sys.executable, "-m", "adapter_matrix", *check],
+        "check through typer": [sys.executable, "-c", TYPER_CHECK, *check],
         "import torch": [sys.executable, "-c", "import torch"],
     }
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}

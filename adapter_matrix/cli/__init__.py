@@ -11,9 +11,9 @@ Start-up matters (``check`` must answer well under a second and never imports to
 so each command imports what it needs when it runs, and a plain ``check`` command line
 is answered without importing typer at all (:mod:`adapter_matrix.cli.quick`).
 
-Each command group lives in its own module (``check``, ``validate``, ``table``, ``ci``,
-``device``); importing them registers their commands on :data:`app`, which this package
-provides on first use.
+Each command group lives in its own module (``check``, ``validate``, ``init``, ``table``,
+``ci``, ``device``); importing them registers their commands on :data:`app`, which this
+package provides on first use.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ __all__ = ["app", "main"]
 
 
 def _app() -> Any:
-    from . import check, ci, device, table, validate  # noqa: F401  (registers the commands)
+    from . import check, ci, device, init, table, validate  # noqa: F401  (registers the commands)
     from .common import app
 
     return app

@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from .common import MATRIX_HELP, app
+from .common import MATRIX_HELP, TODAY_HELP, app
 from .quick import run_check
 
 
@@ -24,10 +24,11 @@ def check(
     sets: List[str] = typer.Option([], "--set", help="Assume an extra dimension's version, NAME=VALUE (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the documented JSON document instead of a report."),
     deep: bool = typer.Option(False, "--deep", help="Also import torch, activate the adapter and run a timed smoke on its device."),
+    today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
 ) -> None:
     """Is this environment a supported combination? If not, what exactly to install.
 
     Reads versions from distribution metadata: never imports torch (unless --deep).
     Exit 0 supported, 1 unsupported or broken, 2 usage/matrix error, 3 experimental/deprecated/eol.
     """
-    raise typer.Exit(run_check(matrix, torch, python, adapter, sets, as_json, deep))
+    raise typer.Exit(run_check(matrix, torch, python, adapter, sets, as_json, deep, today))

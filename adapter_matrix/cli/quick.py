@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
-from .base import EXIT_UNSUPPORTED, fail, find_or_exit, load_or_exit
+from .base import EXIT_UNSUPPORTED, date_or_exit, fail, find_or_exit, load_or_exit
 
 __all__ = ["CheckOption", "CHECK_OPTIONS", "parse_check", "run_check"]
 
@@ -36,6 +36,7 @@ CHECK_OPTIONS = (
     CheckOption(("--set",), "sets", "multiple"),
     CheckOption(("--json",), "as_json", "flag"),
     CheckOption(("--deep",), "deep", "flag"),
+    CheckOption(("--today",), "today", "value"),
 )
 _BY_FLAG = {flag: option for option in CHECK_OPTIONS for flag in option.flags}
 
@@ -43,7 +44,7 @@ _BY_FLAG = {flag: option for option in CHECK_OPTIONS for flag in option.flags}
 def parse_check(argv: Sequence[str]) -> Optional[Dict[str, Any]]:
     """The keywords of :func:`run_check` for ``check ARGV``, or None for anything else
     (help, an unknown option, a missing value, an argument): typer answers those."""
-    args: Dict[str, Any] = {"matrix": None, "torch": None, "python": None, "adapter": None, "sets": [], "as_json": False, "deep": False}
+    args: Dict[str, Any] = {"matrix": None, "torch": None, "python": None, "adapter": None, "sets": [], "as_json": False, "deep": False, "today": None}
     i = 0
     while i < len(argv):
         token = argv[i]
@@ -88,6 +89,7 @@ def run_check(
     sets: Sequence[str] = (),
     as_json: bool = False,
     deep: bool = False,
+    today: Optional[str] = None,
 ) -> int:
     """Run ``check`` and print its report; returns the exit code (usage errors exit 2 themselves)."""
     from ..check.environment import detect_environment
@@ -102,6 +104,7 @@ def run_check(
         except ValueError as exc:
             fail(f"--python: {exc}")
     overrides = _parse_sets(list(sets))
+    when = date_or_exit(today)
     docs = []
     for located in find_or_exit(matrix):
         result = load_or_exit(located.path)
@@ -109,7 +112,7 @@ def run_check(
             installed = detect_environment(result.matrix, python=python_override, torch=torch, adapter=adapter, dimensions=overrides)
         except ValueError as exc:
             fail(str(exc))
-        answer = verdict(result.matrix, installed.environment)
+        answer = verdict(result.matrix, installed.environment, when)
         doc = check_document(result.matrix, located.origin, installed, answer)
         if deep:
             from ..device.deep import deep_check
