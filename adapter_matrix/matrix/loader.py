@@ -25,6 +25,8 @@ from .model import (
     SCHEMA_VERSION,
     Adapter,
     CellRef,
+    DEFAULT_EVIDENCE,
+    EvidencePolicy,
     Detector,
     Dimension,
     InstallSource,
@@ -224,6 +226,7 @@ class _Builder:
         shims = tuple(s for s in (self.shim(n) for n in self.items(top.get("shims"), "shims")) if s)
         releases = tuple(r for r in (self.release(n) for n in self.items(top.get("releases"), "releases")) if r)
         smoke = self.ci(top.get("ci"))
+        evidence = self.evidence(top.get("evidence"))
         if adapter is None or schema_version is None:
             return None
         return Matrix(
@@ -236,6 +239,7 @@ class _Builder:
             shims=shims,
             releases=tuple(sorted(releases, key=lambda r: r.version)),
             smoke=smoke,
+            evidence=evidence,
         )
 
     def schema_version(self, node: Optional[Node]) -> Optional[int]:
@@ -459,6 +463,27 @@ class _Builder:
             if minor is not None and python is not None:
                 out.append(CellRef(minor, python, item.mark))
         return tuple(out)
+
+    def evidence(self, node: Optional[Node]) -> EvidencePolicy:
+        if node is None:
+            return DEFAULT_EVIDENCE
+        f = self.fields(node, "evidence", "evidence")
+        days = DEFAULT_EVIDENCE.max_age_days
+        if "max-age-days" in f:
+            n = f["max-age-days"]
+            if isinstance(n, Scalar) and n.tag == YAML_INT and n.text.isdigit() and int(n.text) >= 1:
+                days = int(n.text)
+            else:
+                self.diags.error(n.mark, f"max-age-days must be a whole number of days, at least 1, found {n.describe()}", "e.g. max-age-days: 180")
+        sources = []
+        for item in self.items(f.get("sources"), "evidence sources"):
+            path = self.string(item, "evidence source")
+            if path is not None and (os.path.isabs(path) or ".." in path.replace("\\", "/").split("/")):
+                self.diags.error(item.mark, f"evidence source {path!r} is not inside the matrix's folder", "give a path relative to this file, e.g. shims")
+            elif path is not None:
+                sources.append(path.rstrip("/"))
+        folder = self.string(f.get("folder"), "evidence folder") or DEFAULT_EVIDENCE.folder
+        return EvidencePolicy(folder, days, tuple(sources), node.mark)
 
 
 def load_text(text: str, filename: str = "compat.yaml", *, check_modules: bool = True) -> LoadResult:

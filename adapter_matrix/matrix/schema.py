@@ -88,6 +88,7 @@ STRUCTS: Dict[str, Struct] = {
                 Field("shims", _list_of(_ref("shim")), "Which shim module serves which torch versions.", required=True),
                 Field("releases", _list_of(_ref("release")), "The adapter's releases and what each supports.", required=True),
                 Field("ci", _ref("ci"), "Settings for the test plan."),
+                Field("evidence", _ref("evidence"), "When a test record still counts as evidence for a supported cell."),
             ),
         ),
         Struct(
@@ -186,6 +187,20 @@ STRUCTS: Dict[str, Struct] = {
             "ci",
             "Settings for test plans.",
             (Field("smoke", _list_of(_ref("cell")), "Cells of the smoke tier besides the oldest cell."),),
+        ),
+        Struct(
+            "evidence",
+            "Which result records count as evidence for the cells a release claims as supported "
+            "(`adapter-matrix validate --results DIR --strict`).",
+            (
+                Field("folder", _STRING, "Where the nox cells write their records, relative to this file (default evidence)."),
+                Field("max-age-days", {"type": "integer", "minimum": 1}, "A record older than this no longer counts (default 180)."),
+                Field(
+                    "sources",
+                    _list_of(_STRING),
+                    "Files and folders (relative to this file) under test: a record counts only while they hash as they did when it ran.",
+                ),
+            ),
         ),
         Struct(
             "cell",
