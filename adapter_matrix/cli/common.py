@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, List, NoReturn, Optional
 import typer
 
 if TYPE_CHECKING:  # pragma: no cover
+    import datetime as _dt
+
     from ..matrix.model import LoadResult
 
 app = typer.Typer(
@@ -39,6 +41,18 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
     console_for(stderr=True).print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(code)
+
+
+def parse_today(text: Optional[str]) -> Optional["_dt.date"]:
+    """The date of a ``--today`` option (``None`` for today), or exit 2 naming the format."""
+    if text is None:
+        return None
+    import datetime as _dt
+
+    try:
+        return _dt.date.fromisoformat(text)
+    except ValueError:
+        fail(f"--today {text!r}: write a date as YYYY-MM-DD")
 
 
 def print_diagnostics(diagnostics: List[Any]) -> None:

@@ -6,7 +6,7 @@ from typing import Dict, List, Optional
 
 import typer
 
-from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, one_matrix, release_or_exit
+from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, one_matrix, parse_today, release_or_exit
 
 
 def _table_fix(options: Dict[str, Optional[str]], tail: List[str]) -> str:
@@ -45,8 +45,6 @@ def table(
     Exit 0 done or up to date, 1 --check found a stale table (the diff and the fixing
     command are printed), 2 usage error, bad marker or invalid matrix.
     """
-    import datetime as _dt
-
     from ..tables import docs
     from ..tables import views as tables
 
@@ -66,12 +64,7 @@ def table(
         given = [flag for flag, value in (("--view", view), ("--format", fmt), ("--lang", lang), ("--release", release)) if value]
         if given:
             fail(f"{', '.join(given)}: a block takes these from its marker (e.g. view=grid lang=zh), not from the command line")
-    when = None
-    if today is not None:
-        try:
-            when = _dt.date.fromisoformat(today)
-        except ValueError:
-            fail(f"--today {today!r}: write a date as YYYY-MM-DD")
+    when = parse_today(today)
     result = one_matrix(matrix)
     common = {"--matrix": matrix, "--today": today, "--results": results}
     console = console_for()

@@ -39,7 +39,7 @@ HTML_CHECK = ("table", "--view", "grid", "--format", "html", "--output", "docs/c
 def test_this_repositorys_documents_are_up_to_date_in_one_call():
     res = cli("table", "--check", "README.md", "docs/compatibility.md")
     assert res.code == 0, res.out + res.err
-    assert "2 file(s), 5 table block(s): up to date" in res.out
+    assert "2 file(s), 7 table block(s): up to date" in res.out
 
 
 def test_this_repositorys_html_page_is_up_to_date():
@@ -104,6 +104,7 @@ def test_check_reports_every_stale_file_in_one_call_with_one_command(tmp_path):
     docs_dir = tmp_path / "docs"
     docs_dir.mkdir()
     shutil.copy(REPO / "docs" / "compatibility.md", docs_dir / "compatibility.md")
+    shutil.copytree(REPO / "evidence", tmp_path / "evidence")  # its verified blocks read ../evidence
     zh = docs_dir / "compatibility.md"
     zh.write_text(zh.read_text(encoding="utf-8").replace("| 2.13  | 无 wheel |", "| 2.13  | 有 wheel |"), encoding="utf-8")
     fresh = tmp_path / "fresh.md"
@@ -166,8 +167,8 @@ def test_verified_blocks_read_their_records_relative_to_the_document(tmp_path):
     res = cli("table", "--matrix", MINIMAL, "--today", "2026-12-01", "--update", str(doc))
     assert res.code == 0, res.err
     text = doc.read_text(encoding="utf-8")
-    assert "verified on 2026-11-20 by `device(py3.9-torch2.3)`" in text
-    assert "failed on 2026-11-21 in `device(py3.10-torch2.3)`" in text
+    assert "verified 2026-11-20, torch 2.3.1 at `3f2a9c1`" in text
+    assert "failed 2026-11-21, torch 2.3.1 at `3f2a9c1`" in text
     doc.write_text(text.replace("../records", "../nowhere"), encoding="utf-8")
     res = cli("table", "--matrix", MINIMAL, "--check", str(doc))
     assert res.code == 2 and "nowhere: no such folder" in res.err
