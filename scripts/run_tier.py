@@ -2,13 +2,15 @@
 
     python scripts/run_tier.py edges [--min-free-gb 25]
     python scripts/run_tier.py full -t torch2.1 -t torch2.2 --commit   # one part of the full tier
+    python scripts/run_tier.py full -t torch2.13 -p 3.11 --force       # one cell, even if fresh
     python scripts/run_tier.py full --dry-run                          # what would run, and why
 
 Each cell's nox session writes its evidence record (evidence/<release>/<cell>.json). A
 cell that already has a fresh passing record (the gate's rule: `adapter-matrix validate
 --results evidence --strict`) is skipped unless --force, so a tier can be run in parts,
 across sessions, and picks up where it stopped. -t/--tag selects a part: the cells with
-any of the given nox tags (torch2.4, py3.8, edges, ...). With --commit, the records of
+any of the given nox tags (torch2.4, py3.8, edges, ...); -p/--python narrows it to some
+Pythons, as with nox. With --commit, the records of
 each torch line are committed as soon as the line is done (only those files).
 
 A CUDA build of torch costs 5-7 GB per environment and 3-5 GB in uv's cache. The
@@ -94,6 +96,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tier", choices=STRATEGIES, help="a plan strategy")
     parser.add_argument("-t", "--tag", action="append", default=[], help="only cells with this nox tag (repeat for several)")
+    parser.add_argument("-p", "--python", action="append", default=[], help="only cells of this Python (repeat for several)")
     parser.add_argument("--force", action="store_true", help="also run cells that have a fresh passing record")
     parser.add_argument("--commit", action="store_true", help="commit each torch line's evidence records when it is done")
     parser.add_argument("--dry-run", action="store_true", help="print what would run and why, run nothing")
@@ -101,7 +104,10 @@ def main() -> int:
     args = parser.parse_args()
 
     matrix = load_matrix(os.environ.get(MATRIX_ENV) or ROOT / "compat.yaml").matrix
-    rows = [r for r in plan(matrix, args.tier) if not args.tag or set(args.tag) & set(r.tags)]
+    rows = [
+        r for r in plan(matrix, args.tier)
+        if (not args.tag or set(args.tag) & set(r.tags)) and (not args.python or str(r.cell.python) in args.python)
+    ]
     lines: "OrderedDict[str, List[PlanRow]]" = OrderedDict()
     for row, found in judged(matrix, rows):
         if found.counts and not args.force:

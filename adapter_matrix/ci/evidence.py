@@ -258,11 +258,15 @@ def _torch_ran(record: Mapping[str, Any]) -> Optional[Version]:
         return None
 
 
+def _record_for(cell: Cell, records: Records) -> Optional[Dict[str, Any]]:
+    return records.get((cell.id, str(cell.release.version))) or records.get((cell.id, ""))
+
+
 def verification_of(cell: Cell, records: Records) -> Verification:
     """What the newest record of ``cell`` says: its own release's record first, else a
     release-less one (a record of another release says nothing about this one: the
     cell id does not name the release). Depends on the records and the matrix only."""
-    record = records.get((cell.id, str(cell.release.version))) or records.get((cell.id, ""))
+    record = _record_for(cell, records)
     if record is None:
         return UNVERIFIED
     ran = _torch_ran(record)
@@ -302,7 +306,7 @@ def judge(cell: Cell, records: Records, rules: Freshness) -> Verification:
     found = verification_of(cell, records)
     if found.state != "verified":
         return found
-    record = records.get((cell.id, str(cell.release.version))) or records[(cell.id, "")]
+    record = _record_for(cell, records) or {}
     age = (rules.today - _record_date(record)).days
     if age > rules.max_age_days:
         reason = f"the record is {age} days old; records count for {rules.max_age_days} days (evidence: max-age-days)"

@@ -278,6 +278,7 @@ def test_run_tier_runs_a_part_by_tags_and_skips_fresh_cells(project):
     assert "run  device(py3.11-torch2.3)" in out and "torch2.2" not in out
     out = dry("-t", "torch2.3", "--force")
     assert "run  device(py3.10-torch2.3)" in out and "skip" not in out
+    assert dry("-t", "torch2.3", "-p", "3.11").strip() == "run  device(py3.11-torch2.3): unverified"
     _edit(project, "py3.10-torch2.2", timestamp="2020-01-01T00:00:00+00:00")
     out = dry()
     assert "run  device(py3.10-torch2.2): stale" in out and "skip device(py3.11-torch2.2)" in out
