@@ -93,8 +93,12 @@ class EvidenceError(ValueError):
 
 
 def _base(matrix: Matrix) -> str:
-    """The folder the matrix's relative paths start from (a symlinked matrix counts where it points)."""
-    return os.path.dirname(os.path.realpath(matrix.path))
+    """The folder the matrix's relative paths start from: the matrix file's, as it was named.
+
+    A symlink is not followed: a repository whose ``compat.yaml`` links to the copy inside
+    its adapter package keeps its paths relative to the repository root.
+    """
+    return os.path.dirname(os.path.abspath(matrix.path))
 
 
 def evidence_folder(matrix: Matrix, environ: Optional[Mapping[str, str]] = None) -> str:

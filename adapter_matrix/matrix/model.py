@@ -255,7 +255,7 @@ class EvidencePolicy(NamedTuple):
     matrix file: the adapter and the suites that test it) as the tree holds now.
     """
 
-    folder: str  # where the nox cells write records, relative to the matrix file
+    folder: str  # where the nox cells write records, relative to the matrix file as named (symlinks not followed)
     max_age_days: int
     sources: Tuple[str, ...]
     mark: Mark

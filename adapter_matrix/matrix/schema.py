@@ -193,12 +193,12 @@ STRUCTS: Dict[str, Struct] = {
             "Which result records count as evidence for the cells a release claims as supported "
             "(`adapter-matrix validate --results DIR --strict`).",
             (
-                Field("folder", _STRING, "Where the nox cells write their records, relative to this file (default evidence)."),
+                Field("folder", _STRING, "Where the nox cells write their records, relative to this file as named, symlinks not followed (default evidence)."),
                 Field("max-age-days", {"type": "integer", "minimum": 1}, "A record older than this no longer counts (default 180)."),
                 Field(
                     "sources",
                     _list_of(_STRING),
-                    "Files and folders (relative to this file) under test: a record counts only while they hash as they did when it ran.",
+                    "Files and folders under test (relative like folder): a record counts only while they hash as they did when it ran.",
                 ),
             ),
         ),
