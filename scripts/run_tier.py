@@ -29,6 +29,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
@@ -120,12 +121,15 @@ def main() -> int:
         return 0
 
     env = dict(os.environ, ADAPTER_MATRIX_DROP_ENVS="1")
+    started, free_at_start = time.monotonic(), free_gb(ROOT)
+    lowest = free_at_start
     for minor, todo in lines.items():
         if free_gb(ROOT) < args.min_free_gb:
             print(f"== {free_gb(ROOT):.0f} GB free: dropping torch and nvidia wheels from the uv cache", flush=True)
             prune_uv_cache()
         print(f"== torch {minor}: {', '.join(r.session for r in todo)} ({free_gb(ROOT):.0f} GB free)", flush=True)
         subprocess.run([_tool("nox"), "-s", *(r.session for r in todo)], cwd=ROOT, env=env, check=False)
+        lowest = min(lowest, free_gb(ROOT))
         if args.commit:
             commit_records(matrix, minor, todo)
 
@@ -137,6 +141,9 @@ def main() -> int:
         subprocess.run([_tool("adapter-matrix"), "results", folder], cwd=ROOT, check=False)
     print(f"{final.get('verified', 0)} of {len(rows)} selected cells have a fresh passing record"
           + "".join(f", {n} {state}" for state, n in sorted(final.items()) if state != "verified"))
+    minutes = (time.monotonic() - started) / 60
+    print(f"wall time {minutes:.0f} min for {sum(len(t) for t in lines.values())} cells; "
+          f"disk free {free_at_start:.0f} GB at the start, {lowest:.0f} GB at the lowest (after a line), {free_gb(ROOT):.0f} GB now")
     return 0 if final.get("verified", 0) == len(rows) else 1
 
 
