@@ -56,11 +56,11 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "verified": ("verified", "已验证"),
     "verified_cell": ("verified {date}, torch {torch}{at}", "已验证 {date}，torch {torch}{at}"),
     "verified_about": (
-        "a test session passed on the cell's torch patch, on the date and at the commit shown; before a release "
-        "`validate --results --strict` also requires the record to be at most {days} days old and the sources "
-        "under test unchanged since",
-        "测试会话已在该组合的 torch 补丁版本上通过（日期与提交如图所示）；发布前，`validate --results --strict` "
-        "还要求记录不超过 {days} 天，且被测源码此后未变",
+        "a test session passed on the cell's torch patch, on the date and at the commit shown; before a release, "
+        "the release gate (adapter-matrix validate --results --strict) also requires the record to be at most "
+        "{days} days old and the sources under test unchanged since",
+        "测试会话已在该组合的 torch 补丁版本上通过（日期与提交如图所示）；发布前，发布关卡"
+        "（adapter-matrix validate --results --strict）还要求记录不超过 {days} 天，且被测源码此后未变",
     ),
     "at_commit": (" at {commit}", "，提交 {commit}"),
     "stale": ("stale", "已过期"),
