@@ -145,8 +145,9 @@ def _source_files(base: str, sources: Sequence[str]) -> List[str]:
 def sources_hash(matrix: Matrix) -> str:
     """Hash of the evidence ``sources`` as they are now: 16 hex digits, ``""`` without sources.
 
-    Each file counts with its path and bytes; a symlink with its target (so a link to
-    ``compat.yaml`` does not make every matrix edit age the evidence).
+    Each file counts with its path and bytes; a symlink with its target. The matrix file
+    itself never counts, wherever it lives (an adapter may ship it in its package): editing
+    the claims does not age the evidence for them.
     """
     sources = matrix.evidence.sources
     if not sources:
@@ -157,9 +158,12 @@ def sources_hash(matrix: Matrix) -> str:
         raise EvidenceError(
             f"{matrix.evidence.mark}: evidence source {missing[0]!r} does not exist in {base} \u2014 fix `evidence: sources:`"
         )
+    claims = os.path.realpath(matrix.path)  # the matrix is the claim, not the code under test
     digest = hashlib.sha256()
     for rel in _source_files(base, sources):
         path = os.path.join(base, rel)
+        if os.path.realpath(path) == claims and not os.path.islink(path):
+            continue
         if os.path.islink(path):
             body = os.readlink(path).encode()
         else:

@@ -173,10 +173,14 @@ def _shim_overlaps(matrix: Matrix, diags: Diagnostics) -> None:
 
 
 def _package_dir(matrix: Matrix, top: str) -> Optional[str]:
-    """Where the shims' top-level package lives: next to the matrix file, else installed."""
-    beside = os.path.join(os.path.dirname(os.path.abspath(matrix.path)), top)
-    if os.path.isdir(beside):
-        return beside
+    """Where the shims' top-level package lives: beside the matrix file, or the folder
+    the file is packaged in (a link is followed to its target), else installed."""
+    for path in dict.fromkeys((os.path.abspath(matrix.path), os.path.realpath(matrix.path))):
+        folder = os.path.dirname(path)
+        if os.path.isdir(os.path.join(folder, top)):
+            return os.path.join(folder, top)
+        if os.path.basename(folder) == top and os.path.isfile(os.path.join(folder, "__init__.py")):
+            return folder
     try:
         spec = importlib.util.find_spec(top)  # top-level only: does not import the package
     except (ImportError, ValueError):

@@ -171,6 +171,21 @@ def test_a_change_to_the_sources_ages_every_record_but_caches_do_not(project):
     assert res.code == 2 and (res.out + res.err).count("the evidence sources changed since its run") == 3
 
 
+def test_the_matrix_inside_a_source_folder_never_counts(tmp_path, monkeypatch):
+    """Like this repository: compat.yaml links to the copy the adapter ships in its package."""
+    _project(tmp_path)
+    (tmp_path / "compat.yaml").rename(tmp_path / "adapter" / "compat.yaml")
+    (tmp_path / "compat.yaml").symlink_to("adapter/compat.yaml")
+    monkeypatch.chdir(tmp_path)
+    matrix = load(tmp_path / "compat.yaml").matrix
+    assert evidence.evidence_folder(matrix, environ={}) == str(tmp_path / "records")  # next to the link, not the target
+    before = evidence.sources_hash(matrix)
+    (tmp_path / "adapter" / "compat.yaml").write_text(MATRIX + "# a new claim\n")
+    assert evidence.sources_hash(matrix) == before
+    (tmp_path / "adapter" / "core.py").write_text("KERNEL = 2\n")
+    assert evidence.sources_hash(matrix) != before
+
+
 def test_a_missing_source_is_a_clear_error(project):
     (project / "compat.yaml").write_text(MATRIX.replace("[adapter, suite]", "[adapter, suites]"))
     res = _gate(project)
