@@ -10,8 +10,9 @@ cell that already has a fresh passing record (the gate's rule: `adapter-matrix v
 --results evidence --strict`) is skipped unless --force, so a tier can be run in parts,
 across sessions, and picks up where it stopped. -t/--tag selects a part: the cells with
 any of the given nox tags (torch2.4, py3.8, edges, ...); -p/--python narrows it to some
-Pythons, as with nox. With --commit, the records of
-each torch line are committed as soon as the line is done (only those files).
+Pythons, as with nox. With --commit, the records of each torch line are committed as soon
+as the line is done, with the documents whose verified tables show them (--docs,
+regenerated first; only those files).
 
 A CUDA build of torch costs 5-7 GB per environment and 3-5 GB in uv's cache. The
 sessions run with ADAPTER_MATRIX_DROP_ENVS=1 (each removes its environment when it is
@@ -77,12 +78,16 @@ def judged(matrix: Matrix, rows: Sequence[PlanRow]) -> List[Tuple[PlanRow, evide
     return [(row, evidence.judge(row.cell, index, rules)) for row in rows]
 
 
-def commit_records(matrix: Matrix, minor: str, rows: Sequence[PlanRow]) -> None:
-    """Commit the evidence records of ``rows`` (only those files) with a message that counts them."""
+def commit_records(matrix: Matrix, minor: str, rows: Sequence[PlanRow], docs: Sequence[str]) -> None:
+    """Commit the evidence records of ``rows`` and the ``docs`` that show them (regenerated
+    first; only those files), with a message that counts them."""
     folder = evidence.evidence_folder(matrix)
     paths = [p for p in (os.path.join(folder, str(r.cell.release.version), f"{r.cell.id}.json") for r in rows) if os.path.exists(p)]
     if not paths:
         return
+    if docs:
+        subprocess.run([_tool("adapter-matrix"), "table", "--update", *docs], cwd=ROOT, check=False)
+        paths += list(docs)
     states = [v.state for _row, v in judged(matrix, rows)]
     message = (
         f"evidence: torch {minor}, {states.count('verified')} of {len(rows)} cells passed"
@@ -100,6 +105,10 @@ def main() -> int:
     parser.add_argument("-p", "--python", action="append", default=[], help="only cells of this Python (repeat for several)")
     parser.add_argument("--force", action="store_true", help="also run cells that have a fresh passing record")
     parser.add_argument("--commit", action="store_true", help="commit each torch line's evidence records when it is done")
+    parser.add_argument(
+        "--docs", action="append", default=None, metavar="FILE",
+        help="with --commit: regenerate and commit these documents too (default: docs/compatibility.md)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print what would run and why, run nothing")
     parser.add_argument("--min-free-gb", type=float, default=25.0)
     args = parser.parse_args()
@@ -120,6 +129,7 @@ def main() -> int:
     if args.dry_run:
         return 0
 
+    docs = args.docs if args.docs is not None else [d for d in ("docs/compatibility.md",) if (ROOT / d).exists()]
     env = dict(os.environ, ADAPTER_MATRIX_DROP_ENVS="1")
     started, free_at_start = time.monotonic(), free_gb(ROOT)
     lowest = free_at_start
@@ -131,7 +141,7 @@ def main() -> int:
         subprocess.run([_tool("nox"), "-s", *(r.session for r in todo)], cwd=ROOT, env=env, check=False)
         lowest = min(lowest, free_gb(ROOT))
         if args.commit:
-            commit_records(matrix, minor, todo)
+            commit_records(matrix, minor, todo, docs)
 
     final: Dict[str, int] = {}
     for _row, found in judged(matrix, rows):
