@@ -39,7 +39,7 @@ from adapter_matrix.device.build import build_requirements  # noqa: E402
 from adapter_matrix.matrix.cache import load_matrix  # noqa: E402
 
 MATRIX = load_matrix(os.environ.get("ADAPTER_MATRIX_NOX_MATRIX", os.path.join(ROOT, "compat.yaml"))).matrix
-ROWS = {row.cell.id: row for row in plan(MATRIX, "full")}
+ROWS = {row.id: row for row in plan(MATRIX, "full")}
 UNIT_PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 PROJECTS = [ROOT, os.path.join(ROOT, "npu")]  # the tool, then the reference adapter (it depends on the tool)
 EXTRAS_ENV = "ADAPTER_MATRIX_CELL_EXTRAS"  # more requirements after torch (e.g. torchvision)
@@ -80,7 +80,7 @@ def _json_run(session: nox.Session, *args: str, codes=(0,)) -> dict:
 @nox.session(name=SESSION)
 @nox.parametrize(
     "python,cell",
-    [nox.param(str(r.cell.python), r.cell.id, id=r.cell.id, tags=list(r.tags)) for r in ROWS.values()],
+    [nox.param(str(r.cell.python), r.id, id=r.id, tags=list(r.tags)) for r in ROWS.values()],
 )
 def device(session: nox.Session, cell: str) -> None:
     """Build the npu device against this cell's torch and run the conformance suite."""

@@ -73,7 +73,7 @@ def judged(matrix: Matrix, rows: Sequence[PlanRow]) -> List[Tuple[PlanRow, evide
     """Each row with what its evidence record says today (the release gate's rule)."""
     folder = evidence.evidence_folder(matrix)
     records = read_records(folder, allow_empty=True) if os.path.isdir(folder) else []
-    index = evidence.index_records(records)
+    index = evidence.index_records(records, matrix)
     rules = evidence.freshness_of(matrix)
     return [(row, evidence.judge(row.cell, index, rules)) for row in rows]
 

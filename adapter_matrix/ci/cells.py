@@ -253,7 +253,7 @@ def write_record(
     tree = tree or {}
     record = {
         "schema": RECORD_SCHEMA,
-        "cell": row.cell.id,
+        "cell": row.id,  # what ran: the plan row, which tests every cell it stands for
         "session": row.session,
         "release": str(row.cell.release.version),
         "outcome": outcome,
@@ -279,7 +279,7 @@ def write_record(
         "phases": {k: round(v, 2) for k, v in phases.items()},
     }
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"{row.cell.id}.json")
+    path = os.path.join(folder, f"{row.id}.json")
     atomic_write(path, json.dumps(record, indent=2) + "\n")
     record["_path"] = path
     return record

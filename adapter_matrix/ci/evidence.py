@@ -33,7 +33,7 @@ from ..files import atomic_write
 from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, Status
 from ..matrix.queries import Cell, cells
-from .plan import session_id
+from .plan import SESSION, PlanRow, plan
 
 __all__ = [
     "EVIDENCE_ENV",
@@ -47,6 +47,7 @@ __all__ = [
     "git_state",
     "evidence_of",
     "write_evidence",
+    "RecordIndex",
     "index_records",
     "verification_of",
     "freshness_of",
@@ -202,8 +203,6 @@ def write_evidence(folder: str, record: Mapping[str, Any]) -> str:
 
 # -- what a record says ------------------------------------------------------------------
 
-Records = Mapping[Tuple[str, str], Dict[str, Any]]
-
 
 @dataclass(frozen=True)
 class Verification:
@@ -248,14 +247,51 @@ def _record_date(record: Mapping[str, Any]) -> _dt.date:
         raise EvidenceError(f"{where}: timestamp {stamp!r} is not an ISO date \u2014 re-run the session to rewrite it") from None
 
 
-def index_records(records: Sequence[Dict[str, Any]]) -> Records:
-    """Records keyed by (cell id, adapter release); a record without a release (written
-    by hand) is keyed by the empty string and speaks for every release."""
-    out: Dict[Tuple[str, str], Dict[str, Any]] = {}
-    for record in records:
-        _record_date(record)  # a broken timestamp is reported now, not in the middle of a table
-        out[(str(record["cell"]), str(record.get("release") or ""))] = record
-    return out
+class RecordIndex:
+    """The records of a folder, found by cell.
+
+    A record names what its session ran (``cell``): the plan row's id, e.g.
+    ``py3.11-torch2.4`` (``-v2.0.0`` appended in a matrix of several releases). One row
+    tests every cell that differs from it only in dimension values no runner provides,
+    so a cell's record is the one under its own id, else its row's, for its release
+    (a record of another release says nothing about it), else one without a release
+    (written by hand), which speaks for every release.
+    """
+
+    def __init__(self, records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None):
+        self.records: Dict[Tuple[str, str], Dict[str, Any]] = {}
+        for record in records:
+            _record_date(record)  # a broken timestamp is reported now, not in the middle of a table
+            self.records[(str(record["cell"]), str(record.get("release") or ""))] = record
+        self._rows: Dict[Tuple[str, str, str], List[PlanRow]] = {}
+        for row in plan(matrix, "full", today=today) if matrix is not None else ():
+            self._rows.setdefault(_place(row.cell), []).append(row)
+
+    def row_for(self, cell: Cell) -> Optional[PlanRow]:
+        """The plan row (nox session) that tests ``cell``, if the plan has one."""
+        have = set(cell.dimensions)
+        return next((r for r in self._rows.get(_place(cell), ()) if set(r.requires) <= have), None)
+
+    def session_for(self, cell: Cell) -> str:
+        row = self.row_for(cell)
+        return row.session if row else f"{SESSION}({cell.id})"
+
+    def for_cell(self, cell: Cell) -> Optional[Dict[str, Any]]:
+        row = self.row_for(cell)
+        release = str(cell.release.version)
+        for key in ((cell.id, release), (row.id, release) if row else None, (cell.id, "")):
+            if key in self.records:
+                return self.records[key]
+        return None
+
+
+def _place(cell: Cell) -> Tuple[str, str, str]:
+    return (str(cell.release.version), str(cell.line.minor), str(cell.python))
+
+
+def index_records(records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None) -> RecordIndex:
+    """:class:`RecordIndex` of ``records``; with ``matrix``, a row's record counts for the cells it tests."""
+    return RecordIndex(records, matrix, today)
 
 
 def _torch_ran(record: Mapping[str, Any]) -> Optional[Version]:
@@ -266,15 +302,10 @@ def _torch_ran(record: Mapping[str, Any]) -> Optional[Version]:
         return None
 
 
-def _record_for(cell: Cell, records: Records) -> Optional[Dict[str, Any]]:
-    return records.get((cell.id, str(cell.release.version))) or records.get((cell.id, ""))
-
-
-def verification_of(cell: Cell, records: Records) -> Verification:
-    """What the newest record of ``cell`` says: its own release's record first, else a
-    release-less one (a record of another release says nothing about this one: the
-    cell id does not name the release). Depends on the records and the matrix only."""
-    record = _record_for(cell, records)
+def verification_of(cell: Cell, records: RecordIndex) -> Verification:
+    """What the newest record of ``cell`` says (:meth:`RecordIndex.for_cell`). Depends on
+    the records and the matrix only."""
+    record = records.for_cell(cell)
     if record is None:
         return UNVERIFIED
     ran = _torch_ran(record)
@@ -309,12 +340,12 @@ def freshness_of(matrix: Matrix, today: Optional[_dt.date] = None) -> Freshness:
     return Freshness(matrix.evidence.max_age_days, sources_hash(matrix), today or _dt.date.today())
 
 
-def judge(cell: Cell, records: Records, rules: Freshness) -> Verification:
+def judge(cell: Cell, records: RecordIndex, rules: Freshness) -> Verification:
     """:func:`verification_of`, with a pass that is too old or ran on other sources turned ``stale``."""
     found = verification_of(cell, records)
     if found.state != "verified":
         return found
-    record = _record_for(cell, records) or {}
+    record = records.for_cell(cell) or {}
     age = (rules.today - _record_date(record)).days
     if age > rules.max_age_days:
         reason = f"the record is {age} days old; records count for {rules.max_age_days} days (evidence: max-age-days)"
@@ -348,7 +379,7 @@ def gate(
     """One finding per cell claimed ``supported`` without a fresh passing record (:func:`judge`),
     at the line that claims it; warnings, or errors when ``strict``."""
     rules = freshness_of(matrix, today)
-    index = index_records(records)
+    index = index_records(records, matrix, rules.today)
     found = []
     for cell in claimed_supported(matrix, rules.today):
         evidence = judge(cell, index, rules)
@@ -361,7 +392,7 @@ def gate(
                 _claim_mark(cell),
                 f"cell {cell.id} of release {cell.release.version} is claimed supported without a fresh passing record: "
                 f"{what[evidence.state]}{detail}",
-                f'run `nox -s "{session_id(cell)}"` and commit its record from {matrix.evidence.folder}/',
+                f'run `nox -s "{index.session_for(cell)}"` and commit its record from {matrix.evidence.folder}/',
                 "error" if strict else "warning",
             )
         )

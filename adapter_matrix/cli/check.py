@@ -8,7 +8,7 @@ from typing import Dict, List, Optional
 
 import typer
 
-from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, find_or_exit, load_or_exit
+from .common import EXIT_UNSUPPORTED, MATRIX_HELP, TODAY_HELP, app, console_for, date_or_exit, fail, find_or_exit, load_or_exit
 
 
 def _parse_sets(values: List[str]) -> Dict[str, str]:
@@ -30,6 +30,7 @@ def check(
     sets: List[str] = typer.Option([], "--set", help="Assume an extra dimension's version, NAME=VALUE (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the documented JSON document instead of a report."),
     deep: bool = typer.Option(False, "--deep", help="Also import torch, activate the adapter and run a timed smoke on its device."),
+    today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
 ) -> None:
     """Is this environment a supported combination? If not, what exactly to install.
 
@@ -48,6 +49,7 @@ def check(
         except ValueError as exc:
             fail(f"--python: {exc}")
     overrides = _parse_sets(sets)
+    when = date_or_exit(today)
     docs = []
     for located in find_or_exit(matrix):
         result = load_or_exit(located.path)
@@ -57,7 +59,7 @@ def check(
             )
         except ValueError as exc:
             fail(str(exc))
-        answer = verdict(result.matrix, installed.environment)
+        answer = verdict(result.matrix, installed.environment, when)
         doc = check_document(result.matrix, located.origin, installed, answer)
         if deep:
             from ..device.deep import deep_check

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import typer
 
-from .common import EXIT_USAGE, MATRIX_HELP, app, console_for, fail, find_or_exit, load_or_exit, parse_today, print_diagnostics
+from .common import EXIT_USAGE, MATRIX_HELP, app, console_for, date_or_exit, fail, find_or_exit, load_or_exit, print_diagnostics
 
 
 @app.command()
@@ -33,7 +33,7 @@ def validate(
         fail("--write needs --upstream")
     if (strict or today) and not results:
         fail("--strict and --today need --results")
-    on = parse_today(today)
+    on = date_or_exit(today)
     records: Optional[list] = None
     if results is not None:
         from ..ci.results import RecordError, read_records

@@ -297,3 +297,14 @@ def test_run_tier_runs_a_part_by_tags_and_skips_fresh_cells(project):
     _edit(project, "py3.10-torch2.2", timestamp="2020-01-01T00:00:00+00:00")
     out = dry()
     assert "run  device(py3.10-torch2.2): stale" in out and "skip device(py3.11-torch2.2)" in out
+
+
+def test_a_compiled_matrix_of_another_model_is_never_read(monkeypatch):
+    """The nox cells read compat.yaml through the compiled-matrix cache: a pickle made by a
+    checkout whose model lacked the evidence section would silently drop it."""
+    from adapter_matrix.matrix import cache
+
+    raw = (REPO / "compat.yaml").read_bytes()
+    now = cache.compiled_matrix_path(raw, "compat.yaml")
+    monkeypatch.setattr(cache, "_model_source", b"the model of another checkout")
+    assert cache.compiled_matrix_path(raw, "compat.yaml") != now
