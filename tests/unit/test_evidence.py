@@ -9,6 +9,7 @@ must fail naming exactly that cell.
 from __future__ import annotations
 
 import datetime as _dt
+import re
 import json
 import os
 import subprocess
@@ -62,7 +63,7 @@ def _project(root: Path) -> Path:
 
 def _run_cell(matrix, cell_id: str, outcome: str = "passed", torch: str = "") -> dict:
     """What a nox cell records, without nox: the same write_record and write_evidence."""
-    row = next(r for r in plan(matrix, "full") if r.cell.id == cell_id)
+    row = next(r for r in plan(matrix, "full") if r.id == cell_id)
     check = {"checks": [{"environment": {
         "python": f"{row.cell.python}.9", "torch": torch or f"{row.cell.torch}+cpu", "torch_variant": "cpu", "adapter": "2.0.0",
     }}]}
@@ -134,8 +135,6 @@ def test_the_gate_passes_when_every_supported_cell_has_a_fresh_pass(project):
     ids=["too-old", "failed", "other-patch"],
 )
 def test_a_planted_stale_or_failed_record_fails_the_strict_gate_naming_the_cell(project, plant, says):
-    import re
-
     _edit(project, "py3.10-torch2.3", **plant)
     res = _gate(project, "--strict")
     assert res.code == 2
@@ -308,3 +307,26 @@ def test_a_compiled_matrix_of_another_model_is_never_read(monkeypatch):
     now = cache.compiled_matrix_path(raw, "compat.yaml")
     monkeypatch.setattr(cache, "_model_source", b"the model of another checkout")
     assert cache.compiled_matrix_path(raw, "compat.yaml") != now
+
+
+def test_a_rows_record_counts_for_every_cell_the_row_tests(tmp_path, monkeypatch):
+    """A dimension no runner provides does not multiply the plan: the one session of
+    py3.10-torch2.2 stands for its cells of every cann value."""
+    text = MATRIX.replace("evidence:", "dimensions:\n  cann: {values: ['8.0.0', '8.1.0']}\nevidence:")
+    text = text.replace("    status: supported\n", "    status: supported\n    dimensions: {cann: '>=8.0'}\n")
+    _project(tmp_path)
+    (tmp_path / "compat.yaml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    matrix = load(tmp_path / "compat.yaml").matrix
+    rows = [r.id for r in plan(matrix, "full")]
+    assert rows == ["py3.10-torch2.2", "py3.11-torch2.2", "py3.10-torch2.3", "py3.11-torch2.3"]
+    for row in rows[:3]:
+        _run_cell(matrix, row)
+    res = _gate(tmp_path, "--strict")
+    assert res.code == 0, res.out + res.err
+    assert "6 of 6 cells claimed supported have a fresh passing record" in res.out
+    (tmp_path / "records" / "2.0.0" / "py3.11-torch2.2.json").unlink()
+    res = _gate(tmp_path, "--strict")
+    named = sorted(set(re.findall(r"cell (\S+) of release", res.out + res.err)))
+    assert named == ["py3.11-torch2.2-cann8.0.0", "py3.11-torch2.2-cann8.1.0"]
+    assert 'run `nox -s "device(py3.11-torch2.2)"`' in res.err + res.out
