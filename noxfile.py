@@ -6,6 +6,7 @@
     nox -t torch2.4 -p 3.8               # one torch line on one Python
     nox -s "device(py3.11-torch2.13)"    # one cell, by the id `adapter-matrix plan` prints
     nox -t unit                          # the tool's own tests on every local Python
+    nox -s hooks                         # the pre-commit hooks, through `pre-commit try-repo`
 
 Select with tags and -p; -k matches substrings (`torch2.1` also matches `torch2.10`).
 Each device session installs the cell's torch from the source compat.yaml names (with
@@ -59,6 +60,13 @@ def unit(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     session.install("--no-deps", "-e", "./npu")  # the shims' sources, for the tests that read them (no torch)
     session.run("python", "-m", "pytest", "tests/unit", "-q", *session.posargs)
+
+
+@nox.session(python="3.11", tags=["hooks"])
+def hooks(session: nox.Session) -> None:
+    """`pre-commit try-repo` runs .pre-commit-hooks.yaml on a sample adapter repository (offline, about a minute)."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "pytest", "tests/unit/test_precommit.py", "-m", "precommit", "-q", *session.posargs)
 
 
 _wheels: list = []

@@ -55,7 +55,7 @@ def results(
     folders: List[str] = typer.Argument(..., help="Folders of result records (searched recursively; the newest record of a cell wins)."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     expect: Optional[str] = typer.Option(None, "--expect", help="A plan strategy whose every cell must have a record."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text, markdown or json."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, markdown (md) or json."),
     into: Optional[str] = typer.Option(
         None, "--into", help="Also merge the records into this evidence folder (e.g. evidence): one compact file per cell, newest wins."
     ),
@@ -82,6 +82,9 @@ def results(
             fail(f"--expect {expect!r}: choose from {', '.join(STRATEGIES)}")
         expected = [r.cell.id for r in make_plan(one_matrix(matrix).matrix, expect)]  # records name the cell
     summary = res.summarize(records, expected)
+    from ..tables.formats import FORMAT_ALIASES
+
+    fmt = FORMAT_ALIASES.get(fmt, fmt)  # the short names `table --format` takes
     if fmt == "json":
         clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in summary.records]
         typer.echo(json.dumps({"ok": summary.ok, "records": clean, "missing": summary.missing}, indent=2))
