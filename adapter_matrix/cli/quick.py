@@ -116,7 +116,9 @@ def run_check(
         doc = check_document(result.matrix, located.origin, installed, answer)
         if deep:
             from ..device.deep import deep_check
+            from .device import shims_package
 
+            shims_package(result)
             report = deep_check(result.matrix)
             doc["deep"] = report.as_dict()
             if not report.ok and doc["exit_code"] in (0, 3):

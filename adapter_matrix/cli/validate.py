@@ -69,7 +69,9 @@ def validate(
         errors = sum(1 for d in findings if d.severity == "error")
         failed = failed or errors > 0
         console_for().print(
-            f"{m.path}: {'invalid' if errors else 'valid'} \u2014 {len(m.releases)} release(s), {len(m.torch)} torch lines, "
+            f"{m.path}: {'invalid' if errors else 'valid'} \u2014 {len(m.releases)} release(s)"
+            + (f" in {len(m.release_lines())} release lines" if m.release_lines() else "")
+            + f", {len(m.torch)} torch lines, "
             f"{len(cells(m))} cells, {len(m.shims)} shims"
             + (f", {errors} error(s)" if errors else "")
             + (f", {len(findings) - errors} warning(s)" if len(findings) - errors else "")

@@ -497,8 +497,9 @@ class _Builder:
         for package in self.items(f.get("packages"), "packages"):
             own = self.fields(package, "package", f"package of release line {name}")
             merged = dict(defaults, **own)
-            if "exceptions" in own and "exceptions" in defaults:  # the package's first, then the line's
-                merged["exceptions"] = Sequence(own["exceptions"].items + defaults["exceptions"].items, own["exceptions"].mark)  # type: ignore[union-attr]
+            mine, shared = own.get("exceptions"), defaults.get("exceptions")
+            if isinstance(mine, Sequence) and isinstance(shared, Sequence):  # the package's first, then the line's
+                merged["exceptions"] = Sequence(mine.items + shared.items, mine.mark)
             for key in ("python", "status"):
                 if key not in merged and "version" in own:
                     self.diags.error(package.mark, f"package {own['version'].describe()} of release line {name} has no {key!r}", f"give `{key}:` on the package or on the line")

@@ -188,7 +188,8 @@ def _grid(
         "cells": [facts(c) for c in shown],
     }
     if single is None and shown_releases:
-        data["releases_shown"] = [str(r.version) for r in sorted(shown_releases, key=lambda r: r.version, reverse=True)]
+        newest_first = sorted(shown_releases, key=lambda r: r.version, reverse=True)
+        data["releases_shown"] = list(dict.fromkeys(str(r.version) for r in newest_first))
     return Table(view, lang, title, header, tuple(rows), _legend(rows, lang), data, matrix.path)
 
 
