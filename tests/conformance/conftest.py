@@ -23,7 +23,13 @@ HERE = Path(__file__).parent
 def pytest_collection_finish(session):
     """Each conformance test runs in a forked process (isolation.py): a crash fails that test."""
     if isolation.enabled() and not session.config.option.collectonly:
-        isolation.start(session, [item for item in session.items if HERE in Path(str(item.fspath)).parents])
+        isolation.start(session, [item for item in session.items if HERE in Path(str(item.fspath)).parents], _warm_up)
+
+
+def _warm_up() -> None:
+    """What the first comparison imports lazily (torch.testing pulls in torch.distributed.tensor:
+    0.7 s), done once in the fork server. Tiny CPU tensors: no OpenMP threads start."""
+    torch.testing.assert_close(torch.zeros(2), torch.zeros(2))
 
 
 @pytest.hookimpl(tryfirst=True)
