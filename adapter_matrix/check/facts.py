@@ -8,16 +8,24 @@ from __future__ import annotations
 import os
 import re
 import sys
-import sysconfig
 from typing import Optional, Tuple
 
 __all__ = ["python_identity", "distribution_version"]
 
 
+def _free_threaded() -> bool:
+    abiflags = getattr(sys, "abiflags", None)  # POSIX: "t" marks a free-threaded build (PEP 703)
+    if abiflags is not None:
+        return "t" in abiflags
+    import sysconfig  # Windows: the build configuration (loading it costs ~1 ms)
+
+    return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+
 def python_identity() -> Tuple[str, str, str]:
     """(feature release such as ``3.11`` or ``3.13t``, full version, implementation name)."""
     info = sys.version_info
-    feature = f"{info.major}.{info.minor}" + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED") else "")
+    feature = f"{info.major}.{info.minor}" + ("t" if _free_threaded() else "")
     full = f"{info.major}.{info.minor}.{info.micro}" + ("" if info.releaselevel == "final" else f"{info.releaselevel[0]}{info.serial}")
     return feature, full, sys.implementation.name
 

@@ -17,7 +17,7 @@ import pickle
 import sys
 from typing import Optional
 
-from .. import __version__
+from .._version import __version__
 
 __all__ = ["cache_root", "compiled_matrix_path", "load_matrix"]
 

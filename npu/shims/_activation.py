@@ -2,8 +2,8 @@
 
 Steps, each failing with one clear message:
 
-1. the runtime guard (``adapter_matrix.check.guard``) checks the pairing against the
-   packaged ``compat.yaml`` and names the shim module for this torch;
+1. ``adapter_matrix.require()`` checks the pairing against the packaged
+   ``compat.yaml`` and names the shim module for this torch;
 2. PrivateUse1 must be free, or already ours (another adapter is reported by name);
 3. the C++ core is built for this torch if needed (cached) and loaded after its build
    manifest is checked;
@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
+from adapter_matrix.check.guard import under_autoload
 from adapter_matrix.device import build as _build
 
-__all__ = ["AdapterError", "Activation", "activate", "current", "MATRIX_FILE"]
+__all__ = ["AdapterError", "NotActivated", "Activation", "activate", "current", "under_autoload", "MATRIX_FILE"]
 
 DEVICE = "npu"
 MATRIX_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compat.yaml")
@@ -29,6 +29,10 @@ MATRIX_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compat.y
 
 class AdapterError(RuntimeError):
     """The device cannot be activated in this process; the message says why and what to do."""
+
+
+class NotActivated(AdapterError):
+    """Refused under autoload by the guard, which has already warned with the fix."""
 
 
 @dataclass
@@ -71,14 +75,16 @@ def activate(on_compile: Optional[Any] = None) -> Activation:
     start = time.perf_counter()
     import torch
 
-    from adapter_matrix.check.guard import UnsupportedEnvironment, guard
+    from adapter_matrix import UnsupportedEnvironment, require
 
     from . import __version__
 
     try:
-        selection = guard(MATRIX_FILE, torch.__version__, adapter_version=__version__)
+        support = require(__package__, version=__version__, torch_version=torch.__version__)
     except UnsupportedEnvironment as exc:
         raise AdapterError(str(exc)) from None
+    if not support.usable:  # under autoload: require() has warned with the fix
+        raise NotActivated(support.message)
     timings["guard"] = time.perf_counter() - start
 
     other = _claimed_by(torch)
@@ -98,18 +104,8 @@ def activate(on_compile: Optional[Any] = None) -> Activation:
 
     t = time.perf_counter()
     registrations = dict(core.activate())
-    shim = importlib.import_module(selection.shim).Shim()
+    shim = importlib.import_module(support.shim).Shim()
     shim.activate(core, DEVICE)
     timings["register"] = time.perf_counter() - t
-    _current = Activation(DEVICE, shim, core, build, selection.outcome, timings, registrations)
+    _current = Activation(DEVICE, shim, core, build, support.outcome, timings, registrations)
     return _current
-
-
-def under_autoload() -> bool:
-    """True while torch is importing device backends through the torch.backends entry point."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == "_import_device_backends":
-            return True
-        frame = frame.f_back
-    return False
