@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 
-__all__ = ["__version__", "require", "Support", "UnsupportedEnvironment"]
+__all__ = ["__version__", "require", "Support", "UnsupportedEnvironment", "OtherAcceleratorWarning"]
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .check.accelerators import OtherAcceleratorWarning
     from .check.guard import Support, UnsupportedEnvironment, require
 
 
@@ -28,4 +29,8 @@ def __getattr__(name: str) -> Any:
         from .check import guard
 
         return getattr(guard, name)
+    if name == "OtherAcceleratorWarning":  # for warnings filters set before `import torch`
+        from .check import accelerators
+
+        return accelerators.OtherAcceleratorWarning
     raise AttributeError(f"module 'adapter_matrix' has no attribute {name!r}")

@@ -7,7 +7,9 @@ Steps, each failing with one clear message:
 2. PrivateUse1 must be free, or already ours (another adapter is reported by name);
 3. the C++ core is built for this torch if needed (cached) and loaded after its build
    manifest is checked;
-4. the C++ core registers its hooks; the shim registers the Python side.
+4. the C++ core registers its hooks; the shim registers the Python side;
+5. a torch built with another accelerator (a CUDA build from PyPI) gets one
+   ``OtherAcceleratorWarning`` saying what that changes and what to install.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
+from adapter_matrix.check.accelerators import warn_other_accelerators
 from adapter_matrix.check.guard import under_autoload
 from adapter_matrix.device import build as _build
 
 __all__ = ["AdapterError", "NotActivated", "Activation", "activate", "current", "under_autoload", "MATRIX_FILE"]
 
 DEVICE = "npu"
+# Features whose APIs pick the accelerator themselves (see shims._core.FEATURES).
+DEFAULT_ACCELERATOR_FEATURES = ("default_pin_memory", "dataloader_pin_memory")
 MATRIX_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compat.yaml")
 
 
@@ -107,5 +112,8 @@ def activate(on_compile: Optional[Any] = None) -> Activation:
     shim = importlib.import_module(support.shim).Shim()
     shim.activate(core, DEVICE)
     timings["register"] = time.perf_counter() - t
+    # A CUDA (ROCm, XPU) build of torch next to npu: say what that changes on this release.
+    consequences = [why for why in map(shim.capability, DEFAULT_ACCELERATOR_FEATURES) if why]
+    warn_other_accelerators(torch, DEVICE, consequences, stacklevel=2)
     _current = Activation(DEVICE, shim, core, build, support.outcome, timings, registrations)
     return _current
