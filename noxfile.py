@@ -6,6 +6,7 @@
     nox -t torch2.4 -p 3.8               # one torch line on one Python
     nox -s "device(py3.11-torch2.13)"    # one cell, by the id `adapter-matrix plan` prints
     nox -t unit                          # the tool's own tests on every local Python
+    nox -s hooks                         # the pre-commit hooks, through `pre-commit try-repo`
 
 Select with tags and -p; -k matches substrings (`torch2.1` also matches `torch2.10`).
 Each device session installs the cell's torch from the source compat.yaml names (with
@@ -36,7 +37,7 @@ from adapter_matrix.device.build import build_requirements  # noqa: E402
 from adapter_matrix.matrix.cache import load_matrix  # noqa: E402
 
 MATRIX = load_matrix(os.environ.get("ADAPTER_MATRIX_NOX_MATRIX", os.path.join(ROOT, "compat.yaml"))).matrix
-ROWS = {row.cell.id: row for row in plan(MATRIX, "full")}
+ROWS = {row.id: row for row in plan(MATRIX, "full")}
 UNIT_PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 PROJECTS = [ROOT, os.path.join(ROOT, "npu")]  # the tool, then the reference adapter (it depends on the tool)
 EXTRAS_ENV = "ADAPTER_MATRIX_CELL_EXTRAS"  # more requirements after torch (e.g. torchvision)
@@ -58,6 +59,13 @@ def unit(session: nox.Session) -> None:
     session.run("python", "-m", "pytest", "tests/unit", "-q", *session.posargs)
 
 
+@nox.session(python="3.11", tags=["hooks"])
+def hooks(session: nox.Session) -> None:
+    """`pre-commit try-repo` runs .pre-commit-hooks.yaml on a sample adapter repository (offline, about a minute)."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "pytest", "tests/unit/test_precommit.py", "-m", "precommit", "-q", *session.posargs)
+
+
 _wheels: list = []
 
 
@@ -77,7 +85,7 @@ def _json_run(session: nox.Session, *args: str, codes=(0,)) -> dict:
 @nox.session(name=SESSION)
 @nox.parametrize(
     "python,cell",
-    [nox.param(str(r.cell.python), r.cell.id, id=r.cell.id, tags=list(r.tags)) for r in ROWS.values()],
+    [nox.param(str(r.cell.python), r.id, id=r.id, tags=list(r.tags)) for r in ROWS.values()],
 )
 def device(session: nox.Session, cell: str) -> None:
     """Build the npu device against this cell's torch and run the conformance suite."""

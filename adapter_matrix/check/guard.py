@@ -57,7 +57,7 @@ ALLOW_ENV = "ADAPTER_MATRIX_ALLOW_UNSUPPORTED"
 MATRIX_NAME = "compat.yaml"
 _BLOCKING = ("unsupported", "broken")
 _WARNING = ("deprecated", "eol")
-_CHEAP = ("env", "file", "distribution")  # detectors an import may run; `command` is check's
+_CHEAP = ("env", "file", "distribution", "builtin")  # detectors an import may run; `command` is check's
 
 
 class UnsupportedEnvironment(RuntimeError):
@@ -186,7 +186,7 @@ def _decide(matrix_path: str, torch_version: Optional[str], adapter_version: Opt
 
     from ..matrix.cache import load_matrix
     from ..matrix.queries import shim_for
-    from .environment import current_python
+    from .environment import current_python, dimension_value
     from .verdict import Environment, verdict
 
     def version(text: Optional[str]) -> Optional[Version]:
@@ -199,8 +199,10 @@ def _decide(matrix_path: str, torch_version: Optional[str], adapter_version: Opt
     python, full, implementation = current_python()
     if torch_version and version(torch_version) is None:
         raise UnsupportedEnvironment(f"cannot read torch's version {torch_version!r}")
+    declared = {d.name: d for d in matrix.dimensions}
+    values = tuple((n, dimension_value(declared[n], v)) for n, v in dimensions if n in declared)
     env = Environment(python=python, python_full=full, implementation=implementation, torch=version(torch_version),
-                      adapter=version(adapter_version), dimensions=tuple((n, version(v)) for n, v in dimensions))
+                      adapter=version(adapter_version), dimensions=values)
     answer = verdict(matrix, env)
     shim = answer.shim or (shim_for(matrix, env.torch) if env.torch is not None else None)
     return Selection(answer.outcome.value, shim.module if shim else None, explain(answer, matrix.adapter.distribution, torch_version))

@@ -98,6 +98,9 @@ def verify_environment(row: PlanRow, check: Dict[str, Any]) -> None:
             f"cell {row.cell.id} claims torch {row.cell.torch}, but the environment has torch {installed or 'none'}: "
             "the installer resolved another torch"
         )
+    variant = row.cell.release.variant
+    if variant and (Version(installed).local if installed else None) != variant:
+        raise CellMismatch(f"cell {row.cell.id} needs torch's {variant} build, but the environment has torch {installed}")
     if env.get("python_minor") != str(row.cell.python):
         raise CellMismatch(f"cell {row.cell.id} claims Python {row.cell.python}, but the session runs {env.get('python')}")
     if doc["verdict"] in ("unsupported", "broken"):
@@ -178,6 +181,6 @@ def write_record(
         "platform": f"{platform.system()}-{platform.machine()}",
     }
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"{row.cell.id}.json")
+    path = os.path.join(folder, f"{row.id}.json")
     atomic_write(path, json.dumps(record, indent=2) + "\n")
     return path

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -12,6 +12,7 @@ from .common import EXIT_USAGE, MATRIX_HELP, app, console_for, fail, find_or_exi
 
 @app.command()
 def validate(
+    files: List[str] = typer.Argument(None, help="Matrix files to lint (as pre-commit passes them); default: --matrix, else discovery."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     pyproject: Optional[str] = typer.Option(
         None, "--pyproject", help="Also check this pyproject.toml's requires-python, classifiers and torch pin."
@@ -26,6 +27,8 @@ def validate(
 
     if write and not upstream:
         fail("--write needs --upstream")
+    if files and matrix:
+        fail("give matrix FILES or --matrix PATH, not both")
     index = None
     if upstream:
         from ..upstream import index as up
@@ -48,7 +51,9 @@ def validate(
         return result.matrix, found
 
     failed = False
-    for located in find_or_exit(matrix):
+    from ..matrix.discovery import Located
+
+    for located in [Located(f, "argument") for f in files] if files else find_or_exit(matrix):
         m, findings = findings_of(located.path)
         if write:
             try:
@@ -64,7 +69,9 @@ def validate(
         errors = sum(1 for d in findings if d.severity == "error")
         failed = failed or errors > 0
         console_for().print(
-            f"{m.path}: {'invalid' if errors else 'valid'} \u2014 {len(m.releases)} release(s), {len(m.torch)} torch lines, "
+            f"{m.path}: {'invalid' if errors else 'valid'} \u2014 {len(m.releases)} release(s)"
+            + (f" in {len(m.release_lines())} release lines" if m.release_lines() else "")
+            + f", {len(m.torch)} torch lines, "
             f"{len(cells(m))} cells, {len(m.shims)} shims"
             + (f", {errors} error(s)" if errors else "")
             + (f", {len(findings) - errors} warning(s)" if len(findings) - errors else "")

@@ -107,12 +107,31 @@ def test_a_swapped_torch_fails_the_cell_naming_both_versions(matrix, tmp_path):
 
 
 def test_verify_accepts_the_claimed_torch_with_a_local_label(matrix):
-    row = next(r for r in plan(matrix, "full") if r.cell.id == "py3.11-torch2.13")
+    row = next(r for r in plan(matrix, "full") if r.id == "py3.11-torch2.13")
     check = {"checks": [{"environment": {"torch": "2.13.0+cpu", "python_minor": "3.11", "python": "3.11.7"}, "verdict": "supported", "reasons": []}]}
     cells.verify_environment(row, check)
     check["checks"][0]["environment"]["python_minor"] = "3.12"
     with pytest.raises(cells.CellMismatch, match="claims Python 3.11"):
         cells.verify_environment(row, check)
+
+
+def test_a_cell_of_a_torch_variant_installs_and_verifies_that_build():
+    import datetime as _dt
+
+    from adapter_matrix.matrix.loader import load
+
+    from .helpers import FIXTURES
+
+    ipex = load(FIXTURES / "matrices" / "ipex.yaml").matrix
+    row = next(r for r in plan(ipex, "full", today=_dt.date(2026, 1, 15)) if str(r.cell.release.version) == "2.8.0+cpu")
+    (attempt,) = cells.install_attempts(row, environ={})
+    assert attempt.requirement == "torch==2.8.0+cpu"
+    assert attempt.options == ("--index-url", "https://download.pytorch.org/whl/cpu")
+    check = {"checks": [{"environment": {"torch": "2.8.0", "python_minor": str(row.cell.python), "python": "3.11.7"}, "verdict": "supported", "reasons": []}]}
+    with pytest.raises(cells.CellMismatch, match="needs torch's cpu build, but the environment has torch 2.8.0"):
+        cells.verify_environment(row, check)
+    check["checks"][0]["environment"]["torch"] = "2.8.0+cpu"
+    cells.verify_environment(row, check)
 
 
 def test_junit_counts_and_skip_reasons(tmp_path):
