@@ -173,3 +173,14 @@ def test_a_warm_start_parses_no_yaml_and_loads_neither_the_model_nor_packaging(t
     env["TOY_DRIVER_VERSION"] = "1.0"  # another detected value is another verdict, decided afresh
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert proc.returncode == 1 and "needs driver >=2.0, found 1.0" in proc.stderr
+
+
+def test_an_enumeration_with_a_builtin_detector_is_checked_too(toy):
+    if sys.platform != "linux":
+        pytest.skip("the built-in os detector answers linux here only")
+    path = toy / "compat.yaml"
+    text = path.read_text().replace("schema-version: 1", "schema-version: 2")
+    text = text.replace("dimensions:\n  driver:", "dimensions:\n  os: {kind: enum, values: [linux, windows]}\n  driver:", 1)
+    path.write_text(text.replace('      driver: ">=2.0"\n', '      driver: ">=2.0"\n      os: windows\n'))
+    with pytest.raises(UnsupportedEnvironment, match="needs os windows, found linux"):
+        require("toy_adapter", version="1.0.0", torch_version="2.13.0")
