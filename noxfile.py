@@ -13,7 +13,9 @@ Each device session installs the cell's torch from the source compat.yaml names 
 its fallbacks; $ADAPTER_MATRIX_TORCH_INDEX_URL overrides), installs the tool and the
 adapter as wheels (built once per nox run from sdists, as an index would serve them), checks
 with `adapter-matrix check --json` that the environment is the cell it claims, builds the
-C++ core (cached), runs the conformance suite and writes a result record to results/.
+C++ core (cached), runs the conformance suite and writes a result record to results/
+and its compact evidence copy to evidence/<release>/<cell>.json (committed; a run
+narrowed with posargs, `nox -s ... -- -k amp`, writes no evidence).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, ROOT)
 
 from adapter_matrix.ci import cells as _cells  # noqa: E402
+from adapter_matrix.ci import evidence as _evidence  # noqa: E402
 from adapter_matrix.ci.interpreters import expose  # noqa: E402
 from adapter_matrix.ci.plan import SESSION, plan  # noqa: E402
 from adapter_matrix.ci.wheels import build_wheels  # noqa: E402
@@ -98,12 +101,33 @@ def device(session: nox.Session, cell: str) -> None:
 
 def _run_cell(session: nox.Session, row) -> None:
     results = _cells.results_dir(ROOT)
+    summaries = os.path.join(session.create_tmp(), "suites")  # where non-pytest suites leave their counts
+    shutil.rmtree(summaries, ignore_errors=True)
     phases: dict = {}
-    check = build = counts = None
+    check = build = suites = None
+    try:
+        tree = _cells.tree_state(MATRIX)  # the sources this run tests, taken before it starts
+    except _evidence.EvidenceError as exc:
+        session.error(str(exc))
+
+    def record(outcome: str, message: str = None) -> None:
+        written = _cells.write_record(results, row, check, suites, build, phases, outcome, message, tree)
+        session.log(f"result record: {written['_path']}")
+        if session.posargs:  # a narrowed suite is not evidence for the cell
+            session.log("posargs narrow the suite: no evidence record written")
+        else:
+            session.log(f"evidence record: {_evidence.write_evidence(_evidence.evidence_folder(MATRIX), written)}")
 
     def fail(message: str) -> None:
-        _cells.write_record(results, row, check, counts, build, phases, "failed", message)
+        record("failed", message)
         session.error(message)
+
+    def step(what: str, run, *args, **kwargs):
+        """Run one step; a step that fails (a compile error, a crashed suite) fails the cell with a record."""
+        try:
+            return run(*args, **kwargs)
+        except nox.command.CommandFailed as exc:
+            fail(f"{what} failed: {exc.reason or exc}")
 
     start = time.perf_counter()
     env = {"PIP_CONSTRAINT": ""}  # pip on this kind of machine caps torch; the cell decides
@@ -116,14 +140,14 @@ def _run_cell(session: nox.Session, row) -> None:
     else:
         fail(f"no source could install torch {row.cell.torch} for Python {row.cell.python}")
     # as a user installs them: wheels, with their dependencies (torch is already the cell's)
-    session.install(*_built_wheels(session), "pytest", *build_requirements(str(row.cell.torch)), env=env)
+    step("installing the adapter", session.install, *_built_wheels(session), "pytest", *build_requirements(str(row.cell.torch)), env=env)
     extras = os.environ.get(EXTRAS_ENV, "").split()
     if extras:
-        session.install(*extras, env=env)
+        step(f"installing {' '.join(extras)}", session.install, *extras, env=env)
     phases["install"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    check = _json_run(session, "adapter-matrix", "check", "--json", "--matrix", MATRIX.path, codes=(0, 1, 3))
+    check = step("adapter-matrix check", _json_run, session, "adapter-matrix", "check", "--json", "--matrix", MATRIX.path, codes=(0, 1, 3))
     try:
         _cells.verify_environment(row, check)
     except _cells.CellMismatch as exc:
@@ -131,11 +155,11 @@ def _run_cell(session: nox.Session, row) -> None:
     phases["check"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    build = _json_run(session, "adapter-matrix", "build", "--json", "--matrix", MATRIX.path)
+    build = step("the build", _json_run, session, "adapter-matrix", "build", "--json", "--matrix", MATRIX.path)
     phases["build"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    probe = _json_run(session, "adapter-matrix", "probe", "--json", "--matrix", MATRIX.path)
+    probe = step("the probe", _json_run, session, "adapter-matrix", "probe", "--json", "--matrix", MATRIX.path)
     os.makedirs(os.path.join(results, "probes"), exist_ok=True)
     with open(os.path.join(results, "probes", f"torch-{row.cell.line.minor}.json"), "w") as fh:
         json.dump(probe, fh, indent=2)
@@ -145,11 +169,12 @@ def _run_cell(session: nox.Session, row) -> None:
     junit = os.path.join(session.create_tmp(), "junit.xml")
     # `pytest`, not `python -m pytest`: the working directory stays off sys.path, so
     # adapter_matrix and shims are the installed wheels, never this source tree
-    session.run("pytest", "tests/conformance", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
-                *session.posargs, success_codes=[0, 1])
+    step("the test run", session.run, "pytest", _cells.SUITE_ROOT, "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
+         "-o", "junit_family=xunit1", *session.posargs,  # xunit1 names each test's file: its suite group
+         env={_cells.SUMMARIES_ENV: summaries}, success_codes=[0, 1])
     phases["tests"] = time.perf_counter() - start
-    counts = _cells.read_junit(junit)
-    if counts.failed or counts.errors or counts.passed == 0:
-        fail(f"conformance: {counts.failed} failed, {counts.errors} errors, {counts.passed} passed")
-    path = _cells.write_record(results, row, check, counts, build, phases, "passed")
-    session.log(f"result record: {path}")
+    suites = _cells.merge_suites(_cells.read_junit(junit), _cells.read_summaries(summaries))
+    broken = [f"{group}: {c.failed} failed, {c.errors} errors" for group, c in suites.items() if not c.ok]
+    if broken or _cells.total(suites).passed == 0:
+        fail("; ".join(broken) or "no test passed")
+    record("passed")

@@ -7,7 +7,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from .common import EXIT_USAGE, MATRIX_HELP, app, console_for, fail, find_or_exit, load_or_exit, print_diagnostics
+from .common import EXIT_USAGE, MATRIX_HELP, app, console_for, date_or_exit, fail, find_or_exit, load_or_exit, print_diagnostics
 
 
 @app.command()
@@ -21,6 +21,11 @@ def validate(
         None, "--upstream", help="Check the torch facts against PyPI's wheels: 'pypi', or a recorded Simple JSON file."
     ),
     write: bool = typer.Option(False, "--write", help="With --upstream: update the torch facts in the matrix file."),
+    results: Optional[str] = typer.Option(
+        None, "--results", help="Evidence folder (e.g. evidence): warn for every cell claimed supported without a fresh passing record."
+    ),
+    strict: bool = typer.Option(False, "--strict", help="With --results: such a cell is an error (the release gate)."),
+    today: Optional[str] = typer.Option(None, "--today", help="With --results: judge the records' age on this date (YYYY-MM-DD)."),
 ) -> None:
     """Lint the matrix: every error at once, as FILE:LINE:COL: message — fix. Exit 2 on errors."""
     from ..matrix.queries import cells
@@ -29,6 +34,17 @@ def validate(
         fail("--write needs --upstream")
     if files and matrix:
         fail("give matrix FILES or --matrix PATH, not both")
+    if (strict or today) and not results:
+        fail("--strict and --today need --results")
+    on = date_or_exit(today)
+    records: Optional[list] = None
+    if results is not None:
+        from ..ci.results import RecordError, read_records
+
+        try:
+            records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
+        except RecordError as exc:
+            fail(str(exc))
     index = None
     if upstream:
         from ..upstream import index as up
@@ -39,7 +55,10 @@ def validate(
         except up.UpstreamError as exc:
             fail(str(exc))
 
+    notes: list = []
+
     def findings_of(path: str) -> Any:
+        notes.clear()  # a --write re-reads the file: report on what it says now
         result = load_or_exit(path, fresh=True)
         found = list(result.warnings)
         if pyproject:
@@ -48,6 +67,16 @@ def validate(
             found += check_pyproject(result.matrix, pyproject)
         if index is not None:
             found += up.verify(result.matrix, index)
+        if records is not None:
+            from ..ci.evidence import EvidenceError, claimed_supported, gate
+
+            try:
+                missing = gate(result.matrix, records, on, strict)
+            except EvidenceError as exc:
+                fail(str(exc))
+            found += missing
+            claimed = len(claimed_supported(result.matrix, on))
+            notes.append(f"{result.matrix.path}: evidence in {results} — {claimed - len(missing)} of {claimed} cells claimed supported have a fresh passing record")
         return result.matrix, found
 
     failed = False
@@ -76,6 +105,8 @@ def validate(
             + (f", {errors} error(s)" if errors else "")
             + (f", {len(findings) - errors} warning(s)" if len(findings) - errors else "")
         )
+        for note in notes:
+            console_for().print(note, markup=False)
     if failed:
         raise typer.Exit(EXIT_USAGE)
 

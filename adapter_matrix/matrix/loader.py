@@ -29,6 +29,8 @@ from .model import (
     Adapter,
     CellRef,
     Constraint,
+    DEFAULT_EVIDENCE,
+    EvidencePolicy,
     Detector,
     Dimension,
     InstallSource,
@@ -265,6 +267,7 @@ class _Builder:
         shims = tuple(s for s in (self.shim(n) for n in self.items(top.get("shims"), "shims")) if s)
         releases = tuple(r for n in self.items(top.get("releases"), "releases") for r in self.release_entry(n))
         smoke, runs_on = self.ci(top.get("ci"))
+        evidence = self.evidence(top.get("evidence"))
         if adapter is None or schema_version is None:
             return None
         return Matrix(
@@ -279,6 +282,7 @@ class _Builder:
             smoke=smoke,
             declares_shims="shims" in top,
             runs_on=runs_on,
+            evidence=evidence,
         )
 
     def read_schema_version(self, node: Optional[Node]) -> Optional[int]:
@@ -595,6 +599,27 @@ class _Builder:
             if minor is not None and python is not None:
                 out.append(CellRef(minor, python, item.mark))
         return tuple(out), runs_on
+
+    def evidence(self, node: Optional[Node]) -> EvidencePolicy:
+        if node is None:
+            return DEFAULT_EVIDENCE
+        f = self.fields(node, "evidence", "evidence")
+        days = DEFAULT_EVIDENCE.max_age_days
+        if "max-age-days" in f:
+            n = f["max-age-days"]
+            if isinstance(n, Scalar) and n.tag == YAML_INT and n.text.isdigit() and int(n.text) >= 1:
+                days = int(n.text)
+            else:
+                self.diags.error(n.mark, f"max-age-days must be a whole number of days, at least 1, found {n.describe()}", "e.g. max-age-days: 180")
+        sources = []
+        for item in self.items(f.get("sources"), "evidence sources"):
+            path = self.string(item, "evidence source")
+            if path is not None and (os.path.isabs(path) or ".." in path.replace("\\", "/").split("/")):
+                self.diags.error(item.mark, f"evidence source {path!r} is not inside the matrix's folder", "give a path relative to this file, e.g. shims")
+            elif path is not None:
+                sources.append(path.rstrip("/"))
+        folder = self.string(f.get("folder"), "evidence folder") or DEFAULT_EVIDENCE.folder
+        return EvidencePolicy(folder, days, tuple(sources), node.mark)
 
 
 def load_text(text: str, filename: str = "compat.yaml", *, check_modules: bool = True) -> LoadResult:

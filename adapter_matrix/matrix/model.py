@@ -37,6 +37,8 @@ __all__ = [
     "Release",
     "ShimRange",
     "CellRef",
+    "EvidencePolicy",
+    "DEFAULT_EVIDENCE",
     "Matrix",
     "LoadResult",
     "SCHEMA_VERSION",
@@ -375,6 +377,23 @@ class CellRef(NamedTuple):
     mark: Mark
 
 
+class EvidencePolicy(NamedTuple):
+    """When a result record still counts as evidence for a claimed cell (the ``evidence`` section).
+
+    A passing record counts while it is at most ``max_age_days`` old, ran the torch patch
+    the cell claims, and ran on the same contents of ``sources`` (paths relative to the
+    matrix file: the adapter and the suites that test it) as the tree holds now.
+    """
+
+    folder: str  # where the nox cells write records, relative to the matrix file as named (symlinks not followed)
+    max_age_days: int
+    sources: Tuple[str, ...]
+    mark: Mark
+
+
+DEFAULT_EVIDENCE = EvidencePolicy("evidence", 180, (), Mark("<default>", 0, 0))
+
+
 class Matrix(NamedTuple):
     """A whole ``compat.yaml``: upstream facts, the adapter's releases, shims and CI settings.
 
@@ -394,6 +413,7 @@ class Matrix(NamedTuple):
     smoke: Tuple[CellRef, ...]
     declares_shims: bool = True
     runs_on: Tuple[str, ...] = ()
+    evidence: EvidencePolicy = DEFAULT_EVIDENCE
 
     def torch_line(self, version: Version) -> Optional[TorchLine]:
         """The described minor line that ``version`` (e.g. ``2.4.1+cpu``) belongs to."""

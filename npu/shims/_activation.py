@@ -17,8 +17,7 @@ from __future__ import annotations
 import importlib
 import os
 import time
-from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, NamedTuple, Optional
 
 from adapter_matrix.check.accelerators import warn_other_accelerators
 from adapter_matrix.check.guard import under_autoload
@@ -40,8 +39,7 @@ class NotActivated(AdapterError):
     """Refused under autoload by the guard, which has already warned with the fix."""
 
 
-@dataclass
-class Activation:
+class Activation(NamedTuple):  # not a dataclass: this runs inside `import torch` (~0.5 ms less)
     """What the activation did, for reports (``check --deep``) and the conformance suite."""
 
     device: str
@@ -49,8 +47,8 @@ class Activation:
     core: Any
     build: _build.Build
     verdict: str
-    timings: Dict[str, float] = field(default_factory=dict)
-    registrations: Dict[str, Any] = field(default_factory=dict)
+    timings: Dict[str, float]  # phase -> seconds (benchmarks/activation_cost.py reads them)
+    registrations: Dict[str, Any]
 
 
 _current: Optional[Activation] = None
@@ -102,16 +100,20 @@ def activate(on_compile: Optional[Any] = None) -> Activation:
     t = time.perf_counter()
     try:
         build = _build.ensure_built(_build.Extension.of_package(__package__, DEVICE), on_compile=on_compile)
+        timings["build"] = time.perf_counter() - t  # the manifest check (or a compile)
+        t = time.perf_counter()
         core = _build.load(build)
     except (_build.BuildError, _build.BuildMismatch) as exc:
         raise AdapterError(str(exc)) from None
-    timings["load"] = time.perf_counter() - t
+    timings["load"] = time.perf_counter() - t  # dlopen, static registrations, the module's init
 
     t = time.perf_counter()
     registrations = dict(core.activate())
+    timings["core"] = time.perf_counter() - t  # hooks and the registrations made at activation
+    t = time.perf_counter()
     shim = importlib.import_module(support.shim).Shim()
     shim.activate(core, DEVICE)
-    timings["register"] = time.perf_counter() - t
+    timings["shim"] = time.perf_counter() - t
     # A CUDA (ROCm, XPU) build of torch next to npu: say what that changes on this release.
     consequences = [why for why in map(shim.capability, DEFAULT_ACCELERATOR_FEATURES) if why]
     warn_other_accelerators(torch, DEVICE, consequences, stacklevel=2)
