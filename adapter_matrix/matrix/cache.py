@@ -23,7 +23,7 @@ try:  # built into CPython; `import hashlib` would first load OpenSSL (~6 ms of 
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
-from .. import __version__
+from .._version import __version__
 
 __all__ = ["cache_root", "compiled_matrix_path", "load_matrix"]
 

@@ -40,7 +40,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from .. import __version__
+from .._version import __version__
 from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, PythonVersion, TorchLine
 from .torch_section import Section, read_section
