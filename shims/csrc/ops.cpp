@@ -175,7 +175,11 @@ struct Call {
     for (auto& arg : arguments) {
       if (arg.host.unsafeGetTensorImpl() == h.unsafeGetTensorImpl()) return arg.device;  // in-place / out=
     }
-    if (h.layout() != c10::kStrided) return h;
+    // A CPU kernel that makes a sparse (or mkldnn) tensor from device inputs: the device
+    // holds strided tensors only, and handing back the CPU tensor would move the result
+    // off the device without a word (to_sparse() on npu returned a CPU tensor).
+    TORCH_CHECK_NOT_IMPLEMENTED(h.layout() == c10::kStrided, "npu: ", op_name, " returns a ", h.layout(),
+                                " tensor; the npu device supports strided tensors only");
     return tensor_over(device_storage_for(h.storage()), c10::DispatchKey::PrivateUse1, h);
   }
 };
