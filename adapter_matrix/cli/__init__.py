@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 
-from . import check, ci, device, table, validate  # noqa: F401  (registers the commands)
+from . import check, ci, device, ops, table, validate  # noqa: F401  (registers the commands)
 from .common import app
 
 __all__ = ["app", "main"]
