@@ -11,7 +11,11 @@ Select with tags and -p; -k matches substrings (`torch2.1` also matches `torch2.
 Each device session installs the cell's torch from the source compat.yaml names (with
 its fallbacks; $ADAPTER_MATRIX_TORCH_INDEX_URL overrides), installs the adapter, checks
 with `adapter-matrix check --json` that the environment is the cell it claims, builds the
-C++ core (cached), runs the conformance suite and writes a result record to results/.
+C++ core (cached), runs the conformance suite, sweeps PyTorch's OpInfo tests on the device
+(the fixed sample; the whole op_db with ADAPTER_MATRIX_OPS=full, none with =none; its record
+goes to results/ops/) and writes a result record to results/.
+
+    ADAPTER_MATRIX_OPS=full nox -s "device(py3.11-torch2.13)"   # a cell with the whole op sweep
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ sys.path.insert(0, ROOT)
 from adapter_matrix.ci import cells as _cells  # noqa: E402
 from adapter_matrix.ci.interpreters import expose  # noqa: E402
 from adapter_matrix.ci.plan import SESSION, plan  # noqa: E402
+from adapter_matrix.device import opsweep as _opsweep  # noqa: E402
 from adapter_matrix.device.build import build_requirements  # noqa: E402
+from adapter_matrix.device.opsweep.record import read_record, summary  # noqa: E402
 from adapter_matrix.matrix.cache import load_matrix  # noqa: E402
 
 MATRIX = load_matrix(os.environ.get("ADAPTER_MATRIX_NOX_MATRIX", os.path.join(ROOT, "compat.yaml"))).matrix
@@ -38,6 +44,7 @@ ROWS = {row.cell.id: row for row in plan(MATRIX, "full")}
 UNIT_PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 EXTRAS_ENV = "ADAPTER_MATRIX_CELL_EXTRAS"  # more requirements after torch (e.g. torchvision)
 DROP_ENV = "ADAPTER_MATRIX_DROP_ENVS"  # remove each cell's environment when it is done (disk)
+EXPECTED_OPS = os.path.join("tests", "ops", "expected.yaml")  # what the op sweep expects, per torch era
 
 nox.options.default_venv_backend = "uv|virtualenv"
 # A bare `nox` (and `nox -l --json`) means every cell of the matrix: hours and tens of GB
@@ -76,10 +83,13 @@ def device(session: nox.Session, cell: str) -> None:
 def _run_cell(session: nox.Session, row) -> None:
     results = _cells.results_dir(ROOT)
     phases: dict = {}
-    check = build = counts = None
+    check = build = counts = ops = None
+    mode = os.environ.get(_opsweep.OPS_ENV, "sample")
+    if mode not in _opsweep.SWEEP_MODES:
+        session.error(f"${_opsweep.OPS_ENV}={mode!r}: choose from {', '.join(_opsweep.SWEEP_MODES)}")
 
     def fail(message: str) -> None:
-        _cells.write_record(results, row, check, counts, build, phases, "failed", message)
+        _cells.write_record(results, row, check, counts, build, phases, "failed", message, ops)
         session.error(message)
 
     start = time.perf_counter()
@@ -92,7 +102,7 @@ def _run_cell(session: nox.Session, row) -> None:
             session.warn(f"could not install {attempt.describe()}; trying the next source")
     else:
         fail(f"no source could install torch {row.cell.torch} for Python {row.cell.python}")
-    session.install("-e", ROOT, "pytest", *build_requirements(str(row.cell.torch)), env=env)
+    session.install("-e", ROOT, "pytest", *build_requirements(str(row.cell.torch)), *_opsweep.requirements(str(row.cell.torch)), env=env)
     extras = os.environ.get(EXTRAS_ENV, "").split()
     if extras:
         session.install(*extras, env=env)
@@ -119,11 +129,22 @@ def _run_cell(session: nox.Session, row) -> None:
 
     start = time.perf_counter()
     junit = os.path.join(session.create_tmp(), "junit.xml")
+    # the OpInfo sample of the conformance suite runs below, as the ops phase
     session.run("python", "-m", "pytest", "tests/conformance", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
-                *session.posargs, success_codes=[0, 1])
+                "--ignore", os.path.join("tests", "conformance", "test_opinfo.py"), *session.posargs, success_codes=[0, 1])
     phases["tests"] = time.perf_counter() - start
     counts = _cells.read_junit(junit)
     if counts.failed or counts.errors or counts.passed == 0:
         fail(f"conformance: {counts.failed} failed, {counts.errors} errors, {counts.passed} passed")
-    path = _cells.write_record(results, row, check, counts, build, phases, "passed")
+
+    if mode != "none":
+        start = time.perf_counter()
+        ops_path = os.path.join(results, "ops", f"{row.cell.id}.json")
+        session.run("adapter-matrix", "ops", "sweep", "--matrix", MATRIX.path, "--expected", EXPECTED_OPS, "--output", ops_path,
+                    *(["--sample"] if mode == "sample" else []), success_codes=[0, 1])
+        phases["ops"] = time.perf_counter() - start
+        ops = summary(read_record(ops_path), os.path.relpath(ops_path, results))
+        if not ops["ok"]:
+            fail(f"op sweep ({mode}): {ops['problems']} task(s) disagree with {EXPECTED_OPS} (see {ops_path})")
+    path = _cells.write_record(results, row, check, counts, build, phases, "passed", ops=ops)
     session.log(f"result record: {path}")

@@ -149,8 +149,10 @@ def write_record(
     phases: Dict[str, float],
     outcome: str,
     error: Optional[str] = None,
+    ops: Optional[Dict[str, Any]] = None,
 ) -> str:
-    """Write the cell's result record (JSON); returns its path."""
+    """Write the cell's result record (JSON); returns its path. ``ops`` is the op sweep's
+    summary (:func:`adapter_matrix.device.opsweep.record.summary`), when it ran."""
     env = check["checks"][0]["environment"] if check else {}
     record = {
         "schema": RECORD_SCHEMA,
@@ -170,6 +172,7 @@ def write_record(
         if counts is None
         else {"passed": counts.passed, "failed": counts.failed, "skipped": counts.skipped, "errors": counts.errors},
         "skips": list(counts.skips) if counts else [],
+        "ops": ops,  # the OpInfo sweep: mode, task counts by outcome, float32 match rate, its record's path
         "phases": {k: round(v, 2) for k, v in phases.items()},
         "duration": round(sum(phases.values()), 2),
         "outcome": outcome,

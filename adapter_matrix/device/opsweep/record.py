@@ -11,16 +11,23 @@ design), ``passed``, else ``skipped`` (nothing could be compared).
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
+import os
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from ...files import JSONFileError, json_files
+
 from .expected import Expectations, Verdict
 from .runner import OUTCOMES, Sweep
 
-__all__ = ["RECORD_SCHEMA", "RECORD_KIND", "OP_STATES", "build_record", "summary", "is_sweep_record", "read_record"]
+__all__ = [
+    "RECORD_SCHEMA", "RECORD_KIND", "OP_STATES", "SweepRecordError",
+    "build_record", "summary", "is_sweep_record", "read_record", "read_records",
+]
 
 RECORD_SCHEMA = 1
 RECORD_KIND = "op-sweep"
@@ -98,6 +105,7 @@ def build_record(sweep: Sweep, verdicts: List[Verdict], expectations: Expectatio
         "expectations": expectations.path,
         "seconds": sweep.seconds,
         "workers": sweep.workers,
+        "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "ok": not problems,
         "problems": problems,
         "ops": len(by_op),
@@ -150,6 +158,10 @@ def summary(record: Dict[str, Any], path: Optional[str] = None) -> Dict[str, Any
     }
 
 
+class SweepRecordError(ValueError):
+    """A folder without sweep records, or a file that claims to be one and is not."""
+
+
 def is_sweep_record(data: Any) -> bool:
     return isinstance(data, dict) and data.get("record") == RECORD_KIND and data.get("schema") == RECORD_SCHEMA
 
@@ -161,3 +173,32 @@ def read_record(path: str) -> Dict[str, Any]:
     if not is_sweep_record(data):
         raise ValueError(f"{path}: not an op-sweep record (schema {RECORD_SCHEMA})")
     return data
+
+
+def _line_key(line: str) -> tuple:
+    try:
+        return tuple(int(x) for x in line.split("."))
+    except ValueError:
+        return (0,)
+
+
+def read_records(folder: str) -> List[Dict[str, Any]]:
+    """The sweep records under ``folder`` (recursively; other JSON files are ignored): per
+    torch line the newest full sweep, else the newest of any mode; newest line first."""
+    if not os.path.isdir(folder):
+        raise SweepRecordError(f"{folder}: no such folder")
+    best: Dict[str, Dict[str, Any]] = {}
+    try:
+        for _path, data in json_files(folder):
+            if not is_sweep_record(data):
+                continue
+            line = data["torch_line"]
+            rank = (data.get("mode") == "full", data.get("timestamp", ""))
+            old = best.get(line)
+            if old is None or rank > (old.get("mode") == "full", old.get("timestamp", "")):
+                best[line] = data
+    except JSONFileError as exc:
+        raise SweepRecordError(f"{exc.path}: unreadable ({exc.reason})") from None
+    if not best:
+        raise SweepRecordError(f"{folder}: no op-sweep records")
+    return [best[line] for line in sorted(best, key=_line_key, reverse=True)]

@@ -26,7 +26,7 @@ __all__ = ["OUTCOMES", "SweepError", "Task", "Sweep", "run_sweep"]
 # only); crashed: the worker died in the task; timeout: the task outlived the limit;
 # skipped: nothing to compare (no samples, or CPU raises for every one).
 OUTCOMES = ("passed", "failed", "crashed", "timeout", "skipped")
-WORKER = "adapter_matrix.device.opsweep.worker"
+WORKERS = ("adapter_matrix.device.opsweep.worker", "adapter_matrix.device.opsweep.generic")
 STDERR_TAIL = 1500
 
 
@@ -81,6 +81,13 @@ class Sweep:
     selection: Dict[str, Any] = field(default_factory=dict)
 
 
+def _no_core_dumps() -> None:
+    """A crashing worker must not leave a multi-GB core file in the working directory."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def _signal_name(code: int) -> str:
     if code < 0:
         try:
@@ -125,13 +132,34 @@ def run_sweep(
     python: Optional[str] = None,
     progress: Optional[Callable[[Task, int, int], None]] = None,
     env: Optional[Dict[str, str]] = None,
+    workers: Sequence[str] = WORKERS,
 ) -> Sweep:
-    """Run the selected tasks in worker processes; ``progress(task, done, total)`` after each."""
-    python = python or sys.executable
+    """Run the selected tasks of each worker module in turn; ``progress(task, done, total)``
+    after each task. ``workers`` are run with ``python -m``: the op_db worker and the
+    module worker, or in the tests a stand-in that crashes and hangs on purpose."""
+    parts = [_run_worker(worker, device, activate, ops, dtypes, kinds, timeout, python or sys.executable, progress, env)
+             for worker in workers]
+    first = parts[0]
+    return Sweep(first.torch, first.python, device, [t for p in parts for t in p.tasks], round(sum(p.seconds for p in parts), 1),
+                 sum(p.workers for p in parts), {"ops": list(ops), "dtypes": list(dtypes), "kinds": list(kinds)})
+
+
+def _run_worker(
+    worker: str,
+    device: str,
+    activate: str,
+    ops: Sequence[str],
+    dtypes: Sequence[str],
+    kinds: Sequence[str],
+    timeout: float,
+    python: str,
+    progress: Optional[Callable[[Task, int, int], None]],
+    env: Optional[Dict[str, str]],
+) -> Sweep:
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="opsweep-") as folder:
         plan_path = os.path.join(folder, "plan.json")
-        base = [python, "-m", WORKER, "--device", device, "--activate", activate, "--plan", plan_path,
+        base = [python, "-m", worker, "--device", device, "--activate", activate, "--plan", plan_path,
                 "--ops", ",".join(ops), "--dtypes", ",".join(dtypes), "--kinds", ",".join(kinds)]
         results: Dict[int, Dict[str, Any]] = {}
         plan: Optional[Dict[str, Any]] = None
@@ -142,7 +170,7 @@ def run_sweep(
             err_path = os.path.join(folder, f"stderr-{workers}.txt")
             with open(err_path, "w", encoding="utf-8") as err:
                 proc = subprocess.Popen(base + ["--log", log_path, "--start", str(start)], stdout=subprocess.DEVNULL,
-                                        stderr=err, env=env)
+                                        stderr=err, env=env, preexec_fn=_no_core_dumps)
                 running, since, seen = None, time.perf_counter(), 0
                 timed_out = False
                 while True:
@@ -172,7 +200,7 @@ def run_sweep(
                 if plan is None:
                     with open(err_path, encoding="utf-8", errors="replace") as fh:
                         stderr = fh.read()
-                    raise SweepError(f"the sweep's worker failed before its first task ({_signal_name(proc.returncode)}): "
+                    raise SweepError(f"the sweep's worker {worker} failed before its first task ({_signal_name(proc.returncode)}): "
                                      f"{_cause(stderr)}\n{stderr[-STDERR_TAIL:]}")
             if running is None:
                 if proc.returncode != 0 and start < len(plan["tasks"]) and not any(i >= start for i in results):
@@ -192,8 +220,7 @@ def run_sweep(
                 progress(_task(plan["tasks"][running], record), len(results), len(plan["tasks"]))
             start = running + 1
     tasks = [_task(t, results.get(i, {"outcome": "skipped", "error": "not run"})) for i, t in enumerate(plan["tasks"])]
-    selection = {"ops": list(ops), "dtypes": list(dtypes), "kinds": list(kinds)}
-    return Sweep(plan["torch"], plan["python"], device, tasks, round(time.perf_counter() - began, 1), workers, selection)
+    return Sweep(plan["torch"], plan["python"], device, tasks, round(time.perf_counter() - began, 1), workers)
 
 
 def _load_plan(path: str) -> Optional[Dict[str, Any]]:

@@ -34,16 +34,11 @@ structure, shapes, dtypes and devices must still agree, and the task notes it.
 
 from __future__ import annotations
 
-import argparse
-import faulthandler
-import importlib
 import inspect
-import json
-import os
 import sys
-import time
-import warnings
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+
+from .process import MESSAGE_CHARS, arguments, message, serve, start_torch
 
 __all__ = ["FAMILIES", "family_of", "main"]
 
@@ -67,7 +62,6 @@ CLASS_FAMILIES = (
 FAMILIES = tuple(dict.fromkeys([f for _, f in NAMESPACE_FAMILIES] + [f for _, f in CLASS_FAMILIES] + ["other"]))
 BACKWARD_DTYPES = ("float32", "float64")
 SEED = 20261201
-MESSAGE_CHARS = 400
 
 
 def family_of(name: str, class_names: Iterable[str]) -> str:
@@ -85,12 +79,6 @@ def family_of(name: str, class_names: Iterable[str]) -> str:
 def op_id(op: Any) -> str:
     """``name`` or ``name.variant``: unique within op_db."""
     return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
-
-
-def _message(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
-    return first[:MESSAGE_CHARS]
 
 
 # -- the plan -----------------------------------------------------------------------------
@@ -341,8 +329,8 @@ class Runner:
                 self.seed()
                 list(op.sample_inputs("cpu", dtype, requires_grad=grad))
             except Exception:  # noqa: BLE001
-                return {"outcome": "skipped", "samples": 0, "error": f"sample inputs fail on CPU too: {_message(exc)}"}
-            return {"outcome": "failed", "samples": 0, "error": f"sample inputs: {_message(exc)}"}
+                return {"outcome": "skipped", "samples": 0, "error": f"sample inputs fail on CPU too: {message(exc)}"}
+            return {"outcome": "failed", "samples": 0, "error": f"sample inputs: {message(exc)}"}
         if not samples:
             return {"outcome": "skipped", "samples": 0, "error": "no sample inputs"}
         atol, rtol = tolerance(op, self.device, dtype)
@@ -393,10 +381,10 @@ class Runner:
     def _judge(self, device_out: Any, cpu_out: Any, device_error: Any, cpu_error: Any, atol: Any, rtol: Any, twin: Twin) -> str:
         if cpu_error is not None:
             if device_error is None:
-                raise Mismatch(f"structure: CPU raises {_message(cpu_error)}, the device does not")
+                raise Mismatch(f"structure: CPU raises {message(cpu_error)}, the device does not")
             return "both raised"
         if device_error is not None:
-            raise Mismatch(f"structure: {_message(device_error)}")
+            raise Mismatch(f"structure: {message(device_error)}")
         # a factory called without a device (arange(2)) builds on the default device, CPU
         allowed = {self.device} | twin.others | (set() if twin.touched else {"cpu"})
         try:
@@ -450,50 +438,14 @@ class Runner:
 # -- the process --------------------------------------------------------------------------
 
 
-def _write(log: Any, record: Dict[str, Any]) -> None:
-    log.write(json.dumps(record) + "\n")
-    log.flush()
-
-
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description="The OpInfo sweep's worker (started by the runner).")
-    parser.add_argument("--device", required=True)
-    parser.add_argument("--activate", default="", help="module whose import activates the device")
-    parser.add_argument("--plan", required=True)
-    parser.add_argument("--log", required=True)
-    parser.add_argument("--start", type=int, default=0)
-    parser.add_argument("--ops", default="", help="comma-separated op ids (default: all of op_db)")
-    parser.add_argument("--dtypes", default="float32")
-    parser.add_argument("--kinds", default="forward,backward")
-    args = parser.parse_args(argv)
-
-    faulthandler.enable(file=sys.stderr, all_threads=False)  # a crash names the Python frame
-    warnings.simplefilter("ignore")
-    import torch
-
-    if args.activate:
-        importlib.import_module(args.activate)
+    args = arguments("The OpInfo sweep's worker (started by the runner).").parse_args(argv)
+    torch = start_torch(args)
     from torch.testing._internal.common_methods_invocations import op_db
 
     ops = [o for o in args.ops.split(",") if o]
     tasks = plan(op_db, torch, ops or None, args.dtypes.split(","), args.kinds.split(","))
-    if args.start == 0:
-        tmp = args.plan + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump({"torch": torch.__version__, "python": sys.version.split()[0], "tasks": tasks}, fh)
-        os.replace(tmp, args.plan)
-    runner = Runner(torch, args.device, {op_id(o): o for o in op_db})
-    with open(args.log, "a", encoding="utf-8") as log:
-        for index in range(args.start, len(tasks)):
-            _write(log, {"start": index})
-            began = time.perf_counter()
-            try:
-                result = runner.run(tasks[index])
-            except Exception as exc:  # noqa: BLE001 - the harness itself must not stop the sweep
-                result = {"outcome": "failed", "error": f"harness: {_message(exc)}"}
-            result.update(task=index, seconds=round(time.perf_counter() - began, 3))
-            _write(log, result)
-    return 0
+    return serve(args, torch, tasks, Runner(torch, args.device, {op_id(o): o for o in op_db}).run)
 
 
 if __name__ == "__main__":
