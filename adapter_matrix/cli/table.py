@@ -25,13 +25,15 @@ def table(
     files: List[str] = typer.Argument(None, help="Documents whose adapter-matrix:table blocks to --update or --check."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     view: Optional[str] = typer.Option(
-        None, "--view", help="grid (torch x Python; the default), verified (the grid with test evidence) or releases."
+        None, "--view", help="grid (torch x Python; the default), verified (the grid with test evidence), releases, capabilities, "
+        "ops (op-sweep counts per torch line and op family) or op-failures (the ops that do not match CPU, and why)."
     ),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="markdown (the default), rst, html, csv or json."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Language of headers and legend: en (the default) or zh."),
     release: Optional[str] = typer.Option(None, "--release", help="Adapter release (default: the newest)."),
     results: Optional[str] = typer.Option(
-        None, "--results", help="Folder of result records for --view verified (and for verified blocks without results=)."
+        None, "--results", help="Folder of result records for --view verified (and for verified blocks without results=), "
+        "or of op-sweep records for --view ops and op-failures."
     ),
     today: Optional[str] = typer.Option(None, "--today", help="Judge support windows on this date, YYYY-MM-DD (default: today)."),
     output: Optional[str] = typer.Option(
@@ -94,7 +96,7 @@ def table(
             console.print(f"{len(outcomes)} file(s), {sum(o.blocks for o in outcomes)} table block(s): up to date")
         return
     try:
-        records = docs.load_records(results) if results else None
+        records = docs.load_records(results, tables.RECORDS.get(view or "grid", "results")) if results else None
         text = tables.render(
             result.matrix, view=view or "grid", fmt=fmt or "markdown", lang=lang or "en",
             release=release_or_exit(result, release), today=when, records=records,

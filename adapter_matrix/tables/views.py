@@ -19,27 +19,28 @@ Views:
 ``capabilities``
     torch minor x feature, as the shim serving each line declares it (issue: a feature a
     release lacks is a declared capability, never a silent skip).
+``ops``, ``op-failures``
+    what PyTorch's OpInfo sweep found on the device per torch line, from op-sweep
+    records (:mod:`adapter_matrix.tables.opcoverage`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
 from ..matrix.model import Matrix, PythonVersion, Release, Status
 from ..matrix.queries import Cell, cells, claimed_lines, pythons_for, release_status
+from . import opcoverage
 from .table import STATES, Column, Span, Table, TableCell, code, fill, plain
 from .verification import Verification, index_records, verification_of
-from .words import LANGS, word
+from .words import LANGS, legend, word
 
-__all__ = ["Span", "TableCell", "Column", "Table", "STATES", "VIEWS", "build", "render"]
+__all__ = ["Span", "TableCell", "Column", "Table", "STATES", "VIEWS", "RECORDS", "build", "render"]
 
-def _legend(rows: Iterable[Sequence[TableCell]], lang: str) -> Tuple[Tuple[str, str, str], ...]:
-    present = {c.state for row in rows for c in row if c.state}
-    return tuple((s, word(s, lang), word(f"{s}_about", lang)) for s in STATES if s in present)
 
 
 # -- facts for the JSON format -----------------------------------------------------------
@@ -136,7 +137,7 @@ def _grid(
         "release": str(release.version) if release else None,
         "cells": [facts(c) for c in shown],
     }
-    return Table(view, lang, title, header, tuple(rows), _legend(rows, lang), data, matrix.path)
+    return Table(view, lang, title, header, tuple(rows), legend(rows, lang), data, matrix.path)
 
 
 def grid(
@@ -255,7 +256,7 @@ def releases(
     columns = tuple(Column(k, word(k, lang)) for k in keys)
     title = word("releases_title", lang).format(dist=matrix.adapter.distribution)
     data = {"adapter": matrix.adapter.distribution, "release": str(release.version) if release else None, "releases": facts}
-    return Table("releases", lang, title, columns, tuple(rows), _legend(rows, lang), data, matrix.path)
+    return Table("releases", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)
 
 
 # -- the capabilities view ---------------------------------------------------------------
@@ -297,10 +298,19 @@ def capabilities(
     columns = (Column("torch", word("torch", lang)), Column("shim", word("shim", lang))) + tuple(Column(f, f) for f in features)
     title = word("capabilities_title", lang).format(dist=matrix.adapter.distribution)
     data = {"adapter": matrix.adapter.distribution, "release": None, "features": dict(features), "lines": facts}
-    return Table("capabilities", lang, title, columns, tuple(rows), _legend(rows, lang), data, matrix.path)
+    return Table("capabilities", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)
 
 
-VIEWS: Dict[str, Callable[..., Table]] = {"grid": grid, "verified": verified, "releases": releases, "capabilities": capabilities}
+VIEWS: Dict[str, Callable[..., Table]] = {
+    "grid": grid,
+    "verified": verified,
+    "releases": releases,
+    "capabilities": capabilities,
+    "ops": opcoverage.ops,
+    "op-failures": opcoverage.op_failures,
+}
+# Views drawn from records, and which: the nox cells' result records, or op-sweep records.
+RECORDS: Dict[str, str] = {"verified": "results", "ops": "op-sweeps", "op-failures": "op-sweeps"}
 
 
 def build(

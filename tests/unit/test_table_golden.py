@@ -19,6 +19,7 @@ from adapter_matrix.tables.formats import FORMATS
 from adapter_matrix.tables.words import LANGS
 
 from adapter_matrix.ci.results import read_records
+from adapter_matrix.device.opsweep.record import read_records as read_sweeps
 from adapter_matrix.matrix.loader import load
 from adapter_matrix.matrix.model import Matrix
 from adapter_matrix.tables import views as tables
@@ -29,6 +30,7 @@ TODAY = _dt.date(2026, 12, 1)  # after one fixture's support window ended: eol m
 TABLES = FIXTURES / "tables"
 GOLDEN = TABLES / "golden"
 RESULTS = TABLES / "results"
+OP_SWEEPS = TABLES / "op-sweeps"
 MATRICES = {
     "minimal": FIXTURES / "minimal.yaml",
     "empty": TABLES / "empty.yaml",
@@ -44,9 +46,18 @@ def matrix(name: str) -> Matrix:
     return load(MATRICES[name]).matrix
 
 
+def records_for(view: str):
+    """The fixture records a view is drawn from (:data:`tables.RECORDS`), or None."""
+    kind = tables.RECORDS.get(view)
+    if kind == "results":
+        return read_records(str(RESULTS))
+    if kind == "op-sweeps":
+        return read_sweeps(str(OP_SWEEPS))
+    return None
+
+
 def render(name: str, view: str, fmt: str, lang: str) -> str:
-    records = read_records(str(RESULTS)) if view == "verified" else None
-    return tables.render(matrix(name), view=view, fmt=fmt, lang=lang, today=TODAY, records=records)
+    return tables.render(matrix(name), view=view, fmt=fmt, lang=lang, today=TODAY, records=records_for(view))
 
 
 def golden_path(name: str, view: str, fmt: str, lang: str) -> Path:
