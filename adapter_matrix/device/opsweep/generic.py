@@ -40,7 +40,8 @@ MODES = ("train_mode", "eval_mode")
 
 def module_tests(torch: Any) -> Tuple[Any, List[Tuple[str, Dict[str, str]]]]:
     """PyTorch's test class instantiated for the PrivateUse1 device, and its tests as
-    (method name, task) in name order; ``(None, [])`` when this torch cannot."""
+    (method name, task) in name order; ``(None, [])`` when this torch has no
+    PrivateUse1TestBase, ``RuntimeError`` when instantiating makes no tests."""
     from torch.testing._internal import common_device_type as cdt
     from torch.testing._internal.common_modules import module_db, modules
     from torch.testing._internal.common_utils import TestCase
@@ -56,33 +57,30 @@ def module_tests(torch: Any) -> Tuple[Any, List[Tuple[str, Dict[str, str]]]]:
             _parity(self, torch, device, dtype, module_info, training)
 
     scope: Dict[str, Any] = {"TestModule": TestModule}
-    cdt.instantiate_device_type_tests(TestModule, scope, only_for="privateuse1")
+    # a list: torch 2.6 reads a string as its characters
+    cdt.instantiate_device_type_tests(TestModule, scope, only_for=["privateuse1"])
     generated = [cls for name, cls in scope.items() if name != "TestModule"]
-    if not generated:
-        return None, []
+    if len(generated) != 1:
+        raise RuntimeError(f"instantiate_device_type_tests made {len(generated)} classes for privateuse1, not one")
     (cls,) = generated
     names = {info.formatted_name: info.name for info in module_db}
-    tests = []
-    for method in unittest.TestLoader().getTestCaseNames(cls):
-        task = _task_of(method, names)
-        if task is not None:
-            tests.append((method, task))
+    tests = [(method, _task_of(method, names)) for method in unittest.TestLoader().getTestCaseNames(cls)]
+    if not tests:
+        raise RuntimeError(f"{cls.__name__} has no tests: PyTorch's device-generic tests did not instantiate for the device")
     return cls, tests
 
 
-def _task_of(method: str, names: Dict[str, str]) -> Optional[Dict[str, str]]:
-    """``test_cpu_gpu_parity_nn_BatchNorm2d_train_mode_npu_float32`` -> its task."""
-    if not method.startswith(TEST + "_"):
-        return None
+def _task_of(method: str, names: Dict[str, str]) -> Dict[str, str]:
+    """``test_cpu_gpu_parity_nn_BatchNorm2d_train_mode_npu_float32`` -> its task (a name
+    that does not parse keeps the method name as its op, so no test goes missing)."""
     rest, _, dtype = method[len(TEST) + 1:].rpartition("_")
     rest = rest.rsplit("_", 1)[0]  # the device
     mode = ""
     for suffix in MODES:
         if rest.endswith("_" + suffix):
             rest, mode = rest[: -len(suffix) - 1], suffix.split("_")[0]
-    if rest not in names:
-        return None
-    return {"op": names[rest] + (f".{mode}" if mode else ""), "family": FAMILY, "dtype": dtype, "kind": KIND, "test": method}
+    op = names[rest] + (f".{mode}" if mode else "") if rest in names else method
+    return {"op": op, "family": FAMILY, "dtype": dtype, "kind": KIND, "test": method}
 
 
 def _parity(case: Any, torch: Any, device: str, dtype: Any, module_info: Any, training: bool) -> None:
@@ -164,6 +162,11 @@ def _backward(case: Any, torch: Any, device_type: str, index: int, module_input:
     _agree(case, torch, device_type, [d for d, _ in pairs], [c for _, c in pairs], f"input {index} ({module_input.desc or 'default'}), backward")
 
 
+def _failure(err: Any) -> str:
+    """The error without the line PyTorch's TestCase appends ("To execute this test, run ...")."""
+    return message(err[1]).split(" To execute this test")[0]
+
+
 class _Result(unittest.TestResult):
     """The outcome of one test, as a task result."""
 
@@ -172,16 +175,16 @@ class _Result(unittest.TestResult):
         self.task: Dict[str, Any] = {"outcome": "passed"}
 
     def addFailure(self, test: Any, err: Any) -> None:  # noqa: N802 - unittest's names
-        self.task = {"outcome": "failed", "error": message(err[1])}
+        self.task = {"outcome": "failed", "error": _failure(err)}
 
     def addError(self, test: Any, err: Any) -> None:  # noqa: N802
-        self.task = {"outcome": "failed", "error": message(err[1])}
+        self.task = {"outcome": "failed", "error": _failure(err)}
 
     def addSkip(self, test: Any, reason: str) -> None:  # noqa: N802
         self.task = {"outcome": "skipped", "error": f"skipped by PyTorch's module_db or the test: {reason}"[:400]}
 
     def addExpectedFailure(self, test: Any, err: Any) -> None:  # noqa: N802
-        self.task = {"outcome": "skipped", "error": f"an expected failure in PyTorch's module_db: {message(err[1])}"}
+        self.task = {"outcome": "skipped", "error": f"an expected failure in PyTorch's module_db: {_failure(err)}"}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
