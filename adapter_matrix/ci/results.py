@@ -1,14 +1,16 @@
 """Result records of test sessions: read, aggregate, and tell whether everything passed.
 
-A record is the JSON file a ``device(...)`` session writes (``adapter_matrix.ci.cells``).
-Records are read recursively, so a folder of downloaded CI artifacts works as is.
+A record is the JSON file a ``device(...)`` session writes (``adapter_matrix.ci.cells``):
+the full one in ``results/``, its compact evidence copy in ``evidence/`` (both read the
+same way). Records are read recursively, so a folder of downloaded CI artifacts works as
+is, and several folders merge: the newest record of each cell wins.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ..files import JSONFileError, json_files
 
@@ -33,13 +35,19 @@ class Summary:
         return not self.failed and not self.missing
 
 
-def read_records(folder: str) -> List[Dict[str, Any]]:
-    """Every result record under ``folder``: the newest per (cell, adapter release), sorted by cell."""
-    if not os.path.isdir(folder):
-        raise RecordError(f"{folder}: no such folder")
+def read_records(folders: Union[str, Sequence[str]], allow_empty: bool = False) -> List[Dict[str, Any]]:
+    """Every result record under ``folders``: the newest per (cell, adapter release), sorted by cell.
+
+    ``RecordError`` for a missing folder, a file that is not JSON, or (unless
+    ``allow_empty``) no records at all.
+    """
+    folders = [folders] if isinstance(folders, str) else list(folders)
+    for folder in folders:
+        if not os.path.isdir(folder):
+            raise RecordError(f"{folder}: no such folder")
     by_cell: Dict[Any, Dict[str, Any]] = {}
     try:
-        for path, record in json_files(folder):
+        for path, record in (entry for folder in folders for entry in json_files(folder)):
             if not isinstance(record, dict) or "cell" not in record or "outcome" not in record:
                 continue  # other JSON files (op-sweep records, junit conversions) are not ours
             record["_path"] = path
@@ -49,8 +57,8 @@ def read_records(folder: str) -> List[Dict[str, Any]]:
                 by_cell[key] = record
     except JSONFileError as exc:
         raise RecordError(f"{exc.path}: not a result record ({exc.reason})") from None
-    if not by_cell:
-        raise RecordError(f"{folder}: no result records")
+    if not by_cell and not allow_empty:
+        raise RecordError(f"{', '.join(folders)}: no result records")
     return [by_cell[k] for k in sorted(by_cell, key=lambda k: (_cell_key(k[0]), str(k[1])))]
 
 
@@ -77,7 +85,7 @@ def _tests(record: Dict[str, Any]) -> str:
 
 
 def rows(summary: Summary) -> List[List[str]]:
-    """Table rows: cell, Python, torch, outcome, tests p/f/s/e, build s, duration s, when."""
+    """Table rows: cell, Python, torch, outcome, tests p/f/s/e, build s, duration s, when, commit."""
     out = []
     for r in summary.records:
         build = f"{r.get('build_seconds') or 0:.0f}" + (" (cached)" if r.get("build_cached") else "")
@@ -91,14 +99,15 @@ def rows(summary: Summary) -> List[List[str]]:
                 build,
                 f"{r.get('duration', 0):.0f}",
                 str(r.get("timestamp", ""))[:16].replace("T", " "),
+                str(r.get("commit") or "")[:7] + ("+" if r.get("dirty") else ""),
             ]
         )
     for cell in summary.missing:
-        out.append([cell, "", "", "missing", "-", "-", "-", ""])
+        out.append([cell, "", "", "missing", "-", "-", "-", "", ""])
     return out
 
 
-HEADERS = ["cell", "Python", "torch", "outcome", "tests p/f/s/e", "build s", "duration s", "when (UTC)"]
+HEADERS = ["cell", "Python", "torch", "outcome", "tests p/f/s/e", "build s", "duration s", "when (UTC)", "commit"]
 
 
 def render_markdown(summary: Summary) -> str:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Optional
+import os
+from typing import List, Optional
 
 import typer
 
-from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, one_matrix, release_or_exit
+from .common import EXIT_UNSUPPORTED, MATRIX_HELP, TODAY_HELP, app, console_for, date_or_exit, fail, one_matrix, release_or_exit
 
 
 @app.command()
@@ -15,7 +16,10 @@ def plan(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     strategy: str = typer.Option("full", "--strategy", "-s", help="full, edges, latest or smoke."),
     fmt: str = typer.Option("text", "--format", "-f", help="text, json, or github ({\"include\": [...]})."),
-    release: Optional[str] = typer.Option(None, "--release", help="Adapter release (default: the newest)."),
+    release: Optional[str] = typer.Option(
+        None, "--release", help="An adapter release or release line (default: every maintained release)."
+    ),
+    today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
 ) -> None:
     """The combinations to test, each named by the nox session that runs it."""
     from ..ci.plan import STRATEGIES
@@ -26,34 +30,49 @@ def plan(
     if fmt not in ("text", "json", "github"):
         fail(f"--format {fmt!r}: choose from text, json, github")
     result = one_matrix(matrix)
-    rows = make_plan(result.matrix, strategy, release_or_exit(result, release))
+    rows = make_plan(result.matrix, strategy, release_or_exit(result, release), date_or_exit(today))
     if fmt == "json":
         typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
     elif fmt == "github":
+        # a row that needs a runner-provided dimension (a driver) names the runner labels
         include = [
-            {"session": r.session, "python": str(r.cell.python), "torch": str(r.cell.torch), "id": r.cell.id}
+            dict(
+                {"session": r.session, "python": str(r.cell.python), "torch": str(r.cell.torch), "id": r.id},
+                **({"runs-on": list(r.runs_on)} if r.runs_on else {}),
+            )
             for r in rows
         ]
         typer.echo(json.dumps({"include": include}, separators=(",", ":")))
     else:
+        width = max([28] + [len(r.session) for r in rows])
         for r in rows:
-            typer.echo(f"{r.session:<28} torch {str(r.cell.torch):<8} {r.cell.status.value:<12} {' '.join(r.tiers)}")
+            requires = "".join(f"  requires {name} {value}" for name, value in r.requires)
+            typer.echo(f"{r.session:<{width}} torch {str(r.cell.torch):<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}")
 
 
 @app.command()
 def results(
-    folder: str = typer.Argument(..., help="Folder of result records (searched recursively)."),
+    folders: List[str] = typer.Argument(..., help="Folders of result records (searched recursively; the newest record of a cell wins)."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     expect: Optional[str] = typer.Option(None, "--expect", help="A plan strategy whose every cell must have a record."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text, markdown or json."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, markdown (md) or json."),
+    into: Optional[str] = typer.Option(
+        None, "--into", help="Also merge the records into this evidence folder (e.g. evidence): one compact file per cell, newest wins."
+    ),
 ) -> None:
     """Aggregate the result records of test sessions. Exit 1 if a cell failed or is missing."""
     from ..ci import results as res
 
     try:
-        records = res.read_records(folder)
+        records = res.read_records(folders + ([into] if into and os.path.isdir(into) else []))
     except res.RecordError as exc:
         fail(str(exc))
+    if into:
+        from ..ci.evidence import write_evidence
+
+        inside = os.path.join(os.path.abspath(into), "")
+        merged = [write_evidence(into, r) for r in records if not os.path.abspath(r["_path"]).startswith(inside)]
+        console_for(stderr=True).print(f"{into}: {len(merged)} evidence record(s) written")
     expected = None
     if expect is not None:
         from ..ci.plan import STRATEGIES
@@ -61,8 +80,11 @@ def results(
 
         if expect not in STRATEGIES:
             fail(f"--expect {expect!r}: choose from {', '.join(STRATEGIES)}")
-        expected = [r.cell.id for r in make_plan(one_matrix(matrix).matrix, expect)]
+        expected = [r.cell.id for r in make_plan(one_matrix(matrix).matrix, expect)]  # records name the cell
     summary = res.summarize(records, expected)
+    from ..tables.formats import FORMAT_ALIASES
+
+    fmt = FORMAT_ALIASES.get(fmt, fmt)  # the short names `table --format` takes
     if fmt == "json":
         clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in summary.records]
         typer.echo(json.dumps({"ok": summary.ok, "records": clean, "missing": summary.missing}, indent=2))
@@ -71,7 +93,7 @@ def results(
     elif fmt == "text":
         from rich.table import Table
 
-        table = Table(*res.HEADERS, title=f"{len(summary.records)} cell(s) in {folder}")
+        table = Table(*res.HEADERS, title=f"{len(summary.records)} cell(s) in {', '.join(folders)}")
         style = {"passed": "green", "failed": "red", "missing": "yellow"}
         for row in res.rows(summary):
             table.add_row(*row[:3], f"[{style.get(row[3], 'red')}]{row[3]}[/]", *row[4:])

@@ -95,6 +95,7 @@ def sweep(
     if output:
         os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
         atomic_write(output, json.dumps(record, indent=1) + "\n")
+    _leave_suite_counts(record)
     if as_json:
         typer.echo(json.dumps(record, indent=1))
     else:
@@ -121,3 +122,17 @@ def _print_summary(console: Any, record: Any) -> None:
         console.print(f"[red]{problem['task']}: {problem['problem']}[/] ({problem['error'] or 'no error'})", highlight=False)
     console.print("agrees with the expectations" if record["ok"] else f"{len(record['problems'])} task(s) disagree with the expectations",
                   markup=False)
+
+
+def _leave_suite_counts(record: Any) -> None:
+    """Inside a nox cell ($ADAPTER_MATRIX_SUITE_SUMMARIES), the sweep is the suite group
+    ``ops``: a task that agrees with the expectations passes (a known failure counts as
+    skipped, with its reason), a task that disagrees fails the cell."""
+    from ..ci.cells import TestCounts, write_summary
+
+    passed = sum(k.get("passed", 0) for kinds in record["by_dtype"].values() for k in kinds.values())
+    passed -= sum(1 for p in record["problems"] if p["outcome"] == "passed")  # a new pass disagrees
+    total = record["tasks_run"]
+    failed = len(record["problems"])
+    skips = tuple(f"{f['op']} ({', '.join(f['tasks'])}): {f['reason']}" for f in record["failures"] if f["state"] != "unexpected")
+    write_summary("ops", TestCounts(passed, failed, total - passed - failed, 0, skips))

@@ -21,7 +21,7 @@ from .markers import Block, MarkerError, rewrite, syntax_for
 __all__ = ["DocError", "Outcome", "BLOCK_OPTIONS", "load_records", "sync", "sync_output"]
 
 DocError = MarkerError
-BLOCK_OPTIONS = ("view", "lang", "release", "format", "results")
+BLOCK_OPTIONS = ("view", "lang", "release", "format", "results", "dimension")
 Writer = Callable[[Any, str], None]
 
 
@@ -77,7 +77,12 @@ class _Renderer:
         unknown = sorted(set(options) - set(BLOCK_OPTIONS))
         if unknown:
             raise MarkerError(f"{where}: unknown marker option(s) {', '.join(unknown)} \u2014 allowed: {', '.join(BLOCK_OPTIONS)}")
-        fmt = options.get("format", syntax)
+        from .formats import format_named
+
+        try:
+            fmt = format_named(options.get("format", syntax))
+        except ValueError as exc:
+            raise MarkerError(f"{where}: {exc}") from None
         if fmt != syntax:
             raise MarkerError(
                 f"{where}: format={fmt} cannot be embedded in a {syntax} document \u2014 remove the option, "
@@ -85,14 +90,11 @@ class _Renderer:
             )
         release = None
         if "release" in options:
-            from packaging.version import InvalidVersion, Version
+            from ..matrix.queries import select_releases
 
-            try:
-                release = self.matrix.release(Version(options["release"]))
-            except InvalidVersion:
-                raise MarkerError(f"{where}: release={options['release']} is not a PEP 440 version") from None
-            if release is None:
-                raise MarkerError(f"{where}: no release {options['release']} in {self.matrix.path} \u2014 use one of its releases")
+            release = select_releases(self.matrix, options["release"])
+            if not release:
+                raise MarkerError(f"{where}: no release {options['release']} in {self.matrix.path} \u2014 use one of its releases or release lines")
         records = None
         kind = tables.RECORDS.get(options.get("view", "grid"), "results")
         if "results" in options:  # relative to the document, so the block renders the same from anywhere
@@ -108,6 +110,7 @@ class _Renderer:
                 release=release,
                 today=self.today,
                 records=records,
+                dimension=options.get("dimension"),
             )
         except ValueError as exc:
             raise MarkerError(f"{where}: {exc}") from None
@@ -135,6 +138,9 @@ def sync(
 ) -> List[Outcome]:
     """Regenerate every block of every file; when ``write``, replace the stale files.
 
+    A file without blocks gets an outcome with ``blocks == 0``; :class:`MarkerError`
+    when no file has a block (a single document without one is a mistake).
+
     ``results`` is the records folder for ``view=verified`` blocks without their own
     ``results=`` option. ``writer`` is passed to :func:`atomic_write` (tests fail it
     midway). Nothing is written unless every block of every file rendered.
@@ -146,16 +152,20 @@ def sync(
         old = _read(path)
         syntax = syntax_for(path)
         new, blocks = rewrite(old, syntax, lambda b: renderer.block(b, syntax, path), path)
-        if not blocks:
-            raise MarkerError(
-                f"{path}: no adapter-matrix:table block found \u2014 add "
-                + ("`.. adapter-matrix:table view=grid` and `.. /adapter-matrix:table`" if syntax == "rst"
-                   else "`<!-- adapter-matrix:table view=grid -->` and `<!-- /adapter-matrix:table -->`")
-            )
         changed = new != old
         if changed:
             pending.append((path, new))
         outcomes.append(Outcome(path, len(blocks), changed, unified_diff(old, new, path) if changed else ""))
+    if not any(o.blocks for o in outcomes):
+        # One document without blocks, or a list of them, is a mistake; in a longer list
+        # (a glob such as docs/*.md) the documents without blocks are only named.
+        path = outcomes[0].path if len(outcomes) == 1 else "none of " + ", ".join(o.path for o in outcomes)
+        raise MarkerError(
+            f"{path}: no adapter-matrix:table block found \u2014 add "
+            + ("`.. adapter-matrix:table view=grid` and `.. /adapter-matrix:table`" if syntax_for(outcomes[0].path) == "rst"
+               else "`<!-- adapter-matrix:table view=grid -->` and `<!-- /adapter-matrix:table -->`")
+            + " (markers inside code examples do not count)"
+        )
     if write:
         for path, new in pending:
             atomic_write(path, new, **({"write": writer} if writer else {}))

@@ -18,7 +18,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..device.opsweep.expected import DTYPES, KINDS
 from ..device.opsweep.worker import FAMILIES
-from ..matrix.model import Matrix, Release
+from ..matrix.model import Matrix
+from ..matrix.queries import Releases
 from .table import Column, Table, TableCell, code, plain
 from .words import legend, word
 
@@ -42,7 +43,7 @@ def _minutes(seconds: float) -> str:
 
 def ops(
     matrix: Matrix,
-    release: Optional[Release] = None,
+    release: Releases = None,
     lang: str = "en",
     today: Any = None,
     records: Optional[Sequence[Dict[str, Any]]] = None,
@@ -92,7 +93,7 @@ def _tasks_text(tasks: Sequence[str]) -> str:
 
 def op_failures(
     matrix: Matrix,
-    release: Optional[Release] = None,
+    release: Releases = None,
     lang: str = "en",
     today: Any = None,
     records: Optional[Sequence[Dict[str, Any]]] = None,

@@ -35,10 +35,23 @@ MATRICES = {
     "minimal": FIXTURES / "minimal.yaml",
     "empty": TABLES / "empty.yaml",
     "dimensions": TABLES / "dimensions.yaml",
+    "torch_npu": FIXTURES / "matrices" / "torch_npu.yaml",  # release lines, a CANN dimension
+    "ipex": FIXTURES / "matrices" / "ipex.yaml",  # torch variants, an OS, a nightly pin
 }
+# IPEX is archived (fixes until 2026-03-31): its tables are shown while it was maintained.
+TODAYS = {"ipex": _dt.date(2026, 1, 15)}
 EXTENSIONS = {"markdown": "md", "rst": "rst", "html": "html", "csv": "csv", "json": "json"}
 UPDATE = os.environ.get("ADAPTER_MATRIX_UPDATE_GOLDEN") == "1"
-CASES = [(m, v, f, lang) for m in MATRICES for v in tables.VIEWS for f in FORMATS for lang in LANGS]
+# The op-coverage views read op-sweep records and take only the adapter's name from the
+# matrix: one matrix shows them.
+CASES = [
+    (m, v, f, lang)
+    for m in MATRICES
+    for v in tables.VIEWS
+    if tables.RECORDS.get(v) != "op-sweeps" or m == "minimal"
+    for f in FORMATS
+    for lang in LANGS
+]
 
 
 @lru_cache(maxsize=None)
@@ -57,7 +70,8 @@ def records_for(view: str):
 
 
 def render(name: str, view: str, fmt: str, lang: str) -> str:
-    return tables.render(matrix(name), view=view, fmt=fmt, lang=lang, today=TODAY, records=records_for(view))
+    records = records_for(view)
+    return tables.render(matrix(name), view=view, fmt=fmt, lang=lang, today=TODAYS.get(name, TODAY), records=records)
 
 
 def golden_path(name: str, view: str, fmt: str, lang: str) -> Path:

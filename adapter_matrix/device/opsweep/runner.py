@@ -169,8 +169,9 @@ def _run_worker(
             log_path = os.path.join(folder, f"log-{workers}.jsonl")
             err_path = os.path.join(folder, f"stderr-{workers}.txt")
             with open(err_path, "w", encoding="utf-8") as err:
+                # cwd: the temporary folder, so `python -m` puts no source tree on sys.path
                 proc = subprocess.Popen(base + ["--log", log_path, "--start", str(start)], stdout=subprocess.DEVNULL,
-                                        stderr=err, env=env, preexec_fn=_no_core_dumps)
+                                        stderr=err, env=env, cwd=folder, preexec_fn=_no_core_dumps)
                 running, since, seen = None, time.perf_counter(), 0
                 timed_out = False
                 while True:

@@ -1,0 +1,117 @@
+"""Turn the running torch into one with an ``npu`` device.
+
+Steps, each failing with one clear message:
+
+1. the runtime guard (``adapter_matrix.check.guard``) checks the pairing against the
+   packaged ``compat.yaml`` and names the shim module for this torch;
+2. PrivateUse1 must be free, or already ours (another adapter is reported by name);
+3. the C++ core is built for this torch if needed (cached) and loaded after its build
+   manifest is checked;
+4. the C++ core registers its hooks; the shim registers the Python side.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+from typing import Any, Dict, NamedTuple, Optional
+
+from adapter_matrix.device import build as _build
+
+__all__ = ["AdapterError", "Activation", "activate", "current", "MATRIX_FILE"]
+
+DEVICE = "npu"
+MATRIX_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compat.yaml")
+
+
+class AdapterError(RuntimeError):
+    """The device cannot be activated in this process; the message says why and what to do."""
+
+
+class Activation(NamedTuple):  # not a dataclass: this runs inside `import torch` (~0.5 ms less)
+    """What the activation did, for reports (``check --deep``) and the conformance suite."""
+
+    device: str
+    shim: Any
+    core: Any
+    build: _build.Build
+    verdict: str
+    timings: Dict[str, float]  # phase -> seconds (benchmarks/activation_cost.py reads them)
+    registrations: Dict[str, Any]
+
+
+_current: Optional[Activation] = None
+
+
+def current() -> Optional[Activation]:
+    return _current
+
+
+def _claimed_by(torch: Any) -> Optional[str]:
+    """Who renamed PrivateUse1, if somebody other than us did."""
+    name = torch._C._get_privateuse1_backend_name()
+    if name in ("privateuseone", DEVICE):
+        return None
+    module = getattr(torch, name, None)
+    owner = getattr(module, "__name__", "") or ""
+    package = owner.split(".")[0] if owner and not owner.startswith("torch.") else None
+    return f"'{name}'" + (f" (registered by {package})" if package else "")
+
+
+def activate(on_compile: Optional[Any] = None) -> Activation:
+    """Activate the device once per process; later calls return the first result."""
+    global _current
+    if _current is not None:
+        return _current
+    timings: Dict[str, float] = {}
+    start = time.perf_counter()
+    import torch
+
+    from adapter_matrix.check.guard import UnsupportedEnvironment, guard
+
+    from . import __version__
+
+    try:
+        selection = guard(MATRIX_FILE, torch.__version__, adapter_version=__version__)
+    except UnsupportedEnvironment as exc:
+        raise AdapterError(str(exc)) from None
+    timings["guard"] = time.perf_counter() - start
+
+    other = _claimed_by(torch)
+    if other is not None:
+        raise AdapterError(
+            f"PrivateUse1 is already claimed by {other}; one process can hold one such adapter. "
+            f"Uninstall it, or stop it from loading (TORCH_DEVICE_BACKEND_AUTOLOAD=0), to use {DEVICE}."
+        )
+
+    t = time.perf_counter()
+    try:
+        build = _build.ensure_built(_build.Extension.of_package(__package__, DEVICE), on_compile=on_compile)
+        timings["build"] = time.perf_counter() - t  # the manifest check (or a compile)
+        t = time.perf_counter()
+        core = _build.load(build)
+    except (_build.BuildError, _build.BuildMismatch) as exc:
+        raise AdapterError(str(exc)) from None
+    timings["load"] = time.perf_counter() - t  # dlopen, static registrations, the module's init
+
+    t = time.perf_counter()
+    registrations = dict(core.activate())
+    timings["core"] = time.perf_counter() - t  # hooks and the registrations made at activation
+    t = time.perf_counter()
+    shim = importlib.import_module(selection.shim).Shim()
+    shim.activate(core, DEVICE)
+    timings["shim"] = time.perf_counter() - t
+    _current = Activation(DEVICE, shim, core, build, selection.outcome, timings, registrations)
+    return _current
+
+
+def under_autoload() -> bool:
+    """True while torch is importing device backends through the torch.backends entry point."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_import_device_backends":
+            return True
+        frame = frame.f_back
+    return False
