@@ -13,9 +13,14 @@ Each device session installs the cell's torch from the source compat.yaml names 
 its fallbacks; $ADAPTER_MATRIX_TORCH_INDEX_URL overrides), installs the tool and the
 adapter as wheels (built once per nox run from sdists, as an index would serve them), checks
 with `adapter-matrix check --json` that the environment is the cell it claims, builds the
-C++ core (cached), runs the conformance suite and writes a result record to results/
-and its compact evidence copy to evidence/<release>/<cell>.json (committed; a run
-narrowed with posargs, `nox -s ... -- -k amp`, writes no evidence).
+C++ core (cached), runs the conformance suite, sweeps PyTorch's own op tests on the device
+(`adapter-matrix ops sweep`: the fixed sample; the whole op_db and module_db with
+ADAPTER_MATRIX_OPS=full, none with =none; the sweep record goes to results/ops/, its counts
+to the suite group `ops`) and writes a result record to results/ and its compact evidence
+copy to evidence/<release>/<cell>.json (committed; a run narrowed with posargs,
+`nox -s ... -- -k amp`, writes no evidence).
+
+    ADAPTER_MATRIX_OPS=full nox -s "device(py3.11-torch2.13)"   # a cell with the whole op sweep
 """
 
 from __future__ import annotations
@@ -36,7 +41,9 @@ from adapter_matrix.ci import evidence as _evidence  # noqa: E402
 from adapter_matrix.ci.interpreters import expose  # noqa: E402
 from adapter_matrix.ci.plan import SESSION, plan  # noqa: E402
 from adapter_matrix.ci.wheels import build_wheels  # noqa: E402
+from adapter_matrix.device import opsweep as _opsweep  # noqa: E402
 from adapter_matrix.device.build import build_requirements  # noqa: E402
+from adapter_matrix.device.opsweep.record import read_record, summary  # noqa: E402
 from adapter_matrix.matrix.cache import load_matrix  # noqa: E402
 
 MATRIX = load_matrix(os.environ.get("ADAPTER_MATRIX_NOX_MATRIX", os.path.join(ROOT, "compat.yaml"))).matrix
@@ -45,6 +52,7 @@ UNIT_PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 PROJECTS = [ROOT, os.path.join(ROOT, "npu")]  # the tool, then the reference adapter (it depends on the tool)
 EXTRAS_ENV = "ADAPTER_MATRIX_CELL_EXTRAS"  # more requirements after torch (e.g. torchvision)
 DROP_ENV = "ADAPTER_MATRIX_DROP_ENVS"  # remove each cell's environment when it is done (disk)
+EXPECTED_OPS = os.path.join("tests", "ops", "expected.yaml")  # what the op sweep expects, per torch era
 
 nox.options.default_venv_backend = "uv|virtualenv"
 # A bare `nox` (and `nox -l --json`) means every cell of the matrix: hours and tens of GB
@@ -104,14 +112,17 @@ def _run_cell(session: nox.Session, row) -> None:
     summaries = os.path.join(session.create_tmp(), "suites")  # where non-pytest suites leave their counts
     shutil.rmtree(summaries, ignore_errors=True)
     phases: dict = {}
-    check = build = suites = None
+    check = build = suites = ops = None
+    mode = os.environ.get(_opsweep.OPS_ENV, "sample")
+    if mode not in _opsweep.SWEEP_MODES:
+        session.error(f"${_opsweep.OPS_ENV}={mode!r}: choose from {', '.join(_opsweep.SWEEP_MODES)}")
     try:
         tree = _cells.tree_state(MATRIX)  # the sources this run tests, taken before it starts
     except _evidence.EvidenceError as exc:
         session.error(str(exc))
 
     def record(outcome: str, message: str = None) -> None:
-        written = _cells.write_record(results, row, check, suites, build, phases, outcome, message, tree)
+        written = _cells.write_record(results, row, check, suites, build, phases, outcome, message, tree, ops)
         session.log(f"result record: {written['_path']}")
         if session.posargs:  # a narrowed suite is not evidence for the cell
             session.log("posargs narrow the suite: no evidence record written")
@@ -140,7 +151,8 @@ def _run_cell(session: nox.Session, row) -> None:
     else:
         fail(f"no source could install torch {row.cell.torch} for Python {row.cell.python}")
     # as a user installs them: wheels, with their dependencies (torch is already the cell's)
-    step("installing the adapter", session.install, *_built_wheels(session), "pytest", *build_requirements(str(row.cell.torch)), env=env)
+    step("installing the adapter", session.install, *_built_wheels(session), "pytest", *build_requirements(str(row.cell.torch)),
+         *_opsweep.requirements(str(row.cell.torch)), env=env)
     extras = os.environ.get(EXTRAS_ENV, "").split()
     if extras:
         step(f"installing {' '.join(extras)}", session.install, *extras, env=env)
@@ -171,8 +183,18 @@ def _run_cell(session: nox.Session, row) -> None:
     # adapter_matrix and shims are the installed wheels, never this source tree
     step("the test run", session.run, "pytest", _cells.SUITE_ROOT, "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
          "-o", "junit_family=xunit1", *session.posargs,  # xunit1 names each test's file: its suite group
+         "--ignore", os.path.join(_cells.SUITE_ROOT, "test_opinfo.py"),  # its sample is the ops step below
          env={_cells.SUMMARIES_ENV: summaries}, success_codes=[0, 1])
     phases["tests"] = time.perf_counter() - start
+
+    if mode != "none":  # the op sweep: its counts are the suite group `ops` (a summary), its record results/ops/
+        start = time.perf_counter()
+        ops_path = os.path.join(results, "ops", f"{row.id}.json")
+        step("the op sweep", session.run, "adapter-matrix", "ops", "sweep", "--matrix", MATRIX.path, "--expected", EXPECTED_OPS,
+             "--output", ops_path, *(["--sample"] if mode == "sample" else []),
+             env={_cells.SUMMARIES_ENV: summaries}, success_codes=[0, 1])
+        phases["ops"] = time.perf_counter() - start
+        ops = summary(read_record(ops_path), os.path.relpath(ops_path, results))
     suites = _cells.merge_suites(_cells.read_junit(junit), _cells.read_summaries(summaries))
     broken = [f"{group}: {c.failed} failed, {c.errors} errors" for group, c in suites.items() if not c.ok]
     if broken or _cells.total(suites).passed == 0:

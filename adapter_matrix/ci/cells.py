@@ -244,11 +244,13 @@ def write_record(
     outcome: str,
     error: Optional[str] = None,
     tree: Optional[Dict[str, Any]] = None,
+    ops: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, Any]:
     """Write the cell's result record (JSON) to ``folder/<cell>.json`` and return it.
 
     ``tree`` is what the sources were: ``{commit, dirty, sources: {hash, paths}}``
-    (:func:`tree_state`). The key order is fixed: :mod:`adapter_matrix.ci.evidence`
+    (:func:`tree_state`). ``ops`` is the op sweep's summary
+    (:func:`adapter_matrix.device.opsweep.record.summary`), when it ran. The key order is fixed: :mod:`adapter_matrix.ci.evidence`
     copies a subset of it into the committed evidence folder.
     """
     env = check["checks"][0]["environment"] if check else {}
@@ -279,6 +281,7 @@ def write_record(
         "tests": None if counts is None else counts.as_dict(),
         "suites": None if suites is None else {group: c.as_dict() for group, c in sorted(suites.items())},
         "skips": list(counts.skips) if counts else [],
+        "ops": ops,  # the OpInfo sweep: mode, task counts by outcome, float32 match rate, its record's path
         "phases": {k: round(v, 2) for k, v in phases.items()},
     }
     os.makedirs(folder, exist_ok=True)

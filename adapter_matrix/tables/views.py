@@ -29,13 +29,16 @@ Views:
 ``capabilities``
     torch minor x feature, as the shim serving each line declares it (issue: a feature a
     release lacks is a declared capability, never a silent skip).
+``ops``, ``op-failures``
+    what PyTorch's OpInfo sweep found on the device per torch line, from op-sweep
+    records (:mod:`adapter_matrix.tables.opcoverage`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
@@ -53,16 +56,11 @@ from ..matrix.queries import (
     release_status,
 )
 from ..ci.evidence import Verification, index_records, verification_of
+from . import opcoverage
 from .table import STATES, Column, Span, Table, TableCell, code, fill, plain
-from .words import LANGS, word
+from .words import LANGS, legend, word
 
-__all__ = ["Span", "TableCell", "Column", "Table", "STATES", "VIEWS", "build", "render"]
-
-def _legend(rows: Iterable[Sequence[TableCell]], lang: str, days: int = 0) -> Tuple[Tuple[str, str, str], ...]:
-    """The states present, each with its label and description (``{days}``: the evidence max age)."""
-    present = {c.state for row in rows for c in row if c.state}
-    return tuple((s, word(s, lang), word(f"{s}_about", lang).format(days=days)) for s in STATES if s in present)
-
+__all__ = ["Span", "TableCell", "Column", "Table", "STATES", "VIEWS", "RECORDS", "build", "render"]
 
 # -- facts for the JSON format -----------------------------------------------------------
 
@@ -204,7 +202,7 @@ def _grid(
     if single is None and shown_releases:
         newest_first = sorted(shown_releases, key=lambda r: r.version, reverse=True)
         data["releases_shown"] = list(dict.fromkeys(str(r.version) for r in newest_first))
-    return Table(view, lang, title, header, tuple(rows), _legend(rows, lang, matrix.evidence.max_age_days), data, matrix.path)
+    return Table(view, lang, title, header, tuple(rows), legend(rows, lang, matrix.evidence.max_age_days), data, matrix.path)
 
 
 def grid(
@@ -354,7 +352,7 @@ def releases(
     title = word("releases_title", lang).format(dist=matrix.adapter.distribution)
     asked = chosen(matrix, release) if release is not None else ()
     data = {"adapter": matrix.adapter.distribution, "release": str(asked[0].version) if len(asked) == 1 else None, "releases": facts}
-    return Table("releases", lang, title, columns, tuple(rows), _legend(rows, lang), data, matrix.path)
+    return Table("releases", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)
 
 
 # -- the dimension view ------------------------------------------------------------------
@@ -446,7 +444,7 @@ def dimension(
         "dimension": dim_name,
         "packages": facts,
     }
-    return Table("dimension", lang, title, columns, tuple(rows), _legend(rows, lang), data, matrix.path)
+    return Table("dimension", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)
 
 
 # -- the capabilities view ---------------------------------------------------------------
@@ -488,7 +486,7 @@ def capabilities(
     columns = (Column("torch", word("torch", lang)), Column("shim", word("shim", lang))) + tuple(Column(f, f) for f in features)
     title = word("capabilities_title", lang).format(dist=matrix.adapter.distribution)
     data = {"adapter": matrix.adapter.distribution, "release": None, "features": dict(features), "lines": facts}
-    return Table("capabilities", lang, title, columns, tuple(rows), _legend(rows, lang), data, matrix.path)
+    return Table("capabilities", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)
 
 
 VIEWS: Dict[str, Callable[..., Table]] = {
@@ -497,7 +495,11 @@ VIEWS: Dict[str, Callable[..., Table]] = {
     "releases": releases,
     "dimension": dimension,
     "capabilities": capabilities,
+    "ops": opcoverage.ops,
+    "op-failures": opcoverage.op_failures,
 }
+# Views drawn from records, and which: the nox cells' result records, or op-sweep records.
+RECORDS: Dict[str, str] = {"verified": "results", "ops": "op-sweeps", "op-failures": "op-sweeps"}
 
 
 def build(

@@ -185,6 +185,7 @@ def test_mixed_cells_of_extra_dimensions_reach_the_dom(tmp_path):
 def _state_pages(folder: Path) -> List[Path]:
     """Pages that between them show every state: this repository's grid plus fixtures."""
     from adapter_matrix.ci.results import read_records
+    from adapter_matrix.device.opsweep.record import read_records as read_sweeps
 
     minimal = load(FIXTURES / "minimal.yaml").matrix
     dims = load(FIXTURES / "tables" / "dimensions.yaml").matrix
@@ -195,6 +196,10 @@ def _state_pages(folder: Path) -> List[Path]:
         "deprecated.html": tables.render(minimal, "grid", "html", release=minimal.releases[0], today=TODAY),
         "eol.html": tables.render(dims, "grid", "html", release=dims.releases[0], today=TODAY),
         "capabilities.html": tables.render(load(REPO / "compat.yaml").matrix, "capabilities", "html"),  # present, partial, absent
+        # ops_ok, ops_known, ops_new
+        "ops.html": tables.render(minimal, "ops", "html", records=read_sweeps(str(FIXTURES / "tables" / "op-sweeps"))),
+        # ops_known, ops_unsupported, ops_new
+        "op-failures.html": tables.render(minimal, "op-failures", "html", records=read_sweeps(str(FIXTURES / "tables" / "op-sweeps"))),
     }
     out = []
     for name, text in pages.items():

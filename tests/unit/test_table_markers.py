@@ -48,6 +48,13 @@ def test_this_repositorys_documents_are_up_to_date_in_one_call():
     assert re.search(r"^3 file\(s\), \d+ table block\(s\): up to date$", res.out, re.M)  # README, compatibility, capabilities
 
 
+def test_the_op_coverage_page_is_up_to_date_and_checked_in_ci():
+    res = cli("table", "--check", "docs/op-coverage.md")
+    assert res.code == 0, res.out + res.err
+    assert "1 file(s), 2 table block(s): up to date" in res.out
+    assert "docs/op-coverage.md" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+
+
 def test_this_repositorys_html_page_is_up_to_date():
     res = cli(*HTML_CHECK)
     assert res.code == 0, res.out + res.err
