@@ -16,7 +16,7 @@ import json
 import os
 import platform
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from packaging.version import InvalidVersion, Version

@@ -65,6 +65,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("current_device", [] { return static_cast<int>(npu::current_device()); });
   m.def("set_device", [](int index) { npu::set_current_device(static_cast<c10::DeviceIndex>(index)); });
 
+  m.def("host_alias", &npu::host_alias, "A CPU tensor over a device tensor's memory (no copy).");
+  m.def("current_stream_id", [](int index) { return static_cast<int64_t>(npu::current_stream_id(static_cast<c10::DeviceIndex>(index))); });
+  m.def("set_current_stream_id", [](int index, int64_t id) { npu::set_current_stream_id(static_cast<c10::DeviceIndex>(index), id); });
+  m.def("new_stream_id", [] { return static_cast<int64_t>(npu::new_stream_id()); });
+  m.def("device_type", [] { return static_cast<int>(npu::kDeviceType); }, "c10::DeviceType of the device (for torch.Stream).");
+
   m.def("memory_stats", [](int index) { return stats_dict(static_cast<c10::DeviceIndex>(index)); });
   m.def("reset_peak_memory_stats", [](int index) { npu::reset_peak_memory_stats(static_cast<c10::DeviceIndex>(index)); });
   m.def("reset_accumulated_memory_stats",
