@@ -17,21 +17,37 @@ def validate(
         None, "--pyproject", help="Also check this pyproject.toml's requires-python, classifiers and torch pin."
     ),
     upstream: Optional[str] = typer.Option(
-        None, "--upstream", help="Check the torch facts against PyPI's wheels: 'pypi', or a recorded Simple JSON file."
+        None,
+        "--upstream",
+        help="Check the torch and companion facts against the index: 'pypi', a recorded folder (--record), or torch's recorded Simple JSON file.",
     ),
-    write: bool = typer.Option(False, "--write", help="With --upstream: update the torch facts in the matrix file."),
+    write: bool = typer.Option(False, "--write", help="With --upstream: update the torch and companion facts in the matrix file."),
+    record: Optional[str] = typer.Option(
+        None, "--record", help="With --upstream pypi: save PyPI's answers into this folder, then check against them (offline later with --upstream DIR)."
+    ),
 ) -> None:
     """Lint the matrix: every error at once, as FILE:LINE:COL: message — fix. Exit 2 on errors."""
     from ..matrix.queries import cells
 
     if write and not upstream:
         fail("--write needs --upstream")
+    if record and upstream != "pypi":
+        fail("--record needs --upstream pypi")
+    located_all = find_or_exit(matrix)
     index = None
     if upstream:
+        from ..upstream import companion_write
+        from ..upstream import companions as upstream_companions
         from ..upstream import index as up
         from ..upstream import write as upstream_write
 
         try:
+            if record:
+                raw, _origin = up.read_answer("pypi")
+                for located in located_all:
+                    written = upstream_companions.record(record, load_or_exit(located.path, fresh=True).matrix, raw)
+                    console_for().print(f"recorded {', '.join(written)}")
+                upstream = record
             index = up.read_upstream(upstream)
         except up.UpstreamError as exc:
             fail(str(exc))
@@ -43,29 +59,41 @@ def validate(
             from ..upstream.pyproject import check_pyproject
 
             found += check_pyproject(result.matrix, pyproject)
+        companion_answers = None
         if index is not None:
             found += up.verify(result.matrix, index)
-        return result.matrix, found
+            try:
+                companion_answers = upstream_companions.read_companions(upstream, result.matrix)
+            except up.UpstreamError as exc:
+                fail(str(exc))
+            found += upstream_companions.verify_companions(result.matrix, *companion_answers, upstream)
+        return result.matrix, found, companion_answers
 
     failed = False
-    for located in find_or_exit(matrix):
-        m, findings = findings_of(located.path)
+    for located in located_all:
+        m, findings, answers = findings_of(located.path)
         if write:
             try:
                 changed = upstream_write.write(located.path, m, index)
+                if changed:
+                    m, findings, answers = findings_of(located.path)
+                changed_companions = companion_write.write_companions(located.path, m, answers[0])
             except up.UpstreamError as exc:
                 fail(str(exc))
-            if changed:
-                console_for().print(f"{m.path}: updated the torch facts from {upstream}")
-                m, findings = findings_of(located.path)  # report on what the file says now
+            what = [w for w, done in (("torch", changed), ("companion", changed_companions)) if done]
+            if what:
+                console_for().print(f"{m.path}: updated the {' and '.join(what)} facts from {upstream}")
+                m, findings, answers = findings_of(located.path)  # report on what the file says now
             else:
-                console_for().print(f"{m.path}: torch facts already up to date")
+                subject = "torch and companion facts" if any(c.lines for c in m.companions) else "torch facts"
+                console_for().print(f"{m.path}: {subject} already up to date")
         print_diagnostics(findings)
         errors = sum(1 for d in findings if d.severity == "error")
         failed = failed or errors > 0
         console_for().print(
             f"{m.path}: {'invalid' if errors else 'valid'} \u2014 {len(m.releases)} release(s), {len(m.torch)} torch lines, "
             f"{len(cells(m))} cells, {len(m.shims)} shims"
+            + (f", {len(m.companions)} companions" if m.companions else "")
             + (f", {errors} error(s)" if errors else "")
             + (f", {len(findings) - errors} warning(s)" if len(findings) - errors else "")
         )

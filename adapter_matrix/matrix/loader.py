@@ -19,11 +19,13 @@ from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 from packaging.specifiers import InvalidSpecifier
 from packaging.version import InvalidVersion, Version
 
+from ..matrix import companions as _companions
 from ..matrix import consistency
 from .diagnostics import Diagnostic, Diagnostics, Mark, MatrixError, display_path, read_matrix_file
 from .model import (
     SCHEMA_VERSION,
     Adapter,
+    CellCompanion,
     CellRef,
     Detector,
     Dimension,
@@ -223,7 +225,8 @@ class _Builder:
         dimensions = tuple(self.dimension(k, v) for k, v in self.entries(top.get("dimensions"), "dimensions"))
         shims = tuple(s for s in (self.shim(n) for n in self.items(top.get("shims"), "shims")) if s)
         releases = tuple(r for r in (self.release(n) for n in self.items(top.get("releases"), "releases")) if r)
-        smoke = self.ci(top.get("ci"))
+        companions = _companions.parse_companions(self, top.get("companions"))
+        smoke, ci_companions = self.ci(top.get("ci"))
         if adapter is None or schema_version is None:
             return None
         return Matrix(
@@ -236,6 +239,8 @@ class _Builder:
             shims=shims,
             releases=tuple(sorted(releases, key=lambda r: r.version)),
             smoke=smoke,
+            companions=companions,
+            ci_companions=ci_companions,
         )
 
     def schema_version(self, node: Optional[Node]) -> Optional[int]:
@@ -285,15 +290,20 @@ class _Builder:
                 out.append(src)
         return tuple(out)
 
+    def torch_line_key(self, key: Scalar, what: str) -> Optional[Version]:
+        """A key naming a torch minor line (``"2.4"``), else an error and ``None``."""
+        minor = self.convert(key, "torch minor", Version, f"{what} are keyed by minor, e.g. '2.4'")
+        if minor is not None and (len(minor.release) != 2 or minor.local or minor.pre or minor.post or minor.dev):
+            self.diags.error(key.mark, f"{what}: {key.text!r} is not a minor release line", "key it by MAJOR.MINOR, e.g. '2.4'")
+            return None
+        return minor
+
     def torch_lines(self, node: Optional[Node]) -> List[TorchLine]:
         out: List[TorchLine] = []
         seen: Dict[Version, Mark] = {}
         for key, value in self.entries(node, "torch"):
-            minor = self.convert(key, "torch minor", Version, "torch entries are keyed by minor, e.g. '2.4'")
+            minor = self.torch_line_key(key, "torch entries")
             if minor is None:
-                continue
-            if len(minor.release) != 2 or minor.local or minor.pre or minor.post or minor.dev:
-                self.diags.error(key.mark, f"torch entry {key.text!r} is not a minor release line", "key it by MAJOR.MINOR, e.g. '2.4'")
                 continue
             if minor in seen:
                 self.diags.error(key.mark, f"duplicate torch minor {minor}", f"it is already described at line {seen[minor].line}")
@@ -447,9 +457,9 @@ class _Builder:
             mark=node.mark,
         )
 
-    def ci(self, node: Optional[Node]) -> Tuple[CellRef, ...]:
+    def ci(self, node: Optional[Node]) -> Tuple[Tuple[CellRef, ...], Tuple[CellCompanion, ...]]:
         if node is None:
-            return ()
+            return (), ()
         f = self.fields(node, "ci", "ci")
         out = []
         for item in self.items(f.get("smoke"), "smoke"):
@@ -458,7 +468,7 @@ class _Builder:
             python = self.python(cell["python"], "Python version") if "python" in cell else None
             if minor is not None and python is not None:
                 out.append(CellRef(minor, python, item.mark))
-        return tuple(out)
+        return tuple(out), _companions.parse_cell_companions(self, f.get("companions"))
 
 
 def load_text(text: str, filename: str = "compat.yaml", *, check_modules: bool = True) -> LoadResult:

@@ -67,6 +67,18 @@ def _list_of(schema: Dict[str, Any]) -> Dict[str, Any]:
     return {"type": "array", "items": schema}
 
 
+_NONE = {"const": "none", "description": "No release (of the companion, for this torch line or adapter release)"}
+_COMPANION_LINE = {
+    "anyOf": [
+        _NONE,
+        {
+            "type": "object",
+            "description": "Companion release -> the torch its wheels require (a bare version means ==)",
+            "additionalProperties": _SPEC,
+        },
+    ]
+}
+
 _DIMENSION_SPECS = {
     "type": "object",
     "description": "Extra dimension name -> PEP 440 specifier set",
@@ -87,6 +99,7 @@ STRUCTS: Dict[str, Struct] = {
                 Field("dimensions", _map_of(_ref("dimension")), "Extra dimensions such as a driver toolkit."),
                 Field("shims", _list_of(_ref("shim")), "Which shim module serves which torch versions.", required=True),
                 Field("releases", _list_of(_ref("release")), "The adapter's releases and what each supports.", required=True),
+                Field("companions", _map_of(_ref("companion")), "Torch extensions with kernels of their own (torchvision, an adapter's op library) and which of their releases pair with which torch."),
                 Field("ci", _ref("ci"), "Settings for the test plan."),
             ),
         ),
@@ -183,9 +196,29 @@ STRUCTS: Dict[str, Struct] = {
             ),
         ),
         Struct(
+            "companion",
+            "A companion package (keyed by its distribution name): upstream facts per torch line, and/or the adapter's own pins per release.",
+            (
+                Field("description", _STRING, "What it is, for reports and tables."),
+                Field(
+                    "torch",
+                    _map_of(_COMPANION_LINE),
+                    "Per torch line ('2.4'): the releases built for it, each with the torch requirement its wheels declare, or 'none'.",
+                ),
+                Field(
+                    "adapter",
+                    _map_of({"anyOf": [_NONE, _SPEC]}),
+                    "Per adapter release: the versions of this package that pair with it, or 'none'.",
+                ),
+            ),
+        ),
+        Struct(
             "ci",
             "Settings for test plans.",
-            (Field("smoke", _list_of(_ref("cell")), "Cells of the smoke tier besides the oldest cell."),),
+            (
+                Field("smoke", _list_of(_ref("cell")), "Cells of the smoke tier besides the oldest cell."),
+                Field("companions", _list_of(_STRING), "Companions every test cell installs, at the release that pairs with its torch."),
+            ),
         ),
         Struct(
             "cell",
