@@ -11,12 +11,12 @@ import typer
 from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, find_or_exit, load_or_exit
 
 
-def _parse_sets(values: List[str]) -> Dict[str, str]:
+def _parse_sets(values: List[str], option: str = "--set", example: str = "cann=8.0") -> Dict[str, str]:
     out = {}
     for item in values:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
-            fail(f"--set {item!r}: write NAME=VALUE, e.g. --set cann=8.0")
+            fail(f"{option} {item!r}: write NAME=VALUE, e.g. {option} {example}")
         out[name.strip()] = value.strip()
     return out
 
@@ -28,6 +28,9 @@ def check(
     python: Optional[str] = typer.Option(None, "--python", help="Assume this Python (e.g. 3.9) instead of this interpreter."),
     adapter: Optional[str] = typer.Option(None, "--adapter", help="Assume this adapter version instead of the installed one."),
     sets: List[str] = typer.Option([], "--set", help="Assume an extra dimension's version, NAME=VALUE (repeatable)."),
+    companions: List[str] = typer.Option(
+        [], "--companion", help="Assume a companion package's version, NAME=VERSION, or NAME=none for not installed (repeatable)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the documented JSON document instead of a report."),
     deep: bool = typer.Option(False, "--deep", help="Also import torch, activate the adapter and run a timed smoke on its device."),
 ) -> None:
@@ -36,6 +39,7 @@ def check(
     Reads versions from distribution metadata: never imports torch (unless --deep).
     Exit 0 supported, 1 unsupported or broken, 2 usage/matrix error, 3 experimental/deprecated/eol.
     """
+    from ..check.companions import detect_companions, judge_companions, with_companions
     from ..check.environment import detect_environment
     from ..check.report import CHECK_SCHEMA, check_document, combined_exit_code, render_check
     from ..check.verdict import verdict
@@ -48,6 +52,7 @@ def check(
         except ValueError as exc:
             fail(f"--python: {exc}")
     overrides = _parse_sets(sets)
+    assumed_companions = _parse_sets(companions, "--companion", "torchvision=0.19.1")
     docs = []
     for located in find_or_exit(matrix):
         result = load_or_exit(located.path)
@@ -55,10 +60,12 @@ def check(
             installed = detect_environment(
                 result.matrix, python=python_override, torch=torch, adapter=adapter, dimensions=overrides
             )
+            found = detect_companions(result.matrix, assumed_companions)
         except ValueError as exc:
             fail(str(exc))
-        answer = verdict(result.matrix, installed.environment)
-        doc = check_document(result.matrix, located.origin, installed, answer)
+        judged = judge_companions(result.matrix, installed.environment, found)
+        answer = with_companions(verdict(result.matrix, installed.environment), result.matrix, judged)
+        doc = check_document(result.matrix, located.origin, installed, answer, judged)
         if deep:
             from ..device.deep import deep_check
 

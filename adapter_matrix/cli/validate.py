@@ -85,7 +85,7 @@ def validate(
                 console_for().print(f"{m.path}: updated the {' and '.join(what)} facts from {upstream}")
                 m, findings, answers = findings_of(located.path)  # report on what the file says now
             else:
-                subject = "torch and companion facts" if any(c.lines for c in m.companions) else "torch facts"
+                subject = "torch and companion facts" if any(c.torch_facts for c in m.companions) else "torch facts"
                 console_for().print(f"{m.path}: {subject} already up to date")
         print_diagnostics(findings)
         errors = sum(1 for d in findings if d.severity == "error")

@@ -30,9 +30,18 @@ def cache_root() -> str:
     return os.path.join(base, "adapter-matrix")
 
 
+def _model_shape() -> bytes:
+    """The model types and their fields: a pickle of a model whose types have other fields
+    (another checkout, a merge, a development step) is never read, even at the same version."""
+    from . import model
+
+    types = sorted((name, getattr(kind, "_fields", ())) for name, kind in vars(model).items() if isinstance(kind, type) and issubclass(kind, tuple))
+    return repr(types).encode()
+
+
 def compiled_matrix_path(raw: bytes, display_name: str) -> str:
     digest = hashlib.sha256()
-    for part in (__version__.encode(), display_name.encode(), b"py%d.%d" % sys.version_info[:2], raw):
+    for part in (__version__.encode(), _model_shape(), display_name.encode(), b"py%d.%d" % sys.version_info[:2], raw):
         digest.update(len(part).to_bytes(8, "little"))
         digest.update(part)
     return os.path.join(cache_root(), "matrices", digest.hexdigest()[:32] + ".pickle")

@@ -89,6 +89,7 @@ def parse_companions(b: Builder, node: Optional[Node]) -> Tuple[Companion, ...]:
                 lines=lines,
                 adapter=_pins(b, name, f.get("adapter")),
                 mark=key.mark,
+                torch_facts="torch" in f,
             )
         )
     return tuple(out)
@@ -157,7 +158,7 @@ def check(matrix: Matrix) -> List[Diagnostic]:
         seen.setdefault(canonical, comp.mark)
         if canonical in (canonicalize_name("torch"), canonicalize_name(matrix.adapter.distribution)):
             diags.error(comp.mark, f"{comp.name} is not a companion: the matrix describes it already", "list torch extensions only")
-        if not comp.lines and not comp.adapter:
+        if not comp.torch_facts and not comp.adapter:
             diags.error(comp.mark, f"companion {comp.name} states nothing", "give `torch:` facts per torch line or `adapter:` pins per release")
         _check_lines(matrix, comp, patches, diags)
         for pin in comp.adapter:
@@ -168,7 +169,7 @@ def check(matrix: Matrix) -> List[Diagnostic]:
         comp = next((c for c in matrix.companions if canonicalize_name(c.name) == canonicalize_name(ref.name)), None)
         if comp is None:
             diags.error(ref.mark, f"ci installs companion {ref.name}, which companions: does not declare", "declare it with its torch facts")
-        elif not comp.lines:
+        elif not comp.torch_facts:
             diags.error(ref.mark, f"ci installs companion {ref.name}, but it has no torch facts to pick a release with", "add `torch:` facts")
     return diags.items
 
@@ -203,7 +204,7 @@ def _check_lines(matrix: Matrix, comp: Companion, patches: List[Version], diags:
                     f"list it under \"{line_of(admitted[0])}\" (a release belongs to the line of the oldest torch it admits)",
                 )
     unstated = [str(line.minor) for line in matrix.torch if line.minor not in first]
-    if comp.lines and unstated:
+    if comp.torch_facts and unstated:
         diags.warning(
             comp.mark,
             f"{comp.name} says nothing about torch {', '.join(unstated)}",

@@ -309,6 +309,7 @@ class Companion(NamedTuple):
     lines: Tuple[CompanionLine, ...]  # oldest torch line first
     adapter: Tuple[AdapterPin, ...]
     mark: Mark
+    torch_facts: bool = False  # whether it has a `torch:` section (upstream facts, maybe still empty)
 
     @property
     def releases(self) -> Tuple[CompanionRelease, ...]:

@@ -98,6 +98,10 @@ def _edit_companion(text: str, facts: Pair, comp: Companion, lines: Dict[Version
         elif written_lines(comp.line(minor)) != releases:
             # from the end of the key (its colon, comments and old value go) to the value's end
             edits.append((pair.key.end_mark.index, content_end(pair.value), ": " + render_line(releases)))
+    if missing and not entries:  # `torch: {}`: write the entries as a block under the key
+        indent = " " * (facts.key.start_mark.column + 2)
+        block = "".join(f'\n{indent}"{minor}": {render_line(lines[minor])}' for minor in missing)
+        return edits + [(facts.key.end_mark.index, content_end(mapping), ":" + block)]
     for minor in missing:
         edits.append(_insert(text, mapping, entries, minor, render_line(lines[minor])))
     return edits
@@ -110,16 +114,13 @@ def _insert(text: str, mapping: yaml.MappingNode, entries: Dict[Version, Pair], 
     neighbour = entries[max(older)] if older else (entries[min(entries)] if entries else None)
     quote = neighbour.key.style if neighbour is not None and neighbour.key.style in ("'", '"') else '"'
     key = f"{quote}{minor}{quote}"
+    assert neighbour is not None  # an empty mapping is written as a whole block instead
     if mapping.flow_style:
-        if neighbour is None:  # `torch: {}`
-            at = mapping.end_mark.index - 1
-            return (at, at, f"{key}: {value}")
         if older:
             at = content_end(neighbour.value)
             return (at, at, f", {key}: {value}")
         at = neighbour.key.start_mark.index
         return (at, at, f"{key}: {value}, ")
-    assert neighbour is not None  # a block mapping has at least one entry
     indent = " " * neighbour.key.start_mark.column
     if older:
         return insert_lines(text, content_end(neighbour.value), f"{indent}{key}: {value}\n")

@@ -26,7 +26,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from email.parser import HeaderParser
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from packaging.markers import InvalidMarker
 from packaging.requirements import InvalidRequirement, Requirement
@@ -184,10 +184,12 @@ def _torch_requirement(text: str, python: str) -> Tuple[Optional[SpecifierSet], 
         texts.append(line.strip())
     if not found:
         return None, ()
-    spec = SpecifierSet()
-    for req in found:
-        spec &= req.specifier
-    return spec, tuple(texts)
+    return _intersection(req.specifier for req in found), tuple(texts)
+
+
+def _intersection(specs: Iterable[SpecifierSet]) -> SpecifierSet:
+    """What every specifier set allows, each specifier once (packaging 26's ``&`` keeps repeats)."""
+    return SpecifierSet(",".join(sorted({str(one) for spec in specs for one in spec})))
 
 
 def parse_companion(document: object, name: str, origin: str) -> CompanionIndex:
@@ -224,11 +226,7 @@ def parse_companion(document: object, name: str, origin: str) -> CompanionIndex:
     releases = {}
     for version, per_wheel in sorted(declared.items()):
         specs = [spec for spec, _texts in per_wheel]
-        together: Optional[SpecifierSet] = None
-        if any(spec is not None for spec in specs):
-            together = SpecifierSet()
-            for spec in specs:
-                together &= spec if spec is not None else SpecifierSet()
+        together = _intersection(s for s in specs if s is not None) if any(s is not None for s in specs) else None
         texts = tuple(dict.fromkeys(t for _spec, ts in per_wheel for t in ts))
         releases[version] = UpstreamRelease(version, together, texts, uploaded.get(version), len(per_wheel))
     return CompanionIndex(name, origin, releases, frozenset(seen - live))
@@ -242,7 +240,7 @@ def read_companions(source: str, matrix: Matrix) -> Tuple[Dict[str, CompanionInd
     """The answers for every companion of ``matrix`` with torch facts, from ``source``
     (``pypi``, a recorded folder, or torch's recorded file), and, per companion without one,
     why not."""
-    wanted = [c.name for c in matrix.companions if c.lines]
+    wanted = [c.name for c in matrix.companions if c.torch_facts]
     found: Dict[str, CompanionIndex] = {}
     missing: Dict[str, str] = {}
     for name in wanted:
@@ -277,7 +275,7 @@ def record(folder: str, matrix: Matrix, torch_answer: bytes) -> List[str]:
     }
     documents = {"torch": torch_doc}
     for comp in matrix.companions:
-        if comp.lines:
+        if comp.torch_facts:
             documents[canonicalize_name(comp.name)] = fetch_document(comp.name, _floor(matrix))
     paths = []
     for name, document in documents.items():
@@ -324,7 +322,7 @@ def verify_companions(matrix: Matrix, found: Dict[str, CompanionIndex], missing:
     out: List[Diagnostic] = []
     fix = f"or run `adapter-matrix validate --upstream {source} --write`"
     for comp in matrix.companions:
-        if not comp.lines:
+        if not comp.torch_facts:
             continue
         if comp.name in missing:
             out.append(Diagnostic(comp.mark, f"the torch facts of {comp.name} are not verified: {missing[comp.name]}", "", "warning"))
