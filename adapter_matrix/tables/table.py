@@ -30,6 +30,10 @@ STATES: Tuple[str, ...] = (
     "present",
     "partial",
     "absent",
+    "built",
+    "open",
+    "nocompanion",
+    "unstated",
 )
 
 
