@@ -457,6 +457,18 @@ int64_t mirror_cpu_kernels() {
   return mirrored;
 }
 
+// A third party's operator without an autograd kernel (torchvision::nms) reaches the
+// backend fallback through the AutogradPrivateUse1 key only if that key has a fallback.
+// torch registers one for every autograd key of its own backends; for PrivateUse1 only
+// from 2.2 on (2.1 leaves it to the extension: "Could not run 'torchvision::nms' with
+// arguments from the 'Autogradnpu' backend"). Register the fallthrough CPU had then.
+bool ensure_autograd_fallthrough() {
+  auto& dispatcher = c10::Dispatcher::singleton();
+  if (dispatcher.hasBackendFallbackForDispatchKey(c10::DispatchKey::AutogradPrivateUse1)) return false;
+  new_library("_", c10::DispatchKey::AutogradPrivateUse1).fallback(torch::CppFunction::makeFallthrough());
+  return true;
+}
+
 bool ensure_autocast_fallthrough() {
   auto& dispatcher = c10::Dispatcher::singleton();
   bool registered = false;
