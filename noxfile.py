@@ -11,9 +11,10 @@ Select with tags and -p; -k matches substrings (`torch2.1` also matches `torch2.
 Each device session installs the cell's torch from the source compat.yaml names (with
 its fallbacks; $ADAPTER_MATRIX_TORCH_INDEX_URL overrides) together with the companions of
 its torch line (`ci: companions:`; $ADAPTER_MATRIX_CELL_COMPANIONS overrides), installs the
-adapter, checks with `adapter-matrix check --json` that the environment is the cell it
-claims, proves that check refuses a companion built for another torch, builds the C++
-core (cached), runs the conformance suite and writes a result record to results/.
+tool and the adapter as wheels (built once per nox run from sdists, as an index would serve
+them), checks with `adapter-matrix check --json` that the environment is the cell it claims,
+proves that check refuses a companion built for another torch, builds the C++ core
+(cached), runs the conformance suite and writes a result record to results/.
 """
 
 from __future__ import annotations
@@ -32,12 +33,14 @@ sys.path.insert(0, ROOT)
 from adapter_matrix.ci import cells as _cells  # noqa: E402
 from adapter_matrix.ci.interpreters import expose  # noqa: E402
 from adapter_matrix.ci.plan import SESSION, plan  # noqa: E402
+from adapter_matrix.ci.wheels import build_wheels  # noqa: E402
 from adapter_matrix.device.build import build_requirements  # noqa: E402
 from adapter_matrix.matrix.cache import load_matrix  # noqa: E402
 
 MATRIX = load_matrix(os.environ.get("ADAPTER_MATRIX_NOX_MATRIX", os.path.join(ROOT, "compat.yaml"))).matrix
-ROWS = {row.cell.id: row for row in plan(MATRIX, "full")}
+ROWS = {row.id: row for row in plan(MATRIX, "full")}
 UNIT_PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+PROJECTS = [ROOT, os.path.join(ROOT, "npu")]  # the tool, then the reference adapter (it depends on the tool)
 EXTRAS_ENV = "ADAPTER_MATRIX_CELL_EXTRAS"  # more requirements after torch (e.g. torchvision)
 DROP_ENV = "ADAPTER_MATRIX_DROP_ENVS"  # remove each cell's environment when it is done (disk)
 
@@ -53,7 +56,19 @@ expose(sorted({str(r.cell.python) for r in ROWS.values()} | set(UNIT_PYTHONS)))
 def unit(session: nox.Session) -> None:
     """The tool's own tests (no torch): the CLI must work on every Python torch supports."""
     session.install("-e", ".[test]")
+    session.install("--no-deps", "-e", "./npu")  # the shims' sources, for the tests that read them (no torch)
     session.run("python", "-m", "pytest", "tests/unit", "-q", *session.posargs)
+
+
+_wheels: list = []
+
+
+def _built_wheels(session: nox.Session) -> list:
+    """The tool's and the adapter's wheels, built once per nox run."""
+    if not _wheels:
+        session.log("building the wheels of adapter-matrix and adapter-matrix-npu")
+        _wheels.extend(str(w) for w in build_wheels(PROJECTS, os.path.join(ROOT, ".nox", "_wheels")))
+    return _wheels
 
 
 def _json_run(session: nox.Session, *args: str, codes=(0,)) -> dict:
@@ -64,7 +79,7 @@ def _json_run(session: nox.Session, *args: str, codes=(0,)) -> dict:
 @nox.session(name=SESSION)
 @nox.parametrize(
     "python,cell",
-    [nox.param(str(r.cell.python), r.cell.id, id=r.cell.id, tags=list(r.tags)) for r in ROWS.values()],
+    [nox.param(str(r.cell.python), r.id, id=r.id, tags=list(r.tags)) for r in ROWS.values()],
 )
 def device(session: nox.Session, cell: str) -> None:
     """Build the npu device against this cell's torch and run the conformance suite."""
@@ -121,7 +136,8 @@ def _run_cell(session: nox.Session, row) -> None:
     missing = [p.name for p in _cells.cell_companions(row) if p not in attempt.picks]
     if missing:
         session.warn(f"installed without {', '.join(missing)}: no source has a build for this cell")
-    session.install("-e", ROOT, "pytest", *build_requirements(str(row.cell.torch)), env=env)
+    # as a user installs them: wheels, with their dependencies (torch is already the cell's)
+    session.install(*_built_wheels(session), "pytest", *build_requirements(str(row.cell.torch)), env=env)
     extras = os.environ.get(EXTRAS_ENV, "").split()
     if extras:
         session.install(*extras, env=env)
@@ -149,7 +165,9 @@ def _run_cell(session: nox.Session, row) -> None:
 
     start = time.perf_counter()
     junit = os.path.join(session.create_tmp(), "junit.xml")
-    session.run("python", "-m", "pytest", "tests/conformance", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
+    # `pytest`, not `python -m pytest`: the working directory stays off sys.path, so
+    # adapter_matrix and shims are the installed wheels, never this source tree
+    session.run("pytest", "tests/conformance", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
                 *session.posargs, success_codes=[0, 1])
     phases["tests"] = time.perf_counter() - start
     counts = _cells.read_junit(junit)

@@ -18,8 +18,11 @@ def atomic_write(path: str, data: str, write: Callable[[object, str], None] = la
     """Replace ``path`` with ``data`` so that readers see the old file or the new one only.
 
     ``write`` performs the actual write into the open temporary file (tests pass one
-    that fails midway to prove the original survives).
+    that fails midway to prove the original survives). A symbolic link is written
+    through: its target is replaced and the link stays (this repository's
+    ``compat.yaml`` is a link to the adapter's packaged copy).
     """
+    path = os.path.realpath(path)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
     try:

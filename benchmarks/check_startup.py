@@ -3,7 +3,7 @@
 Runs both alternately in this environment (so machine noise hits both alike) and
 prints the median of each and their ratio. Target: check >= 10x faster.
 
-    python benchmarks/check_startup.py [--runs 9]
+    python benchmarks/check_startup.py [--runs 9] [--matrix tests/fixtures/matrices/torch_npu.yaml]
 
 torch's own device-backend autoload is disabled for the `import torch` side, so the
 adapter's activation does not inflate torch's time (the ratio is conservative).
@@ -29,9 +29,12 @@ def _time(cmd, env) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--matrix", help="A matrix file, relative to the repository (default: ./compat.yaml).")
     args = parser.parse_args()
     script = Path(sys.executable).with_name("adapter-matrix")
     check = [str(script), "check"] if script.exists() else [sys.executable, "-m", "adapter_matrix", "check"]
+    if args.matrix:
+        check += ["--matrix", args.matrix]
     torch = [sys.executable, "-c", "import torch"]
     env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
     repo = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MATRIX = ROOT / "shims" / "compat.yaml"
+MATRIX = ROOT / "npu" / "shims" / "compat.yaml"
 GUARD = f"from adapter_matrix.check.guard import guard; guard({str(MATRIX)!r}, torch.__version__, '0.1.0')"
 
 

@@ -1,8 +1,9 @@
-"""Read the installed version of an extra dimension (a driver toolkit, a runtime, ...).
+"""Read the installed value of an extra dimension (a driver toolkit, a SoC, the OS, ...).
 
 Each :class:`~adapter_matrix.matrix.model.Detector` names one source: an environment
 variable, a file matched with a regex, a command (run without a shell, with a
-timeout) whose output is matched with a regex, or a Python distribution. Detectors
+timeout) whose output is matched with a regex, a Python distribution, or a built-in
+(``os``: linux, windows, macos; ``arch``: x86_64, aarch64, as wheel tags spell them). Detectors
 are tried in order; the first that yields a version wins. A detector that fails says
 why, and a dimension no detector can read is *unknown*, never an exception.
 """
@@ -11,11 +12,30 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from typing import List, NamedTuple, Optional, Tuple
 
 from ..matrix.model import Detector, Dimension
 
-__all__ = ["Detection", "detect", "run_detector"]
+__all__ = ["Detection", "detect", "run_detector", "builtin_value"]
+
+_OS = {"linux": "linux", "win32": "windows", "cygwin": "windows", "darwin": "macos"}
+_ARCH = {"amd64": "x86_64", "x64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
+
+
+def builtin_value(name: str) -> Optional[str]:
+    """The platform this process runs on: ``os`` or ``arch``, named as wheel tags name them."""
+    if name == "os":
+        return _OS.get(sys.platform, sys.platform)
+    if name == "arch":
+        if hasattr(os, "uname"):
+            machine = os.uname().machine
+        else:  # pragma: no cover - Windows
+            import platform
+
+            machine = platform.machine()
+        return _ARCH.get(machine.lower(), machine.lower())
+    return None
 
 
 class Detection(NamedTuple):
@@ -78,6 +98,9 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
         if proc.returncode != 0:
             return None, f"command {target[0]!r} exited with {proc.returncode}"
         return _match(detector.regex, proc.stdout.decode("utf-8", "replace"))
+    if kind == "builtin":
+        found = builtin_value(target[0])
+        return (found, None) if found else (None, f"no built-in detector {target[0]!r}")
     if kind == "distribution":
         from .facts import distribution_version
 

@@ -10,7 +10,7 @@ from typing import Dict, NamedTuple, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from ..matrix.model import Matrix, PythonVersion
+from ..matrix.model import Dimension, Matrix, PythonVersion, Value
 from .detectors import Detection, detect
 from .facts import distribution_version, python_identity
 from .verdict import Environment
@@ -37,6 +37,15 @@ def _parse(text: Optional[str]) -> Optional[Version]:
         return None
     try:
         return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def _value(dim: Dimension, text: Optional[str]) -> Optional[Value]:
+    if text is None:
+        return None
+    try:
+        return dim.value(text)
     except InvalidVersion:
         return None
 
@@ -76,11 +85,14 @@ def detect_environment(
             found = Detection(dim.name, overrides[dim.name], "--set", None)
         else:
             found = detect(dim)
-        value = _parse(found.value)
+        value = _value(dim, found.value)
         if found.value is not None and value is None:
             found = Detection(dim.name, None, found.source, f"{found.value!r} is not a PEP 440 version")
             if dim.name in overrides:
                 raise ValueError(f"--set {dim.name}={overrides[dim.name]!r} is not a PEP 440 version")
+        if value is not None and dim.kind == "enum" and dim.name in overrides and not any(value.same(v) for v in dim.values):
+            known = ", ".join(str(v) for v in dim.values)
+            raise ValueError(f"--set {dim.name}={overrides[dim.name]!r} is not one of its values ({known})")
         detections.append(found)
         dim_values.append((dim.name, value))
     unknown = set(overrides) - {d.name for d in matrix.dimensions}

@@ -41,12 +41,19 @@ def _cell(cell: Cell) -> Dict[str, Any]:
         "release": str(cell.release.version),
         "torch": str(cell.torch),
         "python": str(cell.python),
+        "dimensions": {name: str(value) for name, value in cell.dimensions},
         "status": cell.status.value,
     }
 
 
 def _fix(fix: Fix) -> Dict[str, Any]:
-    return {"summary": fix.summary, "commands": list(fix.commands), "changes": list(fix.changes), "cell": _cell(fix.cell)}
+    return {
+        "summary": fix.summary,
+        "manual": list(fix.manual),
+        "commands": list(fix.commands),
+        "changes": list(fix.changes),
+        "cell": _cell(fix.cell),
+    }
 
 
 def check_document(
@@ -126,6 +133,7 @@ def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
         lines.append([("decided by " + ", ".join(doc["decided_by"]), "dim")])
     for i, fix in enumerate(doc["fixes"]):
         lines.append([("fix:" if i == 0 else "or:", "bold"), (" " + fix["summary"], "")])
+        lines += [[("    by hand: ", "yellow"), (step, "")] for step in fix["manual"]]
         lines += [[(f"    {command}", "")] for command in fix["commands"]]
     if "deep" in doc:
         lines.append([("deep check", "bold")])

@@ -246,6 +246,6 @@ def write_record(
         "platform": f"{platform.system()}-{platform.machine()}",
     }
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"{row.cell.id}.json")
+    path = os.path.join(folder, f"{row.id}.json")
     atomic_write(path, json.dumps(record, indent=2) + "\n")
     return path

@@ -1,11 +1,18 @@
 """Which combinations to test, and how each is named and installed.
 
-A plan row is one (Python, torch) cell of one adapter release. Its ``session`` is the
-nox session id that runs it (``device(py3.11-torch2.4)``): the noxfile declares
-sessions from this module, and GitHub Actions rows name them, so the two can never
-disagree.
+A plan row is one (Python, torch) cell of one adapter release, for each value of the
+dimensions a CI runner must provide (a driver toolkit: ``runner:`` in the matrix). Its
+``session`` is the nox session id that runs it (``device(py3.11-torch2.4)``): the
+noxfile declares sessions from this module, and GitHub Actions rows name them, so the
+two can never disagree.
 
-Strategies:
+A plan covers every maintained (not end-of-life) release, or the releases ``--release``
+names. Row ids are stable and unique: ``py3.11-torch2.4``, then each runner-provided
+value (``-cann9.1.0``), then, in a matrix of several releases, the release
+(``-v2.9.0.post6``). Dimensions no runner provides (and no session installs) do not
+multiply rows.
+
+Strategies, each per release and runner-provided values:
 
 ``full``
     every cell.
@@ -15,7 +22,8 @@ Strategies:
     per torch line, its newest Python.
 ``smoke``
     the oldest cell (oldest torch on its oldest Python) plus the cells listed under
-    ``ci.smoke`` in the matrix (or the newest cell when none are listed).
+    ``ci.smoke`` in the matrix, of the newest release that has them (or the newest cell
+    when none are listed).
 """
 
 from __future__ import annotations
@@ -26,18 +34,14 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
-from ..matrix.model import Companion, InstallSource, Matrix, Release
-from ..matrix.queries import Cell, cells
+from ..matrix.model import Companion, InstallSource, Matrix, Value
+from ..matrix.queries import Cell, Releases, cells, chosen, maintained, torch_source
 
-__all__ = ["STRATEGIES", "SESSION", "CompanionPick", "PlanRow", "plan", "session_id", "install_chain", "companion_picks"]
+__all__ = ["STRATEGIES", "SESSION", "DEFAULT_RUNNER", "CompanionPick", "PlanRow", "plan", "install_chain", "companion_picks"]
 
 STRATEGIES = ("full", "edges", "latest", "smoke")
 SESSION = "device"
-
-
-def session_id(cell: Cell) -> str:
-    """The nox session id of a cell: ``device(py3.11-torch2.4)``."""
-    return f"{SESSION}({cell.id})"
+DEFAULT_RUNNER = ("self-hosted",)  # base labels of a row that needs a runner-provided dimension
 
 
 def install_chain(matrix: Matrix, name: str) -> Tuple[InstallSource, ...]:
@@ -92,32 +96,46 @@ def companion_picks(matrix: Matrix, cell: Cell, names: Optional[Sequence[str]] =
 
 @dataclass(frozen=True)
 class PlanRow:
-    """One cell to test, with everything a CI job needs to run it."""
+    """One cell to test, with everything a CI job needs to run it.
+
+    ``requires`` are the runner-provided dimension values the job needs, ``runs_on``
+    the runner labels that select such a runner (empty: any runner).
+    """
 
     cell: Cell
     tiers: Tuple[str, ...]
     sources: Tuple[InstallSource, ...]
+    id: str
+    requires: Tuple[Tuple[str, Value], ...] = ()
+    runs_on: Tuple[str, ...] = ()
+    release_tags: Tuple[str, ...] = ()
     companions: Tuple[CompanionPick, ...] = ()  # what the cell installs beside torch
     pairable: Tuple[CompanionPick, ...] = ()  # every declared companion with a release for its torch
 
     @property
     def session(self) -> str:
-        return session_id(self.cell)
+        """The nox session id: ``device(py3.11-torch2.4)``."""
+        return f"{SESSION}({self.id})"
 
     @property
     def tags(self) -> Tuple[str, ...]:
-        return (f"torch{self.cell.line.minor}", f"py{self.cell.python}") + self.tiers
+        dims = tuple(f"{name}{value}" for name, value in self.requires)
+        return (f"torch{self.cell.line.minor}", f"py{self.cell.python}") + dims + self.release_tags + self.tiers
 
     def as_dict(self) -> Dict[str, object]:
         c = self.cell
         return {
-            "id": c.id,
+            "id": self.id,
             "session": self.session,
             "release": str(c.release.version),
+            "release_line": c.release.release_line,
             "python": str(c.python),
             "torch": str(c.torch),
             "torch_minor": str(c.line.minor),
+            "torch_variant": c.release.variant,
             "dimensions": {name: str(v) for name, v in c.dimensions},
+            "requires": {name: str(v) for name, v in self.requires},
+            "runs_on": list(self.runs_on),
             "status": c.status.value,
             "tags": list(self.tags),
             "install": [
@@ -128,10 +146,14 @@ class PlanRow:
         }
 
 
-def _select(all_cells: List[Cell], strategy: str, matrix: Matrix) -> List[Cell]:
-    by_line: Dict[str, List[Cell]] = {}
-    for c in all_cells:
-        by_line.setdefault(str(c.line.minor), []).append(c)
+Group = Tuple[object, ...]  # (release index, runner-provided values): what edges/latest work within
+
+
+def _select(rows: List[Tuple[Group, Cell]], strategy: str, matrix: Matrix) -> List[Cell]:
+    by_line: Dict[Tuple[Group, str], List[Cell]] = {}
+    for group, c in rows:
+        by_line.setdefault((group, str(c.line.minor)), []).append(c)
+    all_cells = [c for _g, c in rows]
     if strategy == "full":
         return all_cells
     if strategy == "edges":
@@ -141,36 +163,80 @@ def _select(all_cells: List[Cell], strategy: str, matrix: Matrix) -> List[Cell]:
     if strategy == "smoke":
         if not all_cells:
             return []
-        wanted = {(ref.torch, ref.python) for ref in matrix.smoke}
-        listed = [c for c in all_cells if (c.line.minor, c.python) in wanted]
-        return list(dict.fromkeys([all_cells[0]] + (listed or [all_cells[-1]])))
+        oldest = min(all_cells, key=lambda c: (c.line.minor, c.python))
+        listed = []
+        for ref in matrix.smoke:
+            here = [c for c in all_cells if (c.line.minor, c.python) == (ref.torch, ref.python)]
+            if here:
+                listed.append(max(here, key=lambda c: c.release.version))
+        newest = max(all_cells, key=lambda c: (c.release.version, c.line.minor, c.python))
+        return list(dict.fromkeys([oldest] + (listed or [newest])))
     raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+
+
+def _runner_values(matrix: Matrix, cell: Cell) -> Tuple[Tuple[str, Value], ...]:
+    out = []
+    for name, value in cell.dimensions:
+        dim = matrix.dimension(name)
+        if dim is not None and dim.runner is not None:
+            out.append((name, value))
+    return tuple(out)
+
+
+def _row_id(cell: Cell, requires: Tuple[Tuple[str, Value], ...], several: bool) -> str:
+    dims = "".join(f"-{name}{value}" for name, value in requires)
+    return f"py{cell.python}-torch{cell.line.minor}{dims}" + (f"-v{cell.release.version}" if several else "")
 
 
 def plan(
     matrix: Matrix,
     strategy: str = "full",
-    release: Optional[Release] = None,
+    release: Releases = None,
     today: Optional[_dt.date] = None,
 ) -> List[PlanRow]:
-    """The rows of ``strategy`` for ``release`` (default: the newest release).
+    """The rows of ``strategy`` for ``release`` (a release, several, or by default every
+    maintained release).
 
-    Cells are (Python, torch) pairs; broken and end-of-life cells are not planned. Each
-    row knows every tier it belongs to, so a session can be tagged once for all tiers.
+    Broken and end-of-life cells are not planned. Each row knows every tier it belongs
+    to, so a session can be tagged once for all tiers.
     """
-    release = release or matrix.newest_release
-    if release is None:
-        return []
-    # One row per (Python, torch): extra dimensions cannot be installed by a test session.
-    unique: Dict[Tuple[object, object], Cell] = {}
-    for c in cells(matrix, release, today):
-        if c.status.value not in ("broken", "eol"):
-            unique.setdefault((c.line.minor, c.python), c)
-    ordered = sorted(unique.values(), key=lambda c: (c.line.minor, c.python))
+    shown = chosen(matrix, release) if release is not None else maintained(matrix, today)
+    several = len(matrix.releases) > 1
+    order = {id(rel): i for i, rel in enumerate(matrix.releases)}
+    unique: Dict[Tuple[object, ...], Tuple[Group, Cell]] = {}
+    for c in cells(matrix, shown, today):
+        if c.status.value in ("broken", "eol"):
+            continue
+        group: Group = (order[id(c.release)], _runner_values(matrix, c))
+        unique.setdefault((group, c.line.minor, c.python), (group, c))
+    ordered = sorted(
+        unique.values(),
+        key=lambda gc: (gc[1].release.version, gc[0][0], [v.order for _n, v in gc[0][1]], gc[1].line.minor, gc[1].python),
+    )
     membership = {s: {id(c) for c in _select(ordered, s, matrix)} for s in STRATEGIES}
+    ids: Dict[str, int] = {}
     rows = []
-    for c in _select(ordered, strategy, matrix):
-        tiers = tuple(s for s in STRATEGIES if id(c) in membership[s])
-        every = companion_picks(matrix, c, [comp.name for comp in matrix.companions if comp.torch_facts])
-        rows.append(PlanRow(c, tiers, install_chain(matrix, c.line.install), companion_picks(matrix, c), every))
+    for group, c in ordered:
+        if id(c) not in membership[strategy]:
+            continue
+        requires = group[1]  # type: ignore[misc]
+        row_id = _row_id(c, requires, several)
+        if row_id in ids:  # entries of one version for other dimension values (IPEX on Linux and Windows)
+            row_id = f"{c.id}-v{c.release.version}"
+        ids[row_id] = 1
+        runner = tuple(matrix.dimension(n).runner.label(v) for n, v in requires)  # type: ignore[union-attr]
+        release_tags = (f"v{c.release.version}",) + ((f"line{c.release.release_line}",) if c.release.release_line else ())
+        rows.append(
+            PlanRow(
+                cell=c,
+                tiers=tuple(s for s in STRATEGIES if id(c) in membership[s]),
+                sources=install_chain(matrix, torch_source(matrix, c.release, c.line)),
+                id=row_id,
+                requires=requires,
+                runs_on=(matrix.runs_on or DEFAULT_RUNNER) + runner if runner else (),
+                release_tags=release_tags if several else (),
+                companions=companion_picks(matrix, c),
+                pairable=companion_picks(matrix, c, [comp.name for comp in matrix.companions if comp.torch_facts]),
+            )
+        )
     return rows

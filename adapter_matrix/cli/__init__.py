@@ -10,15 +10,15 @@ Exit codes (documented in the README):
 Start-up matters (``check`` must answer well under a second and never imports torch),
 so each command imports what it needs when it runs.
 
-Each command group lives in its own module (``check``, ``validate``, ``table``, ``ci``,
-``device``); importing them registers their commands on :data:`app`.
+Each command group lives in its own module (``check``, ``validate``, ``init``, ``table``,
+``ci``, ``device``); importing them registers their commands on :data:`app`.
 """
 
 from __future__ import annotations
 
 import sys
 
-from . import check, ci, device, table, validate  # noqa: F401  (registers the commands)
+from . import check, ci, device, init, table, validate  # noqa: F401  (registers the commands)
 from .common import app
 
 __all__ = ["app", "main"]

@@ -8,7 +8,7 @@ from typing import Dict, List, Optional
 
 import typer
 
-from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, find_or_exit, load_or_exit
+from .common import EXIT_UNSUPPORTED, MATRIX_HELP, TODAY_HELP, app, console_for, date_or_exit, fail, find_or_exit, load_or_exit
 
 
 def _parse_sets(values: List[str], option: str = "--set", example: str = "cann=8.0") -> Dict[str, str]:
@@ -33,6 +33,7 @@ def check(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the documented JSON document instead of a report."),
     deep: bool = typer.Option(False, "--deep", help="Also import torch, activate the adapter and run a timed smoke on its device."),
+    today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
 ) -> None:
     """Is this environment a supported combination? If not, what exactly to install.
 
@@ -53,6 +54,7 @@ def check(
             fail(f"--python: {exc}")
     overrides = _parse_sets(sets)
     assumed_companions = _parse_sets(companions, "--companion", "torchvision=0.19.1")
+    when = date_or_exit(today)
     docs = []
     for located in find_or_exit(matrix):
         result = load_or_exit(located.path)
@@ -64,7 +66,7 @@ def check(
         except ValueError as exc:
             fail(str(exc))
         judged = judge_companions(result.matrix, installed.environment, found)
-        answer = with_companions(verdict(result.matrix, installed.environment), result.matrix, judged)
+        answer = with_companions(verdict(result.matrix, installed.environment, when), result.matrix, judged)
         doc = check_document(result.matrix, located.origin, installed, answer, judged)
         if deep:
             from ..device.deep import deep_check

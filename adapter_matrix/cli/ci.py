@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, one_matrix, release_or_exit
+from .common import EXIT_UNSUPPORTED, MATRIX_HELP, TODAY_HELP, app, console_for, date_or_exit, fail, one_matrix, release_or_exit
 
 
 @app.command()
@@ -15,7 +15,10 @@ def plan(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     strategy: str = typer.Option("full", "--strategy", "-s", help="full, edges, latest or smoke."),
     fmt: str = typer.Option("text", "--format", "-f", help="text, json, or github ({\"include\": [...]})."),
-    release: Optional[str] = typer.Option(None, "--release", help="Adapter release (default: the newest)."),
+    release: Optional[str] = typer.Option(
+        None, "--release", help="An adapter release or release line (default: every maintained release)."
+    ),
+    today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
 ) -> None:
     """The combinations to test, each named by the nox session that runs it."""
     from ..ci.plan import STRATEGIES
@@ -26,18 +29,24 @@ def plan(
     if fmt not in ("text", "json", "github"):
         fail(f"--format {fmt!r}: choose from text, json, github")
     result = one_matrix(matrix)
-    rows = make_plan(result.matrix, strategy, release_or_exit(result, release))
+    rows = make_plan(result.matrix, strategy, release_or_exit(result, release), date_or_exit(today))
     if fmt == "json":
         typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
     elif fmt == "github":
+        # a row that needs a runner-provided dimension (a driver) names the runner labels
         include = [
-            {"session": r.session, "python": str(r.cell.python), "torch": str(r.cell.torch), "id": r.cell.id}
+            dict(
+                {"session": r.session, "python": str(r.cell.python), "torch": str(r.cell.torch), "id": r.id},
+                **({"runs-on": list(r.runs_on)} if r.runs_on else {}),
+            )
             for r in rows
         ]
         typer.echo(json.dumps({"include": include}, separators=(",", ":")))
     else:
+        width = max([28] + [len(r.session) for r in rows])
         for r in rows:
-            typer.echo(f"{r.session:<28} torch {str(r.cell.torch):<8} {r.cell.status.value:<12} {' '.join(r.tiers)}")
+            requires = "".join(f"  requires {name} {value}" for name, value in r.requires)
+            typer.echo(f"{r.session:<{width}} torch {str(r.cell.torch):<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}")
 
 
 @app.command()
@@ -61,7 +70,7 @@ def results(
 
         if expect not in STRATEGIES:
             fail(f"--expect {expect!r}: choose from {', '.join(STRATEGIES)}")
-        expected = [r.cell.id for r in make_plan(one_matrix(matrix).matrix, expect)]
+        expected = [r.cell.id for r in make_plan(one_matrix(matrix).matrix, expect)]  # records name the cell
     summary = res.summarize(records, expected)
     if fmt == "json":
         clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in summary.records]

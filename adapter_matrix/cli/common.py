@@ -80,15 +80,30 @@ def one_matrix(explicit: Optional[str]) -> "LoadResult":
     return load_or_exit(found[0].path)
 
 
-def release_or_exit(result: "LoadResult", version: Optional[str]) -> Any:
-    if version is None:
+TODAY_HELP = "Judge support windows on this date, YYYY-MM-DD (default: today)."
+
+
+def date_or_exit(text: Optional[str]) -> Any:
+    """``--today TEXT`` as a date (``None`` for today), or exit 2."""
+    if text is None:
         return None
-    from packaging.version import InvalidVersion, Version
+    import datetime as _dt
 
     try:
-        release = result.matrix.release(Version(version))
-    except InvalidVersion:
-        fail(f"--release {version!r} is not a PEP 440 version")
-    if release is None:
-        fail(f"--release {version}: no such release in {result.matrix.path}")
-    return release
+        return _dt.date.fromisoformat(text)
+    except ValueError:
+        fail(f"--today {text!r}: write a date as YYYY-MM-DD")
+
+
+def release_or_exit(result: "LoadResult", text: Optional[str]) -> Any:
+    """``--release TEXT``: the entries of an adapter version, or the packages of a release
+    line (``7.3.0``); ``None`` without the option."""
+    if text is None:
+        return None
+    from ..matrix.queries import select_releases
+
+    found = select_releases(result.matrix, text)
+    if not found:
+        lines = ", ".join(result.matrix.release_lines())
+        fail(f"--release {text}: no such release" + (f" or release line ({lines})" if lines else "") + f" in {result.matrix.path}")
+    return found

@@ -6,7 +6,7 @@ from typing import Dict, List, Optional
 
 import typer
 
-from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, one_matrix, release_or_exit
+from .common import EXIT_UNSUPPORTED, MATRIX_HELP, TODAY_HELP, app, console_for, date_or_exit, fail, one_matrix, release_or_exit
 
 
 def _table_fix(options: Dict[str, Optional[str]], tail: List[str]) -> str:
@@ -25,15 +25,20 @@ def table(
     files: List[str] = typer.Argument(None, help="Documents whose adapter-matrix:table blocks to --update or --check."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     view: Optional[str] = typer.Option(
-        None, "--view", help="grid (torch x Python; the default), verified (the grid with test evidence) or releases."
+        None,
+        "--view",
+        help="grid (torch x Python; the default), verified (the grid with test evidence), releases, dimension (a dimension x torch) or capabilities.",
     ),
+    dimension: Optional[str] = typer.Option(None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="markdown (the default), rst, html, csv or json."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Language of headers and legend: en (the default) or zh."),
-    release: Optional[str] = typer.Option(None, "--release", help="Adapter release (default: the newest)."),
+    release: Optional[str] = typer.Option(
+        None, "--release", help="An adapter release or release line (default: every maintained release; verified: the newest)."
+    ),
     results: Optional[str] = typer.Option(
         None, "--results", help="Folder of result records for --view verified (and for verified blocks without results=)."
     ),
-    today: Optional[str] = typer.Option(None, "--today", help="Judge support windows on this date, YYYY-MM-DD (default: today)."),
+    today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
     output: Optional[str] = typer.Option(
         None, "--output", "-o", help="Write the table to this file, atomically; with --check, verify the file instead."
     ),
@@ -45,7 +50,6 @@ def table(
     Exit 0 done or up to date, 1 --check found a stale table (the diff and the fixing
     command are printed), 2 usage error, bad marker or invalid matrix.
     """
-    import datetime as _dt
 
     from ..tables import docs
     from ..tables import views as tables
@@ -63,15 +67,14 @@ def table(
     if update and not files:
         fail("--update needs at least one FILE")
     if files:
-        given = [flag for flag, value in (("--view", view), ("--format", fmt), ("--lang", lang), ("--release", release)) if value]
+        given = [
+            flag
+            for flag, value in (("--view", view), ("--format", fmt), ("--lang", lang), ("--release", release), ("--dimension", dimension))
+            if value
+        ]
         if given:
             fail(f"{', '.join(given)}: a block takes these from its marker (e.g. view=grid lang=zh), not from the command line")
-    when = None
-    if today is not None:
-        try:
-            when = _dt.date.fromisoformat(today)
-        except ValueError:
-            fail(f"--today {today!r}: write a date as YYYY-MM-DD")
+    when = date_or_exit(today)
     result = one_matrix(matrix)
     common = {"--matrix": matrix, "--today": today, "--results": results}
     console = console_for()
@@ -97,7 +100,7 @@ def table(
         records = docs.load_records(results) if results else None
         text = tables.render(
             result.matrix, view=view or "grid", fmt=fmt or "markdown", lang=lang or "en",
-            release=release_or_exit(result, release), today=when, records=records,
+            release=release_or_exit(result, release), today=when, records=records, dimension=dimension,
         )
     except ValueError as exc:  # a bad view, format or language, or unreadable records
         fail(str(exc))
@@ -112,7 +115,8 @@ def table(
         fail(f"{output}: cannot write: {exc.strerror}")
     if check_ and outcome.changed:
         typer.echo(outcome.diff, nl=False)
-        fix = _table_fix({**common, "--view": view, "--format": fmt, "--lang": lang, "--release": release}, ["--output", output])
+        options = {"--view": view, "--dimension": dimension, "--format": fmt, "--lang": lang, "--release": release}
+        fix = _table_fix({**common, **options}, ["--output", output])
         console_for(stderr=True).print(f"{output} is stale; fix with:\n    {fix}", markup=False, style="red")
         raise typer.Exit(EXIT_UNSUPPORTED)
     console.print(f"{output}: {'written' if outcome.changed else 'up to date'}", markup=False)

@@ -15,8 +15,8 @@ from packaging.version import Version
 
 from . import companions
 from .diagnostics import Diagnostic, Diagnostics, Mark
-from .model import Matrix, Release, Spec, Status
-from .queries import claimed_lines, claimed_patches, pythons_for, shim_for
+from .model import ENUM, Constraint, Matrix, Release, Spec, Status
+from .queries import claimed_lines, claimed_patches, dimension_values, pythons_for, shim_for
 
 __all__ = ["check"]
 
@@ -29,11 +29,13 @@ def check(matrix: Matrix, *, check_modules: bool = True) -> List[Diagnostic]:
     _sources(matrix, diags)
     _torch_lines(matrix, diags)
     _duplicate_releases(matrix, diags)
+    _dimensions(matrix, diags)
     for release in matrix.releases:
         _release(matrix, release, diags)
-    _shim_overlaps(matrix, diags)
-    if check_modules:
-        _shim_modules(matrix, diags)
+    if matrix.declares_shims:
+        _shim_overlaps(matrix, diags)
+        if check_modules:
+            _shim_modules(matrix, diags)
     _smoke(matrix, diags)
     diags.extend(companions.check(matrix))
     return diags.items
@@ -64,13 +66,40 @@ def _torch_lines(matrix: Matrix, diags: Diagnostics) -> None:
         previous = line
 
 
+def _disjoint(matrix: Matrix, a: Release, b: Release) -> bool:
+    """Whether two entries of one version serve different dimension values (IPEX 2.9.10
+    on Linux and on Windows): some dimension both constrain with no value in common."""
+    for name, ca in a.dimensions:
+        cb = b.constraint(name)
+        if cb is not None and not set(v.text for v in dimension_values(matrix, name, ca)) & set(
+            v.text for v in dimension_values(matrix, name, cb)
+        ):
+            return True
+    return False
+
+
 def _duplicate_releases(matrix: Matrix, diags: Diagnostics) -> None:
-    first: Dict[Version, Mark] = {}
+    seen: Dict[Version, List[Release]] = {}
     for release in sorted(matrix.releases, key=lambda r: r.mark):
-        if release.version in first:
-            diags.error(release.mark_of("version"), f"duplicate release {release.version}", f"it is already listed at line {first[release.version].line}")
-        else:
-            first[release.version] = release.mark
+        earlier = [r for r in seen.get(release.version, []) if not _disjoint(matrix, r, release)]
+        if earlier:
+            diags.error(
+                release.mark_of("version"),
+                f"duplicate release {release.version}",
+                f"it is already listed at line {earlier[0].mark.line}"
+                + ("; entries of one version must serve disjoint values of a dimension (os: linux, os: windows)" if matrix.dimensions else ""),
+            )
+        seen.setdefault(release.version, []).append(release)
+
+
+def _dimensions(matrix: Matrix, diags: Diagnostics) -> None:
+    for dim in matrix.dimensions:
+        if dim.kind == ENUM and not dim.values:
+            diags.error(dim.mark, f"enumeration {dim.name} lists no values", "list them under values:")
+        if dim.runner is not None:
+            for known, _label in dim.runner.labels:
+                if not any(v.text.casefold() == known.casefold() for v in dim.values):
+                    diags.warning(dim.mark, f"runner label for {dim.name} {known}, which is not among its values", "add it to values: or remove the label")
 
 
 def _mentioned_versions(spec: Spec) -> Iterator[Tuple[str, Version]]:
@@ -138,7 +167,7 @@ def _release(matrix: Matrix, release: Release, diags: Diagnostics) -> None:
                 f"release {release.version} claims torch {line.minor}, but none of its Pythons ({', '.join(str(p) for p in line.python)}) matches {release.python}",
                 "widen the Python range or narrow the torch specifier",
             )
-        if release.status not in (Status.BROKEN, Status.EOL) or release.rules:
+        if matrix.declares_shims and (release.status not in (Status.BROKEN, Status.EOL) or release.rules):
             missing = [p for p in patches if shim_for(matrix, p) is None]
             if missing:
                 diags.error(
@@ -146,19 +175,46 @@ def _release(matrix: Matrix, release: Release, diags: Diagnostics) -> None:
                     f"release {release.version} supports torch {', '.join(map(str, missing))} but no shim serves it",
                     "add a shim range covering it under shims:",
                 )
-    for name, _spec in release.dimensions:
-        if matrix.dimension(name) is None:
-            diags.error(release.mark_of("dimensions"), f"release {release.version} names unknown dimension {name!r}", "declare it under dimensions:")
+    for name, constraint in release.dimensions:
+        _constraint(matrix, name, constraint, release.mark_of("dimensions"), f"release {release.version}", diags)
+    _torch_build(matrix, release, diags)
     for rule in release.rules:
-        for name, _spec in rule.dimensions:
-            if matrix.dimension(name) is None:
-                diags.error(rule.mark, f"exception names unknown dimension {name!r}", "declare it under dimensions:")
+        for name, constraint in rule.dimensions:
+            _constraint(matrix, name, constraint, rule.mark, "exception", diags)
         if rule.torch is not None and not any(rule.torch.contains(p) for _, ps in lines for p in ps):
             diags.warning(rule.mark, f"exception for torch {rule.torch} matches no torch that release {release.version} claims", "remove it or fix its specifier")
         if rule.status is Status.BROKEN and not rule.reason:
             diags.error(rule.mark, "a broken exception needs a reason", "add `reason:`")
     if release.date and release.supported_until and release.supported_until < release.date:
         diags.error(release.mark_of("supported-until"), f"release {release.version} support ends before its release date", "fix supported-until")
+
+
+def _constraint(matrix: Matrix, name: str, constraint: Constraint, mark: Mark, who: str, diags: Diagnostics) -> None:
+    """A constraint must name a declared dimension and match one of its declared values
+    (else no cell, table or plan would ever show it)."""
+    dim = matrix.dimension(name)
+    if dim is None:
+        diags.error(mark, f"{who} names unknown dimension {name!r}", "declare it under dimensions:")
+    elif dim.values and not dimension_values(matrix, name, constraint):
+        known = ", ".join(str(v) for v in dim.values)
+        diags.error(mark, f"{who} needs {name} {constraint}, which matches none of its declared values ({known})", f"add the value to dimensions.{name}.values")
+
+
+def _torch_build(matrix: Matrix, release: Release, diags: Diagnostics) -> None:
+    """The torch variant and source a release names must be installable."""
+    if release.torch_source is not None:
+        src = matrix.source(release.torch_source)
+        if src is None:
+            names = ", ".join(s.name for s in matrix.sources)
+            diags.error(release.mark_of("torch-source"), f"release {release.version} installs torch from unknown source {release.torch_source!r}", f"declare it under sources: (known: {names})")
+        elif release.variant and src.variant not in (None, release.variant):
+            diags.error(release.mark_of("torch-source"), f"source {src.name} installs torch's {src.variant} build, release {release.version} needs {release.variant}", "pick a source of that variant")
+    elif release.variant and not any(src.variant == release.variant for src in matrix.sources):
+        diags.error(
+            release.mark_of("torch-variant") if "torch-variant" in dict(release.marks) else release.mark_of("torch"),
+            f"release {release.version} needs torch's {release.variant} build, but no source installs it",
+            f"declare a source with `variant: {release.variant}` and the index-url that has it",
+        )
 
 
 def _shim_overlaps(matrix: Matrix, diags: Diagnostics) -> None:
@@ -175,10 +231,14 @@ def _shim_overlaps(matrix: Matrix, diags: Diagnostics) -> None:
 
 
 def _package_dir(matrix: Matrix, top: str) -> Optional[str]:
-    """Where the shims' top-level package lives: next to the matrix file, else installed."""
-    beside = os.path.join(os.path.dirname(os.path.abspath(matrix.path)), top)
-    if os.path.isdir(beside):
-        return beside
+    """Where the shims' top-level package lives: beside the matrix file, or the folder
+    the file is packaged in (a link is followed to its target), else installed."""
+    for path in dict.fromkeys((os.path.abspath(matrix.path), os.path.realpath(matrix.path))):
+        folder = os.path.dirname(path)
+        if os.path.isdir(os.path.join(folder, top)):
+            return os.path.join(folder, top)
+        if os.path.basename(folder) == top and os.path.isfile(os.path.join(folder, "__init__.py")):
+            return folder
     try:
         spec = importlib.util.find_spec(top)  # top-level only: does not import the package
     except (ImportError, ValueError):

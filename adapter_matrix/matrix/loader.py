@@ -16,17 +16,21 @@ import os
 import re
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
-from packaging.specifiers import InvalidSpecifier
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..matrix import companions as _companions
 from ..matrix import consistency
 from .diagnostics import Diagnostic, Diagnostics, Mark, MatrixError, display_path, read_matrix_file
 from .model import (
+    ENUM,
     SCHEMA_VERSION,
+    SCHEMA_VERSIONS,
+    VERSION,
     Adapter,
     CellCompanion,
     CellRef,
+    Constraint,
     Detector,
     Dimension,
     InstallSource,
@@ -35,13 +39,15 @@ from .model import (
     PythonClaim,
     PythonVersion,
     Release,
+    Runner,
     ShimRange,
     Spec,
     Status,
     StatusRule,
     TorchLine,
+    Value,
 )
-from .schema import STRUCTS
+from .schema import RELEASE_DEFAULTS, STRUCTS
 from .source import YAML_BOOL, YAML_INT, Mapping, Node, Scalar, Sequence, parse
 
 __all__ = ["load", "load_bytes", "load_text", "LoadResult", "PYPI"]
@@ -53,6 +59,8 @@ PYPI = "https://pypi.org/simple"
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+_LOCAL = re.compile(r"^[A-Za-z0-9]+([._-][A-Za-z0-9]+)*\Z")  # a PEP 440 local label: cpu, cxx11.abi
+BUILTIN_DETECTORS = ("os", "arch")  # dimensions of these names detect themselves (schema 2)
 
 
 def _spec(text: str) -> Spec:
@@ -112,6 +120,8 @@ class _Builder:
     def __init__(self, filename: str) -> None:
         self.filename = filename
         self.diags = Diagnostics()
+        self.schema_version = SCHEMA_VERSION  # until the file says which
+        self.kinds: Dict[str, str] = {}  # dimension name -> kind, for reading constraints
 
     # -- generic helpers -------------------------------------------------------------
 
@@ -128,8 +138,16 @@ class _Builder:
                 hint = f"did you mean {close[0]!r}?" if close else "allowed keys: " + ", ".join(struct.keys)
                 self.diags.error(key.mark, f"unknown key {key.text!r} in {what}", hint)
                 continue
+            since = struct.field(key.text).since
+            if since > self.schema_version:
+                self.diags.error(
+                    key.mark,
+                    f"{key.text!r} in {what} needs schema-version {since} (this file says {self.schema_version})",
+                    f"write `schema-version: {since}`: version-{self.schema_version} files mean the same under it",
+                )
+                continue
             out[key.text] = value
-        for key in struct.required:
+        for key in struct.required_in(self.schema_version):
             if key not in out and not any(k.text == key for k, _ in node):
                 self.diags.error(node.mark, f"{what} is missing the required key {key!r}", f"add `{key}:`")
         return out
@@ -204,29 +222,52 @@ class _Builder:
                 out.append(value)
         return tuple(out)
 
-    def dimension_specs(self, node: Optional[Node], what: str) -> Tuple[Tuple[str, Spec], ...]:
+    def dimension_specs(self, node: Optional[Node], what: str) -> Tuple[Tuple[str, Constraint], ...]:
         out = []
         for key, value in self.entries(node, what):
-            spec = self.spec(value, f"{_label(key.text)} specifier in {what}")
-            if spec is not None:
-                out.append((key.text, spec))
+            constraint = self.constraint(key.text, value, what)
+            if constraint is not None:
+                out.append((key.text, constraint))
         return tuple(out)
+
+    def constraint(self, name: str, node: Node, what: str) -> Optional[Constraint]:
+        """A version dimension takes a specifier set (``>=8.1``; a bare version is ``==``),
+        an enumeration one value or a list; a list of versions is a set of values too."""
+        kind = self.kinds.get(name, VERSION)  # an undeclared name is reported by consistency
+        label = f"{_label(name)} {'specifier' if kind == VERSION else 'value'} in {what}"
+        if isinstance(node, Sequence):
+            values = self.list_of(node, label, lambda n, w: self.value(n, w, kind))
+            if not values:
+                self.diags.error(node.mark, f"the {_label(name)} list in {what} is empty", "list at least one value")
+                return None
+            return Constraint(", ".join(str(v) for v in values), values=values)
+        if kind == ENUM:
+            value = self.value(node, label, kind)
+            return Constraint(value.text, values=(value,)) if value else None
+        spec = self.spec(node, label)
+        return Constraint(spec.text, spec=spec) if spec else None
+
+    def value(self, node: Node, what: str, kind: str) -> Optional[Value]:
+        hint = "write a PEP 440 version such as 8.1.RC1, or declare the dimension `kind: enum`" if kind == VERSION else "write a name"
+        return self.convert(node, what, lambda text: Value.of(text, kind), hint)
 
     # -- sections ----------------------------------------------------------------------
 
     def matrix(self, root: Node) -> Optional[Matrix]:
+        if isinstance(root, Mapping) and root.get("schema-version") is not None:
+            self.schema_version = self.read_schema_version(root.get("schema-version")) or SCHEMA_VERSION
         top = self.fields(root, "root", "compat.yaml")
         if not top:
             return None
-        schema_version = self.schema_version(top.get("schema-version"))
+        schema_version = self.read_schema_version(top.get("schema-version"))
         adapter = self.adapter(top.get("adapter"), root.mark)
         sources = self.sources(top.get("sources"))
         torch = self.torch_lines(top.get("torch"))
         dimensions = tuple(self.dimension(k, v) for k, v in self.entries(top.get("dimensions"), "dimensions"))
         shims = tuple(s for s in (self.shim(n) for n in self.items(top.get("shims"), "shims")) if s)
-        releases = tuple(r for r in (self.release(n) for n in self.items(top.get("releases"), "releases")) if r)
+        releases = tuple(r for n in self.items(top.get("releases"), "releases") for r in self.release_entry(n))
         companions = _companions.parse_companions(self, top.get("companions"))
-        smoke, ci_companions = self.ci(top.get("ci"))
+        smoke, runs_on, ci_companions = self.ci(top.get("ci"))
         if adapter is None or schema_version is None:
             return None
         return Matrix(
@@ -239,20 +280,23 @@ class _Builder:
             shims=shims,
             releases=tuple(sorted(releases, key=lambda r: r.version)),
             smoke=smoke,
+            declares_shims="shims" in top,
+            runs_on=runs_on,
             companions=companions,
             ci_companions=ci_companions,
         )
 
-    def schema_version(self, node: Optional[Node]) -> Optional[int]:
+    def read_schema_version(self, node: Optional[Node]) -> Optional[int]:
         if node is None:
             return None
-        if isinstance(node, Scalar) and node.tag == YAML_INT and node.text == str(SCHEMA_VERSION):
-            return SCHEMA_VERSION
-        self.diags.error(
-            node.mark,
-            f"unsupported schema-version {node.describe()}",
-            f"this adapter-matrix reads schema-version {SCHEMA_VERSION}; upgrade adapter-matrix for newer files",
-        )
+        if isinstance(node, Scalar) and node.tag == YAML_INT and node.text in [str(v) for v in SCHEMA_VERSIONS]:
+            return int(node.text)
+        if not any(d.message.startswith("unsupported schema-version") for d in self.diags.items):
+            self.diags.error(
+                node.mark,
+                f"unsupported schema-version {node.describe()}",
+                f"this adapter-matrix reads schema-version {' and '.join(map(str, SCHEMA_VERSIONS))}; upgrade adapter-matrix for newer files",
+            )
         return None
 
     def adapter(self, node: Optional[Node], root_mark: Mark) -> Optional[Adapter]:
@@ -266,7 +310,7 @@ class _Builder:
             self.diags.error(f["device"].mark, f"device name {device!r} is not an identifier", "use a name such as npu")
         if shims is not None and not _DOTTED.match(shims):
             self.diags.error(f["shims"].mark, f"shims package {shims!r} is not a valid dotted module name", "e.g. my_adapter.shims")
-        if distribution is None or device is None or shims is None:
+        if distribution is None or device is None or (shims is None and "shims" in f):
             return None
         return Adapter(distribution, device, shims, node.mark)
 
@@ -330,20 +374,55 @@ class _Builder:
         if not _IDENT.match(key.text):
             self.diags.error(key.mark, f"dimension name {key.text!r} is not an identifier", "use a name such as cann")
         f = self.fields(node, "dimension", f"dimension {key.text!r}")
+        kind = VERSION
+        if "kind" in f:
+            written = self.string(f["kind"], "dimension kind")
+            if written in (VERSION, ENUM):
+                kind = written
+            elif written is not None:
+                self.diags.error(f["kind"].mark, f"unknown dimension kind {written!r}", "use version or enum")
+        self.kinds[key.text] = kind
         detectors = tuple(d for d in (self.detector(n) for n in self.items(f.get("detect"), "detect")) if d)
+        if not detectors and "detect" not in f and key.text in BUILTIN_DETECTORS and self.schema_version >= 2:
+            detectors = (Detector("builtin", (key.text,), None, 5.0, key.mark),)
+        what = f"{_label(key.text)} {'version' if kind == VERSION else 'value'}"
+        values: Dict[str, Value] = {}
+        for item in self.items(f.get("values"), what):
+            value = self.value(item, what, kind)
+            if value is None:
+                continue
+            twin = next((v for v in values.values() if v.same(value)), None)
+            if twin is not None:
+                self.diags.error(item.mark, f"{_label(key.text)} lists {value} twice" + (f" (as {twin})" if twin.text != value.text else ""), "list each value once")
+                continue
+            values[value.text] = value
+        ordered = tuple(values.values()) if kind == ENUM else tuple(sorted(values.values(), key=lambda v: v.order))
         return Dimension(
             name=key.text,
             description=self.string(f.get("description"), "description") or "",
-            values=tuple(sorted(set(self.list_of(f.get("values"), f"{_label(key.text)} version", self.version)))),
+            values=ordered,
             detectors=detectors,
             mark=key.mark,
+            kind=kind,
+            changeable=self.boolean(f.get("changeable"), "changeable", kind == VERSION),
+            runner=self.runner(f.get("runner")),
         )
+
+    def runner(self, node: Optional[Node]) -> Optional[Runner]:
+        if node is None:
+            return None
+        if isinstance(node, Mapping):
+            labels = tuple((k.text, label) for k, v in node for label in [self.string(v, "runner label")] if label)
+            return Runner(None, labels)
+        template = self.string(node, "runner label")
+        return Runner(template) if template else None
 
     def detector(self, node: Node) -> Optional[Detector]:
         f = self.fields(node, "detector", "detector")
-        kinds = [k for k in ("env", "file", "command", "distribution") if k in f]
+        kinds = [k for k in ("env", "file", "command", "distribution", "builtin") if k in f]
         if len(kinds) != 1:
-            self.diags.error(node.mark, "a detector needs exactly one of env, file, command, distribution", "split it into one detector per source")
+            choices = "env, file, command, distribution" + (", builtin" if self.schema_version >= 2 else "")
+            self.diags.error(node.mark, f"a detector needs exactly one of {choices}", "split it into one detector per source")
             return None
         kind = kinds[0]
         if kind == "command":
@@ -358,6 +437,8 @@ class _Builder:
             target = (value,)
             if kind == "env" and not _ENV_NAME.match(value):
                 self.diags.error(f[kind].mark, f"{value!r} is not an environment variable name")
+            if kind == "builtin" and value not in BUILTIN_DETECTORS:
+                self.diags.error(f[kind].mark, f"unknown built-in detector {value!r}", "use os or arch")
         regex = self.string(f.get("regex"), "regex")
         if regex is not None:
             try:
@@ -412,10 +493,42 @@ class _Builder:
         spec = self.spec(node, "Python specifier")
         return PythonClaim(spec.text, spec=spec, free_threaded=free_threaded) if spec else None
 
-    def release(self, node: Node) -> Optional[Release]:
-        f = self.fields(node, "release", "release")
+    def release_entry(self, node: Node) -> List[Release]:
+        """A release, or (schema 2) a release line's packages, each with the line's keys."""
+        if not (isinstance(node, Mapping) and node.get("line") is not None):
+            release = self.release(self.fields(node, "release", "release"), node.mark, "release")
+            return [release] if release else []
+        f = self.fields(node, "line", "release line")
+        name = self.string(f.get("line"), "release line name")
+        if name is None:
+            return []
+        defaults = {k: v for k, v in f.items() if k in RELEASE_DEFAULTS}
+        out = []
+        for package in self.items(f.get("packages"), "packages"):
+            own = self.fields(package, "package", f"package of release line {name}")
+            merged = dict(defaults, **own)
+            if "exceptions" in own and "exceptions" in defaults:  # the package's first, then the line's
+                merged["exceptions"] = Sequence(own["exceptions"].items + defaults["exceptions"].items, own["exceptions"].mark)  # type: ignore[union-attr]
+            for key in ("python", "status"):
+                if key not in merged and "version" in own:
+                    self.diags.error(package.mark, f"package {own['version'].describe()} of release line {name} has no {key!r}", f"give `{key}:` on the package or on the line")
+            release = self.release(merged, package.mark, f"package of release line {name}", name)
+            if release is not None:
+                out.append(release)
+        if "packages" in f and not out and not self.diags.errors:
+            self.diags.error(f["packages"].mark, f"release line {name} ships no packages", "list them under packages:")
+        return out
+
+    def release(self, f: Dict[str, Node], mark: Mark, what: str, line: Optional[str] = None) -> Optional[Release]:
         version = self.version(f["version"], "release version") if "version" in f else None
-        torch = self.spec(f["torch"], "torch specifier") if "torch" in f else None
+        torch, variant = self.torch_claim(f["torch"]) if "torch" in f else (None, None)
+        if "torch-variant" in f:
+            written = self.string(f["torch-variant"], "torch variant")
+            if written is not None and not _LOCAL.match(written):
+                self.diags.error(f["torch-variant"].mark, f"torch variant {written!r} is not a local version label", "write it as after the + in 2.8.0+cpu, e.g. cpu, xpu, cxx11.abi")
+            elif written is not None and variant is not None and written != variant:
+                self.diags.error(f["torch-variant"].mark, f"torch-variant {written} contradicts the torch pin's +{variant}", "keep one of them")
+            variant = variant or written
         free_threaded = self.boolean(f.get("free-threaded"), "free-threaded", False)
         python = self.python_claim(f["python"], free_threaded) if "python" in f else None
         status = self.status(f.get("status"))
@@ -436,11 +549,32 @@ class _Builder:
             reason=reason,
             link=self.string(f.get("link"), "link"),
             supported_until=self.date(f.get("supported-until"), "supported-until date"),
-            dimensions=self.dimension_specs(f.get("dimensions"), "release dimensions"),
+            dimensions=self.dimension_specs(f.get("dimensions"), f"{what} dimensions"),
             rules=rules,
-            mark=node.mark,
+            mark=mark,
             marks=tuple((k, v.mark) for k, v in f.items()),
+            release_line=line,
+            variant=variant,
+            torch_source=self.string(f.get("torch-source"), "torch source"),
+            index_url=self.string(f.get("index-url"), "index-url"),
         )
+
+    def torch_claim(self, node: Node) -> Tuple[Optional[Spec], Optional[str]]:
+        """The torch specifier and the variant an exact pin carries: ``2.8.0+cpu`` claims
+        torch 2.8.0, cpu build. A local label anywhere else cannot be said (a range of
+        ``+cpu`` versions is ``torch-variant: cpu``)."""
+        spec = self.spec(node, "torch specifier")
+        if spec is None:
+            return None, None
+        local = [s for s in spec.specifier if "+" in s.version]
+        if not local:
+            return spec, None
+        (only,) = list(spec.specifier) if len(spec.specifier) == 1 else (None,)
+        if only is None or only.operator != "==" or only.version.endswith(".*"):
+            self.diags.error(node.mark, f"torch specifier {spec.text!r} puts a local label (+...) in a range", "pin one version (2.8.0+cpu) or give the build as `torch-variant:`")
+            return None, None
+        public, _, variant = only.version.partition("+")
+        return Spec(spec.text, SpecifierSet(f"=={public}")), variant
 
     def rule(self, node: Node) -> Optional[StatusRule]:
         f = self.fields(node, "exception", "exception")
@@ -457,10 +591,11 @@ class _Builder:
             mark=node.mark,
         )
 
-    def ci(self, node: Optional[Node]) -> Tuple[Tuple[CellRef, ...], Tuple[CellCompanion, ...]]:
+    def ci(self, node: Optional[Node]) -> Tuple[Tuple[CellRef, ...], Tuple[str, ...], Tuple[CellCompanion, ...]]:
         if node is None:
-            return (), ()
+            return (), (), ()
         f = self.fields(node, "ci", "ci")
+        runs_on = tuple(s for s in (self.string(n, "runner label") for n in self.items(f.get("runs-on"), "runs-on")) if s)
         out = []
         for item in self.items(f.get("smoke"), "smoke"):
             cell = self.fields(item, "cell", "smoke cell")
@@ -468,7 +603,7 @@ class _Builder:
             python = self.python(cell["python"], "Python version") if "python" in cell else None
             if minor is not None and python is not None:
                 out.append(CellRef(minor, python, item.mark))
-        return tuple(out), _companions.parse_cell_companions(self, f.get("companions"))
+        return tuple(out), runs_on, _companions.parse_cell_companions(self, f.get("companions"))
 
 
 def load_text(text: str, filename: str = "compat.yaml", *, check_modules: bool = True) -> LoadResult:
@@ -478,7 +613,7 @@ def load_text(text: str, filename: str = "compat.yaml", *, check_modules: bool =
     builder.diags.extend(problems)
     matrix = None
     if tree is None and not problems:
-        builder.diags.error(Mark(filename, 1, 1), "the file is empty", "start from `adapter-matrix init` or the README's example")
+        builder.diags.error(Mark(filename, 1, 1), "the file is empty", "write a first one with `adapter-matrix init --distribution NAME --device NAME` (see the README)")
     elif tree is not None:
         matrix = builder.matrix(tree)
     if matrix is not None and not builder.diags.errors:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
+import functools
 import re
 from typing import List, NamedTuple, Optional, Tuple
 
@@ -28,6 +29,9 @@ __all__ = [
     "InstallSource",
     "TorchLine",
     "Detector",
+    "Value",
+    "Constraint",
+    "Runner",
     "Dimension",
     "StatusRule",
     "Release",
@@ -41,9 +45,11 @@ __all__ = [
     "Matrix",
     "LoadResult",
     "SCHEMA_VERSION",
+    "SCHEMA_VERSIONS",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # the newest; files of every version in SCHEMA_VERSIONS load
+SCHEMA_VERSIONS = (1, 2)
 
 
 class Status(str, enum.Enum):
@@ -134,16 +140,20 @@ class PythonClaim(NamedTuple):
 
 
 class Adapter(NamedTuple):
-    """The adapter the matrix describes."""
+    """The adapter the matrix describes. ``shims`` is ``None`` for an adapter that uses
+    the matrix for checks, tables and plans only (schema version 2)."""
 
     distribution: str
     device: str
-    shims: str
+    shims: Optional[str]
     mark: Mark
 
 
 class InstallSource(NamedTuple):
-    """Where CI installs torch from: an index, a folder of wheels, or both, with a fallback."""
+    """Where torch is installed from: an index, a folder of wheels, or both, with a fallback.
+
+    ``variant`` is the local version label its wheels carry (``cpu`` for ``2.4.1+cpu``).
+    """
 
     name: str
     index_url: Optional[str]
@@ -173,16 +183,21 @@ class TorchLine(NamedTuple):
         nxt = f"{self.minor.major}.{self.minor.minor + 1}"
         return Spec(f">={self.minor},<{nxt}", SpecifierSet(f">={self.minor},<{nxt}"))
 
+    def holds(self, version: Version) -> bool:
+        """Whether ``version`` (a patch, a pre-release, ``+cpu`` or not) is of this line."""
+        return (version.major, version.minor) == (self.minor.major, self.minor.minor)
+
     def __str__(self) -> str:
         return str(self.minor)
 
 
 class Detector(NamedTuple):
-    """How to read an extra dimension's installed version.
+    """How to read an extra dimension's installed value.
 
     ``kind`` is ``env`` (variable name), ``file`` (path, read with ``regex``),
-    ``command`` (argv, run without a shell, stdout matched with ``regex``) or
-    ``distribution`` (a Python distribution's version).
+    ``command`` (argv, run without a shell, stdout matched with ``regex``),
+    ``distribution`` (a Python distribution's version) or ``builtin`` (``os`` or
+    ``arch``: the platform this process runs on).
     """
 
     kind: str
@@ -196,14 +211,94 @@ class Detector(NamedTuple):
         return f"{self.kind} {what}"
 
 
+VERSION, ENUM = "version", "enum"  # the kinds of dimension
+
+
+class Value(NamedTuple):
+    """A dimension value as written (``8.1.RC1``, ``Ascend910B``, ``linux``).
+
+    Shown as written, compared as a version when it is one: ``8.1.RC1`` prints as
+    ``8.1.RC1`` and sorts before ``8.1.0``. Enumeration values (``version`` is ``None``)
+    compare without regard to case.
+    """
+
+    text: str
+    version: Optional[Version] = None
+
+    @classmethod
+    def of(cls, text: str, kind: str) -> "Value":
+        """Parse ``text`` for a dimension of ``kind``; :class:`ValueError` for a bad version."""
+        text = text.strip()
+        if kind == ENUM:
+            return cls(text)
+        return cls(text, Version(text))
+
+    def same(self, other: "Value") -> bool:
+        if self.version is not None and other.version is not None:
+            return self.version == other.version
+        return self.text.casefold() == other.text.casefold()
+
+    @property
+    def order(self) -> Tuple[int, object]:
+        """Sort key: versions by version, enumeration values by name."""
+        return (0, self.version) if self.version is not None else (1, self.text.casefold())
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Constraint(NamedTuple):
+    """What a release (or an exception) accepts of one dimension: a PEP 440 specifier
+    set for a version dimension, a set of values for an enumeration."""
+
+    text: str
+    spec: Optional[Spec] = None
+    values: Tuple[Value, ...] = ()
+
+    def contains(self, value: Value) -> bool:
+        if self.spec is not None:
+            return value.version is not None and self.spec.contains(value.version)
+        return any(v.same(value) for v in self.values)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Runner(NamedTuple):
+    """The CI runner label that provides a dimension value: a template with ``{value}``,
+    or one label per value."""
+
+    template: Optional[str]
+    labels: Tuple[Tuple[str, str], ...] = ()
+
+    def label(self, value: Value) -> str:
+        for known, label in self.labels:
+            if Value(known).same(Value(value.text)):
+                return label
+        return (self.template or "{value}").replace("{value}", value.text)
+
+
 class Dimension(NamedTuple):
-    """An extra dimension of the matrix, such as a driver toolkit version."""
+    """An extra dimension of the matrix: a driver toolkit version, a SoC, an OS, ...
+
+    ``kind`` is ``version`` (values compared with ``packaging``) or ``enum`` (names).
+    ``changeable``: whether a fix may ask the user to install another value (a driver
+    toolkit can be upgraded; a SoC cannot be). ``runner``: set when a CI runner must
+    provide the value (it cannot be pip-installed), with the label that selects one.
+    """
 
     name: str
     description: str
-    values: Tuple[Version, ...]
+    values: Tuple[Value, ...]
     detectors: Tuple[Detector, ...]
     mark: Mark
+    kind: str = VERSION
+    changeable: bool = True
+    runner: Optional[Runner] = None
+
+    def value(self, text: str) -> Value:
+        """``text`` read as a value of this dimension (:class:`ValueError` if it is not one)."""
+        return Value.of(text, self.kind)
 
 
 class StatusRule(NamedTuple):
@@ -211,7 +306,7 @@ class StatusRule(NamedTuple):
 
     torch: Optional[Spec]
     python: Optional[Spec]
-    dimensions: Tuple[Tuple[str, Spec], ...]
+    dimensions: Tuple[Tuple[str, Constraint], ...]
     status: Status
     reason: str
     link: Optional[str]
@@ -219,7 +314,13 @@ class StatusRule(NamedTuple):
 
 
 class Release(NamedTuple):
-    """One release of the adapter and what it claims to support."""
+    """One release of the adapter (one package version) and what it claims to support.
+
+    ``release_line`` names the product release it ships in (torch_npu's 7.3.0 ships one
+    package per torch line); ``variant`` is the local label torch must carry (``cpu``
+    for ``2.8.0+cpu``); ``torch_source`` the source torch is installed from for it;
+    ``index_url`` the index the package itself is published on (default PyPI).
+    """
 
     version: Version
     date: Optional[_dt.date]
@@ -229,14 +330,43 @@ class Release(NamedTuple):
     reason: str
     link: Optional[str]
     supported_until: Optional[_dt.date]
-    dimensions: Tuple[Tuple[str, Spec], ...]
+    dimensions: Tuple[Tuple[str, Constraint], ...]
     rules: Tuple[StatusRule, ...]
     mark: Mark
     marks: Tuple[Tuple[str, Mark], ...] = ()  # (key, position) of each key written
+    release_line: Optional[str] = None
+    variant: Optional[str] = None
+    torch_source: Optional[str] = None
+    index_url: Optional[str] = None
 
     def mark_of(self, key: str) -> Mark:
         """The position of one of this release's keys (for messages), else the release's."""
         return next((mark for name, mark in self.marks if name == key), self.mark)
+
+    def constraint(self, dimension: str) -> Optional[Constraint]:
+        return dict(self.dimensions).get(dimension)
+
+    @property
+    def pins(self) -> Tuple[Version, ...]:
+        """The exact torch versions its specifier names with ``==`` (no wildcard)."""
+        return _pins(self.torch.specifier)
+
+    @property
+    def label(self) -> str:
+        """How messages name it: the version, and its release line when it has one."""
+        return str(self.version) + (f" (release {self.release_line})" if self.release_line else "")
+
+
+@functools.lru_cache(maxsize=None)
+def _pins(specifier: SpecifierSet) -> Tuple[Version, ...]:
+    out = []
+    for s in specifier:
+        if s.operator in ("==", "===") and not s.version.endswith(".*"):
+            try:
+                out.append(Version(s.version))
+            except ValueError:  # === with a string that is not a version
+                continue
+    return tuple(out)
 
 
 class ShimRange(NamedTuple):
@@ -343,7 +473,12 @@ class Companion(NamedTuple):
 
 
 class Matrix(NamedTuple):
-    """A whole ``compat.yaml``: upstream facts, the adapter's releases, shims and CI settings."""
+    """A whole ``compat.yaml``: upstream facts, the adapter's releases, shims and CI settings.
+
+    ``declares_shims`` is false for a schema-2 matrix without a ``shims:`` section: the
+    shim rules (every supported cell has a shim) then do not apply. ``runs_on`` are the
+    base CI runner labels of plan rows that need a runner-provided dimension.
+    """
 
     path: str
     schema_version: int
@@ -354,13 +489,15 @@ class Matrix(NamedTuple):
     shims: Tuple[ShimRange, ...]
     releases: Tuple[Release, ...]
     smoke: Tuple[CellRef, ...]
+    declares_shims: bool = True
+    runs_on: Tuple[str, ...] = ()
     companions: Tuple[Companion, ...] = ()  # torch extensions and their pairings (matrix.companions)
     ci_companions: Tuple[CellCompanion, ...] = ()  # the companions every test cell installs
 
     def torch_line(self, version: Version) -> Optional[TorchLine]:
         """The described minor line that ``version`` (e.g. ``2.4.1+cpu``) belongs to."""
         for line in self.torch:
-            if (line.minor.major, line.minor.minor) == (version.major, version.minor):
+            if line.holds(version):
                 return line
         return None
 
@@ -381,10 +518,24 @@ class Matrix(NamedTuple):
         return None
 
     def release(self, version: Version) -> Optional[Release]:
-        for rel in self.releases:
-            if rel.version == version:
-                return rel
-        return None
+        """The first release entry of ``version`` (see :meth:`releases_of` for all)."""
+        found = self.releases_of(version)
+        return found[0] if found else None
+
+    def releases_of(self, version: Version) -> Tuple[Release, ...]:
+        """The entries of an installed adapter version: those written with exactly this
+        version, else the one whose public version matches (``2.8.0`` from PyPI is the
+        ``2.8.0+cpu`` release). Several entries share a version when each serves other
+        dimension values (IPEX 2.9.10 pins one torch on Linux, another on Windows)."""
+        exact = tuple(rel for rel in self.releases if rel.version == version)
+        if exact:
+            return exact
+        public = tuple(rel for rel in self.releases if Version(rel.version.public) == Version(version.public))
+        return public if len({rel.version for rel in public}) == 1 else ()
+
+    def release_lines(self) -> Tuple[str, ...]:
+        """The release lines the releases name, in the order the file first names them."""
+        return tuple(dict.fromkeys(rel.release_line for rel in self.releases if rel.release_line))
 
     @property
     def newest_release(self) -> Optional[Release]:

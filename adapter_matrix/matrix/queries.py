@@ -9,12 +9,12 @@ them in :mod:`adapter_matrix.check.verdict`.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from .diagnostics import Mark
-from .model import Matrix, PythonVersion, Release, ShimRange, Spec, Status, TorchLine
+from .model import Constraint, Matrix, PythonVersion, Release, ShimRange, Spec, Status, TorchLine, Value
 
 __all__ = [
     "Cell",
@@ -25,8 +25,13 @@ __all__ = [
     "release_status",
     "cells",
     "shim_for",
+    "chosen",
+    "maintained",
+    "select_releases",
+    "torch_source",
 ]
 
+Releases = Union[Release, Sequence[Release], None]
 
 
 class Cell(NamedTuple):
@@ -36,7 +41,7 @@ class Cell(NamedTuple):
     line: TorchLine
     torch: Version
     python: PythonVersion
-    dimensions: Tuple[Tuple[str, Version], ...]
+    dimensions: Tuple[Tuple[str, Value], ...]
     status: Status
     reason: str
     link: Optional[str]
@@ -56,8 +61,12 @@ class Cell(NamedTuple):
 
 
 def claimed_patches(release: Release, line: TorchLine) -> Tuple[Version, ...]:
-    """The known patch releases of ``line`` that ``release`` claims."""
-    return tuple(p for p in line.patches if release.torch.contains(p))
+    """The known patch releases of ``line`` that ``release`` claims, and the pre-releases
+    of the line it pins exactly (IPEX 2.10.10 pins the nightly ``2.10.0.dev20251205``),
+    oldest first."""
+    known = [p for p in line.patches if release.torch.contains(p)]
+    pinned = [p for p in release.pins if p.is_prerelease and line.holds(p) and p not in known]
+    return tuple(sorted(known + pinned))
 
 
 def claimed_lines(matrix: Matrix, release: Release) -> List[Tuple[TorchLine, Tuple[Version, ...]]]:
@@ -75,12 +84,17 @@ def pythons_for(release: Release, line: TorchLine) -> Tuple[PythonVersion, ...]:
     return tuple(p for p in line.python if release.python.admits(p))
 
 
-def _dimension_values(matrix: Matrix, release: Release) -> List[Tuple[Tuple[str, Version], ...]]:
+def dimension_values(matrix: Matrix, name: str, constraint: Constraint) -> List[Value]:
+    """The declared values of dimension ``name`` that ``constraint`` accepts."""
+    dim = matrix.dimension(name)
+    return [v for v in (dim.values if dim else ()) if constraint.contains(v)]
+
+
+def _dimension_values(matrix: Matrix, release: Release) -> List[Tuple[Tuple[str, Value], ...]]:
     """Every combination of the known values of the dimensions ``release`` constrains."""
-    combos: List[Tuple[Tuple[str, Version], ...]] = [()]
-    for name, spec in release.dimensions:
-        dim = matrix.dimension(name)
-        values = [v for v in (dim.values if dim else ()) if spec.contains(v)]
+    combos: List[Tuple[Tuple[str, Value], ...]] = [()]
+    for name, constraint in release.dimensions:
+        values = dimension_values(matrix, name, constraint)
         if not values:
             continue
         combos = [c + ((name, v),) for c in combos for v in values]
@@ -91,6 +105,10 @@ def _rule_matches(spec: Optional[Spec], value: Optional[Version]) -> bool:
     if spec is None:
         return True
     return value is not None and spec.contains(value)
+
+
+def _constraint_matches(constraint: Constraint, value: Optional[Value]) -> bool:
+    return value is not None and constraint.contains(value)
 
 
 def _after_window(release: Release, status: Status, reason: str, today: _dt.date) -> Tuple[Status, str, bool]:
@@ -114,7 +132,7 @@ def cell_status(
     release: Release,
     torch: Version,
     python: PythonVersion,
-    dimensions: Dict[str, Optional[Version]],
+    dimensions: Dict[str, Optional[Value]],
     today: _dt.date,
 ) -> Tuple[Status, str, Optional[str], Tuple[Mark, ...]]:
     """Status of one combination of ``release``: the first matching exception, else the
@@ -125,7 +143,7 @@ def cell_status(
         if (
             _rule_matches(rule.torch, torch)
             and _rule_matches(rule.python, python.version)
-            and all(_rule_matches(spec, dimensions.get(name)) for name, spec in rule.dimensions)
+            and all(_constraint_matches(constraint, dimensions.get(name)) for name, constraint in rule.dimensions)
         ):
             status, reason, link = rule.status, rule.reason, rule.link
             marks = (release.mark, rule.mark)
@@ -136,15 +154,25 @@ def cell_status(
     return status, reason, link, marks
 
 
-def cells(matrix: Matrix, release: Optional[Release] = None, today: Optional[_dt.date] = None) -> List[Cell]:
-    """All cells: release x torch line x Python x extra-dimension values.
+def chosen(matrix: Matrix, release: Releases) -> Tuple[Release, ...]:
+    """``release`` as a tuple: one release, several, or (``None``) every release."""
+    if release is None:
+        return matrix.releases
+    if isinstance(release, Release):
+        return (release,)
+    return tuple(release)
+
+
+def cells(matrix: Matrix, release: Releases = None, today: Optional[_dt.date] = None) -> List[Cell]:
+    """All cells: release x torch line x Python x extra-dimension values (of one
+    release, of several, or of every release when ``release`` is ``None``).
 
     A cell's torch is the newest patch of its line that the release claims: the one a
     ``pip install`` of the line would pick.
     """
     today = today or _dt.date.today()
     out: List[Cell] = []
-    for rel in [release] if release else matrix.releases:
+    for rel in chosen(matrix, release):
         combos = _dimension_values(matrix, rel)
         for line, patches in claimed_lines(matrix, rel):
             torch = max(patches)
@@ -161,3 +189,32 @@ def shim_for(matrix: Matrix, torch: Version) -> Optional[ShimRange]:
         if shim.torch.contains(torch):
             return shim
     return None
+
+
+def maintained(matrix: Matrix, today: Optional[_dt.date] = None) -> Tuple[Release, ...]:
+    """The releases that are not end of life on ``today`` (by status or support window)."""
+    return tuple(rel for rel in matrix.releases if release_status(rel, today)[0] is not Status.EOL)
+
+
+def select_releases(matrix: Matrix, text: str) -> Tuple[Release, ...]:
+    """What ``--release TEXT`` names: the entries of an adapter version, else the packages
+    of a release line (``7.3.0``); empty when it names neither."""
+    try:
+        found = matrix.releases_of(Version(text))
+    except InvalidVersion:
+        found = ()
+    if found:
+        return found
+    return tuple(rel for rel in matrix.releases if rel.release_line == text)
+
+
+def torch_source(matrix: Matrix, release: Release, line: TorchLine) -> str:
+    """The source torch is installed from for ``release``: the one it names, else the
+    source of its torch variant, else the torch line's."""
+    if release.torch_source:
+        return release.torch_source
+    if release.variant:
+        for src in matrix.sources:
+            if src.variant == release.variant:
+                return src.name
+    return line.install

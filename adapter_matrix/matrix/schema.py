@@ -1,9 +1,13 @@
-"""The keys of ``compat.yaml`` (schema version 1), declared once.
+"""The keys of ``compat.yaml`` (schema versions 1 and 2), declared once.
 
-The loader uses these declarations to reject unknown keys (with a did-you-mean) and
-to require mandatory ones; :func:`json_schema` turns the same declarations into the
-JSON Schema that editors use to complete and validate the file. Types and meaning are
-checked by the loader; the JSON Schema mirrors them as far as JSON Schema can.
+The loader uses these declarations to reject unknown keys (with a did-you-mean), to
+require mandatory ones, and to refuse a key newer than the file's ``schema-version``;
+:func:`json_schema` turns the same declarations into the JSON Schema that editors use
+to complete and validate the file. Types and meaning are checked by the loader; the
+JSON Schema mirrors them as far as JSON Schema can.
+
+Version 2 only adds: every version-1 file means the same when read as version 2, so a
+file moves up by changing its ``schema-version`` line (docs/real-matrices.md).
 """
 
 from __future__ import annotations
@@ -11,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
-from .model import SCHEMA_VERSION, Status
+from .model import SCHEMA_VERSIONS, Status
 
-__all__ = ["Field", "Struct", "STRUCTS", "json_schema", "SCHEMA_ID"]
+__all__ = ["Field", "Struct", "STRUCTS", "json_schema", "SCHEMA_ID", "RELEASE_DEFAULTS"]
 
-SCHEMA_ID = "https://adapter-matrix.invalid/schema/compat-v1.json"
+SCHEMA_ID = "https://adapter-matrix.invalid/schema/compat-v2.json"
 
 _VERSION = {"type": ["string", "number"], "description": "A PEP 440 version, e.g. 2.4.1"}
 _MINOR = {"type": ["string", "number"], "pattern": r"^\d+\.\d+$"}
@@ -36,6 +40,11 @@ class Field:
     json: Dict[str, Any]
     description: str
     required: bool = False
+    since: int = 1  # the first schema-version that has the key
+    optional_since: Optional[int] = None  # required before this schema-version, optional from it
+
+    def required_in(self, schema_version: int) -> bool:
+        return self.required and (self.optional_since is None or schema_version < self.optional_since)
 
 
 @dataclass(frozen=True)
@@ -52,7 +61,14 @@ class Struct:
 
     @property
     def required(self) -> Tuple[str, ...]:
-        return tuple(f.key for f in self.fields if f.required)
+        """Keys required in the newest schema-version."""
+        return self.required_in(max(SCHEMA_VERSIONS))
+
+    def required_in(self, schema_version: int) -> Tuple[str, ...]:
+        return tuple(f.key for f in self.fields if f.required_in(schema_version))
+
+    def field(self, key: str) -> Field:
+        return next(f for f in self.fields if f.key == key)
 
 
 def _ref(name: str) -> Dict[str, Any]:
@@ -78,12 +94,57 @@ _COMPANION_LINE = {
         },
     ]
 }
-
+_VALUE = {"type": ["string", "number"], "description": "A version (8.1.RC1) or, for an enumeration, a name (Ascend910B)"}
 _DIMENSION_SPECS = {
     "type": "object",
-    "description": "Extra dimension name -> PEP 440 specifier set",
-    "additionalProperties": _SPEC,
+    "description": "Extra dimension name -> a PEP 440 specifier set (a version dimension) or one value or a list of values (an enumeration)",
+    "additionalProperties": {"oneOf": [_SPEC, _list_of(_VALUE)]},
 }
+
+# Keys a release line gives every package it ships (a package's own key wins; its
+# exceptions are tried before the line's).
+RELEASE_DEFAULTS = (
+    "date",
+    "python",
+    "free-threaded",
+    "status",
+    "reason",
+    "link",
+    "supported-until",
+    "dimensions",
+    "exceptions",
+    "torch-variant",
+    "torch-source",
+    "index-url",
+)
+
+
+def _release_fields(required: Tuple[str, ...]) -> Tuple[Field, ...]:
+    """The keys of a release; ``required`` names those it must write itself."""
+    fields = (
+        Field("version", _VERSION, "The adapter's version (the package version users install)."),
+        Field("date", _DATE, "Release date."),
+        Field("torch", _SPEC, "Torch versions it supports; one exact version may carry the variant, e.g. 2.8.0+cpu."),
+        Field(
+            "python",
+            {"oneOf": [_SPEC, _list_of(_PYTHON)]},
+            "Python versions: a range (intersected with each torch's wheels) or an explicit list.",
+        ),
+        Field("free-threaded", {"type": "boolean"}, "Whether free-threaded builds (3.13t) are supported."),
+        Field("status", _STATUS, "Support status of the release."),
+        Field("reason", _STRING, "Why the status is what it is (required unless supported)."),
+        Field("link", _URL, "An issue or announcement about the status."),
+        Field("supported-until", _DATE, "End of the support window; later it counts as eol."),
+        Field("dimensions", _DIMENSION_SPECS, "Extra dimension name -> supported values."),
+        Field("exceptions", _list_of(_ref("exception")), "Status overrides for some cells; the first match wins."),
+        Field("torch-variant", _STRING, "The local label torch must carry, e.g. cpu (torch 2.8.0+cpu) or xpu.", since=2),
+        Field("torch-source", _STRING, "The source torch is installed from for this release (default: the one with its variant, else the torch line's).", since=2),
+        Field("index-url", _URL, "The index this release's package is published on (default: PyPI).", since=2),
+    )
+    return tuple(
+        Field(f.key, f.json, f.description, required=f.key in required, since=f.since, optional_since=f.optional_since)
+        for f in fields
+    )
 
 STRUCTS: Dict[str, Struct] = {
     s.name: s
@@ -92,14 +153,30 @@ STRUCTS: Dict[str, Struct] = {
             "root",
             "A compatibility matrix: adapter releases x torch releases x Python versions x extra dimensions.",
             (
-                Field("schema-version", {"const": SCHEMA_VERSION}, "Version of this file format.", required=True),
+                Field("schema-version", {"enum": list(SCHEMA_VERSIONS)}, "Version of this file format (1 or 2; 2 only adds keys).", required=True),
                 Field("adapter", _ref("adapter"), "The adapter this matrix describes.", required=True),
                 Field("sources", _map_of(_ref("source")), "Named places CI installs torch from ('pypi' is built in)."),
                 Field("torch", _map_of(_ref("torch")), "Upstream facts, one entry per torch minor ('2.4').", required=True),
                 Field("dimensions", _map_of(_ref("dimension")), "Extra dimensions such as a driver toolkit."),
-                Field("shims", _list_of(_ref("shim")), "Which shim module serves which torch versions.", required=True),
-                Field("releases", _list_of(_ref("release")), "The adapter's releases and what each supports.", required=True),
-                Field("companions", _map_of(_ref("companion")), "Torch extensions with kernels of their own (torchvision, an adapter's op library) and which of their releases pair with which torch."),
+                Field(
+                    "shims",
+                    _list_of(_ref("shim")),
+                    "Which shim module serves which torch versions (optional from version 2: a matrix for checks, tables and plans only).",
+                    required=True,
+                    optional_since=2,
+                ),
+                Field(
+                    "releases",
+                    _list_of({"oneOf": [_ref("release"), _ref("line")]}),
+                    "The adapter's releases, or release lines shipping one package per torch line.",
+                    required=True,
+                ),
+                Field(
+                    "companions",
+                    _map_of(_ref("companion")),
+                    "Torch extensions with kernels of their own (torchvision, an adapter's op library) and which of their releases pair with which torch.",
+                    since=2,
+                ),
                 Field("ci", _ref("ci"), "Settings for the test plan."),
             ),
         ),
@@ -109,7 +186,7 @@ STRUCTS: Dict[str, Struct] = {
             (
                 Field("distribution", _STRING, "Its Python distribution name on PyPI.", required=True),
                 Field("device", _IDENT, "The PrivateUse1 device name, e.g. npu.", required=True),
-                Field("shims", _IDENT, "The import package holding the era shims.", required=True),
+                Field("shims", _IDENT, "The import package holding the era shims.", required=True, optional_since=2),
             ),
         ),
         Struct(
@@ -137,18 +214,32 @@ STRUCTS: Dict[str, Struct] = {
             "An extra dimension of the matrix and how to detect its installed version.",
             (
                 Field("description", _STRING, "What it is, for reports and tables."),
-                Field("values", _list_of(_VERSION), "Known versions, used to enumerate cells and tables."),
-                Field("detect", _list_of(_ref("detector")), "Detectors, tried in order; the first answer wins."),
+                Field("kind", {"enum": ["version", "enum"]}, "version (the default: values compared as PEP 440 versions) or enum (names such as a SoC or an OS).", since=2),
+                Field("values", _list_of(_VALUE), "Known values, as written (8.1.RC1 stays 8.1.RC1), used to enumerate cells and tables."),
+                Field("detect", _list_of(_ref("detector")), "Detectors, tried in order; the first answer wins (os and arch have a built-in one)."),
+                Field(
+                    "changeable",
+                    {"type": "boolean"},
+                    "Whether a fix may ask the user to install another value (default: true for versions, a driver; false for an enum, a SoC or an OS).",
+                    since=2,
+                ),
+                Field(
+                    "runner",
+                    {"oneOf": [_STRING, _map_of(_STRING)]},
+                    "The CI runner provides it (it cannot be pip-installed): the runner label, a template such as 'cann-{value}' or a value -> label mapping.",
+                    since=2,
+                ),
             ),
         ),
         Struct(
             "detector",
-            "One way to read a dimension's version. Give exactly one of env, file, command, distribution.",
+            "One way to read a dimension's value. Give exactly one of env, file, command, distribution, builtin.",
             (
                 Field("env", _STRING, "An environment variable holding the version."),
                 Field("file", _STRING, "A file to read; 'regex' picks the version from it."),
                 Field("command", _list_of(_STRING), "A command (argv list, run without a shell); 'regex' picks from stdout."),
                 Field("distribution", _STRING, "A Python distribution whose version is the answer."),
+                Field("builtin", {"enum": ["os", "arch"]}, "The platform: os (linux, windows, macos) or arch (x86_64, aarch64).", since=2),
                 Field("regex", _STRING, "Regular expression; group 'version' or group 1 is the version."),
                 Field("timeout", {"type": "number", "exclusiveMinimum": 0}, "Seconds before a command is abandoned (default 5)."),
             ),
@@ -161,28 +252,17 @@ STRUCTS: Dict[str, Struct] = {
                 Field("torch", _SPEC, "Torch versions it serves, e.g. '>=2.4,<2.6'.", required=True),
             ),
         ),
+        Struct("release", "One release of the adapter.", _release_fields(("version", "torch", "python", "status"))),
         Struct(
-            "release",
-            "One release of the adapter.",
+            "line",
+            "A release line (e.g. torch_npu 7.3.0): packages shipped together, one per torch line, sharing the line's keys.",
             (
-                Field("version", _VERSION, "The adapter's version.", required=True),
-                Field("date", _DATE, "Release date."),
-                Field("torch", _SPEC, "Torch versions it supports.", required=True),
-                Field(
-                    "python",
-                    {"oneOf": [_SPEC, _list_of(_PYTHON)]},
-                    "Python versions: a range (intersected with each torch's wheels) or an explicit list.",
-                    required=True,
-                ),
-                Field("free-threaded", {"type": "boolean"}, "Whether free-threaded builds (3.13t) are supported."),
-                Field("status", _STATUS, "Support status of the release.", required=True),
-                Field("reason", _STRING, "Why the status is what it is (required unless supported)."),
-                Field("link", _URL, "An issue or announcement about the status."),
-                Field("supported-until", _DATE, "End of the support window; later it counts as eol."),
-                Field("dimensions", _DIMENSION_SPECS, "Extra dimension name -> supported versions."),
-                Field("exceptions", _list_of(_ref("exception")), "Status overrides for some cells; the first match wins."),
-            ),
+                Field("line", {"type": ["string", "number"]}, "The release line's name as written, e.g. 7.3.0 or 26.1.0.", required=True, since=2),
+                Field("packages", _list_of(_ref("package")), "The packages it ships; each takes the line's keys unless it sets its own.", required=True, since=2),
+            )
+            + tuple(f for f in _release_fields(()) if f.key in RELEASE_DEFAULTS),
         ),
+        Struct("package", "One package of a release line; keys it does not set come from the line.", _release_fields(("version", "torch"))),
         Struct(
             "exception",
             "A status override for the cells of a release it matches (unset keys match anything).",
@@ -217,7 +297,8 @@ STRUCTS: Dict[str, Struct] = {
             "Settings for test plans.",
             (
                 Field("smoke", _list_of(_ref("cell")), "Cells of the smoke tier besides the oldest cell."),
-                Field("companions", _list_of(_STRING), "Companions every test cell installs, at the release that pairs with its torch."),
+                Field("runs-on", _list_of(_STRING), "Base runner labels of plan rows that need a runner-provided dimension (default: self-hosted).", since=2),
+                Field("companions", _list_of(_STRING), "Companions every test cell installs, at the release that pairs with its torch.", since=2),
             ),
         ),
         Struct(
@@ -248,7 +329,14 @@ def json_schema(schema_id: Optional[str] = None) -> Dict[str, Any]:
     """The JSON Schema (draft 2020-12) of ``compat.yaml``."""
     root = _struct_schema(STRUCTS["root"])
     defs = {name: _struct_schema(s) for name, s in STRUCTS.items() if name != "root"}
-    defs["detector"]["oneOf"] = [{"required": [k]} for k in ("env", "file", "command", "distribution")]
+    defs["detector"]["oneOf"] = [{"required": [k]} for k in ("env", "file", "command", "distribution", "builtin")]
+    # version 1 requires what version 2 made optional
+    root["allOf"] = [
+        {
+            "if": {"properties": {"schema-version": {"const": 1}}},
+            "then": {"required": list(STRUCTS["root"].required_in(1)), "properties": {"adapter": {"required": list(STRUCTS["adapter"].required_in(1))}}},
+        }
+    ]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": schema_id or SCHEMA_ID,

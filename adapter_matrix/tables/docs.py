@@ -21,7 +21,7 @@ from .markers import Block, MarkerError, rewrite, syntax_for
 __all__ = ["DocError", "Outcome", "BLOCK_OPTIONS", "load_records", "sync", "sync_output"]
 
 DocError = MarkerError
-BLOCK_OPTIONS = ("view", "lang", "release", "format", "results")
+BLOCK_OPTIONS = ("view", "lang", "release", "format", "results", "dimension")
 Writer = Callable[[Any, str], None]
 
 
@@ -76,14 +76,11 @@ class _Renderer:
             )
         release = None
         if "release" in options:
-            from packaging.version import InvalidVersion, Version
+            from ..matrix.queries import select_releases
 
-            try:
-                release = self.matrix.release(Version(options["release"]))
-            except InvalidVersion:
-                raise MarkerError(f"{where}: release={options['release']} is not a PEP 440 version") from None
-            if release is None:
-                raise MarkerError(f"{where}: no release {options['release']} in {self.matrix.path} \u2014 use one of its releases")
+            release = select_releases(self.matrix, options["release"])
+            if not release:
+                raise MarkerError(f"{where}: no release {options['release']} in {self.matrix.path} \u2014 use one of its releases or release lines")
         records = None
         if "results" in options:  # relative to the document, so the block renders the same from anywhere
             records = self.records(os.path.join(os.path.dirname(os.path.abspath(path)), options["results"]))
@@ -98,6 +95,7 @@ class _Renderer:
                 release=release,
                 today=self.today,
                 records=records,
+                dimension=options.get("dimension"),
             )
         except ValueError as exc:
             raise MarkerError(f"{where}: {exc}") from None

@@ -10,12 +10,19 @@ cells; nothing here re-reads ``compat.yaml`` or re-decides a status.
 Views:
 
 ``grid``
-    torch minor (newest first) x Python; a cell shows the cell's status.
+    torch minor (newest first) x Python; a cell shows the cell's status. Without
+    ``--release`` it aggregates every maintained (not end-of-life) release: a position
+    served by several releases names the adapter versions that serve it.
 ``verified``
-    the same grid; a cell shows the evidence of the result records: verified on DATE
-    by SESSION, claimed but not verified, or failed.
+    the same grid for one release (the newest by default); a cell shows the evidence of
+    the result records: verified on DATE by SESSION, claimed but not verified, or failed.
 ``releases``
-    one row per adapter release: torch, Python, extra dimensions, status, support end.
+    one row per adapter release: torch, Python, extra dimensions, status, support end;
+    grouped by release line when the matrix has lines.
+``dimension``
+    an extra dimension's values (newest first) x torch minor; a cell names the adapter
+    packages that serve that pair: the table torch_npu publishes (CANN x torch), every
+    release included.
 ``capabilities``
     torch minor x feature, as the shim serving each line declares it (issue: a feature a
     release lacks is a declared capability, never a silent skip).
@@ -36,8 +43,19 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from packaging.version import Version
 
 from ..matrix.companions import requirement
-from ..matrix.model import Companion, CompanionRelease, Matrix, PythonVersion, Release, Status, TorchLine
-from ..matrix.queries import Cell, cells, claimed_lines, pythons_for, release_status
+from ..matrix.model import Companion, CompanionRelease, Matrix, PythonVersion, Release, Status, TorchLine, Value
+from ..matrix.queries import (
+    Cell,
+    Releases,
+    cell_status,
+    cells,
+    chosen,
+    claimed_lines,
+    dimension_values,
+    maintained,
+    pythons_for,
+    release_status,
+)
 from .table import STATES, Column, Span, Table, TableCell, code, fill, plain
 from .verification import Verification, index_records, verification_of
 from .words import LANGS, word
@@ -56,6 +74,7 @@ def _cell_facts(cell: Cell, evidence: Optional[Verification] = None) -> Dict[str
     facts: Dict[str, Any] = {
         "id": cell.id,
         "release": str(cell.release.version),
+        "release_line": cell.release.release_line,
         "torch_line": str(cell.line.minor),
         "torch": str(cell.torch),
         "python": str(cell.python),
@@ -108,16 +127,41 @@ def _python_columns(matrix: Matrix, shown: Sequence[Cell]) -> List[PythonVersion
     return sorted(plain | {c.python for c in shown if c.python.free_threaded})
 
 
+def _shown(matrix: Matrix, release: Releases, today: Optional[_dt.date]) -> Tuple[Release, ...]:
+    """The releases a table shows: those asked for, else every maintained one."""
+    return chosen(matrix, release) if release is not None else maintained(matrix, today)
+
+
+_BEST = {status: i for i, status in enumerate(Status)}
+
+
+def _served(here: Sequence[Cell], lang: str) -> TableCell:
+    """A grid position served by several releases: each status (best first) with the
+    adapter versions that have it there (a release counts with its best cell)."""
+    best: Dict[Release, Cell] = {}
+    for cell in here:
+        if cell.release not in best or _BEST[cell.status] < _BEST[best[cell.release].status]:
+            best[cell.release] = cell
+    spans: List[Span] = []
+    for status in sorted({c.status for c in best.values()}, key=_BEST.get):
+        newest_first = sorted(best, key=lambda r: r.version, reverse=True)
+        versions = ", ".join(dict.fromkeys(str(r.version) for r in newest_first if best[r].status is status))  # once per version
+        spans += ([Span("; ")] if spans else []) + list(fill(word("served_cell", lang), "", status=Span(word(status.value, lang)), versions=Span(versions)).spans)
+    title = "; ".join(sorted({c.reason for c in best.values() if c.reason}))
+    return TableCell(tuple(spans), min((c.status for c in best.values()), key=_BEST.get).value, title)
+
+
 def _grid(
     matrix: Matrix,
-    release: Optional[Release],
+    shown_releases: Sequence[Release],
     lang: str,
     today: Optional[_dt.date],
     view: str,
     content: Callable[[Cell], TableCell],
     facts: Callable[[Cell], Dict[str, Any]],
 ) -> Table:
-    shown = cells(matrix, release, today) if release else []
+    shown = cells(matrix, shown_releases, today) if shown_releases else []
+    single = shown_releases[0] if len(shown_releases) == 1 else None
     at: Dict[Tuple[Version, PythonVersion], List[Tuple[Cell, TableCell]]] = {}
     for cell in shown:
         at.setdefault((cell.line.minor, cell.python), []).append((cell, content(cell)))
@@ -128,49 +172,63 @@ def _grid(
         for python in columns:
             here = at.get((line.minor, python))
             state = "unclaimed" if python in line.python else "nowheel"
-            row.append(_merge(here) if here else plain(word(state, lang), state))
+            if not here:
+                row.append(plain(word(state, lang), state))
+            elif single is not None:
+                row.append(_merge(here))
+            else:
+                row.append(_served([c for c, _content in here], lang))
         rows.append(tuple(row))
     dist = matrix.adapter.distribution
-    if release is None:
+    if not shown_releases:
         title = word("no_release", lang).format(dist=dist)
+    elif single is None:
+        title = word(f"{view}_title_all", lang).format(dist=dist)
     else:
-        title = word(f"{view}_title", lang).format(dist=dist, version=release.version)
-        if release.dimensions:
-            title += " (" + ", ".join(f"{name} {spec}" for name, spec in release.dimensions) + ")"
+        title = word(f"{view}_title", lang).format(dist=dist, version=single.version)
+        if single.dimensions:
+            title += " (" + ", ".join(f"{name} {spec}" for name, spec in single.dimensions) + ")"
     header = (Column("torch", word("torch", lang)),) + tuple(Column(str(p), str(p)) for p in columns)
     data = {
         "adapter": dist,
-        "release": str(release.version) if release else None,
+        "release": str(single.version) if single else None,
         "cells": [facts(c) for c in shown],
     }
+    if single is None and shown_releases:
+        data["releases_shown"] = [str(r.version) for r in sorted(shown_releases, key=lambda r: r.version, reverse=True)]
     return Table(view, lang, title, header, tuple(rows), _legend(rows, lang), data, matrix.path)
 
 
 def grid(
     matrix: Matrix,
-    release: Optional[Release] = None,
+    release: Releases = None,
     lang: str = "en",
     today: Optional[_dt.date] = None,
     records: Optional[Sequence[Dict[str, Any]]] = None,
 ) -> Table:
-    """torch minor (newest first) x Python; each cell shows the cell's status."""
-    return _grid(matrix, release or matrix.newest_release, lang, today, "grid", lambda c: _status_cell(c, lang), _cell_facts)
+    """torch minor (newest first) x Python; each cell shows its status, for the releases
+    asked for or (by default) every maintained release."""
+    return _grid(matrix, _shown(matrix, release, today), lang, today, "grid", lambda c: _status_cell(c, lang), _cell_facts)
 
 
 def verified(
     matrix: Matrix,
-    release: Optional[Release] = None,
+    release: Releases = None,
     lang: str = "en",
     today: Optional[_dt.date] = None,
     records: Optional[Sequence[Dict[str, Any]]] = None,
 ) -> Table:
-    """Like ``grid``, but each claimed cell shows what the result records say about it."""
+    """Like ``grid`` for one release (the newest by default), but each claimed cell shows
+    what the result records say about it."""
     if records is None:
         raise ValueError("the verified view needs the result records: give --results DIR (or results=DIR in a marker)")
     index = index_records(records)
+    asked = chosen(matrix, release) if release is not None else tuple(r for r in [matrix.newest_release] if r)
+    if len(asked) > 1:
+        raise ValueError("the verified view shows one release: name a package version with --release (or release= in a marker)")
     return _grid(
         matrix,
-        release or matrix.newest_release,
+        asked,
         lang,
         today,
         "verified",
@@ -198,11 +256,13 @@ def _runs(claimed: Sequence[Any], known: Sequence[Any], label: Callable[[Any], s
 
 
 def _torch_text(matrix: Matrix, release: Release) -> str:
-    """The torch lines a release claims as runs; a line claimed only in part lists its patches."""
+    """The torch lines a release claims as runs; a line claimed only in part lists its
+    patches; a torch variant shows as the label (``2.8.0+cpu``, ``2.4–2.5 (+cpu)``)."""
     claimed = claimed_lines(matrix, release)
-    whole = [line for line, patches in claimed if len(patches) == len(line.patches)]
-    parts = [_runs(whole, matrix.torch, str)] if whole else []
-    parts += [", ".join(str(p) for p in patches) for line, patches in claimed if line not in whole]
+    label = f"+{release.variant}" if release.variant else ""
+    whole = [line for line, patches in claimed if len(patches) == len(line.patches) and not release.pins]
+    parts = [_runs(whole, matrix.torch, str) + (f" ({label})" if label else "")] if whole else []
+    parts += [", ".join(f"{p}{label}" for p in patches) for line, patches in claimed if line not in whole]
     return ", ".join(parts)
 
 
@@ -240,25 +300,46 @@ def _companion_column(matrix: Matrix, comp: Companion, rel: Release, lang: str) 
     return plain(text, "", ", ".join(versions)), {"pin": None, "releases": versions}
 
 
+def _line_order(matrix: Matrix) -> List[Optional[str]]:
+    """Release lines newest first (by version when every name is one, else as written),
+    then the releases outside any line."""
+    lines = list(matrix.release_lines())
+    try:
+        lines.sort(key=Version, reverse=True)
+    except ValueError:  # a line named cpu or xpu: keep the file's order
+        pass
+    return [*lines, None]
+
+
+def _by_line(matrix: Matrix, shown: Sequence[Release]) -> List[Release]:
+    """Releases newest first, grouped by release line when the matrix has lines."""
+    newest_first = sorted(shown, key=lambda r: r.version, reverse=True)
+    order = _line_order(matrix)
+    return sorted(newest_first, key=lambda r: order.index(r.release_line))
+
+
 def releases(
     matrix: Matrix,
-    release: Optional[Release] = None,
+    release: Releases = None,
     lang: str = "en",
     today: Optional[_dt.date] = None,
     records: Optional[Sequence[Dict[str, Any]]] = None,
 ) -> Table:
-    """One row per adapter release (newest first): torch, Python, extra dimensions, status,
-    support end, and a column per companion package."""
+    """One row per adapter release (newest first): torch, Python, extra dimensions,
+    status, support end, a column per companion package; grouped by release line (a first
+    column) when the matrix has lines."""
     rows = []
     facts = []
-    for rel in reversed(matrix.releases) if release is None else [release]:
+    with_lines = bool(matrix.release_lines())
+    for rel in _by_line(matrix, chosen(matrix, release)):
         status = release_status(rel, today)[0].value
         dims: List[Span] = []  # each constraint as code, with plain separators (adjacent code spans merge)
         for name, spec in rel.dimensions:
             dims += ([Span(", ")] if dims else []) + [Span(f"{name} {spec}", code=True)]
         companion_cells = [_companion_column(matrix, comp, rel, lang) for comp in matrix.companions]
         rows.append(
-            (
+            ((plain(rel.release_line or ""),) if with_lines else ())
+            + (
                 plain(str(rel.version)),
                 plain(_torch_text(matrix, rel)),
                 plain(_python_text(matrix, rel)),
@@ -271,6 +352,8 @@ def releases(
         facts.append(
             {
                 "version": str(rel.version),
+                "release_line": rel.release_line,
+                "torch_variant": rel.variant,
                 "date": str(rel.date) if rel.date else None,
                 "torch": str(rel.torch),
                 "python": str(rel.python),
@@ -285,11 +368,104 @@ def releases(
                 "companions": {comp.name: found for comp, (_cell, found) in zip(matrix.companions, companion_cells)},
             }
         )
-    keys = ("adapter", "torch", "python", "dimensions", "status", "until")
+    keys = (("line",) if with_lines else ()) + ("adapter", "torch", "python", "dimensions", "status", "until")
     columns = tuple(Column(k, word(k, lang)) for k in keys) + tuple(Column(c.name, c.name) for c in matrix.companions)
     title = word("releases_title", lang).format(dist=matrix.adapter.distribution)
-    data = {"adapter": matrix.adapter.distribution, "release": str(release.version) if release else None, "releases": facts}
+    asked = chosen(matrix, release) if release is not None else ()
+    data = {"adapter": matrix.adapter.distribution, "release": str(asked[0].version) if len(asked) == 1 else None, "releases": facts}
     return Table("releases", lang, title, columns, tuple(rows), _legend(rows, lang), data, matrix.path)
+
+
+# -- the dimension view ------------------------------------------------------------------
+
+
+def _dimension_of(matrix: Matrix, name: Optional[str], shown: Sequence[Release]) -> Optional[str]:
+    """The dimension asked for, else the first one a shown release constrains, else the
+    first declared; ``None`` for a matrix without extra dimensions."""
+    if name is not None:
+        if matrix.dimension(name) is None:
+            known = ", ".join(d.name for d in matrix.dimensions) or "none"
+            raise ValueError(f"unknown dimension {name!r}; the matrix declares: {known}")
+        return name
+    constrained = [d.name for d in matrix.dimensions if any(r.constraint(d.name) for r in shown)]
+    return (constrained or [d.name for d in matrix.dimensions] or [None])[0]
+
+
+def dimension(
+    matrix: Matrix,
+    release: Releases = None,
+    lang: str = "en",
+    today: Optional[_dt.date] = None,
+    records: Optional[Sequence[Dict[str, Any]]] = None,
+    name: Optional[str] = None,
+) -> Table:
+    """A dimension's values (newest first) x torch minor (newest first): each cell names
+    the adapter packages serving that value and torch line, and their best status. Like
+    the table vendors publish, it shows every release (end-of-life ones as such) unless
+    ``release`` narrows it. The dimension is ``name``, else the first one a release
+    constrains."""
+    shown = chosen(matrix, release)
+    dim_name = _dimension_of(matrix, name, shown)
+    dim = matrix.dimension(dim_name) if dim_name else None
+    if dim is None:
+        title = word("no_dimension", lang).format(dist=matrix.adapter.distribution)
+        data = {"adapter": matrix.adapter.distribution, "release": None, "dimension": None, "packages": []}
+        return Table("dimension", lang, title, (Column("dimension", word("dimensions", lang)),), (), (), data, matrix.path)
+    values: List[Value] = list(reversed(dim.values)) if dim.kind == "version" else list(dim.values)
+    served: Dict[Tuple[str, Version], List[Tuple[Release, Version, Status]]] = {}
+    lines_shown = set()
+    when = today or _dt.date.today()
+    for rel in shown:
+        constraint = rel.constraint(dim_name)
+        bound = dimension_values(matrix, dim_name, constraint) if constraint else values
+        for line, patches in claimed_lines(matrix, rel):
+            lines_shown.add(line.minor)
+            for value in bound:  # the best status of its Pythons, its exceptions for this value applied
+                statuses = [cell_status(rel, max(patches), p, {dim_name: value}, when)[0] for p in pythons_for(rel, line)]
+                status = min(statuses, key=_BEST.get) if statuses else release_status(rel, today)[0]
+                served.setdefault((value.text, line.minor), []).append((rel, max(patches), status))
+    torch_lines = sorted(lines_shown, reverse=True)
+    rows = []
+    facts = []
+    with_lines = bool(matrix.release_lines())
+    for value in values:
+        row_releases = [rel for line in torch_lines for rel, _t, _s in served.get((value.text, line), [])]
+        if not row_releases:
+            continue
+        row = [plain(value.text)]
+        if with_lines:
+            order = _line_order(matrix)
+            row.append(plain(", ".join(sorted({r.release_line for r in row_releases if r.release_line}, key=order.index))))
+        for line in torch_lines:
+            here = sorted(served.get((value.text, line), []), key=lambda e: e[0].version, reverse=True)
+            if not here:
+                row.append(plain(""))
+                continue
+            best = min((status for _r, _t, status in here), key=_BEST.get)
+            reasons = "; ".join(sorted({r.reason for r, _t, _s in here if r.reason}))
+            row.append(plain(", ".join(str(r.version) for r, _t, _s in here), best.value, reasons))
+            facts += [
+                {
+                    "value": value.text,
+                    "torch_line": str(line),
+                    "torch": str(torch) + (f"+{rel.variant}" if rel.variant else ""),
+                    "release": str(rel.version),
+                    "release_line": rel.release_line,
+                    "status": status.value,
+                }
+                for rel, torch, status in here
+            ]
+        rows.append(tuple(row))
+    columns = (Column("dimension", dim_name),) + ((Column("line", word("line", lang)),) if with_lines else ())
+    columns += tuple(Column(str(line), str(line)) for line in torch_lines)
+    title = word("dimension_title", lang).format(dist=matrix.adapter.distribution, dimension=dim_name)
+    data = {
+        "adapter": matrix.adapter.distribution,
+        "release": str(shown[0].version) if release is not None and len(shown) == 1 else None,
+        "dimension": dim_name,
+        "packages": facts,
+    }
+    return Table("dimension", lang, title, columns, tuple(rows), _legend(rows, lang), data, matrix.path)
 
 
 # -- the capabilities view ---------------------------------------------------------------
@@ -360,7 +536,7 @@ def _line_cell(comp: Companion, line: TorchLine, lang: str) -> Tuple[TableCell, 
 
 def companions(
     matrix: Matrix,
-    release: Optional[Release] = None,
+    release: Releases = None,
     lang: str = "en",
     today: Optional[_dt.date] = None,
     records: Optional[Sequence[Dict[str, Any]]] = None,
@@ -390,6 +566,7 @@ VIEWS: Dict[str, Callable[..., Table]] = {
     "grid": grid,
     "verified": verified,
     "releases": releases,
+    "dimension": dimension,
     "capabilities": capabilities,
     "companions": companions,
 }
@@ -399,16 +576,21 @@ def build(
     matrix: Matrix,
     view: str = "grid",
     lang: str = "en",
-    release: Optional[Release] = None,
+    release: Releases = None,
     today: Optional[_dt.date] = None,
     records: Optional[Sequence[Dict[str, Any]]] = None,
+    dimension: Optional[str] = None,
 ) -> Table:
-    """The table of ``view``; ``ValueError`` names the choices for a bad view or language."""
+    """The table of ``view`` (``dimension`` names the dimension of the dimension view);
+    ``ValueError`` names the choices for a bad view, language or dimension."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}; choose from {', '.join(LANGS)}")
-    return VIEWS[view](matrix, release=release, lang=lang, today=today, records=records)
+    if dimension is not None and view != "dimension":
+        raise ValueError(f"a dimension is chosen for the dimension view only, not {view}")
+    extra = {"name": dimension} if view == "dimension" else {}
+    return VIEWS[view](matrix, release=release, lang=lang, today=today, records=records, **extra)
 
 
 def render(
@@ -416,11 +598,12 @@ def render(
     view: str = "grid",
     fmt: str = "markdown",
     lang: str = "en",
-    release: Optional[Release] = None,
+    release: Releases = None,
     today: Optional[_dt.date] = None,
     records: Optional[Sequence[Dict[str, Any]]] = None,
+    dimension: Optional[str] = None,
 ) -> str:
     """``view`` rendered as ``fmt`` (see :data:`adapter_matrix.tables.formats.FORMATS`)."""
     from .formats import render_table  # the formats import this module's types
 
-    return render_table(build(matrix, view, lang, release, today, records), fmt)
+    return render_table(build(matrix, view, lang, release, today, records, dimension), fmt)

@@ -24,11 +24,15 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "dimensions": ("extra dimensions", "额外维度"),
     "status": ("status", "状态"),
     "until": ("supported until", "支持截止"),
+    "line": ("release line", "版本系列"),
     # titles; {dist} is the adapter's distribution name
     "grid_title": ("{dist} {version}: torch \u00d7 Python", "{dist} {version}\uff1atorch \u00d7 Python"),
+    "grid_title_all": ("{dist}: torch \u00d7 Python, every maintained release", "{dist}\uff1atorch \u00d7 Python\uff0c所有维护中的版本"),
+    "dimension_title": ("{dist}: {dimension} \u00d7 torch", "{dist}\uff1a{dimension} \u00d7 torch"),
     "verified_title": ("{dist} {version}: verified combinations", "{dist} {version}\uff1a已验证的组合"),
     "releases_title": ("{dist} releases", "{dist} 版本"),
     "no_release": ("{dist}: no release yet", "{dist}\uff1a尚无版本"),
+    "no_dimension": ("{dist}: no extra dimension", "{dist}\uff1a没有额外维度"),
     "legend": ("Legend", "图例"),
     "generated": (
         "Generated from {matrix} by {command}; do not edit by hand.",
@@ -59,6 +63,7 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "failed_about": ("the newest test session failed", "最近一次测试会话失败"),
     "mixed": ("depends on the extra dimensions", "取决于额外维度"),
     "mixed_about": ("the cell differs per extra-dimension value", "该组合因额外维度的取值而异"),
+    "served_cell": ("{status} ({versions})", "{status}（{versions}）"),
     # the capabilities view
     "capabilities_title": ("{dist}: device features per torch line", "{dist}\uff1a各 torch 版本的设备功能"),
     "shim": ("shim", "shim 模块"),

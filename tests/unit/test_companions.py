@@ -1,6 +1,6 @@
 """Companion packages in the matrix and in `check`: pairings, variants, fixes, the JSON entry.
 
-The pairings of tests/fixtures/minimal.yaml: torchvision 0.16.N requires torch 2.1.N,
+The pairings of tests/fixtures/companions.yaml (minimal.yaml with companions): torchvision 0.16.N requires torch 2.1.N,
 0.17.0/0.17.2 torch 2.2.0/2.2.2, 0.18.N torch 2.3.N; torchaudio 2.2.0 requires torch>=2.2
 (open: it pairs with 2.3 too, for which the file says none); demo-vision is the adapter's own
 companion, none for release 1.0.0 and >=2.0,<2.1 for 2.0.0.
@@ -24,17 +24,17 @@ from adapter_matrix.matrix.loader import load, load_text
 
 from .helpers import FIXTURES, REPO, cli
 
-MINIMAL = str(FIXTURES / "minimal.yaml")
-MINIMAL_TEXT = (FIXTURES / "minimal.yaml").read_text()
+COMPANIONS = str(FIXTURES / "companions.yaml")
+COMPANIONS_TEXT = (FIXTURES / "companions.yaml").read_text()
 COMPAT = (REPO / "compat.yaml").read_text()
 
 
 def check(*args: str):
-    return cli("check", "--matrix", MINIMAL, *args)
+    return cli("check", "--matrix", COMPANIONS, *args)
 
 
 def check_json(*args: str) -> dict:
-    res = cli("check", "--json", "--matrix", MINIMAL, *args)
+    res = cli("check", "--json", "--matrix", COMPANIONS, *args)
     (doc,) = json.loads(res.out)["checks"]
     assert doc["exit_code"] == res.code
     return doc
@@ -48,7 +48,7 @@ def companion(doc: dict, name: str) -> dict:
 
 
 def test_the_model_answers_which_release_pairs_with_a_torch():
-    matrix = load(MINIMAL).matrix
+    matrix = load(COMPANIONS).matrix
     vision = matrix.companion("TorchVision")  # names compare as PEP 503 normalizes them
     assert [str(r.version) for r in vision.pairing(Version("2.1.1+cpu"))] == ["0.16.1"]
     assert str(vision.choose(Version("2.2.2")).version) == "0.17.2"
@@ -81,14 +81,19 @@ def _line_of(text: str, needle: str) -> int:
     ],
 )
 def test_a_wrong_companion_fact_is_an_error_at_its_position(old, new, needle, message):
-    text = MINIMAL_TEXT.replace(old, new)
-    assert text != MINIMAL_TEXT
+    text = COMPANIONS_TEXT.replace(old, new)
+    assert text != COMPANIONS_TEXT
     errors = _errors(text)
     assert any(e.startswith(f"c.yaml:{_line_of(text, needle)}:") and message in e for e in errors), errors
 
 
+def test_companions_need_schema_version_2():
+    errors = _errors(COMPANIONS_TEXT.replace("schema-version: 2", "schema-version: 1"))
+    assert any("'companions' in compat.yaml needs schema-version 2 (this file says 1)" in e for e in errors), errors
+
+
 def test_ci_can_only_install_a_declared_companion_with_torch_facts():
-    text = MINIMAL_TEXT + "ci:\n  companions: [torchvision, demo-vision, nope]\n"
+    text = COMPANIONS_TEXT + "ci:\n  companions: [torchvision, demo-vision, nope]\n"
     errors = _errors(text)
     assert any("ci installs companion nope, which companions: does not declare" in e for e in errors)
     assert any("ci installs companion demo-vision, but it has no torch facts" in e for e in errors)
@@ -96,7 +101,7 @@ def test_ci_can_only_install_a_declared_companion_with_torch_facts():
 
 
 def test_torch_lines_a_companion_leaves_unstated_are_one_warning():
-    text = MINIMAL_TEXT.replace('      "2.3": none\n', "")
+    text = COMPANIONS_TEXT.replace('      "2.3": none\n', "")
     warnings = [str(w) for w in load_text(text, "c.yaml", check_modules=False).warnings]
     assert any("torchaudio says nothing about torch 2.3" in w for w in warnings), warnings
 

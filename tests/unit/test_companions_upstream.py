@@ -168,7 +168,7 @@ def test_write_rewrites_a_block_style_line_and_adds_lines_to_an_empty_mapping():
     new = companion_write.rewrite_companions(text, matrix, _recorded(), "compat.yaml")
     assert new == COMPAT
     flow = "companions:\n  torchvision:\n    torch: {}\n"
-    start = COMPAT.index("companions:")
+    start = COMPAT.index("\ncompanions:") + 1
     end = COMPAT.index("\nci:")
     text = COMPAT[:start] + flow + COMPAT[end:]
     new = companion_write.rewrite_companions(text, _matrix(text), _recorded(), "compat.yaml")

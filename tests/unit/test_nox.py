@@ -145,7 +145,7 @@ def test_a_swapped_torch_fails_the_cell_naming_both_versions(matrix, tmp_path):
 
 
 def test_verify_accepts_the_claimed_torch_with_a_local_label(matrix):
-    row = next(r for r in plan(matrix, "full") if r.cell.id == "py3.11-torch2.13")
+    row = next(r for r in plan(matrix, "full") if r.id == "py3.11-torch2.13")
     check = {"checks": [{"environment": {"torch": "2.13.0+cpu", "python_minor": "3.11", "python": "3.11.7"}, "verdict": "supported", "reasons": []}]}
     cells.verify_environment(row, check)
     check["checks"][0]["environment"]["python_minor"] = "3.12"

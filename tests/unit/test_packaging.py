@@ -1,68 +1,140 @@
-"""The wheel: compat.yaml ships inside it, and `check` finds the adapter through its entry point."""
+"""Two distributions: the tool changes nothing in `import torch`; the adapter brings the device.
+
+Both wheels are built from sdists (as an index serves them) once for this module and
+installed into fresh environments; see freshvenv.py for how dependencies are provided.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
-import site
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 
+from adapter_matrix.ci.wheels import build_wheels
+from adapter_matrix.matrix.loader import load
+
+from .freshvenv import UV, FreshVenv, requirements_of
 from .helpers import REPO
 
-UV = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
-DEPENDENCIES = ("typer", "click", "rich", "yaml", "_yaml", "packaging", "markdown_it", "mdurl", "pygments",
-                "shellingham", "typing_extensions", "annotated_doc", "tomli")
+ADAPTER = REPO / "npu"
+MATRIX = ADAPTER / "shims" / "compat.yaml"
+
+pytestmark = pytest.mark.skipif(UV is None, reason="uv is not installed")
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wheel")
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(REPO)],
-                          capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot build a wheel here: {proc.stderr[-300:]}")
-    (path,) = out.glob("adapter_matrix-*.whl")
-    return path
+def wheels(tmp_path_factory):
+    tool, adapter = build_wheels([REPO, ADAPTER], tmp_path_factory.mktemp("wheels"))
+    return tool, adapter
 
 
-def test_wheel_holds_the_matrix_and_registers_it(wheel):
+def _read(wheel: Path, suffix: str) -> str:
     with zipfile.ZipFile(wheel) as zf:
-        names = zf.namelist()
-        assert "shims/compat.yaml" in names
-        assert zf.read("shims/compat.yaml") == (REPO / "compat.yaml").read_bytes()  # the file, not a symlink
-        assert any(n.startswith("shims/csrc/") and n.endswith(".cpp") for n in names)
-        entry_points = zf.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "[adapter_matrix.matrices]\nadapter-matrix = shims:compat.yaml" in entry_points
+        return zf.read(next(n for n in zf.namelist() if n.endswith(suffix))).decode()
+
+
+def _requires_dist(wheel: Path) -> list:
+    return [line.split(":", 1)[1].strip() for line in _read(wheel, ".dist-info/METADATA").splitlines() if line.startswith("Requires-Dist:")]
+
+
+def _names(wheel: Path) -> list:
+    with zipfile.ZipFile(wheel) as zf:
+        return zf.namelist()
+
+
+def test_the_tool_wheel_holds_the_tool_and_nothing_that_touches_torch(wheels):
+    tool, _ = wheels
+    assert tool.name == "adapter_matrix-0.1.0-py3-none-any.whl"
+    names = _names(tool)
+    assert {n.split("/")[0] for n in names} == {"adapter_matrix", "adapter_matrix-0.1.0.dist-info"}
+    sources = {str(p.relative_to(REPO)) for p in (REPO / "adapter_matrix").rglob("*.py") if "__pycache__" not in p.parts}
+    assert {n for n in names if n.endswith(".py")} == sources
+    assert _read(tool, "entry_points.txt").split() == ["[console_scripts]", "adapter-matrix", "=", "adapter_matrix.cli:main"]
+    assert "torch" not in requirements_of(tool)
+
+
+def test_the_adapter_wheel_holds_the_shims_their_sources_and_the_one_matrix(wheels):
+    tool, adapter = wheels
+    assert adapter.name == "adapter_matrix_npu-0.1.0-py3-none-any.whl"
+    names = set(_names(adapter))
+    shipped = {str(p.relative_to(ADAPTER)) for p in (ADAPTER / "shims").rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts}
+    assert {n for n in names if not n.startswith("adapter_matrix_npu-")} == shipped
+    matrix = load(MATRIX).matrix
+    for shim in matrix.shims:
+        assert shim.module.replace(".", "/") + ".py" in names
+    assert any(n.startswith("shims/csrc/") and n.endswith(".h") for n in names)
+    with zipfile.ZipFile(adapter) as zf:
+        assert zf.read("shims/compat.yaml") == MATRIX.read_bytes()  # the file itself
+    # one matrix in the repository: the root's compat.yaml is a link to the packaged one
+    assert os.path.islink(REPO / "compat.yaml") and (REPO / "compat.yaml").resolve() == MATRIX.resolve()
+    entry_points = _read(adapter, "entry_points.txt")
+    assert "[adapter_matrix.matrices]\nadapter-matrix-npu = shims:compat.yaml" in entry_points
     assert "[torch.backends]\nnpu = shims:_autoload" in entry_points
+    requires = {r.name: r for r in map(Requirement, _requires_dist(adapter))}
+    assert requires["adapter-matrix"].specifier == SpecifierSet(">=0.1,<0.2")  # the adapter depends on the tool
+    assert requires["torch"].specifier == matrix.newest_release.torch.specifier
+    assert not any(Requirement(r).name.startswith("adapter-matrix") for r in _requires_dist(tool))  # never the reverse
+    assert matrix.adapter.distribution == "adapter-matrix-npu"
 
 
-@pytest.mark.skipif(UV is None, reason="uv is not installed")
-def test_fresh_venv_finds_the_adapter_through_its_entry_point(wheel, tmp_path):
-    venv = tmp_path / "venv"
-    subprocess.run([UV, "venv", "-q", "--python", sys.executable, str(venv)], check=True, timeout=60)
-    python = venv / "bin" / "python"
-    subprocess.run([UV, "pip", "install", "-q", "--offline", "--no-deps", "--python", str(python), str(wheel)], check=True, timeout=120)
-    # the dependencies come from this interpreter's site-packages, torch excluded
-    deps = tmp_path / "deps"
-    deps.mkdir()
-    source = Path(next(p for p in site.getsitepackages() if Path(p, "typer").exists()))
-    for entry in source.iterdir():
-        if entry.name.split("-")[0].split(".")[0] in DEPENDENCIES:
-            (deps / entry.name).symlink_to(entry)
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    Path(purelib, "deps.pth").write_text(str(deps) + "\n")
-    empty = tmp_path / "empty-cwd"
-    empty.mkdir()
-    proc = subprocess.run([str(venv / "bin" / "adapter-matrix"), "check", "--json", "--torch", "2.13.0", "--python", "3.11"],
-                          cwd=empty, capture_output=True, text=True, timeout=60)
+PROBE = (
+    "import json, sys, torch\n"
+    "ours = sorted(m for m in sys.modules if m.split('.')[0] in ('shims', 'adapter_matrix'))\n"
+    "print(json.dumps({'ours': ours, 'name': torch._C._get_privateuse1_backend_name()}))\n"
+)
+
+
+def test_installing_the_tool_leaves_import_torch_alone_and_check_works(wheels, tmp_path):
+    torch = pytest.importorskip("torch")
+    tool, _ = wheels
+    venv = FreshVenv(tmp_path / "venv")
+    venv.install(tool)
+    venv.link(*requirements_of(tool), "torch")
+
+    proc = venv.run(PROBE)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[-1]) == {"ours": [], "name": "privateuseone"}
+
+    matrix = tmp_path / "elsewhere" / "compat.yaml"
+    matrix.parent.mkdir()
+    shutil.copy(MATRIX, matrix)
+    proc = subprocess.run([venv.bin("adapter-matrix"), "check", "--json", "--matrix", str(matrix)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the adapter is not installed: unsupported
+    (doc,) = json.loads(proc.stdout)["checks"]
+    assert doc["environment"]["torch"] == torch.__version__ and doc["environment"]["adapter"] is None
+    assert doc["reasons"][0] == "adapter-matrix-npu is not installed"
+    assert any("adapter-matrix-npu==0.1.0" in " ".join(f["commands"]) for f in doc["fixes"]), doc["fixes"]
+
+
+def test_installing_the_adapter_brings_autoload_and_the_registered_matrix(wheels, tmp_path):
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch, "_import_device_backends"):
+        pytest.skip("this torch has no torch.backends autoload")
+    tool, adapter = wheels
+    venv = FreshVenv(tmp_path / "venv")
+    venv.install(tool, adapter)
+    venv.link(*requirements_of(tool), *requirements_of(adapter))
+
+    proc = venv.run(PROBE + "import shims; x = torch.ones(2, device='npu'); print(x.device, shims.__file__)")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    found = json.loads(lines[-2])
+    assert found["name"] == "npu" and "shims" in found["ours"], proc.stderr
+    device, location = lines[-1].split()
+    assert device == "npu:0" and location.startswith(str(venv.purelib))
+
+    proc = subprocess.run([venv.bin("adapter-matrix"), "check", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (doc,) = json.loads(proc.stdout)["checks"]
-    assert doc["origin"] == "entry point adapter-matrix (adapter-matrix)"
-    assert doc["matrix"].startswith(purelib) and doc["matrix"].endswith("shims/compat.yaml")
+    assert doc["origin"] == "entry point adapter-matrix-npu (adapter-matrix-npu)"
+    assert (tmp_path / doc["matrix"]).resolve() == (venv.purelib / "shims" / "compat.yaml").resolve()
     assert doc["environment"]["adapter"] == "0.1.0" and doc["verdict"] == "supported"

@@ -9,7 +9,7 @@ from packaging.version import Version
 
 from adapter_matrix.check.verdict import Environment, Outcome, verdict
 from adapter_matrix.matrix.loader import load, load_text
-from adapter_matrix.matrix.model import PythonVersion, Status
+from adapter_matrix.matrix.model import PythonVersion, Status, Value
 from adapter_matrix.matrix.queries import cells, shim_for
 
 from .helpers import FIXTURES, REPO
@@ -27,7 +27,7 @@ def env(python="3.11", torch=None, adapter=None, **dims):
         python=PythonVersion.parse(python),
         torch=Version(torch) if torch else None,
         adapter=Version(adapter) if adapter else None,
-        dimensions=tuple((k, Version(v) if v else None) for k, v in dims.items()),
+        dimensions=tuple((k, Value.of(v, "version") if v else None) for k, v in dims.items()),
     )
 
 
@@ -143,7 +143,7 @@ def with_dims():
 
 def test_cells_enumerate_extra_dimension_values(with_dims):
     rel = with_dims.release(Version("2.0.0"))
-    got = {(str(c.line.minor), str(c.python), dict(c.dimensions)["cann"]) for c in cells(with_dims, rel, TODAY)}
+    got = {(str(c.line.minor), str(c.python), dict(c.dimensions)["cann"].version) for c in cells(with_dims, rel, TODAY)}
     assert ("2.3", "3.11", Version("8.1.0")) in got and ("2.3", "3.11", Version("9.0.0")) in got
     assert not any(v == Version("8.0.0") for _, _, v in got)
 

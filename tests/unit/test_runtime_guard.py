@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 def mismatched(tmp_path):
     """A copy of the adapter whose matrix does not claim the installed torch line."""
     pkg = tmp_path / "pkg"
-    shutil.copytree(REPO / "shims", pkg / "shims", ignore=shutil.ignore_patterns("__pycache__", "compat.yaml"))
+    shutil.copytree(REPO / "npu" / "shims", pkg / "shims", ignore=shutil.ignore_patterns("__pycache__", "compat.yaml"))
     minor = torch.__version__.split(".")[1]
     text = (REPO / "compat.yaml").read_text().replace('torch: ">=2.1,<2.16"', f'torch: ">=2.1,<2.{minor}"', 1)
     assert text != (REPO / "compat.yaml").read_text()
@@ -44,7 +44,7 @@ def test_plain_import_raises_one_clear_error_with_the_fix(mismatched):
     assert proc.returncode == 1
     last = proc.stderr.strip().splitlines()
     error_line = next(line for line in last if line.startswith("shims._activation.AdapterError"))
-    assert f"adapter-matrix with torch {torch.__version__}: unsupported" in error_line
+    assert f"adapter-matrix-npu with torch {torch.__version__}: unsupported" in error_line
     assert f"supports torch >=2.1,<2.{torch.__version__.split('.')[1]}" in error_line
     assert "fix: install torch" in proc.stderr and "pip install 'torch>=2." in proc.stderr
 

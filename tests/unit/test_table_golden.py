@@ -33,7 +33,12 @@ MATRICES = {
     "minimal": FIXTURES / "minimal.yaml",
     "empty": TABLES / "empty.yaml",
     "dimensions": TABLES / "dimensions.yaml",
+    "torch_npu": FIXTURES / "matrices" / "torch_npu.yaml",  # release lines, a CANN dimension
+    "ipex": FIXTURES / "matrices" / "ipex.yaml",  # torch variants, an OS, a nightly pin
+    "companions": FIXTURES / "companions.yaml",  # torchvision, torchaudio (an open requirement), an adapter pin
 }
+# IPEX is archived (fixes until 2026-03-31): its tables are shown while it was maintained.
+TODAYS = {"ipex": _dt.date(2026, 1, 15)}
 EXTENSIONS = {"markdown": "md", "rst": "rst", "html": "html", "csv": "csv", "json": "json"}
 UPDATE = os.environ.get("ADAPTER_MATRIX_UPDATE_GOLDEN") == "1"
 CASES = [(m, v, f, lang) for m in MATRICES for v in tables.VIEWS for f in FORMATS for lang in LANGS]
@@ -46,7 +51,7 @@ def matrix(name: str) -> Matrix:
 
 def render(name: str, view: str, fmt: str, lang: str) -> str:
     records = read_records(str(RESULTS)) if view == "verified" else None
-    return tables.render(matrix(name), view=view, fmt=fmt, lang=lang, today=TODAY, records=records)
+    return tables.render(matrix(name), view=view, fmt=fmt, lang=lang, today=TODAYS.get(name, TODAY), records=records)
 
 
 def golden_path(name: str, view: str, fmt: str, lang: str) -> Path:

@@ -39,7 +39,7 @@ HTML_CHECK = ("table", "--view", "grid", "--format", "html", "--output", "docs/c
 def test_this_repositorys_documents_are_up_to_date_in_one_call():
     res = cli("table", "--check", "README.md", "docs/compatibility.md")
     assert res.code == 0, res.out + res.err
-    assert "2 file(s), 5 table block(s): up to date" in res.out
+    assert "2 file(s), 7 table block(s): up to date" in res.out
 
 
 def test_this_repositorys_html_page_is_up_to_date():
@@ -181,11 +181,12 @@ def test_rst_documents_get_a_list_table_that_docutils_reads(tmp_path):
     doc.write_text("Compatibility\n=============\n\n.. adapter-matrix:table view=grid lang=zh\n\n.. /adapter-matrix:table\n\nAfter.\n", encoding="utf-8")
     assert cli("table", "--matrix", MINIMAL, "--update", str(doc)).code == 0
     text = doc.read_text(encoding="utf-8")
-    assert ".. list-table:: demo-adapter 2.0.0" in text and text.endswith(".. /adapter-matrix:table\n\nAfter.\n")
+    assert ".. list-table:: demo-adapter\uff1atorch \u00d7 Python" in text and text.endswith(".. /adapter-matrix:table\n\nAfter.\n")
     warnings = io.StringIO()
     tree = publish_doctree(text, settings_overrides={"warning_stream": warnings, "report_level": 1})
     assert warnings.getvalue() == ""
-    assert "已弃用" not in tree.astext() and "支持" in tree.astext()
+    # every maintained release: 2.0.0 and the deprecated 1.0.0, each cell naming its versions
+    assert "支持（2.0.0）" in tree.astext() and "已弃用（1.0.0）" in tree.astext()
 
 
 def test_rst_blocks_are_found():

@@ -17,7 +17,9 @@ from typing import Dict, Optional
 
 from ._activation import AdapterError, activate, current, under_autoload
 
-__all__ = ["AdapterError", "activate", "capabilities", "capability"]
+__version__ = "0.1.0"  # the adapter-matrix-npu release; compat.yaml's releases are about this
+
+__all__ = ["__version__", "AdapterError", "activate", "capabilities", "capability"]
 
 
 def capabilities() -> Dict[str, Optional[str]]:

@@ -19,7 +19,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
-from adapter_matrix import __version__
 from adapter_matrix.device import build as _build
 
 __all__ = ["AdapterError", "Activation", "activate", "current", "MATRIX_FILE"]
@@ -73,6 +72,8 @@ def activate(on_compile: Optional[Any] = None) -> Activation:
     import torch
 
     from adapter_matrix.check.guard import UnsupportedEnvironment, guard
+
+    from . import __version__
 
     try:
         selection = guard(MATRIX_FILE, torch.__version__, adapter_version=__version__)

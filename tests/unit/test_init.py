@@ -1,0 +1,63 @@
+"""`adapter-matrix init`: a first compat.yaml that validates as written (offline, from the
+recorded PyPI answer)."""
+
+from __future__ import annotations
+
+from .helpers import FIXTURES, cli
+
+RECORDED = str(FIXTURES / "pypi" / "2026-12-01" / "torch.json")
+
+
+def test_init_writes_a_matrix_that_validates_clean_and_answers(tmp_path):
+    out = tmp_path / "compat.yaml"
+    res = cli("init", "--distribution", "my-adapter", "--device", "npu", "--torch", ">=2.12", "--upstream", RECORDED, "-o", str(out))
+    assert res.code == 0, res.err
+    assert "written" in res.out
+    res = cli("validate", "--matrix", str(out))
+    assert res.code == 0 and res.err == "", res.err  # not even a warning
+    assert "4 torch lines" in res.out  # >=2.12 is 2.12-2.15 in the recorded answer
+    text = out.read_text()
+    assert '"2.12": {released: 2026-05-13, patches: [2.12.0, 2.12.1]' in text
+    assert "schema-version: 2" in text and "shims" not in text
+    # the torch facts are PyPI's: validate --upstream has nothing to correct
+    res = cli("validate", "--matrix", str(out), "--upstream", RECORDED)
+    assert res.code == 0 and "error" not in res.err
+    # and the tools work on it at once
+    res = cli("check", "--matrix", str(out), "--torch", "2.13.0", "--python", "3.12", "--adapter", "0.1.0")
+    assert res.code == 3 and "experimental: not tested yet" in res.out
+    assert cli("plan", "--matrix", str(out)).code == 0
+    assert cli("table", "--matrix", str(out)).code == 0
+
+
+def test_lines_between_the_chosen_ones_are_covered(tmp_path):
+    out = tmp_path / "compat.yaml"
+    res = cli("init", "--distribution", "x", "--device", "xpu", "--torch", "2.9", "--torch", "2.11", "--upstream", RECORDED, "-o", str(out))
+    assert res.code == 0, res.err
+    text = out.read_text()
+    assert all(f'"{line}":' in text for line in ("2.9", "2.10", "2.11")) and '"2.12":' not in text
+    assert 'torch: ">=2.9,<2.12"' in text and 'python: ">=3.10"' in text
+
+
+def test_init_refuses_to_overwrite_and_bad_choices_are_usage_errors(tmp_path):
+    out = tmp_path / "compat.yaml"
+    out.write_text("# mine\n")
+    res = cli("init", "--distribution", "x", "--device", "npu", "--upstream", RECORDED, "-o", str(out))
+    assert res.code == 2 and "exists; give --force" in res.err and out.read_text() == "# mine\n"
+    for args, message in (
+        (["--device", "npu", "--torch", "3.0"], "has no torch 3.0"),
+        (["--device", "npu", "--torch", "~~"], "give a torch line such as 2.12"),
+        (["--device", "n-p-u"], "is not an identifier"),
+        (["--device", "npu", "--version", "one"], "--version 'one' is not a PEP 440 version"),
+    ):
+        res = cli("init", "--distribution", "x", *args, "--upstream", RECORDED, "-o", str(tmp_path / "new.yaml"))
+        assert res.code == 2, args
+        assert message in res.err and "Traceback" not in res.err, res.err
+        assert not (tmp_path / "new.yaml").exists()
+
+
+def test_an_empty_matrix_points_at_init(tmp_path):
+    empty = tmp_path / "compat.yaml"
+    empty.write_text("")
+    res = cli("validate", "--matrix", str(empty))
+    assert res.code == 2
+    assert "write a first one with `adapter-matrix init --distribution NAME --device NAME`" in res.err
