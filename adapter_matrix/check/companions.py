@@ -33,9 +33,8 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from ..matrix.companions import requirement
 from ..matrix.diagnostics import Mark
-from ..matrix.model import Companion, CompanionRelease, Matrix
+from ..matrix.model import Companion, CompanionRelease, Matrix, requirement
 from ..matrix.queries import cells
 from .facts import distribution_version
 from .verdict import Environment, Fix, Outcome, Verdict

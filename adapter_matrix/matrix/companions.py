@@ -39,7 +39,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from .diagnostics import Diagnostic, Diagnostics, Mark
-from .model import AdapterPin, CellCompanion, Companion, CompanionLine, CompanionRelease, Matrix, Spec
+from .model import AdapterPin, CellCompanion, Companion, CompanionLine, CompanionRelease, Matrix, requirement
 from .source import Mapping, Node, Scalar
 
 __all__ = ["NONE", "requirement", "line_of", "parse_companions", "parse_cell_companions", "check"]
@@ -57,12 +57,6 @@ _NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])\Z", re.IGNORECASE)
 def line_of(version: Version) -> Version:
     """The minor line of a version: ``2.4.1+cpu`` -> ``2.4``."""
     return Version(f"{version.major}.{version.minor}")
-
-
-def requirement(spec: Spec) -> str:
-    """The specifier as a requirement tail: ``2.1.1`` -> ``==2.1.1``, ``>=2.14.0`` stays."""
-    text = spec.text
-    return text if text[:1] in "<>=!~" else f"=={text}"
 
 
 # -- loading -----------------------------------------------------------------------------

@@ -42,6 +42,7 @@ __all__ = [
     "AdapterPin",
     "CellCompanion",
     "Companion",
+    "requirement",
     "Matrix",
     "LoadResult",
     "SCHEMA_VERSION",
@@ -383,6 +384,12 @@ class CellRef(NamedTuple):
     torch: Version
     python: PythonVersion
     mark: Mark
+
+
+def requirement(spec: Spec) -> str:
+    """A specifier as a requirement's tail: ``2.1.1`` -> ``==2.1.1``; ``>=2.14.0`` stays."""
+    text = spec.text
+    return text if text[:1] in "<>=!~" else f"=={text}"
 
 
 def _line_of(version: Version) -> Version:

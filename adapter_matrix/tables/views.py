@@ -42,8 +42,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from packaging.version import Version
 
-from ..matrix.companions import requirement
-from ..matrix.model import Companion, CompanionRelease, Matrix, PythonVersion, Release, Status, TorchLine, Value
+
+from ..matrix.model import Companion, CompanionRelease, Matrix, PythonVersion, Release, Status, TorchLine, Value, requirement
 from ..matrix.queries import (
     Cell,
     Releases,

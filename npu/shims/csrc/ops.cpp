@@ -18,6 +18,7 @@
 #include <ATen/ops/set_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/util/SmallVector.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include <memory>
@@ -459,13 +460,15 @@ int64_t mirror_cpu_kernels() {
 
 // A third party's operator without an autograd kernel (torchvision::nms) reaches the
 // backend fallback through the AutogradPrivateUse1 key only if that key has a fallback.
-// torch registers one for every autograd key of its own backends; for PrivateUse1 only
-// from 2.2 on (2.1 leaves it to the extension: "Could not run 'torchvision::nms' with
-// arguments from the 'Autogradnpu' backend"). Register the fallthrough CPU had then.
-bool ensure_autograd_fallthrough() {
+// torch registers one for the autograd key of each of its own backends, but for
+// PrivateUse1 only from 2.10 (pytorch#165315); before, it is the extension's to register
+// ("Could not run 'torchvision::nms' with arguments from the 'Autogradnpu' backend").
+// Register the kernel torch gives AutogradCPU in those releases: the forward runs, and a
+// backward through an operator without a derivative raises instead of losing the gradient.
+bool ensure_autograd_fallback() {
   auto& dispatcher = c10::Dispatcher::singleton();
   if (dispatcher.hasBackendFallbackForDispatchKey(c10::DispatchKey::AutogradPrivateUse1)) return false;
-  new_library("_", c10::DispatchKey::AutogradPrivateUse1).fallback(torch::CppFunction::makeFallthrough());
+  new_library("_", c10::DispatchKey::AutogradPrivateUse1).fallback(torch::autograd::basicAutogradNotImplementedFallback());
   return true;
 }
 
