@@ -104,10 +104,6 @@ def detect_companions(matrix: Matrix, overrides: Optional[Dict[str, str]] = None
     return out
 
 
-def _variant(version: Version) -> Optional[str]:
-    return version.local
-
-
 def _judged(variant: Optional[str]) -> bool:
     return variant is None or bool(_VARIANT.match(variant))
 
@@ -157,7 +153,7 @@ def _judge(matrix: Matrix, env: Environment, comp: Companion, text: Optional[str
             problems.append(
                 ("unpaired", f"{comp.name} {text} requires torch{requirement(release.torch)}, but torch {env.torch} is installed", (release.mark,))
             )
-        elif _judged(_variant(env.torch)) and _judged(_variant(version)) and _variant(env.torch) != _variant(version):
+        elif _judged(env.torch.local) and _judged(version.local) and env.torch.local != version.local:
             problems.append(("variant", _variant_reason(comp, text, version, env.torch), (release.mark,)))
     pin = comp.pin(env.adapter) if comp.adapter and env.adapter is not None else None
     if comp.adapter and env.adapter is not None:
@@ -193,7 +189,7 @@ def _variant_reason(comp: Companion, text: str, version: Version, torch: Version
 def _fix_companion(matrix: Matrix, env: Environment, comp: Companion, text: str, version: Version) -> Optional[Fix]:
     """One pip command that keeps torch (and the adapter) and fixes the companion; when no
     release pairs with this torch, the reverse: the torch that pairs with the companion."""
-    variant = _variant(env.torch) if env.torch is not None else None
+    variant = env.torch.local if env.torch is not None else None
     variant = variant if _judged(variant) else None
     pin = comp.pin(env.adapter) if env.adapter is not None else None
     cell = _current_cell(matrix, env)
