@@ -10,9 +10,11 @@
 
 Select with tags and -p; -k matches substrings (`torch2.1` also matches `torch2.10`).
 Each device session installs the cell's torch from the source compat.yaml names (with
-its fallbacks; $ADAPTER_MATRIX_TORCH_INDEX_URL overrides), installs the tool and the
+its fallbacks; $ADAPTER_MATRIX_TORCH_INDEX_URL overrides) together with the companions of
+its torch line (`ci: companions:`; $ADAPTER_MATRIX_CELL_COMPANIONS overrides), installs the tool and the
 adapter as wheels (built once per nox run from sdists, as an index would serve them), checks
-with `adapter-matrix check --json` that the environment is the cell it claims, builds the
+with `adapter-matrix check --json` that the environment is the cell it claims, proves that
+check refuses a companion built for another torch, builds the
 C++ core (cached), runs the conformance suite, sweeps PyTorch's own op tests on the device
 (`adapter-matrix ops sweep`: the fixed sample; the whole op_db and module_db with
 ADAPTER_MATRIX_OPS=full, none with =none; the sweep record goes to results/ops/, its counts
@@ -107,12 +109,32 @@ def device(session: nox.Session, cell: str) -> None:
             shutil.rmtree(session.virtualenv.location, ignore_errors=True)
 
 
+def _refusal(session: nox.Session, row, attempt, pick, env) -> dict:
+    """Install a release of ``pick`` built for another torch with --no-deps, prove that
+    `check` refuses it (exit 1, both versions named, a fix that installs ``pick``), then
+    put ``pick`` back and prove that `check` is content again."""
+    probe = pick.mismatched(row.cell.torch)
+    if probe is None:
+        return {"companion": pick.name, "skipped": "no release of it is built for another torch"}
+    probe_requirement = f"{pick.name}=={probe}" + (f"+{attempt.variant}" if attempt.variant else "")
+    session.install("--no-deps", *attempt.options, probe_requirement, env=env)
+    refused = _json_run(session, "adapter-matrix", "check", "--json", "--matrix", MATRIX.path, codes=(0, 1, 3))
+    try:
+        kept = _cells.verify_refusal(refused, pick, str(probe), refused["checks"][0]["environment"]["torch"])
+    finally:
+        session.install("--no-deps", *attempt.options, pick.requirement(attempt.variant), env=env)
+    restored = _json_run(session, "adapter-matrix", "check", "--json", "--matrix", MATRIX.path, codes=(0, 1, 3))
+    _cells.verify_environment(row, restored, attempt.picks)
+    return dict(kept, companion=pick.name, restored_exit_code=restored["exit_code"])
+
+
 def _run_cell(session: nox.Session, row) -> None:
     results = _cells.results_dir(ROOT)
     summaries = os.path.join(session.create_tmp(), "suites")  # where non-pytest suites leave their counts
     shutil.rmtree(summaries, ignore_errors=True)
     phases: dict = {}
     check = build = suites = ops = None
+    refusals: list = []
     mode = os.environ.get(_opsweep.OPS_ENV, "sample")
     if mode not in _opsweep.SWEEP_MODES:
         session.error(f"${_opsweep.OPS_ENV}={mode!r}: choose from {', '.join(_opsweep.SWEEP_MODES)}")
@@ -122,7 +144,7 @@ def _run_cell(session: nox.Session, row) -> None:
         session.error(str(exc))
 
     def record(outcome: str, message: str = None) -> None:
-        written = _cells.write_record(results, row, check, suites, build, phases, outcome, message, tree, ops)
+        written = _cells.write_record(results, row, check, suites, build, phases, outcome, message, tree, ops, refusals)
         session.log(f"result record: {written['_path']}")
         if session.posargs:  # a narrowed suite is not evidence for the cell
             session.log("posargs narrow the suite: no evidence record written")
@@ -142,14 +164,21 @@ def _run_cell(session: nox.Session, row) -> None:
 
     start = time.perf_counter()
     env = {"PIP_CONSTRAINT": ""}  # pip on this kind of machine caps torch; the cell decides
-    for attempt in _cells.install_attempts(row):
+    try:
+        attempts = _cells.install_attempts(row)
+    except ValueError as exc:
+        fail(str(exc))
+    for attempt in attempts:
         try:
-            session.install(*attempt.options, attempt.requirement, env=env)
+            session.install(*attempt.options, attempt.requirement, *attempt.companions, env=env)
             break
         except nox.command.CommandFailed:
-            session.warn(f"could not install {attempt.describe()}; trying the next source")
+            session.warn(f"could not install {attempt.describe()}; trying the next")
     else:
         fail(f"no source could install torch {row.cell.torch} for Python {row.cell.python}")
+    missing = [p.name for p in _cells.cell_companions(row) if p not in attempt.picks]
+    if missing:
+        session.warn(f"installed without {', '.join(missing)}: no source has a build for this cell")
     # as a user installs them: wheels, with their dependencies (torch is already the cell's)
     step("installing the adapter", session.install, *_built_wheels(session), "pytest", *build_requirements(str(row.cell.torch)),
          *_opsweep.requirements(str(row.cell.torch)), env=env)
@@ -161,7 +190,8 @@ def _run_cell(session: nox.Session, row) -> None:
     start = time.perf_counter()
     check = step("adapter-matrix check", _json_run, session, "adapter-matrix", "check", "--json", "--matrix", MATRIX.path, codes=(0, 1, 3))
     try:
-        _cells.verify_environment(row, check)
+        _cells.verify_environment(row, check, attempt.picks)
+        refusals = [_refusal(session, row, attempt, pick, env) for pick in attempt.picks]
     except _cells.CellMismatch as exc:
         fail(str(exc))
     phases["check"] = time.perf_counter() - start

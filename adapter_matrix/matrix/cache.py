@@ -36,7 +36,7 @@ def cache_root() -> str:
     return os.path.join(base, "adapter-matrix")
 
 
-_MODEL_MODULES = ("model.py", "loader.py", "schema.py", "consistency.py", "source.py", "diagnostics.py")
+_MODEL_MODULES = ("model.py", "loader.py", "schema.py", "consistency.py", "source.py", "diagnostics.py", "companions.py")
 _stamp: Optional[bytes] = None
 
 

@@ -35,6 +35,10 @@ STATES: Tuple[str, ...] = (
     "ops_known",
     "ops_unsupported",
     "ops_new",
+    "built",
+    "open",
+    "nocompanion",
+    "unstated",
 )
 
 

@@ -119,6 +119,20 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "opf_tasks": ("dtypes", "数据类型"),
     "opf_status": ("status", "状态"),
     "opf_why": ("why", "原因"),
+    # the companions view (and the companion columns of the releases view)
+    "companions_title": ("{dist}: companion packages per torch line", "{dist}\uff1a各 torch 版本的配套包"),
+    "built": ("built for it", "为其构建"),
+    "built_about": ("the releases built for this torch line (hover: the torch each requires)", "为该 torch 版本构建的发布（悬停可见各自要求的 torch）"),
+    "open": ("earlier releases admit it", "早期发布兼容"),
+    "open_cell": ("none built for it; from earlier lines: {versions}", "无专门构建；更早版本可用：{versions}"),
+    "open_about": (
+        "no release was built for this line, but releases built for an earlier one require every later torch too",
+        "没有为该版本构建的发布，但为更早版本构建的发布声明兼容之后所有 torch",
+    ),
+    "nocompanion": ("none", "无"),
+    "nocompanion_about": ("no release pairs with this torch", "没有与该 torch 配套的发布"),
+    "unstated": ("not stated", "未说明"),
+    "unstated_about": ("compat.yaml says nothing about this torch line", "compat.yaml 未说明该 torch 版本"),
 }
 
 

@@ -37,6 +37,7 @@ MATRICES = {
     "dimensions": TABLES / "dimensions.yaml",
     "torch_npu": FIXTURES / "matrices" / "torch_npu.yaml",  # release lines, a CANN dimension
     "ipex": FIXTURES / "matrices" / "ipex.yaml",  # torch variants, an OS, a nightly pin
+    "companions": FIXTURES / "companions.yaml",  # torchvision, torchaudio (an open requirement), an adapter pin
 }
 # IPEX is archived (fixes until 2026-03-31): its tables are shown while it was maintained.
 TODAYS = {"ipex": _dt.date(2026, 1, 15)}

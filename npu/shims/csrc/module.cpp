@@ -57,6 +57,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     py::dict out;
     out["mirrored_ops"] = npu::mirror_cpu_kernels();
     out["autocast_registered"] = npu::ensure_autocast_fallthrough();
+    out["autograd_registered"] = npu::ensure_autograd_fallback();
     return out;
   }, "Register hooks and the registrations that depend on what torch already has.");
   m.def("version_gates", &npu::version_gates, "Which C++ version gates are on in this build.");

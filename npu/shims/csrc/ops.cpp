@@ -19,6 +19,7 @@
 #include <ATen/ops/view_native.h>
 #include <ATen/quantized/QTensorImpl.h>
 #include <c10/util/SmallVector.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include <memory>
@@ -546,6 +547,20 @@ int64_t mirror_cpu_kernels() {
     }
   }
   return mirrored;
+}
+
+// A third party's operator without an autograd kernel (torchvision::nms) reaches the
+// backend fallback through the AutogradPrivateUse1 key only if that key has a fallback.
+// torch registers one for the autograd key of each of its own backends, but for
+// PrivateUse1 only from 2.10 (pytorch#165315); before, it is the extension's to register
+// ("Could not run 'torchvision::nms' with arguments from the 'Autogradnpu' backend").
+// Register the kernel torch gives AutogradCPU in those releases: the forward runs, and a
+// backward through an operator without a derivative raises instead of losing the gradient.
+bool ensure_autograd_fallback() {
+  auto& dispatcher = c10::Dispatcher::singleton();
+  if (dispatcher.hasBackendFallbackForDispatchKey(c10::DispatchKey::AutogradPrivateUse1)) return false;
+  new_library("_", c10::DispatchKey::AutogradPrivateUse1).fallback(torch::autograd::basicAutogradNotImplementedFallback());
+  return true;
 }
 
 bool ensure_autocast_fallthrough() {
