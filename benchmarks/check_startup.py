@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -26,10 +27,14 @@ from pathlib import Path
 TYPER_CHECK = "import sys; sys.argv[0] = 'adapter-matrix'; from adapter_matrix.cli import app; app()"
 
 
-def _time(cmd, env) -> float:
+def _time(cmd, env) -> tuple:
+    """(wall, CPU) seconds of one run of ``cmd``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -53,12 +58,13 @@ def main() -> None:
     for _ in range(args.runs):
         for name, cmd in commands.items():
             times[name].append(_time(cmd, env))
-    med = {name: statistics.median(values) for name, values in times.items()}
-    for name, value in med.items():
-        print(f"{name + ':':<22} median {value * 1000:5.0f} ms over {args.runs} runs")
-    torch = med["import torch"]
-    print(f"ratio: check is {torch / med['adapter-matrix check']:.1f}x faster than import torch (target >= 20x); "
-          f"through typer {torch / med['check through typer']:.1f}x")
+    med = {name: statistics.median(w for w, _ in values) for name, values in times.items()}
+    cpu = {name: statistics.median(c for _, c in values) for name, values in times.items()}
+    for name in commands:
+        print(f"{name + ':':<22} median {med[name] * 1000:5.0f} ms wall, {cpu[name] * 1000:5.0f} ms CPU over {args.runs} runs")
+    for label, t in (("wall", med), ("CPU", cpu)):
+        print(f"ratio ({label}): check is {t['import torch'] / t['adapter-matrix check']:.1f}x faster than import torch "
+              f"(target >= 20x); through typer {t['import torch'] / t['check through typer']:.1f}x")
 
 
 if __name__ == "__main__":

@@ -4,9 +4,9 @@ Location: ``$ADAPTER_MATRIX_CACHE``, else ``$XDG_CACHE_HOME/adapter-matrix``, el
 ``~/.cache/adapter-matrix``.
 
 A *compiled matrix* is the validated model pickled under the BLAKE2b digest of the
-file's bytes (plus the tool version, the Python, the file's display name, and the source
-of the modules that build the model: a development checkout that changes the model
-between versions never reads a pickle of the old one). ``check`` and the runtime
+file's bytes (plus the tool version, the Python, the file's display name, and the size
+and time of the modules that build the model: a development checkout that changes the
+model between versions never reads a pickle of the old one). ``check`` and the runtime
 guard read it instead of parsing YAML: same answers, a fraction of the start-up time.
 A changed file has a new hash, so a stale entry is never read.
 """
@@ -37,28 +37,29 @@ def cache_root() -> str:
 
 
 _MODEL_MODULES = ("model.py", "loader.py", "schema.py", "consistency.py", "source.py", "diagnostics.py")
-_model_source: Optional[bytes] = None
+_stamp: Optional[bytes] = None
 
 
-def _model_fingerprint() -> bytes:
-    """BLAKE2b of the modules that build the pickled model (about 1 ms, once per process)."""
-    global _model_source
-    if _model_source is None:
-        digest = blake2b(digest_size=16)
+def _model_stamp() -> bytes:
+    """Size and modification time of the modules that build the pickled model (a few stat
+    calls, once per process): an edited model is a new key, an unchanged install the same."""
+    global _stamp
+    if _stamp is None:
         here = os.path.dirname(os.path.abspath(__file__))
+        stats = []
         for name in _MODEL_MODULES:
             try:
-                with open(os.path.join(here, name), "rb") as fh:
-                    digest.update(fh.read())
+                st = os.stat(os.path.join(here, name))
+                stats.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
             except OSError:  # a zipped install: the version alone decides
                 pass
-        _model_source = digest.digest()
-    return _model_source
+        _stamp = ";".join(stats).encode()
+    return _stamp
 
 
 def compiled_matrix_path(raw: bytes, display_name: str) -> str:
     digest = blake2b(digest_size=16)
-    for part in (__version__.encode(), _model_fingerprint(), display_name.encode(), b"py%d.%d" % sys.version_info[:2], raw):
+    for part in (__version__.encode(), _model_stamp(), display_name.encode(), b"py%d.%d" % sys.version_info[:2], raw):
         digest.update(len(part).to_bytes(8, "little"))
         digest.update(part)
     return os.path.join(cache_root(), "matrices", digest.hexdigest()[:32] + ".pickle")

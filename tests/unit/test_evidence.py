@@ -305,7 +305,7 @@ def test_a_compiled_matrix_of_another_model_is_never_read(monkeypatch):
 
     raw = (REPO / "compat.yaml").read_bytes()
     now = cache.compiled_matrix_path(raw, "compat.yaml")
-    monkeypatch.setattr(cache, "_model_source", b"the model of another checkout")
+    monkeypatch.setattr(cache, "_stamp", b"the model of another checkout")
     assert cache.compiled_matrix_path(raw, "compat.yaml") != now
 
 
