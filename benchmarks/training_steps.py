@@ -31,7 +31,7 @@ def _gpt2_step_ratio(steps: int) -> dict:
     import torch
 
     import shims  # noqa: F401 - activates npu
-    from tests.conformance.models import GPT2
+    from tests.conformance.workloads.models import GPT2
 
     torch.manual_seed(0)
     cpu = GPT2(vocab=50257, positions=1024, width=768, layers=12, heads=12)

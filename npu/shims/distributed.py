@@ -3,8 +3,8 @@
 Device memory is host memory, so collectives need no device transport: each call hands
 gloo CPU tensors that alias the device tensors' memory (no copy), so gloo reads and
 writes device memory in place. A collective finishes before the call returns, as
-everything on this device does; its ``Work`` is complete and its future holds the
-caller's device tensors (DDP reads its buckets back from there). CPU tensors pass
+everything on this device does; its ``Work`` (made by the C++ core) is complete and its
+future holds the caller's device tensors (DDP reads its buckets back from there). CPU tensors pass
 through to gloo unchanged, so one group serves both devices.
 
 The backend is a Python ``ProcessGroup``: the form every torch release from 2.1 accepts
@@ -16,7 +16,7 @@ backend finds it differs by release; the era shims register it (``register``).
 from __future__ import annotations
 
 import datetime
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List
 
 import torch
 
@@ -59,41 +59,6 @@ def _flat(value: Any) -> List[torch.Tensor]:
     return []
 
 
-def _work_class() -> type:
-    import torch.distributed as dist
-
-    base = getattr(dist, "_Work", None) or torch._C._distributed_c10d.Work
-
-    class DoneWork(base):  # type: ignore[misc, valid-type]
-        """A collective that already ran: wait() returns at once, the future holds its result."""
-
-        def __init__(self, result: List[torch.Tensor]) -> None:
-            super().__init__()
-            self._result = result
-            devices = sorted({str(t.device) for t in result if isinstance(t, torch.Tensor) and t.device.type != "cpu"})
-            self._future: Any = torch.futures.Future(devices=devices) if devices else torch.futures.Future()
-            self._future.set_result(result)
-
-        def is_completed(self) -> bool:
-            return True
-
-        def is_success(self) -> bool:
-            return True
-
-        def wait(self, timeout: Optional[datetime.timedelta] = None) -> bool:
-            return True
-
-        def result(self) -> List[torch.Tensor]:
-            return self._result
-
-        def get_future(self) -> Any:
-            return self._future
-
-    return DoneWork
-
-
-_DoneWork: Optional[type] = None
-
 # Collectives, by the name ProcessGroup calls them, that take tensors (or lists of them)
 # and return a Work. Each runs on host aliases and then stands for the device tensors.
 _COLLECTIVES = (
@@ -130,16 +95,18 @@ def _make_collective(name: str) -> Callable[..., Any]:
 
 
 def _reduce_scatter_by_allreduce(gloo: Any, rank: int, outputs: List[torch.Tensor], inputs: List[List[torch.Tensor]], opts: Any) -> None:
-    """reduce_scatter for gloo builds without it (torch 2.1): all-reduce every rank's
-    contribution, keep this rank's."""
+    """reduce_scatter for gloo builds without it (torch 2.1-2.7 at least): rank r's output is
+    the reduction of every rank's contribution r: all-reduce each index in turn, keep r."""
     import torch.distributed as dist
 
     allreduce_opts = dist.AllreduceOptions()
     allreduce_opts.reduceOp = opts.reduceOp
     for output, contributions in zip(outputs, inputs):
-        reduced = [t.clone() for t in contributions]
-        gloo.allreduce(reduced, allreduce_opts).wait()
-        output.copy_(reduced[rank])
+        for index, contribution in enumerate(contributions):  # every rank, the same sequence
+            reduced = contribution.clone()
+            gloo.allreduce([reduced], allreduce_opts).wait()  # one tensor: gloo sums a list's tensors together
+            if index == rank:
+                output.copy_(reduced)
 
 
 def _process_group_class() -> type:
@@ -159,10 +126,7 @@ def _process_group_class() -> type:
             return BACKEND
 
         def _done(self, result: List[torch.Tensor]) -> Any:
-            global _DoneWork
-            if _DoneWork is None:
-                _DoneWork = _work_class()
-            return _DoneWork(result)
+            return _core.done_work(result)  # a C++ Work: see shims/csrc/distributed.cpp
 
         def barrier(self, *args: Any, **kwargs: Any) -> Any:
             self._gloo.barrier().wait()

@@ -26,7 +26,7 @@ import shims
 
 from . import ddp_data
 from .models import GPT2, Bert, ConvNet, RecurrentLM, greedy_generate
-from .support import requires, same
+from ..support import requires, same
 
 pytestmark = pytest.mark.suite("workloads")  # its own group in a cell's record
 
