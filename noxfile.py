@@ -6,6 +6,7 @@
     nox -t torch2.4 -p 3.8               # one torch line on one Python
     nox -s "device(py3.11-torch2.13)"    # one cell, by the id `adapter-matrix plan` prints
     nox -t unit                          # the tool's own tests on every local Python
+    nox -s hooks                         # the pre-commit hooks, through `pre-commit try-repo`
 
 Select with tags and -p; -k matches substrings (`torch2.1` also matches `torch2.10`).
 Each device session installs the cell's torch from the source compat.yaml names (with
@@ -14,7 +15,9 @@ its torch line (`ci: companions:`; $ADAPTER_MATRIX_CELL_COMPANIONS overrides), i
 tool and the adapter as wheels (built once per nox run from sdists, as an index would serve
 them), checks with `adapter-matrix check --json` that the environment is the cell it claims,
 proves that check refuses a companion built for another torch, builds the C++ core
-(cached), runs the conformance suite and writes a result record to results/.
+(cached), runs the conformance suite and writes a result record to results/
+and its compact evidence copy to evidence/<release>/<cell>.json (committed; a run
+narrowed with posargs, `nox -s ... -- -k amp`, writes no evidence).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, ROOT)
 
 from adapter_matrix.ci import cells as _cells  # noqa: E402
+from adapter_matrix.ci import evidence as _evidence  # noqa: E402
 from adapter_matrix.ci.interpreters import expose  # noqa: E402
 from adapter_matrix.ci.plan import SESSION, plan  # noqa: E402
 from adapter_matrix.ci.wheels import build_wheels  # noqa: E402
@@ -58,6 +62,13 @@ def unit(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     session.install("--no-deps", "-e", "./npu")  # the shims' sources, for the tests that read them (no torch)
     session.run("python", "-m", "pytest", "tests/unit", "-q", *session.posargs)
+
+
+@nox.session(python="3.11", tags=["hooks"])
+def hooks(session: nox.Session) -> None:
+    """`pre-commit try-repo` runs .pre-commit-hooks.yaml on a sample adapter repository (offline, about a minute)."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "pytest", "tests/unit/test_precommit.py", "-m", "precommit", "-q", *session.posargs)
 
 
 _wheels: list = []
@@ -111,13 +122,34 @@ def _refusal(session: nox.Session, row, attempt, pick, env) -> dict:
 
 def _run_cell(session: nox.Session, row) -> None:
     results = _cells.results_dir(ROOT)
+    summaries = os.path.join(session.create_tmp(), "suites")  # where non-pytest suites leave their counts
+    shutil.rmtree(summaries, ignore_errors=True)
     phases: dict = {}
-    check = build = counts = None
+    check = build = suites = None
     refusals: list = []
+    try:
+        tree = _cells.tree_state(MATRIX)  # the sources this run tests, taken before it starts
+    except _evidence.EvidenceError as exc:
+        session.error(str(exc))
+
+    def record(outcome: str, message: str = None) -> None:
+        written = _cells.write_record(results, row, check, suites, build, phases, outcome, message, tree, refusals)
+        session.log(f"result record: {written['_path']}")
+        if session.posargs:  # a narrowed suite is not evidence for the cell
+            session.log("posargs narrow the suite: no evidence record written")
+        else:
+            session.log(f"evidence record: {_evidence.write_evidence(_evidence.evidence_folder(MATRIX), written)}")
 
     def fail(message: str) -> None:
-        _cells.write_record(results, row, check, counts, build, phases, "failed", message, refusals=refusals)
+        record("failed", message)
         session.error(message)
+
+    def step(what: str, run, *args, **kwargs):
+        """Run one step; a step that fails (a compile error, a crashed suite) fails the cell with a record."""
+        try:
+            return run(*args, **kwargs)
+        except nox.command.CommandFailed as exc:
+            fail(f"{what} failed: {exc.reason or exc}")
 
     start = time.perf_counter()
     env = {"PIP_CONSTRAINT": ""}  # pip on this kind of machine caps torch; the cell decides
@@ -137,27 +169,27 @@ def _run_cell(session: nox.Session, row) -> None:
     if missing:
         session.warn(f"installed without {', '.join(missing)}: no source has a build for this cell")
     # as a user installs them: wheels, with their dependencies (torch is already the cell's)
-    session.install(*_built_wheels(session), "pytest", *build_requirements(str(row.cell.torch)), env=env)
+    step("installing the adapter", session.install, *_built_wheels(session), "pytest", *build_requirements(str(row.cell.torch)), env=env)
     extras = os.environ.get(EXTRAS_ENV, "").split()
     if extras:
-        session.install(*extras, env=env)
+        step(f"installing {' '.join(extras)}", session.install, *extras, env=env)
     phases["install"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    check = _json_run(session, "adapter-matrix", "check", "--json", "--matrix", MATRIX.path, codes=(0, 1, 3))
+    check = step("adapter-matrix check", _json_run, session, "adapter-matrix", "check", "--json", "--matrix", MATRIX.path, codes=(0, 1, 3))
     try:
         _cells.verify_environment(row, check, attempt.picks)
-        refusals = [_refusal(session, row, attempt, pick, env) for pick in attempt.picks]
+        refusals[:] = [_refusal(session, row, attempt, pick, env) for pick in attempt.picks]
     except _cells.CellMismatch as exc:
         fail(str(exc))
     phases["check"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    build = _json_run(session, "adapter-matrix", "build", "--json", "--matrix", MATRIX.path)
+    build = step("the build", _json_run, session, "adapter-matrix", "build", "--json", "--matrix", MATRIX.path)
     phases["build"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    probe = _json_run(session, "adapter-matrix", "probe", "--json", "--matrix", MATRIX.path)
+    probe = step("the probe", _json_run, session, "adapter-matrix", "probe", "--json", "--matrix", MATRIX.path)
     os.makedirs(os.path.join(results, "probes"), exist_ok=True)
     with open(os.path.join(results, "probes", f"torch-{row.cell.line.minor}.json"), "w") as fh:
         json.dump(probe, fh, indent=2)
@@ -167,11 +199,12 @@ def _run_cell(session: nox.Session, row) -> None:
     junit = os.path.join(session.create_tmp(), "junit.xml")
     # `pytest`, not `python -m pytest`: the working directory stays off sys.path, so
     # adapter_matrix and shims are the installed wheels, never this source tree
-    session.run("pytest", "tests/conformance", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
-                *session.posargs, success_codes=[0, 1])
+    step("the test run", session.run, "pytest", _cells.SUITE_ROOT, "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
+         "-o", "junit_family=xunit1", *session.posargs,  # xunit1 names each test's file: its suite group
+         env={_cells.SUMMARIES_ENV: summaries}, success_codes=[0, 1])
     phases["tests"] = time.perf_counter() - start
-    counts = _cells.read_junit(junit)
-    if counts.failed or counts.errors or counts.passed == 0:
-        fail(f"conformance: {counts.failed} failed, {counts.errors} errors, {counts.passed} passed")
-    path = _cells.write_record(results, row, check, counts, build, phases, "passed", refusals=refusals)
-    session.log(f"result record: {path}")
+    suites = _cells.merge_suites(_cells.read_junit(junit), _cells.read_summaries(summaries))
+    broken = [f"{group}: {c.failed} failed, {c.errors} errors" for group, c in suites.items() if not c.ok]
+    if broken or _cells.total(suites).passed == 0:
+        fail("; ".join(broken) or "no test passed")
+    record("passed")

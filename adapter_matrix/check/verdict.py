@@ -357,7 +357,10 @@ def _driver_changes(env: Environment, target: _Target) -> List[str]:
     out = []
     for name in target.changed_dims:
         old, new = env.dimension(name), target.dims[name]
-        verb = "upgrade" if old is not None and new is not None and old.order < new.order else "downgrade"
+        if old is None or new is None or old.version is None or new.version is None:
+            verb = "change"  # names (a changeable enumeration) have no direction
+        else:
+            verb = "upgrade" if old.version < new.version else "downgrade"
         out.append(f"{verb} {name} from {old} to {new}")
     return out
 

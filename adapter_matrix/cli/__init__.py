@@ -8,25 +8,43 @@ Exit codes (documented in the README):
 3  supported with a warning: experimental, deprecated or end of life (``check``)
 
 Start-up matters (``check`` must answer well under a second and never imports torch),
-so each command imports what it needs when it runs.
+so each command imports what it needs when it runs, and a plain ``check`` command line
+is answered without importing typer at all (:mod:`adapter_matrix.cli.quick`).
 
 Each command group lives in its own module (``check``, ``validate``, ``init``, ``table``,
-``ci``, ``device``); importing them registers their commands on :data:`app`.
+``ci``, ``device``); importing them registers their commands on :data:`app`, which this
+package provides on first use.
 """
 
 from __future__ import annotations
 
 import sys
-
-from . import check, ci, device, init, table, validate  # noqa: F401  (registers the commands)
-from .common import app
+from typing import Any
 
 __all__ = ["app", "main"]
 
 
+def _app() -> Any:
+    from . import check, ci, device, init, table, validate  # noqa: F401  (registers the commands)
+    from .common import app
+
+    return app
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: `from adapter_matrix.cli import app` imports typer then
+    if name == "app":
+        return _app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def main() -> None:
     """Console-script entry point."""
+    from .quick import main as quick_main
+
     try:
-        app()
+        code = quick_main(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
+        _app()()
     except KeyboardInterrupt:  # pragma: no cover
         sys.exit(130)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Optional
+import os
+from typing import List, Optional
 
 import typer
 
@@ -52,18 +53,27 @@ def plan(
 
 @app.command()
 def results(
-    folder: str = typer.Argument(..., help="Folder of result records (searched recursively)."),
+    folders: List[str] = typer.Argument(..., help="Folders of result records (searched recursively; the newest record of a cell wins)."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     expect: Optional[str] = typer.Option(None, "--expect", help="A plan strategy whose every cell must have a record."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text, markdown or json."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, markdown (md) or json."),
+    into: Optional[str] = typer.Option(
+        None, "--into", help="Also merge the records into this evidence folder (e.g. evidence): one compact file per cell, newest wins."
+    ),
 ) -> None:
     """Aggregate the result records of test sessions. Exit 1 if a cell failed or is missing."""
     from ..ci import results as res
 
     try:
-        records = res.read_records(folder)
+        records = res.read_records(folders + ([into] if into and os.path.isdir(into) else []))
     except res.RecordError as exc:
         fail(str(exc))
+    if into:
+        from ..ci.evidence import write_evidence
+
+        inside = os.path.join(os.path.abspath(into), "")
+        merged = [write_evidence(into, r) for r in records if not os.path.abspath(r["_path"]).startswith(inside)]
+        console_for(stderr=True).print(f"{into}: {len(merged)} evidence record(s) written")
     expected = None
     if expect is not None:
         from ..ci.plan import STRATEGIES
@@ -73,6 +83,9 @@ def results(
             fail(f"--expect {expect!r}: choose from {', '.join(STRATEGIES)}")
         expected = [r.cell.id for r in make_plan(one_matrix(matrix).matrix, expect)]  # records name the cell
     summary = res.summarize(records, expected)
+    from ..tables.formats import FORMAT_ALIASES
+
+    fmt = FORMAT_ALIASES.get(fmt, fmt)  # the short names `table --format` takes
     if fmt == "json":
         clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in summary.records]
         typer.echo(json.dumps({"ok": summary.ok, "records": clean, "missing": summary.missing}, indent=2))
@@ -81,7 +94,7 @@ def results(
     elif fmt == "text":
         from rich.table import Table
 
-        table = Table(*res.HEADERS, title=f"{len(summary.records)} cell(s) in {folder}")
+        table = Table(*res.HEADERS, title=f"{len(summary.records)} cell(s) in {', '.join(folders)}")
         style = {"passed": "green", "failed": "red", "missing": "yellow"}
         for row in res.rows(summary):
             table.add_row(*row[:3], f"[{style.get(row[3], 'red')}]{row[3]}[/]", *row[4:])

@@ -28,6 +28,7 @@ def build(
 
     os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")  # do not activate the adapter here
     result = one_matrix(matrix)
+    package = shims_package(result)
     from ..device.build import BuildError, BuildMismatch, Extension, ensure_built
 
     try:
@@ -35,7 +36,7 @@ def build(
     except ImportError:
         fail("torch is not installed; install it first, e.g. `adapter-matrix check` says which")
     try:
-        ext = Extension.of_package(result.matrix.adapter.shims, result.matrix.adapter.device)
+        ext = Extension.of_package(package, result.matrix.adapter.device)
     except BuildError as exc:
         fail(str(exc))
     console = console_for()
@@ -69,10 +70,19 @@ def build(
     console.print(f"cache: {done.path}")
 
 
+def shims_package(result: "LoadResult") -> str:
+    """The adapter's shims package, or exit 2: the device commands need one."""
+    if result.matrix.adapter.shims is None:
+        fail(f"{result.matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims")
+    return result.matrix.adapter.shims
+
+
 def _csrc(result: "LoadResult") -> Any:
     """The adapter's C++ sources folder, found without importing the adapter (or None)."""
     from ..device.build import BuildError, Extension
 
+    if result.matrix.adapter.shims is None:
+        return None
     try:
         return Extension.of_package(result.matrix.adapter.shims, result.matrix.adapter.device).csrc
     except BuildError:
@@ -143,6 +153,7 @@ def new_shim(
         fail(f"{version!r} is not a torch version such as 2.16")
     located = find_or_exit(matrix)[0]
     result = load_or_exit(located.path, fresh=True)
+    shims_package(result)
     matrix_path = Path(located.path).resolve()
     new = _read_json(probe_new) if probe_new else None
     if new is None:
@@ -182,6 +193,7 @@ def shims_report(matrix: Optional[str] = typer.Option(None, "--matrix", "-m", he
     from ..device.shimsreport import report, supported_torch
 
     result = one_matrix(matrix)
+    shims_package(result)
     findings = report(result.matrix, _csrc(result))
     torch = supported_torch(result.matrix)
     console = console_for()

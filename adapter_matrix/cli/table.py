@@ -30,7 +30,7 @@ def table(
         help="grid (torch x Python; the default), verified (the grid with test evidence), releases, dimension (a dimension x torch) or capabilities.",
     ),
     dimension: Optional[str] = typer.Option(None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="markdown (the default), rst, html, csv or json."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="markdown (or md, gfm; the default), rst (rest), html (htm), csv or json."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Language of headers and legend: en (the default) or zh."),
     release: Optional[str] = typer.Option(
         None, "--release", help="An adapter release or release line (default: every maintained release; verified: the newest)."
@@ -85,7 +85,9 @@ def table(
             fail(str(exc))
         stale = [o.path for o in outcomes if o.changed]
         for o in outcomes:
-            if update:
+            if not o.blocks:
+                console.print(f"{o.path}: no table blocks, skipped", markup=False)
+            elif update:
                 console.print(f"{o.path}: {'updated' if o.changed else 'up to date'} ({o.blocks} block{'s' if o.blocks != 1 else ''})", markup=False)
             elif o.changed:
                 typer.echo(o.diff, nl=False)
@@ -94,7 +96,8 @@ def table(
             console_for(stderr=True).print(f"stale tables in {' '.join(stale)}; fix with:\n    {fix}", markup=False, style="red")
             raise typer.Exit(EXIT_UNSUPPORTED)
         if check_:
-            console.print(f"{len(outcomes)} file(s), {sum(o.blocks for o in outcomes)} table block(s): up to date")
+            with_blocks = [o for o in outcomes if o.blocks]
+            console.print(f"{len(with_blocks)} file(s), {sum(o.blocks for o in with_blocks)} table block(s): up to date")
         return
     try:
         records = docs.load_records(results) if results else None

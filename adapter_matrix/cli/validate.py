@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import typer
 
-from .common import EXIT_USAGE, MATRIX_HELP, app, console_for, fail, find_or_exit, load_or_exit, print_diagnostics
+from .common import EXIT_USAGE, MATRIX_HELP, app, console_for, date_or_exit, fail, find_or_exit, load_or_exit, print_diagnostics
 
 
 @app.command()
 def validate(
+    files: List[str] = typer.Argument(None, help="Matrix files to lint (as pre-commit passes them); default: --matrix, else discovery."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     pyproject: Optional[str] = typer.Option(
         None, "--pyproject", help="Also check this pyproject.toml's requires-python, classifiers and torch pin."
@@ -25,6 +26,11 @@ def validate(
     record: Optional[str] = typer.Option(
         None, "--record", help="With --upstream pypi: save PyPI's answers into this folder, then check against them (offline later with --upstream DIR)."
     ),
+    results: Optional[str] = typer.Option(
+        None, "--results", help="Evidence folder (e.g. evidence): warn for every cell claimed supported without a fresh passing record."
+    ),
+    strict: bool = typer.Option(False, "--strict", help="With --results: such a cell is an error (the release gate)."),
+    today: Optional[str] = typer.Option(None, "--today", help="With --results: judge the records' age on this date (YYYY-MM-DD)."),
 ) -> None:
     """Lint the matrix: every error at once, as FILE:LINE:COL: message — fix. Exit 2 on errors."""
     from ..matrix.queries import cells
@@ -33,7 +39,22 @@ def validate(
         fail("--write needs --upstream")
     if record and upstream != "pypi":
         fail("--record needs --upstream pypi")
-    located_all = find_or_exit(matrix)
+    if files and matrix:
+        fail("give matrix FILES or --matrix PATH, not both")
+    from ..matrix.discovery import Located
+
+    located_all = [Located(f, "argument") for f in files] if files else find_or_exit(matrix)
+    if (strict or today) and not results:
+        fail("--strict and --today need --results")
+    on = date_or_exit(today)
+    records: Optional[list] = None
+    if results is not None:
+        from ..ci.results import RecordError, read_records
+
+        try:
+            records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
+        except RecordError as exc:
+            fail(str(exc))
     index = None
     if upstream:
         from ..upstream import companion_write
@@ -52,7 +73,10 @@ def validate(
         except up.UpstreamError as exc:
             fail(str(exc))
 
+    notes: list = []
+
     def findings_of(path: str) -> Any:
+        notes.clear()  # a --write re-reads the file: report on what it says now
         result = load_or_exit(path, fresh=True)
         found = list(result.warnings)
         if pyproject:
@@ -67,6 +91,16 @@ def validate(
             except up.UpstreamError as exc:
                 fail(str(exc))
             found += upstream_companions.verify_companions(result.matrix, *companion_answers, upstream)
+        if records is not None:
+            from ..ci.evidence import EvidenceError, claimed_supported, gate
+
+            try:
+                missing = gate(result.matrix, records, on, strict)
+            except EvidenceError as exc:
+                fail(str(exc))
+            found += missing
+            claimed = len(claimed_supported(result.matrix, on))
+            notes.append(f"{result.matrix.path}: evidence in {results} — {claimed - len(missing)} of {claimed} cells claimed supported have a fresh passing record")
         return result.matrix, found, companion_answers
 
     failed = False
@@ -91,12 +125,16 @@ def validate(
         errors = sum(1 for d in findings if d.severity == "error")
         failed = failed or errors > 0
         console_for().print(
-            f"{m.path}: {'invalid' if errors else 'valid'} \u2014 {len(m.releases)} release(s), {len(m.torch)} torch lines, "
+            f"{m.path}: {'invalid' if errors else 'valid'} \u2014 {len(m.releases)} release(s)"
+            + (f" in {len(m.release_lines())} release lines" if m.release_lines() else "")
+            + f", {len(m.torch)} torch lines, "
             f"{len(cells(m))} cells, {len(m.shims)} shims"
             + (f", {len(m.companions)} companions" if m.companions else "")
             + (f", {errors} error(s)" if errors else "")
             + (f", {len(findings) - errors} warning(s)" if len(findings) - errors else "")
         )
+        for note in notes:
+            console_for().print(note, markup=False)
     if failed:
         raise typer.Exit(EXIT_USAGE)
 

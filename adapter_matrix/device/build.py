@@ -13,7 +13,10 @@ makes a build unusable elsewhere::
 
 so an unchanged combination never recompiles, and a library is never loaded into a
 torch it was not built for (the manifest check turns "undefined symbol" into a
-message naming both versions).
+message naming both versions). The manifest also records the library's size, SHA-256
+and modification time: a truncated or rewritten library (a full disk, an interrupted
+copy) is found before it is loaded, and a damaged cache build is compiled again instead
+of ending in ``ImportError: ... file too short``.
 """
 
 from __future__ import annotations
@@ -27,15 +30,15 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional
 
 __all__ = [
     "build_requirements",
     "Extension",
     "BuildError",
     "BuildMismatch",
+    "DamagedBuild",
     "TorchBuild",
     "Build",
     "running_torch",
@@ -45,9 +48,13 @@ __all__ = [
     "load",
     "read_manifest",
     "check_manifest",
+    "check_library",
+    "library_facts",
 ]
 
 CFLAGS = ("-O2",)
+# Bumped when the manifest or the build layout changes, so older cache folders are not reused.
+BUILD_FORMAT = 2  # 2: the manifest records the library's size, SHA-256 and mtime
 MANIFEST = "manifest.json"
 LIBRARY_ENV = "ADAPTER_MATRIX_DEVICE_LIBRARY"  # a prebuilt build folder to use instead of the cache
 NO_BUILD_ENV = "ADAPTER_MATRIX_NO_BUILD"  # never compile on import; fail with the command instead
@@ -79,8 +86,20 @@ class BuildMismatch(RuntimeError):
     """A build made for another torch (or Python) than the running one."""
 
 
-@dataclass(frozen=True)
-class Extension:
+class DamagedBuild(BuildMismatch):
+    """A build whose library is not the file its manifest describes (truncated, rewritten, missing)."""
+
+    def __init__(self, problem: str, folder: Path) -> None:
+        super().__init__(f"{problem}; delete {folder} and run `adapter-matrix build` (importing the adapter also rebuilds a damaged cache build)")
+        self.problem = problem
+        self.folder = folder
+
+
+# The records below are NamedTuples, not dataclasses: this module is imported on every
+# activation (inside `import torch` under autoload), and a dataclass costs ~0.5 ms to create.
+
+
+class Extension(NamedTuple):
     """An adapter's C++ core: its module name and its sources folder."""
 
     name: str
@@ -106,8 +125,7 @@ class Extension:
         return sorted(str(p) for p in self.csrc.glob("*.cpp"))
 
 
-@dataclass(frozen=True)
-class TorchBuild:
+class TorchBuild(NamedTuple):
     """The facts about a torch build that a compiled extension depends on."""
 
     version: str  # torch.__version__, local label included (2.13.0+cpu)
@@ -119,8 +137,7 @@ class TorchBuild:
         return f"torch {self.version} (git {self.git[:10]}, {self.python})"
 
 
-@dataclass(frozen=True)
-class Build:
+class Build(NamedTuple):
     """A usable build folder and whether it was just compiled."""
 
     path: Path
@@ -146,7 +163,7 @@ def running_torch() -> TorchBuild:
 def source_hash(ext: Extension) -> str:
     """Hash of the C++ sources and the flags they are built with."""
     digest = hashlib.sha256()
-    digest.update(repr((ext.name, CFLAGS)).encode())
+    digest.update(repr((ext.name, CFLAGS, BUILD_FORMAT)).encode())
     for path in sorted(ext.csrc.iterdir()):
         if path.suffix in (".cpp", ".h"):
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -189,8 +206,44 @@ def check_manifest(manifest: Dict[str, Any], folder: Path, torch_build: Optional
             f"the device library in {folder} does not fit: " + "; ".join(problems)
             + f". Rebuild it for this torch with `adapter-matrix build`, or install torch=={built.version}."
         )
-    if not (folder / manifest.get("library", "")).is_file():
-        raise BuildMismatch(f"the device library named by {folder / MANIFEST} is missing; run `adapter-matrix build`")
+    check_library(manifest, folder)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def library_facts(library: Path) -> Dict[str, Any]:
+    """What the manifest records about a freshly built library."""
+    stat = library.stat()
+    return {"library_bytes": stat.st_size, "library_sha256": _sha256(library), "library_mtime_ns": stat.st_mtime_ns}
+
+
+def check_library(manifest: Dict[str, Any], folder: Path) -> None:
+    """Refuse a library that is not the file the manifest describes, before it is loaded.
+
+    The size is compared every time (a stat); the SHA-256 only when the file's
+    modification time is not the recorded one (a copied folder, a rewritten file), so the
+    warm path stays cheap. Raises :class:`DamagedBuild` naming the folder to delete.
+    """
+    library = folder / manifest.get("library", "")
+    try:
+        stat = library.stat()
+    except OSError:
+        raise DamagedBuild(f"the device library {library} named by {folder / MANIFEST} is missing", folder) from None
+    expected = manifest.get("library_bytes")
+    if expected is None:  # an older prebuilt folder ($ADAPTER_MATRIX_DEVICE_LIBRARY): existence is all it tells
+        return
+    if stat.st_size != expected:
+        raise DamagedBuild(
+            f"the device library {library} is damaged: {stat.st_size} bytes, but {MANIFEST} records {expected}", folder
+        )
+    if stat.st_mtime_ns != manifest.get("library_mtime_ns") and _sha256(library) != manifest.get("library_sha256"):
+        raise DamagedBuild(f"the device library {library} is damaged: its SHA-256 is not the one {MANIFEST} records", folder)
 
 
 def _ensure_ninja_on_path() -> None:
@@ -277,16 +330,32 @@ def ensure_built(ext: Extension, verbose: bool = False, on_compile: Optional[Cal
     torch_build = running_torch()
     folder = build_dir(ext, torch_build)
     manifest = read_manifest(folder)
+    damaged = None
     if manifest is not None:
-        check_manifest(manifest, folder, torch_build)
-        return Build(folder, manifest, compiled=False)
-    if os.environ.get(NO_BUILD_ENV):
-        raise BuildError(f"{ext.name} is not built for {torch_build.describe()} and ${NO_BUILD_ENV} is set; run `adapter-matrix build`")
-    with _locked(folder.with_name(folder.name + ".lock")):
-        manifest = read_manifest(folder)  # another process may have finished it meanwhile
-        if manifest is not None:
+        try:
             check_manifest(manifest, folder, torch_build)
             return Build(folder, manifest, compiled=False)
+        except DamagedBuild as exc:
+            damaged = exc
+    if os.environ.get(NO_BUILD_ENV):
+        if damaged is not None:
+            raise damaged
+        raise BuildError(f"{ext.name} is not built for {torch_build.describe()} and ${NO_BUILD_ENV} is set; run `adapter-matrix build`")
+    with _locked(folder.with_name(folder.name + ".lock")):
+        manifest = read_manifest(folder)  # another process may have finished (or repaired) it meanwhile
+        if manifest is not None:
+            try:
+                check_manifest(manifest, folder, torch_build)
+                return Build(folder, manifest, compiled=False)
+            except DamagedBuild as exc:
+                # Nothing was loaded from it: move it aside (processes that mapped the old
+                # file keep their copy) and compile a new one in its place.
+                import warnings
+
+                warnings.warn(f"{exc.problem}: compiling it again", RuntimeWarning, stacklevel=2)
+                aside = folder.with_name(folder.name + f".damaged-{os.getpid()}")
+                os.replace(folder, aside)
+                shutil.rmtree(aside, ignore_errors=True)
         partial = folder.with_name(folder.name + f".partial-{os.getpid()}")
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
@@ -297,9 +366,11 @@ def ensure_built(ext: Extension, verbose: bool = False, on_compile: Optional[Cal
         except BaseException:
             shutil.rmtree(partial, ignore_errors=True)
             raise
+        library = f"{ext.name}.so"
         manifest = {
             "extension": ext.name,
-            "library": f"{ext.name}.so",
+            "library": library,
+            **library_facts(partial / library),
             "torch": torch_build.version,
             "torch_git": torch_build.git,
             "cxx11_abi": torch_build.cxx11_abi,
@@ -325,7 +396,10 @@ def load(build: Build) -> Any:
     spec = importlib.util.spec_from_file_location(name, str(build.library))
     if spec is None or spec.loader is None:
         raise BuildMismatch(f"cannot load {build.library}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        module = importlib.util.module_from_spec(spec)  # dlopen() and the module's init
+        spec.loader.exec_module(module)
+    except ImportError as exc:  # what the manifest check cannot see, e.g. a library changed since
+        raise DamagedBuild(f"cannot load {build.library}: {exc}", build.path) from None
     sys.modules[name] = module
     return module

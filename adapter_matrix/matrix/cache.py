@@ -3,19 +3,25 @@
 Location: ``$ADAPTER_MATRIX_CACHE``, else ``$XDG_CACHE_HOME/adapter-matrix``, else
 ``~/.cache/adapter-matrix``.
 
-A *compiled matrix* is the validated model pickled under the SHA-256 of the file's
-bytes (plus the tool version and the file's display name). ``check`` and the runtime
+A *compiled matrix* is the validated model pickled under the BLAKE2b digest of the
+file's bytes (plus the tool version, the Python, the file's display name, and the size
+and time of the modules that build the model: a development checkout that changes the
+model between versions never reads a pickle of the old one). ``check`` and the runtime
 guard read it instead of parsing YAML: same answers, a fraction of the start-up time.
 A changed file has a new hash, so a stale entry is never read.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import sys
 from typing import Optional
+
+try:  # built into CPython; `import hashlib` would first load OpenSSL (~6 ms of every `check`)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
 
 from .. import __version__
 
@@ -30,18 +36,30 @@ def cache_root() -> str:
     return os.path.join(base, "adapter-matrix")
 
 
-def _model_shape() -> bytes:
-    """The model types and their fields: a pickle of a model whose types have other fields
-    (another checkout, a merge, a development step) is never read, even at the same version."""
-    from . import model
+_MODEL_MODULES = ("model.py", "loader.py", "schema.py", "consistency.py", "source.py", "diagnostics.py", "companions.py")
+_stamp: Optional[bytes] = None
 
-    types = sorted((name, getattr(kind, "_fields", ())) for name, kind in vars(model).items() if isinstance(kind, type) and issubclass(kind, tuple))
-    return repr(types).encode()
+
+def _model_stamp() -> bytes:
+    """Size and modification time of the modules that build the pickled model (a few stat
+    calls, once per process): an edited model is a new key, an unchanged install the same."""
+    global _stamp
+    if _stamp is None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        stats = []
+        for name in _MODEL_MODULES:
+            try:
+                st = os.stat(os.path.join(here, name))
+                stats.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+            except OSError:  # a zipped install: the version alone decides
+                pass
+        _stamp = ";".join(stats).encode()
+    return _stamp
 
 
 def compiled_matrix_path(raw: bytes, display_name: str) -> str:
-    digest = hashlib.sha256()
-    for part in (__version__.encode(), _model_shape(), display_name.encode(), b"py%d.%d" % sys.version_info[:2], raw):
+    digest = blake2b(digest_size=16)
+    for part in (__version__.encode(), _model_stamp(), display_name.encode(), b"py%d.%d" % sys.version_info[:2], raw):
         digest.update(len(part).to_bytes(8, "little"))
         digest.update(part)
     return os.path.join(cache_root(), "matrices", digest.hexdigest()[:32] + ".pickle")

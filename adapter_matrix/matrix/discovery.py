@@ -13,10 +13,8 @@ usually imports torch, which ``check`` must not do).
 
 from __future__ import annotations
 
-import importlib.util
 import os
-from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, NamedTuple, Optional
 
 __all__ = ["GROUP", "Located", "registered_matrices", "find_matrices"]
 
@@ -24,12 +22,11 @@ GROUP = "adapter_matrix.matrices"
 DEFAULT_NAME = "compat.yaml"
 
 
-@dataclass(frozen=True)
-class Located:
+class Located(NamedTuple):  # not a dataclass: `check` would import dataclasses and inspect (~10 ms)
     """A matrix file and how it was found."""
 
     path: str
-    origin: str  # "--matrix", "working directory", or "entry point NAME (DISTRIBUTION)"
+    origin: str  # "--matrix", "argument", "working directory", or "entry point NAME (DISTRIBUTION)"
 
 
 def _entry_points() -> list:
@@ -42,6 +39,8 @@ def _entry_points() -> list:
 
 
 def _package_file(value: str) -> Optional[str]:
+    import importlib.util
+
     module, _, resource = value.partition(":")
     module = module.strip()
     top, _, rest = module.partition(".")

@@ -31,6 +31,8 @@ from .model import (
     CellCompanion,
     CellRef,
     Constraint,
+    DEFAULT_EVIDENCE,
+    EvidencePolicy,
     Detector,
     Dimension,
     InstallSource,
@@ -268,6 +270,7 @@ class _Builder:
         releases = tuple(r for n in self.items(top.get("releases"), "releases") for r in self.release_entry(n))
         companions = _companions.parse_companions(self, top.get("companions"))
         smoke, runs_on, ci_companions = self.ci(top.get("ci"))
+        evidence = self.evidence(top.get("evidence"))
         if adapter is None or schema_version is None:
             return None
         return Matrix(
@@ -282,6 +285,7 @@ class _Builder:
             smoke=smoke,
             declares_shims="shims" in top,
             runs_on=runs_on,
+            evidence=evidence,
             companions=companions,
             ci_companions=ci_companions,
         )
@@ -507,8 +511,9 @@ class _Builder:
         for package in self.items(f.get("packages"), "packages"):
             own = self.fields(package, "package", f"package of release line {name}")
             merged = dict(defaults, **own)
-            if "exceptions" in own and "exceptions" in defaults:  # the package's first, then the line's
-                merged["exceptions"] = Sequence(own["exceptions"].items + defaults["exceptions"].items, own["exceptions"].mark)  # type: ignore[union-attr]
+            mine, shared = own.get("exceptions"), defaults.get("exceptions")
+            if isinstance(mine, Sequence) and isinstance(shared, Sequence):  # the package's first, then the line's
+                merged["exceptions"] = Sequence(mine.items + shared.items, mine.mark)
             for key in ("python", "status"):
                 if key not in merged and "version" in own:
                     self.diags.error(package.mark, f"package {own['version'].describe()} of release line {name} has no {key!r}", f"give `{key}:` on the package or on the line")
@@ -604,6 +609,27 @@ class _Builder:
             if minor is not None and python is not None:
                 out.append(CellRef(minor, python, item.mark))
         return tuple(out), runs_on, _companions.parse_cell_companions(self, f.get("companions"))
+
+    def evidence(self, node: Optional[Node]) -> EvidencePolicy:
+        if node is None:
+            return DEFAULT_EVIDENCE
+        f = self.fields(node, "evidence", "evidence")
+        days = DEFAULT_EVIDENCE.max_age_days
+        if "max-age-days" in f:
+            n = f["max-age-days"]
+            if isinstance(n, Scalar) and n.tag == YAML_INT and n.text.isdigit() and int(n.text) >= 1:
+                days = int(n.text)
+            else:
+                self.diags.error(n.mark, f"max-age-days must be a whole number of days, at least 1, found {n.describe()}", "e.g. max-age-days: 180")
+        sources = []
+        for item in self.items(f.get("sources"), "evidence sources"):
+            path = self.string(item, "evidence source")
+            if path is not None and (os.path.isabs(path) or ".." in path.replace("\\", "/").split("/")):
+                self.diags.error(item.mark, f"evidence source {path!r} is not inside the matrix's folder", "give a path relative to this file, e.g. shims")
+            elif path is not None:
+                sources.append(path.rstrip("/"))
+        folder = self.string(f.get("folder"), "evidence folder") or DEFAULT_EVIDENCE.folder
+        return EvidencePolicy(folder, days, tuple(sources), node.mark)
 
 
 def load_text(text: str, filename: str = "compat.yaml", *, check_modules: bool = True) -> LoadResult:

@@ -37,6 +37,8 @@ __all__ = [
     "Release",
     "ShimRange",
     "CellRef",
+    "EvidencePolicy",
+    "DEFAULT_EVIDENCE",
     "CompanionRelease",
     "CompanionLine",
     "AdapterPin",
@@ -386,6 +388,21 @@ class CellRef(NamedTuple):
     mark: Mark
 
 
+class EvidencePolicy(NamedTuple):
+    """When a result record still counts as evidence for a claimed cell (the ``evidence`` section).
+
+    A passing record counts while it is at most ``max_age_days`` old, ran the torch patch
+    the cell claims, and ran on the same contents of ``sources`` (paths relative to the
+    matrix file: the adapter and the suites that test it) as the tree holds now.
+    """
+
+    folder: str  # where the nox cells write records, relative to the matrix file as named (symlinks not followed)
+    max_age_days: int
+    sources: Tuple[str, ...]
+    mark: Mark
+
+
+DEFAULT_EVIDENCE = EvidencePolicy("evidence", 180, (), Mark("<default>", 0, 0))
 def requirement(spec: Spec) -> str:
     """A specifier as a requirement's tail: ``2.1.1`` -> ``==2.1.1``; ``>=2.14.0`` stays."""
     text = spec.text
@@ -498,6 +515,7 @@ class Matrix(NamedTuple):
     smoke: Tuple[CellRef, ...]
     declares_shims: bool = True
     runs_on: Tuple[str, ...] = ()
+    evidence: EvidencePolicy = DEFAULT_EVIDENCE
     companions: Tuple[Companion, ...] = ()  # torch extensions and their pairings (matrix.companions)
     ci_companions: Tuple[CellCompanion, ...] = ()  # the companions every test cell installs
 

@@ -178,6 +178,7 @@ STRUCTS: Dict[str, Struct] = {
                     since=2,
                 ),
                 Field("ci", _ref("ci"), "Settings for the test plan."),
+                Field("evidence", _ref("evidence"), "When a test record still counts as evidence for a supported cell."),
             ),
         ),
         Struct(
@@ -299,6 +300,20 @@ STRUCTS: Dict[str, Struct] = {
                 Field("smoke", _list_of(_ref("cell")), "Cells of the smoke tier besides the oldest cell."),
                 Field("runs-on", _list_of(_STRING), "Base runner labels of plan rows that need a runner-provided dimension (default: self-hosted).", since=2),
                 Field("companions", _list_of(_STRING), "Companions every test cell installs, at the release that pairs with its torch.", since=2),
+            ),
+        ),
+        Struct(
+            "evidence",
+            "Which result records count as evidence for the cells a release claims as supported "
+            "(`adapter-matrix validate --results DIR --strict`).",
+            (
+                Field("folder", _STRING, "Where the nox cells write their records, relative to this file as named, symlinks not followed (default evidence)."),
+                Field("max-age-days", {"type": "integer", "minimum": 1}, "A record older than this no longer counts (default 180)."),
+                Field(
+                    "sources",
+                    _list_of(_STRING),
+                    "Files and folders under test (relative like folder): a record counts only while they hash as they did when it ran.",
+                ),
             ),
         ),
         Struct(

@@ -68,7 +68,12 @@ class _Renderer:
         unknown = sorted(set(options) - set(BLOCK_OPTIONS))
         if unknown:
             raise MarkerError(f"{where}: unknown marker option(s) {', '.join(unknown)} \u2014 allowed: {', '.join(BLOCK_OPTIONS)}")
-        fmt = options.get("format", syntax)
+        from .formats import format_named
+
+        try:
+            fmt = format_named(options.get("format", syntax))
+        except ValueError as exc:
+            raise MarkerError(f"{where}: {exc}") from None
         if fmt != syntax:
             raise MarkerError(
                 f"{where}: format={fmt} cannot be embedded in a {syntax} document \u2014 remove the option, "
@@ -123,6 +128,9 @@ def sync(
 ) -> List[Outcome]:
     """Regenerate every block of every file; when ``write``, replace the stale files.
 
+    A file without blocks gets an outcome with ``blocks == 0``; :class:`MarkerError`
+    when no file has a block (a single document without one is a mistake).
+
     ``results`` is the records folder for ``view=verified`` blocks without their own
     ``results=`` option. ``writer`` is passed to :func:`atomic_write` (tests fail it
     midway). Nothing is written unless every block of every file rendered.
@@ -134,16 +142,20 @@ def sync(
         old = _read(path)
         syntax = syntax_for(path)
         new, blocks = rewrite(old, syntax, lambda b: renderer.block(b, syntax, path), path)
-        if not blocks:
-            raise MarkerError(
-                f"{path}: no adapter-matrix:table block found \u2014 add "
-                + ("`.. adapter-matrix:table view=grid` and `.. /adapter-matrix:table`" if syntax == "rst"
-                   else "`<!-- adapter-matrix:table view=grid -->` and `<!-- /adapter-matrix:table -->`")
-            )
         changed = new != old
         if changed:
             pending.append((path, new))
         outcomes.append(Outcome(path, len(blocks), changed, unified_diff(old, new, path) if changed else ""))
+    if not any(o.blocks for o in outcomes):
+        # One document without blocks, or a list of them, is a mistake; in a longer list
+        # (a glob such as docs/*.md) the documents without blocks are only named.
+        path = outcomes[0].path if len(outcomes) == 1 else "none of " + ", ".join(o.path for o in outcomes)
+        raise MarkerError(
+            f"{path}: no adapter-matrix:table block found \u2014 add "
+            + ("`.. adapter-matrix:table view=grid` and `.. /adapter-matrix:table`" if syntax_for(outcomes[0].path) == "rst"
+               else "`<!-- adapter-matrix:table view=grid -->` and `<!-- /adapter-matrix:table -->`")
+            + " (markers inside code examples do not count)"
+        )
     if write:
         for path, new in pending:
             atomic_write(path, new, **({"write": writer} if writer else {}))

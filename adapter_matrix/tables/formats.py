@@ -18,7 +18,7 @@ from typing import Callable, Dict, List, Sequence
 
 from .table import Span, Table, TableCell
 
-__all__ = ["JSON_SCHEMA_VERSION", "FORMATS", "render_table", "render_markdown", "render_rst", "render_csv", "render_json"]
+__all__ = ["JSON_SCHEMA_VERSION", "FORMATS", "FORMAT_ALIASES", "format_named", "render_table", "render_markdown", "render_rst", "render_csv", "render_json"]
 
 JSON_SCHEMA_VERSION = 1  # bump on any incompatible change; see docs/compatibility-table.schema.json
 
@@ -192,8 +192,20 @@ FORMATS: Dict[str, Callable[[Table], str]] = {
 }
 
 
-def render_table(table: Table, fmt: str) -> str:
-    """``table`` as ``fmt``; ``ValueError`` names the formats for a bad one."""
+# Short names people type for the formats (file extensions, mostly); each is listed in
+# `table --help` and the README next to its format.
+FORMAT_ALIASES: Dict[str, str] = {"md": "markdown", "gfm": "markdown", "rest": "rst", "restructuredtext": "rst", "htm": "html"}
+
+
+def format_named(name: str) -> str:
+    """The format ``name`` stands for (``md`` is ``markdown``); ``ValueError`` names the choices."""
+    fmt = FORMAT_ALIASES.get(name.lower(), name.lower())
     if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
-    return FORMATS[fmt](table)
+        aliases = ", ".join(f"{alias} ({full})" for alias, full in FORMAT_ALIASES.items())
+        raise ValueError(f"unknown format {name!r}; choose from {', '.join(FORMATS)}, or a short name: {aliases}")
+    return fmt
+
+
+def render_table(table: Table, fmt: str) -> str:
+    """``table`` as ``fmt`` (a format or one of its short names); ``ValueError`` names the formats for a bad one."""
+    return FORMATS[format_named(fmt)](table)

@@ -14,8 +14,11 @@ Views:
     ``--release`` it aggregates every maintained (not end-of-life) release: a position
     served by several releases names the adapter versions that serve it.
 ``verified``
-    the same grid for one release (the newest by default); a cell shows the evidence of
-    the result records: verified on DATE by SESSION, claimed but not verified, or failed.
+    the same grid for one release (the newest by default); a cell shows what the result
+    records say: verified (the date, the torch that ran, the commit), stale (it ran another
+    torch patch), failed, or claimed but not verified. It depends on the records and the
+    matrix only; whether a pass is fresh enough for a release is the gate's question
+    (``validate --results --strict``).
 ``releases``
     one row per adapter release: torch, Python, extra dimensions, status, support end;
     grouped by release line when the matrix has lines.
@@ -56,15 +59,16 @@ from ..matrix.queries import (
     pythons_for,
     release_status,
 )
+from ..ci.evidence import Verification, index_records, verification_of
 from .table import STATES, Column, Span, Table, TableCell, code, fill, plain
-from .verification import Verification, index_records, verification_of
 from .words import LANGS, word
 
 __all__ = ["Span", "TableCell", "Column", "Table", "STATES", "VIEWS", "build", "render"]
 
-def _legend(rows: Iterable[Sequence[TableCell]], lang: str) -> Tuple[Tuple[str, str, str], ...]:
+def _legend(rows: Iterable[Sequence[TableCell]], lang: str, days: int = 0) -> Tuple[Tuple[str, str, str], ...]:
+    """The states present, each with its label and description (``{days}``: the evidence max age)."""
     present = {c.state for row in rows for c in row if c.state}
-    return tuple((s, word(s, lang), word(f"{s}_about", lang)) for s in STATES if s in present)
+    return tuple((s, word(s, lang), word(f"{s}_about", lang).format(days=days)) for s in STATES if s in present)
 
 
 # -- facts for the JSON format -----------------------------------------------------------
@@ -84,7 +88,7 @@ def _cell_facts(cell: Cell, evidence: Optional[Verification] = None) -> Dict[str
         "link": cell.link,
     }
     if evidence is not None:
-        facts["verification"] = {"state": evidence.state, "date": evidence.date, "session": evidence.session}
+        facts["verification"] = evidence.as_dict()
     return facts
 
 
@@ -97,10 +101,20 @@ def _status_cell(cell: Cell, lang: str) -> TableCell:
 
 
 def _evidence_cell(evidence: Verification, lang: str) -> TableCell:
+    """``verified 2026-12-01, torch 2.13.0 at `1a2b3c4```; stale and failed ones say why in the title."""
     if evidence.state == "unverified":
         return plain(word("unverified", lang), "unverified")
-    date, session = Span(evidence.date or ""), Span(evidence.session or "", code=True)
-    return fill(word(f"{evidence.state}_cell", lang), evidence.state, date=date, session=session)
+    at: Tuple[Span, ...] = ()
+    if evidence.commit:
+        at = fill(word("at_commit", lang), "", commit=Span(evidence.commit[:7], code=True)).spans
+    return fill(
+        word(f"{evidence.state}_cell", lang),
+        evidence.state,
+        evidence.reason,
+        date=Span(evidence.date or ""),
+        torch=Span(evidence.torch or "?"),
+        at=at,
+    )
 
 
 def _merge(here: Sequence[Tuple[Cell, TableCell]]) -> TableCell:
@@ -195,8 +209,9 @@ def _grid(
         "cells": [facts(c) for c in shown],
     }
     if single is None and shown_releases:
-        data["releases_shown"] = [str(r.version) for r in sorted(shown_releases, key=lambda r: r.version, reverse=True)]
-    return Table(view, lang, title, header, tuple(rows), _legend(rows, lang), data, matrix.path)
+        newest_first = sorted(shown_releases, key=lambda r: r.version, reverse=True)
+        data["releases_shown"] = list(dict.fromkeys(str(r.version) for r in newest_first))
+    return Table(view, lang, title, header, tuple(rows), _legend(rows, lang, matrix.evidence.max_age_days), data, matrix.path)
 
 
 def grid(
@@ -222,7 +237,7 @@ def verified(
     what the result records say about it."""
     if records is None:
         raise ValueError("the verified view needs the result records: give --results DIR (or results=DIR in a marker)")
-    index = index_records(records)
+    index = index_records(records, matrix, today)
     asked = chosen(matrix, release) if release is not None else tuple(r for r in [matrix.newest_release] if r)
     if len(asked) > 1:
         raise ValueError("the verified view shows one release: name a package version with --release (or release= in a marker)")

@@ -40,7 +40,11 @@ WORDS: Dict[str, Tuple[str, str]] = {
     ),
     # cell states: the word shown, then a description for the legend
     "supported": ("supported", "支持"),
-    "supported_about": ("tested and supported", "已测试并支持"),
+    "supported_about": (
+        "claimed: this release promises it works; a release is marked supported only after each such cell "
+        "passed its tests on the release's sources (the verified view shows the runs)",
+        "声明：此版本承诺可用；只有每个此类组合都在该版本的源码上通过测试后，版本才会被标记为支持（运行记录见已验证视图）",
+    ),
     "experimental": ("experimental", "实验性"),
     "experimental_about": ("expected to work, not yet fully tested", "预期可用，尚未充分测试"),
     "deprecated": ("deprecated", "已弃用"),
@@ -54,12 +58,25 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "nowheel": ("no wheel", "无 wheel"),
     "nowheel_about": ("torch publishes no wheel for this Python", "torch 未发布此 Python 版本的 wheel"),
     "verified": ("verified", "已验证"),
-    "verified_cell": ("verified on {date} by {session}", "已于 {date} 由 {session} 验证"),
-    "verified_about": ("a test session passed", "测试会话已通过"),
+    "verified_cell": ("verified {date}, torch {torch}{at}", "已验证 {date}，torch {torch}{at}"),
+    "verified_about": (
+        "a test session passed on the cell's torch patch, on the date and at the commit shown; before a release, "
+        "the release gate (adapter-matrix validate --results --strict) also requires the record to be at most "
+        "{days} days old and the sources under test unchanged since",
+        "测试会话已在该组合的 torch 补丁版本上通过（日期与提交如图所示）；发布前，发布关卡"
+        "（adapter-matrix validate --results --strict）还要求记录不超过 {days} 天，且被测源码此后未变",
+    ),
+    "at_commit": (" at {commit}", "，提交 {commit}"),
+    "stale": ("stale", "已过期"),
+    "stale_cell": ("stale: passed {date}, torch {torch}{at}", "已过期：{date} 通过，torch {torch}{at}"),
+    "stale_about": (
+        "a test session passed, but on another torch patch than the cell claims now",
+        "测试会话曾通过，但所用的 torch 补丁版本与该组合现在声明的不同",
+    ),
     "unverified": ("claimed but not verified", "声明支持但未验证"),
-    "unverified_about": ("no test session has run it yet", "尚无测试会话运行过"),
+    "unverified_about": ("no test record of this release yet", "此版本尚无测试记录"),
     "failed": ("failed", "验证失败"),
-    "failed_cell": ("failed on {date} in {session}", "{date} 在 {session} 中验证失败"),
+    "failed_cell": ("failed {date}, torch {torch}{at}", "验证失败 {date}，torch {torch}{at}"),
     "failed_about": ("the newest test session failed", "最近一次测试会话失败"),
     "mixed": ("depends on the extra dimensions", "取决于额外维度"),
     "mixed_about": ("the cell differs per extra-dimension value", "该组合因额外维度的取值而异"),

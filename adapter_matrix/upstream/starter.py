@@ -91,7 +91,7 @@ def starter_text(
     out = [
         f"# The compatibility matrix of {distribution}, written by `adapter-matrix init` on {day}.",
         "# Check it with `adapter-matrix validate`; keep the torch facts current with",
-        f"# `adapter-matrix validate --upstream pypi --write`. Reference: `adapter-matrix schema`.",
+        "# `adapter-matrix validate --upstream pypi --write`. Reference: `adapter-matrix schema`.",
         f"schema-version: {SCHEMA_VERSION}",
         "",
         "adapter:",

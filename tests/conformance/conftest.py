@@ -20,6 +20,15 @@ def npu():
 
 
 @pytest.fixture(autouse=True)
+def _suite_group(request, record_property):
+    """``@pytest.mark.suite("NAME")`` puts a test in group NAME of the cell's record
+    (adapter_matrix.ci.cells.read_junit); without it the test's folder decides."""
+    marker = request.node.get_closest_marker("suite")
+    if marker is not None:
+        record_property("suite", marker.args[0])
+
+
+@pytest.fixture(autouse=True)
 def _back_to_device_0():
     yield
     torch.npu.set_device(0)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from adapter_matrix.check.report import CHECK_KEYS
 
 from .helpers import REPO, cli
@@ -109,6 +111,89 @@ def test_check_never_imports_torch():
                           env=dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="1"))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.rstrip().endswith("no torch")
+
+
+def test_a_plain_check_never_imports_typer_or_click_and_anything_else_goes_to_typer():
+    code = (
+        "import sys\n"
+        "from adapter_matrix.cli import main\n"
+        "sys.argv = ['adapter-matrix'] + sys.argv[1:]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('loaded:', sorted(m for m in ('typer', 'click', 'rich', 'dataclasses', 'hashlib') if m in sys.modules))"
+    )
+
+    def loaded(*args):
+        proc = subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True, timeout=60)
+        return proc.stdout.strip().splitlines()[-1]
+
+    # the start-up path of `check`: no typer, no click, no rich off a terminal, nothing heavy
+    assert loaded("check") == "loaded: []"
+    assert loaded("check", "--json", "-m", "compat.yaml", "--torch=2.4.1", "--adapter", "0.1.0") == "loaded: []"
+    assert "'typer'" in loaded("check", "--help")
+    assert "'typer'" in loaded("check", "--no-such-option")
+    assert "'typer'" in loaded("validate")
+
+
+def _quick(*args):
+    """``adapter-matrix check ARGS`` through the typer-free path, in-process."""
+    import contextlib
+    import io
+
+    from adapter_matrix.cli import quick
+
+    out, err = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = quick.main(["check", *args])
+            except SystemExit as exc:
+                code = exc.code
+    finally:
+        os.chdir(cwd)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (),
+        ("--json",),
+        ("--torch", "2.4.1", "--python", "3.9"),
+        ("--torch=2.4.1", "--python=3.8", "--json"),
+        ("-m", "tests/fixtures/minimal.yaml", "--torch", "2.3.1", "--python", "3.12", "--adapter", "2.0.0"),
+        ("-mtests/fixtures/minimal.yaml", "--adapter", "9.9"),
+        ("--torch", "2.2.0", "--torch", "2.13.0"),  # the last value wins, as in click
+        ("--set", "cann"),  # a usage error: exit 2 with the message
+        ("--python", "three"),
+    ],
+)
+def test_the_typer_free_check_answers_exactly_as_the_typer_command(args):
+    code, out, err = _quick(*args)
+    res = cli("check", *args)
+    assert (code, out) == (res.code, res.out)
+    assert err.strip().splitlines()[-1:] == res.err.strip().splitlines()[-1:]
+
+
+@pytest.mark.parametrize("args", [("--help",), ("-h",), ("--jsn",), ("extra",), ("--json=yes",), ("--torch",)])
+def test_command_lines_the_quick_path_does_not_know_go_to_typer(args):
+    from adapter_matrix.cli import quick
+
+    assert quick.parse_check(list(args)) is None
+
+
+def test_the_quick_parser_declares_exactly_the_options_of_the_typer_command():
+    import typer.main
+
+    from adapter_matrix.cli import app, quick
+
+    command = typer.main.get_command(app).commands["check"]
+    declared = {
+        param.name: (tuple(sorted(param.opts)), "flag" if param.is_flag else "multiple" if param.multiple else "value")
+        for param in command.params
+    }
+    assert declared == {o.dest: (tuple(sorted(o.flags)), o.kind) for o in quick.CHECK_OPTIONS}
 
 
 def test_check_finds_the_installed_adapter_without_a_local_matrix(tmp_path):

@@ -84,7 +84,7 @@ def dimensions(rnd: random.Random) -> Tuple[Dimension, ...]:
         pool = VERSION_VALUES if kind == VERSION else ENUM_VALUES
         texts = rnd.sample(pool, rnd.randint(1, 4))
         values = tuple(sorted((Value.of(t, kind) for t in texts), key=lambda v: v.order))
-        changeable = rnd.random() < 0.5 if kind == VERSION else False
+        changeable = rnd.random() < (0.5 if kind == VERSION else 0.2)  # a changeable enum is rare, but allowed
         out.append(Dimension(f"d{i}", "", values, (), MARK, kind, changeable))
     return tuple(out)
 
@@ -169,7 +169,7 @@ def environment_of(rnd: random.Random, matrix: Matrix) -> Environment:
 
 # -- applying a fix the way a user would ------------------------------------------------------
 
-_DRIVER = re.compile(r"^(?:upgrade|downgrade) (\S+) from \S+ to (\S+) \(")
+_DRIVER = re.compile(r"^(?:upgrade|downgrade|change) (\S+) from \S+ to (\S+) \(")
 
 
 def _pip_install(matrix: Matrix, requirement: Requirement, index: Optional[str]) -> Version:

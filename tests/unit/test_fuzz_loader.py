@@ -133,6 +133,8 @@ def _value(fragment: Dict[str, Any]) -> Any:
         shaped = st.one_of([_value(f) for f in fragment.get("oneOf", fragment.get("anyOf"))])
     elif "const" in fragment:
         shaped = st.just(fragment["const"])
+    elif "enum" in fragment:  # schema-version 1 or 2, a dimension kind, a built-in detector
+        shaped = st.sampled_from(fragment["enum"])
     elif fragment.get("type") == "array":
         shaped = st.lists(_value(fragment["items"]), max_size=4)
     elif fragment.get("type") == "object":

@@ -153,19 +153,55 @@ def test_verify_accepts_the_claimed_torch_with_a_local_label(matrix):
         cells.verify_environment(row, check)
 
 
-def test_junit_counts_and_skip_reasons(tmp_path):
+def test_a_cell_of_a_torch_variant_installs_and_verifies_that_build():
+    import datetime as _dt
+
+    from adapter_matrix.matrix.loader import load
+
+    from .helpers import FIXTURES
+
+    ipex = load(FIXTURES / "matrices" / "ipex.yaml").matrix
+    row = next(r for r in plan(ipex, "full", today=_dt.date(2026, 1, 15)) if str(r.cell.release.version) == "2.8.0+cpu")
+    (attempt,) = cells.install_attempts(row, environ={})
+    assert attempt.requirement == "torch==2.8.0+cpu"
+    assert attempt.options == ("--index-url", "https://download.pytorch.org/whl/cpu")
+    check = {"checks": [{"environment": {"torch": "2.8.0", "python_minor": str(row.cell.python), "python": "3.11.7"}, "verdict": "supported", "reasons": []}]}
+    with pytest.raises(cells.CellMismatch, match="needs torch's cpu build, but the environment has torch 2.8.0"):
+        cells.verify_environment(row, check)
+    check["checks"][0]["environment"]["torch"] = "2.8.0+cpu"
+    cells.verify_environment(row, check)
+
+
+def test_junit_counts_and_skip_reasons_per_suite_group(tmp_path):
     report = tmp_path / "junit.xml"
     report.write_text(
         '<testsuites><testsuite name="pytest">'
-        '<testcase classname="c.t" name="a"/>'
-        '<testcase classname="c.t" name="b"><skipped message="capability grad_scaler absent: from 2.3"/></testcase>'
-        '<testcase classname="c.t" name="c"><failure message="boom"/></testcase>'
-        '<testcase classname="c.t" name="d"><error message="setup"/></testcase>'
+        '<testcase classname="c.t" name="a" file="tests/conformance/test_ops.py"/>'
+        '<testcase classname="c.t" name="b" file="tests/conformance/test_amp.py">'
+        '<skipped message="capability grad_scaler absent: from 2.3"/></testcase>'
+        '<testcase classname="c.t" name="c" file="tests/conformance/workloads/test_gpt2.py"><failure message="boom"/></testcase>'
+        '<testcase classname="c.t" name="d" file="tests/conformance/test_x.py">'
+        '<properties><property name="suite" value="companions"/></properties><error message="setup"/></testcase>'
+        '<testcase classname="c.t" name="e"/>'  # xunit2 names no file: the suite's own group
         "</testsuite></testsuites>"
     )
-    counts = cells.read_junit(str(report))
-    assert (counts.passed, counts.skipped, counts.failed, counts.errors) == (1, 1, 1, 1)
-    assert counts.skips == ("c.t.b: capability grad_scaler absent: from 2.3",)
+    groups = cells.read_junit(str(report))
+    assert sorted(groups) == ["companions", "conformance", "workloads"]
+    conformance = groups["conformance"]
+    assert (conformance.passed, conformance.skipped, conformance.failed, conformance.errors) == (2, 1, 0, 0)
+    assert conformance.skips == ("c.t.b: capability grad_scaler absent: from 2.3",)
+    assert groups["workloads"].failed == 1 and groups["companions"].errors == 1
+    total = cells.total(groups)
+    assert (total.passed, total.failed, total.skipped, total.errors, total.ok) == (2, 1, 1, 1, False)
+
+
+def test_a_suite_outside_pytest_reports_its_counts_through_a_summary(tmp_path, monkeypatch):
+    monkeypatch.setenv(cells.SUMMARIES_ENV, str(tmp_path / "suites"))
+    assert cells.write_summary("ops", cells.TestCounts(passed=480, failed=2, skipped=9)) == str(tmp_path / "suites" / "ops.json")
+    merged = cells.merge_suites({"conformance": cells.TestCounts(passed=70)}, cells.read_summaries(str(tmp_path / "suites")))
+    assert list(merged) == ["conformance", "ops"] and merged["ops"].as_dict() == {"passed": 480, "failed": 2, "skipped": 9, "errors": 0}
+    monkeypatch.delenv(cells.SUMMARIES_ENV)
+    assert cells.write_summary("ops", cells.TestCounts()) is None  # outside a cell: nowhere to report
 
 
 def _record(folder: Path, cell: str, outcome: str, stamp: str = "2026-11-29T10:00:00+00:00"):

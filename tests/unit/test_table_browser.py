@@ -200,7 +200,7 @@ def _state_pages(folder: Path) -> List[Path]:
     dims = load(FIXTURES / "tables" / "dimensions.yaml").matrix
     records = read_records(str(FIXTURES / "tables" / "results"))
     pages = {
-        "verified.html": tables.render(minimal, "verified", "html", today=TODAY, records=records),  # verified, failed
+        "verified.html": tables.render(minimal, "verified", "html", today=TODAY, records=records),  # verified, stale, failed
         "mixed.html": tables.render(dims, "grid", "html", today=TODAY),  # mixed, broken
         "deprecated.html": tables.render(minimal, "grid", "html", release=minimal.releases[0], today=TODAY),
         "eol.html": tables.render(dims, "grid", "html", release=dims.releases[0], today=TODAY),

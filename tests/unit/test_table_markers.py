@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import io
 import shutil
 import subprocess
@@ -37,9 +39,13 @@ HTML_CHECK = ("table", "--view", "grid", "--format", "html", "--output", "docs/c
 
 
 def test_this_repositorys_documents_are_up_to_date_in_one_call():
-    res = cli("table", "--check", "README.md", "docs/compatibility.md")
+    docs_md = sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))  # what the shell makes of docs/*.md
+    res = cli("table", "--check", "README.md", *docs_md)
     assert res.code == 0, res.out + res.err
-    assert "2 file(s), 7 table block(s): up to date" in res.out
+    # docs/tables.md shows the markers inside code fences: examples, not blocks
+    assert "docs/tables.md: no table blocks, skipped" in res.out
+    assert "docs/shims.md: no table blocks, skipped" in res.out
+    assert re.search(r"^3 file\(s\), \d+ table block\(s\): up to date$", res.out, re.M)  # README, compatibility, capabilities
 
 
 def test_this_repositorys_html_page_is_up_to_date():
@@ -84,6 +90,125 @@ def test_updated_markdown_is_left_unchanged_by_mdformat(tmp_path):
     assert mdformat.text(text, extensions={"gfm"}) == text
 
 
+FENCED = """# Keeping a table current
+
+Put these two lines where the table goes:
+
+```markdown
+<!-- adapter-matrix:table view=grid lang=zh -->
+<!-- /adapter-matrix:table -->
+```
+
+A longer fence can show a fence, and tildes work too:
+
+````text
+```
+<!-- adapter-matrix:table view=releases -->
+stale example
+<!-- /adapter-matrix:table -->
+```
+````
+
+~~~
+<!-- adapter-matrix:table view=grid -->
+~~~
+
+The real one:
+
+<!-- adapter-matrix:table view=grid -->
+stale content
+<!-- /adapter-matrix:table -->
+
+```
+<!-- adapter-matrix:table an unclosed fence runs to the end -->
+"""
+
+
+def test_a_fenced_example_of_the_markers_survives_update_unchanged(tmp_path):
+    doc = tmp_path / "howto.md"
+    doc.write_text(FENCED, encoding="utf-8")
+    res = cli("table", "--matrix", MINIMAL, "--update", str(doc))
+    assert res.code == 0, res.err
+    assert "(1 block)" in res.out
+    new = doc.read_text(encoding="utf-8")
+    head, real = FENCED.split("The real one:")
+    assert new.startswith(head + "The real one:")  # every example, byte for byte
+    assert "stale example" in new and "stale content" not in new
+    assert new.endswith(FENCED[FENCED.index("<!-- /adapter-matrix:table -->\n\n```") :])
+    assert cli("table", "--matrix", MINIMAL, "--check", str(doc)).code == 0
+
+
+def test_a_fenced_example_alone_is_not_a_block(tmp_path):
+    doc = tmp_path / "howto.md"
+    doc.write_text(FENCED.split("The real one:")[0], encoding="utf-8")
+    res = cli("table", "--matrix", MINIMAL, "--check", str(doc))
+    assert res.code == 2 and "no adapter-matrix:table block found" in res.err
+    assert "markers inside code examples do not count" in res.err
+
+
+RST_LITERALS = """Tables
+======
+
+Write this::
+
+    .. adapter-matrix:table view=grid
+
+    .. /adapter-matrix:table
+
+.. code-block:: rst
+   :caption: a zh table
+
+   .. adapter-matrix:table view=grid lang=zh
+   .. /adapter-matrix:table
+
+.. note::
+
+   .. adapter-matrix:table view=releases
+
+   .. /adapter-matrix:table
+
+After.
+"""
+
+
+def test_rst_literal_blocks_are_examples_but_a_note_is_not():
+    (block,) = find_blocks(RST_LITERALS, "rst")
+    assert block.options == {"view": "releases"}
+    assert block.line == RST_LITERALS.splitlines().index("   .. adapter-matrix:table view=releases") + 1
+
+
+def test_check_names_the_documents_without_blocks_and_checks_the_others(tmp_path):
+    plain = tmp_path / "plain.md"
+    plain.write_text("# Nothing generated here\n", encoding="utf-8")
+    ok = tmp_path / "ok.md"
+    ok.write_text(DOC, encoding="utf-8")
+    assert cli("table", "--update", str(ok), str(plain)).code == 0
+    res = cli("table", "--check", str(plain), str(ok))
+    assert res.code == 0, res.err
+    assert f"{plain}: no table blocks, skipped" in res.out and "1 file(s), 2 table block(s): up to date" in res.out
+    ok.write_text(DOC, encoding="utf-8")
+    res = cli("table", "--check", str(plain), str(ok))
+    assert res.code == 1 and f"adapter-matrix table --update {ok}\n" in res.err  # the stale one, only
+    other = tmp_path / "other.rst"
+    other.write_text("Nothing\n=======\n", encoding="utf-8")
+    res = cli("table", "--check", str(plain), str(other))
+    assert res.code == 2 and f"none of {plain}, {other}: no adapter-matrix:table block found" in res.err
+
+
+def test_format_short_names_are_aliases(tmp_path):
+    for short, full in (("md", "markdown"), ("gfm", "markdown"), ("htm", "html"), ("rest", "rst"), ("MD", "markdown")):
+        res = cli("table", "--matrix", MINIMAL, "--today", "2026-12-01", "--format", short)
+        assert res.code == 0, res.err
+        assert res.out == cli("table", "--matrix", MINIMAL, "--today", "2026-12-01", "--format", full).out
+    doc = tmp_path / "d.md"
+    doc.write_text("<!-- adapter-matrix:table format=md -->\n<!-- /adapter-matrix:table -->\n", encoding="utf-8")
+    assert cli("table", "--matrix", MINIMAL, "--update", str(doc)).code == 0
+    assert "| torch |" in doc.read_text(encoding="utf-8")
+    res = cli("table", "--format", "xlsx")
+    assert res.code == 2 and "or a short name: md (markdown)" in res.err
+    assert "markdown (or md, gfm" in cli("table", "--help").out
+
+
 def test_hand_edit_inside_a_block_fails_check_with_a_diff_and_the_fix(tmp_path):
     readme = tmp_path / "README.md"
     shutil.copy(REPO / "README.md", readme)
@@ -104,6 +229,7 @@ def test_check_reports_every_stale_file_in_one_call_with_one_command(tmp_path):
     docs_dir = tmp_path / "docs"
     docs_dir.mkdir()
     shutil.copy(REPO / "docs" / "compatibility.md", docs_dir / "compatibility.md")
+    shutil.copytree(REPO / "evidence", tmp_path / "evidence")  # its verified blocks read ../evidence
     zh = docs_dir / "compatibility.md"
     zh.write_text(zh.read_text(encoding="utf-8").replace("| 2.13  | 无 wheel |", "| 2.13  | 有 wheel |"), encoding="utf-8")
     fresh = tmp_path / "fresh.md"
@@ -166,8 +292,8 @@ def test_verified_blocks_read_their_records_relative_to_the_document(tmp_path):
     res = cli("table", "--matrix", MINIMAL, "--today", "2026-12-01", "--update", str(doc))
     assert res.code == 0, res.err
     text = doc.read_text(encoding="utf-8")
-    assert "verified on 2026-11-20 by `device(py3.9-torch2.3)`" in text
-    assert "failed on 2026-11-21 in `device(py3.10-torch2.3)`" in text
+    assert "verified 2026-11-20, torch 2.3.1 at `3f2a9c1`" in text
+    assert "failed 2026-11-21, torch 2.3.1 at `3f2a9c1`" in text
     doc.write_text(text.replace("../records", "../nowhere"), encoding="utf-8")
     res = cli("table", "--matrix", MINIMAL, "--check", str(doc))
     assert res.code == 2 and "nowhere: no such folder" in res.err

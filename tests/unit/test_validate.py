@@ -89,17 +89,42 @@ def test_schema_command_matches_the_committed_schema_file():
     assert (REPO / "compat.yaml").read_text().startswith("# yaml-language-server: $schema=docs/compat.schema.json")
 
 
+def _as_editors_see(path):
+    yaml = pytest.importorskip("yaml")
+    # JSON has no dates: editors see YAML dates as strings, so compare like they do
+    return json.loads(json.dumps(yaml.safe_load(path.read_text()), default=str))
+
+
 def test_json_schema_accepts_the_repository_matrix_and_rejects_a_typo():
     jsonschema = pytest.importorskip("jsonschema")
-    yaml = pytest.importorskip("yaml")
     schema = json_schema()
-    data = yaml.safe_load((REPO / "compat.yaml").read_text())
-    # JSON has no dates: editors see YAML dates as strings, so compare like they do
-    data = json.loads(json.dumps(data, default=str))
+    data = _as_editors_see(REPO / "compat.yaml")
     jsonschema.validate(data, schema)
     data["relases"] = data.pop("releases")
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, schema)
+
+
+@pytest.mark.parametrize("name", ["torch_npu", "ipex", "minimal"])
+def test_json_schema_accepts_the_real_matrices(name):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json_schema()
+    data = _as_editors_see(FIXTURES / "matrices" / f"{name}.yaml")
+    jsonschema.validate(data, schema)
+    if name == "torch_npu":  # a package key misspelled inside a release line
+        data["releases"][0]["packages"][0]["pyhton"] = data["releases"][0]["packages"][0].pop("python")
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(data, schema)
+
+
+def test_json_schema_keeps_version_1_requirements():
+    jsonschema = pytest.importorskip("jsonschema")
+    data = _as_editors_see(FIXTURES / "minimal.yaml")
+    del data["shims"]
+    with pytest.raises(jsonschema.ValidationError):  # version 1 requires shims
+        jsonschema.validate(data, json_schema())
+    data["schema-version"] = 2
+    jsonschema.validate(data, json_schema())
 
 
 def test_loader_model_is_immutable():

@@ -1,10 +1,12 @@
 // The Python face of the C++ core: what the era shims and torch.npu call.
-// The only file that includes torch/extension.h (pybind11 + torch's Python API).
+// The only file that includes pybind11 with torch's Python casters. Not torch/extension.h:
+// that also pulls in the whole C++ frontend (torch/all.h: nn, optim, data), which doubled
+// this unit's compile time (30 s -> 15 s of CPU; benchmarks/build_time.py) for nothing used here.
 #include "npu.h"  // first: the version gates decide what else to include
 
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/Generator.h>
-#include <torch/extension.h>
+#include <torch/csrc/utils/pybind.h>
 
 #include <ATen/autocast_mode.h>
 

@@ -18,7 +18,7 @@ import copy
 import pytest
 import torch
 
-from .support import same
+from ..support import same
 
 torchvision = pytest.importorskip("torchvision", reason="torchvision is not installed in this cell")
 from torchvision import ops  # noqa: E402

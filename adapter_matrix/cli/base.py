@@ -1,0 +1,101 @@
+"""What every command shares without typer: the exit codes (see :mod:`adapter_matrix.cli`),
+matrix loading and error output. ``check`` answers through these alone, so its start-up
+never pays for typer and click (see :mod:`adapter_matrix.cli.quick`).
+
+Helpers import rich and the matrix modules when they run, never at import time. A
+failure ends the command with ``SystemExit(code)``, which typer passes through as is.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any, List, NoReturn, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..matrix.model import LoadResult
+
+MATRIX_HELP = "Matrix file (default: ./compat.yaml, else the matrices of installed adapters)."
+EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING = 0, 1, 2, 3
+
+
+def console_for(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else 200  # pipes and CI logs: do not squeeze tables to 80 columns
+    return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=True, width=width)
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    from rich.markup import escape
+
+    console_for(stderr=True).print(f"[bold red]error:[/] {escape(message)}")
+    raise SystemExit(code)
+
+
+def print_diagnostics(diagnostics: List[Any]) -> None:
+    from rich.markup import escape
+
+    err = console_for(stderr=True)
+    for d in diagnostics:
+        style = "yellow" if d.severity == "warning" else "red"
+        err.print(f"[{style}]{escape(str(d))}[/]", soft_wrap=True)
+
+
+def load_or_exit(path: str, fresh: bool = False) -> "LoadResult":
+    """Load a matrix or exit 2 listing its errors. ``fresh`` bypasses the compiled cache."""
+    from ..matrix.cache import load_matrix
+    from ..matrix.diagnostics import MatrixError
+
+    try:
+        result = load_matrix(path, use_cache=not fresh)
+    except MatrixError as exc:
+        print_diagnostics(exc.diagnostics)
+        errors = sum(1 for d in exc.diagnostics if d.severity == "error")
+        fail(f"{path}: {errors} error{'s' if errors != 1 else ''} in the matrix")
+    return result
+
+
+def find_or_exit(explicit: Optional[str]) -> List[Any]:
+    from ..matrix.discovery import find_matrices
+
+    found = find_matrices(explicit)
+    if not found:
+        fail("no ./compat.yaml and no installed adapter registers a matrix; pass --matrix PATH")
+    return found
+
+
+def one_matrix(explicit: Optional[str]) -> "LoadResult":
+    found = find_or_exit(explicit)
+    if len(found) > 1:
+        fail("several installed adapters register a matrix (" + ", ".join(f.path for f in found) + "); pass --matrix PATH")
+    return load_or_exit(found[0].path)
+
+
+TODAY_HELP = "Judge support windows on this date, YYYY-MM-DD (default: today)."
+
+
+def date_or_exit(text: Optional[str]) -> Any:
+    """``--today TEXT`` as a date (``None`` for today), or exit 2."""
+    if text is None:
+        return None
+    import datetime as _dt
+
+    try:
+        return _dt.date.fromisoformat(text)
+    except ValueError:
+        fail(f"--today {text!r}: write a date as YYYY-MM-DD")
+
+
+def release_or_exit(result: "LoadResult", text: Optional[str]) -> Any:
+    """``--release TEXT``: the entries of an adapter version, or the packages of a release
+    line (``7.3.0``); ``None`` without the option."""
+    if text is None:
+        return None
+    from ..matrix.queries import select_releases
+
+    found = select_releases(result.matrix, text)
+    if not found:
+        lines = ", ".join(result.matrix.release_lines())
+        fail(f"--release {text}: no such release" + (f" or release line ({lines})" if lines else "") + f" in {result.matrix.path}")
+    return found

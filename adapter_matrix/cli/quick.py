@@ -1,0 +1,154 @@
+"""`check` without typer: the start-up path of the command users run most.
+
+Importing typer and click costs about 40 ms, a third of what ``adapter-matrix check``
+takes, and the check must answer quickly (it is the first thing a user runs, and CI runs
+it in every cell). :func:`main` therefore reads a plain ``check`` command line itself,
+from :data:`CHECK_OPTIONS`, and answers through :func:`run_check`; every other command
+line (``--help``, a typo, another command) goes to typer, which prints its usual help
+and errors. The typer command in :mod:`adapter_matrix.cli.check` declares the same
+options and calls the same :func:`run_check`; a test keeps the two declarations equal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+
+from .base import EXIT_UNSUPPORTED, date_or_exit, fail, find_or_exit, load_or_exit
+
+__all__ = ["CheckOption", "CHECK_OPTIONS", "parse_check", "run_check"]
+
+
+class CheckOption(NamedTuple):
+    """One option of ``check``: its flags, the keyword of :func:`run_check`, and its kind."""
+
+    flags: Sequence[str]
+    dest: str
+    kind: str  # "value" (the last one given wins), "multiple" (repeatable) or "flag"
+
+
+CHECK_OPTIONS = (
+    CheckOption(("--matrix", "-m"), "matrix", "value"),
+    CheckOption(("--torch",), "torch", "value"),
+    CheckOption(("--python",), "python", "value"),
+    CheckOption(("--adapter",), "adapter", "value"),
+    CheckOption(("--set",), "sets", "multiple"),
+    CheckOption(("--companion",), "companions", "multiple"),
+    CheckOption(("--json",), "as_json", "flag"),
+    CheckOption(("--deep",), "deep", "flag"),
+    CheckOption(("--today",), "today", "value"),
+)
+_BY_FLAG = {flag: option for option in CHECK_OPTIONS for flag in option.flags}
+
+
+def parse_check(argv: Sequence[str]) -> Optional[Dict[str, Any]]:
+    """The keywords of :func:`run_check` for ``check ARGV``, or None for anything else
+    (help, an unknown option, a missing value, an argument): typer answers those."""
+    args: Dict[str, Any] = {"matrix": None, "torch": None, "python": None, "adapter": None, "sets": [], "companions": [], "as_json": False, "deep": False, "today": None}
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        i += 1
+        name, eq, attached = token.partition("=") if token.startswith("--") else (token[:2], "", token[2:])
+        option = _BY_FLAG.get(name)
+        if option is None or not token.startswith("-"):
+            return None
+        if option.kind == "flag":
+            if eq or attached:
+                return None
+            args[option.dest] = True
+            continue
+        if eq or attached:
+            value = attached
+        elif i < len(argv):
+            value, i = argv[i], i + 1
+        else:
+            return None
+        if option.kind == "multiple":
+            args[option.dest].append(value)
+        else:
+            args[option.dest] = value
+    return args
+
+
+def _parse_sets(values: List[str], option: str = "--set", example: str = "cann=8.0") -> Dict[str, str]:
+    out = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            fail(f"{option} {item!r}: write NAME=VALUE, e.g. {option} {example}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def run_check(
+    matrix: Optional[str] = None,
+    torch: Optional[str] = None,
+    python: Optional[str] = None,
+    adapter: Optional[str] = None,
+    sets: Sequence[str] = (),
+    as_json: bool = False,
+    deep: bool = False,
+    today: Optional[str] = None,
+    companions: Sequence[str] = (),
+) -> int:
+    """Run ``check`` and print its report; returns the exit code (usage errors exit 2 themselves)."""
+    from ..check.companions import detect_companions, judge_companions, with_companions
+    from ..check.environment import detect_environment
+    from ..check.report import CHECK_SCHEMA, check_document, combined_exit_code, render_check
+    from ..check.verdict import verdict
+    from ..matrix.model import PythonVersion
+
+    python_override = None
+    if python is not None:
+        try:
+            python_override = PythonVersion.parse(python)
+        except ValueError as exc:
+            fail(f"--python: {exc}")
+    overrides = _parse_sets(list(sets))
+    assumed_companions = _parse_sets(list(companions), "--companion", "torchvision=0.19.1")
+    when = date_or_exit(today)
+    docs = []
+    for located in find_or_exit(matrix):
+        result = load_or_exit(located.path)
+        try:
+            installed = detect_environment(result.matrix, python=python_override, torch=torch, adapter=adapter, dimensions=overrides)
+            found = detect_companions(result.matrix, assumed_companions)
+        except ValueError as exc:
+            fail(str(exc))
+        judged = judge_companions(result.matrix, installed.environment, found)
+        answer = with_companions(verdict(result.matrix, installed.environment, when), result.matrix, judged)
+        doc = check_document(result.matrix, located.origin, installed, answer, judged)
+        if deep:
+            from ..device.deep import deep_check
+            from .device import shims_package
+
+            shims_package(result)
+            report = deep_check(result.matrix)
+            doc["deep"] = report.as_dict()
+            if not report.ok and doc["exit_code"] in (0, 3):
+                doc["exit_code"] = EXIT_UNSUPPORTED
+        docs.append(doc)
+    code = combined_exit_code([d["exit_code"] for d in docs])
+    if as_json:
+        sys.stdout.write(json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs}, indent=2) + "\n")
+    else:
+        from .base import console_for
+
+        console = console_for() if sys.stdout.isatty() else None  # colors only where someone sees them
+        for i, doc in enumerate(docs):
+            if i:
+                sys.stdout.write("\n")
+            render_check(doc, console)
+    sys.stdout.flush()
+    return code
+
+
+def main(argv: Sequence[str]) -> Optional[int]:
+    """Answer ``check`` without typer when ``argv`` (after the program name) is a plain
+    check command line; None when typer should take it."""
+    if not argv or argv[0] != "check":
+        return None
+    args = parse_check(argv[1:])
+    return None if args is None else run_check(**args)
