@@ -17,18 +17,21 @@ import os
 import platform
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
 from ..files import atomic_write
 from ..matrix.model import InstallSource, Matrix
 from .evidence import git_state, sources_hash
-from .plan import PlanRow
+from .plan import CompanionPick, PlanRow
 
 __all__ = [
     "INDEX_ENV",
     "VARIANT_ENV",
+    "COMPANIONS_ENV",
+    "cell_companions",
+    "verify_refusal",
     "RESULTS_ENV",
     "SUMMARIES_ENV",
     "SUITE_ROOT",
@@ -56,18 +59,23 @@ RESULTS_ENV = "ADAPTER_MATRIX_RESULTS"
 SUMMARIES_ENV = "ADAPTER_MATRIX_SUITE_SUMMARIES"  # where a non-pytest suite leaves its counts (write_summary)
 SUITE_ROOT = "tests/conformance"  # the suite every cell runs; its sub-folders are groups of their own
 RECORD_SCHEMA = 2  # 2: suites per group, the commit and the hash of the evidence sources
+COMPANIONS_ENV = "ADAPTER_MATRIX_CELL_COMPANIONS"  # companions to install instead of ci: companions: ("" for none)
 
 
 @dataclass(frozen=True)
 class InstallAttempt:
-    """One way to install the cell's torch: a requirement and the installer options."""
+    """One way to install the cell's torch: a requirement and the installer options, and the
+    companions installed with it in the same resolver call (so none of them can swap torch)."""
 
     source: str
     requirement: str
     options: Sequence[str]
+    companions: Sequence[str] = ()  # their requirements, in the source's variant
+    picks: Sequence[CompanionPick] = ()
+    variant: Optional[str] = None
 
     def describe(self) -> str:
-        return f"{self.requirement} from {self.source}"
+        return " ".join([self.requirement, *self.companions]) + f" from {self.source}"
 
 
 class CellMismatch(RuntimeError):
@@ -86,23 +94,53 @@ def _attempt(source: InstallSource, torch: Version) -> InstallAttempt:
     return InstallAttempt(source.name, requirement, tuple(options))
 
 
+def cell_companions(row: PlanRow, environ: Optional[Dict[str, str]] = None) -> Tuple[CompanionPick, ...]:
+    """The companions the cell installs: ``ci: companions:`` of the matrix, or the names in
+    ``$ADAPTER_MATRIX_CELL_COMPANIONS`` (comma or space separated; empty for none)."""
+    environ = os.environ if environ is None else environ
+    if COMPANIONS_ENV not in environ:
+        return tuple(row.companions)
+    names = environ[COMPANIONS_ENV].replace(",", " ").split()
+    picks = tuple(p for name in names for p in row.pairable if p.name == name)
+    missing = [name for name in names if all(p.name != name for p in picks)]
+    if missing:
+        known = ", ".join(p.name for p in row.pairable) or "none"
+        raise ValueError(f"${COMPANIONS_ENV} names {', '.join(missing)}: no such companion has a release for torch {row.cell.torch} (known: {known})")
+    return picks
+
+
 def install_attempts(row: PlanRow, environ: Optional[Dict[str, str]] = None) -> List[InstallAttempt]:
-    """How to install the cell's torch, in order: the matrix's source and its fallbacks.
+    """How to install the cell's torch, in order: the matrix's source and its fallbacks,
+    each with the cell's companions in the source's variant (``torchvision==0.28.0+cpu``
+    beside ``torch==2.13.0+cpu``); then the same sources without the companions, for a
+    cell whose companions have no wheel anywhere (torchvision 0.20 has no cp313 wheel).
 
     ``$ADAPTER_MATRIX_TORCH_INDEX_URL`` (with ``$ADAPTER_MATRIX_TORCH_VARIANT``) replaces
-    them all, for users whose CI installs from elsewhere (e.g. PyTorch's CPU index).
+    the sources, for users whose CI installs from elsewhere (e.g. PyTorch's CPU index).
     """
     environ = os.environ if environ is None else environ
+    picks = cell_companions(row, environ)
     index = environ.get(INDEX_ENV)
     if index:
         override = InstallSource("$" + INDEX_ENV, index, None, environ.get(VARIANT_ENV) or None, None, row.cell.line.mark)
-        attempt = _attempt(override, row.cell.torch)
-        return [InstallAttempt(attempt.source, attempt.requirement, tuple(attempt.options) + ("--extra-index-url", "https://pypi.org/simple"))]
-    return [_attempt(source, row.cell.torch) for source in row.sources]
+        sources: Sequence[InstallSource] = (override,)
+        extra: Tuple[str, ...] = ("--extra-index-url", "https://pypi.org/simple")
+    else:
+        sources, extra = row.sources, ()
+    bare = [_attempt(source, row.cell.torch) for source in sources]
+    bare = [InstallAttempt(a.source, a.requirement, tuple(a.options) + extra, variant=s.variant) for a, s in zip(bare, sources)]
+    if not picks:
+        return bare
+    together = [
+        InstallAttempt(a.source, a.requirement, a.options, tuple(p.requirement(a.variant) for p in picks), picks, a.variant)
+        for a in bare
+    ]
+    return together + bare
 
 
-def verify_environment(row: PlanRow, check: Dict[str, Any]) -> None:
-    """Fail unless ``adapter-matrix check --json`` saw the cell's Python and torch."""
+def verify_environment(row: PlanRow, check: Dict[str, Any], picks: Sequence[CompanionPick] = ()) -> None:
+    """Fail unless ``adapter-matrix check --json`` saw the cell's Python and torch, and each
+    companion installed with them (``picks``) at its release, paired."""
     (doc,) = [d for d in check["checks"]]
     env = doc["environment"]
     installed = env.get("torch")
@@ -122,6 +160,31 @@ def verify_environment(row: PlanRow, check: Dict[str, Any]) -> None:
         raise CellMismatch(f"cell {row.cell.id} claims Python {row.cell.python}, but the session runs {env.get('python')}")
     if doc["verdict"] in ("unsupported", "broken"):
         raise CellMismatch(f"adapter-matrix check says {doc['verdict']}: " + "; ".join(doc["reasons"]))
+    seen = {c["name"]: c for c in doc.get("companions", ())}
+    for pick in picks:
+        entry = seen.get(pick.name, {})
+        found = entry.get("installed")
+        if found is None or Version(Version(found).public) != pick.version or entry.get("state") != "paired":
+            raise CellMismatch(
+                f"cell {row.cell.id} installs {pick.name} {pick.version}, but check sees {found or 'none'} ({entry.get('state', 'absent')})"
+            )
+
+
+def verify_refusal(check: Dict[str, Any], pick: CompanionPick, probe: str, torch: str) -> Dict[str, Any]:
+    """``check --json`` after installing ``probe``, a release of ``pick`` built for another
+    torch, with --no-deps: it must exit 1 naming both versions, and fix it with a command
+    that installs the paired release. Returns what the result record keeps."""
+    (doc,) = check["checks"]
+    entry = next((c for c in doc.get("companions", ()) if c["name"] == pick.name), {})
+    reason = entry.get("reason") or ""
+    commands = (entry.get("fix") or {}).get("commands") or []
+    if check.get("exit_code") != 1 or entry.get("state") != "unpaired":
+        raise CellMismatch(f"check did not refuse {pick.name} {probe} beside torch {torch}: exit {check.get('exit_code')}, {entry.get('state')}")
+    if Version(probe).public not in reason or torch not in reason:
+        raise CellMismatch(f"check refused {pick.name} {probe} without naming both versions: {reason}")
+    if not any(f"{pick.name}=={pick.version}" in command for command in commands):
+        raise CellMismatch(f"check's fix for {pick.name} {probe} does not install {pick.version}: {commands}")
+    return {"installed": probe, "exit_code": 1, "reason": reason, "fix": commands[0]}
 
 
 @dataclass(frozen=True)
@@ -244,16 +307,20 @@ def write_record(
     outcome: str,
     error: Optional[str] = None,
     tree: Optional[Dict[str, Any]] = None,
+    ops: Optional[Dict[str, Any]] = None,
+    refusals: Sequence[Dict[str, Any]] = (),
 ) -> Dict[str, Any]:
     """Write the cell's result record (JSON) to ``folder/<cell>.json`` and return it.
 
     ``tree`` is what the sources were: ``{commit, dirty, sources: {hash, paths}}``
-    (:func:`tree_state`). The key order is fixed: :mod:`adapter_matrix.ci.evidence`
+    (:func:`tree_state`). ``ops`` is the op sweep's summary
+    (:func:`adapter_matrix.device.opsweep.record.summary`), when it ran. ``refusals`` are what :func:`verify_refusal` kept for each companion. The key order is fixed: :mod:`adapter_matrix.ci.evidence`
     copies a subset of it into the committed evidence folder.
     """
     env = check["checks"][0]["environment"] if check else {}
     counts = total(suites) if suites is not None else None
     tree = tree or {}
+    companions = {c["name"]: c["installed"] for c in (check["checks"][0].get("companions", ()) if check else ()) if c["installed"]}
     record = {
         "schema": RECORD_SCHEMA,
         "cell": row.id,  # what ran: the plan row, which tests every cell it stands for
@@ -271,6 +338,8 @@ def write_record(
         "torch": env.get("torch"),
         "torch_variant": env.get("torch_variant"),
         "adapter": env.get("adapter"),
+        "companions": companions,
+        "companion_refusals": list(refusals),
         "source_hash": (build or {}).get("source_hash"),
         "platform": f"{platform.system()}-{platform.machine()}",
         "build_seconds": (build or {}).get("build_seconds"),  # the compile, now or when it was cached
@@ -279,6 +348,7 @@ def write_record(
         "tests": None if counts is None else counts.as_dict(),
         "suites": None if suites is None else {group: c.as_dict() for group, c in sorted(suites.items())},
         "skips": list(counts.skips) if counts else [],
+        "ops": ops,  # the OpInfo sweep: mode, task counts by outcome, float32 match rate, its record's path
         "phases": {k: round(v, 2) for k, v in phases.items()},
     }
     os.makedirs(folder, exist_ok=True)

@@ -8,10 +8,11 @@ is, and several folders merge: the newest record of each cell wins.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Union
+
+from ..files import JSONFileError, json_files
 
 __all__ = ["RecordError", "Summary", "read_records", "summarize", "render_markdown"]
 
@@ -45,23 +46,17 @@ def read_records(folders: Union[str, Sequence[str]], allow_empty: bool = False) 
         if not os.path.isdir(folder):
             raise RecordError(f"{folder}: no such folder")
     by_cell: Dict[Any, Dict[str, Any]] = {}
-    for base, _dirs, files in (entry for folder in folders for entry in os.walk(folder)):
-        for name in files:
-            if not name.endswith(".json"):
-                continue
-            path = os.path.join(base, name)
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    record = json.load(fh)
-            except (OSError, ValueError) as exc:
-                raise RecordError(f"{path}: not a result record ({exc})") from None
+    try:
+        for path, record in (entry for folder in folders for entry in json_files(folder)):
             if not isinstance(record, dict) or "cell" not in record or "outcome" not in record:
-                continue  # other JSON files (e.g. junit conversions) are not ours
+                continue  # other JSON files (op-sweep records, junit conversions) are not ours
             record["_path"] = path
             key = (record["cell"], record.get("release"))  # one release's evidence never hides another's
             old = by_cell.get(key)
             if old is None or record.get("timestamp", "") > old.get("timestamp", ""):
                 by_cell[key] = record
+    except JSONFileError as exc:
+        raise RecordError(f"{exc.path}: not a result record ({exc.reason})") from None
     if not by_cell and not allow_empty:
         raise RecordError(f"{', '.join(folders)}: no result records")
     return [by_cell[k] for k in sorted(by_cell, key=lambda k: (_cell_key(k[0]), str(k[1])))]

@@ -47,7 +47,8 @@ def plan(
         width = max([28] + [len(r.session) for r in rows])
         for r in rows:
             requires = "".join(f"  requires {name} {value}" for name, value in r.requires)
-            typer.echo(f"{r.session:<{width}} torch {str(r.cell.torch):<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}")
+            companions = "".join(f"  with {p.name} {p.version}" for p in r.companions)
+            typer.echo(f"{r.session:<{width}} torch {str(r.cell.torch):<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}{companions}")
 
 
 @app.command()

@@ -23,7 +23,7 @@ try:  # built into CPython; `import hashlib` would first load OpenSSL (~6 ms of 
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
-from .. import __version__
+from .._version import __version__
 
 __all__ = ["cache_root", "compiled_matrix_path", "load_matrix"]
 
@@ -36,7 +36,7 @@ def cache_root() -> str:
     return os.path.join(base, "adapter-matrix")
 
 
-_MODEL_MODULES = ("model.py", "loader.py", "schema.py", "consistency.py", "source.py", "diagnostics.py")
+_MODEL_MODULES = ("model.py", "loader.py", "schema.py", "consistency.py", "source.py", "diagnostics.py", "companions.py")
 _stamp: Optional[bytes] = None
 
 

@@ -19,6 +19,7 @@ from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ..matrix import companions as _companions
 from ..matrix import consistency
 from .diagnostics import Diagnostic, Diagnostics, Mark, MatrixError, display_path, read_matrix_file
 from .model import (
@@ -27,6 +28,7 @@ from .model import (
     SCHEMA_VERSIONS,
     VERSION,
     Adapter,
+    CellCompanion,
     CellRef,
     Constraint,
     DEFAULT_EVIDENCE,
@@ -266,7 +268,8 @@ class _Builder:
         dimensions = tuple(self.dimension(k, v) for k, v in self.entries(top.get("dimensions"), "dimensions"))
         shims = tuple(s for s in (self.shim(n) for n in self.items(top.get("shims"), "shims")) if s)
         releases = tuple(r for n in self.items(top.get("releases"), "releases") for r in self.release_entry(n))
-        smoke, runs_on = self.ci(top.get("ci"))
+        companions = _companions.parse_companions(self, top.get("companions"))
+        smoke, runs_on, ci_companions = self.ci(top.get("ci"))
         evidence = self.evidence(top.get("evidence"))
         if adapter is None or schema_version is None:
             return None
@@ -283,6 +286,8 @@ class _Builder:
             declares_shims="shims" in top,
             runs_on=runs_on,
             evidence=evidence,
+            companions=companions,
+            ci_companions=ci_companions,
         )
 
     def read_schema_version(self, node: Optional[Node]) -> Optional[int]:
@@ -333,15 +338,20 @@ class _Builder:
                 out.append(src)
         return tuple(out)
 
+    def torch_line_key(self, key: Scalar, what: str) -> Optional[Version]:
+        """A key naming a torch minor line (``"2.4"``), else an error and ``None``."""
+        minor = self.convert(key, "torch minor", Version, f"{what} are keyed by minor, e.g. '2.4'")
+        if minor is not None and (len(minor.release) != 2 or minor.local or minor.pre or minor.post or minor.dev):
+            self.diags.error(key.mark, f"{what}: {key.text!r} is not a minor release line", "key it by MAJOR.MINOR, e.g. '2.4'")
+            return None
+        return minor
+
     def torch_lines(self, node: Optional[Node]) -> List[TorchLine]:
         out: List[TorchLine] = []
         seen: Dict[Version, Mark] = {}
         for key, value in self.entries(node, "torch"):
-            minor = self.convert(key, "torch minor", Version, "torch entries are keyed by minor, e.g. '2.4'")
+            minor = self.torch_line_key(key, "torch entries")
             if minor is None:
-                continue
-            if len(minor.release) != 2 or minor.local or minor.pre or minor.post or minor.dev:
-                self.diags.error(key.mark, f"torch entry {key.text!r} is not a minor release line", "key it by MAJOR.MINOR, e.g. '2.4'")
                 continue
             if minor in seen:
                 self.diags.error(key.mark, f"duplicate torch minor {minor}", f"it is already described at line {seen[minor].line}")
@@ -586,9 +596,9 @@ class _Builder:
             mark=node.mark,
         )
 
-    def ci(self, node: Optional[Node]) -> Tuple[Tuple[CellRef, ...], Tuple[str, ...]]:
+    def ci(self, node: Optional[Node]) -> Tuple[Tuple[CellRef, ...], Tuple[str, ...], Tuple[CellCompanion, ...]]:
         if node is None:
-            return (), ()
+            return (), (), ()
         f = self.fields(node, "ci", "ci")
         runs_on = tuple(s for s in (self.string(n, "runner label") for n in self.items(f.get("runs-on"), "runs-on")) if s)
         out = []
@@ -598,7 +608,7 @@ class _Builder:
             python = self.python(cell["python"], "Python version") if "python" in cell else None
             if minor is not None and python is not None:
                 out.append(CellRef(minor, python, item.mark))
-        return tuple(out), runs_on
+        return tuple(out), runs_on, _companions.parse_cell_companions(self, f.get("companions"))
 
     def evidence(self, node: Optional[Node]) -> EvidencePolicy:
         if node is None:

@@ -31,6 +31,14 @@ STATES: Tuple[str, ...] = (
     "present",
     "partial",
     "absent",
+    "ops_ok",
+    "ops_known",
+    "ops_unsupported",
+    "ops_new",
+    "built",
+    "open",
+    "nocompanion",
+    "unstated",
 )
 
 

@@ -28,6 +28,9 @@ FEATURES: Dict[str, str] = {
     "safe_globals": "torch.serialization.add_safe_globals",
     "weights_only_default": "torch.load() defaults to weights_only=True",
     "serialization": "torch.save/torch.load of device tensors",
+    # APIs that pick "the" accelerator themselves (next to a CUDA build of torch, CUDA may win)
+    "default_pin_memory": "Tensor.pin_memory()/is_pinned() and torch.empty(pin_memory=True) without a device pin for npu",
+    "dataloader_pin_memory": "DataLoader(pin_memory=True) without pin_memory_device pins for npu",
     "sdpa_cpu_kernels": "scaled_dot_product_attention runs the kernel CPU runs (bitwise CPU results)",
     "distributed": "the npu_gloo process group: collectives and DDP on npu tensors",
     "quantized": "quantized npu tensors (torch.quantize_per_tensor) running QuantizedCPU kernels",

@@ -28,6 +28,10 @@ class Shim(_Base):
         "get_device_module": "torch.get_device_module exists from torch 2.4",
         "safe_globals": "torch.serialization.add_safe_globals exists from torch 2.4",
         "weights_only_default": "torch.load defaults to weights_only=True from torch 2.6",
+        "default_pin_memory": "before torch 2.5, pin_memory()/is_pinned()/empty(pin_memory=True) without a device "
+                              "mean CUDA (a fixed default in torch's C++): pass device='npu'",
+        "dataloader_pin_memory": "before torch 2.7, DataLoader(pin_memory=True) pins for CUDA only (and silently not "
+                                 "at all without a CUDA device): pass pin_memory_device='npu'",
         "sdpa_cpu_kernels": "torch 2.1-2.3 ask SDPA's kernel chooser only for CUDA/CPU/HIP: npu takes the math "
         "composite where CPU takes its flash kernel, so attention agrees with CPU to rounding (2.4 asks the device)",
     }

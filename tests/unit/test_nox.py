@@ -71,15 +71,53 @@ def test_every_workflow_session_exists(matrix):
 
 def test_install_attempts_follow_the_source_chain(matrix):
     row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
-    local, pypi = cells.install_attempts(row, environ={})
-    assert local.requirement == "torch==2.13.0+cpu"
+    local, pypi = cells.install_attempts(row, environ={cells.COMPANIONS_ENV: ""})
+    assert local.requirement == "torch==2.13.0+cpu" and local.companions == ()
     assert local.options[:2] == ("--find-links", "/opt/wheels")
     assert pypi.requirement == "torch==2.13.0" and pypi.options == ("--index-url", "https://pypi.org/simple")
     (override,) = cells.install_attempts(
-        row, environ={cells.INDEX_ENV: "https://download.pytorch.org/whl/cpu", cells.VARIANT_ENV: "cpu"}
+        row, environ={cells.INDEX_ENV: "https://download.pytorch.org/whl/cpu", cells.VARIANT_ENV: "cpu", cells.COMPANIONS_ENV: ""}
     )
     assert override.requirement == "torch==2.13.0+cpu"
     assert override.options[:2] == ("--index-url", "https://download.pytorch.org/whl/cpu")
+
+
+def test_companions_are_installed_with_torch_in_the_variant_of_each_source(matrix):
+    row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
+    attempts = cells.install_attempts(row, environ={})
+    # torch and torchvision in one resolver call per source, then the sources without companions
+    assert [(a.source, a.requirement, tuple(a.companions)) for a in attempts] == [
+        ("local", "torch==2.13.0+cpu", ("torchvision==0.28.0+cpu",)),
+        ("pypi", "torch==2.13.0", ("torchvision==0.28.0",)),
+        ("local", "torch==2.13.0+cpu", ()),
+        ("pypi", "torch==2.13.0", ()),
+    ]
+    with pytest.raises(ValueError, match="names torchtext: no such companion"):
+        cells.install_attempts(row, environ={cells.COMPANIONS_ENV: "torchvision, torchtext"})
+    audio = cells.install_attempts(row, environ={cells.COMPANIONS_ENV: "torchaudio"})
+    assert audio[1].companions == ("torchaudio==2.11.1",)  # the open release pairs with torch 2.13
+
+
+def test_each_cell_plans_the_torchvision_of_its_torch_line(matrix):
+    planned = {r.cell.id: [(p.name, str(p.version)) for p in r.companions] for r in plan(matrix, "edges")}
+    assert planned["py3.8-torch2.1"] == [("torchvision", "0.16.2")]
+    assert planned["py3.10-torch2.13"] == [("torchvision", "0.28.0")]
+    assert planned["py3.13-torch2.15"] == [("torchvision", "0.29.2")]  # built for 2.14, open to later torch
+
+
+def test_a_cell_proves_check_refuses_a_companion_for_another_torch(matrix):
+    row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
+    (pick,) = row.companions
+    assert str(pick.mismatched(row.cell.torch)) == "0.29.2"  # built for the nearest other line
+    refused = json.loads(cli("check", "--json", "--torch", "2.13.0", "--python", "3.11", "--adapter", "0.1.0", "--companion", "torchvision=0.29.2").out)
+    kept = cells.verify_refusal(refused, pick, "0.29.2", "2.13.0")
+    assert kept["fix"] == "pip install 'torchvision==0.28.0'"
+    paired = json.loads(cli("check", "--json", "--torch", "2.13.0", "--python", "3.11", "--adapter", "0.1.0", "--companion", "torchvision=0.28.0").out)
+    cells.verify_environment(row, paired, row.companions)
+    with pytest.raises(cells.CellMismatch, match="check did not refuse torchvision 0.28.0"):
+        cells.verify_refusal(paired, pick, "0.28.0", "2.13.0")
+    with pytest.raises(cells.CellMismatch, match="installs torchvision 0.28.0, but check sees 0.29.2"):
+        cells.verify_environment(row, {**refused, "checks": [{**refused["checks"][0], "verdict": "supported"}]}, row.companions)
 
 
 def test_a_swapped_torch_fails_the_cell_naming_both_versions(matrix, tmp_path):

@@ -45,7 +45,15 @@ def test_this_repositorys_documents_are_up_to_date_in_one_call():
     # docs/tables.md shows the markers inside code fences: examples, not blocks
     assert "docs/tables.md: no table blocks, skipped" in res.out
     assert "docs/shims.md: no table blocks, skipped" in res.out
-    assert re.search(r"^3 file\(s\), \d+ table block\(s\): up to date$", res.out, re.M)  # README, compatibility, capabilities
+    assert re.search(r"^\d+ file\(s\), \d+ table block\(s\): up to date$", res.out, re.M)
+
+
+def test_the_op_coverage_page_is_up_to_date_and_checked_in_ci():
+    res = cli("table", "--check", "docs/op-coverage.md")
+    assert res.code == 0, res.out + res.err
+    assert "1 file(s), 2 table block(s): up to date" in res.out
+    checked = [line for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines() if "table --check" in line]
+    assert any("docs/*.md" in line or "docs/op-coverage.md" in line for line in checked), checked
 
 
 def test_this_repositorys_html_page_is_up_to_date():

@@ -4,7 +4,7 @@
 // this unit's compile time (30 s -> 15 s of CPU; benchmarks/build_time.py) for nothing used here.
 #include "npu.h"  // first: the version gates decide what else to include
 
-#include <torch/csrc/Dtype.h>  // THPDtype: torch 2.1 does not reach it through the headers below
+#include <torch/csrc/Dtype.h>  // THPDtype: torch 2.1 does not reach it through pybind.h
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/utils/pybind.h>
@@ -61,6 +61,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     py::dict out;
     out["mirrored_ops"] = npu::mirror_cpu_kernels();
     out["autocast_registered"] = npu::ensure_autocast_fallthrough();
+    out["autograd_registered"] = npu::ensure_autograd_fallback();
     return out;
   }, "Register hooks and the registrations that depend on what torch already has.");
   m.def("version_gates", &npu::version_gates, "Which C++ version gates are on in this build.");

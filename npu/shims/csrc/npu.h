@@ -94,6 +94,8 @@ at::Tensor host_alias(const at::Tensor& t);
 int64_t mirror_cpu_kernels();
 // Register a fallthrough for the AutocastPrivateUse1 key if nobody did yet.
 bool ensure_autocast_fallthrough();
+// Register torch's autograd fallback for the AutogradPrivateUse1 key if torch has none (< 2.10).
+bool ensure_autograd_fallback();
 
 // -- build facts (module.cpp) ------------------------------------------------------------
 std::map<std::string, bool> version_gates();

@@ -19,11 +19,13 @@
 #include <ATen/ops/view_native.h>
 #include <ATen/quantized/QTensorImpl.h>
 #include <c10/util/SmallVector.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include <memory>
 #include <string>
 #include <unordered_set>
+#include <utility>
 
 
 namespace npu {
@@ -202,7 +204,11 @@ struct Call {
     for (auto& arg : arguments) {
       if (arg.host.unsafeGetTensorImpl() == h.unsafeGetTensorImpl()) return arg.device;  // in-place / out=
     }
-    if (h.layout() != c10::kStrided) return h;
+    // A CPU kernel that makes a sparse (or mkldnn) tensor from device inputs: the device
+    // holds strided tensors only, and handing back the CPU tensor would move the result
+    // off the device without a word (to_sparse() on npu returned a CPU tensor).
+    TORCH_CHECK_NOT_IMPLEMENTED(h.layout() == c10::kStrided, "npu: ", op_name, " returns a ", h.layout(),
+                                " tensor; the npu device supports strided tensors only");
     if (h._is_zerotensor()) return zero_tensor_like(h, index);  // no memory behind it to adopt
     return tensor_over(device_storage_for(h.storage()), c10::DispatchKey::PrivateUse1, h);
   }
@@ -496,9 +502,12 @@ const std::unordered_set<std::string>& never_mirrored() {
 }
 
 // Composite ops that choose an implementation by device type and have none for an
-// unknown device (convolution ends in "convolution_overrideable not implemented"):
-// run their CPU path on the aliases instead.
-constexpr const char* kDeviceDispatchingComposites[] = {"convolution", "convolution_backward"};
+// unknown device: run their CPU path on the aliases instead. (name, overload):
+// - convolution, convolution_backward end in "convolution_overrideable not implemented";
+// - linalg_eigvals.out (torch 2.1) computes on CPU and writes complex eigenvalues into
+//   the device output with complex_out, mixing devices (found by the OpInfo sweep).
+constexpr std::pair<const char*, const char*> kDeviceDispatchingComposites[] = {
+    {"convolution", ""}, {"convolution_backward", ""}, {"linalg_eigvals", "out"}};
 
 }  // namespace
 
@@ -524,14 +533,34 @@ int64_t mirror_cpu_kernels() {
     lib.impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
     ++mirrored;
   }
-  for (const char* name : kDeviceDispatchingComposites) {
-    auto op = dispatcher.findOp(c10::OperatorName(std::string("aten::") + name, ""));
+  for (const auto& [name, overload] : kDeviceDispatchingComposites) {
+    auto op = dispatcher.findOp(c10::OperatorName(std::string("aten::") + name, overload));
     if (op && !op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) {
-      lib.impl(name, torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
+      std::string qualified = std::string(name) + (*overload ? std::string(".") + overload : "");
+      // A backend kernel hides a CompositeImplicitAutograd kernel from AutogradPrivateUse1
+      // too; an out= variant records no graph either way, so autograd falls through.
+      if (op->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd) && std::string(overload) == "out") {
+        new_library("aten", c10::DispatchKey::AutogradPrivateUse1).impl(qualified.c_str(), torch::CppFunction::makeFallthrough());
+      }
+      lib.impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
       ++mirrored;
     }
   }
   return mirrored;
+}
+
+// A third party's operator without an autograd kernel (torchvision::nms) reaches the
+// backend fallback through the AutogradPrivateUse1 key only if that key has a fallback.
+// torch registers one for the autograd key of each of its own backends, but for
+// PrivateUse1 only from 2.10 (pytorch#165315); before, it is the extension's to register
+// ("Could not run 'torchvision::nms' with arguments from the 'Autogradnpu' backend").
+// Register the kernel torch gives AutogradCPU in those releases: the forward runs, and a
+// backward through an operator without a derivative raises instead of losing the gradient.
+bool ensure_autograd_fallback() {
+  auto& dispatcher = c10::Dispatcher::singleton();
+  if (dispatcher.hasBackendFallbackForDispatchKey(c10::DispatchKey::AutogradPrivateUse1)) return false;
+  new_library("_", c10::DispatchKey::AutogradPrivateUse1).fallback(torch::autograd::basicAutogradNotImplementedFallback());
+  return true;
 }
 
 bool ensure_autocast_fallthrough() {

@@ -28,6 +28,8 @@ from . import ddp_data
 from .models import GPT2, Bert, ConvNet, RecurrentLM, greedy_generate
 from ..support import requires, same
 
+pytestmark = pytest.mark.suite("workloads")  # its own group in a cell's record
+
 # Optimizers pick their implementation by device: the multi-tensor (foreach) one on
 # accelerators, npu included, the per-tensor loop on CPU. Both sides use the same one.
 FOREACH = {"foreach": True}
