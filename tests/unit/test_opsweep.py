@@ -8,7 +8,6 @@ protocol and crashes, aborts and hangs on purpose; the real worker runs in
 from __future__ import annotations
 
 import os
-import sys
 import textwrap
 import time
 
