@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -44,6 +45,7 @@ def replay(units: list, link: float, jobs: int) -> float:
 
 
 def one_build(jobs: int) -> dict:
+    """One cold build in this process (a build loads the library: one per process)."""
     from adapter_matrix.device import build
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -70,10 +72,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # a single build, as JSON
     args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one_build(args.jobs)))
+        return
     import torch
 
-    results = [one_build(args.jobs) for _ in range(args.runs)]
+    results = []
+    for _ in range(args.runs):  # each in a fresh interpreter: a build loads its library
+        out = subprocess.run([sys.executable, "-W", "ignore", __file__, "--one", "--jobs", str(args.jobs)],
+                             capture_output=True, text=True, check=True).stdout
+        results.append(json.loads(out.strip().splitlines()[-1]))
     print(f"torch {torch.__version__}, {args.jobs} jobs, {args.runs} cold build(s)")
     for name in results[0]["units"]:
         print(f"  {name:<24} {statistics.median(r['units'][name] for r in results):6.1f} s CPU")
