@@ -8,11 +8,12 @@ Every command that rewrites a file (``table --update``, ``validate --write``,
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import tempfile
-from typing import Callable
+from typing import Any, Callable, Iterator, Tuple
 
-__all__ = ["atomic_write", "unified_diff"]
+__all__ = ["atomic_write", "unified_diff", "JSONFileError", "json_files"]
 
 def atomic_write(path: str, data: str, write: Callable[[object, str], None] = lambda fh, s: fh.write(s)) -> None:
     """Replace ``path`` with ``data`` so that readers see the old file or the new one only.
@@ -46,3 +47,27 @@ def atomic_write(path: str, data: str, write: Callable[[object, str], None] = la
 def unified_diff(old: str, new: str, path: str) -> str:
     """``old`` (the file on disk) against ``new`` (what the tool would write), as a unified diff."""
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"{path} (on disk)", f"{path} (generated)"))
+
+
+class JSONFileError(ValueError):
+    """A ``.json`` file that cannot be read or parsed: ``path`` and ``reason``."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def json_files(folder: str) -> Iterator[Tuple[str, Any]]:
+    """(path, parsed content) of every ``*.json`` file under ``folder``, recursively (a
+    folder of downloaded CI artifacts works as is); :class:`JSONFileError` for a bad one."""
+    for base, _dirs, files in os.walk(folder):
+        for name in sorted(files):
+            if not name.endswith(".json"):
+                continue
+            path = os.path.join(base, name)
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    yield path, json.load(fh)
+            except (OSError, ValueError) as exc:
+                raise JSONFileError(path, str(exc)) from None

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, List, NamedTuple, Optional, Tuple
 
-from ..matrix.model import Detector, Dimension
+if TYPE_CHECKING:  # the import-time guard runs detectors without loading the model
+    from ..matrix.model import Detector, Dimension
 
 __all__ = ["Detection", "detect", "run_detector", "builtin_value"]
 

@@ -15,7 +15,7 @@ from .detectors import Detection, detect
 from .facts import distribution_version, python_identity
 from .verdict import Environment
 
-__all__ = ["Installed", "current_python", "detect_environment"]
+__all__ = ["Installed", "current_python", "dimension_value", "detect_environment"]
 
 
 class Installed(NamedTuple):
@@ -41,7 +41,8 @@ def _parse(text: Optional[str]) -> Optional[Version]:
         return None
 
 
-def _value(dim: Dimension, text: Optional[str]) -> Optional[Value]:
+def dimension_value(dim: Dimension, text: Optional[str]) -> Optional[Value]:
+    """``text`` read as a value of ``dim``, or None when it is not one (or absent)."""
     if text is None:
         return None
     try:
@@ -85,7 +86,7 @@ def detect_environment(
             found = Detection(dim.name, overrides[dim.name], "--set", None)
         else:
             found = detect(dim)
-        value = _value(dim, found.value)
+        value = dimension_value(dim, found.value)
         if found.value is not None and value is None:
             found = Detection(dim.name, None, found.source, f"{found.value!r} is not a PEP 440 version")
             if dim.name in overrides:

@@ -1,16 +1,39 @@
-"""The verdict at import time: the one function an adapter calls before activating.
+"""The check an adapter makes when it is imported: :func:`require`.
 
-``guard()`` answers with the same code as ``adapter-matrix check`` (the model's
-:func:`~adapter_matrix.check.verdict.verdict`), for the torch that is already imported, and
-names the shim module that serves it. It runs inside ``import torch`` under autoload,
-so its answer is memoized: keyed by the matrix file's bytes, the torch, Python and
-adapter versions and today's date, a repeated import reads a few hundred bytes of JSON
-and imports neither the model nor ``packaging``.
+A PrivateUse1 adapter (torch_npu and the like) calls it at the top of its ``__init__``::
 
-Policy: unsupported and broken pairings raise :class:`UnsupportedEnvironment` with
-the fix (set ``ADAPTER_MATRIX_ALLOW_UNSUPPORTED=1`` to get a warning instead);
-deprecated and end-of-life ones warn; experimental ones pass silently. Extra
-dimensions are not detected here (that may run commands); ``check`` reports them.
+    from adapter_matrix import require
+
+    support = require(__name__)          # finds <package>/compat.yaml, checks this process
+    if support.usable:                   # False only under torch's autoload, after a warning
+        _activate(support.shim)
+
+It answers with the same verdict as ``adapter-matrix check`` (the model's
+:func:`~adapter_matrix.check.verdict.verdict`) for the running Python, the torch that
+is imported (else the installed one), the adapter's version and the extra dimensions
+that environment variables, files or distributions tell (command detectors are left to
+``check``: an import must not run programs; an undetected dimension is assumed to fit).
+
+Policy:
+
+=========================  =======================================  =================================
+verdict                    plain ``import adapter``                 under ``import torch`` (autoload)
+=========================  =======================================  =================================
+supported, experimental    returns                                  returns
+deprecated, eol            ``FutureWarning`` with the fix           same
+unsupported, broken        raises :class:`UnsupportedEnvironment`   ``RuntimeWarning`` with the fix,
+                           with the fix                             ``usable`` is False
+=========================  =======================================  =================================
+
+``ADAPTER_MATRIX_ALLOW_UNSUPPORTED=1`` turns the error into a warning when a shim serves
+the torch. Under autoload a missing or invalid matrix warns too: an exception there would
+break ``import torch`` itself.
+
+It runs inside ``import torch``, so a warm start costs a file read and two small JSON
+memos under the cache folder: the *facts* of a matrix (distribution, device, detectors;
+keyed by the file's bytes) and the *verdict* (keyed by those bytes, Python, torch,
+adapter version, detected dimensions and today's date). Neither YAML nor the model nor
+``packaging`` is imported then; a cold start reads the compiled matrix.
 """
 
 from __future__ import annotations
@@ -19,96 +42,277 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import sys
 import warnings
-from typing import Any, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from .. import __version__
+from .._version import __version__
 from ..matrix.cache import cache_root
 from .facts import distribution_version, python_identity
 
-__all__ = ["UnsupportedEnvironment", "Selection", "select", "guard", "explain", "ALLOW_ENV"]
+__all__ = ["UnsupportedEnvironment", "Support", "Selection", "require", "select", "locate", "explain",
+           "under_autoload", "ALLOW_ENV"]
 
 ALLOW_ENV = "ADAPTER_MATRIX_ALLOW_UNSUPPORTED"
+MATRIX_NAME = "compat.yaml"
 _BLOCKING = ("unsupported", "broken")
 _WARNING = ("deprecated", "eol")
+_CHEAP = ("env", "file", "distribution", "builtin")  # detectors an import may run; `command` is check's
 
 
 class UnsupportedEnvironment(RuntimeError):
-    """The running torch/Python is not a combination the adapter supports."""
+    """The running torch/Python is not a combination the adapter supports; the message has the fix."""
 
 
-class Selection(NamedTuple):  # not a dataclass: imported on every activation (~0.5 ms less)
-    """The verdict for the running process and the shim module that serves it."""
+class Selection(NamedTuple):
+    """The verdict for one environment and the shim module that serves its torch."""
 
-    outcome: str  # an Outcome value: supported, experimental, ..., unsupported
+    outcome: str  # an Outcome value: supported, experimental, deprecated, eol, broken, unsupported
     shim: Optional[str]
     message: str
 
 
-def explain(answer: Any, distribution: str, torch_version: str) -> str:
+class Support(NamedTuple):
+    """What :func:`require` found: the verdict, the shim to use, and whether to activate."""
+
+    outcome: str
+    shim: Optional[str]  # the shim module for this torch (e.g. ``my_adapter.shims.torch_2_4``)
+    message: str  # the verdict and the fix, one paragraph
+    matrix: str  # the matrix file that decided
+    usable: bool  # activate? False when unsupported under autoload (a warning was given)
+
+
+class _Probe(NamedTuple):
+    """A detector as the facts memo keeps it (duck-types the model's Detector)."""
+
+    kind: str
+    target: Tuple[str, ...]
+    regex: Optional[str]
+    timeout: float
+
+
+def under_autoload() -> bool:
+    """True while torch imports device backends through its ``torch.backends`` entry points."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_import_device_backends":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def explain(answer: Any, distribution: str, torch_version: Optional[str]) -> str:
     """One message for a :class:`~adapter_matrix.check.verdict.Verdict`: what is wrong and the fix."""
-    lines = [f"{distribution} with torch {torch_version}: {answer.outcome}" + "".join(f": {r}" for r in answer.reasons[:1])]
+    torch_text = f"torch {torch_version}" if torch_version else "no torch"
+    lines = [f"{distribution} with {torch_text}: {answer.outcome}" + "".join(f": {r}" for r in answer.reasons[:1])]
     for i, fix in enumerate(answer.fixes[:2]):
         lines.append(("fix: " if i == 0 else "or:  ") + fix.summary)
         lines.extend(f"    {c}" for c in fix.commands)
     return "\n".join(lines)
 
 
-def _decide(raw: bytes, matrix_path: str, torch_version: str, adapter_version: Optional[str]) -> Selection:
+# -- memos -------------------------------------------------------------------------------
+
+
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _memo_path(kind: str, key: str) -> str:
+    return os.path.join(cache_root(), "runtime", f"{key}.{kind}.json")
+
+
+def _read_memo(kind: str, key: str) -> Optional[Dict[str, Any]]:
+    try:
+        with open(_memo_path(kind, key), encoding="utf-8") as fh:
+            value = json.load(fh)
+        return value if isinstance(value, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _write_memo(kind: str, key: str, value: Dict[str, Any]) -> None:
+    path = _memo_path(kind, key)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(value, fh)
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache only costs time
+        pass
+
+
+def _facts(matrix_path: str, raw_key: str) -> Dict[str, Any]:
+    """Distribution, device and the cheap detectors of each dimension (memoized per file)."""
+    facts = _read_memo("facts", raw_key)
+    if facts is not None:
+        return facts
+    from ..matrix.cache import load_matrix
+
+    matrix = load_matrix(matrix_path).matrix
+    facts = {
+        "distribution": matrix.adapter.distribution,
+        "device": matrix.adapter.device,
+        "dimensions": [[d.name, [[p.kind, list(p.target), p.regex, p.timeout] for p in d.detectors if p.kind in _CHEAP]]
+                       for d in matrix.dimensions],
+    }
+    _write_memo("facts", raw_key, facts)
+    return facts
+
+
+def _detect(facts: Dict[str, Any]) -> List[Tuple[str, Optional[str]]]:
+    found: List[Tuple[str, Optional[str]]] = []
+    if not facts["dimensions"]:
+        return found
+    from .detectors import run_detector
+
+    for name, probes in facts["dimensions"]:
+        value = None
+        for kind, target, regex, timeout in probes:
+            value, _why = run_detector(_Probe(kind, tuple(target), regex, timeout))
+            if value is not None:
+                break
+        found.append((name, value))
+    return found
+
+
+# -- the verdict -------------------------------------------------------------------------
+
+
+def _decide(matrix_path: str, torch_version: Optional[str], adapter_version: Optional[str],
+            dimensions: List[Tuple[str, Optional[str]]]) -> Selection:
     from packaging.version import InvalidVersion, Version
 
     from ..matrix.cache import load_matrix
     from ..matrix.queries import shim_for
-    from .environment import current_python
+    from .environment import current_python, dimension_value
     from .verdict import Environment, verdict
+
+    def version(text: Optional[str]) -> Optional[Version]:
+        try:
+            return Version(text) if text else None
+        except InvalidVersion:
+            return None
 
     matrix = load_matrix(matrix_path).matrix
     python, full, implementation = current_python()
-    adapter_text = adapter_version or distribution_version(matrix.adapter.distribution)
-    try:
-        torch = Version(torch_version)
-        adapter = Version(adapter_text) if adapter_text else None
-    except InvalidVersion as exc:
-        raise UnsupportedEnvironment(f"cannot read a version: {exc}") from None
-    env = Environment(python=python, python_full=full, implementation=implementation, torch=torch, adapter=adapter)
+    if torch_version and version(torch_version) is None:
+        raise UnsupportedEnvironment(f"cannot read torch's version {torch_version!r}")
+    declared = {d.name: d for d in matrix.dimensions}
+    values = tuple((n, dimension_value(declared[n], v)) for n, v in dimensions if n in declared)
+    env = Environment(python=python, python_full=full, implementation=implementation, torch=version(torch_version),
+                      adapter=version(adapter_version), dimensions=values)
     answer = verdict(matrix, env)
-    shim = answer.shim or shim_for(matrix, torch)
+    shim = answer.shim or (shim_for(matrix, env.torch) if env.torch is not None else None)
     return Selection(answer.outcome.value, shim.module if shim else None, explain(answer, matrix.adapter.distribution, torch_version))
 
 
-def select(matrix_path: str, torch_version: str, adapter_version: Optional[str] = None) -> Selection:
-    """Verdict and shim for this interpreter running ``torch_version`` (memoized)."""
+def select(matrix_path: str, torch_version: Optional[str], adapter_version: Optional[str] = None,
+           dimensions: Optional[Dict[str, Optional[str]]] = None) -> Selection:
+    """The verdict for this interpreter with ``torch_version`` and the adapter at
+    ``adapter_version`` (else its installed version), memoized.
+
+    ``dimensions`` gives the extra dimensions' values; by default they are detected with
+    the matrix's env, file and distribution detectors.
+    """
     with open(matrix_path, "rb") as fh:
-        raw = fh.read()
-    key = hashlib.sha256(
-        json.dumps([__version__, torch_version, python_identity(), adapter_version, _dt.date.today().isoformat()]).encode()
-        + raw
-    ).hexdigest()[:32]
-    memo = os.path.join(cache_root(), "verdicts", key + ".json")
-    try:
-        with open(memo) as fh:
-            return Selection(**json.load(fh))
-    except (OSError, ValueError, TypeError):
-        pass
-    selection = _decide(raw, matrix_path, torch_version, adapter_version)
-    try:
-        os.makedirs(os.path.dirname(memo), exist_ok=True)
-        tmp = f"{memo}.{os.getpid()}.tmp"
-        with open(tmp, "w") as fh:
-            json.dump(selection._asdict(), fh)
-        os.replace(tmp, memo)
-    except OSError:  # a read-only cache only costs time
-        pass
+        raw_key = _digest(__version__, hashlib.sha256(fh.read()).hexdigest())
+    facts = _facts(matrix_path, raw_key)
+    if adapter_version is None:
+        adapter_version = distribution_version(facts["distribution"])
+    found = sorted(dimensions.items()) if dimensions is not None else _detect(facts)
+    key = _digest(raw_key, python_identity(), torch_version, adapter_version, found, _dt.date.today().isoformat())
+    memo = _read_memo("verdict", key)
+    if memo is not None:
+        try:
+            return Selection(**memo)
+        except TypeError:
+            pass
+    selection = _decide(matrix_path, torch_version, adapter_version, found)
+    _write_memo("verdict", key, selection._asdict())
     return selection
 
 
-def guard(matrix_path: str, torch_version: str, adapter_version: Optional[str] = None) -> Selection:
-    """Raise :class:`UnsupportedEnvironment` unless the pairing may run; warn where due."""
-    selection = select(matrix_path, torch_version, adapter_version)
+# -- the adapter's call ------------------------------------------------------------------
+
+
+def _package_folder(package: str) -> Optional[str]:
+    module = sys.modules.get(package)
+    origin = getattr(module, "__file__", None)
+    if origin:
+        return os.path.dirname(os.path.abspath(origin))
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(package)  # locates without importing
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return list(spec.submodule_search_locations)[0]
+
+
+def locate(package: str, matrix: "Optional[os.PathLike[str] | str]" = None) -> str:
+    """The matrix of ``package``: ``matrix`` (relative to the package's folder), else
+    ``<package>/compat.yaml``, else the ``adapter_matrix.matrices`` entry point that
+    names this package. Raises :class:`FileNotFoundError` saying where it looked."""
+    folder = _package_folder(package)
+    if matrix is not None:
+        path = os.path.join(folder or os.getcwd(), os.fspath(matrix))
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"{package}: no matrix file {path}")
+        return path
+    if folder is not None and os.path.isfile(os.path.join(folder, MATRIX_NAME)):
+        return os.path.join(folder, MATRIX_NAME)
+    from ..matrix.discovery import package_matrices
+
+    for path in package_matrices(package):
+        return path
+    raise FileNotFoundError(
+        f"{package}: no {MATRIX_NAME} in {folder or 'its folder'} and no entry point in the group "
+        f"adapter_matrix.matrices names it; ship the file in the package or pass matrix="
+    )
+
+
+def _torch_version() -> Optional[str]:
+    torch = sys.modules.get("torch")
+    found = getattr(torch, "__version__", None)
+    return str(found) if found else distribution_version("torch")
+
+
+def require(package: str, *, matrix: "Optional[os.PathLike[str] | str]" = None, version: Optional[str] = None,
+            torch_version: Optional[str] = None) -> Support:
+    """Check this process against the matrix of the adapter ``package`` (pass ``__name__``).
+
+    ``matrix``: the file, relative to the package's folder, when it is not
+    ``compat.yaml`` there or registered as an entry point. ``version``: the adapter's
+    version (default: its installed distribution's). ``torch_version``: default the
+    imported torch's ``__version__``, else the installed torch's.
+
+    Raises :class:`UnsupportedEnvironment` for an unsupported or broken pairing on a
+    plain import; under torch's autoload warns instead and returns ``usable=False``.
+    """
+    autoload = under_autoload()
+    try:
+        path = locate(package, matrix)
+        torch_text = torch_version or _torch_version()
+        selection = select(path, torch_text, version)
+    except Exception as exc:  # noqa: BLE001 - no matrix, an invalid one: under autoload, never break import torch
+        if not autoload:
+            raise
+        warnings.warn(f"{package} was not activated: {exc}", RuntimeWarning, stacklevel=2)
+        return Support("unsupported", None, str(exc), "", False)
+    usable = True
     if selection.outcome in _BLOCKING:
-        if not os.environ.get(ALLOW_ENV) or selection.shim is None:
+        if os.environ.get(ALLOW_ENV) and selection.shim is not None:
+            warnings.warn(selection.message + f"\n({ALLOW_ENV} is set: activating anyway)", RuntimeWarning, stacklevel=2)
+        elif autoload:
+            warnings.warn(f"{package} was not activated: {selection.message}\n(import {package} to see this as an error)",
+                          RuntimeWarning, stacklevel=2)
+            usable = False
+        else:
             raise UnsupportedEnvironment(selection.message + f"\n(set {ALLOW_ENV}=1 to try anyway)")
-        warnings.warn(selection.message, RuntimeWarning, stacklevel=3)
     elif selection.outcome in _WARNING:
-        warnings.warn(selection.message, FutureWarning, stacklevel=3)
-    return selection
+        warnings.warn(selection.message, FutureWarning, stacklevel=2)
+    return Support(selection.outcome, selection.shim, selection.message, path, usable)

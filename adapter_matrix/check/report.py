@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from ..matrix.model import Matrix
 from ..matrix.queries import Cell
+from .companions import CompanionState, companion_document, companion_line
 from .environment import Installed
 from .verdict import Fix, Verdict
 
@@ -30,6 +31,7 @@ CHECK_KEYS = (
     "torch_line",
     "shim",
     "decided_by",
+    "companions",
     "fixes",
 )
 
@@ -54,7 +56,9 @@ def _fix(fix: Fix) -> Dict[str, Any]:
     }
 
 
-def check_document(matrix: Matrix, origin: str, installed: Installed, verdict: Verdict) -> Dict[str, Any]:
+def check_document(
+    matrix: Matrix, origin: str, installed: Installed, verdict: Verdict, companions: Sequence[CompanionState] = ()
+) -> Dict[str, Any]:
     """One adapter's answer as plain JSON-able data (keys: :data:`CHECK_KEYS`)."""
     env = installed.environment
     return {
@@ -81,6 +85,7 @@ def check_document(matrix: Matrix, origin: str, installed: Installed, verdict: V
         "torch_line": str(verdict.line.minor) if verdict.line else None,
         "shim": verdict.shim.module if verdict.shim else None,
         "decided_by": [str(m) for m in verdict.decided_by],
+        "companions": [companion_document(c) for c in companions],
         "fixes": [_fix(f) for f in verdict.fixes],
     }
 
@@ -117,6 +122,7 @@ def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
     ]
     for name, found in env["dimensions"].items():
         rows.append((name, f"{found['value']}  (from {found['source']})" if found["value"] else f"unknown: {found['error']}"))
+    rows += [(entry["name"], companion_line(entry)) for entry in doc.get("companions", ()) if entry["installed"]]
     rows += [(label, doc[key]) for label, key in (("release", "release"), ("shim", "shim")) if doc[key]]
     width = max(len(label) for label, _ in rows) + 2
     lines: List[List[Segment]] = [[(label.ljust(width), "dim"), (value, "")] for label, value in rows]

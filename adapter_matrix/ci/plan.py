@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from ..matrix.model import InstallSource, Matrix, Value
+from packaging.version import Version
+
+from ..matrix.model import Companion, InstallSource, Matrix, Value
 from ..matrix.queries import Cell, Releases, cells, chosen, maintained, torch_source
 
-__all__ = ["STRATEGIES", "SESSION", "DEFAULT_RUNNER", "PlanRow", "plan", "install_chain"]
+__all__ = ["STRATEGIES", "SESSION", "DEFAULT_RUNNER", "CompanionPick", "PlanRow", "plan", "install_chain", "companion_picks"]
 
 STRATEGIES = ("full", "edges", "latest", "smoke")
 SESSION = "device"
@@ -53,6 +55,46 @@ def install_chain(matrix: Matrix, name: str) -> Tuple[InstallSource, ...]:
 
 
 @dataclass(frozen=True)
+class CompanionPick:
+    """A companion release a cell can install: the one that pairs with the cell's torch."""
+
+    companion: Companion
+    version: Version
+
+    @property
+    def name(self) -> str:
+        return self.companion.name
+
+    def requirement(self, variant: Optional[str] = None) -> str:
+        """``torchvision==0.28.0``, or the labelled build for a variant (``0.28.0+cpu``)."""
+        return f"{self.name}=={self.version}" + (f"+{variant}" if variant else "")
+
+    def mismatched(self, torch: Version) -> Optional[Version]:
+        """A release built for another torch line (the nearest, the newer on ties): what a
+        cell installs with --no-deps to prove that ``check`` refuses it."""
+        others = [r for r in self.companion.releases if not r.pairs_with(torch)]
+
+        def distance(r):  # type: ignore[no-untyped-def]
+            gap = (r.line.major - torch.major) * 1000 + r.line.minor - torch.minor
+            return (abs(gap), gap < 0, -int(r.version == max(o.version for o in others if o.line == r.line)))
+
+        return min(others, key=distance).version if others else None
+
+
+def companion_picks(matrix: Matrix, cell: Cell, names: Optional[Sequence[str]] = None) -> Tuple[CompanionPick, ...]:
+    """The companions a cell installs (``names``, default ``ci: companions:``), each at the
+    release that pairs with the cell's torch; a companion with none for it is left out."""
+    wanted = [c.name for c in matrix.ci_companions] if names is None else list(names)
+    picks = []
+    for name in wanted:
+        comp = matrix.companion(name)
+        release = comp.choose(cell.torch) if comp is not None else None
+        if release is not None:
+            picks.append(CompanionPick(comp, release.version))  # type: ignore[arg-type]
+    return tuple(picks)
+
+
+@dataclass(frozen=True)
 class PlanRow:
     """One cell to test, with everything a CI job needs to run it.
 
@@ -67,6 +109,8 @@ class PlanRow:
     requires: Tuple[Tuple[str, Value], ...] = ()
     runs_on: Tuple[str, ...] = ()
     release_tags: Tuple[str, ...] = ()
+    companions: Tuple[CompanionPick, ...] = ()  # what the cell installs beside torch
+    pairable: Tuple[CompanionPick, ...] = ()  # every declared companion with a release for its torch
 
     @property
     def session(self) -> str:
@@ -98,6 +142,7 @@ class PlanRow:
                 {"source": s.name, "index_url": s.index_url, "find_links": s.find_links, "variant": s.variant}
                 for s in self.sources
             ],
+            "companions": {pick.name: str(pick.version) for pick in self.companions},
         }
 
 
@@ -190,6 +235,8 @@ def plan(
                 requires=requires,
                 runs_on=(matrix.runs_on or DEFAULT_RUNNER) + runner if runner else (),
                 release_tags=release_tags if several else (),
+                companions=companion_picks(matrix, c),
+                pairable=companion_picks(matrix, c, [comp.name for comp in matrix.companions if comp.torch_facts]),
             )
         )
     return rows

@@ -1,15 +1,18 @@
 """Result records of test sessions: read, aggregate, and tell whether everything passed.
 
-A record is the JSON file a ``device(...)`` session writes (``adapter_matrix.ci.cells``).
-Records are read recursively, so a folder of downloaded CI artifacts works as is.
+A record is the JSON file a ``device(...)`` session writes (``adapter_matrix.ci.cells``):
+the full one in ``results/``, its compact evidence copy in ``evidence/`` (both read the
+same way). Records are read recursively, so a folder of downloaded CI artifacts works as
+is, and several folders merge: the newest record of each cell wins.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from ..files import JSONFileError, json_files
 
 __all__ = ["RecordError", "Summary", "read_records", "summarize", "render_markdown"]
 
@@ -32,30 +35,30 @@ class Summary:
         return not self.failed and not self.missing
 
 
-def read_records(folder: str) -> List[Dict[str, Any]]:
-    """Every result record under ``folder``: the newest per (cell, adapter release), sorted by cell."""
-    if not os.path.isdir(folder):
-        raise RecordError(f"{folder}: no such folder")
+def read_records(folders: Union[str, Sequence[str]], allow_empty: bool = False) -> List[Dict[str, Any]]:
+    """Every result record under ``folders``: the newest per (cell, adapter release), sorted by cell.
+
+    ``RecordError`` for a missing folder, a file that is not JSON, or (unless
+    ``allow_empty``) no records at all.
+    """
+    folders = [folders] if isinstance(folders, str) else list(folders)
+    for folder in folders:
+        if not os.path.isdir(folder):
+            raise RecordError(f"{folder}: no such folder")
     by_cell: Dict[Any, Dict[str, Any]] = {}
-    for base, _dirs, files in os.walk(folder):
-        for name in files:
-            if not name.endswith(".json"):
-                continue
-            path = os.path.join(base, name)
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    record = json.load(fh)
-            except (OSError, ValueError) as exc:
-                raise RecordError(f"{path}: not a result record ({exc})") from None
+    try:
+        for path, record in (entry for folder in folders for entry in json_files(folder)):
             if not isinstance(record, dict) or "cell" not in record or "outcome" not in record:
-                continue  # other JSON files (e.g. junit conversions) are not ours
+                continue  # other JSON files (op-sweep records, junit conversions) are not ours
             record["_path"] = path
             key = (record["cell"], record.get("release"))  # one release's evidence never hides another's
             old = by_cell.get(key)
             if old is None or record.get("timestamp", "") > old.get("timestamp", ""):
                 by_cell[key] = record
-    if not by_cell:
-        raise RecordError(f"{folder}: no result records")
+    except JSONFileError as exc:
+        raise RecordError(f"{exc.path}: not a result record ({exc.reason})") from None
+    if not by_cell and not allow_empty:
+        raise RecordError(f"{', '.join(folders)}: no result records")
     return [by_cell[k] for k in sorted(by_cell, key=lambda k: (_cell_key(k[0]), str(k[1])))]
 
 
@@ -82,7 +85,7 @@ def _tests(record: Dict[str, Any]) -> str:
 
 
 def rows(summary: Summary) -> List[List[str]]:
-    """Table rows: cell, Python, torch, outcome, tests p/f/s/e, build s, duration s, when."""
+    """Table rows: cell, Python, torch, outcome, tests p/f/s/e, build s, duration s, when, commit."""
     out = []
     for r in summary.records:
         build = f"{r.get('build_seconds') or 0:.0f}" + (" (cached)" if r.get("build_cached") else "")
@@ -96,14 +99,15 @@ def rows(summary: Summary) -> List[List[str]]:
                 build,
                 f"{r.get('duration', 0):.0f}",
                 str(r.get("timestamp", ""))[:16].replace("T", " "),
+                str(r.get("commit") or "")[:7] + ("+" if r.get("dirty") else ""),
             ]
         )
     for cell in summary.missing:
-        out.append([cell, "", "", "missing", "-", "-", "-", ""])
+        out.append([cell, "", "", "missing", "-", "-", "-", "", ""])
     return out
 
 
-HEADERS = ["cell", "Python", "torch", "outcome", "tests p/f/s/e", "build s", "duration s", "when (UTC)"]
+HEADERS = ["cell", "Python", "torch", "outcome", "tests p/f/s/e", "build s", "duration s", "when (UTC)", "commit"]
 
 
 def render_markdown(summary: Summary) -> str:

@@ -12,7 +12,7 @@ so each command imports what it needs when it runs, and a plain ``check`` comman
 is answered without importing typer at all (:mod:`adapter_matrix.cli.quick`).
 
 Each command group lives in its own module (``check``, ``validate``, ``init``, ``table``,
-``ci``, ``device``); importing them registers their commands on :data:`app`, which this
+``ci``, ``device``, ``ops``); importing them registers their commands on :data:`app`, which this
 package provides on first use.
 """
 
@@ -25,7 +25,7 @@ __all__ = ["app", "main"]
 
 
 def _app() -> Any:
-    from . import check, ci, device, init, table, validate  # noqa: F401  (registers the commands)
+    from . import check, ci, device, init, ops, table, validate  # noqa: F401  (registers the commands)
     from .common import app
 
     return app

@@ -22,6 +22,9 @@ def check(
     python: Optional[str] = typer.Option(None, "--python", help="Assume this Python (e.g. 3.9) instead of this interpreter."),
     adapter: Optional[str] = typer.Option(None, "--adapter", help="Assume this adapter version instead of the installed one."),
     sets: List[str] = typer.Option([], "--set", help="Assume an extra dimension's version, NAME=VALUE (repeatable)."),
+    companions: List[str] = typer.Option(
+        [], "--companion", help="Assume a companion package's version, NAME=VERSION, or NAME=none for not installed (repeatable)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the documented JSON document instead of a report."),
     deep: bool = typer.Option(False, "--deep", help="Also import torch, activate the adapter and run a timed smoke on its device."),
     today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
@@ -31,4 +34,4 @@ def check(
     Reads versions from distribution metadata: never imports torch (unless --deep).
     Exit 0 supported, 1 unsupported or broken, 2 usage/matrix error, 3 experimental/deprecated/eol.
     """
-    raise typer.Exit(run_check(matrix, torch, python, adapter, sets, as_json, deep, today))
+    raise typer.Exit(run_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Optional
+import os
+from typing import List, Optional
 
 import typer
 
@@ -46,23 +47,33 @@ def plan(
         width = max([28] + [len(r.session) for r in rows])
         for r in rows:
             requires = "".join(f"  requires {name} {value}" for name, value in r.requires)
-            typer.echo(f"{r.session:<{width}} torch {str(r.cell.torch):<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}")
+            companions = "".join(f"  with {p.name} {p.version}" for p in r.companions)
+            typer.echo(f"{r.session:<{width}} torch {str(r.cell.torch):<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}{companions}")
 
 
 @app.command()
 def results(
-    folder: str = typer.Argument(..., help="Folder of result records (searched recursively)."),
+    folders: List[str] = typer.Argument(..., help="Folders of result records (searched recursively; the newest record of a cell wins)."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     expect: Optional[str] = typer.Option(None, "--expect", help="A plan strategy whose every cell must have a record."),
     fmt: str = typer.Option("text", "--format", "-f", help="text, markdown (md) or json."),
+    into: Optional[str] = typer.Option(
+        None, "--into", help="Also merge the records into this evidence folder (e.g. evidence): one compact file per cell, newest wins."
+    ),
 ) -> None:
     """Aggregate the result records of test sessions. Exit 1 if a cell failed or is missing."""
     from ..ci import results as res
 
     try:
-        records = res.read_records(folder)
+        records = res.read_records(folders + ([into] if into and os.path.isdir(into) else []))
     except res.RecordError as exc:
         fail(str(exc))
+    if into:
+        from ..ci.evidence import write_evidence
+
+        inside = os.path.join(os.path.abspath(into), "")
+        merged = [write_evidence(into, r) for r in records if not os.path.abspath(r["_path"]).startswith(inside)]
+        console_for(stderr=True).print(f"{into}: {len(merged)} evidence record(s) written")
     expected = None
     if expect is not None:
         from ..ci.plan import STRATEGIES
@@ -83,7 +94,7 @@ def results(
     elif fmt == "text":
         from rich.table import Table
 
-        table = Table(*res.HEADERS, title=f"{len(summary.records)} cell(s) in {folder}")
+        table = Table(*res.HEADERS, title=f"{len(summary.records)} cell(s) in {', '.join(folders)}")
         style = {"passed": "green", "failed": "red", "missing": "yellow"}
         for row in res.rows(summary):
             table.add_row(*row[:3], f"[{style.get(row[3], 'red')}]{row[3]}[/]", *row[4:])

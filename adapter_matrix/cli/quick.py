@@ -34,6 +34,7 @@ CHECK_OPTIONS = (
     CheckOption(("--python",), "python", "value"),
     CheckOption(("--adapter",), "adapter", "value"),
     CheckOption(("--set",), "sets", "multiple"),
+    CheckOption(("--companion",), "companions", "multiple"),
     CheckOption(("--json",), "as_json", "flag"),
     CheckOption(("--deep",), "deep", "flag"),
     CheckOption(("--today",), "today", "value"),
@@ -44,7 +45,7 @@ _BY_FLAG = {flag: option for option in CHECK_OPTIONS for flag in option.flags}
 def parse_check(argv: Sequence[str]) -> Optional[Dict[str, Any]]:
     """The keywords of :func:`run_check` for ``check ARGV``, or None for anything else
     (help, an unknown option, a missing value, an argument): typer answers those."""
-    args: Dict[str, Any] = {"matrix": None, "torch": None, "python": None, "adapter": None, "sets": [], "as_json": False, "deep": False, "today": None}
+    args: Dict[str, Any] = {"matrix": None, "torch": None, "python": None, "adapter": None, "sets": [], "companions": [], "as_json": False, "deep": False, "today": None}
     i = 0
     while i < len(argv):
         token = argv[i]
@@ -71,12 +72,12 @@ def parse_check(argv: Sequence[str]) -> Optional[Dict[str, Any]]:
     return args
 
 
-def _parse_sets(values: List[str]) -> Dict[str, str]:
+def _parse_sets(values: List[str], option: str = "--set", example: str = "cann=8.0") -> Dict[str, str]:
     out = {}
     for item in values:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
-            fail(f"--set {item!r}: write NAME=VALUE, e.g. --set cann=8.0")
+            fail(f"{option} {item!r}: write NAME=VALUE, e.g. {option} {example}")
         out[name.strip()] = value.strip()
     return out
 
@@ -90,8 +91,10 @@ def run_check(
     as_json: bool = False,
     deep: bool = False,
     today: Optional[str] = None,
+    companions: Sequence[str] = (),
 ) -> int:
     """Run ``check`` and print its report; returns the exit code (usage errors exit 2 themselves)."""
+    from ..check.companions import detect_companions, judge_companions, with_companions
     from ..check.environment import detect_environment
     from ..check.report import CHECK_SCHEMA, check_document, combined_exit_code, render_check
     from ..check.verdict import verdict
@@ -104,16 +107,19 @@ def run_check(
         except ValueError as exc:
             fail(f"--python: {exc}")
     overrides = _parse_sets(list(sets))
+    assumed_companions = _parse_sets(list(companions), "--companion", "torchvision=0.19.1")
     when = date_or_exit(today)
     docs = []
     for located in find_or_exit(matrix):
         result = load_or_exit(located.path)
         try:
             installed = detect_environment(result.matrix, python=python_override, torch=torch, adapter=adapter, dimensions=overrides)
+            found = detect_companions(result.matrix, assumed_companions)
         except ValueError as exc:
             fail(str(exc))
-        answer = verdict(result.matrix, installed.environment, when)
-        doc = check_document(result.matrix, located.origin, installed, answer)
+        judged = judge_companions(result.matrix, installed.environment, found)
+        answer = with_companions(verdict(result.matrix, installed.environment, when), result.matrix, judged)
+        doc = check_document(result.matrix, located.origin, installed, answer, judged)
         if deep:
             from ..device.deep import deep_check
             from .device import shims_package

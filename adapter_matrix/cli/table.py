@@ -27,7 +27,8 @@ def table(
     view: Optional[str] = typer.Option(
         None,
         "--view",
-        help="grid (torch x Python; the default), verified (the grid with test evidence), releases, dimension (a dimension x torch) or capabilities.",
+        help="grid (torch x Python; the default), verified (the grid with test evidence), releases, dimension (a dimension x torch), "
+        "capabilities, ops (op-sweep counts per torch line and op family) or op-failures (the ops that do not match CPU, and why).",
     ),
     dimension: Optional[str] = typer.Option(None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="markdown (or md, gfm; the default), rst (rest), html (htm), csv or json."),
@@ -36,7 +37,8 @@ def table(
         None, "--release", help="An adapter release or release line (default: every maintained release; verified: the newest)."
     ),
     results: Optional[str] = typer.Option(
-        None, "--results", help="Folder of result records for --view verified (and for verified blocks without results=)."
+        None, "--results", help="Folder of result records for --view verified (and for verified blocks without results=), "
+        "or of op-sweep records for --view ops and op-failures."
     ),
     today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
     output: Optional[str] = typer.Option(
@@ -100,7 +102,7 @@ def table(
             console.print(f"{len(with_blocks)} file(s), {sum(o.blocks for o in with_blocks)} table block(s): up to date")
         return
     try:
-        records = docs.load_records(results) if results else None
+        records = docs.load_records(results, tables.RECORDS.get(view or "grid", "results")) if results else None
         text = tables.render(
             result.matrix, view=view or "grid", fmt=fmt or "markdown", lang=lang or "en",
             release=release_or_exit(result, release), today=when, records=records, dimension=dimension,

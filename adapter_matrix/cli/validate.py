@@ -7,7 +7,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from .common import EXIT_USAGE, MATRIX_HELP, app, console_for, fail, find_or_exit, load_or_exit, print_diagnostics
+from .common import EXIT_USAGE, MATRIX_HELP, app, console_for, date_or_exit, fail, find_or_exit, load_or_exit, print_diagnostics
 
 
 @app.command()
@@ -18,9 +18,19 @@ def validate(
         None, "--pyproject", help="Also check this pyproject.toml's requires-python, classifiers and torch pin."
     ),
     upstream: Optional[str] = typer.Option(
-        None, "--upstream", help="Check the torch facts against PyPI's wheels: 'pypi', or a recorded Simple JSON file."
+        None,
+        "--upstream",
+        help="Check the torch and companion facts against the index: 'pypi', a recorded folder (--record), or torch's recorded Simple JSON file.",
     ),
-    write: bool = typer.Option(False, "--write", help="With --upstream: update the torch facts in the matrix file."),
+    write: bool = typer.Option(False, "--write", help="With --upstream: update the torch and companion facts in the matrix file."),
+    record: Optional[str] = typer.Option(
+        None, "--record", help="With --upstream pypi: save PyPI's answers into this folder, then check against them (offline later with --upstream DIR)."
+    ),
+    results: Optional[str] = typer.Option(
+        None, "--results", help="Evidence folder (e.g. evidence): warn for every cell claimed supported without a fresh passing record."
+    ),
+    strict: bool = typer.Option(False, "--strict", help="With --results: such a cell is an error (the release gate)."),
+    today: Optional[str] = typer.Option(None, "--today", help="With --results: judge the records' age on this date (YYYY-MM-DD)."),
 ) -> None:
     """Lint the matrix: every error at once, as FILE:LINE:COL: message — fix. Exit 2 on errors."""
     from ..matrix.queries import cells
@@ -29,42 +39,88 @@ def validate(
         fail("--write needs --upstream")
     if files and matrix:
         fail("give matrix FILES or --matrix PATH, not both")
+    if record and upstream != "pypi":
+        fail("--record needs --upstream pypi")
+    if (strict or today) and not results:
+        fail("--strict and --today need --results")
+    on = date_or_exit(today)
+    records: Optional[list] = None
+    if results is not None:
+        from ..ci.results import RecordError, read_records
+
+        try:
+            records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
+        except RecordError as exc:
+            fail(str(exc))
+    from ..matrix.discovery import Located
+
+    located_all = [Located(f, "argument") for f in files] if files else find_or_exit(matrix)
     index = None
     if upstream:
+        from ..upstream import companion_write
+        from ..upstream import companions as upstream_companions
         from ..upstream import index as up
         from ..upstream import write as upstream_write
 
         try:
+            if record:
+                raw, _origin = up.read_answer("pypi")
+                for located in located_all:
+                    written = upstream_companions.record(record, load_or_exit(located.path, fresh=True).matrix, raw)
+                    console_for().print(f"recorded {', '.join(written)}")
+                upstream = record
             index = up.read_upstream(upstream)
         except up.UpstreamError as exc:
             fail(str(exc))
 
+    notes: list = []
+
     def findings_of(path: str) -> Any:
+        notes.clear()  # a --write re-reads the file: report on what it says now
         result = load_or_exit(path, fresh=True)
         found = list(result.warnings)
         if pyproject:
             from ..upstream.pyproject import check_pyproject
 
             found += check_pyproject(result.matrix, pyproject)
+        companion_answers = None
         if index is not None:
             found += up.verify(result.matrix, index)
-        return result.matrix, found
+            try:
+                companion_answers = upstream_companions.read_companions(upstream, result.matrix)
+            except up.UpstreamError as exc:
+                fail(str(exc))
+            found += upstream_companions.verify_companions(result.matrix, *companion_answers, upstream)
+        if records is not None:
+            from ..ci.evidence import EvidenceError, claimed_supported, gate
+
+            try:
+                missing = gate(result.matrix, records, on, strict)
+            except EvidenceError as exc:
+                fail(str(exc))
+            found += missing
+            claimed = len(claimed_supported(result.matrix, on))
+            notes.append(f"{result.matrix.path}: evidence in {results} — {claimed - len(missing)} of {claimed} cells claimed supported have a fresh passing record")
+        return result.matrix, found, companion_answers
 
     failed = False
-    from ..matrix.discovery import Located
-
-    for located in [Located(f, "argument") for f in files] if files else find_or_exit(matrix):
-        m, findings = findings_of(located.path)
+    for located in located_all:
+        m, findings, answers = findings_of(located.path)
         if write:
             try:
                 changed = upstream_write.write(located.path, m, index)
+                if changed:
+                    m, findings, answers = findings_of(located.path)
+                changed_companions = companion_write.write_companions(located.path, m, answers[0])
             except up.UpstreamError as exc:
                 fail(str(exc))
-            if changed:
-                console_for().print(f"{m.path}: updated the torch facts from {upstream}")
-                m, findings = findings_of(located.path)  # report on what the file says now
+            what = [w for w, done in (("torch", changed), ("companion", changed_companions)) if done]
+            if what:
+                console_for().print(f"{m.path}: updated the {' and '.join(what)} facts from {upstream}")
+                m, findings, answers = findings_of(located.path)  # report on what the file says now
             else:
-                console_for().print(f"{m.path}: torch facts already up to date")
+                subject = "torch and companion facts" if any(c.torch_facts for c in m.companions) else "torch facts"
+                console_for().print(f"{m.path}: {subject} already up to date")
         print_diagnostics(findings)
         errors = sum(1 for d in findings if d.severity == "error")
         failed = failed or errors > 0
@@ -73,9 +129,12 @@ def validate(
             + (f" in {len(m.release_lines())} release lines" if m.release_lines() else "")
             + f", {len(m.torch)} torch lines, "
             f"{len(cells(m))} cells, {len(m.shims)} shims"
+            + (f", {len(m.companions)} companions" if m.companions else "")
             + (f", {errors} error(s)" if errors else "")
             + (f", {len(findings) - errors} warning(s)" if len(findings) - errors else "")
         )
+        for note in notes:
+            console_for().print(note, markup=False)
     if failed:
         raise typer.Exit(EXIT_USAGE)
 

@@ -31,10 +31,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 __all__ = [
     "build_requirements",
+    "requirements_for",
     "Extension",
     "BuildError",
     "BuildMismatch",
@@ -71,11 +72,16 @@ _BUILD_REQUIREMENTS = (
 
 def build_requirements(torch: str) -> List[str]:
     """The requirements to install next to ``torch`` (a version) before building."""
+    return requirements_for(_BUILD_REQUIREMENTS, torch)
+
+
+def requirements_for(table: Sequence[Tuple[str, Sequence[str]]], torch: str) -> List[str]:
+    """The requirements of ``table`` ((torch specifier, requirements), ...) that apply to ``torch``."""
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
     version = Version(torch)
-    return [req for spec, reqs in _BUILD_REQUIREMENTS if SpecifierSet(spec).contains(version, prereleases=True) for req in reqs]
+    return [req for spec, reqs in table if SpecifierSet(spec).contains(version, prereleases=True) for req in reqs]
 
 
 class BuildError(RuntimeError):

@@ -4,7 +4,9 @@ Location: ``$ADAPTER_MATRIX_CACHE``, else ``$XDG_CACHE_HOME/adapter-matrix``, el
 ``~/.cache/adapter-matrix``.
 
 A *compiled matrix* is the validated model pickled under the BLAKE2b digest of the
-file's bytes (plus the tool version, the Python and the file's display name). ``check`` and the runtime
+file's bytes (plus the tool version, the Python, the file's display name, and the size
+and time of the modules that build the model: a development checkout that changes the
+model between versions never reads a pickle of the old one). ``check`` and the runtime
 guard read it instead of parsing YAML: same answers, a fraction of the start-up time.
 A changed file has a new hash, so a stale entry is never read.
 """
@@ -21,7 +23,7 @@ try:  # built into CPython; `import hashlib` would first load OpenSSL (~6 ms of 
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
-from .. import __version__
+from .._version import __version__
 
 __all__ = ["cache_root", "compiled_matrix_path", "load_matrix"]
 
@@ -34,9 +36,30 @@ def cache_root() -> str:
     return os.path.join(base, "adapter-matrix")
 
 
+_MODEL_MODULES = ("model.py", "loader.py", "schema.py", "consistency.py", "source.py", "diagnostics.py", "companions.py")
+_stamp: Optional[bytes] = None
+
+
+def _model_stamp() -> bytes:
+    """Size and modification time of the modules that build the pickled model (a few stat
+    calls, once per process): an edited model is a new key, an unchanged install the same."""
+    global _stamp
+    if _stamp is None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        stats = []
+        for name in _MODEL_MODULES:
+            try:
+                st = os.stat(os.path.join(here, name))
+                stats.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+            except OSError:  # a zipped install: the version alone decides
+                pass
+        _stamp = ";".join(stats).encode()
+    return _stamp
+
+
 def compiled_matrix_path(raw: bytes, display_name: str) -> str:
     digest = blake2b(digest_size=16)
-    for part in (__version__.encode(), display_name.encode(), b"py%d.%d" % sys.version_info[:2], raw):
+    for part in (__version__.encode(), _model_stamp(), display_name.encode(), b"py%d.%d" % sys.version_info[:2], raw):
         digest.update(len(part).to_bytes(8, "little"))
         digest.update(part)
     return os.path.join(cache_root(), "matrices", digest.hexdigest()[:32] + ".pickle")

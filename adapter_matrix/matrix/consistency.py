@@ -13,6 +13,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from packaging.version import Version
 
+from . import companions
 from .diagnostics import Diagnostic, Diagnostics, Mark
 from .model import ENUM, Constraint, Matrix, Release, Spec, Status
 from .queries import claimed_lines, claimed_patches, dimension_values, pythons_for, shim_for
@@ -36,6 +37,7 @@ def check(matrix: Matrix, *, check_modules: bool = True) -> List[Diagnostic]:
         if check_modules:
             _shim_modules(matrix, diags)
     _smoke(matrix, diags)
+    diags.extend(companions.check(matrix))
     return diags.items
 
 

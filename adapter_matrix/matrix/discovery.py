@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import List, NamedTuple, Optional
 
-__all__ = ["GROUP", "Located", "registered_matrices", "find_matrices"]
+__all__ = ["GROUP", "Located", "registered_matrices", "package_matrices", "find_matrices"]
 
 GROUP = "adapter_matrix.matrices"
 DEFAULT_NAME = "compat.yaml"
@@ -66,6 +66,18 @@ def registered_matrices() -> List[Located]:
         seen.add(os.path.realpath(path))
         dist = getattr(getattr(ep, "dist", None), "name", None)
         out.append(Located(path, f"entry point {ep.name}" + (f" ({dist})" if dist else "")))
+    return out
+
+
+def package_matrices(package: str) -> List[str]:
+    """The registered matrix files that live in ``package`` (an adapter asking for its own)."""
+    top = package.partition(".")[0]
+    out = []
+    for ep in _entry_points():
+        if ep.value.partition(":")[0].strip().partition(".")[0] == top:
+            path = _package_file(ep.value)
+            if path is not None and path not in out:
+                out.append(path)
     return out
 
 

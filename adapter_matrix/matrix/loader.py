@@ -19,6 +19,7 @@ from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ..matrix import companions as _companions
 from ..matrix import consistency
 from .diagnostics import Diagnostic, Diagnostics, Mark, MatrixError, display_path, read_matrix_file
 from .model import (
@@ -27,8 +28,11 @@ from .model import (
     SCHEMA_VERSIONS,
     VERSION,
     Adapter,
+    CellCompanion,
     CellRef,
     Constraint,
+    DEFAULT_EVIDENCE,
+    EvidencePolicy,
     Detector,
     Dimension,
     InstallSource,
@@ -264,7 +268,9 @@ class _Builder:
         dimensions = tuple(self.dimension(k, v) for k, v in self.entries(top.get("dimensions"), "dimensions"))
         shims = tuple(s for s in (self.shim(n) for n in self.items(top.get("shims"), "shims")) if s)
         releases = tuple(r for n in self.items(top.get("releases"), "releases") for r in self.release_entry(n))
-        smoke, runs_on = self.ci(top.get("ci"))
+        companions = _companions.parse_companions(self, top.get("companions"))
+        smoke, runs_on, ci_companions = self.ci(top.get("ci"))
+        evidence = self.evidence(top.get("evidence"))
         if adapter is None or schema_version is None:
             return None
         return Matrix(
@@ -279,6 +285,9 @@ class _Builder:
             smoke=smoke,
             declares_shims="shims" in top,
             runs_on=runs_on,
+            evidence=evidence,
+            companions=companions,
+            ci_companions=ci_companions,
         )
 
     def read_schema_version(self, node: Optional[Node]) -> Optional[int]:
@@ -329,15 +338,20 @@ class _Builder:
                 out.append(src)
         return tuple(out)
 
+    def torch_line_key(self, key: Scalar, what: str) -> Optional[Version]:
+        """A key naming a torch minor line (``"2.4"``), else an error and ``None``."""
+        minor = self.convert(key, "torch minor", Version, f"{what} are keyed by minor, e.g. '2.4'")
+        if minor is not None and (len(minor.release) != 2 or minor.local or minor.pre or minor.post or minor.dev):
+            self.diags.error(key.mark, f"{what}: {key.text!r} is not a minor release line", "key it by MAJOR.MINOR, e.g. '2.4'")
+            return None
+        return minor
+
     def torch_lines(self, node: Optional[Node]) -> List[TorchLine]:
         out: List[TorchLine] = []
         seen: Dict[Version, Mark] = {}
         for key, value in self.entries(node, "torch"):
-            minor = self.convert(key, "torch minor", Version, "torch entries are keyed by minor, e.g. '2.4'")
+            minor = self.torch_line_key(key, "torch entries")
             if minor is None:
-                continue
-            if len(minor.release) != 2 or minor.local or minor.pre or minor.post or minor.dev:
-                self.diags.error(key.mark, f"torch entry {key.text!r} is not a minor release line", "key it by MAJOR.MINOR, e.g. '2.4'")
                 continue
             if minor in seen:
                 self.diags.error(key.mark, f"duplicate torch minor {minor}", f"it is already described at line {seen[minor].line}")
@@ -582,9 +596,9 @@ class _Builder:
             mark=node.mark,
         )
 
-    def ci(self, node: Optional[Node]) -> Tuple[Tuple[CellRef, ...], Tuple[str, ...]]:
+    def ci(self, node: Optional[Node]) -> Tuple[Tuple[CellRef, ...], Tuple[str, ...], Tuple[CellCompanion, ...]]:
         if node is None:
-            return (), ()
+            return (), (), ()
         f = self.fields(node, "ci", "ci")
         runs_on = tuple(s for s in (self.string(n, "runner label") for n in self.items(f.get("runs-on"), "runs-on")) if s)
         out = []
@@ -594,7 +608,28 @@ class _Builder:
             python = self.python(cell["python"], "Python version") if "python" in cell else None
             if minor is not None and python is not None:
                 out.append(CellRef(minor, python, item.mark))
-        return tuple(out), runs_on
+        return tuple(out), runs_on, _companions.parse_cell_companions(self, f.get("companions"))
+
+    def evidence(self, node: Optional[Node]) -> EvidencePolicy:
+        if node is None:
+            return DEFAULT_EVIDENCE
+        f = self.fields(node, "evidence", "evidence")
+        days = DEFAULT_EVIDENCE.max_age_days
+        if "max-age-days" in f:
+            n = f["max-age-days"]
+            if isinstance(n, Scalar) and n.tag == YAML_INT and n.text.isdigit() and int(n.text) >= 1:
+                days = int(n.text)
+            else:
+                self.diags.error(n.mark, f"max-age-days must be a whole number of days, at least 1, found {n.describe()}", "e.g. max-age-days: 180")
+        sources = []
+        for item in self.items(f.get("sources"), "evidence sources"):
+            path = self.string(item, "evidence source")
+            if path is not None and (os.path.isabs(path) or ".." in path.replace("\\", "/").split("/")):
+                self.diags.error(item.mark, f"evidence source {path!r} is not inside the matrix's folder", "give a path relative to this file, e.g. shims")
+            elif path is not None:
+                sources.append(path.rstrip("/"))
+        folder = self.string(f.get("folder"), "evidence folder") or DEFAULT_EVIDENCE.folder
+        return EvidencePolicy(folder, days, tuple(sources), node.mark)
 
 
 def load_text(text: str, filename: str = "compat.yaml", *, check_modules: bool = True) -> LoadResult:

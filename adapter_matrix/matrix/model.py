@@ -37,6 +37,14 @@ __all__ = [
     "Release",
     "ShimRange",
     "CellRef",
+    "EvidencePolicy",
+    "DEFAULT_EVIDENCE",
+    "CompanionRelease",
+    "CompanionLine",
+    "AdapterPin",
+    "CellCompanion",
+    "Companion",
+    "requirement",
     "Matrix",
     "LoadResult",
     "SCHEMA_VERSION",
@@ -58,6 +66,11 @@ class Status(str, enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+def _canonical(name: str) -> str:
+    """A distribution name normalized as PEP 503 does (``Torch_Vision`` is ``torch-vision``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 _PYTHON_RE = re.compile(r"^(?P<major>\d+)\.(?P<minor>\d+)(?P<t>t?)$")
@@ -375,6 +388,114 @@ class CellRef(NamedTuple):
     mark: Mark
 
 
+class EvidencePolicy(NamedTuple):
+    """When a result record still counts as evidence for a claimed cell (the ``evidence`` section).
+
+    A passing record counts while it is at most ``max_age_days`` old, ran the torch patch
+    the cell claims, and ran on the same contents of ``sources`` (paths relative to the
+    matrix file: the adapter and the suites that test it) as the tree holds now.
+    """
+
+    folder: str  # where the nox cells write records, relative to the matrix file as named (symlinks not followed)
+    max_age_days: int
+    sources: Tuple[str, ...]
+    mark: Mark
+
+
+DEFAULT_EVIDENCE = EvidencePolicy("evidence", 180, (), Mark("<default>", 0, 0))
+def requirement(spec: Spec) -> str:
+    """A specifier as a requirement's tail: ``2.1.1`` -> ``==2.1.1``; ``>=2.14.0`` stays."""
+    text = spec.text
+    return text if text[:1] in "<>=!~" else f"=={text}"
+
+
+def _line_of(version: Version) -> Version:
+    """The minor line of a version: ``2.4.1+cpu`` -> ``2.4``."""
+    return Version(f"{version.major}.{version.minor}")
+
+
+class CompanionRelease(NamedTuple):
+    """One release of a companion and the torch its wheels require."""
+
+    version: Version
+    torch: Spec
+    line: Version  # the torch line it is listed under: the one it was built for
+    mark: Mark  # where its requirement is written
+
+    @property
+    def open(self) -> bool:
+        """Whether it also admits torch lines after its own (``>=2.14.0``)."""
+        return any(self.torch.contains(Version(f"{self.line.major}.{self.line.minor + step}.0")) for step in (1, 2))
+
+    def pairs_with(self, torch: Version) -> bool:
+        """Whether ``torch`` (local label ignored, as pip does) satisfies its requirement."""
+        return self.torch.contains(Version(torch.public))
+
+
+class CompanionLine(NamedTuple):
+    """A torch line's entry: the releases built for it; none when ``releases`` is empty."""
+
+    minor: Version
+    releases: Tuple[CompanionRelease, ...]
+    mark: Mark
+
+
+class AdapterPin(NamedTuple):
+    """The companion versions that pair with one adapter release (``None``: none)."""
+
+    release: Version
+    spec: Optional[Spec]
+    mark: Mark
+
+
+class CellCompanion(NamedTuple):
+    """A companion named under ``ci: companions:``: every test cell installs it."""
+
+    name: str
+    mark: Mark
+
+
+class Companion(NamedTuple):
+    """A companion package and the facts the matrix states about it."""
+
+    name: str
+    description: str
+    lines: Tuple[CompanionLine, ...]  # oldest torch line first
+    adapter: Tuple[AdapterPin, ...]
+    mark: Mark
+    torch_facts: bool = False  # whether it has a `torch:` section (upstream facts, maybe still empty)
+
+    @property
+    def releases(self) -> Tuple[CompanionRelease, ...]:
+        """Every release listed under ``torch:``, oldest first."""
+        return tuple(sorted((r for line in self.lines for r in line.releases), key=lambda r: r.version))
+
+    def line(self, minor: Version) -> Optional[CompanionLine]:
+        for entry in self.lines:
+            if entry.minor == _line_of(minor):
+                return entry
+        return None
+
+    def release(self, version: Version) -> Optional[CompanionRelease]:
+        """The listed release an installed version is (``0.28.0+cpu`` is release 0.28.0)."""
+        public = Version(version.public)
+        return next((r for r in self.releases if r.version == public), None)
+
+    def pairing(self, torch: Version) -> Tuple[CompanionRelease, ...]:
+        """The listed releases whose torch requirement ``torch`` satisfies, oldest first."""
+        return tuple(r for r in self.releases if r.pairs_with(torch))
+
+    def choose(self, torch: Version) -> Optional[CompanionRelease]:
+        """The release to install beside ``torch``: one built for its line, else one whose
+        open requirement admits it; the newest of those."""
+        candidates = self.pairing(torch)
+        built = [r for r in candidates if r.line == _line_of(torch)]
+        return max(built or candidates, key=lambda r: r.version, default=None)
+
+    def pin(self, adapter_release: Version) -> Optional[AdapterPin]:
+        return next((p for p in self.adapter if p.release == adapter_release), None)
+
+
 class Matrix(NamedTuple):
     """A whole ``compat.yaml``: upstream facts, the adapter's releases, shims and CI settings.
 
@@ -394,6 +515,9 @@ class Matrix(NamedTuple):
     smoke: Tuple[CellRef, ...]
     declares_shims: bool = True
     runs_on: Tuple[str, ...] = ()
+    evidence: EvidencePolicy = DEFAULT_EVIDENCE
+    companions: Tuple[Companion, ...] = ()  # torch extensions and their pairings (matrix.companions)
+    ci_companions: Tuple[CellCompanion, ...] = ()  # the companions every test cell installs
 
     def torch_line(self, version: Version) -> Optional[TorchLine]:
         """The described minor line that ``version`` (e.g. ``2.4.1+cpu``) belongs to."""
@@ -407,6 +531,10 @@ class Matrix(NamedTuple):
             if src.name == name:
                 return src
         return None
+
+    def companion(self, name: str) -> Optional[Companion]:
+        wanted = _canonical(name)
+        return next((c for c in self.companions if _canonical(c.name) == wanted), None)
 
     def dimension(self, name: str) -> Optional[Dimension]:
         for dim in self.dimensions:

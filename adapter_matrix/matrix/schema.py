@@ -83,6 +83,17 @@ def _list_of(schema: Dict[str, Any]) -> Dict[str, Any]:
     return {"type": "array", "items": schema}
 
 
+_NONE = {"const": "none", "description": "No release (of the companion, for this torch line or adapter release)"}
+_COMPANION_LINE = {
+    "anyOf": [
+        _NONE,
+        {
+            "type": "object",
+            "description": "Companion release -> the torch its wheels require (a bare version means ==)",
+            "additionalProperties": _SPEC,
+        },
+    ]
+}
 _VALUE = {"type": ["string", "number"], "description": "A version (8.1.RC1) or, for an enumeration, a name (Ascend910B)"}
 _DIMENSION_SPECS = {
     "type": "object",
@@ -160,7 +171,14 @@ STRUCTS: Dict[str, Struct] = {
                     "The adapter's releases, or release lines shipping one package per torch line.",
                     required=True,
                 ),
+                Field(
+                    "companions",
+                    _map_of(_ref("companion")),
+                    "Torch extensions with kernels of their own (torchvision, an adapter's op library) and which of their releases pair with which torch.",
+                    since=2,
+                ),
                 Field("ci", _ref("ci"), "Settings for the test plan."),
+                Field("evidence", _ref("evidence"), "When a test record still counts as evidence for a supported cell."),
             ),
         ),
         Struct(
@@ -259,11 +277,43 @@ STRUCTS: Dict[str, Struct] = {
             ),
         ),
         Struct(
+            "companion",
+            "A companion package (keyed by its distribution name): upstream facts per torch line, and/or the adapter's own pins per release.",
+            (
+                Field("description", _STRING, "What it is, for reports and tables."),
+                Field(
+                    "torch",
+                    _map_of(_COMPANION_LINE),
+                    "Per torch line ('2.4'): the releases built for it, each with the torch requirement its wheels declare, or 'none'.",
+                ),
+                Field(
+                    "adapter",
+                    _map_of({"anyOf": [_NONE, _SPEC]}),
+                    "Per adapter release: the versions of this package that pair with it, or 'none'.",
+                ),
+            ),
+        ),
+        Struct(
             "ci",
             "Settings for test plans.",
             (
                 Field("smoke", _list_of(_ref("cell")), "Cells of the smoke tier besides the oldest cell."),
                 Field("runs-on", _list_of(_STRING), "Base runner labels of plan rows that need a runner-provided dimension (default: self-hosted).", since=2),
+                Field("companions", _list_of(_STRING), "Companions every test cell installs, at the release that pairs with its torch.", since=2),
+            ),
+        ),
+        Struct(
+            "evidence",
+            "Which result records count as evidence for the cells a release claims as supported "
+            "(`adapter-matrix validate --results DIR --strict`).",
+            (
+                Field("folder", _STRING, "Where the nox cells write their records, relative to this file as named, symlinks not followed (default evidence)."),
+                Field("max-age-days", {"type": "integer", "minimum": 1}, "A record older than this no longer counts (default 180)."),
+                Field(
+                    "sources",
+                    _list_of(_STRING),
+                    "Files and folders under test (relative like folder): a record counts only while they hash as they did when it ran.",
+                ),
             ),
         ),
         Struct(

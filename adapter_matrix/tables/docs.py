@@ -36,8 +36,17 @@ class Outcome:
     diff: str
 
 
-def load_records(folder: str) -> List[Dict[str, Any]]:
-    """The result records under ``folder``; ``DocError`` when it has none."""
+def load_records(folder: str, kind: str = "results") -> List[Dict[str, Any]]:
+    """The records under ``folder`` of ``kind`` (:data:`views.RECORDS`: the nox cells'
+    ``results``, or ``op-sweeps``); ``DocError`` when it has none."""
+    if kind == "op-sweeps":
+        from ..device.opsweep.record import SweepRecordError, read_records as read_sweeps
+
+        try:
+            return read_sweeps(folder)
+        except SweepRecordError as exc:
+            raise DocError(f"{exc} \u2014 run `adapter-matrix ops sweep --output FILE` (the nox cells write results/ops/), "
+                           "or point results= / --results at its records") from None
     from ..ci.results import RecordError, read_records
 
     try:
@@ -55,10 +64,10 @@ class _Renderer:
         self.results = results
         self._records: Dict[str, List[Dict[str, Any]]] = {}
 
-    def records(self, folder: str) -> List[Dict[str, Any]]:
-        key = os.path.abspath(folder)
+    def records(self, folder: str, kind: str) -> List[Dict[str, Any]]:
+        key = os.path.abspath(folder) + "\0" + kind
         if key not in self._records:
-            self._records[key] = load_records(folder)
+            self._records[key] = load_records(folder, kind)
         return self._records[key]
 
     def block(self, block: Block, syntax: str, path: str) -> str:
@@ -87,10 +96,11 @@ class _Renderer:
             if not release:
                 raise MarkerError(f"{where}: no release {options['release']} in {self.matrix.path} \u2014 use one of its releases or release lines")
         records = None
+        kind = tables.RECORDS.get(options.get("view", "grid"), "results")
         if "results" in options:  # relative to the document, so the block renders the same from anywhere
-            records = self.records(os.path.join(os.path.dirname(os.path.abspath(path)), options["results"]))
-        elif options.get("view") == "verified" and self.results is not None:
-            records = self.records(self.results)
+            records = self.records(os.path.join(os.path.dirname(os.path.abspath(path)), options["results"]), kind)
+        elif kind == "results" and options.get("view") == "verified" and self.results is not None:
+            records = self.records(self.results, kind)
         try:
             return tables.render(
                 self.matrix,

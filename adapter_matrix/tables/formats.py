@@ -102,7 +102,7 @@ def render_markdown(table: Table) -> str:
 
 _RST_MARKUP = re.compile(r"([\\`*|_])")
 # A cell that starts like a list item or a field would nest markup in the list-table.
-_RST_LIST_START = re.compile(r"^(?:[-+*\u2022]|\(?(?:\d+|#|[A-Za-z])[.)]|:)(?:\s|$)")
+_RST_LIST_START = re.compile(r"^(?:[-+*\u2022]|\(?(?:\d+|#|[A-Za-z])[.)]|:|:[^:]+:)(?:\s|$)")  # :name: is a field list
 # A cell of one repeated punctuation character reads as a section adornment.
 _RST_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1*$")
 _RST_CLOSERS = " \t'\")]}>-/:.,;!?"

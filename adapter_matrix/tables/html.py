@@ -29,6 +29,7 @@ COLORS: Dict[str, Tuple[str, str, str, str]] = {
     "eol": ("#fff1e5", "#762c00", "#4a2106", "#ffa657"),
     "broken": ("#ffebe9", "#82071e", "#5a1016", "#ffa198"),
     "verified": ("#dafbe1", "#0f5323", "#12361f", "#7ee787"),
+    "stale": ("#fff1e5", "#762c00", "#4a2106", "#ffa657"),
     "unverified": ("#fff8c5", "#4d2d00", "#3b2e00", "#f2cc60"),
     "failed": ("#ffebe9", "#82071e", "#5a1016", "#ffa198"),
     "mixed": ("#fbefff", "#512a97", "#2e1a5c", "#d2a8ff"),
@@ -37,6 +38,14 @@ COLORS: Dict[str, Tuple[str, str, str, str]] = {
     "present": ("#dafbe1", "#0f5323", "#12361f", "#7ee787"),
     "partial": ("#fff8c5", "#4d2d00", "#3b2e00", "#f2cc60"),
     "absent": ("#f6f8fa", "#59636e", "#151b23", "#9198a1"),
+    "ops_ok": ("#dafbe1", "#0f5323", "#12361f", "#7ee787"),
+    "ops_known": ("#fff8c5", "#4d2d00", "#3b2e00", "#f2cc60"),
+    "ops_unsupported": ("#f6f8fa", "#59636e", "#151b23", "#9198a1"),
+    "ops_new": ("#ffebe9", "#82071e", "#5a1016", "#ffa198"),
+    "built": ("#dafbe1", "#0f5323", "#12361f", "#7ee787"),
+    "open": ("#ddf4ff", "#0a3069", "#0c2d6b", "#a5d6ff"),
+    "nocompanion": ("#f6f8fa", "#59636e", "#151b23", "#9198a1"),
+    "unstated": ("#eaeef2", "#59636e", "#010409", "#9198a1"),
 }
 
 _BASE_CSS = """\

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple, Union
 
 __all__ = ["STATES", "Span", "TableCell", "Column", "Table", "plain", "code", "fill"]
 
@@ -22,6 +22,7 @@ STATES: Tuple[str, ...] = (
     "eol",
     "broken",
     "verified",
+    "stale",
     "unverified",
     "failed",
     "mixed",
@@ -30,6 +31,14 @@ STATES: Tuple[str, ...] = (
     "present",
     "partial",
     "absent",
+    "ops_ok",
+    "ops_known",
+    "ops_unsupported",
+    "ops_new",
+    "built",
+    "open",
+    "nocompanion",
+    "unstated",
 )
 
 
@@ -63,15 +72,16 @@ def code(text: str) -> TableCell:
     return TableCell((Span(text, code=True),) if text else ())
 
 
-def fill(template: str, state: str, **fields: Span) -> TableCell:
-    """``template`` with each ``{name}`` replaced by its span (so a session stays code)."""
+def fill(template: str, state: str, title: str = "", **fields: Union[Span, Tuple[Span, ...]]) -> TableCell:
+    """``template`` with each ``{name}`` replaced by its span or spans (so a session stays code)."""
     spans: List[Span] = []
     for i, piece in enumerate(re.split(r"\{(\w+)\}", template)):
         if i % 2:
-            spans.append(fields[piece])
+            value = fields[piece]
+            spans.extend((value,) if isinstance(value, Span) else value)
         elif piece:
             spans.append(Span(piece))
-    return TableCell(tuple(spans), state)
+    return TableCell(tuple(spans), state, title)
 
 
 @dataclass(frozen=True)

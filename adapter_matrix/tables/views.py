@@ -14,8 +14,11 @@ Views:
     ``--release`` it aggregates every maintained (not end-of-life) release: a position
     served by several releases names the adapter versions that serve it.
 ``verified``
-    the same grid for one release (the newest by default); a cell shows the evidence of
-    the result records: verified on DATE by SESSION, claimed but not verified, or failed.
+    the same grid for one release (the newest by default); a cell shows what the result
+    records say: verified (the date, the torch that ran, the commit), stale (it ran another
+    torch patch), failed, or claimed but not verified. It depends on the records and the
+    matrix only; whether a pass is fresh enough for a release is the gate's question
+    (``validate --results --strict``).
 ``releases``
     one row per adapter release: torch, Python, extra dimensions, status, support end;
     grouped by release line when the matrix has lines.
@@ -26,17 +29,27 @@ Views:
 ``capabilities``
     torch minor x feature, as the shim serving each line declares it (issue: a feature a
     release lacks is a declared capability, never a silent skip).
+``ops``, ``op-failures``
+    what PyTorch's OpInfo sweep found on the device per torch line, from op-sweep
+    records (:mod:`adapter_matrix.tables.opcoverage`).
+``companions``
+    torch minor x companion package (torchvision, torchaudio): the releases built for each
+    line, or the earlier releases whose open requirement admits it, or none.
+
+The releases view also has a column per companion: the companion releases that pair with
+the torch the adapter release supports, or the adapter's own pin.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
-from ..matrix.model import Matrix, PythonVersion, Release, Status, Value
+
+from ..matrix.model import Companion, CompanionRelease, Matrix, PythonVersion, Release, Status, TorchLine, Value, requirement
 from ..matrix.queries import (
     Cell,
     Releases,
@@ -49,16 +62,12 @@ from ..matrix.queries import (
     pythons_for,
     release_status,
 )
+from ..ci.evidence import Verification, index_records, verification_of
+from . import opcoverage
 from .table import STATES, Column, Span, Table, TableCell, code, fill, plain
-from .verification import Verification, index_records, verification_of
-from .words import LANGS, word
+from .words import LANGS, legend, word
 
-__all__ = ["Span", "TableCell", "Column", "Table", "STATES", "VIEWS", "build", "render"]
-
-def _legend(rows: Iterable[Sequence[TableCell]], lang: str) -> Tuple[Tuple[str, str, str], ...]:
-    present = {c.state for row in rows for c in row if c.state}
-    return tuple((s, word(s, lang), word(f"{s}_about", lang)) for s in STATES if s in present)
-
+__all__ = ["Span", "TableCell", "Column", "Table", "STATES", "VIEWS", "RECORDS", "build", "render"]
 
 # -- facts for the JSON format -----------------------------------------------------------
 
@@ -77,7 +86,7 @@ def _cell_facts(cell: Cell, evidence: Optional[Verification] = None) -> Dict[str
         "link": cell.link,
     }
     if evidence is not None:
-        facts["verification"] = {"state": evidence.state, "date": evidence.date, "session": evidence.session}
+        facts["verification"] = evidence.as_dict()
     return facts
 
 
@@ -90,10 +99,20 @@ def _status_cell(cell: Cell, lang: str) -> TableCell:
 
 
 def _evidence_cell(evidence: Verification, lang: str) -> TableCell:
+    """``verified 2026-12-01, torch 2.13.0 at `1a2b3c4```; stale and failed ones say why in the title."""
     if evidence.state == "unverified":
         return plain(word("unverified", lang), "unverified")
-    date, session = Span(evidence.date or ""), Span(evidence.session or "", code=True)
-    return fill(word(f"{evidence.state}_cell", lang), evidence.state, date=date, session=session)
+    at: Tuple[Span, ...] = ()
+    if evidence.commit:
+        at = fill(word("at_commit", lang), "", commit=Span(evidence.commit[:7], code=True)).spans
+    return fill(
+        word(f"{evidence.state}_cell", lang),
+        evidence.state,
+        evidence.reason,
+        date=Span(evidence.date or ""),
+        torch=Span(evidence.torch or "?"),
+        at=at,
+    )
 
 
 def _merge(here: Sequence[Tuple[Cell, TableCell]]) -> TableCell:
@@ -190,7 +209,7 @@ def _grid(
     if single is None and shown_releases:
         newest_first = sorted(shown_releases, key=lambda r: r.version, reverse=True)
         data["releases_shown"] = list(dict.fromkeys(str(r.version) for r in newest_first))
-    return Table(view, lang, title, header, tuple(rows), _legend(rows, lang), data, matrix.path)
+    return Table(view, lang, title, header, tuple(rows), legend(rows, lang, matrix.evidence.max_age_days), data, matrix.path)
 
 
 def grid(
@@ -216,7 +235,7 @@ def verified(
     what the result records say about it."""
     if records is None:
         raise ValueError("the verified view needs the result records: give --results DIR (or results=DIR in a marker)")
-    index = index_records(records)
+    index = index_records(records, matrix, today)
     asked = chosen(matrix, release) if release is not None else tuple(r for r in [matrix.newest_release] if r)
     if len(asked) > 1:
         raise ValueError("the verified view shows one release: name a package version with --release (or release= in a marker)")
@@ -271,6 +290,29 @@ def _python_text(matrix: Matrix, release: Release) -> str:
     return ", ".join(t for t in texts if t)
 
 
+def _paired_with(matrix: Matrix, comp: Companion, rel: Release) -> List[CompanionRelease]:
+    """The companion releases that pair with some torch the adapter release supports."""
+    torches = [p for _line, patches in claimed_lines(matrix, rel) for p in patches]
+    return sorted({r for r in comp.releases if any(r.pairs_with(t) for t in torches)}, key=lambda r: r.version)
+
+
+def _companion_column(matrix: Matrix, comp: Companion, rel: Release, lang: str) -> Tuple[TableCell, Dict[str, Any]]:
+    """A releases-view cell: the adapter's own pin, else the companion releases that pair."""
+    if comp.adapter:
+        pin = comp.pin(rel.version)
+        if pin is None:
+            return plain(""), {"pin": None, "releases": None}
+        if pin.spec is None:
+            return plain(word("nocompanion", lang), "nocompanion"), {"pin": "none", "releases": None}
+        return code(requirement(pin.spec)), {"pin": requirement(pin.spec), "releases": None}
+    paired = _paired_with(matrix, comp, rel)
+    versions = [str(r.version) for r in paired]
+    if not paired:
+        return plain(word("nocompanion", lang), "nocompanion"), {"pin": None, "releases": []}
+    text = versions[0] if len(versions) == 1 else f"{versions[0]}\u2013{versions[-1]}"
+    return plain(text, "", ", ".join(versions)), {"pin": None, "releases": versions}
+
+
 def _line_order(matrix: Matrix) -> List[Optional[str]]:
     """Release lines newest first (by version when every name is one, else as written),
     then the releases outside any line."""
@@ -297,7 +339,8 @@ def releases(
     records: Optional[Sequence[Dict[str, Any]]] = None,
 ) -> Table:
     """One row per adapter release (newest first): torch, Python, extra dimensions,
-    status; grouped by release line (a first column) when the matrix has lines."""
+    status, support end, a column per companion package; grouped by release line (a first
+    column) when the matrix has lines."""
     rows = []
     facts = []
     with_lines = bool(matrix.release_lines())
@@ -306,6 +349,7 @@ def releases(
         dims: List[Span] = []  # each constraint as code, with plain separators (adjacent code spans merge)
         for name, spec in rel.dimensions:
             dims += ([Span(", ")] if dims else []) + [Span(f"{name} {spec}", code=True)]
+        companion_cells = [_companion_column(matrix, comp, rel, lang) for comp in matrix.companions]
         rows.append(
             ((plain(rel.release_line or ""),) if with_lines else ())
             + (
@@ -316,6 +360,7 @@ def releases(
                 plain(word(status, lang), status, rel.reason),
                 plain(str(rel.supported_until or "")),
             )
+            + tuple(cell for cell, _facts in companion_cells)
         )
         facts.append(
             {
@@ -333,14 +378,15 @@ def releases(
                 "reason": rel.reason or None,
                 "link": rel.link,
                 "supported_until": str(rel.supported_until) if rel.supported_until else None,
+                "companions": {comp.name: found for comp, (_cell, found) in zip(matrix.companions, companion_cells)},
             }
         )
     keys = (("line",) if with_lines else ()) + ("adapter", "torch", "python", "dimensions", "status", "until")
-    columns = tuple(Column(k, word(k, lang)) for k in keys)
+    columns = tuple(Column(k, word(k, lang)) for k in keys) + tuple(Column(c.name, c.name) for c in matrix.companions)
     title = word("releases_title", lang).format(dist=matrix.adapter.distribution)
     asked = chosen(matrix, release) if release is not None else ()
     data = {"adapter": matrix.adapter.distribution, "release": str(asked[0].version) if len(asked) == 1 else None, "releases": facts}
-    return Table("releases", lang, title, columns, tuple(rows), _legend(rows, lang), data, matrix.path)
+    return Table("releases", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)
 
 
 # -- the dimension view ------------------------------------------------------------------
@@ -432,7 +478,7 @@ def dimension(
         "dimension": dim_name,
         "packages": facts,
     }
-    return Table("dimension", lang, title, columns, tuple(rows), _legend(rows, lang), data, matrix.path)
+    return Table("dimension", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)
 
 
 # -- the capabilities view ---------------------------------------------------------------
@@ -474,7 +520,59 @@ def capabilities(
     columns = (Column("torch", word("torch", lang)), Column("shim", word("shim", lang))) + tuple(Column(f, f) for f in features)
     title = word("capabilities_title", lang).format(dist=matrix.adapter.distribution)
     data = {"adapter": matrix.adapter.distribution, "release": None, "features": dict(features), "lines": facts}
-    return Table("capabilities", lang, title, columns, tuple(rows), _legend(rows, lang), data, matrix.path)
+    return Table("capabilities", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)
+
+
+# -- the companions view -----------------------------------------------------------------
+
+
+def _line_cell(comp: Companion, line: TorchLine, lang: str) -> Tuple[TableCell, Dict[str, Any]]:
+    entry = comp.line(line.minor)
+    built = list(entry.releases) if entry is not None else []
+    earlier = [r for r in comp.releases if r.line < line.minor and any(r.pairs_with(p) for p in line.patches)]
+    facts = {
+        "torch_line": str(line.minor),
+        "stated": entry is not None,
+        "built": [{"version": str(r.version), "torch": requirement(r.torch)} for r in built],
+        "earlier": [{"version": str(r.version), "torch": requirement(r.torch)} for r in earlier],
+    }
+    title = "; ".join(f"{r.version}: torch{requirement(r.torch)}" for r in built + earlier)
+    if built:
+        return plain(", ".join(str(r.version) for r in built), "built", title), facts
+    if earlier:
+        versions = Span(", ".join(str(r.version) for r in earlier))
+        return dataclasses.replace(fill(word("open_cell", lang), "open", versions=versions), title=title), facts
+    if entry is None:
+        return plain(word("unstated", lang), "unstated"), facts
+    return plain(word("nocompanion", lang), "nocompanion"), facts
+
+
+def companions(
+    matrix: Matrix,
+    release: Releases = None,
+    lang: str = "en",
+    today: Optional[_dt.date] = None,
+    records: Optional[Sequence[Dict[str, Any]]] = None,
+) -> Table:
+    """torch minor (newest first) x companion: which of its releases pair with each line."""
+    shown = [c for c in matrix.companions if c.torch_facts]
+    rows = []
+    per_companion: Dict[str, List[Dict[str, Any]]] = {c.name: [] for c in shown}
+    for line in sorted(matrix.torch, key=lambda t: t.minor, reverse=True):
+        row = [plain(str(line.minor))]
+        for comp in shown:
+            cell, facts = _line_cell(comp, line, lang)
+            row.append(cell)
+            per_companion[comp.name].append(facts)
+        rows.append(tuple(row))
+    columns = (Column("torch", word("torch", lang)),) + tuple(Column(c.name, c.name) for c in shown)
+    title = word("companions_title", lang).format(dist=matrix.adapter.distribution)
+    data = {
+        "adapter": matrix.adapter.distribution,
+        "release": None,
+        "companions": [{"name": c.name, "description": c.description or None, "lines": per_companion[c.name]} for c in shown],
+    }
+    return Table("companions", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)
 
 
 VIEWS: Dict[str, Callable[..., Table]] = {
@@ -483,7 +581,12 @@ VIEWS: Dict[str, Callable[..., Table]] = {
     "releases": releases,
     "dimension": dimension,
     "capabilities": capabilities,
+    "ops": opcoverage.ops,
+    "op-failures": opcoverage.op_failures,
+    "companions": companions,
 }
+# Views drawn from records, and which: the nox cells' result records, or op-sweep records.
+RECORDS: Dict[str, str] = {"verified": "results", "ops": "op-sweeps", "op-failures": "op-sweeps"}
 
 
 def build(

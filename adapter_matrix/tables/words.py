@@ -9,9 +9,9 @@ field looks (a session name is shown as code).
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
+from typing import Any, Dict, Iterable, Sequence, Tuple
 
-__all__ = ["LANGS", "WORDS", "word"]
+__all__ = ["LANGS", "WORDS", "word", "legend"]
 
 LANGS: Tuple[str, ...] = ("en", "zh")
 
@@ -40,7 +40,11 @@ WORDS: Dict[str, Tuple[str, str]] = {
     ),
     # cell states: the word shown, then a description for the legend
     "supported": ("supported", "支持"),
-    "supported_about": ("tested and supported", "已测试并支持"),
+    "supported_about": (
+        "claimed: this release promises it works; a release is marked supported only after each such cell "
+        "passed its tests on the release's sources (the verified view shows the runs)",
+        "声明：此版本承诺可用；只有每个此类组合都在该版本的源码上通过测试后，版本才会被标记为支持（运行记录见已验证视图）",
+    ),
     "experimental": ("experimental", "实验性"),
     "experimental_about": ("expected to work, not yet fully tested", "预期可用，尚未充分测试"),
     "deprecated": ("deprecated", "已弃用"),
@@ -54,12 +58,25 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "nowheel": ("no wheel", "无 wheel"),
     "nowheel_about": ("torch publishes no wheel for this Python", "torch 未发布此 Python 版本的 wheel"),
     "verified": ("verified", "已验证"),
-    "verified_cell": ("verified on {date} by {session}", "已于 {date} 由 {session} 验证"),
-    "verified_about": ("a test session passed", "测试会话已通过"),
+    "verified_cell": ("verified {date}, torch {torch}{at}", "已验证 {date}，torch {torch}{at}"),
+    "verified_about": (
+        "a test session passed on the cell's torch patch, on the date and at the commit shown; before a release, "
+        "the release gate (adapter-matrix validate --results --strict) also requires the record to be at most "
+        "{days} days old and the sources under test unchanged since",
+        "测试会话已在该组合的 torch 补丁版本上通过（日期与提交如图所示）；发布前，发布关卡"
+        "（adapter-matrix validate --results --strict）还要求记录不超过 {days} 天，且被测源码此后未变",
+    ),
+    "at_commit": (" at {commit}", "，提交 {commit}"),
+    "stale": ("stale", "已过期"),
+    "stale_cell": ("stale: passed {date}, torch {torch}{at}", "已过期：{date} 通过，torch {torch}{at}"),
+    "stale_about": (
+        "a test session passed, but on another torch patch than the cell claims now",
+        "测试会话曾通过，但所用的 torch 补丁版本与该组合现在声明的不同",
+    ),
     "unverified": ("claimed but not verified", "声明支持但未验证"),
-    "unverified_about": ("no test session has run it yet", "尚无测试会话运行过"),
+    "unverified_about": ("no test record of this release yet", "此版本尚无测试记录"),
     "failed": ("failed", "验证失败"),
-    "failed_cell": ("failed on {date} in {session}", "{date} 在 {session} 中验证失败"),
+    "failed_cell": ("failed {date}, torch {torch}{at}", "验证失败 {date}，torch {torch}{at}"),
     "failed_about": ("the newest test session failed", "最近一次测试会话失败"),
     "mixed": ("depends on the extra dimensions", "取决于额外维度"),
     "mixed_about": ("the cell differs per extra-dimension value", "该组合因额外维度的取值而异"),
@@ -74,6 +91,48 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "partial_about": ("absent on some Python versions (hover or see the JSON for why)", "在部分 Python 版本上不可用（原因见悬停提示或 JSON）"),
     "absent": ("no", "不支持"),
     "absent_about": ("this torch lacks it; the conformance test skips with the shim's reason", "该 torch 版本缺少此功能；一致性测试按 shim 给出的原因跳过"),
+    # the op-coverage views (PyTorch's OpInfo sweep)
+    "ops_title": (
+        "{dist}: PyTorch's OpInfo tests on the {device} device (ops passed/failed/unsupported per family)",
+        "{dist}\uff1a{device} 设备上的 PyTorch OpInfo 测试（各算子族通过/失败/不支持的算子数）",
+    ),
+    "ops_count": ("ops", "算子数"),
+    "ops_skipped": (" ({n} not comparable)", "（{n} 个无法比较）"),
+    "ops_float32": ("float32 match", "float32 一致"),
+    "ops_time": ("sweep time", "耗时"),
+    "ops_cell_about": (
+        "{passed} passed, {failed} known failures, {unexpected} unexplained, {unsupported} unsupported, {skipped} not comparable",
+        "{passed} 个通过，{failed} 个已知失败，{unexpected} 个未解释，{unsupported} 个不支持，{skipped} 个无法比较",
+    ),
+    "ops_ok": ("all match", "全部一致"),
+    "ops_ok_about": ("every op matches CPU, or the device rejects it by design", "所有算子与 CPU 一致，或按设计被设备拒绝"),
+    "ops_known": ("known failure", "已知失败"),
+    "ops_known_about": ("fails as the expectations say, with their reason", "按预期失败，原因见预期文件"),
+    "ops_new": ("unexplained", "未解释"),
+    "ops_new_about": ("a result the expectations do not explain: the sweep failed", "预期文件无法解释的结果：扫描失败"),
+    "ops_unsupported": ("unsupported", "不支持"),
+    "ops_unsupported_about": ("the device rejects it by design", "设备按设计拒绝该算子"),
+    "ops_every_line": ("every swept line", "所有已扫描版本"),
+    "op_failures_title": ("{dist}: ops that do not match CPU, and why", "{dist}\uff1a与 CPU 不一致的算子及原因"),
+    "opf_op": ("op", "算子"),
+    "opf_family": ("family", "算子族"),
+    "opf_tasks": ("dtypes", "数据类型"),
+    "opf_status": ("status", "状态"),
+    "opf_why": ("why", "原因"),
+    # the companions view (and the companion columns of the releases view)
+    "companions_title": ("{dist}: companion packages per torch line", "{dist}\uff1a各 torch 版本的配套包"),
+    "built": ("built for it", "为其构建"),
+    "built_about": ("the releases built for this torch line (hover: the torch each requires)", "为该 torch 版本构建的发布（悬停可见各自要求的 torch）"),
+    "open": ("earlier releases admit it", "早期发布兼容"),
+    "open_cell": ("none built for it; from earlier lines: {versions}", "无专门构建；更早版本可用：{versions}"),
+    "open_about": (
+        "no release was built for this line, but releases built for an earlier one require every later torch too",
+        "没有为该版本构建的发布，但为更早版本构建的发布声明兼容之后所有 torch",
+    ),
+    "nocompanion": ("none", "无"),
+    "nocompanion_about": ("no release pairs with this torch", "没有与该 torch 配套的发布"),
+    "unstated": ("not stated", "未说明"),
+    "unstated_about": ("compat.yaml says nothing about this torch line", "compat.yaml 未说明该 torch 版本"),
 }
 
 
@@ -82,3 +141,12 @@ def word(key: str, lang: str) -> str:
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}; choose from {', '.join(LANGS)}")
     return WORDS[key][LANGS.index(lang)]
+
+
+def legend(rows: Iterable[Sequence[Any]], lang: str, days: int = 0) -> Tuple[Tuple[str, str, str], ...]:
+    """(state, label, description) of the states that occur in ``rows``, in legend order
+    (``{days}`` in a description: the evidence max age)."""
+    from .table import STATES
+
+    present = {c.state for row in rows for c in row if c.state}
+    return tuple((s, word(s, lang), word(f"{s}_about", lang).format(days=days)) for s in STATES if s in present)

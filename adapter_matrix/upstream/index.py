@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import re
 import urllib.error
 import urllib.request
@@ -40,7 +41,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from .. import __version__
+from .._version import __version__
 from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, PythonVersion, TorchLine
 from .torch_section import Section, read_section
@@ -54,6 +55,7 @@ __all__ = [
     "UpstreamLine",
     "parse_index",
     "python_order",
+    "read_answer",
     "read_upstream",
     "undescribed",
     "verify",
@@ -148,28 +150,32 @@ class Upstream:
 
 
 def read_upstream(source_name: str, *, timeout: float = TIMEOUT) -> Upstream:
-    """Read torch's file list: ``"pypi"`` asks PyPI, anything else is a recorded answer.
+    """Read torch's file list: ``"pypi"`` asks PyPI, anything else is a recorded answer
+    (a file, or a recorded folder holding ``torch.json``).
 
     Raises :class:`UpstreamError` for a network failure, an unreadable file or an answer
     that is not PEP 691 JSON about torch.
     """
-    if source_name == "pypi":
-        raw = _fetch(PYPI_TORCH, timeout)
-        origin = PYPI_TORCH
-    else:
-        try:
-            with open(source_name, "rb") as fh:
-                raw = fh.read()
-        except OSError as exc:
-            raise UpstreamError(
-                f"cannot read {source_name}: {exc.strerror} \u2014 pass 'pypi' or a recorded answer of {PYPI_TORCH}"
-            ) from None
-        origin = source_name
+    raw, origin = read_answer(source_name, timeout=timeout)
     try:
         document = json.loads(raw)
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
         raise UpstreamError(f"{origin} is not a PEP 691 JSON answer ({exc}) \u2014 record it with `Accept: {ACCEPT}`") from None
     return parse_index(document, source_name, origin)
+
+
+def read_answer(source_name: str, *, timeout: float = TIMEOUT) -> Tuple[bytes, str]:
+    """The bytes of torch's answer and where they came from (see :func:`read_upstream`)."""
+    if source_name == "pypi":
+        return _fetch(PYPI_TORCH, timeout), PYPI_TORCH
+    path = os.path.join(source_name, "torch.json") if os.path.isdir(source_name) else source_name
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(), path
+    except OSError as exc:
+        raise UpstreamError(
+            f"cannot read {path}: {exc.strerror} \u2014 pass 'pypi', a recorded answer of {PYPI_TORCH}, or a recorded folder"
+        ) from None
 
 
 def _fetch(url: str, timeout: float) -> bytes:

@@ -33,10 +33,10 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 import yaml
 from packaging.version import Version
 
-from ..files import atomic_write
 from ..matrix import source
 from ..matrix.model import Matrix, PythonVersion, TorchLine
 from .index import Upstream, UpstreamError, UpstreamLine, python_order, undescribed
+from .textedit import Edit, apply_edits, content_end, insert_lines, plain, rewrite_file
 from .torch_section import Pair, Section, entry_field, locate, pairs
 
 __all__ = ["rewrite", "write"]
@@ -63,21 +63,9 @@ class _Facts:
         return (self.released, set(self.patches), set(self.python)) != (line.released, set(line.patches), set(line.python))
 
 
-Edit = Tuple[int, int, str]  # replace text[start:end] with the string
-
-
 def write(matrix_path: str, matrix: Matrix, index: Upstream) -> bool:
     """Rewrite the torch facts of ``matrix_path`` from ``index``; ``True`` if the file changed."""
-    try:
-        with open(matrix_path, encoding="utf-8", newline="") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UpstreamError(f"cannot read {matrix_path}: {exc}") from None
-    new = rewrite(text, matrix, index, matrix.path)
-    if new == text:
-        return False
-    atomic_write(matrix_path, new)
-    return True
+    return rewrite_file(matrix_path, lambda text: rewrite(text, matrix, index, matrix.path), UpstreamError)
 
 
 def rewrite(text: str, matrix: Matrix, index: Upstream, filename: str = "compat.yaml") -> str:
@@ -112,7 +100,7 @@ def rewrite(text: str, matrix: Matrix, index: Upstream, filename: str = "compat.
         if known.released is not None:
             missing[minor] = wanted[minor] = _Facts.of(known)
     edits += _insert_entries(section, missing)
-    result = _apply(text, edits)
+    result = apply_edits(text, edits)
     _check_rewrite(text, result, filename, wanted)
     return result
 
@@ -152,7 +140,7 @@ def _edit_field(section: Section, entry: Pair, name: str, inline: str, in_place:
         at = node.end_mark.index - 1  # before the closing brace
         return [(at, at, f", {name}: {inline}")]
     indent = " " * node.value[0][0].start_mark.column
-    return [_insert_lines(section.text, _content_end(node), f"{indent}{name}: {inline}\n")]
+    return [insert_lines(section.text, content_end(node), f"{indent}{name}: {inline}\n")]
 
 
 _ALIAS = re.compile(r"[ \t]*:(?:\s|#[^\n]*)*(\*[^\s,\[\]{}]+)")
@@ -162,14 +150,6 @@ _PROPERTIES = re.compile(r"(?:[&!][^\s]*\s+)*")  # an anchor or tag written befo
 def _replace_alias(text: str, pair: Pair, value: str) -> List[Edit]:
     token = _ALIAS.match(text, pair.key.end_mark.index)
     return [(token.start(1), token.end(1), value)] if token else []
-
-
-def _insert_lines(text: str, index: int, lines: str) -> Edit:
-    """Insert whole ``lines`` after the line holding ``index`` (and after its comment)."""
-    newline = text.find("\n", index)
-    if newline < 0:
-        return (len(text), len(text), "\n" + lines)
-    return (newline + 1, newline + 1, lines)
 
 
 def _scalar_text(value: str, style: Optional[str]) -> str:
@@ -194,7 +174,7 @@ def _edit_sequence(text: str, node: yaml.Node, parse: Callable[[str], T], wanted
     quote = next((i.style for i in items if isinstance(i, yaml.ScalarNode) and i.style in ("'", '"')), "")
     if not items or not all(_item_written_here(node, i) for i in items):
         start = _PROPERTIES.match(text, node.start_mark.index).end()  # type: ignore[union-attr]
-        return [(start, _content_end(node), _flow(wanted, quote))]
+        return [(start, content_end(node), _flow(wanted, quote))]
     values = [_parse_or_none(i.value, parse) for i in items]
     keep = [i for i, v in enumerate(values) if v is not None and v in wanted and v not in values[:i]]
     new = [w for w in wanted if w not in values]
@@ -203,7 +183,7 @@ def _edit_sequence(text: str, node: yaml.Node, parse: Callable[[str], T], wanted
         return _edit_flow(text, items, kept_values, keep, new, order, quote)
     edits = _edit_block(text, items, kept_values, keep, new, order, quote)
     if edits is None:  # not one `- item` per line: write the list as a flow list
-        return [(node.start_mark.index, _content_end(node), _flow(wanted, quote))]
+        return [(node.start_mark.index, content_end(node), _flow(wanted, quote))]
     return edits
 
 
@@ -215,7 +195,7 @@ def _parse_or_none(text: str, parse: Callable[[str], T]) -> Optional[T]:
 
 
 def _item_written_here(sequence: yaml.Node, item: yaml.Node) -> bool:
-    return isinstance(item, yaml.ScalarNode) and sequence.start_mark.index <= item.start_mark.index < _content_end(sequence)
+    return isinstance(item, yaml.ScalarNode) and sequence.start_mark.index <= item.start_mark.index < content_end(sequence)
 
 
 def _placement(kept_values: Sequence[T], new: Sequence[T], order: Callable[[T], object]) -> Dict[int, List[T]]:
@@ -294,16 +274,6 @@ def _runs(indexes: List[int]) -> List[Tuple[int, int]]:
     return runs
 
 
-def _content_end(node: yaml.Node) -> int:
-    """Where a value's own text ends: block collections end with their last child (PyYAML's
-    end mark lies past the comments that follow them)."""
-    if isinstance(node, yaml.ScalarNode) or node.flow_style:
-        return node.end_mark.index
-    children = [c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) else list(node.value)
-    ends = [_content_end(c) for c in children if c.start_mark.index >= node.start_mark.index]
-    return max(ends, default=node.end_mark.index)
-
-
 def _insert_entries(section: Section, entries: Dict[Version, _Facts]) -> List[Edit]:
     """Each new entry goes right after the entry of the nearest older line, in its style."""
     edits: List[Edit] = []
@@ -313,11 +283,11 @@ def _insert_entries(section: Section, entries: Dict[Version, _Facts]) -> List[Ed
         if pred is None:  # an empty torch mapping: nothing to copy the style from
             continue
         style = _Style.of(section, pred)
-        end = _content_end(pred.value) if pred.written_here else _replace_alias_end(section.text, pred)
+        end = content_end(pred.value) if pred.written_here else _replace_alias_end(section.text, pred)
         if section.node.flow_style:
             edits.append((end, end, f", {style.key(minor)}: {style.inline(facts)}"))
         else:
-            edits.append(_insert_lines(section.text, end, style.block(minor, facts)))
+            edits.append(insert_lines(section.text, end, style.block(minor, facts)))
     return edits
 
 
@@ -392,22 +362,6 @@ def _list_quote(pair: Optional[Pair], default: str) -> str:
     return _quote_of(pair.value.value[0])
 
 
-def _apply(text: str, edits: List[Edit]) -> str:
-    """Apply non-overlapping edits; at one position a replacement goes before an insertion."""
-    ordered = sorted(edits, key=lambda e: (e[0], e[1]))
-    for a, b in zip(ordered, ordered[1:]):
-        if a[1] > b[0] and not (a[0] == a[1] == b[0]):
-            raise UpstreamError("internal error: overlapping edits of the torch section")  # pragma: no cover
-    out = []
-    last = 0
-    for start, end, replacement in sorted(edits, key=lambda e: (e[0], -e[1] if e[0] != e[1] else 0)):
-        out.append(text[last:start])
-        out.append(replacement)
-        last = max(last, end)
-    out.append(text[last:])
-    return "".join(out)
-
-
 def _check_rewrite(old: str, new: str, filename: str, wanted: Dict[Version, _Facts]) -> None:
     """Prove the rewrite: every other section reads as before and each line has its facts.
 
@@ -419,7 +373,7 @@ def _check_rewrite(old: str, new: str, filename: str, wanted: Dict[Version, _Fac
     if problems or not isinstance(after, source.Mapping) or not isinstance(before, source.Mapping):
         raise UpstreamError(f"{filename}: the rewritten torch facts do not parse; edit the file by hand")
     for key in set(before.keys()) | set(after.keys()):
-        if key != "torch" and _plain(before.get(key)) != _plain(after.get(key)):
+        if key != "torch" and plain(before.get(key)) != plain(after.get(key)):
             raise UpstreamError(f"{filename}: updating the torch facts would change {key!r} (a shared YAML anchor); edit the file by hand")
     old_torch, new_torch = before.get("torch"), after.get("torch")
     if not isinstance(new_torch, source.Mapping) or not isinstance(old_torch, source.Mapping):
@@ -434,7 +388,7 @@ def _check_rewrite(old: str, new: str, filename: str, wanted: Dict[Version, _Fac
             continue
         facts = wanted.get(minor)
         if facts is None:
-            if _plain(value) != _plain(old_torch.get(key.text)):
+            if plain(value) != plain(old_torch.get(key.text)):
                 raise UpstreamError(f"{filename}: updating the torch facts would change torch {minor} (a shared YAML anchor); edit it by hand")
         elif _facts_of(value) != facts:
             python = _flow(facts.python, '"')
@@ -442,17 +396,6 @@ def _check_rewrite(old: str, new: str, filename: str, wanted: Dict[Version, _Fac
                 f"{filename}: cannot update torch {minor} in place (its values come from a YAML anchor or merge key) "
                 f"\u2014 write released: {facts.released}, patches: {_flow(facts.patches, '')}, python: {python}"
             )
-
-
-def _plain(node: Optional[source.Node]) -> object:
-    """A node as comparable plain data (scalar text, ignoring positions)."""
-    if isinstance(node, source.Scalar):
-        return node.text
-    if isinstance(node, source.Sequence):
-        return [_plain(i) for i in node]
-    if isinstance(node, source.Mapping):
-        return [(k.text, _plain(v)) for k, v in node]
-    return None
 
 
 def _facts_of(node: source.Node) -> Optional[_Facts]:

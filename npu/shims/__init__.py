@@ -5,7 +5,7 @@ with the ``torch.backends`` autoload entry point, ``import torch`` alone does it
 a failure warns with the fix instead of breaking ``import torch``.
 
 The shim module for the running torch is chosen from ``compat.yaml`` (packaged with
-this package) by ``adapter_matrix.check.guard``.
+this package) by ``adapter_matrix.require()``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 from typing import Dict, Optional
 
-from ._activation import AdapterError, activate, current, under_autoload
+from ._activation import AdapterError, NotActivated, activate, current, under_autoload
 
 __version__ = "0.1.0"  # the adapter-matrix-npu release; compat.yaml's releases are about this
 
@@ -47,6 +47,8 @@ def _announce(folder: Path) -> None:
 if under_autoload():
     try:
         activate(on_compile=_announce)
+    except NotActivated:  # adapter_matrix.require() has warned with the fix
+        pass
     except Exception as exc:  # noqa: BLE001 - import torch must survive any adapter failure
         warnings.warn(f"the npu device was not activated: {exc}", RuntimeWarning, stacklevel=2)
 else:

@@ -2,32 +2,41 @@
 
 Steps, each failing with one clear message:
 
-1. the runtime guard (``adapter_matrix.check.guard``) checks the pairing against the
-   packaged ``compat.yaml`` and names the shim module for this torch;
+1. ``adapter_matrix.require()`` checks the pairing against the packaged
+   ``compat.yaml`` and names the shim module for this torch;
 2. PrivateUse1 must be free, or already ours (another adapter is reported by name);
 3. the C++ core is built for this torch if needed (cached) and loaded after its build
    manifest is checked;
-4. the C++ core registers its hooks; the shim registers the Python side.
+4. the C++ core registers its hooks; the shim registers the Python side;
+5. a torch built with another accelerator (a CUDA build from PyPI) gets one
+   ``OtherAcceleratorWarning`` saying what that changes and what to install.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import sys
 import time
 from typing import Any, Dict, NamedTuple, Optional
 
+from adapter_matrix.check.accelerators import warn_other_accelerators
+from adapter_matrix.check.guard import under_autoload
 from adapter_matrix.device import build as _build
 
-__all__ = ["AdapterError", "Activation", "activate", "current", "MATRIX_FILE"]
+__all__ = ["AdapterError", "NotActivated", "Activation", "activate", "current", "under_autoload", "MATRIX_FILE"]
 
 DEVICE = "npu"
+# Features whose APIs pick the accelerator themselves (see shims._core.FEATURES).
+DEFAULT_ACCELERATOR_FEATURES = ("default_pin_memory", "dataloader_pin_memory")
 MATRIX_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compat.yaml")
 
 
 class AdapterError(RuntimeError):
     """The device cannot be activated in this process; the message says why and what to do."""
+
+
+class NotActivated(AdapterError):
+    """Refused under autoload by the guard, which has already warned with the fix."""
 
 
 class Activation(NamedTuple):  # not a dataclass: this runs inside `import torch` (~0.5 ms less)
@@ -69,14 +78,16 @@ def activate(on_compile: Optional[Any] = None) -> Activation:
     start = time.perf_counter()
     import torch
 
-    from adapter_matrix.check.guard import UnsupportedEnvironment, guard
+    from adapter_matrix import UnsupportedEnvironment, require
 
     from . import __version__
 
     try:
-        selection = guard(MATRIX_FILE, torch.__version__, adapter_version=__version__)
+        support = require(__package__, version=__version__, torch_version=torch.__version__)
     except UnsupportedEnvironment as exc:
         raise AdapterError(str(exc)) from None
+    if not support.usable:  # under autoload: require() has warned with the fix
+        raise NotActivated(support.message)
     timings["guard"] = time.perf_counter() - start
 
     other = _claimed_by(torch)
@@ -100,18 +111,11 @@ def activate(on_compile: Optional[Any] = None) -> Activation:
     registrations = dict(core.activate())
     timings["core"] = time.perf_counter() - t  # hooks and the registrations made at activation
     t = time.perf_counter()
-    shim = importlib.import_module(selection.shim).Shim()
+    shim = importlib.import_module(support.shim).Shim()
     shim.activate(core, DEVICE)
     timings["shim"] = time.perf_counter() - t
-    _current = Activation(DEVICE, shim, core, build, selection.outcome, timings, registrations)
+    # A CUDA (ROCm, XPU) build of torch next to npu: say what that changes on this release.
+    consequences = [why for why in map(shim.capability, DEFAULT_ACCELERATOR_FEATURES) if why]
+    warn_other_accelerators(torch, DEVICE, consequences, stacklevel=2)
+    _current = Activation(DEVICE, shim, core, build, support.outcome, timings, registrations)
     return _current
-
-
-def under_autoload() -> bool:
-    """True while torch is importing device backends through the torch.backends entry point."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == "_import_device_backends":
-            return True
-        frame = frame.f_back
-    return False

@@ -28,6 +28,12 @@ FEATURES: Dict[str, str] = {
     "safe_globals": "torch.serialization.add_safe_globals",
     "weights_only_default": "torch.load() defaults to weights_only=True",
     "serialization": "torch.save/torch.load of device tensors",
+    # APIs that pick "the" accelerator themselves (next to a CUDA build of torch, CUDA may win)
+    "default_pin_memory": "Tensor.pin_memory()/is_pinned() and torch.empty(pin_memory=True) without a device pin for npu",
+    "dataloader_pin_memory": "DataLoader(pin_memory=True) without pin_memory_device pins for npu",
+    "sdpa_cpu_kernels": "scaled_dot_product_attention runs the kernel CPU runs (bitwise CPU results)",
+    "distributed": "the npu_gloo process group: collectives and DDP on npu tensors",
+    "quantized": "quantized npu tensors (torch.quantize_per_tensor) running QuantizedCPU kernels",
 }
 
 
@@ -55,6 +61,7 @@ class Shim:
         torch._register_device_module(name, device)
         self.generate_methods()
         self.register_serialization(name)
+        self.register_distributed(core)
         return device
 
     def extend_device_module(self, module: ModuleType) -> None:
@@ -69,6 +76,15 @@ class Shim:
     def register_serialization(self, name: str) -> None:
         """torch.save/torch.load of device tensors need nothing beyond torch's own
         privateuse1 location tag (present in every release) and the storage methods."""
+
+    def register_distributed(self, core: Any) -> None:
+        """The ``npu_gloo`` process group, for ``init_process_group("npu_gloo")`` and, as the
+        npu entry of ``Backend.default_device_backend_map``, for ``init_process_group()``.
+        2.1-2.5 build a backend for every device in that map; 2.6+ only for the detected
+        accelerator (npu), so there a default group serves npu tensors only."""
+        from . import distributed
+
+        distributed.register(core)
 
     def capability(self, feature: str) -> Optional[str]:
         """None when ``feature`` is available on this torch and this Python, else why not."""

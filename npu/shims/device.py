@@ -12,6 +12,9 @@ from typing import Any, Dict, List, Sequence, Union
 
 import torch
 
+from . import streams as _streams
+from .streams import Event, Stream, StreamContext
+
 _core: Any = None  # the C++ core, set by the activation
 default_generators: Sequence[torch.Generator] = ()
 
@@ -46,6 +49,13 @@ __all__ = [
     "is_bf16_supported",
     "get_device_name",
     "default_generators",
+    "Stream",
+    "Event",
+    "StreamContext",
+    "stream",
+    "current_stream",
+    "default_stream",
+    "set_stream",
 ]
 
 
@@ -109,6 +119,27 @@ def synchronize(where: DeviceLike = None) -> None:
     index = _index(where)
     if not 0 <= index < device_count():
         raise RuntimeError(f"invalid device index {index}")
+
+
+def current_stream(where: DeviceLike = None) -> Stream:
+    """The current stream of a device (this thread's)."""
+    index = _index(where)
+    return Stream._wrap(_core.current_stream_id(index), index)
+
+
+def default_stream(where: DeviceLike = None) -> Stream:
+    return Stream._wrap(0, _index(where))
+
+
+def set_stream(stream: torch.Stream) -> None:
+    """Make ``stream`` the current stream of its device."""
+    if stream is not None:
+        _core.set_current_stream_id(stream.device_index, stream.stream_id)
+
+
+def stream(stream: "torch.Stream | None") -> StreamContext:
+    """Context manager: ``with torch.npu.stream(s):`` runs its body with ``s`` current."""
+    return StreamContext(stream)
 
 
 def manual_seed(seed: int) -> None:
@@ -195,4 +226,5 @@ def _attach(core: Any) -> None:
     """Bind the C++ core (called once by the activation)."""
     global _core, default_generators
     _core = core
+    _streams._core = core
     default_generators = tuple(core.default_generator(i) for i in range(core.device_count()))

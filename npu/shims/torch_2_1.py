@@ -3,14 +3,17 @@
 - ``torch.autocast("npu")`` asks the device module for five functions and the
   PrivateUse1 autocast state lives behind ``*_privateuseone_*`` C++ functions;
 - ``torch.utils.checkpoint`` calls ``device_module.amp.autocast(...)``;
-- no GradScaler for custom devices, no torch.accelerator, no autoload entry point.
+- no GradScaler for custom devices, no torch.accelerator, no autoload entry point;
+- ``init_process_group()`` without a backend builds every device's default backend;
+- scaled_dot_product_attention consults a kernel chooser only for CUDA/CPU/HIP, so npu
+  runs the math composite where CPU runs its flash kernel (until 2.4).
 """
 
 from __future__ import annotations
 
 import functools
 import types
-from typing import Dict, Optional
+from typing import Any, Dict, Optional
 
 from ._core import Shim as _Base
 
@@ -25,7 +28,28 @@ class Shim(_Base):
         "get_device_module": "torch.get_device_module exists from torch 2.4",
         "safe_globals": "torch.serialization.add_safe_globals exists from torch 2.4",
         "weights_only_default": "torch.load defaults to weights_only=True from torch 2.6",
+        "default_pin_memory": "before torch 2.5, pin_memory()/is_pinned()/empty(pin_memory=True) without a device "
+                              "mean CUDA (a fixed default in torch's C++): pass device='npu'",
+        "dataloader_pin_memory": "before torch 2.7, DataLoader(pin_memory=True) pins for CUDA only (and silently not "
+                                 "at all without a CUDA device): pass pin_memory_device='npu'",
+        "sdpa_cpu_kernels": "torch 2.1-2.3 ask SDPA's kernel chooser only for CUDA/CPU/HIP: npu takes the math "
+        "composite where CPU takes its flash kernel, so attention agrees with CPU to rounding (2.4 asks the device)",
     }
+
+    def register_distributed(self, core: Any) -> None:
+        """``init_process_group()`` without a backend (2.1-2.5) builds one backend per entry
+        of ``Backend.default_device_backend_map`` in order (cpu:gloo, cuda:nccl, ...) and
+        stops at the first that is a Python ProcessGroup. npu goes first: npu_gloo then
+        serves the whole group (CPU tensors too), and no NCCL backend is built, which on a
+        CUDA build of torch fails outright on a machine without GPUs."""
+        super().register_distributed(core)
+        import torch.distributed as dist
+
+        backends = dist.Backend.default_device_backend_map if dist.is_available() else {}
+        if "npu" in backends:
+            ordered = {"npu": backends["npu"], **{k: v for k, v in backends.items() if k != "npu"}}
+            backends.clear()
+            backends.update(ordered)
 
     def extend_device_module(self, module: types.ModuleType) -> None:
         import torch

@@ -1,6 +1,7 @@
 """torch 2.4: torch.autocast keeps the PrivateUse1 autocast state itself (the device
 module needs only ``get_amp_supported_dtype``), checkpointing uses ``torch.autocast``,
-and ``torch.get_device_module`` and ``add_safe_globals`` exist."""
+and ``torch.get_device_module`` and ``add_safe_globals`` exist. SDPA asks the device's kernel
+chooser, so npu runs CPU's attention kernels (C++ gate ADAPTER_SDPA_CHOICE_STUB)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from .torch_2_3 import Shim as _Previous
 class Shim(_Previous):
     era = "2.4"
     capabilities = {
-        k: v for k, v in _Previous.capabilities.items() if k not in ("get_device_module", "safe_globals")
+        k: v
+        for k, v in _Previous.capabilities.items()
+        if k not in ("get_device_module", "safe_globals", "sdpa_cpu_kernels")
     }
 
     def extend_device_module(self, module: types.ModuleType) -> None:

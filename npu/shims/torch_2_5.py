@@ -1,5 +1,7 @@
 """torch 2.5: ``import torch`` activates the device through the ``torch.backends``
-entry point (autoload); the package's entry point makes that safe.
+entry point (autoload); the package's entry point makes that safe. ``pin_memory()``
+without a device pins for the current accelerator, which is ``npu`` once registered
+(PrivateUse1 goes first, even next to a CUDA build).
 
 On Python 3.13 torch 2.5's own ``torch.save`` fails for every tensor, CPU included: it
 assigns ``Pickler.persistent_id``, which CPython 3.13 made read-only (torch 2.6 subclasses
@@ -13,7 +15,7 @@ from .torch_2_4 import Shim as _Previous
 
 class Shim(_Previous):
     era = "2.5"
-    capabilities = {k: v for k, v in _Previous.capabilities.items() if k != "autoload"}
+    capabilities = {k: v for k, v in _Previous.capabilities.items() if k not in ("autoload", "default_pin_memory")}
     on_python = {
         "serialization": (
             ">=3.13",

@@ -1,8 +1,12 @@
 """torch 2.6: the ``torch.accelerator`` API (through the PrivateUse1 hooks) and
-``torch.load(weights_only=True)`` by default."""
+``torch.load(weights_only=True)`` by default. ``init_process_group()`` without a backend
+builds only the detected accelerator's backend (npu_gloo), so the default map keeps its order."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from ._core import Shim as _Base
 from .torch_2_5 import Shim as _Previous
 
 
@@ -12,3 +16,6 @@ class Shim(_Previous):
         k: v for k, v in _Previous.capabilities.items() if k not in ("accelerator", "weights_only_default")
     }
     on_python = {}
+
+    def register_distributed(self, core: Any) -> None:
+        _Base.register_distributed(self, core)

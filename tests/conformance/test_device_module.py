@@ -58,3 +58,28 @@ def test_manual_seed_through_torch_manual_seed():
     torch.manual_seed(123)
     b = torch.rand(5, device="npu")
     same(a, b.cpu())
+
+
+def test_streams_and_events_like_cuda(npu):
+    default = torch.npu.current_stream()
+    assert default == torch.npu.default_stream() and default.stream_id == 0
+    s = torch.npu.Stream()
+    assert isinstance(s, torch.Stream) and s != default and s.device_index == torch.npu.current_device()
+    with torch.npu.stream(s):
+        assert torch.npu.current_stream() == s
+        y = torch.ones(3, device=npu) * 2
+        y.record_stream(s)  # accepted: memory is never reused while a stream could use it
+    assert torch.npu.current_stream() == default
+    torch.npu.set_stream(s)
+    assert torch.npu.current_stream() == s
+    torch.npu.set_stream(default)
+    s.wait_stream(default)
+    assert s.query() and s.record_event().query()
+    start, end = torch.npu.Event(enable_timing=True), torch.npu.Event(enable_timing=True)
+    start.record()
+    (torch.randn(64, 64, device=npu) @ torch.randn(64, 64, device=npu)).sum().item()
+    end.record()
+    end.synchronize()
+    assert start.elapsed_time(end) >= 0.0
+    torch.npu.synchronize()
+    assert torch.npu.Stream(device=1).device_index == 1

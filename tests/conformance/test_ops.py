@@ -157,3 +157,33 @@ def test_printing_does_not_crash(pair):
     d, _ = pair
     assert "device='npu:0'" in repr(d)
     assert "npu" in str(d[0, :3])
+
+
+def test_zero_tensors_from_autograd_read_as_zeros(npu):
+    # sgn's gradient is an "efficient zero tensor": no memory, a ZeroTensor dispatch key.
+    x_c = torch.randn(5, requires_grad=True)
+    x_d = x_c.detach().to(npu).requires_grad_()
+    (g_c,) = torch.autograd.grad(torch.sgn(x_c).sum(), x_c)
+    (g_d,) = torch.autograd.grad(torch.sgn(x_d).sum(), x_d)
+    assert g_d.device.type == "npu"
+    same(g_d, g_c)
+    same(g_d + 1, g_c + 1)
+    z = torch._efficientzerotensor(3, device=npu)
+    same(z, torch.zeros(3))
+    same(z * torch.ones(3, device=npu), torch.zeros(3))
+
+
+@pytest.mark.parametrize("dtype", [torch.qint8, torch.quint8, torch.qint32])
+def test_quantize_per_tensor_gives_a_quantized_device_tensor(npu, dtype):
+    x = torch.randn(4, 6)
+    q_c = torch.quantize_per_tensor(x, 0.05, 2, dtype)
+    q_d = torch.quantize_per_tensor(x.to(npu), 0.05, 2, dtype)
+    assert q_d.is_quantized and q_d.device.type == "npu" and q_d.dtype == dtype
+    assert (q_d.q_scale(), q_d.q_zero_point()) == (q_c.q_scale(), q_c.q_zero_point())
+    same(q_d.int_repr(), q_c.int_repr())
+    same(q_d.dequantize(), q_c.dequantize())
+    back = q_d.cpu()
+    assert back.is_quantized and torch.equal(back.int_repr(), q_c.int_repr())
+    moved = q_c.to(npu)
+    assert moved.is_quantized and moved.device.type == "npu"
+    same(moved[1:3].int_repr(), q_c[1:3].int_repr())

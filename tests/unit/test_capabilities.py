@@ -16,6 +16,7 @@ def test_capabilities_view_carries_each_shims_declarations():
     lines = {entry["torch_line"]: entry for entry in data["lines"]}
     assert set(lines) == {f"2.{m}" for m in range(1, 16)}
     assert lines["2.2"]["shim"] == "shims.torch_2_1"
+    assert "sdpa_cpu_kernels" in lines["2.3"]["absent"] and "sdpa_cpu_kernels" not in lines["2.4"]["absent"]
     assert lines["2.2"]["absent"]["grad_scaler"] == "torch.amp.GradScaler takes a device from torch 2.3"
     assert "grad_scaler" not in lines["2.3"]["absent"]
     assert lines["2.5"]["absent_on_python"]["serialization"]["python"] == ">=3.13"

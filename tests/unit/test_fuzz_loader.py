@@ -129,8 +129,8 @@ def _value(fragment: Dict[str, Any]) -> Any:
     """Values of the right shape for a schema fragment, or now and then any leaf."""
     if "$ref" in fragment:
         shaped = struct(fragment["$ref"].rsplit("/", 1)[-1])
-    elif "oneOf" in fragment:
-        shaped = st.one_of([_value(f) for f in fragment["oneOf"]])
+    elif "oneOf" in fragment or "anyOf" in fragment:
+        shaped = st.one_of([_value(f) for f in fragment.get("oneOf", fragment.get("anyOf"))])
     elif "const" in fragment:
         shaped = st.just(fragment["const"])
     elif "enum" in fragment:  # schema-version 1 or 2, a dimension kind, a built-in detector

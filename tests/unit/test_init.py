@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .helpers import FIXTURES, cli
 
-RECORDED = str(FIXTURES / "pypi" / "torch-simple-2026-11-29.json")
+RECORDED = str(FIXTURES / "pypi" / "2026-12-01" / "torch.json")
 
 
 def test_init_writes_a_matrix_that_validates_clean_and_answers(tmp_path):

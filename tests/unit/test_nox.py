@@ -71,15 +71,53 @@ def test_every_workflow_session_exists(matrix):
 
 def test_install_attempts_follow_the_source_chain(matrix):
     row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
-    local, pypi = cells.install_attempts(row, environ={})
-    assert local.requirement == "torch==2.13.0+cpu"
+    local, pypi = cells.install_attempts(row, environ={cells.COMPANIONS_ENV: ""})
+    assert local.requirement == "torch==2.13.0+cpu" and local.companions == ()
     assert local.options[:2] == ("--find-links", "/opt/wheels")
     assert pypi.requirement == "torch==2.13.0" and pypi.options == ("--index-url", "https://pypi.org/simple")
     (override,) = cells.install_attempts(
-        row, environ={cells.INDEX_ENV: "https://download.pytorch.org/whl/cpu", cells.VARIANT_ENV: "cpu"}
+        row, environ={cells.INDEX_ENV: "https://download.pytorch.org/whl/cpu", cells.VARIANT_ENV: "cpu", cells.COMPANIONS_ENV: ""}
     )
     assert override.requirement == "torch==2.13.0+cpu"
     assert override.options[:2] == ("--index-url", "https://download.pytorch.org/whl/cpu")
+
+
+def test_companions_are_installed_with_torch_in_the_variant_of_each_source(matrix):
+    row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
+    attempts = cells.install_attempts(row, environ={})
+    # torch and torchvision in one resolver call per source, then the sources without companions
+    assert [(a.source, a.requirement, tuple(a.companions)) for a in attempts] == [
+        ("local", "torch==2.13.0+cpu", ("torchvision==0.28.0+cpu",)),
+        ("pypi", "torch==2.13.0", ("torchvision==0.28.0",)),
+        ("local", "torch==2.13.0+cpu", ()),
+        ("pypi", "torch==2.13.0", ()),
+    ]
+    with pytest.raises(ValueError, match="names torchtext: no such companion"):
+        cells.install_attempts(row, environ={cells.COMPANIONS_ENV: "torchvision, torchtext"})
+    audio = cells.install_attempts(row, environ={cells.COMPANIONS_ENV: "torchaudio"})
+    assert audio[1].companions == ("torchaudio==2.11.1",)  # the open release pairs with torch 2.13
+
+
+def test_each_cell_plans_the_torchvision_of_its_torch_line(matrix):
+    planned = {r.cell.id: [(p.name, str(p.version)) for p in r.companions] for r in plan(matrix, "edges")}
+    assert planned["py3.8-torch2.1"] == [("torchvision", "0.16.2")]
+    assert planned["py3.10-torch2.13"] == [("torchvision", "0.28.0")]
+    assert planned["py3.13-torch2.15"] == [("torchvision", "0.29.2")]  # built for 2.14, open to later torch
+
+
+def test_a_cell_proves_check_refuses_a_companion_for_another_torch(matrix):
+    row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
+    (pick,) = row.companions
+    assert str(pick.mismatched(row.cell.torch)) == "0.29.2"  # built for the nearest other line
+    refused = json.loads(cli("check", "--json", "--torch", "2.13.0", "--python", "3.11", "--adapter", "0.1.0", "--companion", "torchvision=0.29.2").out)
+    kept = cells.verify_refusal(refused, pick, "0.29.2", "2.13.0")
+    assert kept["fix"] == "pip install 'torchvision==0.28.0'"
+    paired = json.loads(cli("check", "--json", "--torch", "2.13.0", "--python", "3.11", "--adapter", "0.1.0", "--companion", "torchvision=0.28.0").out)
+    cells.verify_environment(row, paired, row.companions)
+    with pytest.raises(cells.CellMismatch, match="check did not refuse torchvision 0.28.0"):
+        cells.verify_refusal(paired, pick, "0.28.0", "2.13.0")
+    with pytest.raises(cells.CellMismatch, match="installs torchvision 0.28.0, but check sees 0.29.2"):
+        cells.verify_environment(row, {**refused, "checks": [{**refused["checks"][0], "verdict": "supported"}]}, row.companions)
 
 
 def test_a_swapped_torch_fails_the_cell_naming_both_versions(matrix, tmp_path):
@@ -134,19 +172,36 @@ def test_a_cell_of_a_torch_variant_installs_and_verifies_that_build():
     cells.verify_environment(row, check)
 
 
-def test_junit_counts_and_skip_reasons(tmp_path):
+def test_junit_counts_and_skip_reasons_per_suite_group(tmp_path):
     report = tmp_path / "junit.xml"
     report.write_text(
         '<testsuites><testsuite name="pytest">'
-        '<testcase classname="c.t" name="a"/>'
-        '<testcase classname="c.t" name="b"><skipped message="capability grad_scaler absent: from 2.3"/></testcase>'
-        '<testcase classname="c.t" name="c"><failure message="boom"/></testcase>'
-        '<testcase classname="c.t" name="d"><error message="setup"/></testcase>'
+        '<testcase classname="c.t" name="a" file="tests/conformance/test_ops.py"/>'
+        '<testcase classname="c.t" name="b" file="tests/conformance/test_amp.py">'
+        '<skipped message="capability grad_scaler absent: from 2.3"/></testcase>'
+        '<testcase classname="c.t" name="c" file="tests/conformance/workloads/test_gpt2.py"><failure message="boom"/></testcase>'
+        '<testcase classname="c.t" name="d" file="tests/conformance/test_x.py">'
+        '<properties><property name="suite" value="companions"/></properties><error message="setup"/></testcase>'
+        '<testcase classname="c.t" name="e"/>'  # xunit2 names no file: the suite's own group
         "</testsuite></testsuites>"
     )
-    counts = cells.read_junit(str(report))
-    assert (counts.passed, counts.skipped, counts.failed, counts.errors) == (1, 1, 1, 1)
-    assert counts.skips == ("c.t.b: capability grad_scaler absent: from 2.3",)
+    groups = cells.read_junit(str(report))
+    assert sorted(groups) == ["companions", "conformance", "workloads"]
+    conformance = groups["conformance"]
+    assert (conformance.passed, conformance.skipped, conformance.failed, conformance.errors) == (2, 1, 0, 0)
+    assert conformance.skips == ("c.t.b: capability grad_scaler absent: from 2.3",)
+    assert groups["workloads"].failed == 1 and groups["companions"].errors == 1
+    total = cells.total(groups)
+    assert (total.passed, total.failed, total.skipped, total.errors, total.ok) == (2, 1, 1, 1, False)
+
+
+def test_a_suite_outside_pytest_reports_its_counts_through_a_summary(tmp_path, monkeypatch):
+    monkeypatch.setenv(cells.SUMMARIES_ENV, str(tmp_path / "suites"))
+    assert cells.write_summary("ops", cells.TestCounts(passed=480, failed=2, skipped=9)) == str(tmp_path / "suites" / "ops.json")
+    merged = cells.merge_suites({"conformance": cells.TestCounts(passed=70)}, cells.read_summaries(str(tmp_path / "suites")))
+    assert list(merged) == ["conformance", "ops"] and merged["ops"].as_dict() == {"passed": 480, "failed": 2, "skipped": 9, "errors": 0}
+    monkeypatch.delenv(cells.SUMMARIES_ENV)
+    assert cells.write_summary("ops", cells.TestCounts()) is None  # outside a cell: nowhere to report
 
 
 def _record(folder: Path, cell: str, outcome: str, stamp: str = "2026-11-29T10:00:00+00:00"):

@@ -1,7 +1,8 @@
 """Two distributions: the tool changes nothing in `import torch`; the adapter brings the device.
 
-Both wheels are built from sdists (as an index serves them) once for this module and
-installed into fresh environments; see freshvenv.py for how dependencies are provided.
+Both wheels are built from sdists (as an index serves them) once per test run (the
+``wheels`` fixture in conftest.py) and installed into fresh environments; see
+freshvenv.py for how dependencies are provided.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
-from adapter_matrix.ci.wheels import build_wheels
 from adapter_matrix.matrix.loader import load
 
 from .freshvenv import UV, FreshVenv, requirements_of
@@ -27,13 +27,6 @@ ADAPTER = REPO / "npu"
 MATRIX = ADAPTER / "shims" / "compat.yaml"
 
 pytestmark = pytest.mark.skipif(UV is None, reason="uv is not installed")
-
-
-@pytest.fixture(scope="module")
-def wheels(tmp_path_factory):
-    tool, adapter = build_wheels([REPO, ADAPTER], tmp_path_factory.mktemp("wheels"))
-    return tool, adapter
-
 
 def _read(wheel: Path, suffix: str) -> str:
     with zipfile.ZipFile(wheel) as zf:
@@ -50,7 +43,7 @@ def _names(wheel: Path) -> list:
 
 
 def test_the_tool_wheel_holds_the_tool_and_nothing_that_touches_torch(wheels):
-    tool, _ = wheels
+    tool = wheels["tool"]
     assert tool.name == "adapter_matrix-0.1.0-py3-none-any.whl"
     names = _names(tool)
     assert {n.split("/")[0] for n in names} == {"adapter_matrix", "adapter_matrix-0.1.0.dist-info"}
@@ -61,7 +54,7 @@ def test_the_tool_wheel_holds_the_tool_and_nothing_that_touches_torch(wheels):
 
 
 def test_the_adapter_wheel_holds_the_shims_their_sources_and_the_one_matrix(wheels):
-    tool, adapter = wheels
+    tool, adapter = wheels["tool"], wheels["adapter"]
     assert adapter.name == "adapter_matrix_npu-0.1.0-py3-none-any.whl"
     names = set(_names(adapter))
     shipped = {str(p.relative_to(ADAPTER)) for p in (ADAPTER / "shims").rglob("*")
@@ -94,7 +87,7 @@ PROBE = (
 
 def test_installing_the_tool_leaves_import_torch_alone_and_check_works(wheels, tmp_path):
     torch = pytest.importorskip("torch")
-    tool, _ = wheels
+    tool = wheels["tool"]
     venv = FreshVenv(tmp_path / "venv")
     venv.install(tool)
     venv.link(*requirements_of(tool), "torch")
@@ -119,7 +112,7 @@ def test_installing_the_adapter_brings_autoload_and_the_registered_matrix(wheels
     torch = pytest.importorskip("torch")
     if not hasattr(torch, "_import_device_backends"):
         pytest.skip("this torch has no torch.backends autoload")
-    tool, adapter = wheels
+    tool, adapter = wheels["tool"], wheels["adapter"]
     venv = FreshVenv(tmp_path / "venv")
     venv.install(tool, adapter)
     venv.link(*requirements_of(tool), *requirements_of(adapter))

@@ -51,4 +51,5 @@ def test_rows_carry_tags_and_install_sources():
     local = next(r for r in rows if r["torch_minor"] == "2.13")
     assert {"torch2.13", "py3.11", "smoke", "full"} <= set(local["tags"])
     assert [s["source"] for s in local["install"]] == ["local", "pypi"]
+    assert local["companions"] == {"torchvision": "0.28.0"}  # ci: companions:, the release for torch 2.13
     assert local["install"][0]["variant"] == "cpu"

@@ -1,4 +1,4 @@
-"""The import-time guard: a mismatched matrix stops `import shims` with the fix, but never `import torch`."""
+"""The reference adapter's import-time guard: a mismatched matrix stops `import shims` with the fix, but never `import torch`."""
 
 from __future__ import annotations
 
@@ -55,16 +55,17 @@ def test_under_autoload_it_warns_and_import_torch_works(mismatched):
     proc = _python("import torch; print('ok', torch.ones(1).sum().item())", mismatched, autoload=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok 1.0"
-    assert "RuntimeWarning: the npu device was not activated" in proc.stderr
+    assert "RuntimeWarning: shims was not activated: adapter-matrix-npu with torch" in proc.stderr
     assert "fix: install torch" in proc.stderr
+    assert proc.stderr.count("was not activated") == 1  # said once, by adapter_matrix.require
 
 
 def test_escape_hatch_turns_the_error_into_a_warning(mismatched, monkeypatch):
     monkeypatch.setenv(runtime.ALLOW_ENV, "1")
-    selection = None
     with pytest.warns(RuntimeWarning, match="unsupported"):
-        selection = runtime.guard(str(mismatched / "shims" / "compat.yaml"), torch.__version__, "0.1.0")
-    assert selection.shim and selection.shim.startswith("shims.torch_")
+        support = runtime.require("shims", matrix=mismatched / "shims" / "compat.yaml", version="0.1.0",
+                                  torch_version=torch.__version__)
+    assert support.usable and support.shim and support.shim.startswith("shims.torch_")
 
 
 def test_verdict_is_memoized_and_follows_the_file(tmp_path):

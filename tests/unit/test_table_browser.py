@@ -182,19 +182,35 @@ def test_mixed_cells_of_extra_dimensions_reach_the_dom(tmp_path):
     assert {"mixed", "broken", "unclaimed", "nowheel"} <= {s for r in rows for s in r}
 
 
+def _companions_showing_every_state():
+    """companions.yaml with a line no release pairs with and a line it does not state."""
+    from adapter_matrix.matrix.loader import load_text
+
+    text = (FIXTURES / "companions.yaml").read_text()
+    text = text.replace('"2.3": {0.18.0: 2.3.0, 0.18.1: 2.3.1}', '"2.3": none')  # nocompanion
+    text = text.replace('      "2.1": {2.1.0: 2.1.0, 2.1.2: 2.1.2}\n', "")  # unstated (torchaudio); built and open stay
+    return load_text(text, "companions.yaml", check_modules=False).matrix
+
+
 def _state_pages(folder: Path) -> List[Path]:
     """Pages that between them show every state: this repository's grid plus fixtures."""
     from adapter_matrix.ci.results import read_records
+    from adapter_matrix.device.opsweep.record import read_records as read_sweeps
 
     minimal = load(FIXTURES / "minimal.yaml").matrix
     dims = load(FIXTURES / "tables" / "dimensions.yaml").matrix
     records = read_records(str(FIXTURES / "tables" / "results"))
     pages = {
-        "verified.html": tables.render(minimal, "verified", "html", today=TODAY, records=records),  # verified, failed
+        "verified.html": tables.render(minimal, "verified", "html", today=TODAY, records=records),  # verified, stale, failed
         "mixed.html": tables.render(dims, "grid", "html", today=TODAY),  # mixed, broken
         "deprecated.html": tables.render(minimal, "grid", "html", release=minimal.releases[0], today=TODAY),
         "eol.html": tables.render(dims, "grid", "html", release=dims.releases[0], today=TODAY),
         "capabilities.html": tables.render(load(REPO / "compat.yaml").matrix, "capabilities", "html"),  # present, partial, absent
+        # ops_ok, ops_known, ops_new
+        "ops.html": tables.render(minimal, "ops", "html", records=read_sweeps(str(FIXTURES / "tables" / "op-sweeps"))),
+        # ops_known, ops_unsupported, ops_new
+        "op-failures.html": tables.render(minimal, "op-failures", "html", records=read_sweeps(str(FIXTURES / "tables" / "op-sweeps"))),
+        "companions.html": tables.render(_companions_showing_every_state(), "companions", "html"),
     }
     out = []
     for name, text in pages.items():

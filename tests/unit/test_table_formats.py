@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from adapter_matrix.tables import views as tables
 
 from .helpers import REPO
-from .test_table_golden import CASES, GOLDEN, TODAY, TODAYS, matrix, render
+from .test_table_golden import CASES, GOLDEN, TODAY, TODAYS, matrix, records_for, render
 
 mdformat = pytest.importorskip("mdformat")
 pytest.importorskip("mdformat_gfm", reason="mdformat-gfm is in the test extra: pip install -e '.[test]'")
@@ -107,7 +107,7 @@ def _rst_entries(text: str):
 def test_rst_parses_without_warnings_into_the_same_cells(case):
     pytest.importorskip("docutils")
     name, view, _fmt, lang = case
-    table = tables.build(matrix(name), view, lang, today=TODAYS.get(name, TODAY), records=_records() if view == "verified" else None)
+    table = tables.build(matrix(name), view, lang, today=TODAYS.get(name, TODAY), records=records_for(view))
     rows = _rst_entries(render(name, view, "rst", lang))
     assert rows == [[c.label for c in table.columns]] + [[_normalized(c) for c in row] for row in table.rows]
 
@@ -119,14 +119,6 @@ def test_any_cell_text_survives_rst(row):
     table = Table("grid", "en", "t", (Column("a", "a"), Column("b", "b")), (tuple(row),))
     entries = _rst_entries(render_rst(table))
     assert entries[1] == [_normalized(c) for c in row]
-
-
-def _records():
-    from adapter_matrix.ci.results import read_records
-
-    from .test_table_golden import RESULTS
-
-    return read_records(str(RESULTS))
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -170,7 +162,7 @@ def test_every_state_has_a_label_and_a_description():
 
 @pytest.mark.parametrize("view", list(tables.VIEWS))
 def test_zh_and_en_tables_have_the_same_shape_and_states(view):
-    records = _records() if view == "verified" else None
+    records = records_for(view)
     en, zh = (tables.build(matrix("dimensions"), view, lang, today=TODAY, records=records) for lang in LANGS)
     assert [[c.state for c in r] for r in en.rows] == [[c.state for c in r] for r in zh.rows]
     assert [c.key for c in en.columns] == [c.key for c in zh.columns]

@@ -19,6 +19,7 @@ from adapter_matrix.tables.formats import FORMATS
 from adapter_matrix.tables.words import LANGS
 
 from adapter_matrix.ci.results import read_records
+from adapter_matrix.device.opsweep.record import read_records as read_sweeps
 from adapter_matrix.matrix.loader import load
 from adapter_matrix.matrix.model import Matrix
 from adapter_matrix.tables import views as tables
@@ -29,18 +30,29 @@ TODAY = _dt.date(2026, 12, 1)  # after one fixture's support window ended: eol m
 TABLES = FIXTURES / "tables"
 GOLDEN = TABLES / "golden"
 RESULTS = TABLES / "results"
+OP_SWEEPS = TABLES / "op-sweeps"
 MATRICES = {
     "minimal": FIXTURES / "minimal.yaml",
     "empty": TABLES / "empty.yaml",
     "dimensions": TABLES / "dimensions.yaml",
     "torch_npu": FIXTURES / "matrices" / "torch_npu.yaml",  # release lines, a CANN dimension
     "ipex": FIXTURES / "matrices" / "ipex.yaml",  # torch variants, an OS, a nightly pin
+    "companions": FIXTURES / "companions.yaml",  # torchvision, torchaudio (an open requirement), an adapter pin
 }
 # IPEX is archived (fixes until 2026-03-31): its tables are shown while it was maintained.
 TODAYS = {"ipex": _dt.date(2026, 1, 15)}
 EXTENSIONS = {"markdown": "md", "rst": "rst", "html": "html", "csv": "csv", "json": "json"}
 UPDATE = os.environ.get("ADAPTER_MATRIX_UPDATE_GOLDEN") == "1"
-CASES = [(m, v, f, lang) for m in MATRICES for v in tables.VIEWS for f in FORMATS for lang in LANGS]
+# The op-coverage views read op-sweep records and take only the adapter's name from the
+# matrix: one matrix shows them.
+CASES = [
+    (m, v, f, lang)
+    for m in MATRICES
+    for v in tables.VIEWS
+    if tables.RECORDS.get(v) != "op-sweeps" or m == "minimal"
+    for f in FORMATS
+    for lang in LANGS
+]
 
 
 @lru_cache(maxsize=None)
@@ -48,8 +60,18 @@ def matrix(name: str) -> Matrix:
     return load(MATRICES[name]).matrix
 
 
+def records_for(view: str):
+    """The fixture records a view is drawn from (:data:`tables.RECORDS`), or None."""
+    kind = tables.RECORDS.get(view)
+    if kind == "results":
+        return read_records(str(RESULTS))
+    if kind == "op-sweeps":
+        return read_sweeps(str(OP_SWEEPS))
+    return None
+
+
 def render(name: str, view: str, fmt: str, lang: str) -> str:
-    records = read_records(str(RESULTS)) if view == "verified" else None
+    records = records_for(view)
     return tables.render(matrix(name), view=view, fmt=fmt, lang=lang, today=TODAYS.get(name, TODAY), records=records)
 
 

@@ -70,8 +70,17 @@ c10::Device device(c10::DeviceIndex index) { return c10::Device(kDeviceType, ind
 
 namespace {
 
-// One in-order "stream" per device: work is synchronous, so events and synchronization
-// are trivially complete.
+// Streams: work is synchronous, so every stream is complete at once and events are
+// trivially reached. Streams still have identities (CUDA-style code creates them, makes
+// them current and asks for the current one): id 0 is each device's default stream,
+// new streams get fresh ids, and the current stream is per thread and device.
+thread_local std::array<c10::StreamId, kMaxDevices> tls_current_streams{};
+std::atomic<c10::StreamId> next_stream_id{1};
+
+c10::Stream stream_of(c10::Device d, c10::StreamId id) {
+  return c10::Stream(c10::Stream::UNSAFE, d.has_index() ? d : device(current_device()), id);
+}
+
 struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kDeviceType; }
 
@@ -90,16 +99,18 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
 
   // `noexcept` was dropped from these two in 2.7; a noexcept override compiles on both.
   c10::Stream getStream(c10::Device d) const noexcept override {
-    return c10::Stream(c10::Stream::DEFAULT, d);
+    return stream_of(d, current_stream_id(d.has_index() ? d.index() : current_device()));
   }
   c10::Stream exchangeStream(c10::Stream s) const noexcept override {
-    return c10::Stream(c10::Stream::DEFAULT, s.device());
+    c10::Stream old = getStream(s.device());
+    set_current_stream_id(s.device_index(), s.id());
+    return old;
   }
   c10::Stream getStreamFromGlobalPool(c10::Device d, bool = false) const override {
-    return c10::Stream(c10::Stream::DEFAULT, d);
+    return stream_of(d, new_stream_id());
   }
 #if ADAPTER_GUARD_STREAM_EVENTS
-  c10::Stream getNewStream(c10::Device d, int = 0) const override { return c10::Stream(c10::Stream::DEFAULT, d); }
+  c10::Stream getNewStream(c10::Device d, int = 0) const override { return stream_of(d, new_stream_id()); }
   void synchronizeEvent(void*) const override {}
   double elapsedTime(void*, void*, const c10::DeviceIndex) const override { return 0.0; }
 #endif
@@ -122,6 +133,16 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
 C10_REGISTER_GUARD_IMPL(PrivateUse1, GuardImpl);
 
 }  // namespace
+
+c10::StreamId current_stream_id(c10::DeviceIndex index) noexcept {
+  return index >= 0 && index < kMaxDevices ? tls_current_streams[index] : 0;
+}
+
+void set_current_stream_id(c10::DeviceIndex index, c10::StreamId id) noexcept {
+  if (index >= 0 && index < kMaxDevices) tls_current_streams[index] = id;
+}
+
+c10::StreamId new_stream_id() noexcept { return next_stream_id.fetch_add(1); }
 
 // -- memory accounting -------------------------------------------------------------------
 

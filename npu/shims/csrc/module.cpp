@@ -9,11 +9,14 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include <ATen/autocast_mode.h>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 
 
 namespace py = pybind11;
 
 namespace npu {
+
+c10::intrusive_ptr<c10d::Work> done_work(std::vector<at::Tensor> result);  // distributed.cpp
 
 std::map<std::string, bool> version_gates() {
   std::map<std::string, bool> gates;
@@ -57,6 +60,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     py::dict out;
     out["mirrored_ops"] = npu::mirror_cpu_kernels();
     out["autocast_registered"] = npu::ensure_autocast_fallthrough();
+    out["autograd_registered"] = npu::ensure_autograd_fallback();
     return out;
   }, "Register hooks and the registrations that depend on what torch already has.");
   m.def("version_gates", &npu::version_gates, "Which C++ version gates are on in this build.");
@@ -64,6 +68,13 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("device_count", [] { return static_cast<int>(npu::device_count()); });
   m.def("current_device", [] { return static_cast<int>(npu::current_device()); });
   m.def("set_device", [](int index) { npu::set_current_device(static_cast<c10::DeviceIndex>(index)); });
+
+  m.def("done_work", &npu::done_work, "A finished collective's Work; its future holds `result`.");
+  m.def("host_alias", &npu::host_alias, "A CPU tensor over a device tensor's memory (no copy).");
+  m.def("current_stream_id", [](int index) { return static_cast<int64_t>(npu::current_stream_id(static_cast<c10::DeviceIndex>(index))); });
+  m.def("set_current_stream_id", [](int index, int64_t id) { npu::set_current_stream_id(static_cast<c10::DeviceIndex>(index), id); });
+  m.def("new_stream_id", [] { return static_cast<int64_t>(npu::new_stream_id()); });
+  m.def("device_type", [] { return static_cast<int>(npu::kDeviceType); }, "c10::DeviceType of the device (for torch.Stream).");
 
   m.def("memory_stats", [](int index) { return stats_dict(static_cast<c10::DeviceIndex>(index)); });
   m.def("reset_peak_memory_stats", [](int index) { npu::reset_peak_memory_stats(static_cast<c10::DeviceIndex>(index)); });

@@ -5,7 +5,9 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/Device.h>
 #include <c10/core/Storage.h>
+#include <c10/core/Stream.h>
 #include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <map>
@@ -40,6 +42,11 @@ class DeviceScope {
  private:
   c10::DeviceIndex previous_;
 };
+
+// Streams (device.cpp): identities only, since work is synchronous. 0 is the default stream.
+c10::StreamId current_stream_id(c10::DeviceIndex index) noexcept;
+void set_current_stream_id(c10::DeviceIndex index, c10::StreamId id) noexcept;
+c10::StreamId new_stream_id() noexcept;
 
 // -- memory (device.cpp) -----------------------------------------------------------------
 
@@ -77,12 +84,18 @@ c10::optional<at::Generator> twin_of(const at::Generator& generator);
 
 // -- operators (ops.cpp) -----------------------------------------------------------------
 
+// A CPU tensor over the same memory as the device tensor `t` (no copy); `t` itself when it
+// is not a device tensor. The caller keeps `t` alive while it uses the alias.
+at::Tensor host_alias(const at::Tensor& t);
+
 // Route every op that has its own CPU kernel (and no PrivateUse1 kernel) to it, instead
 // of a generic composite kernel that would differ from CPU in the last bits.
 // Returns the number of ops routed.
 int64_t mirror_cpu_kernels();
 // Register a fallthrough for the AutocastPrivateUse1 key if nobody did yet.
 bool ensure_autocast_fallthrough();
+// Register torch's autograd fallback for the AutogradPrivateUse1 key if torch has none (< 2.10).
+bool ensure_autograd_fallback();
 
 // -- build facts (module.cpp) ------------------------------------------------------------
 std::map<std::string, bool> version_gates();

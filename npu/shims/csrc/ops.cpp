@@ -17,12 +17,15 @@
 #include <ATen/ops/resize_native.h>
 #include <ATen/ops/set_native.h>
 #include <ATen/ops/view_native.h>
+#include <ATen/quantized/QTensorImpl.h>
 #include <c10/util/SmallVector.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include <memory>
 #include <string>
 #include <unordered_set>
+#include <utility>
 
 
 namespace npu {
@@ -35,9 +38,19 @@ bool on_device(const at::Tensor& t) { return t.defined() && t.device().type() ==
 
 // -- host views of device memory ----------------------------------------------------------
 
-// A CPU tensor with the same sizes, strides, offset and conj/neg bits as `like`, over `storage`.
+// A tensor of backend `key` (CPU or PrivateUse1) with the same sizes, strides, offset,
+// conj/neg bits, ZeroTensor-ness and quantizer as `like`, over `storage`.
 at::Tensor tensor_over(c10::Storage storage, c10::DispatchKey key, const at::Tensor& like) {
-  at::Tensor out = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(key), like.dtype());
+  at::Tensor out;
+  if (like.is_quantized()) {
+    auto quantized = key == c10::DispatchKey::CPU ? c10::DispatchKey::QuantizedCPU : c10::DispatchKey::QuantizedPrivateUse1;
+    out = at::detail::make_tensor<at::QTensorImpl>(std::move(storage), c10::DispatchKeySet(quantized), like.dtype(),
+                                                   at::get_qtensorimpl(like)->quantizer());
+  } else {
+    c10::DispatchKeySet keys(key);
+    if (like._is_zerotensor()) keys = keys.add(c10::DispatchKey::ZeroTensor);
+    out = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), keys, like.dtype());
+  }
   out.unsafeGetTensorImpl()->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
   if (like.is_conj()) out._set_conj(true);
   if (like.is_neg()) out._set_neg(true);
@@ -53,10 +66,16 @@ c10::Storage host_storage(const c10::Storage& device_storage) {
       c10::GetAllocator(c10::DeviceType::CPU), /*resizable=*/true));
 }
 
+
+}  // namespace
+
 at::Tensor host_alias(const at::Tensor& t) {
   TORCH_CHECK(t.layout() == c10::kStrided, "npu: only strided tensors are supported, got ", t.layout());
+  if (t.device().type() != kDeviceType) return t;
   return tensor_over(host_storage(t.storage()), c10::DispatchKey::CPU, t);
 }
+
+namespace {
 
 // Device storage that takes over `host`'s memory: without a copy when nobody else holds
 // the host storage, else with one.
@@ -73,6 +92,16 @@ c10::Storage adopt_storage(const c10::Storage& host, c10::DeviceIndex index) {
   }
   return c10::Storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), nbytes,
                                                             std::move(memory), allocator(), /*resizable=*/true));
+}
+
+// A device ZeroTensor shaped like the CPU ZeroTensor `h` (what _efficientzerotensor
+// returns, e.g. the gradient of sgn): like CPU's, it owns no memory, and its ZeroTensor
+// key makes every op see zeros instead of reading it.
+at::Tensor zero_tensor_like(const at::Tensor& h, c10::DeviceIndex index) {
+  c10::Storage storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), h.storage().nbytes(),
+                                                             c10::DataPtr(nullptr, device(index)), nullptr,
+                                                             /*resizable=*/false));
+  return tensor_over(std::move(storage), c10::DispatchKey::PrivateUse1, h);
 }
 
 // -- the zero-copy fallback ----------------------------------------------------------------
@@ -175,7 +204,12 @@ struct Call {
     for (auto& arg : arguments) {
       if (arg.host.unsafeGetTensorImpl() == h.unsafeGetTensorImpl()) return arg.device;  // in-place / out=
     }
-    if (h.layout() != c10::kStrided) return h;
+    // A CPU kernel that makes a sparse (or mkldnn) tensor from device inputs: the device
+    // holds strided tensors only, and handing back the CPU tensor would move the result
+    // off the device without a word (to_sparse() on npu returned a CPU tensor).
+    TORCH_CHECK_NOT_IMPLEMENTED(h.layout() == c10::kStrided, "npu: ", op_name, " returns a ", h.layout(),
+                                " tensor; the npu device supports strided tensors only");
+    if (h._is_zerotensor()) return zero_tensor_like(h, index);  // no memory behind it to adopt
     return tensor_over(device_storage_for(h.storage()), c10::DispatchKey::PrivateUse1, h);
   }
 };
@@ -202,7 +236,8 @@ bool serves_cpu(const c10::OperatorHandle& op) {
   return false;
 }
 
-void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+// Runs `op` with CPU's kernel for `cpu_keys` on host aliases of its device tensors.
+void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::DispatchKeySet cpu_keys) {
   const auto& schema = op.schema();
   const auto& params = schema.arguments();
   const size_t num_args = params.size();
@@ -211,6 +246,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   call.op_name = schema.name().c_str();
   c10::SmallVector<size_t, 2> default_generators;
   bool saw_cpu_tensor = false;
+  bool results_on_cpu = false;  // the op was asked for CPU results
   c10::Device cpu_seen = kCpu;
 
   for (size_t i = 0; i < num_args; ++i) {
@@ -251,6 +287,8 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       check_device_index(idx);
       if (call.index < 0) call.index = idx;
       value = c10::IValue(kCpu);  // factories build on CPU; the result is adopted below
+    } else if (value.isDevice() && value.toDevice().type() == c10::DeviceType::CPU) {
+      results_on_cpu = true;  // e.g. empty_quantized(like=npu tensor, device=cpu) from q.cpu()
     } else if (value.isGenerator()) {
       const at::Generator& g = value.toGenerator();
       auto twin = twin_of(g);
@@ -275,7 +313,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   {
     DeviceScope scope(call.index);
     try {
-      op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+      op.redispatchBoxed(cpu_keys, stack);
     } catch (const c10::NotImplementedError& e) {
       TORCH_CHECK_NOT_IMPLEMENTED(serves_cpu(op), "The operator '", schema.operator_name(),
                                   "' is not implemented for the npu device: it has no CPU kernel to fall back to. "
@@ -285,6 +323,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 
   call.write_back();
+  if (results_on_cpu) return;
   const size_t num_returns = schema.returns().size();
   for (size_t i = stack->size() - num_returns; i < stack->size(); ++i) {
     c10::IValue& value = (*stack)[i];
@@ -298,6 +337,16 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       value = out;
     }
   }
+}
+
+void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  run_on_cpu(op, stack, c10::DispatchKeySet(c10::DispatchKey::CPU));
+}
+
+// Quantized npu tensors (QuantizedPrivateUse1) run QuantizedCPU's kernels the same way:
+// their host aliases are quantized CPU tensors with the same quantizer.
+void quantized_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  run_on_cpu(op, stack, c10::DispatchKeySet(c10::DispatchKey::CPU) | c10::DispatchKeySet(c10::DispatchKey::QuantizedCPU));
 }
 
 // -- kernels of our own --------------------------------------------------------------------
@@ -370,9 +419,41 @@ bool is_pinned(const at::Tensor& self, c10::optional<at::Device>) {
   return self.storage().data() != nullptr && is_pinned_ptr(self.storage().data());
 }
 
+// `param.data = moved` (and so Module.to("npu") keeping tied parameters one tensor) asks
+// whether the two tensors may share TensorImpl metadata. TensorImpl's own answer lists
+// built-in dense backends only; a strided npu tensor is as dense as a CPU one.
+bool dense_host_memory(const at::Tensor& t) {
+  auto type = t.device().type();
+  return t.layout() == c10::kStrided && !t.is_quantized() && !t.is_nested() &&
+         (type == kDeviceType || type == c10::DeviceType::CPU);
+}
+
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  return self.key_set() == from.key_set() || (dense_host_memory(self) && dense_host_memory(from));
+}
+
+// Memory is freed when the last tensor goes, and work is synchronous: no stream can still
+// be using a block, so there is nothing to record.
+void record_stream(at::Tensor&, c10::Stream) {}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>()); }
+
+// A bool op with no gradient: registered for the autograd key too, since torch 2.1 has no
+// autograd fallback that would pass it on to the PrivateUse1 kernel.
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
+}
+
+TORCH_LIBRARY_IMPL(_, QuantizedPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&quantized_cpu_fallback>());
+}
+
+TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
+  m.impl("_copy_from", TORCH_FN(copy_from));  // q.cpu(), q.to("npu"): both sides are quantized aliases
+  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
@@ -389,6 +470,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
   m.impl("native_dropout", TORCH_FN(native_dropout));
+  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
+  m.impl("record_stream", TORCH_FN(record_stream));
 #if !ADAPTER_HOOKS_PINNED_MEMORY
   m.impl("_pin_memory", TORCH_FN(pin_memory));
   m.impl("is_pinned", TORCH_FN(is_pinned));
@@ -419,9 +502,12 @@ const std::unordered_set<std::string>& never_mirrored() {
 }
 
 // Composite ops that choose an implementation by device type and have none for an
-// unknown device (convolution ends in "convolution_overrideable not implemented"):
-// run their CPU path on the aliases instead.
-constexpr const char* kDeviceDispatchingComposites[] = {"convolution", "convolution_backward"};
+// unknown device: run their CPU path on the aliases instead. (name, overload):
+// - convolution, convolution_backward end in "convolution_overrideable not implemented";
+// - linalg_eigvals.out (torch 2.1) computes on CPU and writes complex eigenvalues into
+//   the device output with complex_out, mixing devices (found by the OpInfo sweep).
+constexpr std::pair<const char*, const char*> kDeviceDispatchingComposites[] = {
+    {"convolution", ""}, {"convolution_backward", ""}, {"linalg_eigvals", "out"}};
 
 }  // namespace
 
@@ -447,14 +533,34 @@ int64_t mirror_cpu_kernels() {
     lib.impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
     ++mirrored;
   }
-  for (const char* name : kDeviceDispatchingComposites) {
-    auto op = dispatcher.findOp(c10::OperatorName(std::string("aten::") + name, ""));
+  for (const auto& [name, overload] : kDeviceDispatchingComposites) {
+    auto op = dispatcher.findOp(c10::OperatorName(std::string("aten::") + name, overload));
     if (op && !op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) {
-      lib.impl(name, torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
+      std::string qualified = std::string(name) + (*overload ? std::string(".") + overload : "");
+      // A backend kernel hides a CompositeImplicitAutograd kernel from AutogradPrivateUse1
+      // too; an out= variant records no graph either way, so autograd falls through.
+      if (op->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd) && std::string(overload) == "out") {
+        new_library("aten", c10::DispatchKey::AutogradPrivateUse1).impl(qualified.c_str(), torch::CppFunction::makeFallthrough());
+      }
+      lib.impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
       ++mirrored;
     }
   }
   return mirrored;
+}
+
+// A third party's operator without an autograd kernel (torchvision::nms) reaches the
+// backend fallback through the AutogradPrivateUse1 key only if that key has a fallback.
+// torch registers one for the autograd key of each of its own backends, but for
+// PrivateUse1 only from 2.10 (pytorch#165315); before, it is the extension's to register
+// ("Could not run 'torchvision::nms' with arguments from the 'Autogradnpu' backend").
+// Register the kernel torch gives AutogradCPU in those releases: the forward runs, and a
+// backward through an operator without a derivative raises instead of losing the gradient.
+bool ensure_autograd_fallback() {
+  auto& dispatcher = c10::Dispatcher::singleton();
+  if (dispatcher.hasBackendFallbackForDispatchKey(c10::DispatchKey::AutogradPrivateUse1)) return false;
+  new_library("_", c10::DispatchKey::AutogradPrivateUse1).fallback(torch::autograd::basicAutogradNotImplementedFallback());
+  return true;
 }
 
 bool ensure_autocast_fallthrough() {

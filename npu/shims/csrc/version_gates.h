@@ -51,6 +51,13 @@
 // 2.4: KERNEL_PRIVATEUSEONE became variadic; before, overloads needed KERNEL_PRIVATEUSEONE2.
 #define ADAPTER_AUTOCAST_VARIADIC_KERNEL ADAPTER_TORCH_AT_LEAST(2, 4)
 
+// 2.4: scaled_dot_product_attention asks its kernel-choice stub for every device that
+// registered one (DispatchStub::is_device_supported); before, only CUDA/CPU/HIP asked, so
+// npu took the math path while CPU took its flash kernel (declared: sdpa_cpu_kernels).
+// 2.5: the chooser gained enable_gqa.
+#define ADAPTER_SDPA_CHOICE_STUB ADAPTER_TORCH_AT_LEAST(2, 4)
+#define ADAPTER_SDPA_ENABLE_GQA ADAPTER_TORCH_AT_LEAST(2, 5)
+
 // Every gate above, for reports (`version_gates()` in Python). `adapter-matrix shims report`
 // reads the versions from the #defines above, so they are written once.
 #define ADAPTER_FOR_EACH_GATE(_)              \
@@ -69,4 +76,6 @@
   _(ADAPTER_HOOKS_AVAILABILITY)               \
   _(ADAPTER_GENERATOR_REGISTRY)               \
   _(ADAPTER_AUTOCAST_BY_DEVICE_TYPE)          \
-  _(ADAPTER_AUTOCAST_VARIADIC_KERNEL)
+  _(ADAPTER_AUTOCAST_VARIADIC_KERNEL)         \
+  _(ADAPTER_SDPA_CHOICE_STUB)                 \
+  _(ADAPTER_SDPA_ENABLE_GQA)

@@ -1,0 +1,138 @@
+"""`ops sweep`: PyTorch's OpInfo tests against the adapter's device, judged against expectations."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, List, Optional
+
+import typer
+
+from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, one_matrix
+
+ops_app = typer.Typer(help="PyTorch's own op tests (OpInfo) against the adapter's device.", no_args_is_help=True)
+app.add_typer(ops_app, name="ops")
+
+DEFAULT_EXPECTED = os.path.join("tests", "ops", "expected.yaml")
+
+
+def _expectations(path: Optional[str], matrix_path: str) -> Any:
+    from ..device.opsweep import expected as ex
+    from ..matrix.diagnostics import display_path
+
+    if path is None:
+        candidate = os.path.join(os.path.dirname(os.path.abspath(matrix_path)), DEFAULT_EXPECTED)
+        if not os.path.exists(candidate):
+            return ex.Expectations("(none: every task must pass)", (), ())
+        path = candidate
+    try:
+        return ex.load(path)
+    except ex.ExpectationsError as exc:
+        from .common import print_diagnostics
+
+        print_diagnostics(exc.problems)
+        fail(f"{display_path(path)}: {len(exc.problems)} problem(s) in the expectations")
+
+
+@ops_app.command("sweep")
+def sweep(
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    expected: Optional[str] = typer.Option(
+        None, "--expected", "-e", help=f"Expectations file (default: {DEFAULT_EXPECTED} next to the matrix, if there)."
+    ),
+    sample: bool = typer.Option(False, "--sample", help="Only the expectations' fixed sample of ops."),
+    op: Optional[List[str]] = typer.Option(None, "--op", help="Only this op id (repeatable)."),
+    dtype: Optional[List[str]] = typer.Option(None, "--dtype", help="Only this dtype (repeatable; default: all six)."),
+    kind: Optional[List[str]] = typer.Option(None, "--kind", help="forward or backward (repeatable; default: both)."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds one task may run before its worker is killed."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the sweep record (JSON) to this file."),
+    as_json: bool = typer.Option(False, "--json", help="Print the sweep record instead of the summary."),
+) -> None:
+    """Run every OpInfo of torch's op_db on the device and on CPU, and compare (imports torch).
+
+    Forward in float32, float64, bfloat16, int64, bool and complex64, backward in float32
+    and float64, wherever CPU supports the dtype. Each op runs in a worker process that is
+    restarted after a crash. Exit 0 when every task ends as the expectations say, 1 when
+    one does not (a new failure or a new pass), 2 usage error, bad expectations, or no
+    worker could start.
+    """
+    from ..device.opsweep import expected as ex
+    from ..device.opsweep import record as rec
+    from ..device.opsweep.runner import SweepError, run_sweep
+    from ..files import atomic_write
+
+    result = one_matrix(matrix)
+    expectations = _expectations(expected, result.matrix.path)
+    for value in dtype or ():
+        if value not in ex.DTYPES:
+            fail(f"--dtype {value!r}: choose from {', '.join(ex.DTYPES)}")
+    for value in kind or ():
+        if value not in ex.KINDS:
+            fail(f"--kind {value!r}: choose from {', '.join(ex.KINDS)}")
+    if sample and op:
+        fail("--sample and --op exclude each other")
+    if sample and not expectations.sample:
+        fail(f"{expectations.path} lists no `sample` ops")
+    ops = list(expectations.sample) if sample else list(op or ())
+    mode = "sample" if sample else ("full" if not (op or dtype or kind) else "custom")
+    console = console_for(stderr=as_json)
+
+    def progress(task: Any, done: int, total: int) -> None:
+        if task.outcome in ("crashed", "timeout"):  # failures are judged and listed at the end
+            console.print(f"  {task.key}: {task.outcome}: {task.error}", markup=False, highlight=False)
+        if done % 500 == 0 or done == total:
+            console.print(f"[{done}/{total}] tasks done", markup=False)
+
+    adapter = result.matrix.adapter
+    console.print(f"op sweep ({mode}) of {adapter.device}, expectations {expectations.path}", markup=False)
+    try:
+        done = run_sweep(adapter.device, adapter.shims, ops=ops, dtypes=dtype or ex.DTYPES, kinds=kind or ex.KINDS,
+                         timeout=timeout, progress=progress)
+    except SweepError as exc:
+        fail(str(exc))
+    verdicts = ex.judge(done, expectations)
+    record = rec.build_record(done, verdicts, expectations, mode)
+    if output:
+        os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+        atomic_write(output, json.dumps(record, indent=1) + "\n")
+    _leave_suite_counts(record)
+    if as_json:
+        typer.echo(json.dumps(record, indent=1))
+    else:
+        _print_summary(console, record)
+    if not record["ok"]:
+        raise typer.Exit(EXIT_UNSUPPORTED)
+
+
+def _print_summary(console: Any, record: Any) -> None:
+    from rich.table import Table
+
+    from ..device.opsweep.runner import OUTCOMES
+
+    table = Table("dtype", "kind", *OUTCOMES, title=f"torch {record['torch']}, {record['ops']} ops, {record['seconds']:.0f} s")
+    for dtype, kinds in record["by_dtype"].items():
+        for kind, counts in kinds.items():
+            table.add_row(dtype, kind, *(str(counts.get(o, 0)) for o in OUTCOMES))
+    console.print(table)
+    f32 = record["float32"]
+    if f32["compared"]:
+        console.print(f"float32: {f32['matched']} of {f32['compared']} ops match CPU forward and backward ({f32['percent']}%); "
+                      f"{f32['ops'] - f32['compared']} not comparable (CPU raises for every sample)", markup=False)
+    for problem in record["problems"]:
+        console.print(f"[red]{problem['task']}: {problem['problem']}[/] ({problem['error'] or 'no error'})", highlight=False)
+    console.print("agrees with the expectations" if record["ok"] else f"{len(record['problems'])} task(s) disagree with the expectations",
+                  markup=False)
+
+
+def _leave_suite_counts(record: Any) -> None:
+    """Inside a nox cell ($ADAPTER_MATRIX_SUITE_SUMMARIES), the sweep is the suite group
+    ``ops``: a task that agrees with the expectations passes (a known failure counts as
+    skipped, with its reason), a task that disagrees fails the cell."""
+    from ..ci.cells import TestCounts, write_summary
+
+    passed = sum(k.get("passed", 0) for kinds in record["by_dtype"].values() for k in kinds.values())
+    passed -= sum(1 for p in record["problems"] if p["outcome"] == "passed")  # a new pass disagrees
+    total = record["tasks_run"]
+    failed = len(record["problems"])
+    skips = tuple(f"{f['op']} ({', '.join(f['tasks'])}): {f['reason']}" for f in record["failures"] if f["state"] != "unexpected")
+    write_summary("ops", TestCounts(passed, failed, total - passed - failed, 0, skips))

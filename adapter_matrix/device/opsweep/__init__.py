@@ -1,0 +1,35 @@
+"""PyTorch's own OpInfo tests against the adapter's device: the op sweep.
+
+- :mod:`.worker` runs inside a worker process with torch: for each OpInfo of
+  ``op_db`` and each dtype CPU supports, the op on the device against the op on CPU;
+- :mod:`.runner` starts the worker and starts a new one after a crash;
+- :mod:`.expected` reads the expected results (known failures, per torch era) and
+  judges a sweep against them;
+- :mod:`.record` turns a judged sweep into the JSON record that CI keeps and the
+  ``ops`` table view shows.
+"""
+
+from __future__ import annotations
+
+from typing import List
+
+from ..build import requirements_for
+
+__all__ = ["requirements", "OPS_ENV", "SWEEP_MODES"]
+
+# What the sweep needs next to torch: PyTorch's test machinery imports expecttest and
+# numpy. torch < 2.4 was compiled against NumPy 1 and cannot use NumPy 2's C API.
+_REQUIREMENTS = (
+    ("", ("expecttest", "numpy")),
+    ("<2.4", ("numpy<2",)),
+)
+
+# The nox cells sweep the fixed sample; ADAPTER_MATRIX_OPS=full sweeps the whole op_db,
+# =none skips the sweep.
+OPS_ENV = "ADAPTER_MATRIX_OPS"
+SWEEP_MODES = ("sample", "full", "none")
+
+
+def requirements(torch: str) -> List[str]:
+    """What to install next to ``torch`` (a version) to run the sweep."""
+    return requirements_for(_REQUIREMENTS, torch)

@@ -1,0 +1,82 @@
+"""The worker side of the sweep's protocol, shared by the op worker and the module worker.
+
+A worker is started as ``python -m MODULE --device D --activate M --plan P --log L
+--start N [--ops ...] [--dtypes ...] [--kinds ...]``. With ``--start 0`` it writes its
+plan (every task of the selection, in a fixed order) to ``P``; then, for each task from
+``N`` on, it appends ``{"start": i}`` to ``L`` before running it and the result after,
+flushing each line, so that the parent (:mod:`.runner`) can tell which task a crash
+interrupted and start a new worker after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import importlib
+import json
+import os
+import sys
+import time
+import warnings
+from typing import Any, Callable, Dict, List
+
+__all__ = ["MESSAGE_CHARS", "arguments", "start_torch", "serve", "message"]
+
+MESSAGE_CHARS = 400
+
+
+def arguments(description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--device", required=True)
+    parser.add_argument("--activate", default="", help="module whose import activates the device")
+    parser.add_argument("--plan", required=True)
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--start", type=int, default=0)
+    parser.add_argument("--ops", default="", help="comma-separated ids (default: all)")
+    parser.add_argument("--dtypes", default="float32")
+    parser.add_argument("--kinds", default="forward,backward")
+    return parser
+
+
+def start_torch(args: argparse.Namespace) -> Any:
+    """Import torch and activate the device, ready for PyTorch's test machinery."""
+    faulthandler.enable(file=sys.stderr, all_threads=False)  # a crash names the Python frame
+    warnings.simplefilter("ignore")
+    # torch.testing._internal.common_utils parses sys.argv when imported (and would take
+    # --log for its --log-suffix): it must see none of ours.
+    sys.argv = sys.argv[:1]
+    import torch
+
+    if args.activate:
+        importlib.import_module(args.activate)
+    return torch
+
+
+def message(exc: BaseException) -> str:
+    """One line: the exception's type and its message, whitespace collapsed, cut short."""
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:MESSAGE_CHARS]
+
+
+def _write(log: Any, record: Dict[str, Any]) -> None:
+    log.write(json.dumps(record) + "\n")
+    log.flush()
+
+
+def serve(args: argparse.Namespace, torch: Any, tasks: List[Dict[str, Any]], run: Callable[[Dict[str, Any]], Dict[str, Any]]) -> int:
+    """Write the plan (on the first start) and run the tasks from ``--start`` on."""
+    if args.start == 0:
+        tmp = args.plan + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump({"torch": torch.__version__, "python": sys.version.split()[0], "tasks": tasks}, fh)
+        os.replace(tmp, args.plan)
+    with open(args.log, "a", encoding="utf-8") as log:
+        for index in range(args.start, len(tasks)):
+            _write(log, {"start": index})
+            began = time.perf_counter()
+            try:
+                result = run(tasks[index])
+            except Exception as exc:  # noqa: BLE001 - the harness itself must not stop the sweep
+                result = {"outcome": "failed", "error": f"harness: {message(exc)}"}
+            result.update(task=index, seconds=round(time.perf_counter() - began, 3))
+            _write(log, result)
+    return 0

@@ -1,0 +1,204 @@
+"""The sweep record: one JSON document per sweep, for CI artifacts, cell records and tables.
+
+Everything a reader needs is decided here, once: each op's status (from its tasks and
+their expectations), the counts per family and per dtype, the float32 match rate, and
+the list of failures with their reasons. The ``ops`` table view only formats it.
+
+An op's status is the worst of its tasks': ``unexpected`` (a task disagrees with the
+expectations), ``failed`` (a known failure, crash or hang), ``unsupported`` (rejected by
+design), ``passed``, else ``skipped`` (nothing could be compared).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from collections import OrderedDict
+from typing import Any, Dict, List, Optional
+
+from packaging.version import InvalidVersion, Version
+
+from ...files import JSONFileError, json_files
+
+from .expected import Expectations, Verdict
+from .runner import OUTCOMES, Sweep
+
+__all__ = [
+    "RECORD_SCHEMA", "RECORD_KIND", "OP_STATES", "SweepRecordError",
+    "build_record", "summary", "is_sweep_record", "read_record", "read_records",
+]
+
+RECORD_SCHEMA = 1
+RECORD_KIND = "op-sweep"
+OP_STATES = ("passed", "failed", "unsupported", "skipped", "unexpected")
+_SEVERITY = {"skipped": 0, "passed": 1, "unsupported": 2, "failed": 3, "unexpected": 4}
+BROKEN = ("failed", "crashed", "timeout")
+
+
+def _task_state(verdict: Verdict) -> str:
+    task = verdict.task
+    if verdict.problem is not None:
+        return "unexpected"
+    if task.outcome in BROKEN:
+        return "unsupported" if verdict.expected is not None and verdict.expected.outcome == "unsupported" else "failed"
+    return task.outcome  # passed or skipped
+
+
+def torch_line(version: str) -> str:
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return version
+    return f"{v.major}.{v.minor}"
+
+
+def build_record(sweep: Sweep, verdicts: List[Verdict], expectations: Expectations, mode: str) -> Dict[str, Any]:
+    """The JSON document of a judged sweep (``mode``: full, sample or custom)."""
+    by_op: "OrderedDict[str, List[Verdict]]" = OrderedDict()
+    for verdict in verdicts:
+        by_op.setdefault(verdict.task.op, []).append(verdict)
+
+    by_dtype: Dict[str, Dict[str, Dict[str, int]]] = {}
+    for verdict in verdicts:
+        t = verdict.task
+        counts = by_dtype.setdefault(t.dtype, {}).setdefault(t.kind, {o: 0 for o in OUTCOMES})
+        counts[t.outcome] += 1
+
+    families: Dict[str, Dict[str, int]] = {}
+    failures: List[Dict[str, Any]] = []
+    f32 = {"ops": 0, "compared": 0, "matched": 0}
+    for op, op_verdicts in by_op.items():
+        states = [_task_state(v) for v in op_verdicts]
+        state = max(states, key=_SEVERITY.__getitem__)
+        family = op_verdicts[0].task.family
+        families.setdefault(family, {s: 0 for s in OP_STATES})[state] += 1
+        _float32(op_verdicts, f32)
+        groups: "OrderedDict[Any, Dict[str, Any]]" = OrderedDict()
+        for verdict, task_state in zip(op_verdicts, states):
+            if task_state not in ("unexpected", "failed", "unsupported"):
+                continue
+            t, entry = verdict.task, verdict.expected
+            key = (task_state, verdict.problem, entry.mark if entry else None, t.outcome)
+            group = groups.setdefault(key, {
+                "op": op, "family": family, "state": task_state, "outcome": t.outcome, "tasks": [],
+                "reason": entry.reason if entry else None, "issue": entry.issue if entry else None,
+                "problem": verdict.problem, "error": t.error,
+            })
+            group["tasks"].append(f"{t.dtype}/{t.kind}")
+        failures.extend(groups.values())
+    f32["percent"] = round(100.0 * f32["matched"] / f32["compared"], 2) if f32["compared"] else None
+
+    problems = [
+        {"task": v.task.key, "outcome": v.task.outcome, "problem": v.problem, "error": v.task.error}
+        for v in verdicts if v.problem is not None
+    ]
+    return {
+        "schema": RECORD_SCHEMA,
+        "record": RECORD_KIND,
+        "torch": sweep.torch,
+        "torch_line": torch_line(sweep.torch),
+        "python": sweep.python,
+        "device": sweep.device,
+        "mode": mode,
+        "selection": sweep.selection,
+        "expectations": expectations.path,
+        "seconds": sweep.seconds,
+        "workers": sweep.workers,
+        "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "ok": not problems,
+        "problems": problems,
+        "ops": len(by_op),
+        "tasks_run": len(verdicts),
+        "float32": f32,
+        "by_dtype": by_dtype,
+        "families": {f: families[f] for f in sorted(families)},
+        "failures": failures,
+        # every task that did not simply pass, with its error: the evidence behind the counts
+        "tasks": [
+            dict(v.task.to_json(), **({"expected": v.expected.to_json()} if v.expected else {}), **({"problem": v.problem} if v.problem else {}))
+            for v in verdicts if v.task.outcome != "passed" or v.problem or v.task.note
+        ],
+    }
+
+
+def _float32(op_verdicts: List[Verdict], f32: Dict[str, int]) -> None:
+    """The acceptance measure: of the ops CPU supports in float32 (and that CPU can run,
+    i.e. not skipped), how many match CPU forward and, where differentiable, backward."""
+    tasks = {v.task.kind: v.task for v in op_verdicts if v.task.dtype == "float32"}
+    forward = tasks.get("forward")
+    if forward is None:
+        return
+    f32["ops"] += 1
+    if forward.outcome == "skipped":
+        return
+    f32["compared"] += 1
+    backward = tasks.get("backward")
+    if forward.outcome == "passed" and (backward is None or backward.outcome in ("passed", "skipped")):
+        f32["matched"] += 1
+
+
+def summary(record: Dict[str, Any], path: Optional[str] = None) -> Dict[str, Any]:
+    """What a nox cell's result record carries of a sweep: counts, not the op lists."""
+    totals = {o: 0 for o in OUTCOMES}
+    for kinds in record["by_dtype"].values():
+        for counts in kinds.values():
+            for outcome, n in counts.items():
+                totals[outcome] = totals.get(outcome, 0) + n
+    return {
+        "mode": record["mode"],
+        "ok": record["ok"],
+        "ops": record["ops"],
+        "tasks": totals,
+        "problems": len(record["problems"]),
+        "float32": record["float32"],
+        "seconds": record["seconds"],
+        "workers": record["workers"],
+        "record": path,
+    }
+
+
+class SweepRecordError(ValueError):
+    """A folder without sweep records, or a file that claims to be one and is not."""
+
+
+def is_sweep_record(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("record") == RECORD_KIND and data.get("schema") == RECORD_SCHEMA
+
+
+def read_record(path: str) -> Dict[str, Any]:
+    """A sweep record from disk; ``ValueError`` when the file is not one."""
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if not is_sweep_record(data):
+        raise ValueError(f"{path}: not an op-sweep record (schema {RECORD_SCHEMA})")
+    return data
+
+
+def _line_key(line: str) -> tuple:
+    try:
+        return tuple(int(x) for x in line.split("."))
+    except ValueError:
+        return (0,)
+
+
+def read_records(folder: str) -> List[Dict[str, Any]]:
+    """The sweep records under ``folder`` (recursively; other JSON files are ignored): per
+    torch line the newest full sweep, else the newest of any mode; newest line first."""
+    if not os.path.isdir(folder):
+        raise SweepRecordError(f"{folder}: no such folder")
+    best: Dict[str, Dict[str, Any]] = {}
+    try:
+        for _path, data in json_files(folder):
+            if not is_sweep_record(data):
+                continue
+            line = data["torch_line"]
+            rank = (data.get("mode") == "full", data.get("timestamp", ""))
+            old = best.get(line)
+            if old is None or rank > (old.get("mode") == "full", old.get("timestamp", "")):
+                best[line] = data
+    except JSONFileError as exc:
+        raise SweepRecordError(f"{exc.path}: unreadable ({exc.reason})") from None
+    if not best:
+        raise SweepRecordError(f"{folder}: no op-sweep records")
+    return [best[line] for line in sorted(best, key=_line_key, reverse=True)]

@@ -1,0 +1,237 @@
+"""Running the OpInfo sweep: one worker process at a time, a new one after each crash.
+
+The parent never imports torch. It starts :mod:`adapter_matrix.device.opsweep.worker`,
+follows its log (the worker announces each task before running it), and when the worker
+dies or a task outlives the timeout, records that task as ``crashed`` or ``timeout``
+with the signal and the last lines of the worker's stderr (faulthandler names the
+Python frame), then starts a new worker at the next task. One interpreter start per
+crash, not per op: a sweep of ~2,800 tasks starts one worker when nothing crashes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+__all__ = ["OUTCOMES", "SweepError", "Task", "Sweep", "run_sweep"]
+
+# passed: every sample matched CPU; failed: a sample did not (or raised on the device
+# only); crashed: the worker died in the task; timeout: the task outlived the limit;
+# skipped: nothing to compare (no samples, or CPU raises for every one).
+OUTCOMES = ("passed", "failed", "crashed", "timeout", "skipped")
+WORKERS = ("adapter_matrix.device.opsweep.worker", "adapter_matrix.device.opsweep.generic")
+STDERR_TAIL = 1500
+
+
+class SweepError(RuntimeError):
+    """The sweep could not run at all (the worker fails before its first task)."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One (op, dtype, kind) and what happened to it."""
+
+    op: str
+    family: str
+    dtype: str
+    kind: str  # forward | backward
+    outcome: str
+    error: Optional[str] = None
+    note: Optional[str] = None
+    samples: int = 0
+    seconds: float = 0.0
+    detail: Optional[str] = None  # a crash's stderr tail
+
+    @property
+    def key(self) -> str:
+        return f"{self.op}/{self.dtype}/{self.kind}"
+
+    def to_json(self) -> Dict[str, Any]:
+        out = {"op": self.op, "family": self.family, "dtype": self.dtype, "kind": self.kind, "outcome": self.outcome,
+               "samples": self.samples, "seconds": self.seconds}
+        for name in ("error", "note", "detail"):
+            value = getattr(self, name)
+            if value:
+                out[name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "Task":
+        return cls(data["op"], data["family"], data["dtype"], data["kind"], data["outcome"], data.get("error"),
+                   data.get("note"), int(data.get("samples", 0)), float(data.get("seconds", 0.0)), data.get("detail"))
+
+
+@dataclass
+class Sweep:
+    """A finished sweep: the torch it ran on and every task's result, in op_db order."""
+
+    torch: str
+    python: str
+    device: str
+    tasks: List[Task]
+    seconds: float
+    workers: int  # processes started: 1 + crashes + timeouts
+    selection: Dict[str, Any] = field(default_factory=dict)
+
+
+def _no_core_dumps() -> None:
+    """A crashing worker must not leave a multi-GB core file in the working directory."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _signal_name(code: int) -> str:
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
+
+
+def _cause(stderr: str) -> str:
+    """The line of a worker's stderr that says why it died."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for marker in ("what():", "Fatal Python error", "Assertion", "terminate called"):
+        for line in lines:
+            if marker in line:
+                return line[:300]
+    return lines[-1][:300] if lines else "no output"
+
+
+def _read_log(path: str) -> List[Dict[str, Any]]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return []
+    records = []
+    for line in text.splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:  # a line cut short by the crash
+            break
+    return records
+
+
+def run_sweep(
+    device: str,
+    activate: str,
+    ops: Sequence[str] = (),
+    dtypes: Sequence[str] = ("float32",),
+    kinds: Sequence[str] = ("forward", "backward"),
+    timeout: float = 300.0,
+    python: Optional[str] = None,
+    progress: Optional[Callable[[Task, int, int], None]] = None,
+    env: Optional[Dict[str, str]] = None,
+    workers: Sequence[str] = WORKERS,
+) -> Sweep:
+    """Run the selected tasks of each worker module in turn; ``progress(task, done, total)``
+    after each task. ``workers`` are run with ``python -m``: the op_db worker and the
+    module worker, or in the tests a stand-in that crashes and hangs on purpose."""
+    parts = [_run_worker(worker, device, activate, ops, dtypes, kinds, timeout, python or sys.executable, progress, env)
+             for worker in workers]
+    first = parts[0]
+    return Sweep(first.torch, first.python, device, [t for p in parts for t in p.tasks], round(sum(p.seconds for p in parts), 1),
+                 sum(p.workers for p in parts), {"ops": list(ops), "dtypes": list(dtypes), "kinds": list(kinds)})
+
+
+def _run_worker(
+    worker: str,
+    device: str,
+    activate: str,
+    ops: Sequence[str],
+    dtypes: Sequence[str],
+    kinds: Sequence[str],
+    timeout: float,
+    python: str,
+    progress: Optional[Callable[[Task, int, int], None]],
+    env: Optional[Dict[str, str]],
+) -> Sweep:
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="opsweep-") as folder:
+        plan_path = os.path.join(folder, "plan.json")
+        base = [python, "-m", worker, "--device", device, "--activate", activate, "--plan", plan_path,
+                "--ops", ",".join(ops), "--dtypes", ",".join(dtypes), "--kinds", ",".join(kinds)]
+        results: Dict[int, Dict[str, Any]] = {}
+        plan: Optional[Dict[str, Any]] = None
+        start, workers = 0, 0
+        while plan is None or start < len(plan["tasks"]):
+            workers += 1
+            log_path = os.path.join(folder, f"log-{workers}.jsonl")
+            err_path = os.path.join(folder, f"stderr-{workers}.txt")
+            with open(err_path, "w", encoding="utf-8") as err:
+                # cwd: the temporary folder, so `python -m` puts no source tree on sys.path
+                proc = subprocess.Popen(base + ["--log", log_path, "--start", str(start)], stdout=subprocess.DEVNULL,
+                                        stderr=err, env=env, cwd=folder, preexec_fn=_no_core_dumps)
+                running, since, seen = None, time.perf_counter(), 0
+                timed_out = False
+                while True:
+                    code = proc.poll()
+                    records = _read_log(log_path)
+                    for record in records[seen:]:
+                        if "start" in record:
+                            running, since = record["start"], time.perf_counter()
+                        else:
+                            results[record["task"]] = record
+                            running = None
+                            if plan is None:
+                                plan = _load_plan(plan_path)
+                            if progress is not None:
+                                progress(_task(plan["tasks"][record["task"]], record), len(results), len(plan["tasks"]))
+                    seen = len(records)
+                    if code is not None:
+                        break
+                    if running is not None and time.perf_counter() - since > timeout:
+                        proc.kill()
+                        proc.wait()
+                        timed_out = True
+                        break
+                    time.sleep(0.2)
+            if plan is None:
+                plan = _load_plan(plan_path)
+                if plan is None:
+                    with open(err_path, encoding="utf-8", errors="replace") as fh:
+                        stderr = fh.read()
+                    raise SweepError(f"the sweep's worker {worker} failed before its first task ({_signal_name(proc.returncode)}): "
+                                     f"{_cause(stderr)}\n{stderr[-STDERR_TAIL:]}")
+            if running is None:
+                if proc.returncode != 0 and start < len(plan["tasks"]) and not any(i >= start for i in results):
+                    raise SweepError(f"the sweep's worker exited ({_signal_name(proc.returncode)}) without running a task")
+                start = max([start - 1] + [i for i in results]) + 1
+                continue
+            with open(err_path, encoding="utf-8", errors="replace") as fh:
+                stderr = fh.read()
+            if timed_out:
+                record = {"outcome": "timeout", "error": f"no result after {timeout:.0f} s; the worker was killed"}
+            else:
+                record = {"outcome": "crashed", "error": f"{_signal_name(proc.returncode)}: {_cause(stderr)}",
+                          "detail": stderr[-STDERR_TAIL:]}
+            record.update(task=running, seconds=round(time.perf_counter() - since, 3))
+            results[running] = record
+            if progress is not None:
+                progress(_task(plan["tasks"][running], record), len(results), len(plan["tasks"]))
+            start = running + 1
+    tasks = [_task(t, results.get(i, {"outcome": "skipped", "error": "not run"})) for i, t in enumerate(plan["tasks"])]
+    return Sweep(plan["torch"], plan["python"], device, tasks, round(time.perf_counter() - began, 1), workers)
+
+
+def _load_plan(path: str) -> Optional[Dict[str, Any]]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _task(planned: Dict[str, Any], record: Dict[str, Any]) -> Task:
+    return Task(planned["op"], planned["family"], planned["dtype"], planned["kind"], record["outcome"], record.get("error"),
+                record.get("note"), int(record.get("samples", 0)), float(record.get("seconds", 0.0)), record.get("detail"))

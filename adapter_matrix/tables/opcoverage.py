@@ -1,0 +1,130 @@
+"""The op-coverage views: what PyTorch's OpInfo sweep found on the device, per torch line.
+
+``ops``
+    torch line (newest first) x op family: how many ops pass, fail and are unsupported,
+    plus the float32 match rate (ops matching CPU forward and backward) and the time.
+``op-failures``
+    one row per op that does not pass, with the torch lines, the dtypes and directions
+    it fails in, and why (the expectations' reason, or the error when unexplained).
+
+Both read op-sweep records (:mod:`adapter_matrix.device.opsweep.record`, which decides
+every status and count); nothing here imports torch or re-judges a task.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from ..device.opsweep.expected import DTYPES, KINDS
+from ..device.opsweep.worker import FAMILIES
+from ..matrix.model import Matrix
+from ..matrix.queries import Releases
+from .table import Column, Table, TableCell, code, plain
+from .words import legend, word
+
+__all__ = ["ops", "op_failures"]
+
+NEEDS = "the {view} view needs op-sweep records: give --results DIR (or results=DIR in a marker)"
+
+
+def _family_cell(counts: Optional[Dict[str, int]], lang: str) -> TableCell:
+    if counts is None:
+        return plain("")
+    failed = counts["failed"] + counts["unexpected"]
+    state = "ops_new" if counts["unexpected"] else "ops_known" if counts["failed"] else "ops_ok"
+    title = word("ops_cell_about", lang).format(**counts)
+    return plain(f"{counts['passed']}/{failed}/{counts['unsupported']}", state, title)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{max(1, round(seconds / 60))} min"
+
+
+def ops(
+    matrix: Matrix,
+    release: Releases = None,
+    lang: str = "en",
+    today: Any = None,
+    records: Optional[Sequence[Dict[str, Any]]] = None,
+) -> Table:
+    """torch line x op family: passed/failed/unsupported op counts of each line's sweep."""
+    if records is None:
+        raise ValueError(NEEDS.format(view="ops"))
+    families = [f for f in FAMILIES if any(f in r["families"] for r in records)]
+    rows = []
+    facts = []
+    for record in records:
+        f32 = record["float32"]
+        rate = f"{f32['matched']}/{f32['compared']} ({f32['percent']:.1f}%)" if f32["compared"] else ""
+        skipped = sum(c["skipped"] for c in record["families"].values())
+        row = [plain(record["torch_line"], title=f"torch {record['torch']}, Python {record['python']}"),
+               plain(f"{record['ops']}" + (word("ops_skipped", lang).format(n=skipped) if skipped else "")),
+               plain(rate)]
+        row += [_family_cell(record["families"].get(f), lang) for f in families]
+        row.append(plain(_minutes(record["seconds"])))
+        rows.append(tuple(row))
+        facts.append({key: record[key] for key in (
+            "torch", "torch_line", "python", "device", "mode", "seconds", "timestamp", "ops", "tasks_run", "ok",
+            "float32", "families", "by_dtype")})
+    columns = (
+        (Column("torch", word("torch", lang)), Column("ops", word("ops_count", lang)), Column("float32", word("ops_float32", lang)))
+        + tuple(Column(f, f) for f in families)
+        + (Column("time", word("ops_time", lang)),)
+    )
+    device = records[0]["device"] if records else matrix.adapter.device
+    title = word("ops_title", lang).format(dist=matrix.adapter.distribution, device=device)
+    data = {"adapter": matrix.adapter.distribution, "release": None, "sweeps": facts}
+    return Table("ops", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)
+
+
+def _tasks_text(tasks: Sequence[str]) -> str:
+    """``forward: all; backward: float32, float64`` from ``["float32/forward", ...]``."""
+    by_kind: "OrderedDict[str, List[str]]" = OrderedDict((k, []) for k in KINDS)
+    for task in tasks:
+        dtype, kind = task.split("/")
+        by_kind[kind].append(dtype)
+    parts = []
+    for kind, dtypes in by_kind.items():
+        if dtypes:
+            parts.append(f"{kind}: " + ("all" if set(dtypes) >= set(DTYPES) else ", ".join(d for d in DTYPES if d in dtypes)))
+    return "; ".join(parts)
+
+
+def op_failures(
+    matrix: Matrix,
+    release: Releases = None,
+    lang: str = "en",
+    today: Any = None,
+    records: Optional[Sequence[Dict[str, Any]]] = None,
+) -> Table:
+    """One row per op that does not pass on some torch line: where, in what, and why."""
+    if records is None:
+        raise ValueError(NEEDS.format(view="op-failures"))
+    groups: "OrderedDict[Tuple[Any, ...], Dict[str, Any]]" = OrderedDict()
+    for record in reversed(list(records)):  # oldest line first, so each row lists its lines in order
+        for failure in record["failures"]:
+            if failure["state"] == "unexpected":  # what disagrees, not the entry's reason
+                why = f"{failure['problem']}: {failure['error'] or ''}".rstrip(": ")
+            else:
+                why = failure["reason"]
+            key = (failure["op"], failure["state"], why, tuple(failure["tasks"]))
+            group = groups.setdefault(key, dict(failure, why=why, lines=[]))
+            group["lines"].append(record["torch_line"])
+    swept = [r["torch_line"] for r in reversed(list(records))]
+    rows = []
+    facts = []
+    for group in sorted(groups.values(), key=lambda g: (FAMILIES.index(g["family"]) if g["family"] in FAMILIES else 99, g["op"])):
+        lines = word("ops_every_line", lang) if group["lines"] == swept and len(swept) > 1 else ", ".join(group["lines"])
+        why = group["why"] + (f" (issue {group['issue']})" if group.get("issue") and group["state"] != "unexpected" else "")
+        state = {"unexpected": "ops_new", "failed": "ops_known", "unsupported": "ops_unsupported"}[group["state"]]
+        rows.append((code(group["op"]), plain(group["family"]), plain(lines), plain(_tasks_text(group["tasks"])),
+                     plain(word(state, lang), state), plain(why)))
+        facts.append({"op": group["op"], "family": group["family"], "torch_lines": group["lines"], "tasks": group["tasks"],
+                      "state": group["state"], "outcome": group["outcome"], "reason": group["reason"], "issue": group.get("issue"),
+                      "error": group["error"]})
+    keys = ("op", "family", "torch", "tasks", "status", "why")
+    columns = tuple(Column(k, word("torch" if k == "torch" else f"opf_{k}", lang)) for k in keys)
+    title = word("op_failures_title", lang).format(dist=matrix.adapter.distribution)
+    data = {"adapter": matrix.adapter.distribution, "release": None, "failures": facts}
+    return Table("op-failures", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)

@@ -1,0 +1,202 @@
+"""Each conformance test runs in a forked process, so a crash fails that test only.
+
+The device is C++ code running inside the test process: a bad kernel ends in SIGSEGV,
+and without isolation that ends the whole pytest session, taking the report (and a
+nox cell's result record) with it. Here a crash becomes an ordinary failed test whose
+message names the test and the signal.
+
+How: right after collection, the session forks a *fork server* (a copy of the session
+before any test ran). For each test the server forks a child that
+runs the test's whole protocol (setup, call, teardown) and writes the reports to a
+file; the session reads them and reports them as its own. The children are forked from
+the server, never from a process that ran tests: torch's OpenMP thread pool does not
+survive fork, so a child of a process that already used it hangs in its first parallel
+region. Children of the server start their own pool, with every thread.
+
+Costs one fork per test (measured in docs/conformance.md). Off with
+``ADAPTER_MATRIX_NO_FORK=1`` (e.g. to debug a test in-process), and where there is no
+``os.fork``.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import signal
+import struct
+import tempfile
+from typing import Any, List, Optional
+
+import pytest
+from _pytest.reports import TestReport
+from _pytest.runner import runtestprotocol
+
+__all__ = ["ForkServer", "enabled", "start", "run_isolated", "shutdown"]
+
+ENV = "ADAPTER_MATRIX_NO_FORK"
+TIMEOUT_ENV = "ADAPTER_MATRIX_TEST_TIMEOUT"  # seconds a single test may take in its process
+DEFAULT_TIMEOUT = 900.0
+
+
+def enabled() -> bool:
+    return hasattr(os, "fork") and not os.environ.get(ENV)
+
+
+def _write_int(fd: int, value: int) -> None:
+    os.write(fd, struct.pack("!q", value))
+
+
+def _read_int(fd: int, timeout: Optional[float] = None) -> Optional[int]:
+    if timeout is not None and not select.select([fd], [], [], timeout)[0]:
+        return None
+    data = b""
+    while len(data) < 8:
+        chunk = os.read(fd, 8 - len(data))
+        if not chunk:
+            raise EOFError("the fork server closed its pipe")
+        data += chunk
+    return struct.unpack("!q", data)[0]
+
+
+class ForkServer:
+    """A forked copy of the session that forks one child per test."""
+
+    def __init__(self, items: List[pytest.Item], folder: str) -> None:
+        self.items = items
+        self.index = {id(item): i for i, item in enumerate(items)}
+        self.folder = folder
+        to_server_r, self.to_server = os.pipe()
+        self.from_server, from_server_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the server
+            os.close(self.to_server)
+            os.close(self.from_server)
+            self._serve(to_server_r, from_server_w)
+            os._exit(0)
+        os.close(to_server_r)
+        os.close(from_server_w)
+
+    # -- in the server -------------------------------------------------------------------
+
+    def _serve(self, requests: int, replies: int) -> None:
+        while True:
+            try:
+                index = _read_int(requests)
+            except EOFError:
+                return
+            if index is None or index < 0:
+                return
+            child = os.fork()
+            if child == 0:
+                self._run_child(index)
+            _write_int(replies, child)
+            _, status = os.waitpid(child, 0)
+            _write_int(replies, status)
+
+    def _run_child(self, index: int) -> None:
+        code = 0
+        try:
+            item = self.items[index]
+            reports = runtestprotocol(item, log=False, nextitem=None)
+            data = [item.config.hook.pytest_report_to_serializable(config=item.config, report=r) for r in reports]
+            path = self._result_path(index)
+            with open(path + ".tmp", "wb") as fh:
+                pickle.dump(data, fh)  # (JSON would turn a skip's location tuple into a list)
+            os.replace(path + ".tmp", path)
+        except BaseException:  # noqa: BLE001 - anything here is reported by the session as a failure
+            code = 3
+        finally:
+            os._exit(code)
+
+    # -- in the session ------------------------------------------------------------------
+
+    def _result_path(self, index: int) -> str:
+        return os.path.join(self.folder, f"{index}.pickle")
+
+    def run(self, item: pytest.Item) -> List[Any]:
+        """The reports of running ``item`` in a child of the server."""
+        index = self.index[id(item)]
+        _write_int(self.to_server, index)
+        child = _read_int(self.from_server)
+        timeout = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT))
+        status = _read_int(self.from_server, timeout=timeout)
+        if status is None:  # hung: kill it, then the server reports its status
+            os.kill(child, signal.SIGKILL)
+            status = _read_int(self.from_server)
+            return [_failure(item, f"the test did not finish within {timeout:.0f} s and was killed "
+                                   f"(set {TIMEOUT_ENV} to allow longer)")]
+        path = self._result_path(index)
+        if os.path.exists(path):
+            with open(path, "rb") as fh:
+                data = pickle.load(fh)
+            os.remove(path)
+            return [item.config.hook.pytest_report_from_serializable(config=item.config, data=d) for d in data]
+        return [_failure(item, _describe(status))]
+
+    def close(self) -> None:
+        try:
+            _write_int(self.to_server, -1)
+            os.close(self.to_server)
+            os.close(self.from_server)
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass
+
+
+def _describe(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return f"the test process crashed: killed by {name}"
+    return f"the test process exited with status {os.WEXITSTATUS(status)} before reporting"
+
+
+def _failure(item: pytest.Item, message: str) -> TestReport:
+    return TestReport(
+        nodeid=item.nodeid,
+        location=item.location,
+        keywords={k: 1 for k in item.keywords},
+        outcome="failed",
+        longrepr=f"{item.nodeid}: {message}",
+        when="call",
+        sections=[],
+        duration=0.0,
+    )
+
+
+_server: Optional[ForkServer] = None
+
+
+def start(session: pytest.Session, items: List[pytest.Item]) -> None:
+    """Fork the server (call after collection, before any test runs in this process)."""
+    global _server
+    if _server is None and items:
+        session.config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]  # one base for all children
+        _server = ForkServer(items, tempfile.mkdtemp(prefix="conformance-"))
+
+
+def run_isolated(item: pytest.Item) -> bool:
+    """Run ``item`` in a forked child and log its reports; False when not isolating it."""
+    if _server is None or id(item) not in _server.index:
+        return False
+    ihook = item.ihook
+    ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for report in _server.run(item):
+        ihook.pytest_runtest_logreport(report=report)
+    ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+
+
+def shutdown() -> None:
+    global _server
+    if _server is not None:
+        _server.close()
+        try:
+            os.rmdir(_server.folder)
+        except OSError:
+            pass
+        _server = None

@@ -1,0 +1,25 @@
+"""Fixtures shared by the tests that install this repository's distributions."""
+
+from __future__ import annotations
+
+from typing import Dict
+
+import pytest
+
+from .helpers import REPO
+
+PROJECTS = {"tool": REPO, "adapter": REPO / "npu", "example": REPO / "examples" / "toy-adapter"}
+
+
+@pytest.fixture(scope="session")
+def wheels(tmp_path_factory) -> Dict[str, "object"]:
+    """The wheels of the tool, the reference adapter and the example adapter, built once
+    per test run from sdists (as an index serves them)."""
+    from adapter_matrix.ci.wheels import build_wheels
+
+    from .freshvenv import UV
+
+    if UV is None:
+        pytest.skip("uv is not installed")
+    built = build_wheels(list(PROJECTS.values()), tmp_path_factory.mktemp("wheels"))
+    return dict(zip(PROJECTS, built))

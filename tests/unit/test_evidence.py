@@ -1,0 +1,332 @@
+"""Evidence: the records a nox cell commits, and the gate that asks every supported cell for a fresh one.
+
+A small project in a temporary folder (a matrix with an ``evidence`` section, the sources
+it names) gets one record per cell, written by the same functions the nox cells call;
+then single records are planted stale or failed, and ``validate --results --strict``
+must fail naming exactly that cell.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from adapter_matrix.ci import cells, evidence
+from adapter_matrix.ci.plan import plan
+from adapter_matrix.matrix.loader import load
+
+from .helpers import REPO, cli
+
+MATRIX = textwrap.dedent(
+    """\
+    schema-version: 1
+    adapter: {distribution: demo-adapter, device: npu, shims: shims}
+    torch:
+      "2.2": {released: 2024-01-30, patches: [2.2.0, 2.2.2], python: ["3.10", "3.11"]}
+      "2.3": {released: 2024-04-24, patches: [2.3.0, 2.3.1], python: ["3.10", "3.11"]}
+    shims:
+      - {module: shims.torch_2_1, torch: ">=2.1,<2.3"}
+      - {module: shims.torch_2_3, torch: ">=2.3,<2.4"}
+    releases:
+      - version: 2.0.0
+        torch: ">=2.2,<2.4"
+        python: ">=3.10"
+        status: supported
+        exceptions:
+          - {torch: "==2.3.*", python: "==3.11", status: experimental, reason: not tested yet}
+    evidence:
+      folder: records
+      max-age-days: 30
+      sources: [adapter, suite]
+    """
+)
+SUPPORTED = ["py3.10-torch2.2", "py3.11-torch2.2", "py3.10-torch2.3"]  # py3.11-torch2.3 is experimental
+
+
+def _project(root: Path) -> Path:
+    (root / "adapter" / "__pycache__").mkdir(parents=True)
+    (root / "adapter" / "core.py").write_text("KERNEL = 1\n")
+    (root / "adapter" / "__pycache__" / "core.cpython-311.pyc").write_bytes(b"\0compiled")
+    (root / "suite").mkdir()
+    (root / "suite" / "test_core.py").write_text("def test_core():\n    pass\n")
+    (root / "compat.yaml").write_text(MATRIX)
+    return root / "compat.yaml"
+
+
+def _run_cell(matrix, cell_id: str, outcome: str = "passed", torch: str = "") -> dict:
+    """What a nox cell records, without nox: the same write_record and write_evidence."""
+    row = next(r for r in plan(matrix, "full") if r.id == cell_id)
+    check = {"checks": [{"environment": {
+        "python": f"{row.cell.python}.9", "torch": torch or f"{row.cell.torch}+cpu", "torch_variant": "cpu", "adapter": "2.0.0",
+    }}]}
+    build = {"source_hash": "c0ffee" * 4, "build_seconds": 61.2, "compiled": True}
+    suites = {"conformance": cells.TestCounts(70, 0, 2, 0, ("a.b: absent",)), "ops": cells.TestCounts(500, 0 if outcome == "passed" else 3, 10, 0)}
+    results = os.path.join(os.path.dirname(matrix.path), "results")
+    record = cells.write_record(results, row, check, suites, build, {"install": 3.0, "tests": 40.0}, outcome,
+                                None if outcome == "passed" else "ops: 3 failed, 0 errors", cells.tree_state(matrix))
+    evidence.write_evidence(evidence.evidence_folder(matrix, environ={}), record)
+    return record
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    path = _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    matrix = load(path).matrix
+    for cell_id in SUPPORTED:
+        _run_cell(matrix, cell_id)
+    return tmp_path
+
+
+def _gate(project: Path, *extra: str):
+    return cli("validate", "--matrix", str(project / "compat.yaml"), "--results", str(project / "records"), *extra, cwd=project)
+
+
+def _edit(project: Path, cell_id: str, **changes) -> None:
+    path = project / "records" / "2.0.0" / f"{cell_id}.json"
+    record = json.loads(path.read_text())
+    record.update(changes)
+    path.write_text(json.dumps(record))
+
+
+# -- the record --------------------------------------------------------------------------
+
+
+def test_the_evidence_record_is_small_ordered_and_says_what_ran(project):
+    path = project / "records" / "2.0.0" / "py3.10-torch2.2.json"
+    text = path.read_text()
+    record = json.loads(text)
+    assert list(record) == [k for k in evidence.EVIDENCE_KEYS if k in record]
+    assert "skips" not in record and "phases" not in record  # those stay in results/
+    assert record["cell"] == "py3.10-torch2.2" and record["release"] == "2.0.0" and record["outcome"] == "passed"
+    assert (record["python"], record["torch_claimed"], record["torch"], record["torch_variant"]) == ("3.10.9", "2.2.2", "2.2.2+cpu", "cpu")
+    assert record["suites"] == {
+        "conformance": {"passed": 70, "failed": 0, "skipped": 2, "errors": 0},
+        "ops": {"passed": 500, "failed": 0, "skipped": 10, "errors": 0},
+    }
+    assert record["tests"] == {"passed": 570, "failed": 0, "skipped": 12, "errors": 0}
+    assert record["sources"]["paths"] == ["adapter", "suite"] and len(record["sources"]["hash"]) == 16
+    assert record["commit"] is None  # the temporary project is not a git checkout
+    assert _dt.date.fromisoformat(record["timestamp"][:10]) == _dt.datetime.now(_dt.timezone.utc).date()
+    assert len(text) < 1500 and text.endswith("}\n")
+
+
+def test_the_gate_passes_when_every_supported_cell_has_a_fresh_pass(project):
+    res = _gate(project, "--strict")
+    assert res.code == 0, res.out + res.err
+    assert "3 of 3 cells claimed supported have a fresh passing record" in res.out
+
+
+@pytest.mark.parametrize(
+    "plant,says",
+    [
+        ({"timestamp": "2020-01-02T03:04:05+00:00"}, r"stale, passed on 2020-01-02 \(the record is \d+ days old; records count for 30 days"),
+        ({"outcome": "failed", "error": "ops: 3 failed, 0 errors"}, r"failed on \d{4}-\d\d-\d\d \(ops: 3 failed, 0 errors\)"),
+        ({"torch": "2.3.0+cpu"}, r"stale, passed on .* \(ran torch 2.3.0; the cell claims torch 2.3.1\)"),
+    ],
+    ids=["too-old", "failed", "other-patch"],
+)
+def test_a_planted_stale_or_failed_record_fails_the_strict_gate_naming_the_cell(project, plant, says):
+    _edit(project, "py3.10-torch2.3", **plant)
+    res = _gate(project, "--strict")
+    assert res.code == 2
+    named = re.findall(r"cell (\S+) of release", res.out + res.err)
+    assert named == ["py3.10-torch2.3"], res.out + res.err
+    assert re.search(says, res.out + res.err), res.out + res.err
+    assert 'run `nox -s "device(py3.10-torch2.3)"`' in res.out + res.err
+    warned = _gate(project)  # without --strict: the same finding, as a warning
+    assert warned.code == 0 and "warning: cell py3.10-torch2.3" in warned.out + warned.err
+
+
+def test_a_missing_record_names_the_cell_and_an_experimental_cell_needs_none(project):
+    (project / "records" / "2.0.0" / "py3.11-torch2.2.json").unlink()
+    res = _gate(project, "--strict")
+    assert res.code == 2
+    assert "cell py3.11-torch2.2 of release 2.0.0 is claimed supported without a fresh passing record: no record" in res.out + res.err
+    assert "py3.11-torch2.3" not in res.out + res.err
+
+
+def test_records_age_by_date(project):
+    today = _dt.datetime.now(_dt.timezone.utc).date()
+    assert _gate(project, "--strict", "--today", str(today + _dt.timedelta(days=30))).code == 0
+    res = _gate(project, "--strict", "--today", str(today + _dt.timedelta(days=31)))
+    assert res.code == 2 and (res.out + res.err).count("records count for 30 days") == 3
+
+
+def test_a_change_to_the_sources_ages_every_record_but_caches_do_not(project):
+    (project / "adapter" / "__pycache__" / "core.cpython-311.pyc").write_bytes(b"\0recompiled")
+    (project / "adapter" / ".core.py.swp").write_text("editor state")
+    assert _gate(project, "--strict").code == 0
+    (project / "suite" / "test_core.py").write_text("def test_core():\n    assert True\n")
+    res = _gate(project, "--strict")
+    assert res.code == 2 and (res.out + res.err).count("the evidence sources changed since its run") == 3
+
+
+def test_the_matrix_inside_a_source_folder_never_counts(tmp_path, monkeypatch):
+    """Like this repository: compat.yaml links to the copy the adapter ships in its package."""
+    _project(tmp_path)
+    (tmp_path / "compat.yaml").rename(tmp_path / "adapter" / "compat.yaml")
+    (tmp_path / "compat.yaml").symlink_to("adapter/compat.yaml")
+    monkeypatch.chdir(tmp_path)
+    matrix = load(tmp_path / "compat.yaml").matrix
+    assert evidence.evidence_folder(matrix, environ={}) == str(tmp_path / "records")  # next to the link, not the target
+    before = evidence.sources_hash(matrix)
+    (tmp_path / "adapter" / "compat.yaml").write_text(MATRIX + "# a new claim\n")
+    assert evidence.sources_hash(matrix) == before
+    (tmp_path / "adapter" / "core.py").write_text("KERNEL = 2\n")
+    assert evidence.sources_hash(matrix) != before
+
+
+def test_a_missing_source_is_a_clear_error(project):
+    (project / "compat.yaml").write_text(MATRIX.replace("[adapter, suite]", "[adapter, suites]"))
+    res = _gate(project)
+    assert res.code == 2 and "evidence source 'suites' does not exist" in res.err
+
+
+def test_in_git_the_hash_covers_the_tree_as_git_sees_it(project):
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q"], cwd=project, check=True)
+    (project / ".gitignore").write_text("__pycache__/\n*.log\n")
+    subprocess.run(git + ["add", "-A"], cwd=project, check=True)
+    subprocess.run(git + ["commit", "-qm", "init"], cwd=project, check=True)
+    matrix = load(project / "compat.yaml").matrix
+    before = evidence.sources_hash(matrix)
+    (project / "suite" / "run.log").write_text("ignored by git")
+    (project / "compat.yaml").write_text(MATRIX + "# a comment\n")
+    (project / "adapter" / "compat.yaml").symlink_to("../compat.yaml")  # an adapter shipping the matrix
+    subprocess.run(git + ["add", "-A"], cwd=project, check=True)
+    subprocess.run(git + ["commit", "-qm", "link"], cwd=project, check=True)
+    linked = evidence.sources_hash(matrix)
+    (project / "compat.yaml").write_text(MATRIX + "# another comment\n")
+    assert evidence.sources_hash(matrix) == linked != before  # the link counts by its target, not the matrix's text
+    record = _run_cell(load(project / "compat.yaml").matrix, "py3.10-torch2.2")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True).stdout.strip()
+    assert record["commit"] == head and record["dirty"] is False
+    (project / "adapter" / "new.py").write_text("untracked, but it would run\n")
+    assert evidence.git_state(matrix) == (head, True)
+    assert evidence.sources_hash(matrix) != linked
+
+
+# -- the views and the results command ---------------------------------------------------
+
+
+def test_the_verified_view_shows_date_torch_and_commit_and_why_a_cell_is_stale(project):
+    _edit(project, "py3.10-torch2.2", commit="0123456789abcdef")
+    _edit(project, "py3.11-torch2.2", torch="2.2.0+cpu", timestamp="2026-11-01T10:00:00+00:00")
+    _edit(project, "py3.10-torch2.3", outcome="failed", timestamp="2026-11-02T10:00:00+00:00")
+    res = cli("table", "--matrix", "compat.yaml", "--view", "verified", "--results", "records", "-f", "json", cwd=project)
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    facts = {c["id"]: c["verification"] for c in doc["cells"]}
+    today = _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+    assert facts["py3.10-torch2.2"] == {
+        "state": "verified", "date": today, "session": "device(py3.10-torch2.2)", "torch": "2.2.2",
+        "commit": "0123456789abcdef", "reason": None,
+    }
+    assert facts["py3.11-torch2.2"]["state"] == "stale"
+    assert facts["py3.11-torch2.2"]["reason"] == "ran torch 2.2.0; the cell claims torch 2.2.2"
+    assert facts["py3.10-torch2.3"]["state"] == "failed" and facts["py3.11-torch2.3"]["state"] == "unverified"
+    md = cli("table", "--matrix", "compat.yaml", "--view", "verified", "--results", "records", cwd=project).out
+    assert f"verified {today}, torch 2.2.2 at `0123456`" in md
+    assert "stale: passed 2026-11-01, torch 2.2.0" in md and "failed 2026-11-02, torch 2.3.1" in md
+    zh = cli("table", "--matrix", "compat.yaml", "--view", "verified", "--results", "records", "--lang", "zh", cwd=project).out
+    assert f"已验证 {today}，torch 2.2.2，提交 `0123456`" in zh
+
+
+def test_results_merges_folders_into_the_evidence_folder_newest_first(project, tmp_path):
+    downloaded = project / "artifacts" / "result-py3.11-torch2.2"
+    downloaded.mkdir(parents=True)
+    full = json.loads((project / "results" / "py3.11-torch2.2.json").read_text())
+    full.update(timestamp="2099-01-01T00:00:00+00:00", commit="feedfacefeedface")
+    (downloaded / "py3.11-torch2.2.json").write_text(json.dumps(full))
+    older = dict(full, timestamp="2001-01-01T00:00:00+00:00", outcome="failed")
+    (downloaded.parent / "old.json").write_text(json.dumps(dict(older, cell="py3.10-torch2.2")))
+    res = cli("results", "artifacts", "--into", "records", "-f", "markdown", cwd=project)
+    assert res.code == 0, res.err
+    assert "records: 1 evidence record(s) written" in res.err  # the old failure lost to the newer record
+    merged = json.loads((project / "records" / "2.0.0" / "py3.11-torch2.2.json").read_text())
+    assert merged["commit"] == "feedfacefeedface" and "skips" not in merged
+    assert json.loads((project / "records" / "2.0.0" / "py3.10-torch2.2.json").read_text())["outcome"] == "passed"
+    assert "| py3.11-torch2.2 | 3.11.9 | 2.2.2+cpu | passed  | 570/0/12/0" in res.out and "| feedfac |" in res.out
+
+
+# -- the repository ----------------------------------------------------------------------
+
+
+def test_the_repository_names_its_evidence_sources_and_they_exist():
+    matrix = load(REPO / "compat.yaml").matrix
+    assert matrix.evidence.folder == "evidence" and matrix.evidence.sources
+    assert len(evidence.sources_hash(matrix)) == 16
+
+
+def test_the_repository_evidence_folder_holds_only_evidence_records():
+    folder = REPO / "evidence"
+    for path in folder.rglob("*.json"):
+        record = json.loads(path.read_text())
+        assert list(record) == [k for k in evidence.EVIDENCE_KEYS if k in record], path
+        assert path.parent.name == record["release"] and path.stem == record["cell"], path
+
+
+RUN_TIER = REPO / "scripts" / "run_tier.py"
+
+
+def test_run_tier_runs_a_part_by_tags_and_skips_fresh_cells(project):
+    env = dict(os.environ, ADAPTER_MATRIX_NOX_MATRIX=str(project / "compat.yaml"))
+
+    def dry(*args):
+        proc = subprocess.run([sys.executable, str(RUN_TIER), "full", "--dry-run", *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    out = dry("-t", "torch2.3")
+    assert "skip device(py3.10-torch2.3): verified" in out
+    assert "run  device(py3.11-torch2.3)" in out and "torch2.2" not in out
+    out = dry("-t", "torch2.3", "--force")
+    assert "run  device(py3.10-torch2.3)" in out and "skip" not in out
+    assert dry("-t", "torch2.3", "-p", "3.11").strip() == "run  device(py3.11-torch2.3): unverified"
+    _edit(project, "py3.10-torch2.2", timestamp="2020-01-01T00:00:00+00:00")
+    out = dry()
+    assert "run  device(py3.10-torch2.2): stale" in out and "skip device(py3.11-torch2.2)" in out
+
+
+def test_a_compiled_matrix_of_another_model_is_never_read(monkeypatch):
+    """The nox cells read compat.yaml through the compiled-matrix cache: a pickle made by a
+    checkout whose model lacked the evidence section would silently drop it."""
+    from adapter_matrix.matrix import cache
+
+    raw = (REPO / "compat.yaml").read_bytes()
+    now = cache.compiled_matrix_path(raw, "compat.yaml")
+    monkeypatch.setattr(cache, "_stamp", b"the model of another checkout")
+    assert cache.compiled_matrix_path(raw, "compat.yaml") != now
+
+
+def test_a_rows_record_counts_for_every_cell_the_row_tests(tmp_path, monkeypatch):
+    """A dimension no runner provides does not multiply the plan: the one session of
+    py3.10-torch2.2 stands for its cells of every cann value."""
+    text = MATRIX.replace("evidence:", "dimensions:\n  cann: {values: ['8.0.0', '8.1.0']}\nevidence:")
+    text = text.replace("    status: supported\n", "    status: supported\n    dimensions: {cann: '>=8.0'}\n")
+    _project(tmp_path)
+    (tmp_path / "compat.yaml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    matrix = load(tmp_path / "compat.yaml").matrix
+    rows = [r.id for r in plan(matrix, "full")]
+    assert rows == ["py3.10-torch2.2", "py3.11-torch2.2", "py3.10-torch2.3", "py3.11-torch2.3"]
+    for row in rows[:3]:
+        _run_cell(matrix, row)
+    res = _gate(tmp_path, "--strict")
+    assert res.code == 0, res.out + res.err
+    assert "6 of 6 cells claimed supported have a fresh passing record" in res.out
+    (tmp_path / "records" / "2.0.0" / "py3.11-torch2.2.json").unlink()
+    res = _gate(tmp_path, "--strict")
+    named = sorted(set(re.findall(r"cell (\S+) of release", res.out + res.err)))
+    assert named == ["py3.11-torch2.2-cann8.0.0", "py3.11-torch2.2-cann8.1.0"]
+    assert 'run `nox -s "device(py3.11-torch2.2)"`' in res.err + res.out

@@ -1,0 +1,209 @@
+"""The op sweep without torch: crash isolation, the expectations file, judging, the record.
+
+The worker is replaced by ``tests/unit/fake_opworker.py``, which speaks the worker's
+protocol and crashes, aborts and hangs on purpose; the real worker runs in
+``tests/conformance/test_opinfo.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import time
+
+import pytest
+
+from adapter_matrix.device.opsweep import expected as ex
+from adapter_matrix.device.opsweep import record as rec
+from adapter_matrix.device.opsweep.runner import Sweep, SweepError, Task, run_sweep
+
+from .helpers import REPO, cli
+
+FAKE = "tests.unit.fake_opworker"
+
+
+def fake_sweep(ops, timeout=30.0):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    seen = []
+    sweep = run_sweep("npu", "shims", ops=ops, timeout=timeout, env=env, workers=(FAKE,),
+                      progress=lambda task, done, total: seen.append((task.op, done, total)))
+    return sweep, seen
+
+
+# -- the runner ---------------------------------------------------------------------------
+
+
+def test_a_crash_is_that_tasks_result_and_the_sweep_goes_on():
+    sweep, seen = fake_sweep(["add", "segv", "mul", "abort", "sub"])
+    assert [(t.op, t.outcome) for t in sweep.tasks] == [
+        ("add", "passed"), ("segv", "crashed"), ("mul", "passed"), ("abort", "crashed"), ("sub", "passed")]
+    segv, abort = sweep.tasks[1], sweep.tasks[3]
+    assert segv.error.startswith("SIGSEGV: Fatal Python error: Segmentation fault")
+    assert abort.error.startswith("SIGABRT: ") and "what():  boom" in abort.error
+    assert "Segmentation fault" in (segv.detail or "")
+    assert sweep.workers == 3  # one start, one restart per crash: not one interpreter per op
+    assert [done for _, done, _ in seen] == [1, 2, 3, 4, 5]
+
+
+def test_a_hang_is_killed_and_recorded_as_timeout():
+    start = time.perf_counter()
+    sweep, _ = fake_sweep(["add", "hang", "mul"], timeout=1.0)
+    assert [(t.op, t.outcome) for t in sweep.tasks] == [("add", "passed"), ("hang", "timeout"), ("mul", "passed")]
+    assert "no result after 1 s" in sweep.tasks[1].error
+    assert time.perf_counter() - start < 30
+
+
+def test_a_crash_in_the_last_task_ends_the_sweep():
+    sweep, _ = fake_sweep(["add", "segv"])
+    assert [t.outcome for t in sweep.tasks] == ["passed", "crashed"]
+
+
+def test_a_worker_that_cannot_start_is_one_error_not_a_loop():
+    with pytest.raises(SweepError, match="before its first task.*ImportError: no module named torch"):
+        fake_sweep(["startup"])
+
+
+# -- the expectations file ----------------------------------------------------------------
+
+
+def write(tmp_path, text):
+    path = tmp_path / "expected.yaml"
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def task(op, outcome="passed", dtype="float32", kind="forward", family="other", error=None):
+    return Task(op, family, dtype, kind, outcome, error)
+
+
+GOOD = """\
+    schema: 1
+    sample: [add, mul]
+    expected:
+      - ops: [to_sparse]
+        outcome: unsupported
+        reason: strided only
+      - ops: [sgn]
+        kinds: [backward]
+        outcome: crashes
+        reason: zero tensors
+        issue: "12"
+      - ops: [as_strided]
+        torch: "<2.5"
+        dtypes: [bfloat16]
+        outcome: fails
+        reason: old era
+"""
+
+
+def test_expectations_load(tmp_path):
+    e = ex.load(write(tmp_path, GOOD))
+    assert e.sample == ("add", "mul")
+    assert [(x.ops, x.outcome, x.issue) for x in e.entries] == [
+        (("to_sparse",), "unsupported", None), (("sgn",), "crashes", "12"), (("as_strided",), "fails", None)]
+
+
+def test_expectations_report_every_problem_with_its_position(tmp_path):
+    path = write(tmp_path, """\
+        schema: 1
+        expected:
+          - ops: [a]
+            outcome: broken
+            reason: x
+          - ops: [b]
+            outcome: fails
+          - ops: [c]
+            outcome: fails
+            reason: y
+            torch: ">=two"
+            dtypes: [float8]
+            colour: red
+    """)
+    with pytest.raises(ex.ExpectationsError) as info:
+        ex.load(path)
+    text = str(info.value)
+    assert "expected.yaml:4:14: outcome: unknown value 'broken'" in text
+    assert "expected.yaml:6:5: missing `reason`" in text
+    assert "expected.yaml:11:12: torch: '>=two' is not a version specifier" in text
+    assert "expected.yaml:12:14: dtypes: unknown value 'float8'" in text
+    assert "expected.yaml:13:5: unknown key 'colour'" in text
+
+
+def test_the_repositorys_expectations_are_valid():
+    e = ex.load(str(REPO / "tests" / "ops" / "expected.yaml"))
+    assert len(e.sample) >= 40
+    assert all(entry.reason for entry in e.entries)
+
+
+# -- judging ------------------------------------------------------------------------------
+
+
+def sweep_of(*tasks, torch="2.13.0+cpu"):
+    return Sweep(torch, "3.11.0", "npu", list(tasks), 1.0, 1)
+
+
+def problems(sweep, path):
+    return [(v.task.op, v.problem) for v in ex.judge(sweep, ex.load(path)) if v.problem]
+
+
+def test_a_new_failure_and_a_new_pass_both_disagree(tmp_path):
+    path = write(tmp_path, GOOD)
+    found = problems(sweep_of(task("add", "failed"), task("to_sparse", "passed"), task("mul", "crashed")), path)
+    assert found[0] == ("add", "new failure")
+    assert found[1][0] == "to_sparse" and found[1][1].startswith("passes now, but ") and "expects it to be unsupported" in found[1][1]
+    assert found[2] == ("mul", "new crash")
+
+
+def test_listed_tasks_that_end_as_listed_agree(tmp_path):
+    path = write(tmp_path, GOOD)
+    sweep = sweep_of(task("to_sparse", "failed"), task("sgn", "crashed", kind="backward"), task("sgn", "passed"),
+                     task("jiterator_unary", "skipped"))
+    assert problems(sweep, path) == []
+
+
+def test_a_crash_listed_as_a_failure_is_not_explained(tmp_path):
+    path = write(tmp_path, GOOD)
+    assert problems(sweep_of(task("to_sparse", "crashed")), path)[0][1].endswith("expects it to be unsupported")
+
+
+def test_entries_hold_for_their_torch_era_and_cover_variants(tmp_path):
+    path = write(tmp_path, GOOD)
+    old = sweep_of(task("as_strided.partial_views", "failed", dtype="bfloat16"), torch="2.4.1")
+    new = sweep_of(task("as_strided.partial_views", "failed", dtype="bfloat16"), torch="2.5.1")
+    assert problems(old, path) == []
+    assert problems(new, path) == [("as_strided.partial_views", "new failure")]
+
+
+# -- the record ---------------------------------------------------------------------------
+
+
+def test_the_record_counts_ops_per_family_and_the_float32_rate(tmp_path):
+    path = write(tmp_path, GOOD)
+    sweep = sweep_of(
+        task("add", family="binary"), task("add", kind="backward", family="binary"),
+        task("mul", family="binary"), task("mul", "failed", kind="backward", family="binary", error="sample 1: differs"),
+        task("to_sparse", "failed", error="NotImplementedError"), task("to_sparse", "failed", dtype="int64"),
+        task("jiterator_unary", "skipped"),
+    )
+    record = rec.build_record(sweep, ex.judge(sweep, ex.load(path)), ex.load(path), "full")
+    assert record["families"] == {
+        "binary": {"passed": 1, "failed": 0, "unsupported": 0, "skipped": 0, "unexpected": 1},
+        "other": {"passed": 0, "failed": 0, "unsupported": 1, "skipped": 1, "unexpected": 0},
+    }
+    assert record["float32"] == {"ops": 4, "compared": 3, "matched": 1, "percent": 33.33}
+    assert not record["ok"] and record["problems"] == [
+        {"task": "mul/float32/backward", "outcome": "failed", "problem": "new failure", "error": "sample 1: differs"}]
+    sparse = [f for f in record["failures"] if f["op"] == "to_sparse"]
+    assert sparse == [{"op": "to_sparse", "family": "other", "state": "unsupported", "outcome": "failed",
+                       "tasks": ["float32/forward", "int64/forward"], "reason": "strided only", "issue": None,
+                       "problem": None, "error": "NotImplementedError"}]
+    counts = rec.summary(record, "results/ops/x.json")
+    assert counts["tasks"] == {"passed": 3, "failed": 3, "crashed": 0, "timeout": 0, "skipped": 1}
+    assert counts["problems"] == 1 and counts["record"] == "results/ops/x.json"
+
+
+def test_ops_sweep_rejects_a_bad_expectations_file_with_exit_2(tmp_path):
+    path = write(tmp_path, "schema: 1\nexpected: [{ops: [a], outcome: fails}]\n")
+    result = cli("ops", "sweep", "--expected", path)
+    assert result.code == 2
+    assert "missing `reason`" in result.err and "1 problem(s) in the expectations" in result.err
