@@ -19,7 +19,7 @@ import zipfile
 from email.parser import HeaderParser
 from typing import Dict, List, Mapping, Tuple
 
-from .. import __version__
+from .._version import __version__
 
 __all__ = ["MetadataError", "http_get", "wheel_metadata", "headers", "HEADERS_KEPT"]
 

@@ -4,6 +4,7 @@
 // this unit's compile time (30 s -> 15 s of CPU; benchmarks/build_time.py) for nothing used here.
 #include "npu.h"  // first: the version gates decide what else to include
 
+#include <torch/csrc/Dtype.h>  // THPDtype: torch 2.1 does not reach it through pybind.h
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/utils/pybind.h>
