@@ -14,10 +14,10 @@ Each run is a fresh interpreter that imports torch (its device autoload off), th
     python  the rest: importing shims, adapter_matrix.device.build and the guard's modules
 
 Prints the median and the minimum of each over the runs and `import torch` for scale.
-Target: the median total <= 20 ms; on a busy machine (other jobs on the cores) the wall
-time waits for a core, and the CPU time is what a quiet machine's wall time would be. Bytecode is used (PYTHONDONTWRITEBYTECODE removed),
-as in an installed package. The machine is shared: compare runs of one invocation, and
-read the minimum as what a quiet machine gives.
+Target: the median total <= 20 ms. On a busy machine (other jobs on the cores) the wall
+time also waits for a core; the CPU time is what a quiet machine's wall time would be, and
+the fastest runs (a free core) show it. Bytecode is used (PYTHONDONTWRITEBYTECODE removed),
+as in an installed package.
 """
 
 from __future__ import annotations

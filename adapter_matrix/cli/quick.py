@@ -45,7 +45,7 @@ _BY_FLAG = {flag: option for option in CHECK_OPTIONS for flag in option.flags}
 def parse_check(argv: Sequence[str]) -> Optional[Dict[str, Any]]:
     """The keywords of :func:`run_check` for ``check ARGV``, or None for anything else
     (help, an unknown option, a missing value, an argument): typer answers those."""
-    args: Dict[str, Any] = {"matrix": None, "torch": None, "python": None, "adapter": None, "sets": [], "companions": [], "as_json": False, "deep": False, "today": None}
+    args: Dict[str, Any] = {o.dest: [] if o.kind == "multiple" else False if o.kind == "flag" else None for o in CHECK_OPTIONS}
     i = 0
     while i < len(argv):
         token = argv[i]

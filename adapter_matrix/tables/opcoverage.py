@@ -4,8 +4,9 @@
     torch line (newest first) x op family: how many ops pass, fail and are unsupported,
     plus the float32 match rate (ops matching CPU forward and backward) and the time.
 ``op-failures``
-    one row per op that does not pass, with the torch lines, the dtypes and directions
-    it fails in, and why (the expectations' reason, or the error when unexplained).
+    the ops that do not pass, with the torch lines, the dtypes and directions they fail
+    in, and why (the expectations' reason, or the error when unexplained); ops that fail
+    alike share a row.
 
 Both read op-sweep records (:mod:`adapter_matrix.device.opsweep.record`, which decides
 every status and count); nothing here imports torch or re-judges a task.
@@ -20,7 +21,7 @@ from ..device.opsweep.expected import DTYPES, KINDS
 from ..device.opsweep.worker import FAMILIES
 from ..matrix.model import Matrix
 from ..matrix.queries import Releases
-from .table import Column, Table, TableCell, code, plain
+from .table import Column, Span, Table, TableCell, plain
 from .words import legend, word
 
 __all__ = ["ops", "op_failures"]
@@ -98,7 +99,7 @@ def op_failures(
     today: Any = None,
     records: Optional[Sequence[Dict[str, Any]]] = None,
 ) -> Table:
-    """One row per op that does not pass on some torch line: where, in what, and why."""
+    """One row per set of ops that do not pass alike: where, in what, and why."""
     if records is None:
         raise ValueError(NEEDS.format(view="op-failures"))
     groups: "OrderedDict[Tuple[Any, ...], Dict[str, Any]]" = OrderedDict()
@@ -112,17 +113,26 @@ def op_failures(
             group = groups.setdefault(key, dict(failure, why=why, lines=[]))
             group["lines"].append(record["torch_line"])
     swept = [r["torch_line"] for r in reversed(list(records))]
+    # ops that fail alike (same family, lines, dtypes and reason) share a row
+    rows_of: "OrderedDict[Tuple[Any, ...], List[Dict[str, Any]]]" = OrderedDict()
+    for group in sorted(groups.values(), key=lambda g: (FAMILIES.index(g["family"]) if g["family"] in FAMILIES else 99, g["op"])):
+        key = (group["family"], group["state"], group["why"], tuple(group["lines"]), tuple(group["tasks"]))
+        rows_of.setdefault(key, []).append(group)
     rows = []
     facts = []
-    for group in sorted(groups.values(), key=lambda g: (FAMILIES.index(g["family"]) if g["family"] in FAMILIES else 99, g["op"])):
-        lines = word("ops_every_line", lang) if group["lines"] == swept and len(swept) > 1 else ", ".join(group["lines"])
-        why = group["why"] + (f" (issue {group['issue']})" if group.get("issue") and group["state"] != "unexpected" else "")
-        state = {"unexpected": "ops_new", "failed": "ops_known", "unsupported": "ops_unsupported"}[group["state"]]
-        rows.append((code(group["op"]), plain(group["family"]), plain(lines), plain(_tasks_text(group["tasks"])),
+    for same in rows_of.values():
+        first = same[0]
+        lines = word("ops_every_line", lang) if first["lines"] == swept and len(swept) > 1 else ", ".join(first["lines"])
+        why = first["why"] + (f" (issue {first['issue']})" if first.get("issue") and first["state"] != "unexpected" else "")
+        state = {"unexpected": "ops_new", "failed": "ops_known", "unsupported": "ops_unsupported"}[first["state"]]
+        ops_cell: List[Span] = []
+        for group in same:
+            ops_cell += ([Span(", ")] if ops_cell else []) + [Span(group["op"], code=True)]
+        rows.append((TableCell(tuple(ops_cell)), plain(first["family"]), plain(lines), plain(_tasks_text(first["tasks"])),
                      plain(word(state, lang), state), plain(why)))
-        facts.append({"op": group["op"], "family": group["family"], "torch_lines": group["lines"], "tasks": group["tasks"],
-                      "state": group["state"], "outcome": group["outcome"], "reason": group["reason"], "issue": group.get("issue"),
-                      "error": group["error"]})
+        facts.append({"ops": [g["op"] for g in same], "family": first["family"], "torch_lines": first["lines"], "tasks": first["tasks"],
+                      "state": first["state"], "outcome": first["outcome"], "reason": first["reason"], "issue": first.get("issue"),
+                      "error": first["error"]})
     keys = ("op", "family", "torch", "tasks", "status", "why")
     columns = tuple(Column(k, word("torch" if k == "torch" else f"opf_{k}", lang)) for k in keys)
     title = word("op_failures_title", lang).format(dist=matrix.adapter.distribution)

@@ -59,7 +59,8 @@ CLASS_FAMILIES = (
     ("SpectralFuncInfo", "fft"),
     ("ShapeFuncInfo", "shape"),
 )
-FAMILIES = tuple(dict.fromkeys([f for _, f in NAMESPACE_FAMILIES] + [f for _, f in CLASS_FAMILIES] + ["other"]))
+# "modules": PyTorch's device-generic module tests (:mod:`.generic`), in the same records
+FAMILIES = tuple(dict.fromkeys([f for _, f in NAMESPACE_FAMILIES] + [f for _, f in CLASS_FAMILIES] + ["other", "modules"]))
 BACKWARD_DTYPES = ("float32", "float64")
 SEED = 20261201
 
