@@ -60,6 +60,8 @@ EVIDENCE_ENV = "ADAPTER_MATRIX_EVIDENCE"  # write the evidence records elsewhere
 
 # The keys of an evidence record, in the order they are written: what ran, where, and how it went.
 # No logs, skip reasons or phase timings (those stay in results/): one small file per cell.
+# `companions` are the companion packages the cell installed; `ops` is the op sweep's summary
+# (mode, tasks by outcome, float32 match), not its per-op record.
 EVIDENCE_KEYS: Tuple[str, ...] = (
     "schema",
     "cell",
@@ -83,6 +85,8 @@ EVIDENCE_KEYS: Tuple[str, ...] = (
     "duration",
     "tests",
     "suites",
+    "companions",
+    "ops",
 )
 
 
@@ -188,8 +192,13 @@ def git_state(matrix: Matrix) -> Tuple[Optional[str], Optional[bool]]:
 
 
 def evidence_of(record: Mapping[str, Any]) -> Dict[str, Any]:
-    """The evidence form of a result record: its :data:`EVIDENCE_KEYS`, in that order."""
-    return {key: record[key] for key in EVIDENCE_KEYS if key in record}
+    """The evidence form of a result record: its :data:`EVIDENCE_KEYS`, in that order.
+
+    The op sweep's summary loses its ``record`` (a path under ``results/``, not in git)."""
+    kept = {key: record[key] for key in EVIDENCE_KEYS if key in record}
+    if isinstance(kept.get("ops"), Mapping):
+        kept["ops"] = {k: v for k, v in kept["ops"].items() if k != "record"}
+    return kept
 
 
 def write_evidence(folder: str, record: Mapping[str, Any]) -> str:

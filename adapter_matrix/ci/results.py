@@ -84,8 +84,26 @@ def _tests(record: Dict[str, Any]) -> str:
     return f"{t.get('passed', 0)}/{t.get('failed', 0)}/{t.get('skipped', 0)}/{t.get('errors', 0)}" if t else "-"
 
 
+def _workloads(record: Dict[str, Any]) -> str:
+    """The workloads group's passed/failed/skipped, "-" when the cell did not report the group."""
+    w = (record.get("suites") or {}).get("workloads")
+    return f"{w.get('passed', 0)}/{w.get('failed', 0)}/{w.get('skipped', 0)}" if w else "-"
+
+
+def _op_sweep(record: Dict[str, Any]) -> str:
+    """How much of the op sweep ran: ``full`` with the float32 match rate, ``sample``, or "-"."""
+    ops = record.get("ops")
+    if not isinstance(ops, dict):  # a record from before the summary was kept: only the suite counts
+        return "ran" if (record.get("suites") or {}).get("ops") else "-"
+    f32 = ops.get("float32") or {}
+    if ops.get("mode") == "full" and f32.get("compared"):
+        return f"full, f32 {f32.get('matched', 0)}/{f32['compared']}"
+    return str(ops.get("mode") or "-")
+
+
 def rows(summary: Summary) -> List[List[str]]:
-    """Table rows: cell, Python, torch, outcome, tests p/f/s/e, build s, duration s, when, commit."""
+    """Table rows: cell, Python, torch, outcome, tests p/f/s/e, workloads p/f/s, op sweep,
+    build s, duration s, when, commit."""
     out = []
     for r in summary.records:
         build = f"{r.get('build_seconds') or 0:.0f}" + (" (cached)" if r.get("build_cached") else "")
@@ -96,6 +114,8 @@ def rows(summary: Summary) -> List[List[str]]:
                 str(r.get("torch") or r.get("torch_claimed", "")),
                 r["outcome"],
                 _tests(r),
+                _workloads(r),
+                _op_sweep(r),
                 build,
                 f"{r.get('duration', 0):.0f}",
                 str(r.get("timestamp", ""))[:16].replace("T", " "),
@@ -103,11 +123,11 @@ def rows(summary: Summary) -> List[List[str]]:
             ]
         )
     for cell in summary.missing:
-        out.append([cell, "", "", "missing", "-", "-", "-", "", ""])
+        out.append([cell, "", "", "missing", "-", "-", "-", "-", "-", "", ""])
     return out
 
 
-HEADERS = ["cell", "Python", "torch", "outcome", "tests p/f/s/e", "build s", "duration s", "when (UTC)", "commit"]
+HEADERS = ["cell", "Python", "torch", "outcome", "tests p/f/s/e", "workloads p/f/s", "op sweep", "build s", "duration s", "when (UTC)", "commit"]
 
 
 def render_markdown(summary: Summary) -> str:

@@ -228,6 +228,26 @@ def test_results_aggregate_and_exit_codes(tmp_path):
     assert cli("results", str(tmp_path / "nothing")).code == 2
 
 
+def test_results_show_the_workloads_group_and_how_much_of_the_op_sweep_ran(tmp_path):
+    _record(tmp_path, "py3.8-torch2.1", "passed")
+    _record(tmp_path, "py3.11-torch2.13", "passed")
+    path = tmp_path / "py3.8-torch2.1.json"
+    record = json.loads(path.read_text())
+    record["suites"] = {"workloads": {"passed": 11, "failed": 0, "skipped": 0, "errors": 0}}
+    record["ops"] = {"mode": "full", "float32": {"ops": 645, "compared": 640, "matched": 637}, "record": "ops/py3.8-torch2.1.json"}
+    path.write_text(json.dumps(record))
+    res = cli("results", str(tmp_path), "-f", "markdown")
+    assert res.code == 0, res.err
+    assert "| workloads p/f/s | op sweep " in res.out
+    assert "| 68/0/0/0      | 11/0/0          | full, f32 637/640 |" in res.out
+    assert "| 68/0/0/0      | -               | -                 |" in res.out  # a cell that did not report them
+
+    from adapter_matrix.ci.evidence import evidence_of
+
+    kept = evidence_of(record)
+    assert kept["ops"] == {"mode": "full", "float32": {"ops": 645, "compared": 640, "matched": 637}}  # no path into results/
+
+
 def test_records_of_different_releases_both_count(tmp_path):
     _record(tmp_path / "old", "py3.11-torch2.13", "failed")
     _record(tmp_path / "new", "py3.11-torch2.13", "passed", stamp="2026-11-29T12:00:00+00:00")
