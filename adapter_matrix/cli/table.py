@@ -28,7 +28,8 @@ def table(
         None,
         "--view",
         help="grid (torch x Python; the default), verified (the grid with test evidence), releases, dimension (a dimension x torch), "
-        "capabilities, ops (op-sweep counts per torch line and op family) or op-failures (the ops that do not match CPU, and why).",
+        "capabilities, ops (op-sweep counts per torch line and op family), op-dtypes (task counts per torch line, dtype and direction) "
+        "or op-failures (the ops that do not match CPU, and why).",
     ),
     dimension: Optional[str] = typer.Option(None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="markdown (or md, gfm; the default), rst (rest), html (htm), csv or json."),
@@ -38,7 +39,7 @@ def table(
     ),
     results: Optional[str] = typer.Option(
         None, "--results", help="Folder of result records for --view verified (and for verified blocks without results=), "
-        "or of op-sweep records for --view ops and op-failures."
+        "or of op-sweep records for --view ops, op-dtypes and op-failures."
     ),
     today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
     output: Optional[str] = typer.Option(

@@ -3,6 +3,9 @@
 ``ops``
     torch line (newest first) x op family: how many ops pass, fail and are unsupported,
     plus the float32 match rate (ops matching CPU forward and backward) and the time.
+``op-dtypes``
+    torch line x dtype and direction (forward, backward, module): how many tasks pass and
+    fail, so a reader sees at once whether, say, bfloat16 or backward holds up on a line.
 ``op-failures``
     the ops that do not pass, with the torch lines, the dtypes and directions they fail
     in, and why (the expectations' reason, or the error when unexplained); ops that fail
@@ -24,7 +27,7 @@ from ..matrix.queries import Releases
 from .table import Column, Span, Table, TableCell, plain
 from .words import legend, word
 
-__all__ = ["ops", "op_failures"]
+__all__ = ["ops", "op_dtypes", "op_failures"]
 
 NEEDS = "the {view} view needs op-sweep records: give --results DIR (or results=DIR in a marker)"
 
@@ -36,6 +39,13 @@ def _family_cell(counts: Optional[Dict[str, int]], lang: str) -> TableCell:
     state = "ops_new" if counts["unexpected"] else "ops_known" if counts["failed"] else "ops_ok"
     title = word("ops_cell_about", lang).format(**counts)
     return plain(f"{counts['passed']}/{failed}/{counts['unsupported']}", state, title)
+
+
+def _sweep_facts(record: Dict[str, Any]) -> Dict[str, Any]:
+    """What the JSON format of the ops and op-dtypes views carries of one sweep record."""
+    keys = ("torch", "torch_line", "python", "device", "mode", "seconds", "timestamp", "ops", "tasks_run", "ok",
+            "float32", "families", "by_dtype")
+    return {key: record[key] for key in keys}
 
 
 def _minutes(seconds: float) -> str:
@@ -65,9 +75,7 @@ def ops(
         row += [_family_cell(record["families"].get(f), lang) for f in families]
         row.append(plain(_minutes(record["seconds"])))
         rows.append(tuple(row))
-        facts.append({key: record[key] for key in (
-            "torch", "torch_line", "python", "device", "mode", "seconds", "timestamp", "ops", "tasks_run", "ok",
-            "float32", "families", "by_dtype")})
+        facts.append(_sweep_facts(record))
     columns = (
         (Column("torch", word("torch", lang)), Column("ops", word("ops_count", lang)), Column("float32", word("ops_float32", lang)))
         + tuple(Column(f, f) for f in families)
@@ -77,6 +85,48 @@ def ops(
     title = word("ops_title", lang).format(dist=matrix.adapter.distribution, device=device)
     data = {"adapter": matrix.adapter.distribution, "release": None, "sweeps": facts}
     return Table("ops", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)
+
+
+def _task_state(record: Dict[str, Any], task: str, failed: int) -> Optional[str]:
+    """The legend state of one dtype/kind cell: the worst of the failures touching it."""
+    states = {f["state"] for f in record["failures"] if task in f["tasks"]}
+    for state, shown in (("unexpected", "ops_new"), ("failed", "ops_known"), ("unsupported", "ops_unsupported")):
+        if state in states:
+            return shown
+    return "ops_new" if failed else "ops_ok"  # a failure the record does not list is not explained
+
+
+def op_dtypes(
+    matrix: Matrix,
+    release: Releases = None,
+    lang: str = "en",
+    today: Any = None,
+    records: Optional[Sequence[Dict[str, Any]]] = None,
+) -> Table:
+    """torch line x (dtype, direction): passed/failed task counts of each line's sweep
+    (a crash or a timeout counts as failed; the cell's title has the breakdown)."""
+    if records is None:
+        raise ValueError(NEEDS.format(view="op-dtypes"))
+    tasks = [(d, k) for d in DTYPES for k in KINDS if any(k in r["by_dtype"].get(d, {}) for r in records)]
+    rows = []
+    facts = []
+    for record in records:
+        row = [plain(record["torch_line"], title=f"torch {record['torch']}, Python {record['python']}")]
+        for dtype, kind in tasks:
+            counts = record["by_dtype"].get(dtype, {}).get(kind)
+            if counts is None:
+                row.append(plain(""))
+                continue
+            failed = counts["failed"] + counts["crashed"] + counts["timeout"]
+            title = word("opd_cell_about", lang).format(**counts)
+            row.append(plain(f"{counts['passed']}/{failed}", _task_state(record, f"{dtype}/{kind}", failed), title))
+        rows.append(tuple(row))
+        facts.append(_sweep_facts(record))
+    columns = (Column("torch", word("torch", lang)),) + tuple(Column(f"{d}/{k}", f"{d} {word(f'opd_{k}', lang)}") for d, k in tasks)
+    device = records[0]["device"] if records else matrix.adapter.device
+    title = word("op_dtypes_title", lang).format(dist=matrix.adapter.distribution, device=device)
+    data = {"adapter": matrix.adapter.distribution, "release": None, "sweeps": facts}
+    return Table("op-dtypes", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)
 
 
 def _tasks_text(tasks: Sequence[str]) -> str:

@@ -29,7 +29,7 @@ Views:
 ``capabilities``
     torch minor x feature, as the shim serving each line declares it (issue: a feature a
     release lacks is a declared capability, never a silent skip).
-``ops``, ``op-failures``
+``ops``, ``op-dtypes``, ``op-failures``
     what PyTorch's OpInfo sweep found on the device per torch line, from op-sweep
     records (:mod:`adapter_matrix.tables.opcoverage`).
 ``companions``
@@ -582,11 +582,12 @@ VIEWS: Dict[str, Callable[..., Table]] = {
     "dimension": dimension,
     "capabilities": capabilities,
     "ops": opcoverage.ops,
+    "op-dtypes": opcoverage.op_dtypes,
     "op-failures": opcoverage.op_failures,
     "companions": companions,
 }
 # Views drawn from records, and which: the nox cells' result records, or op-sweep records.
-RECORDS: Dict[str, str] = {"verified": "results", "ops": "op-sweeps", "op-failures": "op-sweeps"}
+RECORDS: Dict[str, str] = {"verified": "results", "ops": "op-sweeps", "op-dtypes": "op-sweeps", "op-failures": "op-sweeps"}
 
 
 def build(

@@ -113,6 +113,17 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "ops_unsupported": ("unsupported", "不支持"),
     "ops_unsupported_about": ("the device rejects it by design", "设备按设计拒绝该算子"),
     "ops_every_line": ("every swept line", "所有已扫描版本"),
+    "op_dtypes_title": (
+        "{dist}: PyTorch's OpInfo tests on the {device} device (tasks passed/failed per dtype and direction)",
+        "{dist}\uff1a{device} 设备上的 PyTorch OpInfo 测试（各数据类型与方向通过/失败的任务数）",
+    ),
+    "opd_forward": ("forward", "前向"),
+    "opd_backward": ("backward", "反向"),
+    "opd_module": ("modules", "模块"),
+    "opd_cell_about": (
+        "{passed} passed, {failed} failed, {crashed} crashed, {timeout} timed out, {skipped} not comparable",
+        "{passed} 个通过，{failed} 个失败，{crashed} 个崩溃，{timeout} 个超时，{skipped} 个无法比较",
+    ),
     "op_failures_title": ("{dist}: ops that do not match CPU, and why", "{dist}\uff1a与 CPU 不一致的算子及原因"),
     "opf_op": ("op", "算子"),
     "opf_family": ("family", "算子族"),

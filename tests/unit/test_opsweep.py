@@ -202,6 +202,27 @@ def test_the_record_counts_ops_per_family_and_the_float32_rate(tmp_path):
     assert counts["problems"] == 1 and counts["record"] == "results/ops/x.json"
 
 
+def test_the_op_dtypes_view_counts_tasks_per_dtype_and_direction_and_names_the_worst_state(tmp_path):
+    from adapter_matrix.matrix.cache import load_matrix
+    from adapter_matrix.tables.opcoverage import op_dtypes
+
+    path = write(tmp_path, GOOD)
+    sweep = sweep_of(
+        task("add", family="binary"), task("add", kind="backward", family="binary"),
+        task("mul", "failed", kind="backward", family="binary", error="sample 1: differs"),
+        task("to_sparse", "failed", dtype="int64"), task("exp", "crashed", dtype="int64"),
+    )
+    record = rec.build_record(sweep, ex.judge(sweep, ex.load(path)), ex.load(path), "full")
+    table = op_dtypes(load_matrix(str(REPO / "compat.yaml")).matrix, records=[record])
+    assert [c.key for c in table.columns] == ["torch", "float32/forward", "float32/backward", "int64/forward"]
+    (row,) = table.rows
+    cells = {c.key: cell for c, cell in zip(table.columns, row)}
+    assert cells["float32/forward"].text == "1/0" and cells["float32/forward"].state == "ops_ok"
+    assert cells["float32/backward"].text == "1/1" and cells["float32/backward"].state == "ops_new"  # mul: a new failure
+    assert cells["int64/forward"].text == "0/2" and cells["int64/forward"].state == "ops_new"  # a crash counts as failed
+    assert "1 crashed" in cells["int64/forward"].title
+
+
 def test_ops_sweep_rejects_a_bad_expectations_file_with_exit_2(tmp_path):
     path = write(tmp_path, "schema: 1\nexpected: [{ops: [a], outcome: fails}]\n")
     result = cli("ops", "sweep", "--expected", path)
