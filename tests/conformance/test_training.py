@@ -88,3 +88,22 @@ def test_dropout_is_reproducible_with_the_device_seed(npu):
     b = torch.nn.functional.dropout(x, 0.5)
     same(a, b.cpu())
     assert 300 < int((a == 0).sum().item()) < 700
+
+
+def test_attention_with_a_mask_that_needs_a_gradient_matches_cpu(npu):
+    # A learned additive mask (relative position biases, ALiBi-style) needs its gradient, which
+    # CPU's flash kernel cannot give: CPU's kernel chooser reads requires_grad and takes the
+    # math path, and npu must make the same choice rather than fail in backward.
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 3, 8, requires_grad=True) for _ in range(3))
+    mask = torch.randn(3, 3, requires_grad=True)
+    leaves = [q, k, v, mask]
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    on_npu = [t.detach().npu().requires_grad_() for t in leaves]
+    out_npu = torch.nn.functional.scaled_dot_product_attention(*on_npu[:3], attn_mask=on_npu[3])
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    out_npu.backward(grad.npu())
+    same(out_npu, out)
+    for a, b in zip(on_npu, leaves):
+        same(a.grad, b.grad)
