@@ -128,6 +128,12 @@ def _process_group_class() -> type:
         def _done(self, result: List[torch.Tensor]) -> Any:
             return _core.done_work(result)  # a C++ Work: see shims/csrc/distributed.cpp
 
+        def shutdown(self) -> None:
+            # destroy_process_group() shuts its groups down (torch 2.x); gloo joins its worker
+            # threads only in its destructor, so let it go now, while the interpreter is alive,
+            # rather than during interpreter exit.
+            self._gloo = None
+
         def barrier(self, *args: Any, **kwargs: Any) -> Any:
             self._gloo.barrier().wait()
             return self._done([])

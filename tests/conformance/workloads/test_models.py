@@ -245,7 +245,8 @@ def _reference_training(world: int):
 def test_two_process_ddp_matches_single_process_cpu_training(npu, tmp_path: Path):
     world = 2
     worker = Path(__file__).with_name("ddp_worker.py")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    # faulthandler: a rank that dies on a signal prints every thread's Python stack
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONFAULTHANDLER="1")
     procs = [
         subprocess.Popen(
             [sys.executable, str(worker), str(rank), str(world), str(tmp_path / "init"), str(tmp_path / f"rank{rank}.json")],
