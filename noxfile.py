@@ -113,9 +113,10 @@ def _refusal(session: nox.Session, row, attempt, pick, env) -> dict:
     """Install a release of ``pick`` built for another torch with --no-deps, prove that
     `check` refuses it (exit 1, both versions named, a fix that installs ``pick``), then
     put ``pick`` back and prove that `check` is content again."""
-    probe = pick.mismatched(row.cell.torch)
+    lines = [line.minor for line in MATRIX.torch if row.cell.python in line.python]
+    probe = pick.mismatched(row.cell.torch, lines)
     if probe is None:
-        return {"companion": pick.name, "skipped": "no release of it is built for another torch"}
+        return {"companion": pick.name, "skipped": f"no release of it is built for another torch on Python {row.cell.python}"}
     probe_requirement = f"{pick.name}=={probe}" + (f"+{attempt.variant}" if attempt.variant else "")
     session.install("--no-deps", *attempt.options, probe_requirement, env=env)
     refused = _json_run(session, "adapter-matrix", "check", "--json", "--matrix", MATRIX.path, codes=(0, 1, 3))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Collection, Dict, List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
@@ -69,10 +69,12 @@ class CompanionPick:
         """``torchvision==0.28.0``, or the labelled build for a variant (``0.28.0+cpu``)."""
         return f"{self.name}=={self.version}" + (f"+{variant}" if variant else "")
 
-    def mismatched(self, torch: Version) -> Optional[Version]:
+    def mismatched(self, torch: Version, lines: Optional[Collection[Version]] = None) -> Optional[Version]:
         """A release built for another torch line (the nearest, the newer on ties): what a
-        cell installs with --no-deps to prove that ``check`` refuses it."""
-        others = [r for r in self.companion.releases if not r.pairs_with(torch)]
+        cell installs with --no-deps to prove that ``check`` refuses it. ``lines``: the torch
+        lines with wheels for the cell's Python; a companion follows its torch's Pythons, so
+        one built for a line that dropped the cell's Python has no wheel to install."""
+        others = [r for r in self.companion.releases if not r.pairs_with(torch) and (lines is None or r.line in lines)]
 
         def distance(r):  # type: ignore[no-untyped-def]
             gap = (r.line.major - torch.major) * 1000 + r.line.minor - torch.minor

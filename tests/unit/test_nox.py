@@ -105,6 +105,16 @@ def test_each_cell_plans_the_torchvision_of_its_torch_line(matrix):
     assert planned["py3.13-torch2.15"] == [("torchvision", "0.29.2")]  # built for 2.14, open to later torch
 
 
+def test_the_refusal_probe_has_a_wheel_for_the_cells_python(matrix):
+    # torch 2.9 dropped Python 3.9, and torchvision 0.24 with it: the 2.8 cell on 3.9 probes
+    # with the release built for 2.7 instead of the nearer 0.24.1, which pip cannot install
+    row = next(r for r in plan(matrix, "full") if r.cell.id == "py3.9-torch2.8")
+    (pick,) = row.companions
+    assert str(pick.mismatched(row.cell.torch)) == "0.24.1"
+    lines = [line.minor for line in matrix.torch if row.cell.python in line.python]
+    assert str(pick.mismatched(row.cell.torch, lines)) == "0.22.1"
+
+
 def test_a_cell_proves_check_refuses_a_companion_for_another_torch(matrix):
     row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
     (pick,) = row.companions
