@@ -20,7 +20,8 @@ C++ core (cached), runs the conformance suite, sweeps PyTorch's own op tests on 
 ADAPTER_MATRIX_OPS=full, none with =none; the sweep record goes to results/ops/, its counts
 to the suite group `ops`) and writes a result record to results/ and its compact evidence
 copy to evidence/<release>/<cell>.json (committed; a run narrowed with posargs,
-`nox -s ... -- -k amp`, writes no evidence).
+`nox -s ... -- -k amp`, writes no evidence, and neither does a run of a frozen release's row
+on later code, nor one weaker than the committed record: docs/releasing.md).
 
     ADAPTER_MATRIX_OPS=full nox -s "device(py3.11-torch2.13)"   # a cell with the whole op sweep
 """
@@ -149,8 +150,11 @@ def _run_cell(session: nox.Session, row) -> None:
         session.log(f"result record: {written['_path']}")
         if session.posargs:  # a narrowed suite is not evidence for the cell
             session.log("posargs narrow the suite: no evidence record written")
-        else:
-            session.log(f"evidence record: {_evidence.write_evidence(_evidence.evidence_folder(MATRIX), written)}")
+        else:  # into the folder of the record's release; refused (with why) when it is not evidence of it
+            try:
+                session.log(f"evidence record: {_evidence.write_evidence(_evidence.evidence_folder(MATRIX), written, MATRIX)}")
+            except _evidence.EvidenceError as exc:
+                session.warn(f"no evidence record written: {exc}")
 
     def fail(message: str) -> None:
         record("failed", message)

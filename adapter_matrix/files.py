@@ -13,7 +13,7 @@ import os
 import tempfile
 from typing import Any, Callable, Iterator, Tuple
 
-__all__ = ["atomic_write", "unified_diff", "JSONFileError", "json_files"]
+__all__ = ["atomic_write", "unified_diff", "JSONFileError", "JSON_LIMIT", "json_files"]
 
 def atomic_write(path: str, data: str, write: Callable[[object, str], None] = lambda fh, s: fh.write(s)) -> None:
     """Replace ``path`` with ``data`` so that readers see the old file or the new one only.
@@ -58,16 +58,30 @@ class JSONFileError(ValueError):
         self.reason = reason
 
 
-def json_files(folder: str) -> Iterator[Tuple[str, Any]]:
+JSON_LIMIT = 64 * 2**20  # larger than any record the tool writes (a full op-sweep record is a few MB)
+
+
+def json_files(folder: str, limit: int = JSON_LIMIT, skip: Tuple[str, ...] = ()) -> Iterator[Tuple[str, Any]]:
     """(path, parsed content) of every ``*.json`` file under ``folder``, recursively (a
-    folder of downloaded CI artifacts works as is); :class:`JSONFileError` for a bad one."""
-    for base, _dirs, files in os.walk(folder):
+    folder of downloaded CI artifacts works as is), except those named in ``skip``;
+    :class:`JSONFileError` for a bad one: unreadable, not UTF-8, not JSON, nested too
+    deeply to parse, or larger than ``limit`` bytes (read no further)."""
+    for base, dirs, files in os.walk(folder):
+        dirs.sort()
         for name in sorted(files):
-            if not name.endswith(".json"):
+            if not name.endswith(".json") or name in skip:
                 continue
             path = os.path.join(base, name)
             try:
-                with open(path, encoding="utf-8") as fh:
-                    yield path, json.load(fh)
+                with open(path, "rb") as fh:
+                    raw = fh.read(limit + 1)
+                if len(raw) > limit:
+                    raise JSONFileError(path, f"larger than {limit // 2**20} MiB")
+                doc = json.loads(raw.decode("utf-8"))
+            except RecursionError:
+                raise JSONFileError(path, "nested too deeply") from None
+            except UnicodeDecodeError as exc:
+                raise JSONFileError(path, f"not UTF-8 (byte {exc.start})") from None
             except (OSError, ValueError) as exc:
-                raise JSONFileError(path, str(exc)) from None
+                raise JSONFileError(path, str(exc)[:300]) from None
+            yield path, doc

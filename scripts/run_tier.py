@@ -74,15 +74,23 @@ def judged(matrix: Matrix, rows: Sequence[PlanRow]) -> List[Tuple[PlanRow, evide
     folder = evidence.evidence_folder(matrix)
     records = read_records(folder, allow_empty=True) if os.path.isdir(folder) else []
     index = evidence.index_records(records, matrix)
-    rules = evidence.freshness_of(matrix)
-    return [(row, evidence.judge(row.cell, index, rules)) for row in rows]
+    rules = evidence.freshness_of(matrix, frozen=index.frozen)
+    return [(row, evidence.judge(row.cell, index, rules, matrix)) for row in rows]
+
+
+def other_code(matrix: Matrix, row: PlanRow) -> bool:
+    """Whether ``row``'s release is frozen with other sources than the tree's: this tree
+    cannot produce its evidence (the code under test is a later release's)."""
+    frozen = read_records(evidence.evidence_folder(matrix), allow_empty=True).frozen if os.path.isdir(evidence.evidence_folder(matrix)) else {}
+    found = frozen.get(str(row.cell.release.version))
+    return found is not None and found.sources_hash != evidence.sources_hash(matrix)
 
 
 def commit_records(matrix: Matrix, minor: str, rows: Sequence[PlanRow], docs: Sequence[str]) -> None:
     """Commit the evidence records of ``rows`` and the ``docs`` that show them (regenerated
     first; only those files), with a message that counts them."""
     folder = evidence.evidence_folder(matrix)
-    paths = [p for p in (os.path.join(folder, str(r.cell.release.version), f"{r.cell.id}.json") for r in rows) if os.path.exists(p)]
+    paths = [p for p in (os.path.join(folder, str(r.cell.release.version), f"{r.id}.json") for r in rows) if os.path.exists(p)]
     if not paths:
         return
     if docs:
@@ -120,6 +128,9 @@ def main() -> int:
     ]
     lines: "OrderedDict[str, List[PlanRow]]" = OrderedDict()
     for row, found in judged(matrix, rows):
+        if other_code(matrix, row):  # its evidence is frozen; the tree is a later release's code
+            print(f"skip {row.session}: release {row.cell.release.version} is frozen, and this tree holds later code", flush=True)
+            continue
         if found.counts and not args.force:
             print(f"skip {row.session}: verified {found.date}, torch {found.torch}", flush=True)
             continue

@@ -11,14 +11,21 @@ Two questions, answered separately:
   matrix alone (the ``verified`` view in the committed docs): *verified* (passed on the
   cell's torch patch), *stale* (passed, on another torch patch), *failed*, *unverified*.
 * :func:`judge` -- whether that still counts today (the release gate, ``validate
-  --results DIR --strict``): a pass is *fresh* while it is at most ``max-age-days`` old
-  and ran on the current contents of the evidence ``sources`` (the adapter and its test
-  suites, hashed by :func:`sources_hash`). A change to any of them ages every record;
-  the record's ``commit`` says where it ran, for people to read.
+  --results DIR --strict``): a pass is *fresh* while it is at most ``max-age-days`` old,
+  ran every suite group and companion the matrix declares, and ran on the sources of its
+  release: the hash a frozen release recorded (:mod:`adapter_matrix.ci.release`), else
+  the current contents of the evidence ``sources`` (the adapter and its test suites,
+  hashed by :func:`sources_hash`). So a change to the code ages the records of the
+  unreleased code only; the record's ``commit`` says where it ran, for people to read.
+
+Records are untrusted input (they arrive as CI artifacts): :func:`check_name` vets every
+cell and release name before it becomes a path, and :func:`write_evidence` never writes
+outside its folder.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import json
@@ -33,12 +40,16 @@ from ..files import atomic_write
 from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, Status
 from ..matrix.queries import Cell, cells
+from .frozen import FrozenRelease, read_frozen
+from .names import EvidenceError, check_name
 from .plan import SESSION, PlanRow, plan
 
 __all__ = [
     "EVIDENCE_ENV",
     "EVIDENCE_KEYS",
     "EvidenceError",
+    "check_name",
+    "shortfall",
     "Verification",
     "UNVERIFIED",
     "Freshness",
@@ -88,10 +99,6 @@ EVIDENCE_KEYS: Tuple[str, ...] = (
     "companions",
     "ops",
 )
-
-
-class EvidenceError(ValueError):
-    """An evidence source that does not exist, or a record that cannot be judged."""
 
 
 # -- where evidence lives and what it ran on ---------------------------------------------
@@ -184,7 +191,8 @@ def git_state(matrix: Matrix) -> Tuple[Optional[str], Optional[bool]]:
     head = _git(base, "rev-parse", "HEAD")
     if head is None:
         return None, None
-    status = _git(base, "status", "--porcelain", "--", *(matrix.evidence.sources or (".",)))
+    claims = os.path.relpath(os.path.realpath(matrix.path), os.path.realpath(base))  # the claim, not the code: never dirty
+    status = _git(base, "status", "--porcelain", "--", *(matrix.evidence.sources or (".",)), f":(exclude){claims}")
     return head.strip(), bool(status and status.strip())
 
 
@@ -201,13 +209,114 @@ def evidence_of(record: Mapping[str, Any]) -> Dict[str, Any]:
     return kept
 
 
-def write_evidence(folder: str, record: Mapping[str, Any]) -> str:
-    """Write the evidence form of ``record`` to ``folder/<release>/<cell>.json``; returns the path."""
-    release = str(record.get("release") or "any")
-    path = os.path.join(folder, release, f"{record['cell']}.json")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+def _inside(folder: str, path: str) -> bool:
+    top = os.path.realpath(folder)
+    return os.path.commonpath([top, os.path.realpath(path)]) == top
+
+
+def write_evidence(folder: str, record: Mapping[str, Any], matrix: Optional[Matrix] = None) -> str:
+    """Write the evidence form of ``record`` to ``folder/<release>/<cell>.json``; returns the path.
+
+    The names are vetted first (:func:`check_name`) and the path must resolve inside
+    ``folder``. With ``matrix``, :class:`EvidenceError` (nothing written) for a record that
+    is not evidence of its release or is weaker than the one it would replace:
+
+    * its release is frozen in ``folder`` and it ran on other sources (the code of a later
+      release: its record belongs to that release);
+    * the adapter it ran is another release than the record names;
+    * it ran fewer suite groups (``evidence: suites:``) or fewer companions (``ci:
+      companions:``) than the matrix declares, short of something the committed record had.
+    """
+    release = check_name(str(record.get("release") or "any"), "release")
+    cell = check_name(record.get("cell"), "cell")
+    release_dir = os.path.join(folder, release)
+    path = os.path.join(release_dir, f"{cell}.json")
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise EvidenceError(f"{folder}: not a folder \u2014 give the evidence folder (e.g. evidence)")
+    if matrix is not None:
+        _refuse_if_not_evidence(folder, release, path, record, matrix)
+    os.makedirs(release_dir, exist_ok=True)
+    if not _inside(folder, path):
+        raise EvidenceError(f"{path}: outside the evidence folder {folder} (a symbolic link?) \u2014 nothing written")
     atomic_write(path, json.dumps(evidence_of(record), indent=2, ensure_ascii=False) + "\n")
     return path
+
+
+def _refuse_if_not_evidence(folder: str, release: str, path: str, record: Mapping[str, Any], matrix: Matrix) -> None:
+    frozen = read_frozen(folder).get(release)
+    ran_on = _ran_on(record)
+    if frozen is not None and ran_on != frozen.sources_hash:
+        raise EvidenceError(
+            f"{path}: not written \u2014 release {release} is frozen with sources hash {frozen.sources_hash} "
+            f"({frozen.path}), and this run tested {ran_on or 'unrecorded sources'}: changed code is a new release "
+            f"(add one with status: experimental, bump the adapter's version, run its cells; docs/releasing.md)"
+        )
+    adapter = record.get("adapter")
+    try:
+        other = adapter is not None and Version(Version(str(adapter)).public) != Version(Version(release).public)
+    except InvalidVersion:
+        other = False
+    if other:
+        raise EvidenceError(
+            f"{path}: not written \u2014 the adapter under test is {adapter}, not release {release}: "
+            f"run the cells of release {adapter} (`nox -t v{adapter}` in a matrix of several releases)"
+        )
+    cell = _cell_of(matrix, record)
+    if cell is None or not os.path.exists(path):
+        return
+    short = shortfall(matrix, cell, record)
+    if not short:
+        return
+    try:
+        with open(path, encoding="utf-8") as fh:
+            committed = json.loads(fh.read(_READ_LIMIT))
+        had = set(shortfall(matrix, cell, committed)) if isinstance(committed, dict) else set()
+    except (OSError, ValueError, RecursionError):
+        had = set()  # an unreadable record is no evidence worth keeping
+    weaker = [s for s in short if s not in had]
+    if weaker:
+        raise EvidenceError(
+            f"{path}: not written \u2014 this run is weaker than the committed record: it has no {', '.join(weaker)} "
+            f"(the matrix declares them: evidence: suites:, ci: companions:); run the cell without narrowing it"
+        )
+
+
+_READ_LIMIT = 4 * 2**20  # an evidence record is about 2 KB
+
+
+def _cell_of(matrix: Matrix, record: Mapping[str, Any]) -> Optional[Cell]:
+    """The cell a record names: its plan row's cell (the row id, e.g. ``py3.11-torch2.13-v0.2.0``), or a cell id."""
+    name, release = record.get("cell"), str(record.get("release") or "")
+    for row in plan(matrix, "full"):
+        if row.id == name and str(row.cell.release.version) == release:
+            return row.cell
+    return next((c for c in cells(matrix) if c.id == name and str(c.release.version) == release), None)
+
+
+def _ran_on(record: Mapping[str, Any]) -> Optional[str]:
+    sources = record.get("sources")
+    found = sources.get("hash") if isinstance(sources, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def shortfall(matrix: Matrix, cell: Cell, record: Mapping[str, Any]) -> List[str]:
+    """What ``record`` did not run of what the matrix declares for ``cell``: each suite group
+    of ``evidence: suites:`` it has no counts for (``suite group workloads``), and each
+    companion of ``ci: companions:`` with a release for the cell's torch that it did not
+    install (``companion torchvision``). Empty for a complete record."""
+    suites = record.get("suites") if isinstance(record.get("suites"), dict) else {}
+    installed = record.get("companions") if isinstance(record.get("companions"), dict) else {}
+    have = {_canonical(str(name)) for name in installed}
+    missing = [f"suite group {g}" for g in matrix.evidence.suites if g not in suites]
+    for entry in matrix.ci_companions:
+        comp = matrix.companion(entry.name)
+        if comp is not None and comp.choose(cell.torch) is not None and _canonical(comp.name) not in have:
+            missing.append(f"companion {comp.name}")
+    return missing
+
+
+def _canonical(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
 
 
 # -- what a record says ------------------------------------------------------------------
@@ -227,6 +336,7 @@ class Verification:
     torch: Optional[str] = None
     commit: Optional[str] = None
     reason: str = ""
+    release: Optional[str] = None  # the adapter release the record proves (its evidence folder)
 
     @property
     def counts(self) -> bool:
@@ -241,6 +351,7 @@ class Verification:
             "torch": self.torch,
             "commit": self.commit,
             "reason": self.reason or None,
+            "release": self.release,
         }
 
 
@@ -268,6 +379,8 @@ class RecordIndex:
     """
 
     def __init__(self, records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None):
+        # the releases frozen in the folder the records came from (results.read_records keeps them)
+        self.frozen: Mapping[str, FrozenRelease] = getattr(records, "frozen", {})
         self.records: Dict[Tuple[str, str], Dict[str, Any]] = {}
         for record in records:
             _record_date(record)  # a broken timestamp is reported now, not in the middle of a table
@@ -324,6 +437,7 @@ def verification_of(cell: Cell, records: RecordIndex) -> Verification:
         session=str(record.get("session") or cell.id),
         torch=str(ran) if ran else None,
         commit=commit,
+        release=str(record.get("release") or cell.release.version),
     )
     if record.get("outcome") != "passed":
         return Verification("failed", reason=str(record.get("error") or "the session failed"), **facts)
@@ -337,35 +451,51 @@ def verification_of(cell: Cell, records: RecordIndex) -> Verification:
 
 @dataclass(frozen=True)
 class Freshness:
-    """The rules a passing record must meet today: its age and the sources it ran on."""
+    """The rules a passing record must meet today: its age and the sources it ran on.
+
+    ``frozen`` are the frozen releases (:mod:`adapter_matrix.ci.release`): a record of one
+    is judged against the hash the release recorded; any other against ``sources_hash``,
+    the working tree's."""
 
     max_age_days: int
     sources_hash: str  # "" when the matrix names no sources
     today: _dt.date
+    frozen: Mapping[str, FrozenRelease] = dataclasses.field(default_factory=dict)
+
+    def expected_hash(self, release: str) -> str:
+        found = self.frozen.get(release)
+        return found.sources_hash if found is not None else self.sources_hash
 
 
-def freshness_of(matrix: Matrix, today: Optional[_dt.date] = None) -> Freshness:
+def freshness_of(matrix: Matrix, today: Optional[_dt.date] = None, frozen: Optional[Mapping[str, FrozenRelease]] = None) -> Freshness:
     """The freshness rules of ``matrix`` (its ``evidence`` section) on ``today``, hashing its sources now."""
-    return Freshness(matrix.evidence.max_age_days, sources_hash(matrix), today or _dt.date.today())
+    return Freshness(matrix.evidence.max_age_days, sources_hash(matrix), today or _dt.date.today(), dict(frozen or {}))
 
 
-def judge(cell: Cell, records: RecordIndex, rules: Freshness) -> Verification:
-    """:func:`verification_of`, with a pass that is too old or ran on other sources turned ``stale``."""
+def judge(cell: Cell, records: RecordIndex, rules: Freshness, matrix: Optional[Matrix] = None) -> Verification:
+    """:func:`verification_of`, with a pass turned ``stale`` when it is too old, ran on other
+    sources than its release's, or (with ``matrix``) ran less than it declares (:func:`shortfall`)."""
     found = verification_of(cell, records)
     if found.state != "verified":
         return found
     record = records.for_cell(cell) or {}
+
+    def stale(reason: str) -> Verification:
+        return dataclasses.replace(found, state="stale", reason=reason)
+
     age = (rules.today - _record_date(record)).days
     if age > rules.max_age_days:
-        reason = f"the record is {age} days old; records count for {rules.max_age_days} days (evidence: max-age-days)"
-        return Verification("stale", found.date, found.session, found.torch, found.commit, reason)
-    ran_on = (record.get("sources") or {}).get("hash") if isinstance(record.get("sources"), dict) else None
-    if rules.sources_hash and ran_on != rules.sources_hash:
+        return stale(f"the record is {age} days old; records count for {rules.max_age_days} days (evidence: max-age-days)")
+    release = str(cell.release.version)
+    expected, ran_on = rules.expected_hash(release), _ran_on(record)
+    if expected and ran_on != expected:
+        if release in rules.frozen:
+            return stale(f"it ran on sources hash {ran_on or 'not recorded'}; release {release} was frozen with {expected}")
         where = f"commit {found.commit[:10]}" if found.commit else "its run"
-        reason = (
-            f"the evidence sources changed since {where} (hash {ran_on or 'not recorded'}, now {rules.sources_hash})"
-        )
-        return Verification("stale", found.date, found.session, found.torch, found.commit, reason)
+        return stale(f"the evidence sources changed since {where} (hash {ran_on or 'not recorded'}, now {expected})")
+    short = shortfall(matrix, cell, record) if matrix is not None else []
+    if short:
+        return stale(f"it ran without {', '.join(short)} (evidence: suites:, ci: companions:)")
     return found
 
 
@@ -385,13 +515,30 @@ def claimed_supported(matrix: Matrix, today: Optional[_dt.date] = None) -> List[
 def gate(
     matrix: Matrix, records: Sequence[Dict[str, Any]], today: Optional[_dt.date] = None, strict: bool = False
 ) -> List[Diagnostic]:
-    """One finding per cell claimed ``supported`` without a fresh passing record (:func:`judge`),
-    at the line that claims it; warnings, or errors when ``strict``."""
-    rules = freshness_of(matrix, today)
-    index = index_records(records, matrix, rules.today)
+    """The release gate: one finding per cell claimed ``supported`` without a fresh passing
+    record (:func:`judge`), at the line that claims it, and one per release claimed
+    ``supported`` that is not frozen (the releases ``records`` were read with, see
+    :func:`adapter_matrix.ci.results.read_records`); warnings, or errors when ``strict``."""
+    index = index_records(records, matrix, today)
+    rules = freshness_of(matrix, today, index.frozen)
+    severity = "error" if strict else "warning"
     found = []
-    for cell in claimed_supported(matrix, rules.today):
-        evidence = judge(cell, index, rules)
+    claimed = claimed_supported(matrix, rules.today)
+    for release in dict.fromkeys(c.release for c in claimed):
+        version = str(release.version)
+        if version not in rules.frozen:
+            found.append(
+                Diagnostic(
+                    release.mark_of("status"),
+                    f"release {version} is claimed supported but is not frozen: its records would be judged against "
+                    f"whatever the code is now",
+                    f"once its cells pass, run `adapter-matrix release {version}` and commit "
+                    f"{matrix.evidence.folder}/{version}/release.json (docs/releasing.md)",
+                    severity,
+                )
+            )
+    for cell in claimed:
+        evidence = judge(cell, index, rules, matrix)
         if evidence.counts:
             continue
         what = {"unverified": "no record", "failed": f"failed on {evidence.date}", "stale": f"stale, passed on {evidence.date}"}
@@ -402,7 +549,7 @@ def gate(
                 f"cell {cell.id} of release {cell.release.version} is claimed supported without a fresh passing record: "
                 f"{what[evidence.state]}{detail}",
                 f'run `nox -s "{index.session_for(cell)}"` and commit its record from {matrix.evidence.folder}/',
-                "error" if strict else "warning",
+                severity,
             )
         )
     return found

@@ -61,19 +61,33 @@ def results(
         None, "--into", help="Also merge the records into this evidence folder (e.g. evidence): one compact file per cell, newest wins."
     ),
 ) -> None:
-    """Aggregate the result records of test sessions. Exit 1 if a cell failed or is missing."""
+    """Aggregate the result records of test sessions. Exit 1 if a cell failed or is missing;
+    exit 2 for a record that is not one (malformed, dated in the future, a name that is not
+    a plain file name) or an --into that is not a folder, with nothing written."""
     from ..ci import results as res
 
+    if into and os.path.lexists(into) and not os.path.isdir(into):
+        fail(f"--into {into}: not a folder — give the evidence folder (e.g. evidence)")
     try:
         records = res.read_records(folders + ([into] if into and os.path.isdir(into) else []))
     except res.RecordError as exc:
         fail(str(exc))
     if into:
-        from ..ci.evidence import write_evidence
+        from ..ci.evidence import EvidenceError, write_evidence
 
-        inside = os.path.join(os.path.abspath(into), "")
-        merged = [write_evidence(into, r) for r in records if not os.path.abspath(r["_path"]).startswith(inside)]
-        console_for(stderr=True).print(f"{into}: {len(merged)} evidence record(s) written")
+        target = one_matrix(matrix).matrix  # a record must be evidence of its release, and no weaker than the committed one
+        inside = os.path.join(os.path.realpath(into), "")
+        merged, refused = [], []
+        for record in records:
+            if os.path.realpath(record["_path"]).startswith(inside):
+                continue
+            try:
+                merged.append(write_evidence(into, record, target))
+            except EvidenceError as exc:
+                refused.append(str(exc))
+        for why in refused:
+            console_for(stderr=True).print(f"[yellow]{why}[/]", markup=True, highlight=False)
+        console_for(stderr=True).print(f"{into}: {len(merged)} evidence record(s) written" + (f", {len(refused)} refused" if refused else ""))
     expected = None
     if expect is not None:
         from ..ci.plan import STRATEGIES
@@ -103,3 +117,41 @@ def results(
         fail(f"--format {fmt!r}: choose from text, markdown, json")
     if not summary.ok:
         raise typer.Exit(EXIT_UNSUPPORTED)
+
+
+@app.command()
+def release(
+    version: str = typer.Argument(..., help="The adapter release to freeze, as compat.yaml names it (e.g. 0.1.0)."),
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    results: Optional[str] = typer.Option(None, "--results", help="The evidence folder (default: the matrix's evidence: folder:)."),
+) -> None:
+    """Freeze a release once: write EVIDENCE/VERSION/release.json with the hash of the evidence
+    sources, the commit and the date. From then on its records are judged against that hash,
+    not the working tree (docs/releasing.md). Exit 2 if it is frozen already with other sources,
+    the sources are uncommitted, or the matrix has no such release."""
+    from ..ci.evidence import EvidenceError, evidence_folder
+    from ..ci.release import freeze
+    from ..matrix.diagnostics import display_path
+    from ..ci.results import RecordError, read_records
+
+    target = one_matrix(matrix).matrix
+    folder = results or evidence_folder(target, environ={})
+    try:
+        frozen, written = freeze(target, version, folder)
+        records = read_records(folder, allow_empty=True)
+    except (EvidenceError, RecordError) as exc:
+        fail(str(exc))
+    own = [r for r in records if str(r.get("release") or "") == frozen.version]
+    ran = sum(1 for r in own if isinstance(r.get("sources"), dict) and r["sources"].get("hash") == frozen.sources_hash)
+    where = f"commit {frozen.commit[:10]}" if frozen.commit else "no git commit"
+    console_for().print(
+        f"{display_path(frozen.path)}: release {frozen.version} {'frozen' if written else 'was frozen already'} on {frozen.date} "
+        f"({where}, sources hash {frozen.sources_hash}); {ran} of its {len(own)} record(s) ran on these sources",
+        markup=False,
+    )
+    if ran < len(own):
+        console_for().print(
+            f"the other records of {frozen.version} ran on other sources and do not count for it: "
+            f"`adapter-matrix validate --results {folder} --strict` names them",
+            markup=False,
+        )

@@ -27,9 +27,12 @@ def validate(
         None, "--record", help="With --upstream pypi: save PyPI's answers into this folder, then check against them (offline later with --upstream DIR)."
     ),
     results: Optional[str] = typer.Option(
-        None, "--results", help="Evidence folder (e.g. evidence): warn for every cell claimed supported without a fresh passing record."
+        None, "--results", help="Evidence folder (e.g. evidence): warn for every cell claimed supported without a fresh passing record, "
+        "and for a supported release that is not frozen (adapter-matrix release)."
     ),
-    strict: bool = typer.Option(False, "--strict", help="With --results: such a cell is an error (the release gate)."),
+    strict: bool = typer.Option(
+        False, "--strict", help="With --results: those findings, and changed code still carrying a frozen release's version, are errors (the release gate)."
+    ),
     today: Optional[str] = typer.Option(None, "--today", help="With --results: judge the records' age on this date (YYYY-MM-DD)."),
 ) -> None:
     """Lint the matrix: every error at once, as FILE:LINE:COL: message — fix. Exit 2 on errors."""
@@ -91,14 +94,24 @@ def validate(
             except up.UpstreamError as exc:
                 fail(str(exc))
             found += upstream_companions.verify_companions(result.matrix, *companion_answers, upstream)
+        from ..ci.evidence import EvidenceError, evidence_folder
+        from ..ci.release import adapter_version, read_frozen, version_findings
+
+        try:  # changed code needs a new version: judged against the releases frozen in the evidence folder
+            frozen = records.frozen if records is not None else read_frozen(evidence_folder(result.matrix, environ={}))
+            if frozen:
+                found += version_findings(result.matrix, frozen, adapter_version(result.matrix, pyproject), strict)
+        except EvidenceError as exc:
+            fail(str(exc))
         if records is not None:
-            from ..ci.evidence import EvidenceError, claimed_supported, gate
+            from ..ci.evidence import claimed_supported, gate
 
             try:
                 missing = gate(result.matrix, records, on, strict)
             except EvidenceError as exc:
                 fail(str(exc))
             found += missing
+            missing = [d for d in missing if d.message.startswith("cell ")]
             claimed = len(claimed_supported(result.matrix, on))
             notes.append(f"{result.matrix.path}: evidence in {results} — {claimed - len(missing)} of {claimed} cells claimed supported have a fresh passing record")
         return result.matrix, found, companion_answers

@@ -628,8 +628,15 @@ class _Builder:
                 self.diags.error(item.mark, f"evidence source {path!r} is not inside the matrix's folder", "give a path relative to this file, e.g. shims")
             elif path is not None:
                 sources.append(path.rstrip("/"))
+        suites = []
+        for item in self.items(f.get("suites"), "evidence suites"):
+            group = self.string(item, "suite group")
+            if group is not None and (not group or group in suites):
+                self.diags.error(item.mark, f"suite group {group!r} is empty or named twice", "list each suite group once, e.g. [conformance, ops]")
+            elif group is not None:
+                suites.append(group)
         folder = self.string(f.get("folder"), "evidence folder") or DEFAULT_EVIDENCE.folder
-        return EvidencePolicy(folder, days, tuple(sources), node.mark)
+        return EvidencePolicy(folder, days, tuple(sources), node.mark, tuple(suites))
 
 
 def load_text(text: str, filename: str = "compat.yaml", *, check_modules: bool = True) -> LoadResult:

@@ -392,14 +392,16 @@ class EvidencePolicy(NamedTuple):
     """When a result record still counts as evidence for a claimed cell (the ``evidence`` section).
 
     A passing record counts while it is at most ``max_age_days`` old, ran the torch patch
-    the cell claims, and ran on the same contents of ``sources`` (paths relative to the
-    matrix file: the adapter and the suites that test it) as the tree holds now.
+    the cell claims, ran every suite group of ``suites``, and ran on the contents of
+    ``sources`` (paths relative to the matrix file: the adapter and the suites that test
+    it) of its release: as frozen, else as the tree holds now.
     """
 
     folder: str  # where the nox cells write records, relative to the matrix file as named (symlinks not followed)
     max_age_days: int
     sources: Tuple[str, ...]
     mark: Mark
+    suites: Tuple[str, ...] = ()  # the suite groups a record must have counts for to count (evidence: suites:)
 
 
 DEFAULT_EVIDENCE = EvidencePolicy("evidence", 180, (), Mark("<default>", 0, 0))

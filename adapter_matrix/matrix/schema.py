@@ -312,7 +312,14 @@ STRUCTS: Dict[str, Struct] = {
                 Field(
                     "sources",
                     _list_of(_STRING),
-                    "Files and folders under test (relative like folder): a record counts only while they hash as they did when it ran.",
+                    "Files and folders under test (relative like folder): a record counts only while they hash as its release's "
+                    "frozen sources did (adapter-matrix release), or, before the release is frozen, as they do now.",
+                ),
+                Field(
+                    "suites",
+                    _list_of(_STRING),
+                    "Suite groups a record must have run to count (e.g. [conformance, ops, workloads]); "
+                    "a nox run never replaces a committed record with one that ran fewer.",
                 ),
             ),
         ),

@@ -31,6 +31,7 @@ COLORS: Dict[str, Tuple[str, str, str, str]] = {
     "verified": ("#dafbe1", "#0f5323", "#12361f", "#7ee787"),
     "stale": ("#fff1e5", "#762c00", "#4a2106", "#ffa657"),
     "unverified": ("#fff8c5", "#4d2d00", "#3b2e00", "#f2cc60"),
+    "unreleased": ("#fff8c5", "#4d2d00", "#3b2e00", "#f2cc60"),
     "failed": ("#ffebe9", "#82071e", "#5a1016", "#ffa198"),
     "mixed": ("#fbefff", "#512a97", "#2e1a5c", "#d2a8ff"),
     "unclaimed": ("#f6f8fa", "#59636e", "#151b23", "#9198a1"),

@@ -24,6 +24,7 @@ STATES: Tuple[str, ...] = (
     "verified",
     "stale",
     "unverified",
+    "unreleased",
     "failed",
     "mixed",
     "unclaimed",

@@ -98,13 +98,16 @@ def _status_cell(cell: Cell, lang: str) -> TableCell:
     return plain(word(cell.status.value, lang), cell.status.value, title)
 
 
-def _evidence_cell(evidence: Verification, lang: str) -> TableCell:
-    """``verified 2026-12-01, torch 2.13.0 at `1a2b3c4```; stale and failed ones say why in the title."""
+def _evidence_cell(evidence: Verification, lang: str, proves: bool = False) -> TableCell:
+    """``verified 2026-12-01, torch 2.13.0 at `1a2b3c4```; stale and failed ones say why in the
+    title. ``proves``: the record's release is frozen, and the cell names it (``, proves 0.1.0``)."""
     if evidence.state == "unverified":
         return plain(word("unverified", lang), "unverified")
     at: Tuple[Span, ...] = ()
     if evidence.commit:
         at = fill(word("at_commit", lang), "", commit=Span(evidence.commit[:7], code=True)).spans
+    if proves and evidence.release:
+        at += (Span(word("proves", lang).format(release=evidence.release)),)
     return fill(
         word(f"{evidence.state}_cell", lang),
         evidence.state,
@@ -239,16 +242,27 @@ def verified(
     asked = chosen(matrix, release) if release is not None else tuple(r for r in [matrix.newest_release] if r)
     if len(asked) > 1:
         raise ValueError("the verified view shows one release: name a package version with --release (or release= in a marker)")
-    return _grid(
-        matrix,
-        asked,
-        lang,
-        today,
-        "verified",
-        # a broken cell is known not to work: its status is the answer, not missing evidence
-        lambda c: _status_cell(c, lang) if c.status is Status.BROKEN else _evidence_cell(verification_of(c, index), lang),
-        lambda c: _cell_facts(c, verification_of(c, index)),
-    )
+    # Once a folder holds frozen releases (adapter-matrix release), a release not frozen in it is
+    # unreleased code: its records prove work in progress, so its cells are not yet verified.
+    frozen = index.frozen.get(str(asked[0].version)) if asked else None
+    unreleased = bool(index.frozen) and bool(asked) and frozen is None
+
+    def shown(c: Cell) -> TableCell:
+        if c.status is Status.BROKEN:  # known not to work: its status is the answer, not missing evidence
+            return _status_cell(c, lang)
+        if unreleased:
+            return plain(word("unreleased", lang), "unreleased", word("unreleased_about", lang))
+        return _evidence_cell(verification_of(c, index), lang, proves=frozen is not None)
+
+    table = _grid(matrix, asked, lang, today, "verified", shown, lambda c: _cell_facts(c, verification_of(c, index)))
+    if frozen is not None:
+        at = word("at_commit", lang).format(commit=frozen.commit[:7]) if frozen.commit else ""
+        title = table.title + word("frozen_title", lang).format(version=frozen.version, date=frozen.date, at=at)
+    elif unreleased:
+        title = table.title + word("unreleased_title", lang).format(version=asked[0].version)
+    else:
+        return table
+    return dataclasses.replace(table, title=title)
 
 
 # -- the releases view -------------------------------------------------------------------

@@ -67,6 +67,7 @@ WORDS: Dict[str, Tuple[str, str]] = {
         "（adapter-matrix validate --results --strict）还要求记录不超过 {days} 天，且被测源码此后未变",
     ),
     "at_commit": (" at {commit}", "，提交 {commit}"),
+    "proves": (", proves {release}", "，证明 {release}"),
     "stale": ("stale", "已过期"),
     "stale_cell": ("stale: passed {date}, torch {torch}{at}", "已过期：{date} 通过，torch {torch}{at}"),
     "stale_about": (
@@ -75,6 +76,13 @@ WORDS: Dict[str, Tuple[str, str]] = {
     ),
     "unverified": ("claimed but not verified", "声明支持但未验证"),
     "unverified_about": ("no test record of this release yet", "此版本尚无测试记录"),
+    "unreleased": ("not yet verified: unreleased", "尚未验证：未发布"),
+    "unreleased_about": (
+        "this release is not frozen yet (adapter-matrix release): any record of it proves code in progress, not a release",
+        "此版本尚未冻结（adapter-matrix release）：其记录证明的是开发中的代码，而非已发布的版本",
+    ),
+    "frozen_title": (" (each record proves release {version}, frozen {date}{at})", "（每条记录证明版本 {version}，冻结于 {date}{at}）"),
+    "unreleased_title": (" (release {version} is not frozen: unreleased code)", "（版本 {version} 尚未冻结：未发布的代码）"),
     "failed": ("failed", "验证失败"),
     "failed_cell": ("failed {date}, torch {torch}{at}", "验证失败 {date}，torch {torch}{at}"),
     "failed_about": ("the newest test session failed", "最近一次测试会话失败"),

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter_matrix.ci import cells, evidence
+from adapter_matrix.ci import cells, evidence, release
 from adapter_matrix.ci.plan import plan
 from adapter_matrix.matrix.loader import load
 
@@ -83,6 +83,7 @@ def project(tmp_path, monkeypatch):
     matrix = load(path).matrix
     for cell_id in SUPPORTED:
         _run_cell(matrix, cell_id)
+    release.freeze(matrix, "2.0.0", evidence.evidence_folder(matrix, environ={}))  # a supported release is frozen
     return tmp_path
 
 
@@ -161,13 +162,25 @@ def test_records_age_by_date(project):
     assert res.code == 2 and (res.out + res.err).count("records count for 30 days") == 3
 
 
-def test_a_change_to_the_sources_ages_every_record_but_caches_do_not(project):
+def test_caches_never_change_the_sources_and_a_change_after_the_freeze_needs_a_new_release(project):
     (project / "adapter" / "__pycache__" / "core.cpython-311.pyc").write_bytes(b"\0recompiled")
     (project / "adapter" / ".core.py.swp").write_text("editor state")
     assert _gate(project, "--strict").code == 0
     (project / "suite" / "test_core.py").write_text("def test_core():\n    assert True\n")
     res = _gate(project, "--strict")
+    said = res.out + res.err
+    # the frozen release's records still count: the finding is the release's, not its cells'
+    assert res.code == 2 and "3 of 3 cells claimed supported have a fresh passing record" in said
+    assert "the evidence sources changed since release 2.0.0 was frozen" in said and "no later release holds them" in said
+    assert "add release 2.1.0 with status: experimental, and bump the adapter's version to 2.1.0" in said
+
+
+def test_records_of_an_unfrozen_release_are_judged_against_the_tree(project):
+    (project / "records" / "2.0.0" / "release.json").unlink()
+    (project / "suite" / "test_core.py").write_text("def test_core():\n    assert True\n")
+    res = _gate(project, "--strict")
     assert res.code == 2 and (res.out + res.err).count("the evidence sources changed since its run") == 3
+    assert "release 2.0.0 is claimed supported but is not frozen" in res.out + res.err
 
 
 def test_the_matrix_inside_a_source_folder_never_counts(tmp_path, monkeypatch):
@@ -229,23 +242,24 @@ def test_the_verified_view_shows_date_torch_and_commit_and_why_a_cell_is_stale(p
     today = _dt.datetime.now(_dt.timezone.utc).date().isoformat()
     assert facts["py3.10-torch2.2"] == {
         "state": "verified", "date": today, "session": "device(py3.10-torch2.2)", "torch": "2.2.2",
-        "commit": "0123456789abcdef", "reason": None,
+        "commit": "0123456789abcdef", "reason": None, "release": "2.0.0",
     }
     assert facts["py3.11-torch2.2"]["state"] == "stale"
     assert facts["py3.11-torch2.2"]["reason"] == "ran torch 2.2.0; the cell claims torch 2.2.2"
     assert facts["py3.10-torch2.3"]["state"] == "failed" and facts["py3.11-torch2.3"]["state"] == "unverified"
     md = cli("table", "--matrix", "compat.yaml", "--view", "verified", "--results", "records", cwd=project).out
-    assert f"verified {today}, torch 2.2.2 at `0123456`" in md
+    assert f"verified {today}, torch 2.2.2 at `0123456`, proves 2.0.0" in md  # the frozen release each record proves
     assert "stale: passed 2026-11-01, torch 2.2.0" in md and "failed 2026-11-02, torch 2.3.1" in md
     zh = cli("table", "--matrix", "compat.yaml", "--view", "verified", "--results", "records", "--lang", "zh", cwd=project).out
-    assert f"已验证 {today}，torch 2.2.2，提交 `0123456`" in zh
+    assert f"已验证 {today}，torch 2.2.2，提交 `0123456`，证明 2.0.0" in zh
 
 
 def test_results_merges_folders_into_the_evidence_folder_newest_first(project, tmp_path):
     downloaded = project / "artifacts" / "result-py3.11-torch2.2"
     downloaded.mkdir(parents=True)
     full = json.loads((project / "results" / "py3.11-torch2.2.json").read_text())
-    full.update(timestamp="2099-01-01T00:00:00+00:00", commit="feedfacefeedface")
+    later = (_dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(hours=1)).isoformat(timespec="seconds")  # within the clock skew
+    full.update(timestamp=later, commit="feedfacefeedface")
     (downloaded / "py3.11-torch2.2.json").write_text(json.dumps(full))
     older = dict(full, timestamp="2001-01-01T00:00:00+00:00", outcome="failed")
     (downloaded.parent / "old.json").write_text(json.dumps(dict(older, cell="py3.10-torch2.2")))
@@ -271,6 +285,9 @@ def test_the_repository_evidence_folder_holds_only_evidence_records():
     folder = REPO / "evidence"
     for path in folder.rglob("*.json"):
         record = json.loads(path.read_text())
+        if path.name == release.RELEASE_FILE:
+            assert record["kind"] == "release" and record["release"] == path.parent.name, path
+            continue
         assert list(record) == [k for k in evidence.EVIDENCE_KEYS if k in record], path
         assert path.parent.name == record["release"] and path.stem == record["cell"], path
 
@@ -322,6 +339,7 @@ def test_a_rows_record_counts_for_every_cell_the_row_tests(tmp_path, monkeypatch
     assert rows == ["py3.10-torch2.2", "py3.11-torch2.2", "py3.10-torch2.3", "py3.11-torch2.3"]
     for row in rows[:3]:
         _run_cell(matrix, row)
+    release.freeze(matrix, "2.0.0", str(tmp_path / "records"))
     res = _gate(tmp_path, "--strict")
     assert res.code == 0, res.out + res.err
     assert "6 of 6 cells claimed supported have a fresh passing record" in res.out
