@@ -75,13 +75,20 @@ def json_files(folder: str, limit: int = JSON_LIMIT, skip: Tuple[str, ...] = ())
             try:
                 with open(path, "rb") as fh:
                     raw = fh.read(limit + 1)
-                if len(raw) > limit:
-                    raise JSONFileError(path, f"larger than {limit // 2**20} MiB")
+            except OSError as exc:
+                raise JSONFileError(path, str(exc)) from None
+            if len(raw) > limit:
+                raise JSONFileError(path, f"larger than {_size(limit)}, the most a record may be")
+            try:
                 doc = json.loads(raw.decode("utf-8"))
             except RecursionError:
                 raise JSONFileError(path, "nested too deeply") from None
             except UnicodeDecodeError as exc:
                 raise JSONFileError(path, f"not UTF-8 (byte {exc.start})") from None
-            except (OSError, ValueError) as exc:
+            except ValueError as exc:
                 raise JSONFileError(path, str(exc)[:300]) from None
             yield path, doc
+
+
+def _size(n: int) -> str:
+    return f"{n // 2**20} MiB" if n >= 2**20 else f"{n // 2**10} KiB" if n >= 2**10 else f"{n} bytes"
