@@ -12,7 +12,9 @@ across sessions, and picks up where it stopped. -t/--tag selects a part: the cel
 any of the given nox tags (torch2.4, py3.8, edges, ...); -p/--python narrows it to some
 Pythons, as with nox. With --commit, the records of each torch line are committed as soon
 as the line is done, with the documents whose verified tables show them (--docs,
-regenerated first; only those files).
+regenerated first; only those files). Each record is in the folder of the release its row
+belongs to; the rows of a release frozen with other sources than the tree's are skipped
+(this tree is a later release's code: docs/releasing.md).
 
 A CUDA build of torch costs 5-7 GB per environment and 3-5 GB in uv's cache. The
 sessions run with ADAPTER_MATRIX_DROP_ENVS=1 (each removes its environment when it is
@@ -33,7 +35,7 @@ import sys
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -78,12 +80,13 @@ def judged(matrix: Matrix, rows: Sequence[PlanRow]) -> List[Tuple[PlanRow, evide
     return [(row, evidence.judge(row.cell, index, rules, matrix)) for row in rows]
 
 
-def other_code(matrix: Matrix, row: PlanRow) -> bool:
-    """Whether ``row``'s release is frozen with other sources than the tree's: this tree
-    cannot produce its evidence (the code under test is a later release's)."""
-    frozen = read_records(evidence.evidence_folder(matrix), allow_empty=True).frozen if os.path.isdir(evidence.evidence_folder(matrix)) else {}
-    found = frozen.get(str(row.cell.release.version))
-    return found is not None and found.sources_hash != evidence.sources_hash(matrix)
+def later_code(matrix: Matrix) -> Callable[[PlanRow], bool]:
+    """Whether a row's release is frozen with other sources than the tree's: this tree cannot
+    produce its evidence (the code under test is a later release's)."""
+    folder = evidence.evidence_folder(matrix)
+    frozen = read_records(folder, allow_empty=True).frozen if os.path.isdir(folder) else {}
+    now = evidence.sources_hash(matrix) if frozen else ""
+    return lambda row: str(row.cell.release.version) in frozen and frozen[str(row.cell.release.version)].sources_hash != now
 
 
 def commit_records(matrix: Matrix, minor: str, rows: Sequence[PlanRow], docs: Sequence[str]) -> None:
@@ -127,8 +130,9 @@ def main() -> int:
         if (not args.tag or set(args.tag) & set(r.tags)) and (not args.python or str(r.cell.python) in args.python)
     ]
     lines: "OrderedDict[str, List[PlanRow]]" = OrderedDict()
+    frozen_elsewhere = later_code(matrix)
     for row, found in judged(matrix, rows):
-        if other_code(matrix, row):  # its evidence is frozen; the tree is a later release's code
+        if frozen_elsewhere(row):  # its evidence is frozen; the tree is a later release's code
             print(f"skip {row.session}: release {row.cell.release.version} is frozen, and this tree holds later code", flush=True)
             continue
         if found.counts and not args.force:

@@ -4,7 +4,7 @@ Exit codes (documented in the README):
 
 0  supported / clean
 1  unsupported or broken (``check``); a failed ``--check`` or result (``table``, ``results``)
-2  usage error or an invalid matrix
+2  usage error, an invalid matrix, or a result record that is not one (docs/releasing.md)
 3  supported with a warning: experimental, deprecated or end of life (``check``)
 
 Start-up matters (``check`` must answer well under a second and never imports torch),

@@ -245,3 +245,18 @@ def test_this_repository_froze_0_1_0_with_the_66_records_it_has():
     hashes = {json.loads(p.read_text())["sources"]["hash"] for p in folder.glob("*.json") if p.name != "release.json"}
     assert len(list(folder.glob("py*.json"))) == 66 and hashes == {frozen.sources_hash}
     assert frozen.paths == matrix.evidence.sources
+
+
+def test_run_tier_skips_the_rows_of_a_frozen_release_on_later_code(repo):
+    import subprocess
+    import sys
+
+    assert cli("release", "2.0.0", cwd=repo).code == 0
+    (repo / "demo" / "core.py").write_text("KERNEL = 2\n")
+    (repo / "demo" / "compat.yaml").write_text(_with_next(MATRIX))
+    env = dict(os.environ, ADAPTER_MATRIX_NOX_MATRIX=str(repo / "compat.yaml"))
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "run_tier.py"), "full", "--dry-run"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "skip device(py3.10-torch2.2-v2.0.0): release 2.0.0 is frozen, and this tree holds later code" in proc.stdout
+    assert "run  device(py3.10-torch2.2-v2.1.0): unverified" in proc.stdout
