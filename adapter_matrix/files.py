@@ -191,8 +191,18 @@ def atomic_write(path: str, data: Union[str, bytes], write: Optional[Callable[[A
 
 
 def private_folder(path: str) -> None:
-    """Create ``path`` (and its parents) readable by the user alone (0700), as a cache folder."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    """Create ``path`` and its missing parents readable by the user alone (0700), as a
+    cache folder. (``os.makedirs`` gives its mode to the last folder only.)"""
+    missing = []
+    current = os.path.abspath(path)
+    while not os.path.isdir(current) and os.path.dirname(current) != current:
+        missing.append(current)
+        current = os.path.dirname(current)
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:  # a concurrent run made it; a file there fails the write that follows
+            pass
 
 
 def untrusted_reason(path: str, stop: str) -> Optional[str]:

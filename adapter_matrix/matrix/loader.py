@@ -22,6 +22,7 @@ from packaging.version import InvalidVersion, Version
 from ..matrix import companions as _companions
 from ..matrix import consistency
 from .diagnostics import Diagnostic, Diagnostics, Mark, MatrixError, display_path, read_matrix_file
+from .limits import MAX_AGE_DAYS, MAX_REGEX_CHARS, MAX_TIMEOUT
 from .model import (
     ENUM,
     SCHEMA_VERSION,
@@ -109,11 +110,6 @@ def _one_line(diagnostic: Diagnostic) -> Diagnostic:
     return diagnostic._replace(message=escape(diagnostic.message), hint=escape(diagnostic.hint))
 
 
-# Bounds on what a file may ask for (docs/security.md): a detector's command runs at most
-# ten minutes, a regex is short, evidence is at most a century old.
-MAX_TIMEOUT = 600.0
-MAX_REGEX_CHARS = 1000
-MAX_AGE_DAYS = 36500
 _DAYS = re.compile(r"[0-9]{1,6}\Z")
 
 
