@@ -4,7 +4,8 @@ Exit codes (documented in the README):
 
 0  supported / clean
 1  unsupported or broken (``check``); a failed ``--check`` or result (``table``, ``results``)
-2  usage error or an invalid matrix
+2  usage error, an invalid matrix, or a file that cannot be read or written (a full disk,
+   a read-only or missing folder, a FIFO or device given as a file: one message, docs/security.md)
 3  supported with a warning: experimental, deprecated or end of life (``check``)
 
 Start-up matters (``check`` must answer well under a second and never imports torch),
