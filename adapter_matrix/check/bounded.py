@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence
 
 __all__ = ["REGEX_SECONDS", "INPUT_CHARS", "OUTPUT_BYTES", "RegexTimeout", "Found", "search", "CommandResult", "run_command"]
 
@@ -214,7 +214,3 @@ def describe_failure(error: str, program: str, timeout: float) -> str:
         return f"command {program} is not executable"
     return f"command {program} failed to start: {error}"
 
-
-def program_name(argv: Tuple[str, ...]) -> str:
-    """The program of ``argv``, quoted and escaped for a message."""
-    return repr(argv[0])

@@ -24,7 +24,7 @@ from adapter_matrix.check.bounded import OUTPUT_BYTES, RegexTimeout, run_command
 from adapter_matrix.files import FileReadError, atomic_write, read_regular
 from adapter_matrix.matrix import cache
 from adapter_matrix.matrix.diagnostics import MatrixError
-from adapter_matrix.matrix.loader import load, load_text
+from adapter_matrix.matrix.loader import load_text
 
 from .helpers import REPO, cli
 
