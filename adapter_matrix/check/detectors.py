@@ -15,10 +15,15 @@ import re
 import sys
 from typing import TYPE_CHECKING, List, NamedTuple, Optional, Tuple
 
+from ..files import FileReadError, printable, read_regular
+from .bounded import REGEX_SECONDS, RegexTimeout, describe_failure, run_command, search
+
 if TYPE_CHECKING:  # the import-time guard runs detectors without loading the model
     from ..matrix.model import Detector, Dimension
 
 __all__ = ["Detection", "detect", "run_detector", "builtin_value"]
+
+FILE_BYTES = 1 << 20  # a file detector reads the first MiB of its file
 
 _OS = {"linux": "linux", "win32": "windows", "cygwin": "windows", "darwin": "macos"}
 _ARCH = {"amd64": "x86_64", "x64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
@@ -52,53 +57,43 @@ def _match(regex: Optional[str], text: str) -> Tuple[Optional[str], Optional[str
     if regex is None:
         value = text.strip()
         return (value, None) if value else (None, "it is empty")
-    match = re.search(regex, text, re.MULTILINE)
+    shown = printable(repr(regex))
+    try:
+        match = search(regex, text)
+    except RegexTimeout:
+        return None, f"regex {shown} took longer than {REGEX_SECONDS:g} s; it was stopped"
+    except (re.error, RecursionError, OverflowError) as exc:  # a memo or a model built elsewhere
+        return None, f"regex {shown} is invalid: {exc}"
     if match is None:
-        return None, f"regex {regex!r} did not match"
-    groups = match.groupdict()
-    value = groups.get("version") if "version" in groups else (match.group(1) if match.re.groups else match.group(0))
-    return (value.strip(), None) if value else (None, f"regex {regex!r} matched an empty version")
+        return None, f"regex {shown} did not match"
+    value = match.version
+    return (value.strip(), None) if value else (None, f"regex {shown} matched an empty version")
 
 
 def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
-    """Run one detector; return ``(version, None)`` or ``(None, why it failed)``."""
+    """Run one detector; return ``(version, None)`` or ``(None, why it failed)``. The
+    reason is escaped for a terminal; the version is a matched string (see :func:`printable`)."""
     kind, target = detector.kind, detector.target
     if kind == "env":
         raw = os.environ.get(target[0])
         if raw is None:
-            return None, f"${target[0]} is not set"
+            return None, f"${printable(target[0])} is not set"
         return _match(detector.regex, raw)
     if kind == "file":
         path = os.path.expanduser(os.path.expandvars(target[0]))
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                text = fh.read(1 << 20)
-        except OSError as exc:
-            return None, f"cannot read {path}: {exc.strerror}"
-        return _match(detector.regex, text)
+            data = read_regular(path, FILE_BYTES, truncate=True)
+        except FileReadError as exc:
+            return None, str(exc)
+        return _match(detector.regex, data.decode("utf-8", "replace"))
     if kind == "command":
-        import subprocess  # only commands need it; keeps check's start-up lean
-
-        try:
-            proc = subprocess.run(
-                list(target),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                timeout=detector.timeout,
-                check=False,
-            )
-        except FileNotFoundError:
-            return None, f"command {target[0]!r} not found"
-        except PermissionError:
-            return None, f"command {target[0]!r} is not executable"
-        except subprocess.TimeoutExpired:
-            return None, f"command {target[0]!r} timed out after {detector.timeout:g} s"
-        except OSError as exc:
-            return None, f"command {target[0]!r} failed to start: {exc.strerror}"
-        if proc.returncode != 0:
-            return None, f"command {target[0]!r} exited with {proc.returncode}"
-        return _match(detector.regex, proc.stdout.decode("utf-8", "replace"))
+        result = run_command(target, detector.timeout)
+        program = printable(repr(target[0]))
+        if result.error is not None:
+            return None, describe_failure(result.error, program, detector.timeout)
+        if result.returncode != 0:
+            return None, f"command {program} exited with {result.returncode}"
+        return _match(detector.regex, result.output.decode("utf-8", "replace"))
     if kind == "builtin":
         found = builtin_value(target[0])
         return (found, None) if found else (None, f"no built-in detector {target[0]!r}")

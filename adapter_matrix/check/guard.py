@@ -47,7 +47,7 @@ import warnings
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from .._version import __version__
-from ..matrix.cache import cache_root
+from ..matrix.cache import cache_root, trusted_entry
 from .facts import distribution_version, python_identity
 
 __all__ = ["UnsupportedEnvironment", "Support", "Selection", "require", "select", "locate", "explain",
@@ -58,6 +58,7 @@ MATRIX_NAME = "compat.yaml"
 _BLOCKING = ("unsupported", "broken")
 _WARNING = ("deprecated", "eol")
 _CHEAP = ("env", "file", "distribution", "builtin")  # detectors an import may run; `command` is check's
+_OUTCOMES = ("supported", "experimental", "deprecated", "eol", "broken", "unsupported")
 
 
 class UnsupportedEnvironment(RuntimeError):
@@ -123,30 +124,65 @@ def _memo_path(kind: str, key: str) -> str:
 
 
 def _read_memo(kind: str, key: str) -> Optional[Dict[str, Any]]:
+    """A memo as plain data, or None: missing, unreadable, refused (writable by others:
+    see :func:`~adapter_matrix.matrix.cache.trusted_entry`) or not a JSON object."""
+    from ..files import read_regular
+
+    path = _memo_path(kind, key)
+    if not trusted_entry(path):
+        return None
     try:
-        with open(_memo_path(kind, key), encoding="utf-8") as fh:
-            value = json.load(fh)
+        value = json.loads(read_regular(path, _MEMO_BYTES))
         return value if isinstance(value, dict) else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 
 def _write_memo(kind: str, key: str, value: Dict[str, Any]) -> None:
+    from ..files import atomic_write, private_folder
+
     path = _memo_path(kind, key)
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(value, fh)
-        os.replace(tmp, path)
+        private_folder(os.path.dirname(path))
+        atomic_write(path, json.dumps(value), mode=0o600)
     except OSError:  # a read-only cache only costs time
         pass
+
+
+_MEMO_BYTES = 1 << 20
+
+
+def _valid_facts(facts: Dict[str, Any]) -> bool:
+    """Whether a facts memo read from disk has the shape :func:`_facts` writes, with only
+    the detectors an import may run: the memo is untrusted input, and a ``command``
+    (or anything else) in it must never run inside ``import torch``."""
+    from ..matrix.limits import MAX_REGEX_CHARS, MAX_TIMEOUT
+
+    if not (isinstance(facts.get("distribution"), str) and isinstance(facts.get("device"), str)):
+        return False
+    dimensions = facts.get("dimensions")
+    if not isinstance(dimensions, list):
+        return False
+    for entry in dimensions:
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], list)):
+            return False
+        for probe in entry[1]:
+            if not (isinstance(probe, list) and len(probe) == 4):
+                return False
+            kind, target, regex, timeout = probe
+            if kind not in _CHEAP or not (isinstance(target, list) and len(target) == 1 and isinstance(target[0], str)):
+                return False
+            if not (regex is None or (isinstance(regex, str) and len(regex) <= MAX_REGEX_CHARS)):
+                return False
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:
+                return False
+    return True
 
 
 def _facts(matrix_path: str, raw_key: str) -> Dict[str, Any]:
     """Distribution, device and the cheap detectors of each dimension (memoized per file)."""
     facts = _read_memo("facts", raw_key)
-    if facts is not None:
+    if facts is not None and _valid_facts(facts):
         return facts
     from ..matrix.cache import load_matrix
 
@@ -170,6 +206,8 @@ def _detect(facts: Dict[str, Any]) -> List[Tuple[str, Optional[str]]]:
     for name, probes in facts["dimensions"]:
         value = None
         for kind, target, regex, timeout in probes:
+            if kind not in _CHEAP:  # never a command inside an import, whatever a memo says
+                continue
             value, _why = run_detector(_Probe(kind, tuple(target), regex, timeout))
             if value is not None:
                 break
@@ -216,19 +254,18 @@ def select(matrix_path: str, torch_version: Optional[str], adapter_version: Opti
     ``dimensions`` gives the extra dimensions' values; by default they are detected with
     the matrix's env, file and distribution detectors.
     """
-    with open(matrix_path, "rb") as fh:
-        raw_key = _digest(__version__, hashlib.sha256(fh.read()).hexdigest())
+    from ..files import read_regular
+
+    raw_key = _digest(__version__, hashlib.sha256(read_regular(matrix_path)).hexdigest())
     facts = _facts(matrix_path, raw_key)
     if adapter_version is None:
         adapter_version = distribution_version(facts["distribution"])
     found = sorted(dimensions.items()) if dimensions is not None else _detect(facts)
     key = _digest(raw_key, python_identity(), torch_version, adapter_version, found, _dt.date.today().isoformat())
     memo = _read_memo("verdict", key)
-    if memo is not None:
-        try:
-            return Selection(**memo)
-        except TypeError:
-            pass
+    if memo is not None and memo.get("outcome") in _OUTCOMES and isinstance(memo.get("message"), str) \
+            and (memo.get("shim") is None or isinstance(memo.get("shim"), str)) and len(memo) == 3:
+        return Selection(memo["outcome"], memo["shim"], memo["message"])
     selection = _decide(matrix_path, torch_version, adapter_version, found)
     _write_memo("verdict", key, selection._asdict())
     return selection

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List, Sequence, Tuple
 
+from ..files import printable
 from ..matrix.model import Matrix
 from ..matrix.queries import Cell
 from .companions import CompanionState, companion_document, companion_line
@@ -148,11 +149,14 @@ def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
 
 def render_check(doc: Dict[str, Any], console: Any = None) -> None:
     """Print one check document: with colors through rich on a terminal, as plain text
-    otherwise (pipes and CI logs; rich is then not even imported)."""
+    otherwise (pipes and CI logs; rich is then not even imported). Every text is escaped
+    first: values come from the matrix, the environment, files and programs' output, and
+    none may move the cursor, retitle or clear the terminal."""
+    lines = [[(printable(text), style) for text, style in line] for line in check_lines(doc)]
     if console is None:
-        sys.stdout.write("".join("".join(text for text, _style in line) + "\n" for line in check_lines(doc)))
+        sys.stdout.write("".join("".join(text for text, _style in line) + "\n" for line in lines))
         return
     from rich.text import Text
 
-    for line in check_lines(doc):
+    for line in lines:
         console.print(Text.assemble(*line), soft_wrap=True, highlight=False)

@@ -4,7 +4,9 @@ Exit codes (documented in the README):
 
 0  supported / clean
 1  unsupported or broken (``check``); a failed ``--check`` or result (``table``, ``results``)
-2  usage error, an invalid matrix, or a result record that is not one (docs/releasing.md)
+2  usage error, an invalid matrix, a result record that is not one (docs/releasing.md), or a
+   file that cannot be read or written (a full disk, a read-only or missing folder, a FIFO or
+   device given as a file: one message, docs/security.md)
 3  supported with a warning: experimental, deprecated or end of life (``check``)
 
 Start-up matters (``check`` must answer well under a second and never imports torch),

@@ -29,17 +29,21 @@ def console_for(stderr: bool = False) -> Any:
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     from rich.markup import escape
 
-    console_for(stderr=True).print(f"[bold red]error:[/] {escape(message)}")
+    from ..files import printable
+
+    console_for(stderr=True).print(f"[bold red]error:[/] {escape(printable(message, keep_newlines=True))}")
     raise SystemExit(code)
 
 
 def print_diagnostics(diagnostics: List[Any]) -> None:
     from rich.markup import escape
 
+    from ..files import printable
+
     err = console_for(stderr=True)
     for d in diagnostics:
         style = "yellow" if d.severity == "warning" else "red"
-        err.print(f"[{style}]{escape(str(d))}[/]", soft_wrap=True)
+        err.print(f"[{style}]{escape(printable(d))}[/]", soft_wrap=True)
 
 
 def load_or_exit(path: str, fresh: bool = False) -> "LoadResult":

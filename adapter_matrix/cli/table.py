@@ -54,6 +54,7 @@ def table(
     command are printed), 2 usage error, bad marker or invalid matrix.
     """
 
+    from ..files import printable
     from ..tables import docs
     from ..tables import views as tables
 
@@ -86,17 +87,19 @@ def table(
             outcomes = docs.sync(result.matrix, files, write=update, today=when, results=results)
         except docs.DocError as exc:
             fail(str(exc))
+        except OSError as exc:  # FileWriteError: a full disk, a read-only folder; each document is whole, old or new
+            fail(str(exc))
         stale = [o.path for o in outcomes if o.changed]
         for o in outcomes:
             if not o.blocks:
-                console.print(f"{o.path}: no table blocks, skipped", markup=False)
+                console.print(f"{printable(o.path)}: no table blocks, skipped", markup=False)
             elif update:
-                console.print(f"{o.path}: {'updated' if o.changed else 'up to date'} ({o.blocks} block{'s' if o.blocks != 1 else ''})", markup=False)
+                console.print(f"{printable(o.path)}: {'updated' if o.changed else 'up to date'} ({o.blocks} block{'s' if o.blocks != 1 else ''})", markup=False)
             elif o.changed:
                 typer.echo(o.diff, nl=False)
         if check_ and stale:
             fix = _table_fix(common, ["--update"] + stale)
-            console_for(stderr=True).print(f"stale tables in {' '.join(stale)}; fix with:\n    {fix}", markup=False, style="red")
+            console_for(stderr=True).print(f"stale tables in {printable(' '.join(stale))}; fix with:\n    {fix}", markup=False, style="red")
             raise typer.Exit(EXIT_UNSUPPORTED)
         if check_:
             with_blocks = [o for o in outcomes if o.blocks]
@@ -117,12 +120,12 @@ def table(
         outcome = docs.sync_output(output, text, write=not check_)
     except docs.DocError as exc:
         fail(str(exc))
-    except OSError as exc:
-        fail(f"{output}: cannot write: {exc.strerror}")
+    except OSError as exc:  # FileWriteError, one line already
+        fail(str(exc))
     if check_ and outcome.changed:
         typer.echo(outcome.diff, nl=False)
         options = {"--view": view, "--dimension": dimension, "--format": fmt, "--lang": lang, "--release": release}
         fix = _table_fix({**common, **options}, ["--output", output])
         console_for(stderr=True).print(f"{output} is stale; fix with:\n    {fix}", markup=False, style="red")
         raise typer.Exit(EXIT_UNSUPPORTED)
-    console.print(f"{output}: {'written' if outcome.changed else 'up to date'}", markup=False)
+    console.print(f"{printable(output)}: {'written' if outcome.changed else 'up to date'}", markup=False)

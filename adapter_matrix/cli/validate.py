@@ -93,6 +93,8 @@ def validate(
                 companion_answers = upstream_companions.read_companions(upstream, result.matrix)
             except up.UpstreamError as exc:
                 fail(str(exc))
+            except OSError as exc:  # FileWriteError: a full disk, a read-only folder; the file is unchanged
+                fail(str(exc))
             found += upstream_companions.verify_companions(result.matrix, *companion_answers, upstream)
         from ..ci.evidence import EvidenceError, evidence_folder
         from ..ci.release import adapter_version, read_frozen, version_findings
@@ -126,6 +128,8 @@ def validate(
                     m, findings, answers = findings_of(located.path)
                 changed_companions = companion_write.write_companions(located.path, m, answers[0])
             except up.UpstreamError as exc:
+                fail(str(exc))
+            except OSError as exc:  # FileWriteError: a full disk, a read-only folder; the file is unchanged
                 fail(str(exc))
             what = [w for w, done in (("torch", changed), ("companion", changed_companions)) if done]
             if what:
@@ -162,6 +166,9 @@ def schema(
 
     text = json.dumps(json_schema(), indent=2) + "\n"
     if output:
-        atomic_write(output, text)
+        try:
+            atomic_write(output, text)
+        except OSError as exc:  # FileWriteError: a missing folder, a full disk, a file where a folder should be
+            fail(str(exc))
     else:
         typer.echo(text, nl=False)

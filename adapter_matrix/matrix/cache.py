@@ -9,6 +9,14 @@ and time of the modules that build the model: a development checkout that change
 model between versions never reads a pickle of the old one). ``check`` and the runtime
 guard read it instead of parsing YAML: same answers, a fraction of the start-up time.
 A changed file has a new hash, so a stale entry is never read.
+
+The cache does not trust the file system (docs/security.md): a compiled matrix is
+loaded only when it and every folder up to the cache's root belong to this user (or
+root) and are writable by no one else, and it is unpickled with an allowlist: only the
+model's own named tuples, :class:`~datetime.date` and packaging's ``Version``,
+``Specifier`` and ``SpecifierSet`` can be built from it, so a planted pickle cannot call
+anything else. An entry of the wrong shape is rebuilt. Folders are created 0700 and
+entries 0600, through :func:`~adapter_matrix.files.atomic_write`.
 """
 
 from __future__ import annotations
@@ -25,7 +33,11 @@ except ImportError:  # pragma: no cover - a Python built without it
 
 from .._version import __version__
 
-__all__ = ["cache_root", "compiled_matrix_path", "load_matrix"]
+__all__ = ["cache_root", "compiled_matrix_path", "load_matrix", "trusted_entry", "CacheWarning"]
+
+
+class CacheWarning(UserWarning):
+    """A cache entry was refused (it could have been planted); the tool worked without it."""
 
 
 def cache_root() -> str:
@@ -65,15 +77,60 @@ def compiled_matrix_path(raw: bytes, display_name: str) -> str:
     return os.path.join(cache_root(), "matrices", digest.hexdigest()[:32] + ".pickle")
 
 
+def trusted_entry(path: str) -> bool:
+    """Whether the cache entry ``path`` may be read; warns (once per entry) why not.
+    A missing entry is simply not trusted, without a warning."""
+    from ..files import untrusted_reason
+
+    if not os.path.lexists(path):
+        return False
+    reason = untrusted_reason(path, cache_root())
+    if reason is None:
+        return True
+    import warnings
+
+    warnings.warn(f"adapter-matrix ignores its cache entry {reason}: another user could have planted it "
+                  f"(make the cache folder yours alone: chmod -R go-w {cache_root()})", CacheWarning, stacklevel=3)
+    return False
+
+
+_ALLOWED = {  # what a compiled matrix may contain besides plain values
+    "datetime": {"date"},
+    "packaging.version": {"Version"},
+    "packaging.specifiers": {"Specifier", "SpecifierSet"},
+}
+
+
+class _ModelUnpickler(pickle.Unpickler):
+    """Builds the model's named tuples and the values above, nothing else: a pickle cannot
+    name ``os.system`` or any other callable."""
+
+    def find_class(self, module: str, name: str) -> object:
+        if module in ("adapter_matrix.matrix.model", "adapter_matrix.matrix.diagnostics"):
+            found = super().find_class(module, name)
+            import enum
+
+            if isinstance(found, type) and (issubclass(found, tuple) or issubclass(found, enum.Enum)) and not name.startswith("_"):
+                return found
+        elif name in _ALLOWED.get(module, ()):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not part of a compiled matrix")
+
+
+def _read(path: str) -> object:
+    import io
+
+    from ..files import read_regular
+
+    return _ModelUnpickler(io.BytesIO(read_regular(path))).load()
+
+
 def _store(path: str, value: object) -> None:
-    import tempfile  # only on a cache miss
+    from ..files import atomic_write, private_folder
 
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
+        private_folder(os.path.dirname(path))
+        atomic_write(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), mode=0o600)
     except OSError:  # a read-only home is not an error: the next run parses again
         pass
 
@@ -86,12 +143,15 @@ def load_matrix(path: "os.PathLike[str] | str", *, use_cache: bool = True):  # -
     raw = read_matrix_file(name)
     display = display_path(name)
     compiled: Optional[str] = compiled_matrix_path(raw, display) if use_cache else None
-    if compiled is not None:
+    if compiled is not None and trusted_entry(compiled):
         try:
-            with open(compiled, "rb") as fh:
-                return pickle.load(fh)
-        except Exception:  # missing, truncated, or from an incompatible version: rebuild
-            pass
+            cached = _read(compiled)
+        except Exception:  # noqa: BLE001 - truncated, refused, or from an incompatible version: rebuild
+            cached = None
+        from .model import LoadResult, Matrix
+
+        if isinstance(cached, LoadResult) and isinstance(cached.matrix, Matrix) and isinstance(cached.warnings, list):
+            return cached
     from .loader import load_bytes
 
     result = load_bytes(raw, display)

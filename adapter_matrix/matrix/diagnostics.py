@@ -83,12 +83,14 @@ class MatrixError(Exception):
 
 
 def read_matrix_file(path: str) -> bytes:
-    """The bytes of a matrix file; an unreadable file is a :class:`MatrixError`."""
+    """The bytes of a matrix file; an unreadable one (missing, not a regular file, larger
+    than :data:`~adapter_matrix.files.MAX_READ_BYTES`) is a :class:`MatrixError`."""
+    from ..files import FileReadError, printable, read_regular
+
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise MatrixError([Diagnostic(Mark(path, 0, 0), f"cannot read the matrix: {exc.strerror}", "pass --matrix PATH")], path) from None
+        return read_regular(path)
+    except FileReadError as exc:
+        raise MatrixError([Diagnostic(Mark(printable(path), 0, 0), f"cannot read the matrix: {exc.reason}", "pass --matrix PATH")], path) from None
 
 
 def display_path(path: str) -> str:

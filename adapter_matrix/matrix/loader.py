@@ -22,6 +22,7 @@ from packaging.version import InvalidVersion, Version
 from ..matrix import companions as _companions
 from ..matrix import consistency
 from .diagnostics import Diagnostic, Diagnostics, Mark, MatrixError, display_path, read_matrix_file
+from .limits import MAX_AGE_DAYS, MAX_REGEX_CHARS, MAX_TIMEOUT
 from .model import (
     ENUM,
     SCHEMA_VERSION,
@@ -107,6 +108,9 @@ def _one_line(diagnostic: Diagnostic) -> Diagnostic:
         return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
     return diagnostic._replace(message=escape(diagnostic.message), hint=escape(diagnostic.hint))
+
+
+_DAYS = re.compile(r"[0-9]{1,6}\Z")
 
 
 def _seconds(text: str) -> float:
@@ -391,12 +395,13 @@ class _Builder:
             detectors = (Detector("builtin", (key.text,), None, 5.0, key.mark),)
         what = f"{_label(key.text)} {'version' if kind == VERSION else 'value'}"
         values: Dict[str, Value] = {}
+        seen: Dict[object, Value] = {}  # Value.same as a key: one look-up per value, not a scan
         for item in self.items(f.get("values"), what):
             value = self.value(item, what, kind)
             if value is None:
                 continue
-            twin = next((v for v in values.values() if v.same(value)), None)
-            if twin is not None:
+            twin = seen.setdefault(value.identity, value)
+            if twin is not value:
                 self.diags.error(item.mark, f"{_label(key.text)} lists {value} twice" + (f" (as {twin})" if twin.text != value.text else ""), "list each value once")
                 continue
             values[value.text] = value
@@ -444,7 +449,10 @@ class _Builder:
             if kind == "builtin" and value not in BUILTIN_DETECTORS:
                 self.diags.error(f[kind].mark, f"unknown built-in detector {value!r}", "use os or arch")
         regex = self.string(f.get("regex"), "regex")
-        if regex is not None:
+        if regex is not None and len(regex) > MAX_REGEX_CHARS:
+            self.diags.error(f["regex"].mark, f"the regex has {len(regex)} characters, more than {MAX_REGEX_CHARS}", "a version regex is short: match the line that holds the version")
+            regex = None
+        elif regex is not None:
             try:
                 re.compile(regex)
             except (re.error, OverflowError, RecursionError) as exc:  # `a{4294967296}`, deep nesting
@@ -455,8 +463,8 @@ class _Builder:
         timeout = 5.0
         if "timeout" in f:
             parsed = self.convert(f["timeout"], "timeout", _seconds, "give seconds as a number")
-            if parsed is not None and parsed <= 0:
-                self.diags.error(f["timeout"].mark, "timeout must be positive")
+            if parsed is not None and not 0 < parsed <= MAX_TIMEOUT:
+                self.diags.error(f["timeout"].mark, f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds, found {parsed:g}", "e.g. timeout: 10")
             elif parsed is not None:
                 timeout = parsed
         return Detector(kind, target, regex, timeout, node.mark)
@@ -617,10 +625,10 @@ class _Builder:
         days = DEFAULT_EVIDENCE.max_age_days
         if "max-age-days" in f:
             n = f["max-age-days"]
-            if isinstance(n, Scalar) and n.tag == YAML_INT and n.text.isdigit() and int(n.text) >= 1:
+            if isinstance(n, Scalar) and n.tag == YAML_INT and _DAYS.match(n.text) and 1 <= int(n.text) <= MAX_AGE_DAYS:
                 days = int(n.text)
             else:
-                self.diags.error(n.mark, f"max-age-days must be a whole number of days, at least 1, found {n.describe()}", "e.g. max-age-days: 180")
+                self.diags.error(n.mark, f"max-age-days must be a whole number of days from 1 to {MAX_AGE_DAYS}, found {n.describe()}", "e.g. max-age-days: 180")
         sources = []
         for item in self.items(f.get("sources"), "evidence sources"):
             path = self.string(item, "evidence source")

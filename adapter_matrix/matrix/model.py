@@ -242,6 +242,12 @@ class Value(NamedTuple):
         return self.text.casefold() == other.text.casefold()
 
     @property
+    def identity(self) -> Tuple[int, object]:
+        """What :meth:`same` compares, as a dictionary key (the values of one dimension
+        are all versions or all names): duplicates are found in linear time."""
+        return (0, self.version) if self.version is not None else (1, self.text.casefold())
+
+    @property
     def order(self) -> Tuple[int, object]:
         """Sort key: versions by version, enumeration values by name."""
         return (0, self.version) if self.version is not None else (1, self.text.casefold())

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from ..files import atomic_write, unified_diff
+from ..files import FileReadError, atomic_write, printable, read_regular, unified_diff
 from ..matrix.model import Matrix
 from ..tables import views as tables
 from .markers import Block, MarkerError, rewrite, syntax_for
@@ -117,15 +117,18 @@ class _Renderer:
 
 
 def _read(path: str, missing_ok: bool = False) -> str:
+    """The text of a document (a regular file, at most
+    :data:`~adapter_matrix.files.MAX_READ_BYTES`), its line endings as they are."""
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        if missing_ok:
-            return ""
-        raise MarkerError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MarkerError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+        return read_regular(path).decode("utf-8")
+    except FileReadError as exc:
+        if not os.path.lexists(path):
+            if missing_ok:
+                return ""
+            raise MarkerError(f"{printable(path)}: no such file") from None
+        raise MarkerError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise MarkerError(f"{printable(path)}: cannot read: it is not UTF-8 (byte {exc.start})") from None
 
 
 def sync(

@@ -28,12 +28,13 @@ from typing import Callable, Dict, List, Tuple
 __all__ = ["Block", "MarkerError", "examples", "find_blocks", "rewrite", "syntax_for"]
 
 _OPEN = {
-    "markdown": re.compile(r"^[ \t]*<!--\s*adapter-matrix:table\b(?P<args>[^\n]*?)\s*-->[ \t]*\n", re.M),
-    "rst": re.compile(r"^[ \t]*\.\.\s+adapter-matrix:table\b(?P<args>[^\n]*?)[ \t]*\n", re.M),
+    # `\r?`: the markers of a document saved with Windows line endings (CRLF) are found too.
+    "markdown": re.compile(r"^[ \t]*<!--\s*adapter-matrix:table\b(?P<args>[^\r\n]*?)\s*-->[ \t]*\r?\n", re.M),
+    "rst": re.compile(r"^[ \t]*\.\.\s+adapter-matrix:table\b(?P<args>[^\r\n]*?)[ \t]*\r?\n", re.M),
 }
 _CLOSE = {
     "markdown": re.compile(r"^[ \t]*<!--\s*/adapter-matrix:table\s*-->", re.M),
-    "rst": re.compile(r"^[ \t]*\.\.\s+/adapter-matrix:table[ \t]*$", re.M),
+    "rst": re.compile(r"^[ \t]*\.\.\s+/adapter-matrix:table[ \t]*\r?$", re.M),
 }
 
 
@@ -69,7 +70,11 @@ def syntax_for(path: str) -> str:
 
 def _options(raw: str, where: str) -> Dict[str, str]:
     out = {}
-    for token in shlex.split(raw):
+    try:
+        tokens = shlex.split(raw)
+    except ValueError as exc:  # `view='grid`: "No closing quotation"
+        raise MarkerError(f"{where}: marker options {raw.strip()!r} cannot be read: {str(exc).lower()} \u2014 close the quote") from None
+    for token in tokens:
         if "=" not in token:
             raise MarkerError(f"{where}: marker option {token!r} is not key=value")
         key, value = token.split("=", 1)
@@ -178,8 +183,11 @@ def rewrite(text: str, syntax: str, render: Callable[[Block], str], filename: st
     out = []
     last = 0
     blocks = find_blocks(text, syntax, filename)
+    eol = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"  # a CRLF document stays CRLF
     for block in blocks:
-        body = "\n" + render(block).strip("\n") + "\n\n"
+        body = "\n" + render(block).replace("\r\n", "\n").strip("\n") + "\n\n"
+        if eol != "\n":
+            body = body.replace("\n", eol)
         out.append(text[last : block.start])
         out.append(body)
         last = block.end

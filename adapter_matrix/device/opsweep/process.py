@@ -14,11 +14,12 @@ import argparse
 import faulthandler
 import importlib
 import json
-import os
 import sys
 import time
 import warnings
 from typing import Any, Callable, Dict, List
+
+from ...files import atomic_write
 
 __all__ = ["MESSAGE_CHARS", "arguments", "start_torch", "serve", "message"]
 
@@ -65,10 +66,7 @@ def _write(log: Any, record: Dict[str, Any]) -> None:
 def serve(args: argparse.Namespace, torch: Any, tasks: List[Dict[str, Any]], run: Callable[[Dict[str, Any]], Dict[str, Any]]) -> int:
     """Write the plan (on the first start) and run the tasks from ``--start`` on."""
     if args.start == 0:
-        tmp = args.plan + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump({"torch": torch.__version__, "python": sys.version.split()[0], "tasks": tasks}, fh)
-        os.replace(tmp, args.plan)
+        atomic_write(args.plan, json.dumps({"torch": torch.__version__, "python": sys.version.split()[0], "tasks": tasks}))
     with open(args.log, "a", encoding="utf-8") as log:
         for index in range(args.start, len(tasks)):
             _write(log, {"start": index})
