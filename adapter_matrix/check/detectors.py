@@ -48,7 +48,25 @@ class Detection(NamedTuple):
     error: Optional[str]
 
 
-def _match(regex: Optional[str], text: str) -> Tuple[Optional[str], Optional[str]]:
+def _compose(regex: str, template: str, text: str) -> Tuple[Optional[str], Optional[str]]:
+    """Fill ``template``'s ``{name}`` fields with the regex's named groups, each from the
+    first match that sets it: /etc/os-release lists ``ID`` and ``VERSION_ID`` on lines of
+    their own, in no fixed order, so one alternation (``^ID=(?P<id>..)|^VERSION_ID=..``)
+    finds both."""
+    found = {}
+    for match in re.finditer(regex, text, re.MULTILINE):
+        for name, value in match.groupdict().items():
+            if value is not None and name not in found:
+                found[name] = value.strip().strip('"')
+    missing = [name for name in re.findall(r"\{([^{}]*)\}", template) if not found.get(name)]
+    if missing:
+        return None, f"regex {regex!r} found no {', '.join(missing)}"
+    return re.sub(r"\{([^{}]*)\}", lambda m: found[m[1]], template), None
+
+
+def _match(regex: Optional[str], text: str, template: Optional[str] = None) -> Tuple[Optional[str], Optional[str]]:
+    if regex is not None and template is not None:
+        return _compose(regex, template, text)
     if regex is None:
         value = text.strip()
         return (value, None) if value else (None, "it is empty")
@@ -67,7 +85,7 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
         raw = os.environ.get(target[0])
         if raw is None:
             return None, f"${target[0]} is not set"
-        return _match(detector.regex, raw)
+        return _match(detector.regex, raw, detector.template)
     if kind == "file":
         path = os.path.expanduser(os.path.expandvars(target[0]))
         try:
@@ -75,7 +93,7 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
                 text = fh.read(1 << 20)
         except OSError as exc:
             return None, f"cannot read {path}: {exc.strerror}"
-        return _match(detector.regex, text)
+        return _match(detector.regex, text, detector.template)
     if kind == "command":
         import subprocess  # only commands need it; keeps check's start-up lean
 
@@ -98,7 +116,7 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
             return None, f"command {target[0]!r} failed to start: {exc.strerror}"
         if proc.returncode != 0:
             return None, f"command {target[0]!r} exited with {proc.returncode}"
-        return _match(detector.regex, proc.stdout.decode("utf-8", "replace"))
+        return _match(detector.regex, proc.stdout.decode("utf-8", "replace"), detector.template)
     if kind == "builtin":
         found = builtin_value(target[0])
         return (found, None) if found else (None, f"no built-in detector {target[0]!r}")
@@ -108,7 +126,7 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
         found = distribution_version(target[0])
         if found is None:
             return None, f"distribution {target[0]!r} is not installed"
-        return _match(detector.regex, found)
+        return _match(detector.regex, found, detector.template)
     return None, f"unknown detector kind {kind!r}"  # pragma: no cover - the loader rejects these
 
 

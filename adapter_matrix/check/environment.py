@@ -10,7 +10,7 @@ from typing import Dict, NamedTuple, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from ..matrix.model import Dimension, Matrix, PythonVersion, Value
+from ..matrix.model import ABSENT, Dimension, Matrix, PythonVersion, Value
 from .detectors import Detection, detect
 from .facts import distribution_version, python_identity
 from .verdict import Environment
@@ -86,6 +86,9 @@ def detect_environment(
             found = Detection(dim.name, overrides[dim.name], "--set", None)
         else:
             found = detect(dim)
+        if found.value is None and any(v.absent for v in dim.values):
+            # a dimension that may be absent is absent when nothing finds it (no oneAPI)
+            found = Detection(dim.name, ABSENT, "nothing found: absent", found.error)
         value = dimension_value(dim, found.value)
         if found.value is not None and value is None:
             found = Detection(dim.name, None, found.source, f"{found.value!r} is not a PEP 440 version")
