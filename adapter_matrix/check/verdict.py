@@ -389,6 +389,12 @@ def _driver_changes(env: Environment, target: _Target) -> List[str]:
     out = []
     for name in target.changed_dims:
         old, new = env.dimension(name), target.dims[name]
+        if old is not None and old.absent:
+            out.append(f"install {name} {new}")
+            continue
+        if new is not None and new.absent:
+            out.append(f"remove {name} {old}")
+            continue
         if old is None or new is None or old.version is None or new.version is None:
             verb = "change"  # names (a changeable enumeration), absent: no direction
         else:

@@ -148,13 +148,15 @@ def _shown(matrix: Matrix, release: Releases, today: Optional[_dt.date]) -> Tupl
 _BEST = {status: i for i, status in enumerate(Status)}
 
 
-def _differing(cells_of_one: Sequence[Cell]) -> str:
-    """The dimension values that set these cells of one release apart from its others
-    at the same grid position: ``os rhel9`` (``os ubuntu22.04/ubuntu24.04`` for several)."""
-    names = [name for name, _v in cells_of_one[0].dimensions]
+def _differing(own: Sequence[Cell], everything: Sequence[Cell]) -> str:
+    """The dimension values that set ``own`` (cells of one release and status) apart
+    from the release's other cells at the same grid position: ``distro ubuntu22.04``
+    (``distro rhel9.4/sles15.5`` for several); dimensions equal in all of them are left out."""
     parts = []
-    for name in names:
-        values = list(dict.fromkeys(str(dict(c.dimensions)[name]) for c in cells_of_one if name in dict(c.dimensions)))
+    for name, _value in own[0].dimensions:
+        if len({str(dict(c.dimensions).get(name)) for c in everything}) < 2:
+            continue
+        values = list(dict.fromkeys(str(dict(c.dimensions)[name]) for c in own if name in dict(c.dimensions)))
         parts.append(f"{name} {'/'.join(values)}")
     return ", ".join(parts)
 
@@ -175,8 +177,8 @@ def _served(here: Sequence[Cell], lang: str) -> TableCell:
             own = by_release[version]
             if status not in own:
                 continue
-            differing = len(own) > 1 and own[status][0].dimensions
-            names.append(f"{version} with {_differing(own[status])}" if differing else str(version))
+            differing = _differing(own[status], [c for group in own.values() for c in group]) if len(own) > 1 else ""
+            names.append(f"{version} with {differing}" if differing else str(version))
         versions = ", ".join(dict.fromkeys(names))
         spans += ([Span("; ")] if spans else []) + list(fill(word("served_cell", lang), "", status=Span(word(status.value, lang)), versions=Span(versions)).spans)
     title = "; ".join(sorted({c.reason for c in here if c.reason}))

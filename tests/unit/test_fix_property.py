@@ -169,7 +169,7 @@ def environment_of(rnd: random.Random, matrix: Matrix) -> Environment:
 
 # -- applying a fix the way a user would ------------------------------------------------------
 
-_DRIVER = re.compile(r"^(?:upgrade|downgrade|change) (\S+) from \S+ to (\S+) \(")
+_DRIVER = re.compile(r"^(?:(?:upgrade|downgrade|change) (\S+) from \S+ to (\S+)|install (\S+) (\S+)|remove (\S+) \S+) \(")
 
 
 def _pip_install(matrix: Matrix, requirement: Requirement, index: Optional[str]) -> Version:
@@ -190,7 +190,8 @@ def apply(matrix: Matrix, env: Environment, fix: Fix) -> Environment:
     for step in fix.manual:
         driver = _DRIVER.match(step)
         if driver:
-            dims[driver[1]] = matrix.dimension(driver[1]).value(driver[2])
+            name = driver[1] or driver[3] or driver[5]
+            dims[name] = matrix.dimension(name).value(driver[2] or driver[4] or "absent")
     fresh = True
     for command in fix.commands:
         words = shlex.split(command)
