@@ -210,3 +210,62 @@ def test_gaudi_the_os_is_composed_from_os_release(tmp_path):
     (tmp_path / "os-release").write_text("ID=ubuntu\n")
     value, why = run_detector(detector._replace(target=(str(tmp_path / "os-release"),)))
     assert value is None and "found no version_id" in why
+
+
+# -- the schema additions these tables needed ------------------------------------------------
+
+from adapter_matrix.matrix.diagnostics import MatrixError  # noqa: E402
+from adapter_matrix.matrix.loader import load_text  # noqa: E402
+
+BASE = """schema-version: 2
+adapter: {distribution: tiny-adapter, device: tpu}
+torch:
+  "2.12": {released: 2026-05-13, patches: [2.12.0, 2.12.1], python: ["3.11", "3.12"]}
+dimensions:
+  oneapi: {values: [absent, "2025.1"], detect: [{env: TINY_ONEAPI}]}
+releases:
+"""
+
+
+def _write(tmp_path, releases: str) -> str:
+    path = tmp_path / "compat.yaml"
+    path.write_text(BASE + releases)
+    return str(path)
+
+
+def test_a_release_can_require_absent_and_nothing_detected_is_absent(tmp_path, monkeypatch):
+    monkeypatch.delenv("TINY_ONEAPI", raising=False)
+    path = _write(tmp_path, '  - {version: 0.1.0, torch: ">=2.12,<2.13", python: ">=3.11", status: supported, dimensions: {oneapi: absent}}\n'
+                            '  - {version: 0.2.0, torch: ">=2.12,<2.13", python: ">=3.11", status: supported, dimensions: {oneapi: "2025.1"}}\n')
+    doc = check("--torch", "2.12.1", "--python", "3.11", "--adapter", "0.1.0", matrix=path, today=TODAY)
+    assert doc["verdict"] == "supported" and doc["assumptions"] == []
+    other = check("--torch", "2.12.1", "--python", "3.11", "--adapter", "0.2.0", matrix=path, today=TODAY)
+    assert other["reasons"] == ["tiny-adapter 0.2.0 needs oneapi 2025.1, found absent"]
+    assert other["fixes"][0]["commands"] == ["pip install 'tiny-adapter==0.1.0'"]  # pip first: the release for no oneAPI
+
+
+def test_an_exception_can_take_cells_out_as_unsupported(tmp_path):
+    path = _write(tmp_path, '  - version: 0.1.0\n    torch: ">=2.12,<2.13"\n    python: ">=3.11"\n    status: supported\n'
+                            '    exceptions: [{python: "3.12", status: unsupported, reason: "no 3.12 wheel of our kernels"}]\n')
+    doc = check("--torch", "2.12.1", "--python", "3.12", "--adapter", "0.1.0", matrix=path, today=TODAY)
+    assert doc["verdict"] == "unsupported" and doc["exit_code"] == 1 and doc["reasons"] == ["no 3.12 wheel of our kernels"]
+    rows = json.loads(cli("plan", "--matrix", path, "--format", "json", "--today", TODAY).out)
+    assert [r["python"] for r in rows] == ["3.11"]
+    with pytest.raises(MatrixError) as exc:
+        load_text(BASE + '  - {version: 0.1.0, torch: "2.12.1", python: ">=3.11", status: unsupported}\n', "x.yaml")
+    assert "a release cannot be unsupported" in str(exc.value)
+
+
+def test_a_bare_minor_in_a_releases_torch_is_warned_about(tmp_path):
+    path = _write(tmp_path, '  - {version: 0.1.0, torch: "2.12", python: ">=3.11", status: supported}\n')
+    res = cli("validate", "--matrix", path)
+    assert res.code == 0
+    assert "torch 2.12 means 2.12.0 only (PEP 440 pads 2.12 with zeros), not the 2.12 line as `init --torch 2.12` does" in res.err
+    assert "'>=2.12,<2.13'" in res.err
+
+
+def test_a_template_must_name_groups_the_regex_defines(tmp_path):
+    text = BASE.replace("detect: [{env: TINY_ONEAPI}]", "detect: [{file: /etc/x, regex: '^V=(?P<v>.+)$', template: '{v}-{w}'}]")
+    with pytest.raises(MatrixError) as exc:
+        load_text(text + '  - {version: 0.1.0, torch: "2.12.1", python: ">=3.11", status: supported}\n', "x.yaml")
+    assert "template '{v}-{w}' names w, which the regex does not define" in str(exc.value)
