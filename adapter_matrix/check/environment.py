@@ -12,10 +12,10 @@ from packaging.version import InvalidVersion, Version
 
 from ..matrix.model import ABSENT, Dimension, Matrix, PythonVersion, Value
 from .detectors import Detection, detect
-from .facts import distribution_version, python_identity
+from .facts import distribution_requires, distribution_version, python_identity
 from .verdict import Environment
 
-__all__ = ["Installed", "current_python", "dimension_value", "detect_environment"]
+__all__ = ["Installed", "current_python", "dimension_value", "detect_environment", "torch_family"]
 
 
 class Installed(NamedTuple):
@@ -26,10 +26,23 @@ class Installed(NamedTuple):
     adapter_text: Optional[str]
     detections: Tuple[Detection, ...]
 
+    torch_family: Optional[str] = None  # the variant family fixes keep (see torch_family)
+
     @property
     def torch_variant(self) -> Optional[str]:
         torch = self.environment.torch
         return torch.local if torch is not None else None
+
+
+def torch_family(torch: Optional[Version], requires: Tuple[str, ...]) -> Optional[str]:
+    """The torch variant family, the user's hardware: the local label (``cpu``, ``xpu``,
+    ``cu126``, ``cxx11.abi``), else ``cuda`` for PyPI's unlabelled build when its metadata
+    requires ``nvidia-*`` packages, else ``pypi`` (PyPI's build for this platform)."""
+    if torch is None:
+        return None
+    if torch.local:
+        return torch.local
+    return "cuda" if any(r.lower().startswith("nvidia-") for r in requires) else "pypi"
 
 
 def _parse(text: Optional[str]) -> Optional[Version]:
@@ -111,4 +124,5 @@ def detect_environment(
         adapter=_parse(adapter_text),
         dimensions=tuple(dim_values),
     )
-    return Installed(env, torch_text, adapter_text, tuple(detections))
+    requires = distribution_requires("torch") if torch is None and env.torch is not None else ()
+    return Installed(env, torch_text, adapter_text, tuple(detections), torch_family(env.torch, requires))

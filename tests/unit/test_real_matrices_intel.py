@@ -269,3 +269,17 @@ def test_a_template_must_name_groups_the_regex_defines(tmp_path):
     with pytest.raises(MatrixError) as exc:
         load_text(text + '  - {version: 0.1.0, torch: "2.12.1", python: ">=3.11", status: supported}\n', "x.yaml")
     assert "template '{v}-{w}' names w, which the regex does not define" in str(exc.value)
+
+
+def test_the_variant_family_comes_from_the_label_or_the_metadata():
+    from packaging.version import Version
+
+    from adapter_matrix.check.environment import torch_family
+
+    assert torch_family(Version("2.8.0+xpu"), ()) == "xpu"
+    assert torch_family(Version("2.5.1+cxx11.abi"), ()) == "cxx11.abi"
+    assert torch_family(Version("2.6.0+cu126"), ("nvidia-cublas-cu12==12.6.4.1",)) == "cu126"
+    assert torch_family(Version("2.8.0"), ("filelock", 'nvidia-cuda-runtime-cu12==12.8.90; platform_system == "Linux"')) == "cuda"
+    assert torch_family(Version("2.8.0"), ("filelock",)) == "pypi"
+    doc = ipex("--torch", "2.8.0+cpu", "--adapter", "2.8.0+cpu", "--set", "os=linux")
+    assert doc["environment"]["torch_family"] == "cpu"
