@@ -89,6 +89,7 @@ class _Probe(NamedTuple):
     target: Tuple[str, ...]
     regex: Optional[str]
     timeout: float
+    template: Optional[str] = None
 
 
 def under_autoload() -> bool:
@@ -154,7 +155,7 @@ def _facts(matrix_path: str, raw_key: str) -> Dict[str, Any]:
     facts = {
         "distribution": matrix.adapter.distribution,
         "device": matrix.adapter.device,
-        "dimensions": [[d.name, [[p.kind, list(p.target), p.regex, p.timeout] for p in d.detectors if p.kind in _CHEAP]]
+        "dimensions": [[d.name, [[p.kind, list(p.target), p.regex, p.timeout, p.template] for p in d.detectors if p.kind in _CHEAP]]
                        for d in matrix.dimensions],
     }
     _write_memo("facts", raw_key, facts)
@@ -169,8 +170,8 @@ def _detect(facts: Dict[str, Any]) -> List[Tuple[str, Optional[str]]]:
 
     for name, probes in facts["dimensions"]:
         value = None
-        for kind, target, regex, timeout in probes:
-            value, _why = run_detector(_Probe(kind, tuple(target), regex, timeout))
+        for kind, target, regex, timeout, *template in probes:  # memos written before templates have four fields
+            value, _why = run_detector(_Probe(kind, tuple(target), regex, timeout, *template[:1]))
             if value is not None:
                 break
         found.append((name, value))
