@@ -496,7 +496,7 @@ class _Builder:
         try:
             return Status(s.text)
         except ValueError:
-            allowed = ", ".join(x.value for x in Status)
+            allowed = ", ".join(x.value for x in Status if x is not Status.UNSUPPORTED)  # unsupported: exceptions only
             close = difflib.get_close_matches(s.text, [x.value for x in Status], n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             self.diags.error(s.mark, f"unknown status {s.text!r}", f"{hint}use one of {allowed}")
