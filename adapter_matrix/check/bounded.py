@@ -26,7 +26,7 @@ import re
 import sys
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
-__all__ = ["REGEX_SECONDS", "INPUT_CHARS", "OUTPUT_BYTES", "RegexTimeout", "Found", "search", "CommandResult", "run_command"]
+__all__ = ["REGEX_SECONDS", "INPUT_CHARS", "OUTPUT_BYTES", "RegexTimeout", "Found", "search", "named_groups", "CommandResult", "run_command"]
 
 REGEX_SECONDS = 0.5  # a version regex on a version file takes microseconds
 INPUT_CHARS = 1 << 20  # what a regex is matched against: the first MiB of a file or an output
@@ -60,16 +60,49 @@ def _found(match: "re.Match[str]") -> Found:
 def search(pattern: str, text: str, seconds: float = REGEX_SECONDS) -> Optional[Found]:
     """``re.search(pattern, text, re.MULTILINE)`` that gives up after ``seconds``
     (:class:`RegexTimeout`). ``text`` is cut to :data:`INPUT_CHARS` first."""
-    compiled = re.compile(pattern, re.MULTILINE)
+    answer = _bounded("search", pattern, text, seconds)
+    return Found(*answer) if answer else None
+
+
+def named_groups(pattern: str, text: str, seconds: float = REGEX_SECONDS) -> Dict[str, str]:
+    """Each named group of ``pattern`` with the first value any match over ``text`` gives
+    it (``re.finditer``, multi-line), under the same budget as :func:`search`: a detector
+    template composes ``ID`` and ``VERSION_ID``, which /etc/os-release lists on lines of
+    their own, in no fixed order."""
+    return _bounded("groups", pattern, text, seconds) or {}
+
+
+# The two questions, as code the child runs too (it must not import this package).
+_QUESTIONS = (
+    "import re\n"
+    "def _ask(mode, pattern, text):\n"
+    "    compiled = re.compile(pattern, re.MULTILINE)\n"
+    "    if mode == 'search':\n"
+    "        m = compiled.search(text)\n"
+    "        return m and [m.groupdict(), m.group(1) if m.re.groups else None, m.group(0), m.re.groups]\n"
+    "    found = {}\n"
+    "    for m in compiled.finditer(text):\n"
+    "        for name, value in m.groupdict().items():\n"
+    "            if value is not None and name not in found:\n"
+    "                found[name] = value\n"
+    "    return found\n"
+)
+_namespace: Dict[str, object] = {}
+exec(compile(_QUESTIONS, "<adapter_matrix.check.bounded>", "exec"), _namespace)
+_ask = _namespace["_ask"]
+
+
+def _bounded(mode: str, pattern: str, text: str, seconds: float):  # type: ignore[no-untyped-def]
+    re.compile(pattern, re.MULTILINE)  # an invalid pattern is re.error here, in the caller's process
     text = text[:INPUT_CHARS]
     try:
         import signal
 
         setitimer = signal.setitimer
     except (ImportError, AttributeError):  # pragma: no cover - Windows
-        return _in_child(pattern, text, seconds)
+        return _in_child(mode, pattern, text, seconds)
     if signal.getitimer(signal.ITIMER_REAL)[0] or signal.getsignal(signal.SIGALRM) is None:
-        return _in_child(pattern, text, seconds)  # someone's alarm is set, or a handler we cannot restore
+        return _in_child(mode, pattern, text, seconds)  # someone's alarm is set, or a handler we cannot restore
     armed = [True]
 
     def on_alarm(_signum: int, _frame: object) -> None:
@@ -79,38 +112,34 @@ def search(pattern: str, text: str, seconds: float = REGEX_SECONDS) -> Optional[
     try:
         previous = signal.signal(signal.SIGALRM, on_alarm)
     except ValueError:  # not the main thread: only it may handle signals
-        return _in_child(pattern, text, seconds)
+        return _in_child(mode, pattern, text, seconds)
     try:
         setitimer(signal.ITIMER_REAL, seconds)
         try:
-            match = compiled.search(text)
+            return _ask(mode, pattern, text)  # type: ignore[operator]
         finally:
             armed[0] = False
             setitimer(signal.ITIMER_REAL, 0)
     finally:
         signal.signal(signal.SIGALRM, previous)
-    return _found(match) if match else None
 
 
-_CHILD = (
-    "import json,re,sys\n"
+_CHILD = _QUESTIONS + (
+    "import json,sys\n"
     "a=json.load(sys.stdin)\n"
-    "m=re.search(a[0],a[1],re.MULTILINE)\n"
-    "print(json.dumps(m and [m.groupdict(),m.group(1) if m.re.groups else None,m.group(0),m.re.groups]))\n"
+    "print(json.dumps(_ask(*a)))\n"
 )
 
 
-def _in_child(pattern: str, text: str, seconds: float) -> Optional[Found]:
+def _in_child(mode: str, pattern: str, text: str, seconds: float):  # type: ignore[no-untyped-def]
     """The match in a child Python, killed at the budget (plus its start-up)."""
     import json
 
-    result = run_command([sys.executable, "-I", "-S", "-c", _CHILD], seconds + 2.0, stdin=json.dumps([pattern, text]).encode())
-    if result.error == "timeout":
-        raise RegexTimeout()
+    result = run_command([sys.executable, "-I", "-S", "-c", _CHILD], seconds + 2.0,
+                         stdin=json.dumps([mode, pattern, text]).encode())
     if result.error is not None or result.returncode != 0:
-        raise RegexTimeout()  # cannot run it bounded: treat as too slow, never unbounded
-    answer = json.loads(result.output)
-    return Found(*answer) if answer else None
+        raise RegexTimeout()  # timed out, or cannot run it bounded: treat as too slow, never unbounded
+    return json.loads(result.output)
 
 
 class CommandResult(NamedTuple):

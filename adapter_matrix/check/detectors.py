@@ -16,7 +16,7 @@ import sys
 from typing import TYPE_CHECKING, List, NamedTuple, Optional, Tuple
 
 from ..files import FileReadError, printable, read_regular
-from .bounded import REGEX_SECONDS, RegexTimeout, describe_failure, run_command, search
+from .bounded import REGEX_SECONDS, RegexTimeout, describe_failure, named_groups, run_command, search
 
 if TYPE_CHECKING:  # the import-time guard runs detectors without loading the model
     from ..matrix.model import Detector, Dimension
@@ -53,7 +53,26 @@ class Detection(NamedTuple):
     error: Optional[str]
 
 
-def _match(regex: Optional[str], text: str) -> Tuple[Optional[str], Optional[str]]:
+def _compose(regex: str, template: str, text: str) -> Tuple[Optional[str], Optional[str]]:
+    """Fill ``template``'s ``{name}`` fields with the regex's named groups, each from the
+    first match that sets it: /etc/os-release lists ``ID`` and ``VERSION_ID`` on lines of
+    their own, in no fixed order, so one alternation (``^ID=(?P<id>..)|^VERSION_ID=..``)
+    finds both."""
+    try:
+        found = {name: value.strip().strip('"') for name, value in named_groups(regex, text).items()}
+    except RegexTimeout:
+        return None, f"regex {printable(repr(regex))} took longer than {REGEX_SECONDS:g} s; it was stopped"
+    except (re.error, RecursionError, OverflowError) as exc:  # a memo or a model built elsewhere
+        return None, f"regex {printable(repr(regex))} is invalid: {exc}"
+    missing = [name for name in re.findall(r"\{([^{}]*)\}", template) if not found.get(name)]
+    if missing:
+        return None, f"regex {printable(repr(regex))} found no {', '.join(missing)}"
+    return re.sub(r"\{([^{}]*)\}", lambda m: found[m[1]], template), None
+
+
+def _match(regex: Optional[str], text: str, template: Optional[str] = None) -> Tuple[Optional[str], Optional[str]]:
+    if regex is not None and template is not None:
+        return _compose(regex, template, text)
     if regex is None:
         value = text.strip()
         return (value, None) if value else (None, "it is empty")
@@ -78,14 +97,14 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
         raw = os.environ.get(target[0])
         if raw is None:
             return None, f"${printable(target[0])} is not set"
-        return _match(detector.regex, raw)
+        return _match(detector.regex, raw, detector.template)
     if kind == "file":
         path = os.path.expanduser(os.path.expandvars(target[0]))
         try:
             data = read_regular(path, FILE_BYTES, truncate=True)
         except FileReadError as exc:
             return None, str(exc)
-        return _match(detector.regex, data.decode("utf-8", "replace"))
+        return _match(detector.regex, data.decode("utf-8", "replace"), detector.template)
     if kind == "command":
         result = run_command(target, detector.timeout)
         program = printable(repr(target[0]))
@@ -93,7 +112,7 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
             return None, describe_failure(result.error, program, detector.timeout)
         if result.returncode != 0:
             return None, f"command {program} exited with {result.returncode}"
-        return _match(detector.regex, result.output.decode("utf-8", "replace"))
+        return _match(detector.regex, result.output.decode("utf-8", "replace"), detector.template)
     if kind == "builtin":
         found = builtin_value(target[0])
         return (found, None) if found else (None, f"no built-in detector {target[0]!r}")
@@ -103,7 +122,7 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
         found = distribution_version(target[0])
         if found is None:
             return None, f"distribution {target[0]!r} is not installed"
-        return _match(detector.regex, found)
+        return _match(detector.regex, found, detector.template)
     return None, f"unknown detector kind {kind!r}"  # pragma: no cover - the loader rejects these
 
 

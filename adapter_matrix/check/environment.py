@@ -10,12 +10,12 @@ from typing import Dict, NamedTuple, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from ..matrix.model import Dimension, Matrix, PythonVersion, Value
+from ..matrix.model import ABSENT, Dimension, Matrix, PythonVersion, Value
 from .detectors import Detection, detect
-from .facts import distribution_version, python_identity
+from .facts import distribution_requires, distribution_version, python_identity
 from .verdict import Environment
 
-__all__ = ["Installed", "current_python", "dimension_value", "detect_environment"]
+__all__ = ["Installed", "current_python", "dimension_value", "detect_environment", "torch_family"]
 
 
 class Installed(NamedTuple):
@@ -26,10 +26,23 @@ class Installed(NamedTuple):
     adapter_text: Optional[str]
     detections: Tuple[Detection, ...]
 
+    torch_family: Optional[str] = None  # the variant family fixes keep (see torch_family)
+
     @property
     def torch_variant(self) -> Optional[str]:
         torch = self.environment.torch
         return torch.local if torch is not None else None
+
+
+def torch_family(torch: Optional[Version], requires: Tuple[str, ...]) -> Optional[str]:
+    """The torch variant family, the user's hardware: the local label (``cpu``, ``xpu``,
+    ``cu126``, ``cxx11.abi``), else ``cuda`` for PyPI's unlabelled build when its metadata
+    requires ``nvidia-*`` packages, else ``pypi`` (PyPI's build for this platform)."""
+    if torch is None:
+        return None
+    if torch.local:
+        return torch.local
+    return "cuda" if any(r.lower().startswith("nvidia-") for r in requires) else "pypi"
 
 
 def _parse(text: Optional[str]) -> Optional[Version]:
@@ -86,6 +99,9 @@ def detect_environment(
             found = Detection(dim.name, overrides[dim.name], "--set", None)
         else:
             found = detect(dim)
+        if found.value is None and any(v.absent for v in dim.values):
+            # a dimension that may be absent is absent when nothing finds it (no oneAPI)
+            found = Detection(dim.name, ABSENT, "nothing found: absent", found.error)
         value = dimension_value(dim, found.value)
         if found.value is not None and value is None:
             found = Detection(dim.name, None, found.source, f"{found.value!r} is not a PEP 440 version")
@@ -108,4 +124,5 @@ def detect_environment(
         adapter=_parse(adapter_text),
         dimensions=tuple(dim_values),
     )
-    return Installed(env, torch_text, adapter_text, tuple(detections))
+    requires = distribution_requires("torch") if torch is None and env.torch is not None else ()
+    return Installed(env, torch_text, adapter_text, tuple(detections), torch_family(env.torch, requires))

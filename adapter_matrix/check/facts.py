@@ -10,7 +10,7 @@ import re
 import sys
 from typing import Optional, Tuple
 
-__all__ = ["python_identity", "distribution_version"]
+__all__ = ["python_identity", "distribution_version", "distribution_requires"]
 
 
 def python_identity() -> Tuple[str, str, str]:
@@ -83,3 +83,28 @@ def distribution_version(name: str) -> Optional[str]:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
+
+
+def distribution_requires(name: str) -> Tuple[str, ...]:
+    """The ``Requires-Dist`` lines of an installed distribution (``()`` when it is not
+    installed): PyPI's CUDA torch is told from a CPU one by its ``nvidia-*`` requirements."""
+    wanted = _normalize(name)
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for item in names:
+            if item.endswith(".dist-info") and _normalize(item.split("-", 1)[0]) == wanted:
+                try:
+                    with open(os.path.join(entry or ".", item, "METADATA"), encoding="utf-8", errors="replace") as fh:
+                        out = []
+                        for line in fh:
+                            if not line.strip():
+                                break
+                            if line.startswith("Requires-Dist:"):
+                                out.append(line.split(":", 1)[1].strip())
+                        return tuple(out)
+                except OSError:
+                    return ()
+    return ()

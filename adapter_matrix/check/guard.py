@@ -90,6 +90,7 @@ class _Probe(NamedTuple):
     target: Tuple[str, ...]
     regex: Optional[str]
     timeout: float
+    template: Optional[str] = None
 
 
 def under_autoload() -> bool:
@@ -167,9 +168,11 @@ def _valid_facts(facts: Dict[str, Any]) -> bool:
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], list)):
             return False
         for probe in entry[1]:
-            if not (isinstance(probe, list) and len(probe) == 4):
+            if not (isinstance(probe, list) and len(probe) in (4, 5)):  # memos written before templates have four fields
                 return False
-            kind, target, regex, timeout = probe
+            kind, target, regex, timeout, *template = probe
+            if template and not (template[0] is None or (isinstance(template[0], str) and len(template[0]) <= MAX_REGEX_CHARS)):
+                return False
             if kind not in _CHEAP or not (isinstance(target, list) and len(target) == 1 and isinstance(target[0], str)):
                 return False
             if not (regex is None or (isinstance(regex, str) and len(regex) <= MAX_REGEX_CHARS)):
@@ -190,7 +193,7 @@ def _facts(matrix_path: str, raw_key: str) -> Dict[str, Any]:
     facts = {
         "distribution": matrix.adapter.distribution,
         "device": matrix.adapter.device,
-        "dimensions": [[d.name, [[p.kind, list(p.target), p.regex, p.timeout] for p in d.detectors if p.kind in _CHEAP]]
+        "dimensions": [[d.name, [[p.kind, list(p.target), p.regex, p.timeout, p.template] for p in d.detectors if p.kind in _CHEAP]]
                        for d in matrix.dimensions],
     }
     _write_memo("facts", raw_key, facts)
@@ -205,10 +208,10 @@ def _detect(facts: Dict[str, Any]) -> List[Tuple[str, Optional[str]]]:
 
     for name, probes in facts["dimensions"]:
         value = None
-        for kind, target, regex, timeout in probes:
+        for kind, target, regex, timeout, *template in probes:  # memos written before templates have four fields
             if kind not in _CHEAP:  # never a command inside an import, whatever a memo says
                 continue
-            value, _why = run_detector(_Probe(kind, tuple(target), regex, timeout))
+            value, _why = run_detector(_Probe(kind, tuple(target), regex, timeout, *template[:1]))
             if value is not None:
                 break
         found.append((name, value))

@@ -73,6 +73,7 @@ def check_document(
             "free_threaded": env.python.free_threaded,
             "torch": installed.torch_text,
             "torch_variant": installed.torch_variant,
+            "torch_family": installed.torch_family,
             "adapter": installed.adapter_text,
             "dimensions": {
                 d.dimension: {"value": d.value, "source": d.source, "error": d.error} for d in installed.detections

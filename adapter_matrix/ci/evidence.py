@@ -408,7 +408,7 @@ class RecordIndex:
 
 
 def _place(cell: Cell) -> Tuple[str, str, str]:
-    return (str(cell.release.version), str(cell.line.minor), str(cell.python))
+    return (str(cell.release.version), cell.torch_row, str(cell.python))
 
 
 def index_records(records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None) -> RecordIndex:

@@ -154,7 +154,7 @@ Group = Tuple[object, ...]  # (release index, runner-provided values): what edge
 def _select(rows: List[Tuple[Group, Cell]], strategy: str, matrix: Matrix) -> List[Cell]:
     by_line: Dict[Tuple[Group, str], List[Cell]] = {}
     for group, c in rows:
-        by_line.setdefault((group, str(c.line.minor)), []).append(c)
+        by_line.setdefault((group, c.torch_row), []).append(c)
     all_cells = [c for _g, c in rows]
     if strategy == "full":
         return all_cells
@@ -187,7 +187,7 @@ def _runner_values(matrix: Matrix, cell: Cell) -> Tuple[Tuple[str, Value], ...]:
 
 def _row_id(cell: Cell, requires: Tuple[Tuple[str, Value], ...], several: bool) -> str:
     dims = "".join(f"-{name}{value}" for name, value in requires)
-    return f"py{cell.python}-torch{cell.line.minor}{dims}" + (f"-v{cell.release.version}" if several else "")
+    return f"py{cell.python}-torch{cell.torch_row}{dims}" + (f"-v{cell.release.version}" if several else "")
 
 
 def plan(
@@ -210,10 +210,10 @@ def plan(
         if c.status.value in ("broken", "eol"):
             continue
         group: Group = (order[id(c.release)], _runner_values(matrix, c))
-        unique.setdefault((group, c.line.minor, c.python), (group, c))
+        unique.setdefault((group, c.line.minor, c.torch, c.python), (group, c))
     ordered = sorted(
         unique.values(),
-        key=lambda gc: (gc[1].release.version, gc[0][0], [v.order for _n, v in gc[0][1]], gc[1].line.minor, gc[1].python),
+        key=lambda gc: (gc[1].release.version, gc[0][0], [v.order for _n, v in gc[0][1]], gc[1].line.minor, gc[1].torch, gc[1].python),
     )
     membership = {s: {id(c) for c in _select(ordered, s, matrix)} for s in STRATEGIES}
     ids: Dict[str, int] = {}

@@ -24,6 +24,7 @@ from ..matrix import consistency
 from .diagnostics import Diagnostic, Diagnostics, Mark, MatrixError, display_path, read_matrix_file
 from .limits import MAX_AGE_DAYS, MAX_REGEX_CHARS, MAX_TIMEOUT
 from .model import (
+    ABSENT,
     ENUM,
     SCHEMA_VERSION,
     SCHEMA_VERSIONS,
@@ -247,7 +248,7 @@ class _Builder:
                 self.diags.error(node.mark, f"the {_label(name)} list in {what} is empty", "list at least one value")
                 return None
             return Constraint(", ".join(str(v) for v in values), values=values)
-        if kind == ENUM:
+        if kind == ENUM or (isinstance(node, Scalar) and node.text.strip().casefold() == ABSENT):
             value = self.value(node, label, kind)
             return Constraint(value.text, values=(value,)) if value else None
         spec = self.spec(node, label)
@@ -275,6 +276,8 @@ class _Builder:
         companions = _companions.parse_companions(self, top.get("companions"))
         smoke, runs_on, ci_companions = self.ci(top.get("ci"))
         evidence = self.evidence(top.get("evidence"))
+        variants = self.fields(top["torch-variants"], "torch-variants", "torch-variants") if "torch-variants" in top else {}
+        variants_changeable = self.boolean(variants.get("changeable"), "changeable", False)
         if adapter is None or schema_version is None:
             return None
         return Matrix(
@@ -292,6 +295,7 @@ class _Builder:
             evidence=evidence,
             companions=companions,
             ci_companions=ci_companions,
+            variants_changeable=variants_changeable,
         )
 
     def read_schema_version(self, node: Optional[Node]) -> Optional[int]:
@@ -460,6 +464,17 @@ class _Builder:
                 regex = None
         elif kind in ("file", "command"):
             self.diags.error(node.mark, f"a {kind} detector needs a regex", "add `regex:` with a group that captures the version")
+        template = self.string(f.get("template"), "template")
+        if template is not None and regex is not None:
+            groups = set(re.compile(regex).groupindex)
+            named = set(re.findall(r"\{([^{}]*)\}", template))
+            if not named:
+                self.diags.error(f["template"].mark, f"template {template!r} names no group", "write the groups as {name}, e.g. '{id}{version_id}'")
+            elif named - groups:
+                missing = ", ".join(sorted(named - groups))
+                self.diags.error(f["template"].mark, f"template {template!r} names {missing}, which the regex does not define", "give the regex a named group (?P<name>...) for each")
+        elif template is not None:
+            self.diags.error(f["template"].mark, "a template needs a regex with named groups", "add `regex:` with (?P<name>...) groups")
         timeout = 5.0
         if "timeout" in f:
             parsed = self.convert(f["timeout"], "timeout", _seconds, "give seconds as a number")
@@ -467,7 +482,7 @@ class _Builder:
                 self.diags.error(f["timeout"].mark, f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds, found {parsed:g}", "e.g. timeout: 10")
             elif parsed is not None:
                 timeout = parsed
-        return Detector(kind, target, regex, timeout, node.mark)
+        return Detector(kind, target, regex, timeout, node.mark, template)
 
     def shim(self, node: Node) -> Optional[ShimRange]:
         f = self.fields(node, "shim", "shim")
@@ -489,7 +504,7 @@ class _Builder:
         try:
             return Status(s.text)
         except ValueError:
-            allowed = ", ".join(x.value for x in Status)
+            allowed = ", ".join(x.value for x in Status if x is not Status.UNSUPPORTED)  # unsupported: exceptions only
             close = difflib.get_close_matches(s.text, [x.value for x in Status], n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             self.diags.error(s.mark, f"unknown status {s.text!r}", f"{hint}use one of {allowed}")
@@ -548,8 +563,13 @@ class _Builder:
         reason = self.string(f.get("reason"), "reason") or ""
         if status is Status.BROKEN and not reason:
             self.diags.error(f["status"].mark, "a broken release needs a reason", "add `reason:` (and a `link:` to the issue)")
+        elif status is Status.UNSUPPORTED:
+            self.diags.error(f["status"].mark, "a release cannot be unsupported", "leave the cells out of its torch, python or dimensions, or mark them with an exception: `status: unsupported`")
+            status = None
         elif status not in (None, Status.SUPPORTED) and not reason:
             self.diags.warning(f["status"].mark, f"status {status} without a reason", "add `reason:` so users learn why")
+        if torch is not None and "torch" in f:
+            self.warn_bare_minor(torch, f["torch"].mark)
         rules = tuple(r for r in (self.rule(n) for n in self.items(f.get("exceptions"), "exceptions")) if r)
         if version is None or torch is None or python is None or status is None:
             return None
@@ -571,6 +591,19 @@ class _Builder:
             torch_source=self.string(f.get("torch-source"), "torch source"),
             index_url=self.string(f.get("index-url"), "index-url"),
         )
+
+    def warn_bare_minor(self, torch: Spec, mark: Mark) -> None:
+        """A bare ``2.9`` is ``==2.9``, which PEP 440 reads as 2.9.0 only, while ``init
+        --torch 2.9`` means the whole line: say which one the file gets."""
+        only = list(torch.specifier)
+        if len(only) == 1 and only[0].operator == "==" and re.fullmatch(r"\d+\.\d+", only[0].version):
+            line = only[0].version
+            major, minor = line.split(".")
+            self.diags.warning(
+                mark,
+                f"torch {torch.text} means {line}.0 only (PEP 440 pads {line} with zeros), not the {line} line as `init --torch {line}` does",
+                f"write {line}.0 for that patch, or '>={line},<{major}.{int(minor) + 1}' for every patch of the line",
+            )
 
     def torch_claim(self, node: Node) -> Tuple[Optional[Spec], Optional[str]]:
         """The torch specifier and the variant an exact pin carries: ``2.8.0+cpu`` claims

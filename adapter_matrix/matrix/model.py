@@ -49,6 +49,7 @@ __all__ = [
     "LoadResult",
     "SCHEMA_VERSION",
     "SCHEMA_VERSIONS",
+    "ABSENT",
 ]
 
 SCHEMA_VERSION = 2  # the newest; files of every version in SCHEMA_VERSIONS load
@@ -56,13 +57,17 @@ SCHEMA_VERSIONS = (1, 2)
 
 
 class Status(str, enum.Enum):
-    """Support status of a release or of one of its cells, from best to worst."""
+    """Support status of a release or of one of its cells, from best to worst.
+
+    ``unsupported`` is for exceptions only: it takes cells out of a release's claim
+    (no table, plan or fix shows them; ``check`` answers unsupported with the reason)."""
 
     SUPPORTED = "supported"
     EXPERIMENTAL = "experimental"
     DEPRECATED = "deprecated"
     EOL = "eol"
     BROKEN = "broken"
+    UNSUPPORTED = "unsupported"
 
     def __str__(self) -> str:
         return self.value
@@ -200,7 +205,9 @@ class Detector(NamedTuple):
     ``kind`` is ``env`` (variable name), ``file`` (path, read with ``regex``),
     ``command`` (argv, run without a shell, stdout matched with ``regex``),
     ``distribution`` (a Python distribution's version) or ``builtin`` (``os`` or
-    ``arch``: the platform this process runs on).
+    ``arch``: the platform this process runs on). ``template`` composes the value from
+    the regex's named groups (``"{id}{version_id}"`` gives ``ubuntu22.04`` from
+    /etc/os-release's ``ID`` and ``VERSION_ID`` lines).
     """
 
     kind: str
@@ -208,6 +215,7 @@ class Detector(NamedTuple):
     regex: Optional[str]
     timeout: float
     mark: Mark
+    template: Optional[str] = None
 
     def describe(self) -> str:
         what = " ".join(self.target) if self.kind == "command" else self.target[0]
@@ -215,6 +223,7 @@ class Detector(NamedTuple):
 
 
 VERSION, ENUM = "version", "enum"  # the kinds of dimension
+ABSENT = "absent"  # the value of a dimension that is not there at all (no oneAPI on a CPU machine)
 
 
 class Value(NamedTuple):
@@ -222,7 +231,8 @@ class Value(NamedTuple):
 
     Shown as written, compared as a version when it is one: ``8.1.RC1`` prints as
     ``8.1.RC1`` and sorts before ``8.1.0``. Enumeration values (``version`` is ``None``)
-    compare without regard to case.
+    compare without regard to case. ``absent`` is a value of any kind: the dimension is
+    not there (it sorts first and satisfies no version range).
     """
 
     text: str
@@ -232,8 +242,8 @@ class Value(NamedTuple):
     def of(cls, text: str, kind: str) -> "Value":
         """Parse ``text`` for a dimension of ``kind``; :class:`ValueError` for a bad version."""
         text = text.strip()
-        if kind == ENUM:
-            return cls(text)
+        if kind == ENUM or text.casefold() == ABSENT:
+            return cls(ABSENT if text.casefold() == ABSENT else text)
         return cls(text, Version(text))
 
     def same(self, other: "Value") -> bool:
@@ -250,7 +260,13 @@ class Value(NamedTuple):
     @property
     def order(self) -> Tuple[int, object]:
         """Sort key: versions by version, enumeration values by name."""
+        if self.absent:
+            return (-1, "")
         return (0, self.version) if self.version is not None else (1, self.text.casefold())
+
+    @property
+    def absent(self) -> bool:
+        return self.version is None and self.text == ABSENT
 
     def __str__(self) -> str:
         return self.text
@@ -358,7 +374,7 @@ class Release(NamedTuple):
     @property
     def pins(self) -> Tuple[Version, ...]:
         """The exact torch versions its specifier names with ``==`` (no wildcard)."""
-        return _pins(self.torch.specifier)
+        return _pins(str(self.torch.specifier))
 
     @property
     def label(self) -> str:
@@ -367,9 +383,11 @@ class Release(NamedTuple):
 
 
 @functools.lru_cache(maxsize=None)
-def _pins(specifier: SpecifierSet) -> Tuple[Version, ...]:
+def _pins(specifier: str) -> Tuple[Version, ...]:
+    # Keyed by the text, not the SpecifierSet: `==2.12` and `==2.12.0` are equal (and hash
+    # alike) as specifiers, but the pin each names is shown as written.
     out = []
-    for s in specifier:
+    for s in SpecifierSet(specifier):
         if s.operator in ("==", "===") and not s.version.endswith(".*"):
             try:
                 out.append(Version(s.version))
@@ -526,6 +544,9 @@ class Matrix(NamedTuple):
     evidence: EvidencePolicy = DEFAULT_EVIDENCE
     companions: Tuple[Companion, ...] = ()  # torch extensions and their pairings (matrix.companions)
     ci_companions: Tuple[CellCompanion, ...] = ()  # the companions every test cell installs
+    # Whether a fix may move the user to another torch variant family (+cpu, +xpu, PyPI's
+    # unlabelled build): no by default, the family is the user's hardware (`torch-variants:`).
+    variants_changeable: bool = False
 
     def torch_line(self, version: Version) -> Optional[TorchLine]:
         """The described minor line that ``version`` (e.g. ``2.4.1+cpu``) belongs to."""

@@ -29,6 +29,8 @@ __all__ = [
     "maintained",
     "select_releases",
     "torch_source",
+    "torch_points",
+    "release_points",
 ]
 
 Releases = Union[Release, Sequence[Release], None]
@@ -46,16 +48,19 @@ class Cell(NamedTuple):
     reason: str
     link: Optional[str]
     decided_by: Tuple[Mark, ...]
+    row: str = ""  # the patch, when releases pin several of the line (see torch_points)
+
+    @property
+    def torch_row(self) -> str:
+        """How tables and ids name its torch: the line (``2.4``), or the patch (``2.7.0``)
+        when releases pin several patches of the line and cells are judged at each."""
+        return self.row or str(self.line.minor)
 
     @property
     def id(self) -> str:
         """A stable, readable id such as ``py3.11-torch2.4`` (dimensions appended if any)."""
         extra = "".join(f"-{name}{value}" for name, value in self.dimensions)
-        return f"py{self.python}-torch{self.line.minor}{extra}"
-
-
-
-
+        return f"py{self.python}-torch{self.torch_row}{extra}"
 
 # -- claims ------------------------------------------------------------------------------
 
@@ -77,6 +82,30 @@ def claimed_lines(matrix: Matrix, release: Release) -> List[Tuple[TorchLine, Tup
         if patches:
             out.append((line, patches))
     return out
+
+
+def torch_points(matrix: Matrix, releases: Sequence[Release]) -> Dict[Version, Tuple[Version, ...]]:
+    """The torch versions of each line that cells are judged at, oldest first: every
+    exact pin a release makes in the line (IPEX 2.7.0+cpu pins 2.7.0 while 2.7.1 exists),
+    and the newest patch a release claims by a range (what ``pip install`` picks). A line
+    nobody pins keeps one point, its newest claimed patch, as before."""
+    points: Dict[Version, set] = {}
+    for rel in releases:
+        pins = rel.pins
+        for line, patches in claimed_lines(matrix, rel):
+            own = [p for p in pins if line.holds(p)]
+            points.setdefault(line.minor, set()).update(own or [max(patches)])
+    return {minor: tuple(sorted(found)) for minor, found in points.items()}
+
+
+def release_points(release: Release, line: TorchLine, patches: Tuple[Version, ...], points: Tuple[Version, ...]) -> Tuple[Version, ...]:
+    """The points of ``line`` that ``release`` claims: its own pin, else each release
+    point its range holds (a pre-release only when it pins it), else its newest patch."""
+    own = tuple(p for p in release.pins if line.holds(p))
+    if own:
+        return own
+    held = tuple(p for p in points if not p.is_prerelease and release.torch.contains(p))
+    return held or (max(patches),)
 
 
 def pythons_for(release: Release, line: TorchLine) -> Tuple[PythonVersion, ...]:
@@ -167,19 +196,27 @@ def cells(matrix: Matrix, release: Releases = None, today: Optional[_dt.date] = 
     """All cells: release x torch line x Python x extra-dimension values (of one
     release, of several, or of every release when ``release`` is ``None``).
 
-    A cell's torch is the newest patch of its line that the release claims: the one a
-    ``pip install`` of the line would pick.
+    A cell's torch is a point of its line (:func:`torch_points`): the newest patch the
+    release claims, the one a ``pip install`` of the line would pick, unless releases pin
+    exact patches of the line; then each pinned patch the release claims is a cell of its
+    own. Cells an exception marks ``unsupported`` are not claimed, so not listed.
     """
     today = today or _dt.date.today()
+    shown = chosen(matrix, release)
+    points = torch_points(matrix, matrix.releases)
     out: List[Cell] = []
-    for rel in chosen(matrix, release):
+    for rel in shown:
         combos = _dimension_values(matrix, rel)
         for line, patches in claimed_lines(matrix, rel):
-            torch = max(patches)
-            for python in pythons_for(rel, line):
-                for dims in combos:
-                    status, reason, link, marks = cell_status(rel, torch, python, dict(dims), today)
-                    out.append(Cell(rel, line, torch, python, dims, status, reason, link, marks))
+            several = len(points.get(line.minor, ())) > 1
+            for torch in release_points(rel, line, patches, points.get(line.minor, ())):
+                row = str(torch) if several else ""
+                for python in pythons_for(rel, line):
+                    for dims in combos:
+                        status, reason, link, marks = cell_status(rel, torch, python, dict(dims), today)
+                        if status is Status.UNSUPPORTED:
+                            continue
+                        out.append(Cell(rel, line, torch, python, dims, status, reason, link, marks, row))
     return out
 
 

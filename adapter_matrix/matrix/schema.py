@@ -28,7 +28,8 @@ _DATE = {"type": "string", "format": "date"}
 _PYTHON = {"type": ["string", "number"], "pattern": r"^3\.\d+t?$"}
 _STRING = {"type": "string"}
 _URL = {"type": "string", "format": "uri"}
-_STATUS = {"type": "string", "enum": [s.value for s in Status]}
+_STATUS = {"type": "string", "enum": [s.value for s in Status if s is not Status.UNSUPPORTED]}
+_RULE_STATUS = {"type": "string", "enum": [s.value for s in Status], "description": "unsupported takes the cells out of the release's claim"}
 _IDENT = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"}
 
 
@@ -94,7 +95,7 @@ _COMPANION_LINE = {
         },
     ]
 }
-_VALUE = {"type": ["string", "number"], "description": "A version (8.1.RC1) or, for an enumeration, a name (Ascend910B)"}
+_VALUE = {"type": ["string", "number"], "description": "A version (8.1.RC1) or, for an enumeration, a name (Ascend910B); absent: the dimension is not there"}
 _DIMENSION_SPECS = {
     "type": "object",
     "description": "Extra dimension name -> a PEP 440 specifier set (a version dimension) or one value or a list of values (an enumeration)",
@@ -177,6 +178,12 @@ STRUCTS: Dict[str, Struct] = {
                     "Torch extensions with kernels of their own (torchvision, an adapter's op library) and which of their releases pair with which torch.",
                     since=2,
                 ),
+                Field(
+                    "torch-variants",
+                    _ref("torch-variants"),
+                    "Whether fixes may move users to another torch variant family (+cpu, +xpu, PyPI's unlabelled build).",
+                    since=2,
+                ),
                 Field("ci", _ref("ci"), "Settings for the test plan."),
                 Field("evidence", _ref("evidence"), "When a test record still counts as evidence for a supported cell."),
             ),
@@ -241,7 +248,13 @@ STRUCTS: Dict[str, Struct] = {
                 Field("command", _list_of(_STRING), "A command (argv list, run without a shell); 'regex' picks from stdout."),
                 Field("distribution", _STRING, "A Python distribution whose version is the answer."),
                 Field("builtin", {"enum": ["os", "arch"]}, "The platform: os (linux, windows, macos) or arch (x86_64, aarch64).", since=2),
-                Field("regex", _STRING, "Regular expression; group 'version' or group 1 is the version."),
+                Field("regex", _STRING, "Regular expression; group 'version' or group 1 is the version (with a template: the named groups it composes)."),
+                Field(
+                    "template",
+                    _STRING,
+                    "Composes the value from the regex's named groups, each taken from the first line that matches it: '{id}{version_id}' gives ubuntu22.04 from /etc/os-release.",
+                    since=2,
+                ),
                 Field("timeout", {"type": "number", "exclusiveMinimum": 0}, "Seconds before a command is abandoned (default 5)."),
             ),
         ),
@@ -271,7 +284,7 @@ STRUCTS: Dict[str, Struct] = {
                 Field("torch", _SPEC, "Torch versions it applies to."),
                 Field("python", _SPEC, "Python versions it applies to."),
                 Field("dimensions", _DIMENSION_SPECS, "Extra dimension versions it applies to."),
-                Field("status", _STATUS, "The status of the matched cells.", required=True),
+                Field("status", _RULE_STATUS, "The status of the matched cells (unsupported: not claimed at all).", required=True),
                 Field("reason", _STRING, "Why (required for broken)."),
                 Field("link", _URL, "An issue or announcement."),
             ),
@@ -290,6 +303,18 @@ STRUCTS: Dict[str, Struct] = {
                     "adapter",
                     _map_of({"anyOf": [_NONE, _SPEC]}),
                     "Per adapter release: the versions of this package that pair with it, or 'none'.",
+                ),
+            ),
+        ),
+        Struct(
+            "torch-variants",
+            "The torch variant family (the local label +cpu, +xpu, +cu126, or PyPI's unlabelled build) follows the user's hardware.",
+            (
+                Field(
+                    "changeable",
+                    {"type": "boolean"},
+                    "Whether a fix may install torch of another variant family than the installed one (default false).",
+                    since=2,
                 ),
             ),
         ),

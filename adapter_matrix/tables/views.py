@@ -51,6 +51,7 @@ from packaging.version import Version
 
 from ..matrix.model import Companion, CompanionRelease, Matrix, PythonVersion, Release, Status, TorchLine, Value, requirement
 from ..matrix.queries import (
+    torch_points,
     Cell,
     Releases,
     cell_status,
@@ -150,20 +151,41 @@ def _shown(matrix: Matrix, release: Releases, today: Optional[_dt.date]) -> Tupl
 _BEST = {status: i for i, status in enumerate(Status)}
 
 
+def _differing(own: Sequence[Cell], everything: Sequence[Cell]) -> str:
+    """The dimension values that set ``own`` (cells of one release and status) apart
+    from the release's other cells at the same grid position: ``distro ubuntu22.04``
+    (``distro rhel9.4/sles15.5`` for several); dimensions equal in all of them are left out."""
+    parts = []
+    for name, _value in own[0].dimensions:
+        if len({str(dict(c.dimensions).get(name)) for c in everything}) < 2:
+            continue
+        values = list(dict.fromkeys(str(dict(c.dimensions)[name]) for c in own if name in dict(c.dimensions)))
+        parts.append(f"{name} {'/'.join(values)}")
+    return ", ".join(parts)
+
+
 def _served(here: Sequence[Cell], lang: str) -> TableCell:
     """A grid position served by several releases: each status (best first) with the
-    adapter versions that have it there (a release counts with its best cell)."""
-    best: Dict[Release, Cell] = {}
+    adapter versions that have it there, each version once per status. A release whose
+    cells here differ in status (by a dimension value) names the values of each status:
+    ``supported (1.22.0 with os ubuntu22.04); experimental (1.22.0 with os rhel9)``."""
+    by_release: Dict[Version, Dict[Status, List[Cell]]] = {}
     for cell in here:
-        if cell.release not in best or _BEST[cell.status] < _BEST[best[cell.release].status]:
-            best[cell.release] = cell
+        by_release.setdefault(cell.release.version, {}).setdefault(cell.status, []).append(cell)
+    statuses = sorted({c.status for c in here}, key=_BEST.get)
     spans: List[Span] = []
-    for status in sorted({c.status for c in best.values()}, key=_BEST.get):
-        newest_first = sorted(best, key=lambda r: r.version, reverse=True)
-        versions = ", ".join(dict.fromkeys(str(r.version) for r in newest_first if best[r].status is status))  # once per version
+    for status in statuses:
+        names = []
+        for version in sorted(by_release, reverse=True):
+            own = by_release[version]
+            if status not in own:
+                continue
+            differing = _differing(own[status], [c for group in own.values() for c in group]) if len(own) > 1 else ""
+            names.append(f"{version} with {differing}" if differing else str(version))
+        versions = ", ".join(dict.fromkeys(names))
         spans += ([Span("; ")] if spans else []) + list(fill(word("served_cell", lang), "", status=Span(word(status.value, lang)), versions=Span(versions)).spans)
-    title = "; ".join(sorted({c.reason for c in best.values() if c.reason}))
-    return TableCell(tuple(spans), min((c.status for c in best.values()), key=_BEST.get).value, title)
+    title = "; ".join(sorted({c.reason for c in here if c.reason}))
+    return TableCell(tuple(spans), statuses[0].value, title)
 
 
 def _grid(
@@ -177,23 +199,26 @@ def _grid(
 ) -> Table:
     shown = cells(matrix, shown_releases, today) if shown_releases else []
     single = shown_releases[0] if len(shown_releases) == 1 else None
-    at: Dict[Tuple[Version, PythonVersion], List[Tuple[Cell, TableCell]]] = {}
+    at: Dict[Tuple[str, PythonVersion], List[Tuple[Cell, TableCell]]] = {}
     for cell in shown:
-        at.setdefault((cell.line.minor, cell.python), []).append((cell, content(cell)))
+        at.setdefault((cell.torch_row, cell.python), []).append((cell, content(cell)))
     columns = _python_columns(matrix, shown)
+    points = torch_points(matrix, matrix.releases)
     rows = []
     for line in sorted(matrix.torch, key=lambda t: t.minor, reverse=True):
-        row = [plain(str(line.minor))]
-        for python in columns:
-            here = at.get((line.minor, python))
-            state = "unclaimed" if python in line.python else "nowheel"
-            if not here:
-                row.append(plain(word(state, lang), state))
-            elif single is not None:
-                row.append(_merge(here))
-            else:
-                row.append(_served([c for c, _content in here], lang))
-        rows.append(tuple(row))
+        pinned = points.get(line.minor, ())  # a row per pinned patch when releases pin several
+        for name in [str(p) for p in reversed(pinned)] if len(pinned) > 1 else [str(line.minor)]:
+            row = [plain(name)]
+            for python in columns:
+                here = at.get((name, python))
+                state = "unclaimed" if python in line.python else "nowheel"
+                if not here:
+                    row.append(plain(word(state, lang), state))
+                elif single is not None:
+                    row.append(_merge(here))
+                else:
+                    row.append(_served([c for c, _content in here], lang))
+            rows.append(tuple(row))
     dist = matrix.adapter.distribution
     if not shown_releases:
         title = word("no_release", lang).format(dist=dist)
@@ -448,9 +473,11 @@ def dimension(
         for line, patches in claimed_lines(matrix, rel):
             lines_shown.add(line.minor)
             for value in bound:  # the best status of its Pythons, its exceptions for this value applied
-                statuses = [cell_status(rel, max(patches), p, {dim_name: value}, when)[0] for p in pythons_for(rel, line)]
+                torch = max(patches)
+                statuses = [cell_status(rel, torch, p, {dim_name: value}, when)[0] for p in pythons_for(rel, line)]
                 status = min(statuses, key=_BEST.get) if statuses else release_status(rel, today)[0]
-                served.setdefault((value.text, line.minor), []).append((rel, max(patches), status))
+                if status is not Status.UNSUPPORTED:
+                    served.setdefault((value.text, line.minor), []).append((rel, torch, status))
     torch_lines = sorted(lines_shown, reverse=True)
     rows = []
     facts = []
@@ -464,7 +491,13 @@ def dimension(
             order = _line_order(matrix)
             row.append(plain(", ".join(sorted({r.release_line for r in row_releases if r.release_line}, key=order.index))))
         for line in torch_lines:
-            here = sorted(served.get((value.text, line), []), key=lambda e: e[0].version, reverse=True)
+            entries = sorted(served.get((value.text, line), []), key=lambda e: e[0].version, reverse=True)
+            # a package once per cell: entries of one version (one per OS) are one package
+            best_of: Dict[Version, Tuple[Release, Version, Status]] = {}
+            for entry in entries:
+                if entry[0].version not in best_of or _BEST[entry[2]] < _BEST[best_of[entry[0].version][2]]:
+                    best_of[entry[0].version] = entry
+            here = list(best_of.values())
             if not here:
                 row.append(plain(""))
                 continue

@@ -51,8 +51,8 @@ MARK = Mark("random.yaml", 1, 1)
 DIST = "demo-adapter"
 PYTHONS = [PythonVersion.parse(f"3.{m}") for m in range(8, 14)]
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-VERSION_VALUES = ["7.0", "8.0.RC1", "8.0", "8.1.RC2", "9.0"]
-ENUM_VALUES = ["Ascend910B", "Ascend950PR", "linux", "windows"]
+VERSION_VALUES = ["7.0", "8.0.RC1", "8.0", "8.1.RC2", "9.0", "absent"]  # absent: not installed at all
+ENUM_VALUES = ["Ascend910B", "Ascend950PR", "linux", "windows", "absent"]
 USABLE = (Outcome.SUPPORTED, Outcome.EXPERIMENTAL, Outcome.DEPRECATED)
 
 
@@ -95,7 +95,7 @@ def constraints(rnd: random.Random, dims: Tuple[Dimension, ...]) -> Tuple[Tuple[
         if rnd.random() < 0.5:
             continue
         chosen = rnd.sample(dim.values, rnd.randint(1, len(dim.values)))
-        if dim.kind == VERSION and len(chosen) == 1 and rnd.random() < 0.5:
+        if dim.kind == VERSION and len(chosen) == 1 and not chosen[0].absent and rnd.random() < 0.5:
             spec = _spec(f">={chosen[0].text}")  # a range, e.g. >=8.0.RC1
             out.append((dim.name, Constraint(spec.text, spec=spec)))
         else:
@@ -125,7 +125,7 @@ def releases(rnd: random.Random, lines: Tuple[TorchLine, ...], dims: Tuple[Dimen
             date=None,
             torch=torch,
             python=PythonClaim(f">={low}", spec=_spec(f">={low}")),
-            status=rnd.choice([Status.SUPPORTED] * 3 + list(Status)),
+            status=rnd.choice([Status.SUPPORTED] * 3 + [s for s in Status if s is not Status.UNSUPPORTED]),  # unsupported: exceptions only
             reason="declared",
             link=None,
             supported_until=rnd.choice([None, None, _dt.date(2026, 1, 1)]),
@@ -169,7 +169,7 @@ def environment_of(rnd: random.Random, matrix: Matrix) -> Environment:
 
 # -- applying a fix the way a user would ------------------------------------------------------
 
-_DRIVER = re.compile(r"^(?:upgrade|downgrade|change) (\S+) from \S+ to (\S+) \(")
+_DRIVER = re.compile(r"^(?:(?:upgrade|downgrade|change) (\S+) from \S+ to (\S+)|install (\S+) (\S+)|remove (\S+) \S+) \(")
 
 
 def _pip_install(matrix: Matrix, requirement: Requirement, index: Optional[str]) -> Version:
@@ -190,7 +190,8 @@ def apply(matrix: Matrix, env: Environment, fix: Fix) -> Environment:
     for step in fix.manual:
         driver = _DRIVER.match(step)
         if driver:
-            dims[driver[1]] = matrix.dimension(driver[1]).value(driver[2])
+            name = driver[1] or driver[3] or driver[5]
+            dims[name] = matrix.dimension(name).value(driver[2] or driver[4] or "absent")
     fresh = True
     for command in fix.commands:
         words = shlex.split(command)
@@ -214,6 +215,33 @@ def apply(matrix: Matrix, env: Environment, fix: Fix) -> Environment:
     return Environment(python, torch=torch, adapter=adapter, dimensions=tuple(dims.items()))
 
 
+def _pip_only_exists(matrix: Matrix, env: Environment, now: Outcome) -> bool:
+    """Whether some environment reachable by pip alone gets a better, usable verdict: another
+    release and/or torch (a known patch or pin, with the installed variant label; from an
+    index the matrix names for it), the same Python, every dimension as it is and known
+    to every release that constrains it. An oracle that knows nothing of the fix search."""
+    label = env.torch.local if env.torch is not None else None
+    for release in matrix.releases:
+        if any(env.dimension(name) is None for name, _c in release.dimensions):
+            continue  # a fix for it would need a "make sure" step
+        if env.torch is not None and release.variant is not None and release.variant != label:
+            continue  # another variant family
+        torches = [env.torch] if env.torch is not None else []
+        for version in [p for line in matrix.torch for p in line.patches] + list(release.pins):
+            if label and label != "cpu":
+                continue  # only the cpu index is declared
+            torches.append(Version(f"{version}+{label or release.variant}") if (label or release.variant) else version)
+        for torch in torches:
+            candidate = env._replace(torch=torch, adapter=release.version)
+            outcome = verdict(matrix, candidate, TODAY).outcome
+            if candidate != env and outcome in USABLE and _RANKS[outcome] < _RANKS[now]:
+                return True
+    return False
+
+
+_RANKS = {o: i for i, o in enumerate(Outcome)}
+
+
 def _parts(env: Environment) -> Dict[str, object]:
     return {"python": env.python, "torch": env.torch, "adapter": env.adapter, **dict(env.dimensions)}
 
@@ -235,10 +263,17 @@ def test_every_proposed_fix_reaches_the_status_it_promises(seed):
     drivers = [i for i, fix in enumerate(answer.fixes) if any(matrix.dimension(c) for c in fix.changes)]
     keeps = [i for i, fix in enumerate(answer.fixes) if i not in drivers]
     assert not drivers or not keeps or max(keeps) < min(drivers), f"a driver change ranked before a fix that keeps it; {where}"
+    pip_only = [not fix.manual and "python" not in fix.changes for fix in answer.fixes]
+    if answer.outcome is not Outcome.SUPPORTED and pip_only[:1] != [True]:  # the oracle only when needed: it is slow
+        assert not _pip_only_exists(matrix, env, answer.outcome), f"a pip-only fix exists, but the first fix is {answer.fixes[:1]}; {where}"
+    assert pip_only == sorted(pip_only, reverse=True), f"a fix with a manual step ranked before a pip-only one; {where}"
     for fix in answer.fixes:
         after = apply(matrix, env, fix)
         got = verdict(matrix, after, TODAY)
         assert got.outcome in USABLE, (fix.summary, got.reasons, where)
+        assert _RANKS[got.outcome] < _RANKS[answer.outcome], f"{fix.summary} does not improve {answer.outcome}; {where}"
+        if env.torch is not None:
+            assert after.torch is not None and after.torch.local == env.torch.local, f"{fix.summary} leaves torch's variant family; {where}"
         assert got.outcome.value == fix.cell.status.value, (fix.summary, got.outcome, got.reasons, where)
         before, now = _parts(env), _parts(after)
         changed = {name for name in before if before[name] != now[name]}

@@ -350,7 +350,7 @@ def test_a_memo_naming_a_command_never_runs_it_inside_import(hostile_package, tm
         verdicts.unlink()
     proc = _require(hostile_package, env)
     assert proc.stdout.strip() == "supported" and not flag.exists()
-    assert json.loads(memo.read_text())["dimensions"] == [["driver", [["env", ["TOY_DRIVER_VERSION"], None, 5.0]]]]  # rebuilt
+    assert json.loads(memo.read_text())["dimensions"] == [["driver", [["env", ["TOY_DRIVER_VERSION"], None, 5.0, None]]]]  # rebuilt
 
 
 def test_a_memo_in_a_cache_others_can_write_is_refused_with_a_message(hostile_package, tmp_path):

@@ -242,16 +242,24 @@ def test_edges_and_latest_cover_every_maintained_release(strategy):
 # -- IPEX: variants, an OS, a nightly pin -------------------------------------------------
 
 
-def test_a_cuda_torch_with_the_cpu_ipex_is_unsupported_naming_variant_and_fix():
-    doc = check("--torch", "2.8.0", "--python", "3.11", "--adapter", "2.8.0+cpu", "--set", "os=linux", matrix=IPEX, today=IPEX_TODAY)
+def test_a_cuda_torch_with_the_cpu_ipex_is_unsupported_and_no_fix_leaves_its_variant_family(tmp_path):
+    args = ("--torch", "2.8.0", "--python", "3.11", "--adapter", "2.8.0+cpu", "--set", "os=linux")
+    doc = check(*args, matrix=IPEX, today=IPEX_TODAY)
     assert doc["verdict"] == "unsupported" and doc["exit_code"] == 1
     assert doc["reasons"] == [
         "intel-extension-for-pytorch 2.8.0+cpu needs torch's cpu build, found torch 2.8.0 "
         "(no variant label: PyPI's default build, CUDA on Linux x86_64)"
     ]
-    fix = doc["fixes"][0]
+    # PyPI's unlabelled build is the user's variant family: no IPEX release pairs with it,
+    # so no fix, rather than a +cpu or +xpu torch the hardware may not run
+    assert doc["fixes"] == []
+    # a matrix may say that the family is the user's to change: then the +cpu build, from its index
+    changeable = tmp_path / "ipex.yaml"
+    changeable.write_text((MATRICES / "ipex.yaml").read_text().replace("\nreleases:\n", "\ntorch-variants: {changeable: true}\n\nreleases:\n", 1))
+    fix = check(*args, matrix=str(changeable), today=IPEX_TODAY)["fixes"][0]
     assert fix["changes"] == ["torch"]  # the installed IPEX stays
     assert fix["commands"] == ["pip install 'torch==2.8.0+cpu' --index-url https://download.pytorch.org/whl/cpu"]
+    assert fix["cell"]["torch"] == "2.8.0+cpu"  # the JSON keeps the local label
 
 
 def test_the_linux_and_windows_pins_of_one_release():
@@ -261,8 +269,9 @@ def test_the_linux_and_windows_pins_of_one_release():
     windows = check(*args, "--set", "os=windows", matrix=IPEX, today=IPEX_TODAY)
     assert windows["verdict"] == "unsupported"
     assert "supports torch 2.9.0.dev20250906, not 2.9.0+xpu" in windows["reasons"][0]
+    # the nightly pin, as the user's +xpu build (the nightly XPU index labels its wheels so)
     assert windows["fixes"][0]["commands"] == [
-        "pip install 'torch==2.9.0.dev20250906' --index-url https://download.pytorch.org/whl/nightly/xpu"
+        "pip install 'torch==2.9.0.dev20250906+xpu' --index-url https://download.pytorch.org/whl/nightly/xpu"
     ]
     # the CPU build is Linux only: on Windows no fix proposes it
     cpu = check("--torch", "2.8.0", "--python", "3.11", "--adapter", "2.8.0+cpu", "--set", "os=windows", matrix=IPEX, today=IPEX_TODAY)
