@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, Tuple
 
 __all__ = ["atomic_write", "unified_diff", "JSONFileError", "json_files"]
 
-def atomic_write(path: str, data: str, write: Callable[[object, str], None] = lambda fh, s: fh.write(s)) -> None:
+def atomic_write(path: str, data: str, write: Callable[[Any, str], None] = lambda fh, s: fh.write(s)) -> None:
     """Replace ``path`` with ``data`` so that readers see the old file or the new one only.
 
     ``write`` performs the actual write into the open temporary file (tests pass one

@@ -50,13 +50,13 @@ class Detection(NamedTuple):
 
 def _match(regex: Optional[str], text: str) -> Tuple[Optional[str], Optional[str]]:
     if regex is None:
-        value = text.strip()
-        return (value, None) if value else (None, "it is empty")
+        stripped = text.strip()
+        return (stripped, None) if stripped else (None, "it is empty")
     match = re.search(regex, text, re.MULTILINE)
     if match is None:
         return None, f"regex {regex!r} did not match"
     groups = match.groupdict()
-    value = groups.get("version") if "version" in groups else (match.group(1) if match.re.groups else match.group(0))
+    value: Optional[str] = groups.get("version") if "version" in groups else (match.group(1) if match.re.groups else match.group(0))
     return (value.strip(), None) if value else (None, f"regex {regex!r} matched an empty version")
 
 

@@ -44,7 +44,10 @@ import json
 import os
 import sys
 import warnings
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Tuple
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 from .._version import __version__
 from ..matrix.cache import cache_root
@@ -93,7 +96,7 @@ class _Probe(NamedTuple):
 
 def under_autoload() -> bool:
     """True while torch imports device backends through its ``torch.backends`` entry points."""
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == "_import_device_backends":
             return True
@@ -170,7 +173,7 @@ def _detect(facts: Dict[str, Any]) -> List[Tuple[str, Optional[str]]]:
     for name, probes in facts["dimensions"]:
         value = None
         for kind, target, regex, timeout in probes:
-            value, _why = run_detector(_Probe(kind, tuple(target), regex, timeout))
+            value, _why = run_detector(_Probe(kind, tuple(target), regex, timeout))  # type: ignore[arg-type]  # duck-types Detector
             if value is not None:
                 break
         found.append((name, value))

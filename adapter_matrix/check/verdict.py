@@ -168,7 +168,7 @@ def _assess(
     """The status of a combination the release claims: the cell's status, a pre-release
     torch the release does not pin counting as experimental at best."""
     status, reason, link, marks = cell_status(release, Version(torch.public), python, dims, today)
-    reasons = (reason,) if reason else ()
+    reasons: Tuple[str, ...] = (reason,) if reason else ()
     note = _prerelease_note(matrix, release, torch)
     if note is not None:
         reasons = (note,) + reasons
@@ -255,13 +255,13 @@ def _verdict_for_release(matrix: Matrix, env: Environment, release: Release, tod
         return fail(f"torch {line.minor} has no wheel for Python {env.python} (it has {_python_range(line.python)})", line.mark)
     if not release.python.admits(env.python):
         return fail(f"{dist} {release.label} supports Python {release.python}, not {env.python}", release.mark_of("python"))
-    assumptions = []
+    assumptions: List[str] = []
     for name, constraint in release.dimensions:
-        value = env.dimension(name)
-        if value is None:
+        detected = env.dimension(name)
+        if detected is None:
             assumptions.append(f"{name} could not be detected; assumed it satisfies {constraint}")
-        elif not constraint.contains(value):
-            return fail(f"{dist} {release.label} needs {name} {constraint}, found {value}", release.mark_of("dimensions"))
+        elif not constraint.contains(detected):
+            return fail(f"{dist} {release.label} needs {name} {constraint}, found {detected}", release.mark_of("dimensions"))
     status, reasons, _link, marks = _assess(matrix, release, env.torch, env.python, dict(env.dimensions), today)
     outcome = Outcome(status.value)
     shim = shim_for(matrix, env.torch)
@@ -316,7 +316,7 @@ def _targets(matrix: Matrix, env: Environment, today: _dt.date) -> List[_Target]
         if plan is None:
             continue
         dims, changed, unknown = plan
-        cell_dims = tuple((name, dims[name]) for name, _c in release.dimensions if dims.get(name) is not None)
+        cell_dims = tuple((name, value) for name, _c in release.dimensions if (value := dims.get(name)) is not None)
         for line, patches in claimed_lines(matrix, release):
             installed = env.torch
             claims_installed = (

@@ -319,17 +319,16 @@ def verification_of(cell: Cell, records: RecordIndex) -> Verification:
         return UNVERIFIED
     ran = _torch_ran(record)
     commit = str(record["commit"]) if record.get("commit") else None
-    facts = dict(
-        date=_record_date(record).isoformat(),
-        session=str(record.get("session") or cell.id),
-        torch=str(ran) if ran else None,
-        commit=commit,
-    )
+    date, session = _record_date(record).isoformat(), str(record.get("session") or cell.id)
+
+    def judged(state: str, reason: str = "") -> Verification:
+        return Verification(state, date, session, str(ran) if ran else None, commit, reason)
+
     if record.get("outcome") != "passed":
-        return Verification("failed", reason=str(record.get("error") or "the session failed"), **facts)
+        return judged("failed", str(record.get("error") or "the session failed"))
     if ran != cell.torch:
-        return Verification("stale", reason=f"ran torch {ran or 'unknown'}; the cell claims torch {cell.torch}", **facts)
-    return Verification("verified", **facts)
+        return judged("stale", f"ran torch {ran or 'unknown'}; the cell claims torch {cell.torch}")
+    return judged("verified")
 
 
 # -- whether it still counts -------------------------------------------------------------

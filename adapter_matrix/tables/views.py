@@ -156,12 +156,12 @@ def _served(here: Sequence[Cell], lang: str) -> TableCell:
         if cell.release not in best or _BEST[cell.status] < _BEST[best[cell.release].status]:
             best[cell.release] = cell
     spans: List[Span] = []
-    for status in sorted({c.status for c in best.values()}, key=_BEST.get):
+    for status in sorted({c.status for c in best.values()}, key=_BEST.__getitem__):
         newest_first = sorted(best, key=lambda r: r.version, reverse=True)
         versions = ", ".join(dict.fromkeys(str(r.version) for r in newest_first if best[r].status is status))  # once per version
         spans += ([Span("; ")] if spans else []) + list(fill(word("served_cell", lang), "", status=Span(word(status.value, lang)), versions=Span(versions)).spans)
     title = "; ".join(sorted({c.reason for c in best.values() if c.reason}))
-    return TableCell(tuple(spans), min((c.status for c in best.values()), key=_BEST.get).value, title)
+    return TableCell(tuple(spans), min((c.status for c in best.values()), key=_BEST.__getitem__).value, title)
 
 
 def _grid(
@@ -202,7 +202,7 @@ def _grid(
         if single.dimensions:
             title += " (" + ", ".join(f"{name} {spec}" for name, spec in single.dimensions) + ")"
     header = (Column("torch", word("torch", lang)),) + tuple(Column(str(p), str(p)) for p in columns)
-    data = {
+    data: Dict[str, Any] = {
         "adapter": dist,
         "release": str(single.version) if single else None,
         "cells": [facts(c) for c in shown],
@@ -402,7 +402,8 @@ def _dimension_of(matrix: Matrix, name: Optional[str], shown: Sequence[Release])
             raise ValueError(f"unknown dimension {name!r}; the matrix declares: {known}")
         return name
     constrained = [d.name for d in matrix.dimensions if any(r.constraint(d.name) for r in shown)]
-    return (constrained or [d.name for d in matrix.dimensions] or [None])[0]
+    names = constrained or [d.name for d in matrix.dimensions]
+    return names[0] if names else None
 
 
 def dimension(
@@ -423,8 +424,9 @@ def dimension(
     dim = matrix.dimension(dim_name) if dim_name else None
     if dim is None:
         title = word("no_dimension", lang).format(dist=matrix.adapter.distribution)
-        data = {"adapter": matrix.adapter.distribution, "release": None, "dimension": None, "packages": []}
+        data: Dict[str, Any] = {"adapter": matrix.adapter.distribution, "release": None, "dimension": None, "packages": []}
         return Table("dimension", lang, title, (Column("dimension", word("dimensions", lang)),), (), (), data, matrix.path)
+    dim_name = dim.name
     values: List[Value] = list(reversed(dim.values)) if dim.kind == "version" else list(dim.values)
     served: Dict[Tuple[str, Version], List[Tuple[Release, Version, Status]]] = {}
     lines_shown = set()
@@ -436,7 +438,7 @@ def dimension(
             lines_shown.add(line.minor)
             for value in bound:  # the best status of its Pythons, its exceptions for this value applied
                 statuses = [cell_status(rel, max(patches), p, {dim_name: value}, when)[0] for p in pythons_for(rel, line)]
-                status = min(statuses, key=_BEST.get) if statuses else release_status(rel, today)[0]
+                status = min(statuses, key=_BEST.__getitem__) if statuses else release_status(rel, today)[0]
                 served.setdefault((value.text, line.minor), []).append((rel, max(patches), status))
     torch_lines = sorted(lines_shown, reverse=True)
     rows = []
@@ -450,18 +452,18 @@ def dimension(
         if with_lines:
             order = _line_order(matrix)
             row.append(plain(", ".join(sorted({r.release_line for r in row_releases if r.release_line}, key=order.index))))
-        for line in torch_lines:
-            here = sorted(served.get((value.text, line), []), key=lambda e: e[0].version, reverse=True)
+        for minor in torch_lines:
+            here = sorted(served.get((value.text, minor), []), key=lambda e: e[0].version, reverse=True)
             if not here:
                 row.append(plain(""))
                 continue
-            best = min((status for _r, _t, status in here), key=_BEST.get)
+            best = min((status for _r, _t, status in here), key=_BEST.__getitem__)
             reasons = "; ".join(sorted({r.reason for r, _t, _s in here if r.reason}))
             row.append(plain(", ".join(str(r.version) for r, _t, _s in here), best.value, reasons))
             facts += [
                 {
                     "value": value.text,
-                    "torch_line": str(line),
+                    "torch_line": str(minor),
                     "torch": str(torch) + (f"+{rel.variant}" if rel.variant else ""),
                     "release": str(rel.version),
                     "release_line": rel.release_line,

@@ -185,7 +185,7 @@ def _run_worker(
                             running = None
                             if plan is None:
                                 plan = _load_plan(plan_path)
-                            if progress is not None:
+                            if progress is not None and plan is not None:  # the worker writes the plan first
                                 progress(_task(plan["tasks"][record["task"]], record), len(results), len(plan["tasks"]))
                     seen = len(records)
                     if code is not None:
