@@ -12,6 +12,8 @@ import pytest
 
 from .helpers import REPO
 
+pytestmark = pytest.mark.integration  # builds and activates the device in a subprocess
+
 torch = pytest.importorskip("torch")
 
 
