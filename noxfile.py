@@ -34,6 +34,7 @@ import os
 import shutil
 import sys
 import time
+from typing import Optional
 
 import nox
 
@@ -164,7 +165,7 @@ def _run_cell(session: nox.Session, row) -> None:
     except _evidence.EvidenceError as exc:
         session.error(str(exc))
 
-    def record(outcome: str, message: str = None) -> None:
+    def record(outcome: str, message: Optional[str] = None) -> None:
         written = _cells.write_record(results, row, check, suites, build, phases, outcome, message, tree, ops, refusals)
         session.log(f"result record: {written['_path']}")
         if session.posargs:  # a narrowed suite is not evidence for the cell

@@ -83,8 +83,7 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
             proc = subprocess.run(
                 list(target),
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                capture_output=True,
                 timeout=detector.timeout,
                 check=False,
             )

@@ -141,7 +141,7 @@ def install_attempts(row: PlanRow, environ: Optional[Mapping[str, str]] = None) 
 def verify_environment(row: PlanRow, check: Dict[str, Any], picks: Sequence[CompanionPick] = ()) -> None:
     """Fail unless ``adapter-matrix check --json`` saw the cell's Python and torch, and each
     companion installed with them (``picks``) at its release, paired."""
-    (doc,) = [d for d in check["checks"]]
+    (doc,) = list(check["checks"])
     env = doc["environment"]
     installed = env.get("torch")
     try:

@@ -72,9 +72,9 @@ def _disjoint(matrix: Matrix, a: Release, b: Release) -> bool:
     on Linux and on Windows): some dimension both constrain with no value in common."""
     for name, ca in a.dimensions:
         cb = b.constraint(name)
-        if cb is not None and not set(v.text for v in dimension_values(matrix, name, ca)) & set(
+        if cb is not None and not {v.text for v in dimension_values(matrix, name, ca)} & {
             v.text for v in dimension_values(matrix, name, cb)
-        ):
+        }:
             return True
     return False
 

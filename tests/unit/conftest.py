@@ -26,9 +26,9 @@ def wheels(tmp_path_factory) -> Dict[str, "object"]:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests by cost: one that builds wheels or runs pre-commit must carry the `integration`
-    marker, so that `pytest -m 'not integration'` stays fast (pyproject.toml: markers)."""
+    """Tests by cost: one that builds wheels or runs pre-commit must carry the `slow`
+    marker, so that `pytest -m 'not slow'` stays fast (pyproject.toml: markers)."""
     for item in items:
         slow = "wheels" in getattr(item, "fixturenames", ()) or item.get_closest_marker("precommit") is not None
-        if slow and item.get_closest_marker("integration") is None:
-            raise pytest.UsageError(f"{item.nodeid} builds wheels or runs pre-commit: mark it @pytest.mark.integration")
+        if slow and item.get_closest_marker("slow") is None:
+            raise pytest.UsageError(f"{item.nodeid} builds wheels or runs pre-commit: mark it @pytest.mark.slow")

@@ -87,8 +87,8 @@ def _site_without_torch(tmp_path: Path) -> Path:
 def test_environment_without_torch_gets_a_clear_answer(tmp_path):
     clean = _site_without_torch(tmp_path)
     code = (
-        "import sys; sys.path[:0] = [%r, %r]; sys.argv = ['adapter-matrix', 'check']\n"
-        "from adapter_matrix.cli import main; main()" % (str(REPO), str(clean))
+        "import sys; sys.path[:0] = [{!r}, {!r}]; sys.argv = ['adapter-matrix', 'check']\n"
+        "from adapter_matrix.cli import main; main()".format(str(REPO), str(clean))
     )
     proc = subprocess.run([sys.executable, "-S", "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1, proc.stdout + proc.stderr

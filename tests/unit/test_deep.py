@@ -12,7 +12,7 @@ import pytest
 
 from .helpers import REPO
 
-pytestmark = pytest.mark.integration  # builds and activates the device in a subprocess
+pytestmark = pytest.mark.slow  # builds and activates the device in a subprocess
 
 torch = pytest.importorskip("torch")
 

@@ -11,7 +11,7 @@ import pytest
 
 from .freshvenv import FreshVenv, requirements_of
 
-pytestmark = pytest.mark.integration  # a wheel built and installed into a fresh environment
+pytestmark = pytest.mark.slow  # a wheel built and installed into a fresh environment
 
 torch = pytest.importorskip("torch")
 

@@ -29,7 +29,7 @@ from .helpers import REPO
 ADAPTER = REPO / "npu"
 MATRIX = ADAPTER / "shims" / "compat.yaml"
 
-pytestmark = [pytest.mark.integration, pytest.mark.skipif(UV is None, reason="uv is not installed")]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(UV is None, reason="uv is not installed")]
 
 def _read(wheel: Path, suffix: str) -> str:
     with zipfile.ZipFile(wheel) as zf:

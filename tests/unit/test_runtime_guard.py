@@ -39,6 +39,7 @@ def _python(code: str, pkg: Path, autoload: bool) -> subprocess.CompletedProcess
     return subprocess.run([sys.executable, "-c", code], cwd=pkg, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # a fresh Python imports torch and activates the device
 def test_plain_import_raises_one_clear_error_with_the_fix(mismatched):
     proc = _python("import shims", mismatched, autoload=False)
     assert proc.returncode == 1
@@ -49,6 +50,7 @@ def test_plain_import_raises_one_clear_error_with_the_fix(mismatched):
     assert "fix: install torch" in proc.stderr and "pip install 'torch>=2." in proc.stderr
 
 
+@pytest.mark.slow  # a fresh Python imports torch and activates the device
 def test_under_autoload_it_warns_and_import_torch_works(mismatched):
     if not hasattr(torch, "_import_device_backends"):
         pytest.skip("this torch has no torch.backends autoload")

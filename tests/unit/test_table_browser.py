@@ -31,7 +31,7 @@ from .helpers import FIXTURES, REPO
 
 BROWSER = next((shutil.which(name) for name in ("chromium", "chromium-browser") if shutil.which(name)), None)
 pytestmark = [
-    pytest.mark.integration,  # starts Chromium for each page
+    pytest.mark.slow,  # starts Chromium for each page
     pytest.mark.skipif(BROWSER is None, reason="no Chromium on PATH (Debian: apt-get install chromium; .ci/run installs it)"),
 ]
 TODAY = _dt.date(2026, 12, 1)
