@@ -7,6 +7,8 @@
     nox -s "device(py3.11-torch2.13)"    # one cell, by the id `adapter-matrix plan` prints
     nox -t unit                          # the tool's own tests on every local Python
     nox -s hooks                         # the pre-commit hooks, through `pre-commit try-repo`
+    nox -s lint                          # ruff check, ruff format --check, mypy
+    nox -s docs                          # mkdocs build --strict (every link and anchor of docs/)
 
 Select with tags and -p; -k matches substrings (`torch2.1` also matches `torch2.10`).
 Each device session installs the cell's torch from the source compat.yaml names (with
@@ -33,6 +35,7 @@ import os
 import shutil
 import sys
 import time
+from typing import Optional
 
 import nox
 
@@ -78,6 +81,24 @@ def hooks(session: nox.Session) -> None:
     """`pre-commit try-repo` runs .pre-commit-hooks.yaml on a sample adapter repository (offline, about a minute)."""
     session.install("-e", ".[test]")
     session.run("python", "-m", "pytest", "tests/unit/test_precommit.py", "-m", "precommit", "-q", *session.posargs)
+
+
+@nox.session(python="3.11", tags=["lint"])
+def lint(session: nox.Session) -> None:
+    """ruff (lint and format) and mypy, configured in pyproject.toml; `nox -s lint -- --fix` fixes what ruff can."""
+    session.install("-e", ".[lint]")
+    fix = "--fix" in session.posargs
+    session.run("ruff", "check", *(["--fix"] if fix else []), ".")
+    session.run("ruff", "format", *([] if fix else ["--check"]), ".")
+    session.run("mypy")  # the files and settings are [tool.mypy] in pyproject.toml
+
+
+@nox.session(python="3.11", tags=["docs"])
+def docs(session: nox.Session) -> None:
+    """The docs/ site with MkDocs: `--strict` fails on any broken link or anchor (offline once installed)."""
+    session.install("-r", os.path.join(ROOT, "docs", "requirements.txt"))
+    session.run("mkdocs", "build", "--strict", "--site-dir", os.path.join(ROOT, ".nox", "_site"), *session.posargs,
+                env={"NO_MKDOCS_2_WARNING": "1"})  # mkdocs-material's end-of-life banner, not a docs finding
 
 
 _wheels: list = []
@@ -145,7 +166,7 @@ def _run_cell(session: nox.Session, row) -> None:
     except _evidence.EvidenceError as exc:
         session.error(str(exc))
 
-    def record(outcome: str, message: str = None) -> None:
+    def record(outcome: str, message: Optional[str] = None) -> None:
         written = _cells.write_record(results, row, check, suites, build, phases, outcome, message, tree, ops, refusals)
         session.log(f"result record: {written['_path']}")
         if session.posargs:  # a narrowed suite is not evidence for the cell

@@ -300,7 +300,7 @@ _SAYS = {
 
 
 def companion_document(state: CompanionState) -> Dict[str, object]:
-    """One entry of ``check --json``'s ``companions`` list (keys documented in the README)."""
+    """One entry of ``check --json``'s ``companions`` list (keys documented in docs/commands.md)."""
     release = state.release
     return {
         "name": state.companion.name,

@@ -1,6 +1,6 @@
 """The answer of ``adapter-matrix check``, as a JSON document and as a terminal report.
 
-The JSON document (``check --json``) is a stable interface, documented in the README
+The JSON document (``check --json``) is a stable interface, documented in docs/commands.md
 (``CHECK_KEYS`` lists its keys; a test holds the two together).
 """
 

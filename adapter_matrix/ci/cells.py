@@ -17,7 +17,7 @@ import os
 import platform
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -94,13 +94,13 @@ def _attempt(source: InstallSource, torch: Version) -> InstallAttempt:
     return InstallAttempt(source.name, requirement, tuple(options))
 
 
-def cell_companions(row: PlanRow, environ: Optional[Dict[str, str]] = None) -> Tuple[CompanionPick, ...]:
+def cell_companions(row: PlanRow, environ: Optional[Mapping[str, str]] = None) -> Tuple[CompanionPick, ...]:
     """The companions the cell installs: ``ci: companions:`` of the matrix, or the names in
     ``$ADAPTER_MATRIX_CELL_COMPANIONS`` (comma or space separated; empty for none)."""
-    environ = os.environ if environ is None else environ
-    if COMPANIONS_ENV not in environ:
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    if COMPANIONS_ENV not in env:
         return tuple(row.companions)
-    names = environ[COMPANIONS_ENV].replace(",", " ").split()
+    names = env[COMPANIONS_ENV].replace(",", " ").split()
     picks = tuple(p for name in names for p in row.pairable if p.name == name)
     missing = [name for name in names if all(p.name != name for p in picks)]
     if missing:
@@ -109,7 +109,7 @@ def cell_companions(row: PlanRow, environ: Optional[Dict[str, str]] = None) -> T
     return picks
 
 
-def install_attempts(row: PlanRow, environ: Optional[Dict[str, str]] = None) -> List[InstallAttempt]:
+def install_attempts(row: PlanRow, environ: Optional[Mapping[str, str]] = None) -> List[InstallAttempt]:
     """How to install the cell's torch, in order: the matrix's source and its fallbacks,
     each with the cell's companions in the source's variant (``torchvision==0.28.0+cpu``
     beside ``torch==2.13.0+cpu``); then the same sources without the companions, for a
@@ -118,11 +118,11 @@ def install_attempts(row: PlanRow, environ: Optional[Dict[str, str]] = None) -> 
     ``$ADAPTER_MATRIX_TORCH_INDEX_URL`` (with ``$ADAPTER_MATRIX_TORCH_VARIANT``) replaces
     the sources, for users whose CI installs from elsewhere (e.g. PyTorch's CPU index).
     """
-    environ = os.environ if environ is None else environ
-    picks = cell_companions(row, environ)
-    index = environ.get(INDEX_ENV)
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    picks = cell_companions(row, env)
+    index = env.get(INDEX_ENV)
     if index:
-        override = InstallSource("$" + INDEX_ENV, index, None, environ.get(VARIANT_ENV) or None, None, row.cell.line.mark)
+        override = InstallSource("$" + INDEX_ENV, index, None, env.get(VARIANT_ENV) or None, None, row.cell.line.mark)
         sources: Sequence[InstallSource] = (override,)
         extra: Tuple[str, ...] = ("--extra-index-url", "https://pypi.org/simple")
     else:
@@ -141,7 +141,7 @@ def install_attempts(row: PlanRow, environ: Optional[Dict[str, str]] = None) -> 
 def verify_environment(row: PlanRow, check: Dict[str, Any], picks: Sequence[CompanionPick] = ()) -> None:
     """Fail unless ``adapter-matrix check --json`` saw the cell's Python and torch, and each
     companion installed with them (``picks``) at its release, paired."""
-    (doc,) = [d for d in check["checks"]]
+    (doc,) = list(check["checks"])
     env = doc["environment"]
     installed = env.get("torch")
     try:
@@ -175,7 +175,7 @@ def verify_refusal(check: Dict[str, Any], pick: CompanionPick, probe: str, torch
     torch, with --no-deps: it must exit 1 naming both versions, and fix it with a command
     that installs the paired release. Returns what the result record keeps."""
     (doc,) = check["checks"]
-    entry = next((c for c in doc.get("companions", ()) if c["name"] == pick.name), {})
+    entry: Dict[str, Any] = next((c for c in doc.get("companions", ()) if c["name"] == pick.name), {})
     reason = entry.get("reason") or ""
     commands = (entry.get("fix") or {}).get("commands") or []
     if check.get("exit_code") != 1 or entry.get("state") != "unpaired":
@@ -276,7 +276,8 @@ def read_summaries(folder: str) -> Suites:
         if name.endswith(".json"):
             with open(os.path.join(folder, name), encoding="utf-8") as fh:
                 doc = json.load(fh)
-            counts = TestCounts(*(int(doc.get(k, 0)) for k in ("passed", "failed", "skipped", "errors")), tuple(doc.get("skips", ())))
+            passed, failed, skipped, errors = (int(doc.get(k, 0)) for k in ("passed", "failed", "skipped", "errors"))
+            counts = TestCounts(passed, failed, skipped, errors, tuple(doc.get("skips", ())))
             out[str(doc["suite"])] = out.get(str(doc["suite"]), TestCounts()) + counts
     return out
 

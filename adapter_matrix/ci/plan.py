@@ -76,7 +76,7 @@ class CompanionPick:
         one built for a line that dropped the cell's Python has no wheel to install."""
         others = [r for r in self.companion.releases if not r.pairs_with(torch) and (lines is None or r.line in lines)]
 
-        def distance(r):  # type: ignore[no-untyped-def]
+        def distance(r):
             gap = (r.line.major - torch.major) * 1000 + r.line.minor - torch.minor
             return (abs(gap), gap < 0, -int(r.version == max(o.version for o in others if o.line == r.line)))
 
@@ -148,7 +148,7 @@ class PlanRow:
         }
 
 
-Group = Tuple[object, ...]  # (release index, runner-provided values): what edges/latest work within
+Group = Tuple[int, Tuple[Tuple[str, Value], ...]]  # (release index, runner-provided values): what edges/latest work within
 
 
 def _select(rows: List[Tuple[Group, Cell]], strategy: str, matrix: Matrix) -> List[Cell]:
@@ -221,7 +221,7 @@ def plan(
     for group, c in ordered:
         if id(c) not in membership[strategy]:
             continue
-        requires = group[1]  # type: ignore[misc]
+        requires = group[1]
         row_id = _row_id(c, requires, several)
         if row_id in ids:  # entries of one version for other dimension values (IPEX on Linux and Windows)
             row_id = f"{c.id}-v{c.release.version}"

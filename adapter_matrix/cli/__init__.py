@@ -1,6 +1,6 @@
 """The ``adapter-matrix`` command line.
 
-Exit codes (documented in the README):
+Exit codes (documented in docs/commands.md):
 
 0  supported / clean
 1  unsupported or broken (``check``); a failed ``--check`` or result (``table``, ``results``)

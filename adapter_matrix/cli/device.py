@@ -59,7 +59,7 @@ def build(
         if progress is not None:
             progress.stop()
         console_for(stderr=True).print(str(exc), markup=False, highlight=False)
-        raise typer.Exit(EXIT_UNSUPPORTED)
+        raise typer.Exit(EXIT_UNSUPPORTED) from None
     if progress is not None:
         progress.stop()
     if as_json:

@@ -87,7 +87,7 @@ def validate(
 
             found += check_pyproject(result.matrix, pyproject)
         companion_answers = None
-        if index is not None:
+        if index is not None and upstream is not None:
             found += up.verify(result.matrix, index)
             try:
                 companion_answers = upstream_companions.read_companions(upstream, result.matrix)
@@ -121,7 +121,7 @@ def validate(
     failed = False
     for located in located_all:
         m, findings, answers = findings_of(located.path)
-        if write:
+        if write and index is not None:  # --write needs --upstream (refused above)
             try:
                 changed = upstream_write.write(located.path, m, index)
                 if changed:

@@ -13,7 +13,7 @@ import importlib
 import sys
 import types
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..matrix.model import Matrix, TorchLine
 from ..matrix.queries import shim_for
@@ -31,15 +31,15 @@ def _view_package(package: str) -> str:
     if name not in sys.modules:
         folder = Extension.of_package(package, "").csrc.parent
         stand_in = types.ModuleType(name)
-        stand_in.__path__ = [str(folder)]  # type: ignore[attr-defined]
+        stand_in.__path__ = [str(folder)]
         sys.modules[name] = stand_in
     return name
 
 
-def load_shim_class(matrix: Matrix, module: str) -> type:
+def load_shim_class(matrix: Matrix, module: str) -> Any:
     """The ``Shim`` class of ``module`` (e.g. ``shims.torch_2_4``), loaded without activation."""
     package = matrix.adapter.shims
-    if not module.startswith(package + "."):
+    if package is None or not module.startswith(package + "."):
         raise ValueError(f"shim module {module} is outside the shims package {package}")
     view = _view_package(package)
     return importlib.import_module(view + module[len(package):]).Shim

@@ -62,11 +62,11 @@ def _step(report: DeepReport, name: str, fn: Any) -> Any:
     return value
 
 
-def _manifest_check(matrix: Matrix) -> str:
+def _manifest_check(matrix: Matrix, package: str) -> str:
     """Compare the build this torch would load with the running torch, without loading it."""
     from ..device import build
 
-    ext = build.Extension.of_package(matrix.adapter.shims, matrix.adapter.device)
+    ext = build.Extension.of_package(package, matrix.adapter.device)
     explicit = os.environ.get(build.LIBRARY_ENV)
     folder = Path(explicit) if explicit else build.build_dir(ext)
     manifest = build.read_manifest(folder)
@@ -86,12 +86,16 @@ def _compare(torch: Any, state: Dict[str, Any]) -> str:
 def deep_check(matrix: Matrix) -> DeepReport:
     """Run the steps in order; stop at the first failure."""
     report = DeepReport()
+    package = matrix.adapter.shims
+    if package is None:  # a matrix for checks, tables and plans only: no device to try
+        report.steps.append(Step("find the shims package", False, 0.0, f"{matrix.path} declares no shims package (adapter: shims:)"))
+        return report
     # Activate the adapter ourselves (not through torch's autoload) to see its errors.
     os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
     try:
         torch = _step(report, "import torch", lambda: importlib.import_module("torch"))
-        _step(report, "check the build manifest", lambda: _manifest_check(matrix))
-        _step(report, f"activate {matrix.adapter.shims}", lambda: importlib.import_module(matrix.adapter.shims) and f"device {matrix.adapter.device} ready")
+        _step(report, "check the build manifest", lambda: _manifest_check(matrix, package))
+        _step(report, f"activate {package}", lambda: importlib.import_module(package) and f"device {matrix.adapter.device} ready")
         device = matrix.adapter.device
         state: Dict[str, Any] = {"x": torch.randn(64, 64, generator=torch.Generator().manual_seed(0))}
         _step(report, f"create on {device}", lambda: state.update(d=state["x"].to(device)) or f"{state['d'].device}")

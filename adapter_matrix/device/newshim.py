@@ -97,7 +97,8 @@ def _scalar_span(lines: List[str], node: Node) -> Tuple[int, int, int]:
     return i, col, end
 
 
-def _replace_scalar(lines: List[str], node: Node, new_text: str) -> None:
+def _replace_scalar(lines: List[str], node: Optional[Node], new_text: str) -> None:
+    assert node is not None  # the key is required in a matrix that loaded
     i, start, end = _scalar_span(lines, node)
     lines[i] = lines[i][:start] + f'"{new_text}"' + lines[i][end:]
 
@@ -115,7 +116,10 @@ def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optio
     if matrix.torch_line(minor) is not None:
         raise NewShimError(f"torch {minor} is already described in {matrix.path}")
     previous, base_minor = _nearest(matrix, minor)
-    module = _module_name(matrix.adapter.shims, minor)
+    package = matrix.adapter.shims
+    if package is None:
+        raise NewShimError(f"{matrix.path} declares no shims package (adapter: shims:): new-shim scaffolds a shim inside one")
+    module = _module_name(package, minor)
     today = today or _dt.date.today()
     text = matrix_path.read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
@@ -200,7 +204,7 @@ def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optio
     if not module_path.parent.is_dir():
         from .build import Extension  # locate an installed shims package without importing it
 
-        module_path = Extension.of_package(matrix.adapter.shims, matrix.adapter.device).csrc.parent / module_path.name
+        module_path = Extension.of_package(package, matrix.adapter.device).csrc.parent / module_path.name
     differences = diff(probe_base, probe_new) if probe_new and probe_base else []
     a = f"torch {probe_base['torch']}" if probe_base else f"torch {base_minor}"
     b = f"torch {probe_new['torch']}" if probe_new else f"torch {minor}"

@@ -160,10 +160,10 @@ def check(matrix: Matrix) -> List[Diagnostic]:
                 known = ", ".join(str(r.version) for r in matrix.releases) or "none"
                 diags.error(pin.mark, f"{comp.name} is pinned for adapter release {pin.release}, which this file does not list", f"releases: {known}")
     for ref in matrix.ci_companions:
-        comp = next((c for c in matrix.companions if canonicalize_name(c.name) == canonicalize_name(ref.name)), None)
-        if comp is None:
+        declared = next((c for c in matrix.companions if canonicalize_name(c.name) == canonicalize_name(ref.name)), None)
+        if declared is None:
             diags.error(ref.mark, f"ci installs companion {ref.name}, which companions: does not declare", "declare it with its torch facts")
-        elif not comp.torch_facts:
+        elif not declared.torch_facts:
             diags.error(ref.mark, f"ci installs companion {ref.name}, but it has no torch facts to pick a release with", "add `torch:` facts")
     return diags.items
 

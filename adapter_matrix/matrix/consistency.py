@@ -15,7 +15,7 @@ from packaging.version import Version
 
 from . import companions
 from .diagnostics import Diagnostic, Diagnostics, Mark
-from .model import ENUM, Constraint, Matrix, Release, Spec, Status
+from .model import ENUM, Constraint, InstallSource, Matrix, Release, Spec, Status
 from .queries import claimed_lines, claimed_patches, dimension_values, pythons_for, shim_for
 
 __all__ = ["check"]
@@ -46,7 +46,8 @@ def _sources(matrix: Matrix, diags: Diagnostics) -> None:
     for src in matrix.sources:
         if src.fallback is not None and src.fallback not in names:
             diags.error(src.mark, f"source {src.name!r} falls back to unknown source {src.fallback!r}", f"known: {', '.join(sorted(names))}")
-        seen, cur = {src.name}, src
+        seen = {src.name}
+        cur: Optional[InstallSource] = src
         while cur is not None and cur.fallback is not None:
             if cur.fallback in seen:
                 diags.error(src.mark, f"source {src.name!r} has a fallback cycle", "end the chain at a source without fallback")
@@ -71,9 +72,9 @@ def _disjoint(matrix: Matrix, a: Release, b: Release) -> bool:
     on Linux and on Windows): some dimension both constrain with no value in common."""
     for name, ca in a.dimensions:
         cb = b.constraint(name)
-        if cb is not None and not set(v.text for v in dimension_values(matrix, name, ca)) & set(
+        if cb is not None and not {v.text for v in dimension_values(matrix, name, ca)} & {
             v.text for v in dimension_values(matrix, name, cb)
-        ):
+        }:
             return True
     return False
 

@@ -154,9 +154,9 @@ class _Builder:
                 )
                 continue
             out[key.text] = value
-        for key in struct.required_in(self.schema_version):
-            if key not in out and not any(k.text == key for k, _ in node):
-                self.diags.error(node.mark, f"{what} is missing the required key {key!r}", f"add `{key}:`")
+        for required in struct.required_in(self.schema_version):
+            if required not in out and not any(k.text == required for k, _ in node):
+                self.diags.error(node.mark, f"{what} is missing the required key {required!r}", f"add `{required}:`")
         return out
 
     def scalar(self, node: Node, what: str) -> Optional[Scalar]:

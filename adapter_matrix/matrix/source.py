@@ -20,7 +20,7 @@ from .diagnostics import Diagnostic, Mark
 try:  # libyaml keeps marks too and composes ~10x faster than the pure-Python loader
     _Loader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _Loader = yaml.SafeLoader  # type: ignore[misc]
+    _Loader = yaml.SafeLoader  # type: ignore[assignment, misc]  # the pure-Python twin of CSafeLoader
 
 __all__ = ["Node", "Scalar", "Mapping", "Sequence", "parse", "YAML_NULL", "YAML_BOOL"]
 

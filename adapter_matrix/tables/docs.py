@@ -154,7 +154,7 @@ def sync(
     for path in paths:
         old = _read(path)
         syntax = syntax_for(path)
-        new, blocks = rewrite(old, syntax, lambda b: renderer.block(b, syntax, path), path)
+        new, blocks = rewrite(old, syntax, lambda b: renderer.block(b, syntax, path), path)  # noqa: B023  # called within this iteration
         changed = new != old
         if changed:
             pending.append((path, new))

@@ -193,7 +193,7 @@ FORMATS: Dict[str, Callable[[Table], str]] = {
 
 
 # Short names people type for the formats (file extensions, mostly); each is listed in
-# `table --help` and the README next to its format.
+# `table --help` and docs/tables.md next to its format.
 FORMAT_ALIASES: Dict[str, str] = {"md": "markdown", "gfm": "markdown", "rest": "rst", "restructuredtext": "rst", "htm": "html"}
 
 

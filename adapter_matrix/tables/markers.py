@@ -123,7 +123,7 @@ def _rst_examples(text: str) -> List[Tuple[int, int]]:
     lines = _lines(text)
     i = 0
     while i < len(lines):
-        offset, line = lines[i]
+        _offset, line = lines[i]
         stripped = line.strip()
         literal = _RST_LITERAL_DIRECTIVE.match(line) or (stripped.endswith("::") and not stripped.startswith(".."))
         i += 1

@@ -87,7 +87,7 @@ def ops(
     return Table("ops", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)
 
 
-def _task_state(record: Dict[str, Any], task: str, failed: int) -> Optional[str]:
+def _task_state(record: Dict[str, Any], task: str, failed: int) -> str:
     """The legend state of one dtype/kind cell: the worst of the failures touching it."""
     states = {f["state"] for f in record["failures"] if task in f["tasks"]}
     for state, shown in (("unexpected", "ops_new"), ("failed", "ops_known"), ("unsupported", "ops_unsupported")):
@@ -166,8 +166,8 @@ def op_failures(
     # ops that fail alike (same family, lines, dtypes and reason) share a row
     rows_of: "OrderedDict[Tuple[Any, ...], List[Dict[str, Any]]]" = OrderedDict()
     for group in sorted(groups.values(), key=lambda g: (FAMILIES.index(g["family"]) if g["family"] in FAMILIES else 99, g["op"])):
-        key = (group["family"], group["state"], group["why"], tuple(group["lines"]), tuple(group["tasks"]))
-        rows_of.setdefault(key, []).append(group)
+        alike = (group["family"], group["state"], group["why"], tuple(group["lines"]), tuple(group["tasks"]))
+        rows_of.setdefault(alike, []).append(group)
     rows = []
     facts = []
     for same in rows_of.values():

@@ -65,6 +65,7 @@ from ..matrix.queries import (
 )
 from ..ci.evidence import Verification, index_records, verification_of
 from . import opcoverage
+from .formats import render_table
 from .table import STATES, Column, Span, Table, TableCell, code, fill, plain
 from .words import LANGS, legend, word
 
@@ -669,6 +670,4 @@ def render(
     dimension: Optional[str] = None,
 ) -> str:
     """``view`` rendered as ``fmt`` (see :data:`adapter_matrix.tables.formats.FORMATS`)."""
-    from .formats import render_table  # the formats import this module's types
-
     return render_table(build(matrix, view, lang, release, today, records, dimension), fmt)

@@ -103,6 +103,7 @@ def _edit_companion(text: str, facts: Pair, comp: Companion, lines: Dict[Version
         block = "".join(f'\n{indent}"{minor}": {render_line(lines[minor])}' for minor in missing)
         return edits + [(facts.key.end_mark.index, content_end(mapping), ":" + block)]
     for minor in missing:
+        assert isinstance(mapping, yaml.MappingNode)  # entries came from its pairs, so it is a mapping
         edits.append(_insert(text, mapping, entries, minor, render_line(lines[minor])))
     return edits
 

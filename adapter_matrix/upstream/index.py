@@ -374,23 +374,23 @@ def _verify_line(line: TorchLine, known: UpstreamLine, yanked: FrozenSet[Version
                     f"remove it from patches (PyPI: {', '.join(str(p.version) for p in known.patches)}), {fix}",
                 )
             )
-    for patch in known.patches:
-        if patch.version not in line.patches:
+    for found in known.patches:
+        if found.version not in line.patches:
             out.append(
                 Diagnostic(
                     at.value("patches"),
-                    f"torch {patch.version} is on PyPI but not in the patches of torch {line.minor}",
-                    f"add {patch.version} (cells install the newest listed patch), {fix}",
+                    f"torch {found.version} is on PyPI but not in the patches of torch {line.minor}",
+                    f"add {found.version} (cells install the newest listed patch), {fix}",
                     "warning",
                 )
             )
-        lacking = sorted(set(newest.python) - set(patch.python), key=python_order)
-        if lacking and patch is not newest:
+        lacking = sorted(set(newest.python) - set(found.python), key=python_order)
+        if lacking and found is not newest:
             out.append(
                 Diagnostic(
-                    at.item("patches", Version, patch.version),
-                    f"torch {patch.version} has no Linux x86_64 wheel for Python {_names(lacking)} ({newest.version} has)",
-                    f"a release pinning torch {patch.version} cannot run there; claim {newest.version}",
+                    at.item("patches", Version, found.version),
+                    f"torch {found.version} has no Linux x86_64 wheel for Python {_names(lacking)} ({newest.version} has)",
+                    f"a release pinning torch {found.version} cannot run there; claim {newest.version}",
                     "warning",
                 )
             )

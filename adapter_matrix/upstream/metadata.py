@@ -82,7 +82,7 @@ class _RangeFile(io.RawIOBase):
         self.chunks.append((start, data))
         return data[:count]
 
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+    def readinto(self, buffer) -> int:
         count = min(len(buffer), self.size - self.position)
         if count <= 0:
             return 0
@@ -99,7 +99,7 @@ def wheel_metadata(url: str, announced: bool, timeout: float = TIMEOUT) -> str:
         body, _reply = http_get(url + ".metadata", {}, timeout)
         return body.decode("utf-8", errors="replace")
     try:
-        archive = zipfile.ZipFile(_RangeFile(url, timeout))  # type: ignore[arg-type]
+        archive = zipfile.ZipFile(_RangeFile(url, timeout))
         names = [n for n in archive.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
         if len(names) != 1:
             raise MetadataError(f"{url}: {len(names)} .dist-info/METADATA members")

@@ -24,7 +24,7 @@ Edit = Tuple[int, int, str]  # replace text[start:end] with the string
 def content_end(node: yaml.Node) -> int:
     """Where a value's own text ends: block collections end with their last child (PyYAML's
     end mark lies past the comments that follow them)."""
-    if isinstance(node, yaml.ScalarNode) or node.flow_style:
+    if isinstance(node, yaml.ScalarNode) or (isinstance(node, yaml.CollectionNode) and node.flow_style):
         return node.end_mark.index
     children = [c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) else list(node.value)
     ends = [content_end(c) for c in children if c.start_mark.index >= node.start_mark.index]

@@ -89,6 +89,8 @@ def locate(text: str, filename: str) -> Optional[Section]:
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (yaml.YAMLError, RecursionError):
         return None
+    if root is None:  # an empty document
+        return None
     for pair in pairs(root):
         if pair.key.value == "torch" and pair.written_here and isinstance(pair.value, yaml.MappingNode):
             entries: Dict[Version, Pair] = {}

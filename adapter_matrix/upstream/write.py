@@ -28,7 +28,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 import yaml
 from packaging.version import Version
@@ -167,7 +167,7 @@ def _flow(values: Sequence[object], quote: str) -> str:
     return "[" + ", ".join(f"{quote}{v}{quote}" for v in values) + "]"
 
 
-def _edit_sequence(text: str, node: yaml.Node, parse: Callable[[str], T], wanted: Sequence[T], order: Callable[[T], object]) -> List[Edit]:
+def _edit_sequence(text: str, node: yaml.Node, parse: Callable[[str], T], wanted: Sequence[T], order: Callable[[T], Any]) -> List[Edit]:
     """Edits that turn a list of versions into ``wanted``: items that stay keep their text
     (and comments); new items are written like their neighbours, in ``order``."""
     items = list(node.value) if isinstance(node, yaml.SequenceNode) else []
@@ -178,8 +178,8 @@ def _edit_sequence(text: str, node: yaml.Node, parse: Callable[[str], T], wanted
     values = [_parse_or_none(i.value, parse) for i in items]
     keep = [i for i, v in enumerate(values) if v is not None and v in wanted and v not in values[:i]]
     new = [w for w in wanted if w not in values]
-    kept_values = [values[i] for i in keep]
-    if node.flow_style:
+    kept_values = [v for v in (values[i] for i in keep) if v is not None]  # keep holds parsed values only
+    if isinstance(node, yaml.CollectionNode) and node.flow_style:
         return _edit_flow(text, items, kept_values, keep, new, order, quote)
     edits = _edit_block(text, items, kept_values, keep, new, order, quote)
     if edits is None:  # not one `- item` per line: write the list as a flow list
@@ -198,16 +198,16 @@ def _item_written_here(sequence: yaml.Node, item: yaml.Node) -> bool:
     return isinstance(item, yaml.ScalarNode) and sequence.start_mark.index <= item.start_mark.index < content_end(sequence)
 
 
-def _placement(kept_values: Sequence[T], new: Sequence[T], order: Callable[[T], object]) -> Dict[int, List[T]]:
+def _placement(kept_values: Sequence[T], new: Sequence[T], order: Callable[[T], Any]) -> Dict[int, List[T]]:
     """Which kept item each new value goes before (``len(kept)``: after the last one)."""
     out: Dict[int, List[T]] = {}
     for value in sorted(new, key=order):
-        slot = next((k for k, v in enumerate(kept_values) if order(v) > order(value)), len(kept_values))  # type: ignore[operator]
+        slot = next((k for k, v in enumerate(kept_values) if order(v) > order(value)), len(kept_values))
         out.setdefault(slot, []).append(value)
     return out
 
 
-def _edit_flow(text: str, items: List[yaml.Node], kept_values: List[T], keep: List[int], new: List[T], order: Callable[[T], object], quote: str) -> List[Edit]:
+def _edit_flow(text: str, items: List[yaml.Node], kept_values: List[T], keep: List[int], new: List[T], order: Callable[[T], Any], quote: str) -> List[Edit]:
     sep = text[items[0].end_mark.index : items[1].start_mark.index] if len(items) > 1 else ", "
     sep = sep if "\n" not in sep and "#" not in sep else ", "
     render = [f"{quote}{v}{quote}" for v in new]
@@ -235,7 +235,7 @@ _BLOCK_ITEM = re.compile(r"[ \t]*-[ \t]+")
 _LINE_TAIL = re.compile(r"[ \t]*(#[^\n]*)?(\n|$)")
 
 
-def _edit_block(text: str, items: List[yaml.Node], kept_values: List[T], keep: List[int], new: List[T], order: Callable[[T], object], quote: str) -> Optional[List[Edit]]:
+def _edit_block(text: str, items: List[yaml.Node], kept_values: List[T], keep: List[int], new: List[T], order: Callable[[T], Any], quote: str) -> Optional[List[Edit]]:
     """Item edits in a block list (one ``- item`` per line); ``None`` for another layout."""
     lines = []
     for item in items:
@@ -284,7 +284,7 @@ def _insert_entries(section: Section, entries: Dict[Version, _Facts]) -> List[Ed
             continue
         style = _Style.of(section, pred)
         end = content_end(pred.value) if pred.written_here else _replace_alias_end(section.text, pred)
-        if section.node.flow_style:
+        if isinstance(section.node, yaml.CollectionNode) and section.node.flow_style:
             edits.append((end, end, f", {style.key(minor)}: {style.inline(facts)}"))
         else:
             edits.append(insert_lines(section.text, end, style.block(minor, facts)))
@@ -382,13 +382,13 @@ def _check_rewrite(old: str, new: str, filename: str, wanted: Dict[Version, _Fac
     lost = sorted(set(wanted) - written)
     if lost:
         raise UpstreamError(f"{filename}: could not add torch {lost[0]} to the torch section; add it by hand")
-    for key, value in new_torch:
-        minor = _parse_or_none(key.text, Version)
+    for key_node, value in new_torch:
+        minor = _parse_or_none(key_node.text, Version)
         if minor is None:
             continue
         facts = wanted.get(minor)
         if facts is None:
-            if plain(value) != plain(old_torch.get(key.text)):
+            if plain(value) != plain(old_torch.get(key_node.text)):
                 raise UpstreamError(f"{filename}: updating the torch facts would change torch {minor} (a shared YAML anchor); edit it by hand")
         elif _facts_of(value) != facts:
             python = _flow(facts.python, '"')

@@ -112,7 +112,7 @@ def _reduce_scatter_by_allreduce(gloo: Any, rank: int, outputs: List[torch.Tenso
 def _process_group_class() -> type:
     import torch.distributed as dist
 
-    class ProcessGroupNpu(dist.ProcessGroup):  # type: ignore[misc, valid-type]
+    class ProcessGroupNpu(dist.ProcessGroup):
         """gloo over the host memory behind npu tensors (and CPU tensors as they are)."""
 
         def __init__(self, store: Any, rank: int, size: int, timeout: datetime.timedelta) -> None:

@@ -58,5 +58,5 @@ class Shim(_Base):
         for name in ("is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype"):
             setattr(module, name, getattr(core, name))
         amp = types.ModuleType(f"{module.__name__}.amp")
-        amp.autocast = functools.partial(torch.autocast, torch._C._get_privateuse1_backend_name())
-        module.amp = amp
+        setattr(amp, "autocast", functools.partial(torch.autocast, torch._C._get_privateuse1_backend_name()))  # noqa: B010  # ModuleType declares no such attribute
+        setattr(module, "amp", amp)  # noqa: B010  # ModuleType declares no such attributes

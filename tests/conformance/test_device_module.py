@@ -48,7 +48,7 @@ def test_tensors_on_device_1_compute_there():
 
 
 def test_invalid_device_index_is_a_clear_error():
-    with pytest.raises(RuntimeError, match="Invalid device index|invalid device"):
+    with pytest.raises(RuntimeError, match=r"Invalid device index|invalid device"):
         torch.empty(1, device=f"npu:{torch.npu.device_count()}")
 
 

@@ -26,7 +26,7 @@ def test_module_npu_moves_parameters_and_buffers(npu):
     net.npu()
     for p in list(net.parameters()) + list(net.buffers()):
         assert p.device.type == "npu"
-    for (name, a), (_, b) in zip(net.state_dict().items(), cpu.state_dict().items()):
+    for (_name, a), (_, b) in zip(net.state_dict().items(), cpu.state_dict().items()):
         same(a, b)
 
 

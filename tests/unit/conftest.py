@@ -23,3 +23,12 @@ def wheels(tmp_path_factory) -> Dict[str, "object"]:
         pytest.skip("uv is not installed")
     built = build_wheels(list(PROJECTS.values()), tmp_path_factory.mktemp("wheels"))
     return dict(zip(PROJECTS, built))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests by cost: one that builds wheels or runs pre-commit must carry the `slow`
+    marker, so that `pytest -m 'not slow'` stays fast (pyproject.toml: markers)."""
+    for item in items:
+        slow = "wheels" in getattr(item, "fixturenames", ()) or item.get_closest_marker("precommit") is not None
+        if slow and item.get_closest_marker("slow") is None:
+            raise pytest.UsageError(f"{item.nodeid} builds wheels or runs pre-commit: mark it @pytest.mark.slow")

@@ -16,6 +16,8 @@ pytest.importorskip("torch")
 
 from adapter_matrix.device.build import BuildMismatch, Extension, TorchBuild, build_dir, check_manifest, read_manifest  # noqa: E402
 
+pytestmark = pytest.mark.slow  # compiles the C++ core (about a minute on 2 cores when not cached)
+
 
 def _cli(*args, env=None):
     script = os.path.join(os.path.dirname(sys.executable), "adapter-matrix")

@@ -239,6 +239,7 @@ def _check_with(site: Path) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+@pytest.mark.slow  # pip installs a real torchvision wheel
 def test_a_torchvision_for_another_torch_installed_without_deps_is_refused(tmp_path):
     from adapter_matrix.check.facts import distribution_version
 

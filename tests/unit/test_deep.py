@@ -12,6 +12,8 @@ import pytest
 
 from .helpers import REPO
 
+pytestmark = pytest.mark.slow  # builds and activates the device in a subprocess
+
 torch = pytest.importorskip("torch")
 
 

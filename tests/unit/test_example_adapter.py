@@ -11,6 +11,8 @@ import pytest
 
 from .freshvenv import FreshVenv, requirements_of
 
+pytestmark = pytest.mark.slow  # a wheel built and installed into a fresh environment
+
 torch = pytest.importorskip("torch")
 
 STATE = (

@@ -109,7 +109,7 @@ def releases(rnd: random.Random, lines: Tuple[TorchLine, ...], dims: Tuple[Dimen
         line = rnd.choice(lines)
         shape = rnd.choice(["range", "pin", "nightly"])
         if shape == "range":
-            last = rnd.choice([l for l in lines if l.minor >= line.minor])
+            last = rnd.choice([later for later in lines if later.minor >= line.minor])
             torch = _spec(f">={line.minor},<2.{last.minor.minor + 1}")
         elif shape == "pin":
             torch = _spec(str(rnd.choice(line.patches)))
@@ -204,7 +204,7 @@ def apply(matrix: Matrix, env: Environment, fix: Fix) -> Environment:
         assert words[:2] == ["pip", "install"], command
         index = words[words.index("--index-url") + 1] if "--index-url" in words else None
         for word in words[2:]:
-            if word.startswith("--") or word == index or word.startswith("http"):
+            if word.startswith(("--", "http")) or word == index:
                 continue
             requirement = Requirement(word)
             if requirement.name == "torch":

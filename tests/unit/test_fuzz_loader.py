@@ -114,6 +114,7 @@ def random_documents(draw: Callable[[Any], Any]) -> str:
     return dump(draw, top)
 
 
+@pytest.mark.slow  # 1,500 generated documents
 @fuzz_settings(1500)  # the slowest to generate (~10 ms): nested structures
 @given(random_documents())
 def test_random_structures_load_cleanly(text):
@@ -164,6 +165,7 @@ def shaped_documents(draw: Callable[[Any], Any]) -> str:
     return dump(draw, draw(struct("root")))
 
 
+@pytest.mark.slow  # 4,000 generated documents
 @fuzz_settings(4000)
 @given(shaped_documents())
 def test_schema_shaped_documents_load_cleanly(text):
@@ -339,6 +341,7 @@ def mutated_compat(draw: Callable[[Any], Any]) -> str:
     return "".join(lines)
 
 
+@pytest.mark.slow  # 5,000 generated documents
 @fuzz_settings(5000)
 @given(mutated_compat())
 def test_mutated_compat_yaml_loads_cleanly(text):

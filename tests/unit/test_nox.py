@@ -124,9 +124,9 @@ def test_a_cell_proves_check_refuses_a_companion_for_another_torch(matrix):
     assert kept["fix"] == "pip install 'torchvision==0.28.0'"
     paired = json.loads(cli("check", "--json", "--torch", "2.13.0", "--python", "3.11", "--adapter", "0.1.0", "--companion", "torchvision=0.28.0").out)
     cells.verify_environment(row, paired, row.companions)
-    with pytest.raises(cells.CellMismatch, match="check did not refuse torchvision 0.28.0"):
+    with pytest.raises(cells.CellMismatch, match=r"check did not refuse torchvision 0.28.0"):
         cells.verify_refusal(paired, pick, "0.28.0", "2.13.0")
-    with pytest.raises(cells.CellMismatch, match="installs torchvision 0.28.0, but check sees 0.29.2"):
+    with pytest.raises(cells.CellMismatch, match=r"installs torchvision 0.28.0, but check sees 0.29.2"):
         cells.verify_environment(row, {**refused, "checks": [{**refused["checks"][0], "verdict": "supported"}]}, row.companions)
 
 
@@ -159,7 +159,7 @@ def test_verify_accepts_the_claimed_torch_with_a_local_label(matrix):
     check = {"checks": [{"environment": {"torch": "2.13.0+cpu", "python_minor": "3.11", "python": "3.11.7"}, "verdict": "supported", "reasons": []}]}
     cells.verify_environment(row, check)
     check["checks"][0]["environment"]["python_minor"] = "3.12"
-    with pytest.raises(cells.CellMismatch, match="claims Python 3.11"):
+    with pytest.raises(cells.CellMismatch, match=r"claims Python 3.11"):
         cells.verify_environment(row, check)
 
 
@@ -176,7 +176,7 @@ def test_a_cell_of_a_torch_variant_installs_and_verifies_that_build():
     assert attempt.requirement == "torch==2.8.0+cpu"
     assert attempt.options == ("--index-url", "https://download.pytorch.org/whl/cpu")
     check = {"checks": [{"environment": {"torch": "2.8.0", "python_minor": str(row.cell.python), "python": "3.11.7"}, "verdict": "supported", "reasons": []}]}
-    with pytest.raises(cells.CellMismatch, match="needs torch's cpu build, but the environment has torch 2.8.0"):
+    with pytest.raises(cells.CellMismatch, match=r"needs torch's cpu build, but the environment has torch 2.8.0"):
         cells.verify_environment(row, check)
     check["checks"][0]["environment"]["torch"] = "2.8.0+cpu"
     cells.verify_environment(row, check)

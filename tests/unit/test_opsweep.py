@@ -59,7 +59,7 @@ def test_a_crash_in_the_last_task_ends_the_sweep():
 
 
 def test_a_worker_that_cannot_start_is_one_error_not_a_loop():
-    with pytest.raises(SweepError, match="before its first task.*ImportError: no module named torch"):
+    with pytest.raises(SweepError, match=r"before its first task.*ImportError: no module named torch"):
         fake_sweep(["startup"])
 
 

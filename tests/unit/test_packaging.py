@@ -7,10 +7,13 @@ freshvenv.py for how dependencies are provided.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
+import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -26,7 +29,7 @@ from .helpers import REPO
 ADAPTER = REPO / "npu"
 MATRIX = ADAPTER / "shims" / "compat.yaml"
 
-pytestmark = pytest.mark.skipif(UV is None, reason="uv is not installed")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(UV is None, reason="uv is not installed")]
 
 def _read(wheel: Path, suffix: str) -> str:
     with zipfile.ZipFile(wheel) as zf:
@@ -131,3 +134,28 @@ def test_installing_the_adapter_brings_autoload_and_the_registered_matrix(wheels
     assert doc["origin"] == "entry point adapter-matrix-npu (adapter-matrix-npu)"
     assert (tmp_path / doc["matrix"]).resolve() == (venv.purelib / "shims" / "compat.yaml").resolve()
     assert doc["environment"]["adapter"] == "0.1.0" and doc["verdict"] == "supported"
+
+
+def test_both_distributions_ship_the_license_in_wheel_and_sdist(wheels, tmp_path):
+    """BSD-3-Clause asks that the text travel with every copy: both wheels and both sdists carry it."""
+    license_text = (REPO / "LICENSE").read_text()
+    assert license_text.startswith("BSD 3-Clause License") and "adapter-matrix contributors" in license_text
+    assert (ADAPTER / "LICENSE").read_text() == license_text  # the adapter's project folder has its own copy
+    for wheel in (wheels["tool"], wheels["adapter"]):
+        licenses = [n for n in _names(wheel) if ".dist-info/" in n and n.rsplit("/", 1)[-1] == "LICENSE"]
+        assert licenses, wheel.name
+        assert _read(wheel, licenses[0]) == license_text
+        assert "License: BSD-3-Clause" in _read(wheel, ".dist-info/METADATA")
+    assert "adapter_matrix/py.typed" in _names(wheels["tool"])  # PEP 561: the hints are part of the API
+    # as adapter_matrix.ci.wheels builds: offline with the installed setuptools, else uv fetches it
+    offline = ["--no-build-isolation", "--offline"] if importlib.util.find_spec("setuptools") else []
+    for project in (REPO, ADAPTER):
+        proc = subprocess.run([UV, "build", "-q", "--sdist", "--python", sys.executable, *offline, "--out-dir", str(tmp_path), str(project)],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+    sdists = sorted(tmp_path.glob("*.tar.gz"))
+    assert [s.name for s in sdists] == ["adapter_matrix-0.1.0.tar.gz", "adapter_matrix_npu-0.1.0.tar.gz"]
+    for sdist in sdists:
+        with tarfile.open(sdist) as tf:
+            root = sdist.name[: -len(".tar.gz")]
+            assert tf.extractfile(f"{root}/LICENSE").read().decode() == license_text, sdist.name

@@ -69,7 +69,7 @@ def _try_repo(repo: Path, env: dict) -> subprocess.CompletedProcess:
 
 
 def _status(out: str, hook: str) -> str:
-    line = next(l for l in out.splitlines() if l.startswith(hook))
+    line = next(ln for ln in out.splitlines() if ln.startswith(hook))
     return line.rsplit(".", 1)[-1].strip()
 
 
@@ -93,6 +93,7 @@ def test_the_hooks_file_is_a_valid_manifest_whose_filters_pick_the_matrix_and_th
 
 
 @pytest.mark.precommit
+@pytest.mark.slow
 def test_both_hooks_pass_on_a_clean_repository_and_the_tables_hook_fails_after_a_hand_edit(adapter_repo, offline_pip):
     clean = _try_repo(adapter_repo, offline_pip)
     assert clean.returncode == 0, clean.stdout + clean.stderr
@@ -113,6 +114,7 @@ def test_both_hooks_pass_on_a_clean_repository_and_the_tables_hook_fails_after_a
 
 
 @pytest.mark.precommit
+@pytest.mark.slow
 def test_the_validate_hook_fails_on_a_broken_matrix_with_its_position(adapter_repo, offline_pip):
     matrix = adapter_repo / "compat.yaml"
     matrix.write_text(matrix.read_text(encoding="utf-8").replace("status: supported", "status: suported"), encoding="utf-8")

@@ -74,7 +74,7 @@ def test_a_torch_the_release_does_not_claim_raises_with_the_fix(toy):
     assert message.startswith("toy-adapter with torch 2.13.0: unsupported: toy-adapter 1.0.0 supports torch >=2.10,<2.13, not 2.13.0")
     assert "fix: install torch 2.12" in message and "pip install 'torch>=2.12,<2.13'" in message
     assert message.endswith("(set ADAPTER_MATRIX_ALLOW_UNSUPPORTED=1 to try anyway)")
-    with pytest.raises(UnsupportedEnvironment, match="torch 2.9.1 is not a torch release this matrix describes"):
+    with pytest.raises(UnsupportedEnvironment, match=r"torch 2.9.1 is not a torch release this matrix describes"):
         require("toy_adapter", version="1.0.0", torch_version="2.9.1")
 
 
@@ -85,7 +85,7 @@ def test_an_adapter_version_the_matrix_does_not_describe_raises(toy):
 
 def test_extra_dimensions_are_detected_from_the_environment(toy, monkeypatch):
     monkeypatch.setenv("TOY_DRIVER_VERSION", "1.0")
-    with pytest.raises(UnsupportedEnvironment, match="needs driver >=2.0, found 1.0"):
+    with pytest.raises(UnsupportedEnvironment, match=r"needs driver >=2.0, found 1.0"):
         require("toy_adapter", version="1.0.0", torch_version="2.13.0")
     monkeypatch.delenv("TOY_DRIVER_VERSION")  # undetected: assumed to fit, as `check` does
     assert require("toy_adapter", version="1.0.0", torch_version="2.13.0").outcome == "supported"
@@ -128,7 +128,7 @@ def test_a_missing_matrix_raises_on_import_and_warns_under_autoload(tmp_path, mo
     (tmp_path / "bare_adapter" / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(discovery, "_entry_points", lambda: [])
-    with pytest.raises(FileNotFoundError, match="bare_adapter: no compat.yaml in .*bare_adapter and no entry point"):
+    with pytest.raises(FileNotFoundError, match=r"bare_adapter: no compat.yaml in .*bare_adapter and no entry point"):
         require("bare_adapter")
     with pytest.warns(RuntimeWarning, match="bare_adapter was not activated: bare_adapter: no compat.yaml"):
         support = _import_device_backends(lambda: require("bare_adapter"))

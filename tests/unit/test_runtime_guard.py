@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter_matrix.check import guard as runtime
+from adapter_matrix.check import guard
 
 from .helpers import REPO
 
@@ -31,7 +31,7 @@ def mismatched(tmp_path):
 
 def _python(code: str, pkg: Path, autoload: bool) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(pkg) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.pop(runtime.ALLOW_ENV, None)
+    env.pop(guard.ALLOW_ENV, None)
     if autoload:
         env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
     else:
@@ -39,6 +39,7 @@ def _python(code: str, pkg: Path, autoload: bool) -> subprocess.CompletedProcess
     return subprocess.run([sys.executable, "-c", code], cwd=pkg, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # a fresh Python imports torch and activates the device
 def test_plain_import_raises_one_clear_error_with_the_fix(mismatched):
     proc = _python("import shims", mismatched, autoload=False)
     assert proc.returncode == 1
@@ -49,6 +50,7 @@ def test_plain_import_raises_one_clear_error_with_the_fix(mismatched):
     assert "fix: install torch" in proc.stderr and "pip install 'torch>=2." in proc.stderr
 
 
+@pytest.mark.slow  # a fresh Python imports torch and activates the device
 def test_under_autoload_it_warns_and_import_torch_works(mismatched):
     if not hasattr(torch, "_import_device_backends"):
         pytest.skip("this torch has no torch.backends autoload")
@@ -61,9 +63,9 @@ def test_under_autoload_it_warns_and_import_torch_works(mismatched):
 
 
 def test_escape_hatch_turns_the_error_into_a_warning(mismatched, monkeypatch):
-    monkeypatch.setenv(runtime.ALLOW_ENV, "1")
+    monkeypatch.setenv(guard.ALLOW_ENV, "1")
     with pytest.warns(RuntimeWarning, match="unsupported"):
-        support = runtime.require("shims", matrix=mismatched / "shims" / "compat.yaml", version="0.1.0",
+        support = guard.require("shims", matrix=mismatched / "shims" / "compat.yaml", version="0.1.0",
                                   torch_version=torch.__version__)
     assert support.usable and support.shim and support.shim.startswith("shims.torch_")
 
@@ -71,8 +73,8 @@ def test_escape_hatch_turns_the_error_into_a_warning(mismatched, monkeypatch):
 def test_verdict_is_memoized_and_follows_the_file(tmp_path):
     path = tmp_path / "compat.yaml"
     path.write_text((REPO / "compat.yaml").read_text())
-    first = runtime.select(str(path), "2.13.0+cpu", "0.1.0")
+    first = guard.select(str(path), "2.13.0+cpu", "0.1.0")
     assert first.outcome == "supported" and first.shim == "shims.torch_2_9"
-    assert runtime.select(str(path), "2.13.0+cpu", "0.1.0") == first
+    assert guard.select(str(path), "2.13.0+cpu", "0.1.0") == first
     path.write_text(path.read_text().replace('torch: ">=2.1,<2.16"', 'torch: ">=2.1,<2.13"', 1))
-    assert runtime.select(str(path), "2.13.0+cpu", "0.1.0").outcome == "unsupported"
+    assert guard.select(str(path), "2.13.0+cpu", "0.1.0").outcome == "unsupported"

@@ -30,9 +30,10 @@ from adapter_matrix.tables import views as tables
 from .helpers import FIXTURES, REPO
 
 BROWSER = next((shutil.which(name) for name in ("chromium", "chromium-browser") if shutil.which(name)), None)
-pytestmark = pytest.mark.skipif(
-    BROWSER is None, reason="no Chromium on PATH (Debian: apt-get install chromium; .ci/run installs it)"
-)
+pytestmark = [
+    pytest.mark.slow,  # starts Chromium for each page
+    pytest.mark.skipif(BROWSER is None, reason="no Chromium on PATH (Debian: apt-get install chromium; .ci/run installs it)"),
+]
 TODAY = _dt.date(2026, 12, 1)
 SCREENSHOTS = REPO / "results" / "screenshots"
 PHONE, DESKTOP = (390, 844), (1280, 900)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Tuple
 
 import pytest
 from adapter_matrix.tables.formats import FORMATS
@@ -43,6 +45,11 @@ MATRICES = {
 TODAYS = {"ipex": _dt.date(2026, 1, 15)}
 EXTENSIONS = {"markdown": "md", "rst": "rst", "html": "html", "csv": "csv", "json": "json"}
 UPDATE = os.environ.get("ADAPTER_MATRIX_UPDATE_GOLDEN") == "1"
+# Every HTML page inlines the same stylesheet: it is kept once, in STYLESHEET, and the golden
+# pages hold PLACEHOLDER in its stead, so a page's golden file is its head and table body.
+STYLESHEET = GOLDEN / "style.css"
+PLACEHOLDER = "<style>/* tests/fixtures/tables/golden/style.css */</style>\n"
+STYLE = re.compile(r"<style>\n(.*?)</style>\n", re.S)
 # The op-coverage views read op-sweep records and take only the adapter's name from the
 # matrix: one matrix shows them.
 CASES = [
@@ -75,6 +82,14 @@ def render(name: str, view: str, fmt: str, lang: str) -> str:
     return tables.render(matrix(name), view=view, fmt=fmt, lang=lang, today=TODAYS.get(name, TODAY), records=records)
 
 
+def split_stylesheet(page: str) -> Tuple[str, str]:
+    """(the page with PLACEHOLDER for its one <style> block, the stylesheet)."""
+    blocks = list(STYLE.finditer(page))
+    assert len(blocks) == 1, f"an HTML page has one <style> block, this one {len(blocks)}"
+    block = blocks[0]
+    return page[: block.start()] + PLACEHOLDER + page[block.end() :], block.group(1)
+
+
 def golden_path(name: str, view: str, fmt: str, lang: str) -> Path:
     return GOLDEN / name / f"{view}.{lang}.{EXTENSIONS[fmt]}"
 
@@ -85,7 +100,12 @@ def test_every_format_has_a_golden_extension():
 
 @pytest.mark.parametrize("name,view,fmt,lang", CASES, ids=["-".join(c) for c in CASES])
 def test_output_matches_its_golden_file(name, view, fmt, lang):
-    data = render(name, view, fmt, lang).encode("utf-8")
+    text = render(name, view, fmt, lang)
+    if fmt == "html":
+        text, stylesheet = split_stylesheet(text)
+        if UPDATE:
+            STYLESHEET.write_bytes(stylesheet.encode("utf-8"))  # the same for every page (test below)
+    data = text.encode("utf-8")
     path = golden_path(name, view, fmt, lang)
     if UPDATE:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,6 +115,15 @@ def test_output_matches_its_golden_file(name, view, fmt, lang):
     assert data == path.read_bytes()
 
 
+def test_every_html_page_inlines_the_one_golden_stylesheet():
+    pages = [render(*case) for case in CASES if case[2] == "html"]
+    sheets = {split_stylesheet(page)[1] for page in pages}
+    assert len(pages) > 1 and len(sheets) == 1, "the HTML pages differ in their stylesheet"
+    if UPDATE:
+        pytest.skip("regenerated with the pages")
+    assert sheets.pop().encode("utf-8") == STYLESHEET.read_bytes()
+
+
 def test_no_stale_golden_files_are_left_behind():
-    expected = {golden_path(*case) for case in CASES}
+    expected = {golden_path(*case) for case in CASES} | {STYLESHEET}
     assert set(GOLDEN.rglob("*.*")) == expected

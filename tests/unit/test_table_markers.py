@@ -139,7 +139,7 @@ def test_a_fenced_example_of_the_markers_survives_update_unchanged(tmp_path):
     assert res.code == 0, res.err
     assert "(1 block)" in res.out
     new = doc.read_text(encoding="utf-8")
-    head, real = FENCED.split("The real one:")
+    head, _real = FENCED.split("The real one:")
     assert new.startswith(head + "The real one:")  # every example, byte for byte
     assert "stale example" in new and "stale content" not in new
     assert new.endswith(FENCED[FENCED.index("<!-- /adapter-matrix:table -->\n\n```") :])

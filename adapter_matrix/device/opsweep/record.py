@@ -67,7 +67,7 @@ def build_record(sweep: Sweep, verdicts: List[Verdict], expectations: Expectatio
 
     families: Dict[str, Dict[str, int]] = {}
     failures: List[Dict[str, Any]] = []
-    f32 = {"ops": 0, "compared": 0, "matched": 0}
+    f32: Dict[str, Any] = {"ops": 0, "compared": 0, "matched": 0}  # and "percent", a float or None
     for op, op_verdicts in by_op.items():
         states = [_task_state(v) for v in op_verdicts]
         state = max(states, key=_SEVERITY.__getitem__)
@@ -122,7 +122,7 @@ def build_record(sweep: Sweep, verdicts: List[Verdict], expectations: Expectatio
     }
 
 
-def _float32(op_verdicts: List[Verdict], f32: Dict[str, int]) -> None:
+def _float32(op_verdicts: List[Verdict], f32: Dict[str, Any]) -> None:
     """The acceptance measure: of the ops CPU supports in float32 (and that CPU can run,
     i.e. not skipped), how many match CPU forward and, where differentiable, backward."""
     tasks = {v.task.kind: v.task for v in op_verdicts if v.task.dtype == "float32"}

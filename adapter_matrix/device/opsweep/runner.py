@@ -185,7 +185,7 @@ def _run_worker(
                             running = None
                             if plan is None:
                                 plan = _load_plan(plan_path)
-                            if progress is not None:
+                            if progress is not None and plan is not None:  # the worker writes the plan first
                                 progress(_task(plan["tasks"][record["task"]], record), len(results), len(plan["tasks"]))
                     seen = len(records)
                     if code is not None:
@@ -206,7 +206,7 @@ def _run_worker(
             if running is None:
                 if proc.returncode != 0 and start < len(plan["tasks"]) and not any(i >= start for i in results):
                     raise SweepError(f"the sweep's worker exited ({_signal_name(proc.returncode)}) without running a task")
-                start = max([start - 1] + [i for i in results]) + 1
+                start = max([start - 1] + list(results)) + 1
                 continue
             with open(err_path, encoding="utf-8", errors="replace") as fh:
                 stderr = fh.read()

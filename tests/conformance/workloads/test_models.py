@@ -110,7 +110,7 @@ def test_gpt2_five_adamw_steps_match_cpu_bitwise(npu):
     )
     _same_losses(losses_dev, losses_cpu, ATTENTION)
     assert dev.lm_head.weight is dev.wte.weight  # still one tensor after training
-    for (name, a), (_, b) in zip(dev.named_parameters(), cpu.named_parameters()):
+    for (_name, a), (_, b) in zip(dev.named_parameters(), cpu.named_parameters()):
         same(a, b, **ATTENTION)
 
 
