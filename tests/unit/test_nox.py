@@ -270,3 +270,23 @@ def test_records_of_different_releases_both_count(tmp_path):
     from adapter_matrix.ci.results import read_records
 
     assert [(r["release"], r["outcome"]) for r in read_records(str(tmp_path))] == [("0.0.9", "failed"), ("0.1.0", "passed")]
+
+
+@needs_nox
+def test_the_noxfile_on_the_public_api_lists_the_sessions_it_listed_before():
+    # tests/fixtures/nox/sessions.json: `nox -l --json -s unit hooks device` before the cells became
+    # adapter_matrix.nox (2026-12-01); a change to compat.yaml's cells updates it on purpose
+    before = json.loads((REPO / "tests" / "fixtures" / "nox" / "sessions.json").read_text())
+    now = [{"session": s["session"], "python": s["python"], "tags": s["tags"]} for s in _nox_list("-s", "unit", "hooks", "device")]
+    assert now == before
+
+
+def test_the_noxfile_imports_only_the_public_api():
+    import ast
+
+    tree = ast.parse((REPO / "noxfile.py").read_text())
+    names = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
+    names += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    ours = sorted(n for n in names if n.startswith("adapter_matrix"))
+    assert ours == ["adapter_matrix"]  # `from adapter_matrix import nox`
+    assert "import nox as cells_api" in (REPO / "noxfile.py").read_text()
