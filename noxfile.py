@@ -66,7 +66,7 @@ def unit(session: nox.Session) -> None:
 def hooks(session: nox.Session) -> None:
     """`pre-commit try-repo` runs .pre-commit-hooks.yaml on a sample adapter repository (offline, about a minute)."""
     session.install("-e", ".[test]")
-    session.run("python", "-m", "pytest", "tests/unit/test_precommit.py", "-m", "precommit", "-q", *session.posargs)
+    session.run("python", "-m", "pytest", "tests/unit/test_precommit.py", "tests/unit/test_adopting.py", "-m", "precommit", "-q", *session.posargs)
 
 
 def _sweep_mode(cell: cells_api.CellRun) -> str:
