@@ -170,6 +170,7 @@ class CellRun:
         shutil.rmtree(self.summaries, ignore_errors=True)
         self.env: Dict[str, str] = {"PIP_CONSTRAINT": "", **self.adapter.env}  # the cell decides torch, not a machine-wide pin
         self.phases: Dict[str, float] = {}
+        self._nested: List[float] = []  # time spent in phases inside the open ones
         self.check: Optional[Dict[str, Any]] = None
         self.build: Optional[Dict[str, Any]] = None
         self.suites: Optional[_cells.Suites] = None
@@ -219,12 +220,18 @@ class CellRun:
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        """Time a phase of the cell (the record's ``phases``)."""
+        """Time a phase of the cell (the record's ``phases``). A phase inside another (a hook's
+        ``probe`` inside ``build``) is its own: the outer one does not count it twice."""
         start = time.perf_counter()
+        self._nested.append(0.0)
         try:
             yield
         finally:
-            self.phases[name] = self.phases.get(name, 0.0) + time.perf_counter() - start
+            spent = time.perf_counter() - start
+            inner = self._nested.pop()
+            self.phases[name] = self.phases.get(name, 0.0) + spent - inner
+            if self._nested:
+                self._nested[-1] += spent
 
     # -- the record -------------------------------------------------------------------
 

@@ -335,3 +335,17 @@ def test_the_toy_adapter_calls_the_reusable_workflow_as_init_writes_it():
     assert toy["jobs"]["matrix"]["uses"] == scaffold["jobs"]["matrix"]["uses"]
     assert toy["jobs"]["matrix"]["uses"].startswith("OWNER/adapter-matrix/.github/workflows/adapter-matrix.yml@")
     assert json.loads(toy["jobs"]["matrix"]["with"]["env"])["TOY_DRIVER_VERSION"] == "2.1"  # what its runners provide
+
+
+def test_offline_attempts_install_from_the_wheel_folders_only(matrix):
+    from adapter_matrix.nox import _offline_attempts
+
+    row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
+    moved = _offline_attempts(cells.install_attempts(row, environ={}), ["/w1", "/w2"])
+    assert all("--index-url" not in a.options and "https://pypi.org/simple" not in a.options for a in moved)
+    assert all(a.options[-5:] == ("--no-index", "--find-links", "/w1", "--find-links", "/w2") for a in moved)
+    assert moved[0].options[:2] == ("--find-links", "/opt/wheels")  # the source's own folder stays
+    assert [(a.requirement, tuple(a.companions)) for a in moved] == [
+        ("torch==2.13.0+cpu", ("torchvision==0.28.0+cpu",)), ("torch==2.13.0+cpu", ()),
+        ("torch==2.13.0", ("torchvision==0.28.0",)), ("torch==2.13.0", ()),
+    ]
