@@ -321,6 +321,40 @@ def _torch_version() -> Optional[str]:
     return str(found) if found else distribution_version("torch")
 
 
+def _privateuse1_clash(package: str, path: str) -> Optional[str]:
+    """The message for a PrivateUse1 backend another adapter registered already in this process
+    (PyTorch has one per process), naming both adapters and the way out; ``None`` when it is free.
+    Looks only at a torch already imported: this check never imports it."""
+    torch = sys.modules.get("torch")
+    rename = getattr(getattr(torch, "_C", None), "_get_privateuse1_backend_name", None)
+    if rename is None:
+        return None
+    try:
+        taken = rename()
+    except Exception:  # noqa: BLE001 - a torch too old to say: nothing to compare
+        return None
+    if taken == "privateuseone":  # free: the common case costs one call
+        return None
+    from ..matrix.cache import load_matrix
+    from ..matrix.discovery import registered_matrices
+
+    mine = load_matrix(path).matrix.adapter
+    if taken == mine.device:
+        return None
+    holder = f"the adapter of device {taken!r}"
+    for located in registered_matrices():
+        try:
+            other = load_matrix(located.path).matrix.adapter
+        except Exception:  # noqa: BLE001 - another adapter's broken matrix says nothing about who holds the slot
+            continue
+        if other.device == taken and other.distribution != mine.distribution:
+            holder = f"{other.distribution} (device {taken!r})"
+            break
+    return (f"{mine.distribution} (device {mine.device!r}) cannot register its device: {holder} already holds PyTorch's one "
+            f"PrivateUse1 backend in this process. Use one adapter per environment (pip uninstall one of them), or set "
+            f"TORCH_DEVICE_BACKEND_AUTOLOAD=0 and import only the adapter you want.")
+
+
 def require(package: str, *, matrix: "Optional[os.PathLike[str] | str]" = None, version: Optional[str] = None,
             torch_version: Optional[str] = None) -> Support:
     """Check this process against the matrix of the adapter ``package`` (pass ``__name__``).
@@ -331,7 +365,9 @@ def require(package: str, *, matrix: "Optional[os.PathLike[str] | str]" = None, 
     imported torch's ``__version__``, else the installed torch's.
 
     Raises :class:`UnsupportedEnvironment` for an unsupported or broken pairing on a
-    plain import; under torch's autoload warns instead and returns ``usable=False``.
+    plain import; under torch's autoload warns instead and returns ``usable=False``. The
+    same for a PrivateUse1 backend another adapter registered already in this process
+    (the message names both adapters and the way out).
     """
     autoload = under_autoload()
     try:
@@ -344,6 +380,12 @@ def require(package: str, *, matrix: "Optional[os.PathLike[str] | str]" = None, 
         warnings.warn(f"{package} was not activated: {exc}", RuntimeWarning, stacklevel=2)
         return Support("unsupported", None, str(exc), "", False)
     usable = True
+    clash = None if torch_version else _privateuse1_clash(package, path)  # a torch named by the caller is not this process's
+    if clash is not None:  # torch would say only "already been set! Current backend: npu"
+        if autoload:
+            warnings.warn(f"{package} was not activated: {clash}", RuntimeWarning, stacklevel=2)
+            return Support("unsupported", selection.shim, clash, path, False)
+        raise UnsupportedEnvironment(clash)
     if selection.outcome in _BLOCKING:
         if os.environ.get(ALLOW_ENV) and selection.shim is not None:
             warnings.warn(selection.message + f"\n({ALLOW_ENV} is set: activating anyway)", RuntimeWarning, stacklevel=2)

@@ -114,6 +114,8 @@ def install_attempts(row: PlanRow, environ: Optional[Mapping[str, str]] = None) 
     each with the cell's companions in the source's variant (``torchvision==0.28.0+cpu``
     beside ``torch==2.13.0+cpu``); then the same sources without the companions, for a
     cell whose companions have no wheel anywhere (torchvision 0.20 has no cp313 wheel).
+    A local folder (``find-links: /opt/wheels``) is tried without the companions right
+    after with them: its torch, without torchvision, beats a CUDA download from PyPI.
 
     ``$ADAPTER_MATRIX_TORCH_INDEX_URL`` (with ``$ADAPTER_MATRIX_TORCH_VARIANT``) replaces
     the sources, for users whose CI installs from elsewhere (e.g. PyTorch's CPU index).
@@ -135,7 +137,17 @@ def install_attempts(row: PlanRow, environ: Optional[Mapping[str, str]] = None) 
         InstallAttempt(a.source, a.requirement, a.options, tuple(p.requirement(a.variant) for p in picks), picks, a.variant)
         for a in bare
     ]
-    return together + bare
+    # A local wheel folder never leads to a download: when its companions are not in the
+    # folder, the cell takes its torch without them (and says so) before trying the next source.
+    ordered: List[InstallAttempt] = []
+    for source, with_picks, alone in zip(sources, together, bare):
+        ordered += [with_picks, alone] if _is_local(source) else [with_picks]
+    return ordered + [alone for source, alone in zip(sources, bare) if not _is_local(source)]
+
+
+def _is_local(source: InstallSource) -> bool:
+    """A source that is a folder on this machine (``find-links: /opt/wheels``), not an index."""
+    return bool(source.find_links) and not source.index_url and "://" not in source.find_links
 
 
 def verify_environment(row: PlanRow, check: Dict[str, Any], picks: Sequence[CompanionPick] = ()) -> None:

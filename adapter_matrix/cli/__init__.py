@@ -43,6 +43,11 @@ def main() -> None:
     """Console-script entry point."""
     from .quick import main as quick_main
 
+    if sys.argv[1:] in (["--version"], ["-V"]):
+        from .._version import __version__
+
+        sys.stdout.write(f"adapter-matrix {__version__}\n")
+        sys.exit(0)
     try:
         code = quick_main(sys.argv[1:])
         if code is not None:

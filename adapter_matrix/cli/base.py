@@ -26,13 +26,22 @@ def console_for(stderr: bool = False) -> Any:
     return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=True, width=width)
 
 
+class CommandError(SystemExit):
+    """How :func:`fail` ends a command: a ``SystemExit`` (typer passes it through) that keeps
+    its message, so ``check --json`` can still print a JSON document."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(code)
+        self.message = message
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     from rich.markup import escape
 
     from ..files import printable
 
     console_for(stderr=True).print(f"[bold red]error:[/] {escape(printable(message, keep_newlines=True))}")
-    raise SystemExit(code)
+    raise CommandError(code, message)
 
 
 def print_diagnostics(diagnostics: List[Any]) -> None:

@@ -20,6 +20,10 @@ def plan(
         None, "--release", help="An adapter release or release line (default: every maintained release)."
     ),
     today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
+    runners: Optional[str] = typer.Option(
+        None, "--runners", help="JSON: runner labels per runner-provided value ({\"cann9.1.0\": [\"self-hosted\", \"ascend\"]}) "
+        "or dimension ({\"cann\": [...]}), instead of the matrix's runner labels (--format github)."
+    ),
 ) -> None:
     """The combinations to test, each named by the nox session that runs it."""
     from ..ci.plan import STRATEGIES
@@ -29,6 +33,7 @@ def plan(
         fail(f"--strategy {strategy!r}: choose from {', '.join(STRATEGIES)}")
     if fmt not in ("text", "json", "github"):
         fail(f"--format {fmt!r}: choose from text, json, github")
+    labels = _runner_labels(runners)
     result = one_matrix(matrix)
     rows = make_plan(result.matrix, strategy, release_or_exit(result, release), date_or_exit(today))
     if fmt == "json":
@@ -38,7 +43,7 @@ def plan(
         include = [
             dict(
                 {"session": r.session, "python": str(r.cell.python), "torch": str(r.cell.torch), "id": r.id},
-                **({"runs-on": list(r.runs_on)} if r.runs_on else {}),
+                **({"runs-on": _runs_on(r, labels)} if _runs_on(r, labels) else {}),
             )
             for r in rows
         ]
@@ -49,6 +54,29 @@ def plan(
             requires = "".join(f"  requires {name} {value}" for name, value in r.requires)
             companions = "".join(f"  with {p.name} {p.version}" for p in r.companions)
             typer.echo(f"{r.session:<{width}} torch {str(r.cell.torch):<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}{companions}")
+
+
+def _runner_labels(text: Optional[str]) -> dict:
+    """``--runners``: a JSON object of label lists (a string is one label)."""
+    if not text:
+        return {}
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        fail(f"--runners: not JSON: {exc}")
+    if not isinstance(doc, dict) or not all(isinstance(v, (str, list)) for v in doc.values()):
+        fail('--runners: a JSON object of label lists, e.g. {"cann9.1.0": ["self-hosted", "ascend"]}')
+    return {k: [v] if isinstance(v, str) else [str(x) for x in v] for k, v in doc.items()}
+
+
+def _runs_on(row: object, labels: dict) -> List[str]:
+    """The labels of the first runner-provided value (``cann9.1.0``) or dimension (``cann``)
+    that ``labels`` names, else the matrix's."""
+    for name, value in row.requires:  # type: ignore[attr-defined]
+        for key in (f"{name}{value}", name):
+            if key in labels:
+                return labels[key]
+    return list(row.runs_on)  # type: ignore[attr-defined]
 
 
 @app.command()

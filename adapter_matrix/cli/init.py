@@ -1,4 +1,4 @@
-"""`init`: a first compat.yaml for a new adapter, from PyPI's torch facts."""
+"""`init`: a first compat.yaml for a new adapter, from PyPI's torch facts, and the files that adopt the tool."""
 
 from __future__ import annotations
 
@@ -20,36 +20,75 @@ def init(
     python: Optional[str] = typer.Option(None, "--python", help="The release's Python range (default: every Python its torch lines have)."),
     version: str = typer.Option("0.1.0", "--version", help="The adapter's first release."),
     upstream: str = typer.Option("pypi", "--upstream", help="Where the torch facts come from: 'pypi', or a recorded Simple JSON file (offline)."),
-    output: str = typer.Option("compat.yaml", "--output", "-o", help="The file to write."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing file."),
+    output: str = typer.Option("compat.yaml", "--output", "-o", help="The matrix to write; the other files go next to it (the repository root)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing matrix (the other files are never replaced)."),
+    package: Optional[str] = typer.Option(None, "--package", help="The adapter's import package (default: the distribution's name, my_adapter)."),
+    matrix_only: bool = typer.Option(False, "--matrix-only", help="Write only the matrix, none of the adoption's other files."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List what would be written, write nothing."),
 ) -> None:
-    """Write a first compat.yaml: the adapter, its torch lines with their wheel facts, one
-    experimental release. It validates as written. Exit 0 written, 2 usage error."""
+    """Adopt adapter-matrix: a first compat.yaml (the adapter, its torch lines with their wheel
+    facts, one experimental release; it validates as written), and next to it, each only if
+    absent: noxfile.py with the cells, .github/workflows/matrix.yml calling the reusable
+    workflow, .pre-commit-config.yaml with the hooks, a README.md with the table markers, the
+    package's link to the matrix; pyproject.toml gets the entry point and package data.
+    Exit 0 written, 2 usage error."""
     from ..files import atomic_write
     from ..matrix.diagnostics import MatrixError
     from ..matrix.loader import load_text
+    from ..upstream.adopt import package_name, plan_adoption, require_lines
     from ..upstream.index import UpstreamError, read_upstream
     from ..upstream.starter import choose_lines, starter_text
 
-    if os.path.exists(output) and not force:
+    console = console_for()
+    keep_matrix = os.path.exists(output) and not force
+    if keep_matrix and matrix_only:
         fail(f"{output} exists; give --force to replace it, or --output another file")
+    text = None
+    if not keep_matrix:
+        try:
+            index = read_upstream(upstream)
+            lines = choose_lines(index, torch)
+            text = starter_text(distribution, device, lines, "PyPI" if upstream == "pypi" else os.path.basename(upstream), version, python)
+        except (UpstreamError, ValueError) as exc:
+            fail(str(exc))
+        try:
+            load_text(text, output)
+        except MatrixError as exc:  # a name the file cannot hold, e.g. a device that is no identifier
+            print_diagnostics(exc.diagnostics)
+            fail(f"{output} was not written: the options above make an invalid matrix")
+    root = os.path.dirname(os.path.abspath(output))
+    pkg = package or package_name(distribution)
+    if not pkg.isidentifier():
+        fail(f"--package {pkg!r} is not an importable name; give --package")
+    planned = [] if matrix_only else plan_adoption(root, distribution, pkg, os.path.basename(output))
+    if dry_run:
+        console.print(f"{output}: {'kept (exists)' if keep_matrix else 'would write'}", markup=False)
+        for item in planned:
+            what = {"write": "would write", "edit": "would edit", "link": f"would link to {item.text}", "keep": "kept (exists)"}[item.action]
+            console.print(f"{os.path.join(root, item.path)}: {item.note or what}", markup=False)
+        return
     try:
-        index = read_upstream(upstream)
-        lines = choose_lines(index, torch)
-        text = starter_text(distribution, device, lines, "PyPI" if upstream == "pypi" else os.path.basename(upstream), version, python)
-    except (UpstreamError, ValueError) as exc:
-        fail(str(exc))
-    try:
-        load_text(text, output)
-    except MatrixError as exc:  # a name the file cannot hold, e.g. a device that is no identifier
-        print_diagnostics(exc.diagnostics)
-        fail(f"{output} was not written: the options above make an invalid matrix")
-    try:
-        atomic_write(output, text)
+        if text is not None:
+            atomic_write(output, text)
+        for item in planned:
+            target = os.path.join(root, item.path)
+            if item.action in ("write", "edit"):
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                atomic_write(target, item.text or "")
+            elif item.action == "link":
+                os.symlink(item.text or "", target)
     except OSError as exc:
-        fail(f"{output}: cannot write: {exc.strerror}")
-    console_for().print(
-        f"{output}: written \u2014 torch {lines[0].minor}\u2013{lines[-1].minor}, release {version}; "
-        "next: `adapter-matrix validate`, `adapter-matrix table`, `adapter-matrix plan`",
-        markup=False,
-    )
+        fail(f"{exc.filename}: cannot write: {exc.strerror}")
+    if text is not None:
+        console.print(
+            f"{output}: written \u2014 torch {lines[0].minor}\u2013{lines[-1].minor}, release {version}; "
+            "next: `adapter-matrix validate`, `adapter-matrix table`, `adapter-matrix plan`",
+            markup=False,
+        )
+    else:
+        console.print(f"{output}: kept (exists)", markup=False)
+    for item in planned:
+        done = {"write": "written", "edit": "edited (entry point and package data added)", "link": "linked to the matrix", "keep": "kept (exists)"}[item.action]
+        console.print(f"{item.path}: {item.note or done}", markup=False)
+    if planned:
+        console.print("\n" + require_lines(pkg), markup=False)

@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
-from .base import EXIT_UNSUPPORTED, date_or_exit, fail, find_or_exit, load_or_exit
+from .base import EXIT_UNSUPPORTED, EXIT_USAGE, CommandError, date_or_exit, fail, find_or_exit, load_or_exit, print_diagnostics
 
 __all__ = ["CheckOption", "CHECK_OPTIONS", "parse_check", "run_check"]
 
@@ -93,7 +93,38 @@ def run_check(
     today: Optional[str] = None,
     companions: Sequence[str] = (),
 ) -> int:
-    """Run ``check`` and print its report; returns the exit code (usage errors exit 2 themselves)."""
+    """Run ``check`` and print its report; returns the exit code (usage errors exit 2 themselves,
+    with ``--json`` after printing a document that holds the error)."""
+    if not as_json:
+        return _run_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
+    try:
+        return _run_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
+    except CommandError as exc:
+        from ..check.report import CHECK_SCHEMA
+
+        code = exc.code if isinstance(exc.code, int) else 2
+        sys.stdout.write(json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "error": exc.message, "checks": [], "invalid": []}, indent=2) + "\n")
+        sys.stdout.flush()
+        raise
+
+
+def _invalid(located: Any, exc: Any) -> Dict[str, Any]:
+    """What ``check`` says of an installed matrix it cannot load (it answers for the others)."""
+    errors = [str(d) for d in exc.diagnostics if d.severity == "error"]
+    return {"origin": located.origin, "matrix": located.path, "errors": errors}
+
+
+def _run_check(
+    matrix: Optional[str],
+    torch: Optional[str],
+    python: Optional[str],
+    adapter: Optional[str],
+    sets: Sequence[str],
+    as_json: bool,
+    deep: bool,
+    today: Optional[str],
+    companions: Sequence[str],
+) -> int:
     from ..check.companions import detect_companions, judge_companions, with_companions
     from ..check.environment import detect_environment
     from ..check.report import CHECK_SCHEMA, check_document, combined_exit_code, render_check
@@ -110,8 +141,21 @@ def run_check(
     assumed_companions = _parse_sets(list(companions), "--companion", "torchvision=0.19.1")
     when = date_or_exit(today)
     docs = []
-    for located in find_or_exit(matrix):
-        result = load_or_exit(located.path)
+    invalid: List[Dict[str, Any]] = []
+    found_matrices = find_or_exit(matrix)
+    for located in found_matrices:
+        if located.origin.startswith("entry point") and len(found_matrices) > 1:
+            from ..matrix.cache import load_matrix
+            from ..matrix.diagnostics import MatrixError
+
+            try:
+                result = load_matrix(located.path)
+            except MatrixError as exc:  # one broken adapter must not silence the others
+                print_diagnostics(exc.diagnostics)
+                invalid.append(_invalid(located, exc))
+                continue
+        else:
+            result = load_or_exit(located.path)
         try:
             installed = detect_environment(result.matrix, python=python_override, torch=torch, adapter=adapter, dimensions=overrides)
             found = detect_companions(result.matrix, assumed_companions)
@@ -130,9 +174,12 @@ def run_check(
             if not report.ok and doc["exit_code"] in (0, 3):
                 doc["exit_code"] = EXIT_UNSUPPORTED
         docs.append(doc)
-    code = combined_exit_code([d["exit_code"] for d in docs])
+    code = combined_exit_code([d["exit_code"] for d in docs]) if docs else EXIT_USAGE
+    for bad in invalid:
+        fail_line = f"{bad['matrix']} ({bad['origin']}) is not a valid matrix: no verdict for it; fix or uninstall that adapter"
+        sys.stderr.write(f"warning: {fail_line}\n")
     if as_json:
-        sys.stdout.write(json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs}, indent=2) + "\n")
+        sys.stdout.write(json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs, "invalid": invalid}, indent=2) + "\n")
     else:
         from .base import console_for
 
@@ -151,4 +198,11 @@ def main(argv: Sequence[str]) -> Optional[int]:
     if not argv or argv[0] != "check":
         return None
     args = parse_check(argv[1:])
+    if args is None and "--json" in argv and not {"-h", "--help"} & set(argv):
+        # typer answers the usage error on stderr; the document on stdout says the same
+        from ..check.report import CHECK_SCHEMA
+
+        error = "the command line is not one `check` takes (see `adapter-matrix check --help`)"
+        sys.stdout.write(json.dumps({"schema": CHECK_SCHEMA, "exit_code": EXIT_USAGE, "error": error, "checks": [], "invalid": []}, indent=2) + "\n")
+        sys.stdout.flush()
     return None if args is None else run_check(**args)

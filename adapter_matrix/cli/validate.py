@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import json
 from typing import Any, List, Optional
 
@@ -57,7 +59,15 @@ def validate(
             fail(str(exc))
     from ..matrix.discovery import Located
 
-    located_all = [Located(f, "argument") for f in files] if files else find_or_exit(matrix)
+    if pyproject and not files and not matrix and os.path.isfile(pyproject):  # judged against its own matrix, not every installed one
+        from ..upstream.pyproject import matrix_of
+
+        own = matrix_of(pyproject)
+        if own is None:
+            fail(f"{pyproject} registers no matrix (no adapter_matrix.matrices entry point, no compat.yaml beside it); pass --matrix PATH")
+        located_all = [Located(own, "pyproject")]
+    else:
+        located_all = [Located(f, "argument") for f in files] if files else find_or_exit(matrix)
     index = None
     if upstream:
         from ..upstream import companion_write

