@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from adapter_matrix.ci import evidence  # noqa: E402
 from adapter_matrix.ci.plan import STRATEGIES, PlanRow, plan  # noqa: E402
+from adapter_matrix.ci.release import past_releases  # noqa: E402
 from adapter_matrix.ci.results import read_records  # noqa: E402
 from adapter_matrix.matrix.cache import load_matrix  # noqa: E402
 from adapter_matrix.matrix.model import Matrix  # noqa: E402
@@ -126,7 +127,7 @@ def main() -> int:
 
     matrix = load_matrix(os.environ.get(MATRIX_ENV) or ROOT / "compat.yaml").matrix
     rows = [
-        r for r in plan(matrix, args.tier)
+        r for r in plan(matrix, args.tier, skip=past_releases(matrix))  # a release frozen on other code is not this tree's
         if (not args.tag or set(args.tag) & set(r.tags)) and (not args.python or str(r.cell.python) in args.python)
     ]
     lines: "OrderedDict[str, List[PlanRow]]" = OrderedDict()

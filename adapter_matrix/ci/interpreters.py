@@ -86,7 +86,13 @@ def expose(wanted: Iterable[str], folder: Optional[str] = None) -> Dict[str, str
     """Link the interpreters found into ``folder`` (default: a temporary one) and put it
     first on ``PATH``. Returns what was linked."""
     found = find_interpreters(wanted)
-    folder = folder or tempfile.mkdtemp(prefix="adapter-matrix-pythons-")
+    if folder is None:
+        import atexit
+
+        folder = tempfile.mkdtemp(prefix="adapter-matrix-pythons-")
+        # links only: nox and its sessions run in this process, which removes them at exit
+        # (every `nox -l` used to leave one folder behind in /tmp)
+        atexit.register(shutil.rmtree, folder, True)
     os.makedirs(folder, exist_ok=True)
     for name, exe in found.items():
         link = os.path.join(folder, f"python{name}")

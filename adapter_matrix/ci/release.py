@@ -20,7 +20,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -40,8 +40,27 @@ __all__ = [
     "AdapterVersion",
     "adapter_version",
     "version_findings",
+    "past_releases",
 ]
 
+
+
+def past_releases(matrix: Matrix) -> FrozenSet[str]:
+    """The releases this tree cannot test: frozen (``<evidence>/<VERSION>/release.json``)
+    with other evidence sources than the tree holds now. Their code is a commit in the past,
+    so a cell run here would test later code under their name; the plan leaves them out
+    (``plan(..., skip=...)``), while the gate still judges their frozen records. Empty when
+    the matrix names no evidence sources or the folder holds no frozen release."""
+    from .evidence import evidence_folder
+
+    try:
+        frozen = read_frozen(evidence_folder(matrix, {}))
+        if not frozen:
+            return frozenset()
+        now = sources_hash(matrix)
+    except EvidenceError:  # a broken release.json or missing sources: the gate reports it; plan everything
+        return frozenset()
+    return frozenset(v for v, f in frozen.items() if f.sources_hash != now)
 
 
 def freeze(matrix: Matrix, version: str, folder: str, today: Optional[_dt.date] = None) -> Tuple[FrozenRelease, bool]:

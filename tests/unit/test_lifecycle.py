@@ -62,7 +62,8 @@ def test_new_shim_scaffolds_module_matrix_and_todo(repo_copy):
     matrix = load(repo_copy / "compat.yaml").matrix
     line = matrix.torch_line(__import__("packaging.version").version.Version("2.16"))
     assert line is not None and [str(p) for p in line.patches] == ["2.16.0"]
-    assert cli("check", "--matrix", str(repo_copy / "compat.yaml"), "--torch", "2.16.0", "--python", "3.12", "--adapter", "0.1.0").code == 3
+    newest = str(max(r.version for r in matrix.releases))  # new-shim extends the newest release's range
+    assert cli("check", "--matrix", str(repo_copy / "compat.yaml"), "--torch", "2.16.0", "--python", "3.12", "--adapter", newest).code == 3
 
 
 def test_new_shim_refuses_a_described_minor(repo_copy):
@@ -81,7 +82,7 @@ def test_shims_report_is_clean_here_and_finds_planted_dead_code(repo_copy):
     assert res.code == 1
     assert "dead shim shims.torch_1_13 \u2014 serves >=1.13,<2.1, which no supported release claims" in res.out
     # raising the floor to 2.6 makes every gate of 2.3-2.6 constant
-    path.write_text(path.read_text().replace('torch: ">=2.1,<2.16"', 'torch: ">=2.6,<2.16"', 1))
+    path.write_text(path.read_text().replace('torch: ">=2.1,<2.16"', 'torch: ">=2.6,<2.16"'))  # every release
     res = cli("shims", "report", "--matrix", str(path), cwd=repo_copy)
     dead = {line.split("dead gate ")[1].split(" ")[0] for line in res.out.splitlines() if "dead gate" in line}
     gates = read_gates(REPO / "npu" / "shims" / "csrc")

@@ -15,6 +15,7 @@ import yaml
 
 from adapter_matrix.ci import cells
 from adapter_matrix.ci.plan import STRATEGIES, plan
+from adapter_matrix.ci.release import past_releases  # the rows this tree can test
 from adapter_matrix.matrix.loader import load
 
 from .helpers import REPO, cli
@@ -38,7 +39,7 @@ def matrix():
 def test_nox_lists_exactly_the_full_plan_with_unique_ids(matrix):
     listed = [s["session"] for s in _nox_list()]
     assert len(listed) == len(set(listed)), "nox accepts duplicate ids silently; ours must be unique"
-    assert listed == [r.session for r in plan(matrix, "full")]
+    assert listed == [r.session for r in plan(matrix, "full", skip=past_releases(matrix))]
     github = json.loads(cli("plan", "-f", "github").out)["include"]
     assert [row["session"] for row in github] == listed
 
@@ -48,7 +49,7 @@ def test_tags_select_exactly(matrix):
     torch21 = [s["session"] for s in _nox_list("-t", "torch2.1")]
     assert torch21 and all("-torch2.1)" in s for s in torch21)  # not torch2.10..2.15
     smoke = [s["session"] for s in _nox_list("-t", "smoke")]
-    assert smoke == [r.session for r in plan(matrix, "smoke")]
+    assert smoke == [r.session for r in plan(matrix, "smoke", skip=past_releases(matrix))]
     edges = _nox_list("-t", "edges")
     assert len(edges) == 30
     py38 = _nox_list("-t", "torch2.4", "-p", "3.8")
@@ -73,7 +74,7 @@ def test_every_workflow_session_exists(matrix):
 
 
 def test_install_attempts_follow_the_source_chain(matrix):
-    row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
+    row = next(r for r in plan(matrix, "smoke", skip=past_releases(matrix)) if str(r.cell.line.minor) == "2.13")
     local, pypi = cells.install_attempts(row, environ={cells.COMPANIONS_ENV: ""})
     assert local.requirement == "torch==2.13.0+cpu" and local.companions == ()
     assert local.options[:2] == ("--find-links", "/opt/wheels")
@@ -86,7 +87,7 @@ def test_install_attempts_follow_the_source_chain(matrix):
 
 
 def test_companions_are_installed_with_torch_in_the_variant_of_each_source(matrix):
-    row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
+    row = next(r for r in plan(matrix, "smoke", skip=past_releases(matrix)) if str(r.cell.line.minor) == "2.13")
     attempts = cells.install_attempts(row, environ={})
     # torch and torchvision in one resolver call per source, then the sources without companions;
     # the local folder without them comes before PyPI: no 2.7 GB CUDA download by default
@@ -103,7 +104,7 @@ def test_companions_are_installed_with_torch_in_the_variant_of_each_source(matri
 
 
 def test_each_cell_plans_the_torchvision_of_its_torch_line(matrix):
-    planned = {r.cell.id: [(p.name, str(p.version)) for p in r.companions] for r in plan(matrix, "edges")}
+    planned = {r.cell.id: [(p.name, str(p.version)) for p in r.companions] for r in plan(matrix, "edges", skip=past_releases(matrix))}
     assert planned["py3.8-torch2.1"] == [("torchvision", "0.16.2")]
     assert planned["py3.10-torch2.13"] == [("torchvision", "0.28.0")]
     assert planned["py3.13-torch2.15"] == [("torchvision", "0.29.2")]  # built for 2.14, open to later torch
@@ -112,7 +113,7 @@ def test_each_cell_plans_the_torchvision_of_its_torch_line(matrix):
 def test_the_refusal_probe_has_a_wheel_for_the_cells_python(matrix):
     # torch 2.9 dropped Python 3.9, and torchvision 0.24 with it: the 2.8 cell on 3.9 probes
     # with the release built for 2.7 instead of the nearer 0.24.1, which pip cannot install
-    row = next(r for r in plan(matrix, "full") if r.cell.id == "py3.9-torch2.8")
+    row = next(r for r in plan(matrix, "full", skip=past_releases(matrix)) if r.cell.id == "py3.9-torch2.8")
     (pick,) = row.companions
     assert str(pick.mismatched(row.cell.torch)) == "0.24.1"
     lines = [line.minor for line in matrix.torch if row.cell.python in line.python]
@@ -120,7 +121,7 @@ def test_the_refusal_probe_has_a_wheel_for_the_cells_python(matrix):
 
 
 def test_a_cell_proves_check_refuses_a_companion_for_another_torch(matrix):
-    row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
+    row = next(r for r in plan(matrix, "smoke", skip=past_releases(matrix)) if str(r.cell.line.minor) == "2.13")
     (pick,) = row.companions
     assert str(pick.mismatched(row.cell.torch)) == "0.29.2"  # built for the nearest other line
     refused = json.loads(cli("check", "--json", "--torch", "2.13.0", "--python", "3.11", "--adapter", "0.1.0", "--companion", "torchvision=0.29.2").out)
@@ -152,14 +153,14 @@ def test_a_swapped_torch_fails_the_cell_naming_both_versions(matrix, tmp_path):
     check = json.loads(proc.stdout)
     assert check["checks"][0]["environment"]["torch"] == "2.4.1"
     here = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    row = [r for r in plan(matrix, "full") if str(r.cell.python) == here and str(r.cell.line.minor) != "2.4"][-1]
+    row = [r for r in plan(matrix, "full", skip=past_releases(matrix)) if str(r.cell.python) == here and str(r.cell.line.minor) != "2.4"][-1]
     with pytest.raises(cells.CellMismatch) as info:
         cells.verify_environment(row, check)
     assert f"claims torch {row.cell.torch}, but the environment has torch 2.4.1" in str(info.value)
 
 
 def test_verify_accepts_the_claimed_torch_with_a_local_label(matrix):
-    row = next(r for r in plan(matrix, "full") if r.id == "py3.11-torch2.13")
+    row = next(r for r in plan(matrix, "full", skip=past_releases(matrix)) if r.id == "py3.11-torch2.13")
     check = {"checks": [{"environment": {"torch": "2.13.0+cpu", "python_minor": "3.11", "python": "3.11.7"}, "verdict": "supported", "reasons": []}]}
     cells.verify_environment(row, check)
     check["checks"][0]["environment"]["python_minor"] = "3.12"
@@ -340,7 +341,7 @@ def test_the_toy_adapter_calls_the_reusable_workflow_as_init_writes_it():
 def test_offline_attempts_install_from_the_wheel_folders_only(matrix):
     from adapter_matrix.nox import _offline_attempts
 
-    row = next(r for r in plan(matrix, "smoke") if str(r.cell.line.minor) == "2.13")
+    row = next(r for r in plan(matrix, "smoke", skip=past_releases(matrix)) if str(r.cell.line.minor) == "2.13")
     moved = _offline_attempts(cells.install_attempts(row, environ={}), ["/w1", "/w2"])
     assert all("--index-url" not in a.options and "https://pypi.org/simple" not in a.options for a in moved)
     assert all(a.options[-5:] == ("--no-index", "--find-links", "/w1", "--find-links", "/w2") for a in moved)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from adapter_matrix.ci.plan import plan
+from adapter_matrix.ci.release import past_releases  # the rows this tree can test
 from adapter_matrix.matrix.loader import load
 
 from .helpers import REPO, cli
@@ -26,7 +27,7 @@ def test_github_rows_correspond_one_to_one_with_json():
 
 def test_full_plan_is_every_python_torch_cell_once():
     matrix = load(REPO / "compat.yaml").matrix
-    rows = plan(matrix, "full")
+    rows = plan(matrix, "full", skip=past_releases(matrix))
     ids = [r.session for r in rows]
     assert len(ids) == len(set(ids))
     expected = sum(len([p for p in line.python if not p.free_threaded and p.version.minor < 14]) for line in matrix.torch)
@@ -35,7 +36,7 @@ def test_full_plan_is_every_python_torch_cell_once():
 
 def test_edges_are_oldest_and_newest_python_per_torch_line():
     matrix = load(REPO / "compat.yaml").matrix
-    edges = {(str(r.cell.line.minor), str(r.cell.python)) for r in plan(matrix, "edges")}
+    edges = {(str(r.cell.line.minor), str(r.cell.python)) for r in plan(matrix, "edges", skip=past_releases(matrix))}
     assert ("2.1", "3.8") in edges and ("2.1", "3.11") in edges and ("2.1", "3.9") not in edges
     assert ("2.15", "3.11") in edges and ("2.15", "3.13") in edges
     assert len(edges) == 30
@@ -43,7 +44,7 @@ def test_edges_are_oldest_and_newest_python_per_torch_line():
 
 def test_smoke_is_oldest_cell_plus_ci_smoke_cells():
     matrix = load(REPO / "compat.yaml").matrix
-    assert [r.session for r in plan(matrix, "smoke")] == ["device(py3.8-torch2.1)", "device(py3.11-torch2.13)"]
+    assert [r.session for r in plan(matrix, "smoke", skip=past_releases(matrix))] == ["device(py3.8-torch2.1)", "device(py3.11-torch2.13)"]
 
 
 def test_rows_carry_tags_and_install_sources():
@@ -53,3 +54,18 @@ def test_rows_carry_tags_and_install_sources():
     assert [s["source"] for s in local["install"]] == ["local", "pypi"]
     assert local["companions"] == {"torchvision": "0.28.0"}  # ci: companions:, the release for torch 2.13
     assert local["install"][0]["variant"] == "cpu"
+
+
+
+def test_a_release_frozen_on_other_code_is_not_planned_and_ids_stay():
+    """0.1.0 is frozen and main's code has moved on (0.2.0): this tree can test only 0.2.0,
+    so the plan holds its rows alone, with the ids the sessions had before 0.2.0 existed."""
+    matrix = load(REPO / "compat.yaml").matrix
+    assert past_releases(matrix) == {"0.1.0"}
+    everything = plan(matrix, "full", skip=())
+    assert {str(r.cell.release.version) for r in everything} == {"0.1.0", "0.2.0"}
+    assert all(r.id.endswith(f"-v{r.cell.release.version}") for r in everything)  # two releases: ids say which
+    tree = plan(matrix, "full", skip=past_releases(matrix))
+    assert {str(r.cell.release.version) for r in tree} == {"0.2.0"}
+    assert [r.id for r in tree] == [r.id[: -len("-v0.2.0")] for r in everything if str(r.cell.release.version) == "0.2.0"]
+    assert "device(py3.11-torch2.13)" in {r.session for r in tree}

@@ -258,5 +258,7 @@ def test_run_tier_skips_the_rows_of_a_frozen_release_on_later_code(repo):
     proc = subprocess.run([sys.executable, str(REPO / "scripts" / "run_tier.py"), "full", "--dry-run"], env=env,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "skip device(py3.10-torch2.2-v2.0.0): release 2.0.0 is frozen, and this tree holds later code" in proc.stdout
-    assert "run  device(py3.10-torch2.2-v2.1.0): unverified" in proc.stdout
+    # the frozen release is not this tree's to test: its rows are not planned, and the next
+    # release's rows keep the ids they had while it was the only one
+    assert "2.0.0" not in proc.stdout
+    assert "run  device(py3.10-torch2.2): unverified" in proc.stdout

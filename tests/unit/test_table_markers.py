@@ -239,7 +239,9 @@ def test_check_reports_every_stale_file_in_one_call_with_one_command(tmp_path):
     shutil.copy(REPO / "docs" / "compatibility.md", docs_dir / "compatibility.md")
     shutil.copytree(REPO / "evidence", tmp_path / "evidence")  # its verified blocks read ../evidence
     zh = docs_dir / "compatibility.md"
-    zh.write_text(zh.read_text(encoding="utf-8").replace("| 2.13  | 无 wheel |", "| 2.13  | 有 wheel |"), encoding="utf-8")
+    text = zh.read_text(encoding="utf-8")
+    assert "| 2.13  | 无 wheel " in text  # the Chinese grid's torch 2.13 row, whatever its column widths
+    zh.write_text(text.replace("| 2.13  | 无 wheel ", "| 2.13  | 有 wheel ", 1), encoding="utf-8")
     fresh = tmp_path / "fresh.md"
     fresh.write_text(DOC, encoding="utf-8")
     ok = tmp_path / "ok.md"
@@ -247,7 +249,7 @@ def test_check_reports_every_stale_file_in_one_call_with_one_command(tmp_path):
     assert cli("table", "--update", str(ok)).code == 0
     res = cli("table", "--check", str(zh), str(fresh), str(ok))
     assert res.code == 1
-    assert res.out.count("(on disk)") == 2 and "-| 2.13  | 有 wheel |" in res.out and "-stale content" in res.out
+    assert res.out.count("(on disk)") == 2 and "-| 2.13  | 有 wheel " in res.out and "-stale content" in res.out
     assert f"adapter-matrix table --update {zh} {fresh}\n" in res.err
 
 
