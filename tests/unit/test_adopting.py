@@ -64,6 +64,7 @@ def _run(script: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
 
 
 @needs_nox
+@pytest.mark.slow  # wheels, a nox cell in a fresh venv
 def test_every_command_of_the_page_runs_and_the_cell_is_green(adopted):
     base, env = adopted
     proc = _run("\n".join(blocks()), base, env)
@@ -79,6 +80,7 @@ def test_every_command_of_the_page_runs_and_the_cell_is_green(adopted):
 
 
 @pytest.mark.precommit
+@pytest.mark.slow
 @needs_nox
 def test_the_pages_hooks_pass_under_pre_commit_try_repo(adopted):
     import virtualenv.seed.wheels.embed as embedded

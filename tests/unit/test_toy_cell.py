@@ -20,6 +20,7 @@ CELL = f"py{sys.version_info[0]}.{sys.version_info[1]}-torch2.13"
 
 
 @needs_nox
+@pytest.mark.slow  # a nox cell in a fresh venv
 def test_the_toy_adapter_runs_a_cell_offline_and_writes_its_evidence(tmp_path):
     if not glob.glob(os.path.join(LOCAL_TORCH, "torch-2.13.0*.whl")):
         pytest.skip("no local torch 2.13 wheel in /opt/wheels")
