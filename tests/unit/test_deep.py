@@ -27,7 +27,8 @@ def _deep(env=None):
 
 def test_deep_check_passes_and_times_each_step():
     proc, doc = _deep()
-    assert proc.returncode == 0, proc.stderr
+    # the verdict decides the exit code (the tree's adapter may be an experimental release: 3)
+    assert doc["deep"]["ok"] and proc.returncode == doc["exit_code"] == (3 if doc["verdict"] == "experimental" else 0), proc.stderr
     steps = doc["deep"]["steps"]
     assert [s["name"] for s in steps] == [
         "import torch", "check the build manifest", "activate shims", "create on npu", "compute", "copy back", "compare with CPU",
