@@ -37,7 +37,7 @@ from ..matrix.diagnostics import Mark
 from ..matrix.model import Companion, CompanionRelease, Matrix, requirement
 from ..matrix.queries import cells
 from .facts import distribution_version
-from .verdict import Environment, Fix, Outcome, Verdict
+from .outcome import Environment, Fix, Outcome, Verdict
 
 __all__ = [
     "BAD",

@@ -13,7 +13,7 @@ from packaging.version import InvalidVersion, Version
 from ..matrix.model import ABSENT, Dimension, Matrix, PythonVersion, Value
 from .detectors import Detection, detect
 from .facts import distribution_requires, distribution_version, python_identity
-from .verdict import Environment
+from .outcome import Environment
 
 __all__ = ["Installed", "current_python", "dimension_value", "detect_environment", "torch_family"]
 

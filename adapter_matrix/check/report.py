@@ -14,7 +14,7 @@ from ..matrix.model import Matrix
 from ..matrix.queries import Cell
 from .companions import CompanionState, companion_document, companion_line
 from .environment import Installed
-from .verdict import Fix, Verdict
+from .outcome import Fix, Verdict
 
 __all__ = ["CHECK_SCHEMA", "CHECK_KEYS", "check_document", "combined_exit_code", "render_check"]
 

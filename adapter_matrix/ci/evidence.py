@@ -1,7 +1,7 @@
 """Evidence: what the result records say about the cells a release claims, and whether it still counts.
 
 A claim in ``compat.yaml`` is a promise; a result record (written by a nox ``device(...)``
-session, :mod:`adapter_matrix.ci.cells`) is evidence. Each cell also writes a compact copy
+session, :mod:`adapter_matrix.ci.record`) is evidence. Each cell also writes a compact copy
 of its record into the matrix's evidence folder (``evidence/<release>/<cell>.json``, in
 git), so a release commit carries the evidence for what it claims.
 
@@ -43,6 +43,7 @@ from ..matrix.queries import Cell, cells
 from .frozen import FrozenRelease, read_frozen
 from .names import EvidenceError, check_name
 from .plan import SESSION, PlanRow, plan
+from .record import EVIDENCE_KEYS, evidence_of
 
 __all__ = [
     "EVIDENCE_ENV",
@@ -57,6 +58,7 @@ __all__ = [
     "sources_hash",
     "git_state",
     "evidence_of",
+    "tree_state",
     "write_evidence",
     "RecordIndex",
     "index_records",
@@ -68,37 +70,6 @@ __all__ = [
 ]
 
 EVIDENCE_ENV = "ADAPTER_MATRIX_EVIDENCE"  # write the evidence records elsewhere (CI keeps the tracked folder untouched)
-
-# The keys of an evidence record, in the order they are written: what ran, where, and how it went.
-# No logs, skip reasons or phase timings (those stay in results/): one small file per cell.
-# `companions` are the companion packages the cell installed; `ops` is the op sweep's summary
-# (mode, tasks by outcome, float32 match), not its per-op record.
-EVIDENCE_KEYS: Tuple[str, ...] = (
-    "schema",
-    "cell",
-    "session",
-    "release",
-    "outcome",
-    "error",
-    "timestamp",
-    "commit",
-    "dirty",
-    "sources",
-    "python",
-    "torch_claimed",
-    "torch",
-    "torch_variant",
-    "adapter",
-    "source_hash",
-    "platform",
-    "build_seconds",
-    "build_cached",
-    "duration",
-    "tests",
-    "suites",
-    "companions",
-    "ops",
-)
 
 
 # -- where evidence lives and what it ran on ---------------------------------------------
@@ -197,16 +168,6 @@ def git_state(matrix: Matrix) -> Tuple[Optional[str], Optional[bool]]:
 
 
 # -- writing -----------------------------------------------------------------------------
-
-
-def evidence_of(record: Mapping[str, Any]) -> Dict[str, Any]:
-    """The evidence form of a result record: its :data:`EVIDENCE_KEYS`, in that order.
-
-    The op sweep's summary loses its ``record`` (a path under ``results/``, not in git)."""
-    kept = {key: record[key] for key in EVIDENCE_KEYS if key in record}
-    if isinstance(kept.get("ops"), Mapping):
-        kept["ops"] = {k: v for k, v in kept["ops"].items() if k != "record"}
-    return kept
 
 
 def _inside(folder: str, path: str) -> bool:
@@ -553,3 +514,10 @@ def gate(
             )
         )
     return found
+
+
+def tree_state(matrix: Matrix) -> Dict[str, Any]:
+    """What a record says about the sources it ran on: the commit, whether the evidence
+    sources differed from it, and their hash (:func:`sources_hash`)."""
+    commit, dirty = git_state(matrix)
+    return {"commit": commit, "dirty": dirty, "sources": {"hash": sources_hash(matrix), "paths": list(matrix.evidence.sources)}}

@@ -129,7 +129,7 @@ def _leave_suite_counts(record: Any) -> None:
     """Inside a nox cell ($ADAPTER_MATRIX_SUITE_SUMMARIES), the sweep is the suite group
     ``ops``: a task that agrees with the expectations passes (a known failure counts as
     skipped, with its reason), a task that disagrees fails the cell."""
-    from ..ci.cells import TestCounts, write_summary
+    from ..ci.suites import TestCounts, write_summary
 
     passed = sum(k.get("passed", 0) for kinds in record["by_dtype"].values() for k in kinds.values())
     passed -= sum(1 for p in record["problems"] if p["outcome"] == "passed")  # a new pass disagrees

@@ -3,7 +3,7 @@
 Every stage (``check``, ``tables``, ``ci``, ``validate``) asks the model through these
 functions: which cells a release claims, the status of a cell and of a release, and the
 shim for a torch version. The verdict for a user's environment, and the fixes, build on
-them in :mod:`adapter_matrix.check.verdict`.
+them in :mod:`adapter_matrix.check.verdict` and :mod:`adapter_matrix.check.fixes`.
 """
 
 from __future__ import annotations
