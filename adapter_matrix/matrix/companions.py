@@ -33,20 +33,17 @@ the consistency checks.
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from .diagnostics import Diagnostic, Diagnostics, Mark
 from .model import AdapterPin, CellCompanion, Companion, CompanionLine, CompanionRelease, Matrix, requirement
+from .reader import Reader
 from .source import Mapping, Node, Scalar
 
 __all__ = ["NONE", "requirement", "line_of", "parse_companions", "parse_cell_companions", "check"]
-
-# The loader's builder (``loader._Builder``) is passed in as ``b``; it is not imported
-# here, because the loader imports this module.
-Builder = Any
 
 NONE = "none"  # the word that says "no release" for a torch line or an adapter release
 
@@ -66,8 +63,8 @@ def _is_none(node: Node) -> bool:
     return isinstance(node, Scalar) and not node.is_null and node.text == NONE
 
 
-def parse_companions(b: Builder, node: Optional[Node]) -> Tuple[Companion, ...]:
-    """The ``companions:`` section, reporting problems through the loader's builder."""
+def parse_companions(b: Reader, node: Optional[Node]) -> Tuple[Companion, ...]:
+    """The ``companions:`` section, reporting problems through the loader's reader."""
     out = []
     for key, value in b.entries(node, "companions"):
         name = key.text
@@ -89,7 +86,7 @@ def parse_companions(b: Builder, node: Optional[Node]) -> Tuple[Companion, ...]:
     return tuple(out)
 
 
-def _lines(b: Builder, name: str, node: Optional[Node]) -> List[CompanionLine]:
+def _lines(b: Reader, name: str, node: Optional[Node]) -> List[CompanionLine]:
     out: List[CompanionLine] = []
     for key, value in b.entries(node, f"torch facts of {name}"):
         minor = b.torch_line_key(key, f"the torch facts of {name}")
@@ -119,7 +116,7 @@ def _is_null(node: Node) -> bool:
     return isinstance(node, Scalar) and (node.is_null or node.text == "")
 
 
-def _pins(b: Builder, name: str, node: Optional[Node]) -> Tuple[AdapterPin, ...]:
+def _pins(b: Reader, name: str, node: Optional[Node]) -> Tuple[AdapterPin, ...]:
     out = []
     for key, value in b.entries(node, f"adapter pins of {name}"):
         release = b.version(key, "adapter release")
@@ -132,7 +129,7 @@ def _pins(b: Builder, name: str, node: Optional[Node]) -> Tuple[AdapterPin, ...]
     return tuple(out)
 
 
-def parse_cell_companions(b: Builder, node: Optional[Node]) -> Tuple[CellCompanion, ...]:
+def parse_cell_companions(b: Reader, node: Optional[Node]) -> Tuple[CellCompanion, ...]:
     """``ci: companions: [torchvision]``: the companions every test cell installs."""
     return tuple(CellCompanion(s.text, s.mark) for s in (b.scalar(n, "companion name") for n in b.items(node, "companions")) if s)
 
