@@ -204,7 +204,7 @@ def test_the_record_counts_ops_per_family_and_the_float32_rate(tmp_path):
 
 def test_the_op_dtypes_view_counts_tasks_per_dtype_and_direction_and_names_the_worst_state(tmp_path):
     from adapter_matrix.matrix.cache import load_matrix
-    from adapter_matrix.tables.opcoverage import op_dtypes
+    from adapter_matrix.tables.views.op_dtypes import op_dtypes
 
     path = write(tmp_path, GOOD)
     sweep = sweep_of(
