@@ -158,10 +158,11 @@ def new_shim(
     new = _read_json(probe_new) if probe_new else None
     if new is None:
         from ..device import probe as pr
+        from ..matrix.model import minor_line
 
         try:
             answer = pr.probe(_csrc(result))
-            if answer["torch_minor"] == f"{minor.major}.{minor.minor}":
+            if answer["torch_minor"] == str(minor_line(minor)):
                 new = answer
         except ImportError:
             pass

@@ -97,6 +97,8 @@ def probe(csrc: Optional[Path] = None) -> Dict[str, Any]:
     import torch
     from packaging.version import Version
 
+    from ..matrix.model import minor_line
+
     answers: Dict[str, Any] = {}
     for name, (_what, ask) in CAPABILITIES.items():
         try:
@@ -110,7 +112,7 @@ def probe(csrc: Optional[Path] = None) -> Dict[str, Any]:
     return {
         "schema": PROBE_SCHEMA,
         "torch": torch.__version__,
-        "torch_minor": f"{version.major}.{version.minor}",
+        "torch_minor": str(minor_line(version)),
         "python": ".".join(map(str, sys.version_info[:3])),
         "capabilities": answers,
     }

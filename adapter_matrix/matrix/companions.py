@@ -39,21 +39,16 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from .diagnostics import Diagnostic, Diagnostics, Mark
-from .model import AdapterPin, CellCompanion, Companion, CompanionLine, CompanionRelease, Matrix, requirement
+from .model import AdapterPin, CellCompanion, Companion, CompanionLine, CompanionRelease, Matrix, minor_line, requirement
 from .reader import Reader
 from .source import Mapping, Node, Scalar
 
-__all__ = ["NONE", "requirement", "line_of", "parse_companions", "parse_cell_companions", "check"]
+__all__ = ["NONE", "requirement", "parse_companions", "parse_cell_companions", "check"]
 
 NONE = "none"  # the word that says "no release" for a torch line or an adapter release
 
 # PEP 508 names (https://packaging.python.org/en/latest/specifications/name-normalization/)
 _NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])\Z", re.IGNORECASE)
-
-
-def line_of(version: Version) -> Version:
-    """The minor line of a version: ``2.4.1+cpu`` -> ``2.4``."""
-    return Version(f"{version.major}.{version.minor}")
 
 
 # -- loading -----------------------------------------------------------------------------
@@ -188,11 +183,11 @@ def _check_lines(matrix: Matrix, comp: Companion, patches: List[Version], diags:
                     f"{comp.name} {rel.version} requires torch{requirement(rel.torch)}, which admits no torch release this file describes",
                     "write the torch its wheels require, or add the patch to the torch facts",
                 )
-            elif line_of(admitted[0]) != entry.minor:
+            elif minor_line(admitted[0]) != entry.minor:
                 diags.error(
                     rel.mark,
-                    f"{comp.name} {rel.version} requires torch{requirement(rel.torch)}: built for torch {line_of(admitted[0])}, not {entry.minor}",
-                    f"list it under \"{line_of(admitted[0])}\" (a release belongs to the line of the oldest torch it admits)",
+                    f"{comp.name} {rel.version} requires torch{requirement(rel.torch)}: built for torch {minor_line(admitted[0])}, not {entry.minor}",
+                    f"list it under \"{minor_line(admitted[0])}\" (a release belongs to the line of the oldest torch it admits)",
                 )
     unstated = [str(line.minor) for line in matrix.torch if line.minor not in first]
     if comp.torch_facts and unstated:

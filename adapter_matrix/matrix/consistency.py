@@ -15,7 +15,7 @@ from packaging.version import Version
 
 from . import companions
 from .diagnostics import Diagnostic, Diagnostics, Mark
-from .model import ENUM, Constraint, InstallSource, Matrix, Release, Spec, Status
+from .model import ENUM, Constraint, InstallSource, Matrix, Release, Spec, Status, minor_line
 from .queries import claimed_lines, claimed_patches, dimension_values, pythons_for, shim_for
 
 __all__ = ["check"]
@@ -134,7 +134,7 @@ def _undescribed_claims(matrix: Matrix, release: Release) -> List[str]:
             continue
         line = matrix.torch_line(v)
         if line is None:
-            out.add(f"{v.major}.{v.minor}")
+            out.add(str(minor_line(v)))
         elif v not in line.patches and not claimed_patches(release, line):
             out.add(str(v))
     return sorted(out, key=Version)

@@ -435,8 +435,8 @@ def requirement(spec: Spec) -> str:
     return text if text[:1] in "<>=!~" else f"=={text}"
 
 
-def _line_of(version: Version) -> Version:
-    """The minor line of a version: ``2.4.1+cpu`` -> ``2.4``."""
+def minor_line(version: Version) -> Version:
+    """The minor line of a version: ``2.4.1+cpu`` -> ``2.4`` (the one helper for it)."""
     return Version(f"{version.major}.{version.minor}")
 
 
@@ -498,7 +498,7 @@ class Companion(NamedTuple):
 
     def line(self, minor: Version) -> Optional[CompanionLine]:
         for entry in self.lines:
-            if entry.minor == _line_of(minor):
+            if entry.minor == minor_line(minor):
                 return entry
         return None
 
@@ -515,7 +515,7 @@ class Companion(NamedTuple):
         """The release to install beside ``torch``: one built for its line, else one whose
         open requirement admits it; the newest of those."""
         candidates = self.pairing(torch)
-        built = [r for r in candidates if r.line == _line_of(torch)]
+        built = [r for r in candidates if r.line == minor_line(torch)]
         return max(built or candidates, key=lambda r: r.version, default=None)
 
     def pin(self, adapter_release: Version) -> Optional[AdapterPin]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from .pyproject import _HEADER, _Locator
-from .textedit import apply_edits
+from ..matrix.textedit import apply_edits
 
 __all__ = ["TOOL_REPOSITORY", "Planned", "package_name", "noxfile_text", "workflow_text", "precommit_text", "readme_text",
            "require_lines", "pyproject_edit", "plan_adoption"]

@@ -25,7 +25,7 @@ from ..matrix.loader import load_text
 from ..matrix.model import Companion, Matrix
 from .companions import CompanionIndex, wanted_lines, written_lines
 from .index import UpstreamError
-from .textedit import Edit, apply_edits, content_end, insert_lines, plain, rewrite_file
+from ..matrix.textedit import Edit, apply_edits, content_end, insert_lines, plain, rewrite_file
 from .torch_section import Pair, pairs
 
 __all__ = ["render_line", "rewrite_companions", "write_companions"]

@@ -43,7 +43,7 @@ from packaging.version import InvalidVersion, Version
 
 from .._version import __version__
 from ..matrix.diagnostics import Diagnostic, Mark
-from ..matrix.model import Matrix, PythonVersion, TorchLine
+from ..matrix.model import Matrix, PythonVersion, TorchLine, minor_line
 from .torch_section import Section, read_section
 
 __all__ = [
@@ -139,7 +139,7 @@ class Upstream:
         """
         grouped: Dict[Version, List[Patch]] = {}
         for patch in self.patches:
-            grouped.setdefault(Version(f"{patch.version.major}.{patch.version.minor}"), []).append(patch)
+            grouped.setdefault(minor_line(patch.version), []).append(patch)
         out: Dict[Version, UpstreamLine] = {}
         for minor in sorted(grouped):
             every = sorted(grouped[minor], key=lambda p: p.version)

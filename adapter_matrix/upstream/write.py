@@ -36,7 +36,7 @@ from packaging.version import Version
 from ..matrix import source
 from ..matrix.model import Matrix, PythonVersion, TorchLine
 from .index import Upstream, UpstreamError, UpstreamLine, python_order, undescribed
-from .textedit import Edit, apply_edits, content_end, insert_lines, plain, rewrite_file
+from ..matrix.textedit import Edit, apply_edits, content_end, insert_lines, plain, rewrite_file
 from .torch_section import Pair, Section, entry_field, locate, pairs
 
 __all__ = ["rewrite", "write"]

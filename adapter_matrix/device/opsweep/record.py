@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional
 from packaging.version import InvalidVersion, Version
 
 from ...files import JSONFileError, json_files
+from ...matrix.model import minor_line
 
 from .expected import Expectations, Verdict
 from .runner import OUTCOMES, Sweep
@@ -50,7 +51,7 @@ def torch_line(version: str) -> str:
         v = Version(version)
     except InvalidVersion:
         return version
-    return f"{v.major}.{v.minor}"
+    return str(minor_line(v))
 
 
 def build_record(sweep: Sweep, verdicts: List[Verdict], expectations: Expectations, mode: str) -> Dict[str, Any]:
