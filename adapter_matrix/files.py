@@ -19,6 +19,7 @@ import os
 import re
 import stat
 from typing import Any, Callable, Iterator, Optional, Tuple, Union
+from .errors import AdapterMatrixError
 
 __all__ = [
     "MAX_READ_BYTES", "FileReadError", "FileWriteError", "read_regular", "atomic_write", "private_folder",
@@ -32,7 +33,7 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
 
 
-class FileReadError(OSError):
+class FileReadError(AdapterMatrixError, OSError):
     """A file that cannot be read: ``path`` and ``reason``, one line for the user."""
 
     def __init__(self, path: str, reason: str) -> None:
@@ -44,7 +45,7 @@ class FileReadError(OSError):
         return self.args[0]
 
 
-class FileWriteError(OSError):
+class FileWriteError(AdapterMatrixError, OSError):
     """A file that cannot be written (full disk, read-only or missing folder): one line."""
 
     def __init__(self, path: str, reason: str, errno_: Optional[int] = None) -> None:
@@ -258,7 +259,7 @@ def unified_diff(old: str, new: str, path: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"{path} (on disk)", f"{path} (generated)"))
 
 
-class JSONFileError(ValueError):
+class JSONFileError(AdapterMatrixError, ValueError):
     """A ``.json`` file that cannot be read or parsed: ``path`` and ``reason``."""
 
     def __init__(self, path: str, reason: str) -> None:

@@ -46,6 +46,7 @@ import sys
 import warnings
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
+from ..errors import AdapterMatrixError
 from .._version import __version__
 from ..matrix.cache import cache_root, trusted_entry
 from .facts import distribution_version, python_identity
@@ -61,8 +62,10 @@ _CHEAP = ("env", "file", "distribution", "builtin")  # detectors an import may r
 _OUTCOMES = ("supported", "experimental", "deprecated", "eol", "broken", "unsupported")
 
 
-class UnsupportedEnvironment(RuntimeError):
+class UnsupportedEnvironment(AdapterMatrixError, RuntimeError):
     """The running torch/Python is not a combination the adapter supports; the message has the fix."""
+
+    exit_code = 1
 
 
 class Selection(NamedTuple):

@@ -17,6 +17,7 @@ import os
 import platform
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ..errors import AdapterMatrixError
 from ..files import JSONFileError, atomic_write, json_files
 from .frozen import read_frozen
 from .names import RELEASE_FILE, EvidenceError, check_name
@@ -164,7 +165,7 @@ def evidence_of(record: Mapping[str, Any]) -> Dict[str, Any]:
 # -- reading -----------------------------------------------------------------------------
 
 
-class RecordError(ValueError):
+class RecordError(AdapterMatrixError, ValueError):
     """A folder without records, or a record that is not one."""
 
 

@@ -9,13 +9,16 @@ from typing import Any, Dict, Sequence
 
 from packaging.version import InvalidVersion, Version
 
+from ..errors import AdapterMatrixError
 from .plan import CompanionPick, PlanRow
 
 __all__ = ["CellMismatch", "verify_environment", "verify_refusal"]
 
 
-class CellMismatch(RuntimeError):
+class CellMismatch(AdapterMatrixError, RuntimeError):
     """The environment is not the cell it claims to be (a resolver swapped torch)."""
+
+    exit_code = 1
 
 
 def verify_environment(row: PlanRow, check: Dict[str, Any], picks: Sequence[CompanionPick] = ()) -> None:

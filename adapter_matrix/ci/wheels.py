@@ -19,11 +19,12 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import List, Optional, Sequence
+from ..errors import AdapterMatrixError
 
 __all__ = ["WheelBuildError", "find_uv", "build_wheels"]
 
 
-class WheelBuildError(RuntimeError):
+class WheelBuildError(AdapterMatrixError, RuntimeError):
     """A project could not be built; the message holds the builder's last output."""
 
 

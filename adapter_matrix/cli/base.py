@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any, List, NoReturn, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..errors import AdapterMatrixError
     from ..matrix.model import LoadResult
 
 MATRIX_HELP = "Matrix file (default: ./compat.yaml, else the matrices of installed adapters)."
@@ -42,6 +43,12 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
     console_for(stderr=True).print(f"[bold red]error:[/] {escape(printable(message, keep_newlines=True))}")
     raise CommandError(code, message)
+
+
+def fail_with(exc: "AdapterMatrixError") -> NoReturn:
+    """The one mapping of the tool's errors to the command line: ``error: MESSAGE`` on stderr
+    and the error's :attr:`~adapter_matrix.errors.AdapterMatrixError.exit_code`."""
+    fail(str(exc), exc.exit_code)
 
 
 def print_diagnostics(diagnostics: List[Any]) -> None:

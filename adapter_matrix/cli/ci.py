@@ -96,10 +96,7 @@ def results(
 
     if into and os.path.lexists(into) and not os.path.isdir(into):
         fail(f"--into {into}: not a folder — give the evidence folder (e.g. evidence)")
-    try:
-        records = res.read_records(folders + ([into] if into and os.path.isdir(into) else []))
-    except res.RecordError as exc:
-        fail(str(exc))
+    records = res.read_records(folders + ([into] if into and os.path.isdir(into) else []))
     if into:
         from ..ci.evidence import EvidenceError, write_evidence
 
@@ -157,18 +154,15 @@ def release(
     sources, the commit and the date. From then on its records are judged against that hash,
     not the working tree (docs/releasing.md). Exit 2 if it is frozen already with other sources,
     the sources are uncommitted, or the matrix has no such release."""
-    from ..ci.evidence import EvidenceError, evidence_folder
+    from ..ci.evidence import evidence_folder
     from ..ci.release import freeze
     from ..matrix.diagnostics import display_path
-    from ..ci.results import RecordError, read_records
+    from ..ci.results import read_records
 
     target = one_matrix(matrix).matrix
     folder = results or evidence_folder(target, environ={})
-    try:
-        frozen, written = freeze(target, version, folder)
-        records = read_records(folder, allow_empty=True)
-    except (EvidenceError, RecordError) as exc:
-        fail(str(exc))
+    frozen, written = freeze(target, version, folder)
+    records = read_records(folder, allow_empty=True)
     own = [r for r in records if str(r.get("release") or "") == frozen.version]
     ran = sum(1 for r in own if isinstance(r.get("sources"), dict) and r["sources"].get("hash") == frozen.sources_hash)
     where = f"commit {frozen.commit[:10]}" if frozen.commit else "no git commit"

@@ -35,10 +35,7 @@ def build(
         import torch  # noqa: F401
     except ImportError:
         fail("torch is not installed; install it first, e.g. `adapter-matrix check` says which")
-    try:
-        ext = Extension.of_package(package, result.matrix.adapter.device)
-    except BuildError as exc:
-        fail(str(exc))
+    ext = Extension.of_package(package, result.matrix.adapter.device)
     console = console_for()
     start = time.perf_counter()
     progress = None
@@ -170,12 +167,9 @@ def new_shim(
         recorded = newshim.recorded_probe(matrix_path, result.matrix, minor)
         probe_base = str(recorded) if recorded else None
     base = _read_json(probe_base) if probe_base else None
-    try:
-        plan_ = newshim.scaffold(matrix_path, result.matrix, minor, new, base)
-        if not dry_run:
-            newshim.apply(matrix_path, plan_)
-    except newshim.NewShimError as exc:
-        fail(str(exc))
+    plan_ = newshim.scaffold(matrix_path, result.matrix, minor, new, base)
+    if not dry_run:
+        newshim.apply(matrix_path, plan_)
     console = console_for()
     console.print(f"{'would write' if dry_run else 'wrote'} {plan_.module_path} ({plan_.module})")
     typer.echo(plan_.matrix_diff, nl=False)

@@ -58,7 +58,7 @@ def sweep(
     """
     from ..device.opsweep import expected as ex
     from ..device.opsweep import record as rec
-    from ..device.opsweep.runner import SweepError, run_sweep
+    from ..device.opsweep.runner import run_sweep
     from .device import shims_package  # exit 2 for a matrix without a shims package
     from ..files import atomic_write
 
@@ -86,11 +86,8 @@ def sweep(
 
     adapter = result.matrix.adapter
     console.print(f"op sweep ({mode}) of {adapter.device}, expectations {expectations.path}", markup=False)
-    try:
-        done = run_sweep(adapter.device, shims_package(result), ops=ops, dtypes=dtype or ex.DTYPES, kinds=kind or ex.KINDS,
-                         timeout=timeout, progress=progress)
-    except SweepError as exc:
-        fail(str(exc))
+    done = run_sweep(adapter.device, shims_package(result), ops=ops, dtypes=dtype or ex.DTYPES, kinds=kind or ex.KINDS,
+                     timeout=timeout, progress=progress)
     verdicts = ex.judge(done, expectations)
     record = rec.build_record(done, verdicts, expectations, mode)
     if output:

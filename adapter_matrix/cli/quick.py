@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
-from .base import EXIT_UNSUPPORTED, EXIT_USAGE, CommandError, date_or_exit, fail, find_or_exit, load_or_exit, print_diagnostics
+from .base import EXIT_UNSUPPORTED, EXIT_USAGE, CommandError, date_or_exit, fail, fail_with, find_or_exit, load_or_exit, print_diagnostics
 
 __all__ = ["CheckOption", "CHECK_OPTIONS", "parse_check", "run_check"]
 
@@ -82,6 +82,17 @@ def _parse_sets(values: List[str], option: str = "--set", example: str = "cann=8
     return out
 
 
+def _mapped_check(*args: Any) -> int:
+    """:func:`_run_check` with the tool's errors mapped as every command maps them
+    (:func:`~adapter_matrix.cli.base.fail_with`): ``check`` runs without typer's group."""
+    from ..errors import AdapterMatrixError
+
+    try:
+        return _run_check(*args)
+    except AdapterMatrixError as exc:
+        fail_with(exc)
+
+
 def run_check(
     matrix: Optional[str] = None,
     torch: Optional[str] = None,
@@ -96,9 +107,9 @@ def run_check(
     """Run ``check`` and print its report; returns the exit code (usage errors exit 2 themselves,
     with ``--json`` after printing a document that holds the error)."""
     if not as_json:
-        return _run_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
+        return _mapped_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
     try:
-        return _run_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
+        return _mapped_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
     except CommandError as exc:
         from ..check.report import CHECK_SCHEMA
 

@@ -85,8 +85,6 @@ def table(
     if files:
         try:
             outcomes = docs.sync(result.matrix, files, write=update, today=when, results=results)
-        except docs.DocError as exc:
-            fail(str(exc))
         except OSError as exc:  # FileWriteError: a full disk, a read-only folder; each document is whole, old or new
             fail(str(exc))
         stale = [o.path for o in outcomes if o.changed]
@@ -118,8 +116,6 @@ def table(
         return
     try:
         outcome = docs.sync_output(output, text, write=not check_)
-    except docs.DocError as exc:
-        fail(str(exc))
     except OSError as exc:  # FileWriteError, one line already
         fail(str(exc))
     if check_ and outcome.changed:

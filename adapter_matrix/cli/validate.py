@@ -51,12 +51,9 @@ def validate(
     on = date_or_exit(today)
     records: Optional[list] = None
     if results is not None:
-        from ..ci.results import RecordError, read_records
+        from ..ci.results import read_records
 
-        try:
-            records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
-        except RecordError as exc:
-            fail(str(exc))
+        records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
     from ..matrix.discovery import Located
 
     if pyproject and not files and not matrix and os.path.isfile(pyproject):  # judged against its own matrix, not every installed one
@@ -75,16 +72,13 @@ def validate(
         from ..upstream import index as up
         from ..upstream import write as upstream_write
 
-        try:
-            if record:
-                raw, _origin = up.read_answer("pypi")
-                for located in located_all:
-                    written = upstream_companions.record(record, load_or_exit(located.path, fresh=True).matrix, raw)
-                    console_for().print(f"recorded {', '.join(written)}")
-                upstream = record
-            index = up.read_upstream(upstream)
-        except up.UpstreamError as exc:
-            fail(str(exc))
+        if record:
+            raw, _origin = up.read_answer("pypi")
+            for located in located_all:
+                written = upstream_companions.record(record, load_or_exit(located.path, fresh=True).matrix, raw)
+                console_for().print(f"recorded {', '.join(written)}")
+            upstream = record
+        index = up.read_upstream(upstream)
 
     notes: list = []
 
@@ -101,27 +95,19 @@ def validate(
             found += up.verify(result.matrix, index)
             try:
                 companion_answers = upstream_companions.read_companions(upstream, result.matrix)
-            except up.UpstreamError as exc:
-                fail(str(exc))
             except OSError as exc:  # FileWriteError: a full disk, a read-only folder; the file is unchanged
                 fail(str(exc))
             found += upstream_companions.verify_companions(result.matrix, *companion_answers, upstream)
-        from ..ci.evidence import EvidenceError, evidence_folder
+        from ..ci.evidence import evidence_folder
         from ..ci.release import adapter_version, read_frozen, version_findings
 
-        try:  # changed code needs a new version: judged against the releases frozen in the evidence folder
-            frozen = records.frozen if records is not None else read_frozen(evidence_folder(result.matrix, environ={}))
-            if frozen:
-                found += version_findings(result.matrix, frozen, adapter_version(result.matrix, pyproject), strict)
-        except EvidenceError as exc:
-            fail(str(exc))
+        frozen = records.frozen if records is not None else read_frozen(evidence_folder(result.matrix, environ={}))  # changed code needs a new version: judged against the releases frozen in the evidence folder
+        if frozen:
+            found += version_findings(result.matrix, frozen, adapter_version(result.matrix, pyproject), strict)
         if records is not None:
             from ..ci.evidence import claimed_supported, gate
 
-            try:
-                missing = gate(result.matrix, records, on, strict)
-            except EvidenceError as exc:
-                fail(str(exc))
+            missing = gate(result.matrix, records, on, strict)
             found += missing
             missing = [d for d in missing if d.message.startswith("cell ")]
             claimed = len(claimed_supported(result.matrix, on))
@@ -137,8 +123,6 @@ def validate(
                 if changed:
                     m, findings, answers = findings_of(located.path)
                 changed_companions = companion_write.write_companions(located.path, m, answers[0])
-            except up.UpstreamError as exc:
-                fail(str(exc))
             except OSError as exc:  # FileWriteError: a full disk, a read-only folder; the file is unchanged
                 fail(str(exc))
             what = [w for w, done in (("torch", changed), ("companion", changed_companions)) if done]

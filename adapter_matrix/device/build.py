@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from ..errors import AdapterMatrixError
 
 __all__ = [
     "build_requirements",
@@ -84,12 +85,14 @@ def requirements_for(table: Sequence[Tuple[str, Sequence[str]]], torch: str) -> 
     return [req for spec, reqs in table if SpecifierSet(spec).contains(version, prereleases=True) for req in reqs]
 
 
-class BuildError(RuntimeError):
+class BuildError(AdapterMatrixError, RuntimeError):
     """The C++ core could not be compiled; the message holds the compiler's whole output."""
 
 
-class BuildMismatch(RuntimeError):
+class BuildMismatch(AdapterMatrixError, RuntimeError):
     """A build made for another torch (or Python) than the running one."""
+
+    exit_code = 1
 
 
 class DamagedBuild(BuildMismatch):

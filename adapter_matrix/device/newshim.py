@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from packaging.version import Version
 
+from ..errors import AdapterMatrixError
 from ..files import atomic_write, unified_diff
 from ..matrix.diagnostics import MatrixError
 from ..matrix.loader import load_text
@@ -33,7 +34,7 @@ from .probe import diff
 __all__ = ["NewShimError", "Scaffold", "scaffold", "apply", "recorded_probe"]
 
 
-class NewShimError(ValueError):
+class NewShimError(AdapterMatrixError, ValueError):
     """The new shim cannot be scaffolded; the message says why."""
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from typing import Iterable, List, NamedTuple, Optional, Sequence
+from ..errors import AdapterMatrixError
 
 __all__ = ["Mark", "Diagnostic", "Diagnostics", "MatrixError", "UNKNOWN_MARK", "display_path", "read_matrix_file"]
 
@@ -73,7 +74,7 @@ class Diagnostics:
         return sorted(self.items, key=lambda d: (d.mark.file, d.mark.line, d.mark.column))
 
 
-class MatrixError(Exception):
+class MatrixError(AdapterMatrixError):
     """A matrix file that cannot be used; carries every diagnostic found."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic], path: Optional[str] = None) -> None:

@@ -24,6 +24,7 @@ import re
 import shlex
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Tuple
+from ..errors import AdapterMatrixError
 
 __all__ = ["Block", "MarkerError", "examples", "find_blocks", "rewrite", "syntax_for"]
 
@@ -47,7 +48,7 @@ _RST_LITERAL_DIRECTIVE = re.compile(
 )
 
 
-class MarkerError(ValueError):
+class MarkerError(AdapterMatrixError, ValueError):
     """A malformed block: an opening marker without its closing one, or a bad option."""
 
 

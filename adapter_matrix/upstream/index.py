@@ -41,6 +41,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from ..errors import AdapterMatrixError
 from .._version import __version__
 from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, PythonVersion, TorchLine, minor_line
@@ -73,7 +74,7 @@ _CPYTHON = re.compile(r"^cp(\d)(\d+)$")
 T = TypeVar("T")
 
 
-class UpstreamError(ValueError):
+class UpstreamError(AdapterMatrixError, ValueError):
     """The upstream answer cannot be read or used; the message says what and how to fix it."""
 
 

@@ -16,10 +16,10 @@ import adapter_matrix
 
 PACKAGE = pathlib.Path(adapter_matrix.__file__).parent
 
-# Earlier stages first. `_version` and `files` (atomic writes) are shared plumbing, not
+# Earlier stages first. `_version`, `errors` (the one error base) and `files` (atomic writes) are shared plumbing, not
 # stages. The package root is the public face (``from adapter_matrix import require``):
 # it may load any stage, and no module imports it.
-STAGES = ["_version", "files", "matrix", "check", "device", "ci", "tables", "upstream", "nox", "cli", "__main__", "__init__"]
+STAGES = ["_version", "errors", "files", "matrix", "check", "device", "ci", "tables", "upstream", "nox", "cli", "__main__", "__init__"]
 
 
 def _module_name(path: pathlib.Path) -> str:

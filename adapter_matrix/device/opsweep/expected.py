@@ -30,6 +30,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ...errors import AdapterMatrixError
 from ...matrix.diagnostics import Diagnostic, Mark, display_path
 from ...matrix.source import Mapping, Node, Scalar, Sequence as SeqNode, parse
 from .runner import Sweep, Task
@@ -48,7 +49,7 @@ DTYPES = ("float32", "float64", "bfloat16", "int64", "bool", "complex64")
 ENTRY_KEYS = ("ops", "outcome", "reason", "torch", "dtypes", "kinds", "issue")
 
 
-class ExpectationsError(ValueError):
+class ExpectationsError(AdapterMatrixError, ValueError):
     """An expectations file that cannot be used; the message lists every problem."""
 
     def __init__(self, problems: Sequence[Diagnostic]) -> None:

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from ...errors import AdapterMatrixError
 from ...files import JSONFileError, json_files
 from ...matrix.model import minor_line
 
@@ -159,7 +160,7 @@ def summary(record: Dict[str, Any], path: Optional[str] = None) -> Dict[str, Any
     }
 
 
-class SweepRecordError(ValueError):
+class SweepRecordError(AdapterMatrixError, ValueError):
     """A folder without sweep records, or a file that claims to be one and is not."""
 
 

@@ -19,6 +19,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
+from ...errors import AdapterMatrixError
 
 __all__ = ["OUTCOMES", "SweepError", "Task", "Sweep", "run_sweep"]
 
@@ -30,7 +31,7 @@ WORKERS = ("adapter_matrix.device.opsweep.worker", "adapter_matrix.device.opswee
 STDERR_TAIL = 1500
 
 
-class SweepError(RuntimeError):
+class SweepError(AdapterMatrixError, RuntimeError):
     """The sweep could not run at all (the worker fails before its first task)."""
 
 
