@@ -31,7 +31,6 @@ def torch_label(torch: Version) -> str:
     return f"{torch} ({kind})"
 
 
-
 def _prerelease_note(matrix: Matrix, release: Release, torch: Version) -> Optional[str]:
     """Why a pre-release torch is experimental: the release claims releases, and pins no
     pre-release (IPEX 2.10.10 pins a nightly: that one is its claim)."""
@@ -42,7 +41,6 @@ def _prerelease_note(matrix: Matrix, release: Release, torch: Version) -> Option
         f"torch {torch_label(torch)} is a pre-release: {matrix.adapter.distribution} {release.version} "
         f"claims torch {release.torch} releases, not pre-releases"
     )
-
 
 
 def assess(
@@ -63,5 +61,3 @@ def assess(
         if status is Status.SUPPORTED:
             status = Status.EXPERIMENTAL
     return status, reasons, link, marks
-
-

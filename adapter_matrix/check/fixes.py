@@ -39,7 +39,6 @@ def torch_requirement(release: Release, line: TorchLine) -> str:
     return f"torch=={newest}" + (f"+{release.variant}" if release.variant else "")
 
 
-
 _REACHABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
 # torch's own indexes, one per local label (cpu, xpu, cu126, rocm6.2): where a kept
 # variant comes from when the matrix declares no source for it
@@ -75,7 +74,9 @@ def _dimension_plan(
         options = dimension_values(matrix, name, constraint)
         if dim is None or not dim.changeable or not options:
             return None
-        newer = [o for o in options if o.version is not None and value.version is not None and o.version > value.version]
+        newer = [
+            o for o in options if o.version is not None and value.version is not None and o.version > value.version
+        ]
         dims[name] = min(newer, key=lambda o: o.order) if newer else max(options, key=lambda o: o.order)
         changed.append(name)
     return dims, tuple(changed), tuple(unknown)
@@ -177,9 +178,14 @@ def _what_changes(env: Environment, target: _Target) -> Tuple[Tuple[str, ...], T
     python_changes = cell.python != env.python
     adapter_changes = env.adapter != release.version
     torch_changes = cell.torch != env.torch
-    changes = tuple(
-        name for name, changed in (("python", python_changes), ("adapter", adapter_changes), ("torch", torch_changes)) if changed
-    ) + target.changed_dims
+    changes = (
+        tuple(
+            name
+            for name, changed in (("python", python_changes), ("adapter", adapter_changes), ("torch", torch_changes))
+            if changed
+        )
+        + target.changed_dims
+    )
     manual = tuple(f"{step} (not a pip package: install it yourself)" for step in _driver_changes(env, target)) + tuple(
         f"make sure {name} is {release.constraint(name)} ({name} could not be detected)" for name in target.unknown_dims
     )
@@ -207,7 +213,9 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     cell, release, dist = target.cell, target.cell.release, matrix.adapter.distribution
     changes, manual, python_changes, adapter_changes, torch_changes = _what_changes(env, target)
     pip = f"python{cell.python} -m pip" if python_changes else "pip"
-    adapter_req = f"'{dist}=={release.version}'" + (f" --extra-index-url {release.index_url}" if release.index_url else "")
+    adapter_req = f"'{dist}=={release.version}'" + (
+        f" --extra-index-url {release.index_url}" if release.index_url else ""
+    )
     requirement = _torch_pin(env, release, cell)
     index = _torch_index(matrix, release, cell.line, cell.torch.local) or ""
     # A new Python is a new environment: it needs torch and the adapter, changed or not.
@@ -224,7 +232,9 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     if python_changes:
         parts.append(f"use Python {cell.python}")
     if torch_changes:
-        parts.append(f"install torch {requirement[len('torch=='):] if requirement.startswith('torch==') else cell.line.minor}")
+        parts.append(
+            f"install torch {requirement[len('torch==') :] if requirement.startswith('torch==') else cell.line.minor}"
+        )
     if adapter_changes:
         parts.append(f"install {dist} {release.version}")
     summary = ", then ".join(_driver_changes(env, target) + ([" and ".join(parts)] if parts else []))
@@ -272,7 +282,15 @@ def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Outcome, limit
             distance = abs(gap) * 2 + int(gap < 0)  # the nearest line, the newer one on ties
         python_gap = abs(line_key(cell.python.version) - line_key(env.python.version))
         pip_only = not manual and "python" not in changes
-        key = (bool(target.changed_dims), not pip_only, len(changes), _REACHABLE.index(cell.status), distance, -target.order, python_gap)
+        key = (
+            bool(target.changed_dims),
+            not pip_only,
+            len(changes),
+            _REACHABLE.index(cell.status),
+            distance,
+            -target.order,
+            python_gap,
+        )
         ranked.append((key, target, changes, manual))
     ranked.sort(key=lambda entry: entry[0])
 

@@ -7,7 +7,7 @@ Types only: :mod:`.verdict` decides, :mod:`.fixes` searches, and both speak thes
 from __future__ import annotations
 
 import enum
-from typing import Optional, Tuple, NamedTuple
+from typing import NamedTuple, Optional, Tuple
 
 from packaging.version import Version
 
@@ -87,7 +87,6 @@ class Verdict(NamedTuple):
     @property
     def exit_code(self) -> int:
         return self.outcome.exit_code
-
 
 
 RANK = {o: i for i, o in enumerate(Outcome)}

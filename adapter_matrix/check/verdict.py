@@ -29,7 +29,6 @@ def _variant_label(torch: Version) -> str:
     return "no variant label: PyPI's default build, CUDA on Linux x86_64"
 
 
-
 # -- verdicts ----------------------------------------------------------------------------
 
 
@@ -38,7 +37,6 @@ def _python_range(pythons: Sequence[PythonVersion]) -> str:
     if not plain:
         return ", ".join(str(p) for p in pythons) or "none"
     return f"{plain[0]}\u2013{plain[-1]}" if len(plain) > 1 else str(plain[0])
-
 
 
 def verdict(matrix: Matrix, env: Environment, today: Optional[_dt.date] = None) -> Verdict:
@@ -109,28 +107,35 @@ def _verdict_for_release(matrix: Matrix, env: Environment, release: Release, tod
         known = ", ".join(str(t.minor) for t in matrix.torch)
         return fail(f"torch {torch_label(env.torch)} is not a torch release this matrix describes (described: {known})")
     if not release.torch.contains(env.torch):
-        return fail(f"{dist} {release.label} supports torch {release.torch}, not {torch_label(env.torch)}", release.mark_of("torch"))
+        return fail(
+            f"{dist} {release.label} supports torch {release.torch}, not {torch_label(env.torch)}",
+            release.mark_of("torch"),
+        )
     if release.variant and env.torch.local != release.variant:
         return fail(
             f"{dist} {release.version} needs torch's {release.variant} build, found torch {env.torch} ({_variant_label(env.torch)})",
             release.mark_of("torch-variant") if "torch-variant" in dict(release.marks) else release.mark_of("torch"),
         )
     if env.python not in line.python:
-        return fail(f"torch {line.minor} has no wheel for Python {env.python} (it has {_python_range(line.python)})", line.mark)
+        return fail(
+            f"torch {line.minor} has no wheel for Python {env.python} (it has {_python_range(line.python)})", line.mark
+        )
     if not release.python.admits(env.python):
-        return fail(f"{dist} {release.label} supports Python {release.python}, not {env.python}", release.mark_of("python"))
+        return fail(
+            f"{dist} {release.label} supports Python {release.python}, not {env.python}", release.mark_of("python")
+        )
     assumptions = []
     for name, constraint in release.dimensions:
         value = env.dimension(name)
         if value is None:
             assumptions.append(f"{name} could not be detected; assumed it satisfies {constraint}")
         elif not constraint.contains(value):
-            return fail(f"{dist} {release.label} needs {name} {constraint}, found {value}", release.mark_of("dimensions"))
+            return fail(
+                f"{dist} {release.label} needs {name} {constraint}, found {value}", release.mark_of("dimensions")
+            )
     status, reasons, _link, marks = assess(matrix, release, env.torch, env.python, dict(env.dimensions), today)
     outcome = Outcome(status.value)
     shim = shim_for(matrix, env.torch)
     if shim is not None:
         marks = marks + (shim.mark,)
     return Verdict(outcome, reasons, release, line, shim, (line.mark,) + marks, tuple(assumptions))
-
-

@@ -15,7 +15,18 @@ from __future__ import annotations
 from .evidence import tree_state
 from .install import COMPANIONS_ENV, INDEX_ENV, VARIANT_ENV, InstallAttempt, cell_companions, install_attempts
 from .record import RECORD_SCHEMA, RESULTS_ENV, results_dir, write_record
-from .suites import SUITE_ROOT, SUMMARIES_ENV, Suites, TestCounts, merge_suites, read_junit, read_summaries, suite_group, total, write_summary
+from .suites import (
+    SUITE_ROOT,
+    SUMMARIES_ENV,
+    Suites,
+    TestCounts,
+    merge_suites,
+    read_junit,
+    read_summaries,
+    suite_group,
+    total,
+    write_summary,
+)
 from .verify import CellMismatch, verify_environment, verify_refusal
 
 __all__ = [

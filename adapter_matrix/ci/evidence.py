@@ -162,7 +162,9 @@ def git_state(matrix: Matrix) -> Tuple[Optional[str], Optional[bool]]:
     head = _git(base, "rev-parse", "HEAD")
     if head is None:
         return None, None
-    claims = os.path.relpath(os.path.realpath(matrix.path), os.path.realpath(base))  # the claim, not the code: never dirty
+    claims = os.path.relpath(
+        os.path.realpath(matrix.path), os.path.realpath(base)
+    )  # the claim, not the code: never dirty
     status = _git(base, "status", "--porcelain", "--", *(matrix.evidence.sources or (".",)), f":(exclude){claims}")
     return head.strip(), bool(status and status.strip())
 
@@ -325,7 +327,9 @@ def _record_date(record: Mapping[str, Any]) -> _dt.date:
         return _dt.date.fromisoformat(stamp[:10])
     except ValueError:
         where = record.get("_path", record.get("cell", "?"))
-        raise EvidenceError(f"{where}: timestamp {stamp!r} is not an ISO date \u2014 re-run the session to rewrite it") from None
+        raise EvidenceError(
+            f"{where}: timestamp {stamp!r} is not an ISO date \u2014 re-run the session to rewrite it"
+        ) from None
 
 
 class RecordIndex:
@@ -339,7 +343,9 @@ class RecordIndex:
     (written by hand), which speaks for every release.
     """
 
-    def __init__(self, records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None):
+    def __init__(
+        self, records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None
+    ):
         # the releases frozen in the folder the records came from (results.read_records keeps them)
         self.frozen: Mapping[str, FrozenRelease] = getattr(records, "frozen", {})
         self.records: Dict[Tuple[str, str], Dict[str, Any]] = {}
@@ -372,7 +378,9 @@ def _place(cell: Cell) -> Tuple[str, str, str]:
     return (str(cell.release.version), cell.torch_row, str(cell.python))
 
 
-def index_records(records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None) -> RecordIndex:
+def index_records(
+    records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None
+) -> RecordIndex:
     """:class:`RecordIndex` of ``records``; with ``matrix``, a row's record counts for the cells it tests."""
     return RecordIndex(records, matrix, today)
 
@@ -393,17 +401,19 @@ def verification_of(cell: Cell, records: RecordIndex) -> Verification:
         return UNVERIFIED
     ran = _torch_ran(record)
     commit = str(record["commit"]) if record.get("commit") else None
-    facts = dict(
-        date=_record_date(record).isoformat(),
-        session=str(record.get("session") or cell.id),
-        torch=str(ran) if ran else None,
-        commit=commit,
-        release=str(record.get("release") or cell.release.version),
-    )
+    facts = {
+        "date": _record_date(record).isoformat(),
+        "session": str(record.get("session") or cell.id),
+        "torch": str(ran) if ran else None,
+        "commit": commit,
+        "release": str(record.get("release") or cell.release.version),
+    }
     if record.get("outcome") != "passed":
         return Verification("failed", reason=str(record.get("error") or "the session failed"), **facts)
     if ran != cell.torch:
-        return Verification("stale", reason=f"ran torch {ran or 'unknown'}; the cell claims torch {cell.torch}", **facts)
+        return Verification(
+            "stale", reason=f"ran torch {ran or 'unknown'}; the cell claims torch {cell.torch}", **facts
+        )
     return Verification("verified", **facts)
 
 
@@ -428,7 +438,9 @@ class Freshness:
         return found.sources_hash if found is not None else self.sources_hash
 
 
-def freshness_of(matrix: Matrix, today: Optional[_dt.date] = None, frozen: Optional[Mapping[str, FrozenRelease]] = None) -> Freshness:
+def freshness_of(
+    matrix: Matrix, today: Optional[_dt.date] = None, frozen: Optional[Mapping[str, FrozenRelease]] = None
+) -> Freshness:
     """The freshness rules of ``matrix`` (its ``evidence`` section) on ``today``, hashing its sources now."""
     return Freshness(matrix.evidence.max_age_days, sources_hash(matrix), today or _dt.date.today(), dict(frozen or {}))
 
@@ -446,12 +458,16 @@ def judge(cell: Cell, records: RecordIndex, rules: Freshness, matrix: Optional[M
 
     age = (rules.today - _record_date(record)).days
     if age > rules.max_age_days:
-        return stale(f"the record is {age} days old; records count for {rules.max_age_days} days (evidence: max-age-days)")
+        return stale(
+            f"the record is {age} days old; records count for {rules.max_age_days} days (evidence: max-age-days)"
+        )
     release = str(cell.release.version)
     expected, ran_on = rules.expected_hash(release), _ran_on(record)
     if expected and ran_on != expected:
         if release in rules.frozen:
-            return stale(f"it ran on sources hash {ran_on or 'not recorded'}; release {release} was frozen with {expected}")
+            return stale(
+                f"it ran on sources hash {ran_on or 'not recorded'}; release {release} was frozen with {expected}"
+            )
         where = f"commit {found.commit[:10]}" if found.commit else "its run"
         return stale(f"the evidence sources changed since {where} (hash {ran_on or 'not recorded'}, now {expected})")
     short = shortfall(matrix, cell, record) if matrix is not None else []
@@ -502,7 +518,11 @@ def gate(
         evidence = judge(cell, index, rules, matrix)
         if evidence.counts:
             continue
-        what = {"unverified": "no record", "failed": f"failed on {evidence.date}", "stale": f"stale, passed on {evidence.date}"}
+        what = {
+            "unverified": "no record",
+            "failed": f"failed on {evidence.date}",
+            "stale": f"stale, passed on {evidence.date}",
+        }
         detail = f" ({evidence.reason})" if evidence.reason else ""
         found.append(
             Diagnostic(
@@ -520,4 +540,8 @@ def tree_state(matrix: Matrix) -> Dict[str, Any]:
     """What a record says about the sources it ran on: the commit, whether the evidence
     sources differed from it, and their hash (:func:`sources_hash`)."""
     commit, dirty = git_state(matrix)
-    return {"commit": commit, "dirty": dirty, "sources": {"hash": sources_hash(matrix), "paths": list(matrix.evidence.sources)}}
+    return {
+        "commit": commit,
+        "dirty": dirty,
+        "sources": {"hash": sources_hash(matrix), "paths": list(matrix.evidence.sources)},
+    }

@@ -67,7 +67,9 @@ def cell_companions(row: PlanRow, environ: Optional[Mapping[str, str]] = None) -
     missing = [name for name in names if all(p.name != name for p in picks)]
     if missing:
         known = ", ".join(p.name for p in row.pairable) or "none"
-        raise ValueError(f"${COMPANIONS_ENV} names {', '.join(missing)}: no such companion has a release for torch {row.cell.torch} (known: {known})")
+        raise ValueError(
+            f"${COMPANIONS_ENV} names {', '.join(missing)}: no such companion has a release for torch {row.cell.torch} (known: {known})"
+        )
     return picks
 
 
@@ -92,11 +94,16 @@ def install_attempts(row: PlanRow, environ: Optional[Mapping[str, str]] = None) 
     else:
         sources, extra = row.sources, ()
     bare = [_attempt(source, row.cell.torch) for source in sources]
-    bare = [InstallAttempt(a.source, a.requirement, tuple(a.options) + extra, variant=s.variant) for a, s in zip(bare, sources)]
+    bare = [
+        InstallAttempt(a.source, a.requirement, tuple(a.options) + extra, variant=s.variant)
+        for a, s in zip(bare, sources)
+    ]
     if not picks:
         return bare
     together = [
-        InstallAttempt(a.source, a.requirement, a.options, tuple(p.requirement(a.variant) for p in picks), picks, a.variant)
+        InstallAttempt(
+            a.source, a.requirement, a.options, tuple(p.requirement(a.variant) for p in picks), picks, a.variant
+        )
         for a in bare
     ]
     # A local wheel folder never leads to a download: when its companions are not in the

@@ -8,6 +8,7 @@ name must be one plain path component: :func:`check_name`.
 from __future__ import annotations
 
 from typing import Any
+
 from ..errors import AdapterMatrixError
 
 __all__ = ["EvidenceError", "RELEASE_FILE", "check_name"]

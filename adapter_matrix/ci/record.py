@@ -114,7 +114,9 @@ def write_record(
     env = check["checks"][0]["environment"] if check else {}
     counts = total(suites) if suites is not None else None
     tree = tree or {}
-    companions = {c["name"]: c["installed"] for c in (check["checks"][0].get("companions", ()) if check else ()) if c["installed"]}
+    companions = {
+        c["name"]: c["installed"] for c in (check["checks"][0].get("companions", ()) if check else ()) if c["installed"]
+    }
     record = {
         "schema": RECORD_SCHEMA,
         "cell": row.id,  # what ran: the plan row, which tests every cell it stands for
@@ -182,7 +184,18 @@ class Records(List[Dict[str, Any]]):
 
 
 # The keys a record is read by, and the JSON types each may hold (None: may be null).
-_STRINGS = ("session", "error", "commit", "python", "torch_claimed", "torch", "torch_variant", "adapter", "source_hash", "platform")
+_STRINGS = (
+    "session",
+    "error",
+    "commit",
+    "python",
+    "torch_claimed",
+    "torch",
+    "torch_variant",
+    "adapter",
+    "source_hash",
+    "platform",
+)
 
 
 _MAPPINGS = ("sources", "tests", "suites", "companions", "ops")
@@ -192,7 +205,9 @@ _NUMBERS = ("build_seconds", "duration")
 
 
 def _type(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), f"a {type(value).__name__}")
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), f"a {type(value).__name__}"
+    )
 
 
 def _counts_ok(counts: Any) -> bool:
@@ -272,7 +287,9 @@ def read_records(
             raise RecordError(f"{folder}: no such folder" if not os.path.exists(folder) else f"{folder}: not a folder")
     by_cell: Dict[Any, Dict[str, Any]] = {}
     try:
-        for path, record in (entry for folder in folders for entry in json_files(folder, RECORD_LIMIT, skip=(RELEASE_FILE,))):
+        for path, record in (
+            entry for folder in folders for entry in json_files(folder, RECORD_LIMIT, skip=(RELEASE_FILE,))
+        ):
             if not isinstance(record, dict) or "cell" not in record or "outcome" not in record:
                 continue  # other JSON files (op-sweep records, junit conversions) are not ours
             check_record(path, record, now)

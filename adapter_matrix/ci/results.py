@@ -12,7 +12,17 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from .record import CLOCK_SKEW, RECORD_LIMIT, RecordError, Records, check_record, read_records
 
-__all__ = ["RecordError", "Records", "CLOCK_SKEW", "RECORD_LIMIT", "Summary", "check_record", "read_records", "summarize", "render_markdown"]
+__all__ = [
+    "RecordError",
+    "Records",
+    "CLOCK_SKEW",
+    "RECORD_LIMIT",
+    "Summary",
+    "check_record",
+    "read_records",
+    "summarize",
+    "render_markdown",
+]
 
 
 @dataclass(frozen=True)
@@ -83,11 +93,26 @@ def rows(summary: Summary) -> List[List[str]]:
     return out
 
 
-HEADERS = ["cell", "Python", "torch", "outcome", "tests p/f/s/e", "workloads p/f/s", "op sweep", "build s", "duration s", "when (UTC)", "commit"]
+HEADERS = [
+    "cell",
+    "Python",
+    "torch",
+    "outcome",
+    "tests p/f/s/e",
+    "workloads p/f/s",
+    "op sweep",
+    "build s",
+    "duration s",
+    "when (UTC)",
+    "commit",
+]
 
 
 def render_markdown(summary: Summary) -> str:
     body = [HEADERS] + rows(summary)
     widths = [max(len(r[i]) for r in body) for i in range(len(HEADERS))]
-    line = lambda cols: "| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths)) + " |"  # noqa: E731
-    return "\n".join([line(body[0]), "| " + " | ".join("-" * w for w in widths) + " |"] + [line(r) for r in body[1:]]) + "\n"
+    line = lambda cols: "| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths)) + " |"
+    return (
+        "\n".join([line(body[0]), "| " + " | ".join("-" * w for w in widths) + " |"] + [line(r) for r in body[1:]])
+        + "\n"
+    )

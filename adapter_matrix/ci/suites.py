@@ -17,7 +17,18 @@ from typing import Dict, Optional, Sequence
 
 from ..files import atomic_write
 
-__all__ = ["SUMMARIES_ENV", "SUITE_ROOT", "TestCounts", "Suites", "suite_group", "read_junit", "write_summary", "read_summaries", "merge_suites", "total"]
+__all__ = [
+    "SUMMARIES_ENV",
+    "SUITE_ROOT",
+    "TestCounts",
+    "Suites",
+    "suite_group",
+    "read_junit",
+    "write_summary",
+    "read_summaries",
+    "merge_suites",
+    "total",
+]
 
 
 SUMMARIES_ENV = "ADAPTER_MATRIX_SUITE_SUMMARIES"  # where a non-pytest suite leaves its counts (write_summary)
@@ -42,7 +53,7 @@ class TestCounts:
     def ok(self) -> bool:
         return not self.failed and not self.errors
 
-    def __add__(self, other: "TestCounts") -> "TestCounts":
+    def __add__(self, other: TestCounts) -> TestCounts:
         return TestCounts(
             self.passed + other.passed,
             self.failed + other.failed,
@@ -88,7 +99,9 @@ def read_junit(path: str, root: str = SUITE_ROOT) -> Suites:
         elif case.find("error") is not None:
             one = TestCounts(errors=1)
         elif skipped is not None:
-            one = TestCounts(skipped=1, skips=(f"{case.get('classname', '')}.{case.get('name', '')}: {skipped.get('message', '')}",))
+            one = TestCounts(
+                skipped=1, skips=(f"{case.get('classname', '')}.{case.get('name', '')}: {skipped.get('message', '')}",)
+            )
         else:
             one = TestCounts(passed=1)
         groups[group] = groups.get(group, TestCounts()) + one

@@ -38,9 +38,13 @@ def verify_environment(row: PlanRow, check: Dict[str, Any], picks: Sequence[Comp
         )
     variant = row.cell.release.variant
     if variant and (Version(installed).local if installed else None) != variant:
-        raise CellMismatch(f"cell {row.cell.id} needs torch's {variant} build, but the environment has torch {installed}")
+        raise CellMismatch(
+            f"cell {row.cell.id} needs torch's {variant} build, but the environment has torch {installed}"
+        )
     if env.get("python_minor") != str(row.cell.python):
-        raise CellMismatch(f"cell {row.cell.id} claims Python {row.cell.python}, but the session runs {env.get('python')}")
+        raise CellMismatch(
+            f"cell {row.cell.id} claims Python {row.cell.python}, but the session runs {env.get('python')}"
+        )
     if doc["verdict"] in ("unsupported", "broken"):
         raise CellMismatch(f"adapter-matrix check says {doc['verdict']}: " + "; ".join(doc["reasons"]))
     seen = {c["name"]: c for c in doc.get("companions", ())}
@@ -62,7 +66,9 @@ def verify_refusal(check: Dict[str, Any], pick: CompanionPick, probe: str, torch
     reason = entry.get("reason") or ""
     commands = (entry.get("fix") or {}).get("commands") or []
     if check.get("exit_code") != 1 or entry.get("state") != "unpaired":
-        raise CellMismatch(f"check did not refuse {pick.name} {probe} beside torch {torch}: exit {check.get('exit_code')}, {entry.get('state')}")
+        raise CellMismatch(
+            f"check did not refuse {pick.name} {probe} beside torch {torch}: exit {check.get('exit_code')}, {entry.get('state')}"
+        )
     if Version(probe).public not in reason or torch not in reason:
         raise CellMismatch(f"check refused {pick.name} {probe} without naming both versions: {reason}")
     if not any(f"{pick.name}=={pick.version}" in command for command in commands):

@@ -8,21 +8,33 @@ from typing import List, Optional
 
 import typer
 
-from .common import EXIT_UNSUPPORTED, MATRIX_HELP, TODAY_HELP, app, console_for, date_or_exit, fail, one_matrix, release_or_exit
+from .common import (
+    EXIT_UNSUPPORTED,
+    MATRIX_HELP,
+    TODAY_HELP,
+    app,
+    console_for,
+    date_or_exit,
+    fail,
+    one_matrix,
+    release_or_exit,
+)
 
 
 @app.command()
 def plan(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     strategy: str = typer.Option("full", "--strategy", "-s", help="full, edges, latest or smoke."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text, json, or github ({\"include\": [...]})."),
+    fmt: str = typer.Option("text", "--format", "-f", help='text, json, or github ({"include": [...]}).'),
     release: Optional[str] = typer.Option(
         None, "--release", help="An adapter release or release line (default: every maintained release)."
     ),
     today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
     runners: Optional[str] = typer.Option(
-        None, "--runners", help="JSON: runner labels per runner-provided value ({\"cann9.1.0\": [\"self-hosted\", \"ascend\"]}) "
-        "or dimension ({\"cann\": [...]}), instead of the matrix's runner labels (--format github)."
+        None,
+        "--runners",
+        help='JSON: runner labels per runner-provided value ({"cann9.1.0": ["self-hosted", "ascend"]}) '
+        'or dimension ({"cann": [...]}), instead of the matrix\'s runner labels (--format github).',
     ),
 ) -> None:
     """The combinations to test, each named by the nox session that runs it."""
@@ -53,7 +65,9 @@ def plan(
         for r in rows:
             requires = "".join(f"  requires {name} {value}" for name, value in r.requires)
             companions = "".join(f"  with {p.name} {p.version}" for p in r.companions)
-            typer.echo(f"{r.session:<{width}} torch {str(r.cell.torch):<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}{companions}")
+            typer.echo(
+                f"{r.session:<{width}} torch {r.cell.torch!s:<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}{companions}"
+            )
 
 
 def _runner_labels(text: Optional[str]) -> dict:
@@ -81,12 +95,16 @@ def _runs_on(row: object, labels: dict) -> List[str]:
 
 @app.command()
 def results(
-    folders: List[str] = typer.Argument(..., help="Folders of result records (searched recursively; the newest record of a cell wins)."),
+    folders: List[str] = typer.Argument(
+        ..., help="Folders of result records (searched recursively; the newest record of a cell wins)."
+    ),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     expect: Optional[str] = typer.Option(None, "--expect", help="A plan strategy whose every cell must have a record."),
     fmt: str = typer.Option("text", "--format", "-f", help="text, markdown (md) or json."),
     into: Optional[str] = typer.Option(
-        None, "--into", help="Also merge the records into this evidence folder (e.g. evidence): one compact file per cell, newest wins."
+        None,
+        "--into",
+        help="Also merge the records into this evidence folder (e.g. evidence): one compact file per cell, newest wins.",
     ),
 ) -> None:
     """Aggregate the result records of test sessions. Exit 1 if a cell failed or is missing;
@@ -100,7 +118,9 @@ def results(
     if into:
         from ..ci.evidence import EvidenceError, write_evidence
 
-        target = one_matrix(matrix).matrix  # a record must be evidence of its release, and no weaker than the committed one
+        target = one_matrix(
+            matrix
+        ).matrix  # a record must be evidence of its release, and no weaker than the committed one
         inside = os.path.join(os.path.realpath(into), "")
         merged, refused = [], []
         for record in records:
@@ -112,7 +132,9 @@ def results(
                 refused.append(str(exc))
         for why in refused:
             console_for(stderr=True).print(f"[yellow]{why}[/]", markup=True, highlight=False)
-        console_for(stderr=True).print(f"{into}: {len(merged)} evidence record(s) written" + (f", {len(refused)} refused" if refused else ""))
+        console_for(stderr=True).print(
+            f"{into}: {len(merged)} evidence record(s) written" + (f", {len(refused)} refused" if refused else "")
+        )
     expected = None
     if expect is not None:
         from ..ci.plan import STRATEGIES
@@ -148,7 +170,9 @@ def results(
 def release(
     version: str = typer.Argument(..., help="The adapter release to freeze, as compat.yaml names it (e.g. 0.1.0)."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
-    results: Optional[str] = typer.Option(None, "--results", help="The evidence folder (default: the matrix's evidence: folder:)."),
+    results: Optional[str] = typer.Option(
+        None, "--results", help="The evidence folder (default: the matrix's evidence: folder:)."
+    ),
 ) -> None:
     """Freeze a release once: write EVIDENCE/VERSION/release.json with the hash of the evidence
     sources, the commit and the date. From then on its records are judged against that hash,
@@ -156,8 +180,8 @@ def release(
     the sources are uncommitted, or the matrix has no such release."""
     from ..ci.evidence import evidence_folder
     from ..ci.release import freeze
-    from ..matrix.diagnostics import display_path
     from ..ci.results import read_records
+    from ..matrix.diagnostics import display_path
 
     target = one_matrix(matrix).matrix
     folder = results or evidence_folder(target, environ={})

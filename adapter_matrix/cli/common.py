@@ -28,7 +28,6 @@ from .base import (  # noqa: F401  (re-exported for the command modules)
 )
 
 
-
 class Group(TyperGroup):
     """The root command group: every command and sub-command runs inside :meth:`invoke`, so
     an :class:`~adapter_matrix.errors.AdapterMatrixError` from any of them ends the same

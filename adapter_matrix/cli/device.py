@@ -32,7 +32,7 @@ def build(
     from ..device.build import BuildError, BuildMismatch, Extension, ensure_built
 
     try:
-        import torch  # noqa: F401
+        import torch
     except ImportError:
         fail("torch is not installed; install it first, e.g. `adapter-matrix check` says which")
     ext = Extension.of_package(package, result.matrix.adapter.device)
@@ -46,7 +46,9 @@ def build(
             return
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True)
+        progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True
+        )
         progress.start()
         progress.add_task(f"compiling {ext.name} for torch {torch.__version__} (about a minute on 2 cores)")
 
@@ -60,21 +62,31 @@ def build(
     if progress is not None:
         progress.stop()
     if as_json:
-        typer.echo(json.dumps({"extension": ext.name, "path": str(done.path), "compiled": done.compiled, **done.manifest}, indent=2))
+        typer.echo(
+            json.dumps(
+                {"extension": ext.name, "path": str(done.path), "compiled": done.compiled, **done.manifest}, indent=2
+            )
+        )
         return
-    what = f"compiled in {done.manifest['build_seconds']:.0f} s" if done.compiled else f"up to date ({time.perf_counter() - start:.2f} s, nothing compiled)"
+    what = (
+        f"compiled in {done.manifest['build_seconds']:.0f} s"
+        if done.compiled
+        else f"up to date ({time.perf_counter() - start:.2f} s, nothing compiled)"
+    )
     console.print(f"{ext.name} for torch {done.manifest['torch']}: {what}")
     console.print(f"cache: {done.path}")
 
 
-def shims_package(result: "LoadResult") -> str:
+def shims_package(result: LoadResult) -> str:
     """The adapter's shims package, or exit 2: the device commands need one."""
     if result.matrix.adapter.shims is None:
-        fail(f"{result.matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims")
+        fail(
+            f"{result.matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims"
+        )
     return result.matrix.adapter.shims
 
 
-def _csrc(result: "LoadResult") -> Any:
+def _csrc(result: LoadResult) -> Any:
     """The adapter's C++ sources folder, found without importing the adapter (or None)."""
     from ..device.build import BuildError, Extension
 
@@ -98,7 +110,9 @@ def _read_json(path: str) -> Dict[str, Any]:
 def probe(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the probe as JSON (to save and diff later)."),
-    diff: Optional[List[str]] = typer.Option(None, "--diff", help="Compare two saved probes: --diff A.json --diff B.json."),
+    diff: Optional[List[str]] = typer.Option(
+        None, "--diff", help="Compare two saved probes: --diff A.json --diff B.json."
+    ),
 ) -> None:
     """Which PrivateUse1 capabilities the installed torch has (imports torch), or what moved between two probes."""
     from ..device import probe as pr
@@ -133,8 +147,12 @@ def probe(
 def new_shim(
     version: str = typer.Argument(..., help="The new torch minor, e.g. 2.16."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
-    probe_new: Optional[str] = typer.Option(None, "--probe", help="Probe of the new torch (default: probe the installed one if it is that minor)."),
-    probe_base: Optional[str] = typer.Option(None, "--base", help="Probe of the previous torch (default: docs/probes/torch-X.Y.json next to the matrix)."),
+    probe_new: Optional[str] = typer.Option(
+        None, "--probe", help="Probe of the new torch (default: probe the installed one if it is that minor)."
+    ),
+    probe_base: Optional[str] = typer.Option(
+        None, "--base", help="Probe of the previous torch (default: docs/probes/torch-X.Y.json next to the matrix)."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes without writing them."),
 ) -> None:
     """Scaffold the shim for a new torch minor, add it to compat.yaml as experimental, and list what to check."""

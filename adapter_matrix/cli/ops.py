@@ -59,8 +59,8 @@ def sweep(
     from ..device.opsweep import expected as ex
     from ..device.opsweep import record as rec
     from ..device.opsweep.runner import run_sweep
-    from .device import shims_package  # exit 2 for a matrix without a shims package
     from ..files import atomic_write
+    from .device import shims_package  # exit 2 for a matrix without a shims package
 
     result = one_matrix(matrix)
     expectations = _expectations(expected, result.matrix.path)
@@ -86,8 +86,15 @@ def sweep(
 
     adapter = result.matrix.adapter
     console.print(f"op sweep ({mode}) of {adapter.device}, expectations {expectations.path}", markup=False)
-    done = run_sweep(adapter.device, shims_package(result), ops=ops, dtypes=dtype or ex.DTYPES, kinds=kind or ex.KINDS,
-                     timeout=timeout, progress=progress)
+    done = run_sweep(
+        adapter.device,
+        shims_package(result),
+        ops=ops,
+        dtypes=dtype or ex.DTYPES,
+        kinds=kind or ex.KINDS,
+        timeout=timeout,
+        progress=progress,
+    )
     verdicts = ex.judge(done, expectations)
     record = rec.build_record(done, verdicts, expectations, mode)
     if output:
@@ -107,19 +114,30 @@ def _print_summary(console: Any, record: Any) -> None:
 
     from ..device.opsweep.runner import OUTCOMES
 
-    table = Table("dtype", "kind", *OUTCOMES, title=f"torch {record['torch']}, {record['ops']} ops, {record['seconds']:.0f} s")
+    table = Table(
+        "dtype", "kind", *OUTCOMES, title=f"torch {record['torch']}, {record['ops']} ops, {record['seconds']:.0f} s"
+    )
     for dtype, kinds in record["by_dtype"].items():
         for kind, counts in kinds.items():
             table.add_row(dtype, kind, *(str(counts.get(o, 0)) for o in OUTCOMES))
     console.print(table)
     f32 = record["float32"]
     if f32["compared"]:
-        console.print(f"float32: {f32['matched']} of {f32['compared']} ops match CPU forward and backward ({f32['percent']}%); "
-                      f"{f32['ops'] - f32['compared']} not comparable (CPU raises for every sample)", markup=False)
+        console.print(
+            f"float32: {f32['matched']} of {f32['compared']} ops match CPU forward and backward ({f32['percent']}%); "
+            f"{f32['ops'] - f32['compared']} not comparable (CPU raises for every sample)",
+            markup=False,
+        )
     for problem in record["problems"]:
-        console.print(f"[red]{problem['task']}: {problem['problem']}[/] ({problem['error'] or 'no error'})", highlight=False)
-    console.print("agrees with the expectations" if record["ok"] else f"{len(record['problems'])} task(s) disagree with the expectations",
-                  markup=False)
+        console.print(
+            f"[red]{problem['task']}: {problem['problem']}[/] ({problem['error'] or 'no error'})", highlight=False
+        )
+    console.print(
+        "agrees with the expectations"
+        if record["ok"]
+        else f"{len(record['problems'])} task(s) disagree with the expectations",
+        markup=False,
+    )
 
 
 def _leave_suite_counts(record: Any) -> None:
@@ -132,5 +150,7 @@ def _leave_suite_counts(record: Any) -> None:
     passed -= sum(1 for p in record["problems"] if p["outcome"] == "passed")  # a new pass disagrees
     total = record["tasks_run"]
     failed = len(record["problems"])
-    skips = tuple(f"{f['op']} ({', '.join(f['tasks'])}): {f['reason']}" for f in record["failures"] if f["state"] != "unexpected")
+    skips = tuple(
+        f"{f['op']} ({', '.join(f['tasks'])}): {f['reason']}" for f in record["failures"] if f["state"] != "unexpected"
+    )
     write_summary("ops", TestCounts(passed, failed, total - passed - failed, 0, skips))

@@ -15,7 +15,17 @@ import json
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
-from .base import EXIT_UNSUPPORTED, EXIT_USAGE, CommandError, date_or_exit, fail, fail_with, find_or_exit, load_or_exit, print_diagnostics
+from .base import (
+    EXIT_UNSUPPORTED,
+    EXIT_USAGE,
+    CommandError,
+    date_or_exit,
+    fail,
+    fail_with,
+    find_or_exit,
+    load_or_exit,
+    print_diagnostics,
+)
 
 __all__ = ["CheckOption", "CHECK_OPTIONS", "parse_check", "run_check"]
 
@@ -45,7 +55,9 @@ _BY_FLAG = {flag: option for option in CHECK_OPTIONS for flag in option.flags}
 def parse_check(argv: Sequence[str]) -> Optional[Dict[str, Any]]:
     """The keywords of :func:`run_check` for ``check ARGV``, or None for anything else
     (help, an unknown option, a missing value, an argument): typer answers those."""
-    args: Dict[str, Any] = {o.dest: [] if o.kind == "multiple" else False if o.kind == "flag" else None for o in CHECK_OPTIONS}
+    args: Dict[str, Any] = {
+        o.dest: [] if o.kind == "multiple" else False if o.kind == "flag" else None for o in CHECK_OPTIONS
+    }
     i = 0
     while i < len(argv):
         token = argv[i]
@@ -114,7 +126,12 @@ def run_check(
         from ..check.report import CHECK_SCHEMA
 
         code = exc.code if isinstance(exc.code, int) else 2
-        sys.stdout.write(json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "error": exc.message, "checks": [], "invalid": []}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {"schema": CHECK_SCHEMA, "exit_code": code, "error": exc.message, "checks": [], "invalid": []}, indent=2
+            )
+            + "\n"
+        )
         sys.stdout.flush()
         raise
 
@@ -168,7 +185,9 @@ def _run_check(
         else:
             result = load_or_exit(located.path)
         try:
-            installed = detect_environment(result.matrix, python=python_override, torch=torch, adapter=adapter, dimensions=overrides)
+            installed = detect_environment(
+                result.matrix, python=python_override, torch=torch, adapter=adapter, dimensions=overrides
+            )
             found = detect_companions(result.matrix, assumed_companions)
         except ValueError as exc:
             fail(str(exc))
@@ -187,10 +206,14 @@ def _run_check(
         docs.append(doc)
     code = combined_exit_code([d["exit_code"] for d in docs]) if docs else EXIT_USAGE
     for bad in invalid:
-        fail_line = f"{bad['matrix']} ({bad['origin']}) is not a valid matrix: no verdict for it; fix or uninstall that adapter"
+        fail_line = (
+            f"{bad['matrix']} ({bad['origin']}) is not a valid matrix: no verdict for it; fix or uninstall that adapter"
+        )
         sys.stderr.write(f"warning: {fail_line}\n")
     if as_json:
-        sys.stdout.write(json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs, "invalid": invalid}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs, "invalid": invalid}, indent=2) + "\n"
+        )
     else:
         from .base import console_for
 
@@ -214,6 +237,11 @@ def main(argv: Sequence[str]) -> Optional[int]:
         from ..check.report import CHECK_SCHEMA
 
         error = "the command line is not one `check` takes (see `adapter-matrix check --help`)"
-        sys.stdout.write(json.dumps({"schema": CHECK_SCHEMA, "exit_code": EXIT_USAGE, "error": error, "checks": [], "invalid": []}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {"schema": CHECK_SCHEMA, "exit_code": EXIT_USAGE, "error": error, "checks": [], "invalid": []}, indent=2
+            )
+            + "\n"
+        )
         sys.stdout.flush()
     return None if args is None else run_check(**args)

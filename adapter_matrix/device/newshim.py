@@ -89,7 +89,14 @@ def _widen(spec_text: str, minor: Version) -> Optional[str]:
     return pattern.sub(f"<{nxt}", spec_text) if pattern.search(spec_text) else None
 
 
-def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optional[Dict[str, Any]], probe_base: Optional[Dict[str, Any]], today: Optional[_dt.date] = None) -> Scaffold:
+def scaffold(
+    matrix_path: Path,
+    matrix: Matrix,
+    minor: Version,
+    probe_new: Optional[Dict[str, Any]],
+    probe_base: Optional[Dict[str, Any]],
+    today: Optional[_dt.date] = None,
+) -> Scaffold:
     """Work out every change; nothing is written (see :func:`apply`)."""
     minor = minor_line(minor)
     if matrix.torch_line(minor) is not None:
@@ -97,7 +104,9 @@ def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optio
     previous, base_minor = _nearest(matrix, minor)
     package = matrix.adapter.shims
     if package is None:
-        raise NewShimError(f"{matrix.path} declares no shims package (adapter: shims:): new-shim scaffolds a shim inside one")
+        raise NewShimError(
+            f"{matrix.path} declares no shims package (adapter: shims:): new-shim scaffolds a shim inside one"
+        )
     module = _module_name(package, minor)
     today = today or _dt.date.today()
     text = matrix_path.read_text(encoding="utf-8")
@@ -130,7 +139,11 @@ def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optio
     shims_node = root.get("shims")
     assert isinstance(shims_node, Sequence)
     items = list(shims_node.items)
-    index = next(i for i, item in enumerate(items) if isinstance(item, Mapping) and getattr(item.get("module"), "text", None) == previous.module)
+    index = next(
+        i
+        for i, item in enumerate(items)
+        if isinstance(item, Mapping) and getattr(item.get("module"), "text", None) == previous.module
+    )
     item = items[index]
     assert isinstance(item, Mapping)
     if previous.torch.contains(Version(f"{minor}.0")):
@@ -169,7 +182,11 @@ def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optio
         f"{col}    reason: new torch release; shim scaffolded by adapter-matrix new-shim, not verified yet\n",
     ]
     rel_index = rel_items.index(rel_node)
-    rel_stop = rel_items[rel_index + 1].mark.line - 1 if rel_index + 1 < len(rel_items) else _root_stop(root, "releases", len(lines))
+    rel_stop = (
+        rel_items[rel_index + 1].mark.line - 1
+        if rel_index + 1 < len(rel_items)
+        else _root_stop(root, "releases", len(lines))
+    )
     exceptions = rel_node.get("exceptions")
     if isinstance(exceptions, Sequence) and exceptions.items:
         inserts.append((block_end(lines, exceptions.items[-1].mark.line - 1, rel_stop), rule))
@@ -191,14 +208,16 @@ def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optio
     todo += [d.describe(a, b) for d in differences]
     if not probe_new or not probe_base:
         todo.append("probe both releases (`adapter-matrix probe --json` with each torch installed) and diff them")
-    todo.append(f"run the edges cells of torch {minor} (`nox -t torch{minor}`), then mark it supported in {matrix_path.name}")
+    todo.append(
+        f"run the edges cells of torch {minor} (`nox -t torch{minor}`), then mark it supported in {matrix_path.name}"
+    )
     previous_name = previous.module.rsplit(".", 1)[1]
     notes = "".join(f"- {t}\n" for t in todo)
     module_text = (
         f'"""torch {minor}: what differs from the previous era (to be written).\n\n'
         f"Scaffolded by `adapter-matrix new-shim {minor}` from {previous.module}. To do:\n\n{notes}"
         f'"""\n\nfrom __future__ import annotations\n\nfrom .{previous_name} import Shim as _Previous\n\n\n'
-        f"class Shim(_Previous):\n    era = \"{minor}\"\n"
+        f'class Shim(_Previous):\n    era = "{minor}"\n'
     )
     return Scaffold(module, module_path, module_text, new_text, unified_diff(text, new_text, str(matrix_path)), todo)
 

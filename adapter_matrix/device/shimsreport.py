@@ -52,7 +52,11 @@ def report(matrix: Matrix, csrc: Optional[Path]) -> List[Finding]:
     findings: List[Finding] = []
     for shim in matrix.shims:
         if not any(shim.torch.contains(v) for v in torch):
-            findings.append(Finding("dead shim", shim.module, str(shim.mark), f"serves {shim.torch}, which no supported release claims"))
+            findings.append(
+                Finding(
+                    "dead shim", shim.module, str(shim.mark), f"serves {shim.torch}, which no supported release claims"
+                )
+            )
     if not torch or csrc is None:
         return findings
     minors = sorted({minor_line(v) for v in torch})

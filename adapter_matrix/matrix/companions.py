@@ -39,7 +39,16 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from .diagnostics import Diagnostic, Diagnostics, Mark
-from .model import AdapterPin, CellCompanion, Companion, CompanionLine, CompanionRelease, Matrix, minor_line, requirement
+from .model import (
+    AdapterPin,
+    CellCompanion,
+    Companion,
+    CompanionLine,
+    CompanionRelease,
+    Matrix,
+    minor_line,
+    requirement,
+)
 from .reader import Reader
 from .source import Mapping, Node, Scalar
 
@@ -64,7 +73,11 @@ def parse_companions(b: Reader, node: Optional[Node]) -> Tuple[Companion, ...]:
     for key, value in b.entries(node, "companions"):
         name = key.text
         if not _NAME.match(name):
-            b.diags.error(key.mark, f"companion {name!r} is not a distribution name", "write its name as on PyPI, e.g. torchvision")
+            b.diags.error(
+                key.mark,
+                f"companion {name!r} is not a distribution name",
+                "write its name as on PyPI, e.g. torchvision",
+            )
             continue
         f = b.fields(value, "companion", f"companion {name}")
         lines = tuple(sorted(_lines(b, name, f.get("torch")), key=lambda entry: entry.minor))
@@ -126,7 +139,9 @@ def _pins(b: Reader, name: str, node: Optional[Node]) -> Tuple[AdapterPin, ...]:
 
 def parse_cell_companions(b: Reader, node: Optional[Node]) -> Tuple[CellCompanion, ...]:
     """``ci: companions: [torchvision]``: the companions every test cell installs."""
-    return tuple(CellCompanion(s.text, s.mark) for s in (b.scalar(n, "companion name") for n in b.items(node, "companions")) if s)
+    return tuple(
+        CellCompanion(s.text, s.mark) for s in (b.scalar(n, "companion name") for n in b.items(node, "companions")) if s
+    )
 
 
 # -- consistency -------------------------------------------------------------------------
@@ -140,23 +155,49 @@ def check(matrix: Matrix) -> List[Diagnostic]:
     for comp in matrix.companions:
         canonical = canonicalize_name(comp.name)
         if canonical in seen:
-            diags.error(comp.mark, f"companion {comp.name} is listed twice", f"it is already listed at line {seen[canonical].line}")
+            diags.error(
+                comp.mark,
+                f"companion {comp.name} is listed twice",
+                f"it is already listed at line {seen[canonical].line}",
+            )
         seen.setdefault(canonical, comp.mark)
         if canonical in (canonicalize_name("torch"), canonicalize_name(matrix.adapter.distribution)):
-            diags.error(comp.mark, f"{comp.name} is not a companion: the matrix describes it already", "list torch extensions only")
+            diags.error(
+                comp.mark,
+                f"{comp.name} is not a companion: the matrix describes it already",
+                "list torch extensions only",
+            )
         if not comp.torch_facts and not comp.adapter:
-            diags.error(comp.mark, f"companion {comp.name} states nothing", "give `torch:` facts per torch line or `adapter:` pins per release")
+            diags.error(
+                comp.mark,
+                f"companion {comp.name} states nothing",
+                "give `torch:` facts per torch line or `adapter:` pins per release",
+            )
         _check_lines(matrix, comp, patches, diags)
         for pin in comp.adapter:
             if matrix.release(pin.release) is None:
                 known = ", ".join(str(r.version) for r in matrix.releases) or "none"
-                diags.error(pin.mark, f"{comp.name} is pinned for adapter release {pin.release}, which this file does not list", f"releases: {known}")
+                diags.error(
+                    pin.mark,
+                    f"{comp.name} is pinned for adapter release {pin.release}, which this file does not list",
+                    f"releases: {known}",
+                )
     for ref in matrix.ci_companions:
-        declared = next((c for c in matrix.companions if canonicalize_name(c.name) == canonicalize_name(ref.name)), None)
+        declared = next(
+            (c for c in matrix.companions if canonicalize_name(c.name) == canonicalize_name(ref.name)), None
+        )
         if declared is None:
-            diags.error(ref.mark, f"ci installs companion {ref.name}, which companions: does not declare", "declare it with its torch facts")
+            diags.error(
+                ref.mark,
+                f"ci installs companion {ref.name}, which companions: does not declare",
+                "declare it with its torch facts",
+            )
         elif not declared.torch_facts:
-            diags.error(ref.mark, f"ci installs companion {ref.name}, but it has no torch facts to pick a release with", "add `torch:` facts")
+            diags.error(
+                ref.mark,
+                f"ci installs companion {ref.name}, but it has no torch facts to pick a release with",
+                "add `torch:` facts",
+            )
     return diags.items
 
 
@@ -165,15 +206,27 @@ def _check_lines(matrix: Matrix, comp: Companion, patches: List[Version], diags:
     first: Dict[Version, Mark] = {}
     for entry in sorted(comp.lines, key=lambda e: e.mark):
         if entry.minor in first:
-            diags.error(entry.mark, f"{comp.name}: torch {entry.minor} is listed twice", f"it is already listed at line {first[entry.minor].line}")
+            diags.error(
+                entry.mark,
+                f"{comp.name}: torch {entry.minor} is listed twice",
+                f"it is already listed at line {first[entry.minor].line}",
+            )
             continue
         first[entry.minor] = entry.mark
         if matrix.torch_line(entry.minor) is None:  # a warning: the torch facts may be what lags
-            diags.warning(entry.mark, f"{comp.name} names torch {entry.minor}, which this file does not describe", "describe it under torch: or remove the entry")
+            diags.warning(
+                entry.mark,
+                f"{comp.name} names torch {entry.minor}, which this file does not describe",
+                "describe it under torch: or remove the entry",
+            )
             continue
         for rel in entry.releases:
             if rel.version in listed:
-                diags.error(rel.mark, f"{comp.name} {rel.version} is listed twice", f"it is already listed at line {listed[rel.version].line}")
+                diags.error(
+                    rel.mark,
+                    f"{comp.name} {rel.version} is listed twice",
+                    f"it is already listed at line {listed[rel.version].line}",
+                )
                 continue
             listed[rel.version] = rel.mark
             admitted = [p for p in patches if rel.torch.contains(p)]
@@ -187,12 +240,12 @@ def _check_lines(matrix: Matrix, comp: Companion, patches: List[Version], diags:
                 diags.error(
                     rel.mark,
                     f"{comp.name} {rel.version} requires torch{requirement(rel.torch)}: built for torch {minor_line(admitted[0])}, not {entry.minor}",
-                    f"list it under \"{minor_line(admitted[0])}\" (a release belongs to the line of the oldest torch it admits)",
+                    f'list it under "{minor_line(admitted[0])}" (a release belongs to the line of the oldest torch it admits)',
                 )
     unstated = [str(line.minor) for line in matrix.torch if line.minor not in first]
     if comp.torch_facts and unstated:
         diags.warning(
             comp.mark,
             f"{comp.name} says nothing about torch {', '.join(unstated)}",
-            f"list the releases built for each under its line, or write \"{unstated[0]}\": {NONE} where there are none",
+            f'list the releases built for each under its line, or write "{unstated[0]}": {NONE} where there are none',
         )

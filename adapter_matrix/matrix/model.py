@@ -88,7 +88,7 @@ class PythonVersion(NamedTuple):
     free_threaded: bool = False
 
     @classmethod
-    def parse(cls, text: str) -> "PythonVersion":
+    def parse(cls, text: str) -> PythonVersion:
         """Parse ``"3.11"`` or ``"3.13t"``; raise :class:`ValueError` otherwise."""
         match = _PYTHON_RE.match(text.strip())
         if not match:
@@ -111,7 +111,7 @@ class Spec(NamedTuple):
     specifier: SpecifierSet
 
     @classmethod
-    def parse(cls, text: str) -> "Spec":
+    def parse(cls, text: str) -> Spec:
         """Parse a PEP 440 specifier set; a bare version means ``==version``."""
         text = text.strip()
         body = text if not text or text[0] in "<>=!~" else f"=={text}"
@@ -239,14 +239,14 @@ class Value(NamedTuple):
     version: Optional[Version] = None
 
     @classmethod
-    def of(cls, text: str, kind: str) -> "Value":
+    def of(cls, text: str, kind: str) -> Value:
         """Parse ``text`` for a dimension of ``kind``; :class:`ValueError` for a bad version."""
         text = text.strip()
         if kind == ENUM or text.casefold() == ABSENT:
             return cls(ABSENT if text.casefold() == ABSENT else text)
         return cls(text, Version(text))
 
-    def same(self, other: "Value") -> bool:
+    def same(self, other: Value) -> bool:
         if self.version is not None and other.version is not None:
             return self.version == other.version
         return self.text.casefold() == other.text.casefold()
@@ -429,6 +429,8 @@ class EvidencePolicy(NamedTuple):
 
 
 DEFAULT_EVIDENCE = EvidencePolicy("evidence", 180, (), Mark("<default>", 0, 0))
+
+
 def requirement(spec: Spec) -> str:
     """A specifier as a requirement's tail: ``2.1.1`` -> ``==2.1.1``; ``>=2.14.0`` stays."""
     text = spec.text

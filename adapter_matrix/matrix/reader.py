@@ -66,7 +66,9 @@ class Reader:
         """Check a mapping against its declared keys; return key -> value node."""
         struct = STRUCTS[struct_name]
         if not isinstance(node, Mapping):
-            self.diags.error(node.mark, f"{what} must be a mapping, found {node.describe()}", "see `adapter-matrix schema`")
+            self.diags.error(
+                node.mark, f"{what} must be a mapping, found {node.describe()}", "see `adapter-matrix schema`"
+            )
             return {}
         out: Dict[str, Node] = {}
         for key, value in node:
@@ -140,7 +142,9 @@ class Reader:
             return ()
         if isinstance(node, Sequence):
             return node.items
-        self.diags.error(node.mark, f"{what} must be a list, found {node.describe()}", "write it as a YAML list (`- item`)")
+        self.diags.error(
+            node.mark, f"{what} must be a list, found {node.describe()}", "write it as a YAML list (`- item`)"
+        )
         return ()
 
     def entries(self, node: Optional[Node], what: str) -> Tuple[Tuple[Scalar, Node], ...]:
@@ -163,6 +167,8 @@ class Reader:
         """A key naming a torch minor line (``"2.4"``), else an error and ``None``."""
         minor = self.convert(key, "torch minor", Version, f"{what} are keyed by minor, e.g. '2.4'")
         if minor is not None and (len(minor.release) != 2 or minor.local or minor.pre or minor.post or minor.dev):
-            self.diags.error(key.mark, f"{what}: {key.text!r} is not a minor release line", "key it by MAJOR.MINOR, e.g. '2.4'")
+            self.diags.error(
+                key.mark, f"{what}: {key.text!r} is not a minor release line", "key it by MAJOR.MINOR, e.g. '2.4'"
+            )
             return None
         return minor

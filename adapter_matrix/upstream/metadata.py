@@ -19,8 +19,8 @@ import zipfile
 from email.parser import HeaderParser
 from typing import Dict, List, Mapping, Tuple
 
-from ..errors import AdapterMatrixError
 from .._version import __version__
+from ..errors import AdapterMatrixError
 
 __all__ = ["MetadataError", "http_get", "wheel_metadata", "headers", "HEADERS_KEPT"]
 

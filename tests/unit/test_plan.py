@@ -29,7 +29,9 @@ def test_full_plan_is_every_python_torch_cell_once():
     rows = plan(matrix, "full")
     ids = [r.session for r in rows]
     assert len(ids) == len(set(ids))
-    expected = sum(len([p for p in line.python if not p.free_threaded and p.version.minor < 14]) for line in matrix.torch)
+    expected = sum(
+        len([p for p in line.python if not p.free_threaded and p.version.minor < 14]) for line in matrix.torch
+    )
     assert len(rows) == expected
 
 

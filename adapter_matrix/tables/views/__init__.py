@@ -75,7 +75,12 @@ VIEWS: Dict[str, Callable[..., Table]] = {
     "companions": companions,
 }
 # Views drawn from records, and which: the nox cells' result records, or op-sweep records.
-RECORDS: Dict[str, str] = {"verified": "results", "ops": "op-sweeps", "op-dtypes": "op-sweeps", "op-failures": "op-sweeps"}
+RECORDS: Dict[str, str] = {
+    "verified": "results",
+    "ops": "op-sweeps",
+    "op-dtypes": "op-sweeps",
+    "op-failures": "op-sweeps",
+}
 
 
 def build(

@@ -8,12 +8,11 @@ import dataclasses
 import datetime as _dt
 from typing import Any, Dict, Optional, Sequence
 
-
 from ...matrix.model import Matrix, Release
 from ..table import Column, Span, Table, code, fill, plain
 from ..words import legend, word
 
-__all__ = ['capabilities']
+__all__ = ["capabilities"]
 
 
 def capabilities(
@@ -49,7 +48,9 @@ def capabilities(
                 "absent_on_python": {k: {"python": spec, "reason": why} for k, (spec, why) in entry.absent_on.items()},
             }
         )
-    columns = (Column("torch", word("torch", lang)), Column("shim", word("shim", lang))) + tuple(Column(f, f) for f in features)
+    columns = (Column("torch", word("torch", lang)), Column("shim", word("shim", lang))) + tuple(
+        Column(f, f) for f in features
+    )
     title = word("capabilities_title", lang).format(dist=matrix.adapter.distribution)
     data = {"adapter": matrix.adapter.distribution, "release": None, "features": dict(features), "lines": facts}
     return Table("capabilities", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)

@@ -23,7 +23,16 @@ from ...matrix.queries import (
 from ..table import Column, Span, Table, TableCell, fill, plain
 from ..words import legend, word
 
-__all__ = ['STATUS_ORDER', 'NEEDS', 'cell_facts', 'status_cell', 'shown_releases', 'grid_table', 'line_order', 'sweep_facts']
+__all__ = [
+    "STATUS_ORDER",
+    "NEEDS",
+    "cell_facts",
+    "status_cell",
+    "shown_releases",
+    "grid_table",
+    "line_order",
+    "sweep_facts",
+]
 
 
 STATUS_ORDER = {status: i for i, status in enumerate(Status)}
@@ -113,7 +122,9 @@ def _served(here: Sequence[Cell], lang: str) -> TableCell:
             differing = _differing(own[status], [c for group in own.values() for c in group]) if len(own) > 1 else ""
             names.append(f"{version} with {differing}" if differing else str(version))
         versions = ", ".join(dict.fromkeys(names))
-        spans += ([Span("; ")] if spans else []) + list(fill(word("served_cell", lang), "", status=Span(word(status.value, lang)), versions=Span(versions)).spans)
+        spans += ([Span("; ")] if spans else []) + list(
+            fill(word("served_cell", lang), "", status=Span(word(status.value, lang)), versions=Span(versions)).spans
+        )
     title = "; ".join(sorted({c.reason for c in here if c.reason}))
     return TableCell(tuple(spans), statuses[0].value, title)
 
@@ -167,7 +178,9 @@ def grid_table(
     if single is None and shown_releases:
         newest_first = sorted(shown_releases, key=lambda r: r.version, reverse=True)
         data["releases_shown"] = list(dict.fromkeys(str(r.version) for r in newest_first))
-    return Table(view, lang, title, header, tuple(rows), legend(rows, lang, matrix.evidence.max_age_days), data, matrix.path)
+    return Table(
+        view, lang, title, header, tuple(rows), legend(rows, lang, matrix.evidence.max_age_days), data, matrix.path
+    )
 
 
 def line_order(matrix: Matrix) -> List[Optional[str]]:
@@ -186,6 +199,19 @@ NEEDS = "the {view} view needs op-sweep records: give --results DIR (or results=
 
 def sweep_facts(record: Dict[str, Any]) -> Dict[str, Any]:
     """What the JSON format of the ops and op-dtypes views carries of one sweep record."""
-    keys = ("torch", "torch_line", "python", "device", "mode", "seconds", "timestamp", "ops", "tasks_run", "ok",
-            "float32", "families", "by_dtype")
+    keys = (
+        "torch",
+        "torch_line",
+        "python",
+        "device",
+        "mode",
+        "seconds",
+        "timestamp",
+        "ops",
+        "tasks_run",
+        "ok",
+        "float32",
+        "families",
+        "by_dtype",
+    )
     return {key: record[key] for key in keys}

@@ -9,7 +9,6 @@ import dataclasses
 import datetime as _dt
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-
 from ...matrix.model import Companion, Matrix, TorchLine, requirement
 from ...matrix.queries import (
     Releases,
@@ -17,7 +16,7 @@ from ...matrix.queries import (
 from ..table import Column, Span, Table, TableCell, fill, plain
 from ..words import legend, word
 
-__all__ = ['companions']
+__all__ = ["companions"]
 
 
 def _line_cell(comp: Companion, line: TorchLine, lang: str) -> Tuple[TableCell, Dict[str, Any]]:
@@ -64,6 +63,8 @@ def companions(
     data = {
         "adapter": matrix.adapter.distribution,
         "release": None,
-        "companions": [{"name": c.name, "description": c.description or None, "lines": per_companion[c.name]} for c in shown],
+        "companions": [
+            {"name": c.name, "description": c.description or None, "lines": per_companion[c.name]} for c in shown
+        ],
     }
     return Table("companions", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)

@@ -24,7 +24,7 @@ from ..table import Column, Table, plain
 from ..words import legend, word
 from .common import STATUS_ORDER, line_order
 
-__all__ = ['dimension']
+__all__ = ["dimension"]
 
 
 def _dimension_of(matrix: Matrix, name: Optional[str], shown: Sequence[Release]) -> Optional[str]:
@@ -58,7 +58,9 @@ def dimension(
     if dim is None:
         title = word("no_dimension", lang).format(dist=matrix.adapter.distribution)
         data = {"adapter": matrix.adapter.distribution, "release": None, "dimension": None, "packages": []}
-        return Table("dimension", lang, title, (Column("dimension", word("dimensions", lang)),), (), (), data, matrix.path)
+        return Table(
+            "dimension", lang, title, (Column("dimension", word("dimensions", lang)),), (), (), data, matrix.path
+        )
     values: List[Value] = list(reversed(dim.values)) if dim.kind == "version" else list(dim.values)
     served: Dict[Tuple[str, Version], List[Tuple[Release, Version, Status]]] = {}
     lines_shown = set()
@@ -85,13 +87,18 @@ def dimension(
         row = [plain(value.text)]
         if with_lines:
             order = line_order(matrix)
-            row.append(plain(", ".join(sorted({r.release_line for r in row_releases if r.release_line}, key=order.index))))
+            row.append(
+                plain(", ".join(sorted({r.release_line for r in row_releases if r.release_line}, key=order.index)))
+            )
         for line in torch_lines:
             entries = sorted(served.get((value.text, line), []), key=lambda e: e[0].version, reverse=True)
             # a package once per cell: entries of one version (one per OS) are one package
             best_of: Dict[Version, Tuple[Release, Version, Status]] = {}
             for entry in entries:
-                if entry[0].version not in best_of or STATUS_ORDER[entry[2]] < STATUS_ORDER[best_of[entry[0].version][2]]:
+                if (
+                    entry[0].version not in best_of
+                    or STATUS_ORDER[entry[2]] < STATUS_ORDER[best_of[entry[0].version][2]]
+                ):
                     best_of[entry[0].version] = entry
             here = list(best_of.values())
             if not here:

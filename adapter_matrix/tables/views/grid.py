@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Dict, Optional, Sequence
 
-
 from ...matrix.model import Matrix
 from ...matrix.queries import (
     Releases,
@@ -16,7 +15,7 @@ from ...matrix.queries import (
 from ..table import Table
 from .common import cell_facts, grid_table, shown_releases, status_cell
 
-__all__ = ['grid']
+__all__ = ["grid"]
 
 
 def grid(
@@ -28,4 +27,6 @@ def grid(
 ) -> Table:
     """torch minor (newest first) x Python; each cell shows its status, for the releases
     asked for or (by default) every maintained release."""
-    return grid_table(matrix, shown_releases(matrix, release, today), lang, today, "grid", lambda c: status_cell(c, lang), cell_facts)
+    return grid_table(
+        matrix, shown_releases(matrix, release, today), lang, today, "grid", lambda c: status_cell(c, lang), cell_facts
+    )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Sequence
 
-
 from ...device.opsweep.expected import DTYPES, KINDS
 from ...matrix.model import Matrix
 from ...matrix.queries import (
@@ -20,7 +19,7 @@ from ..table import Column, Table, plain
 from ..words import legend, word
 from .common import NEEDS, sweep_facts
 
-__all__ = ['op_dtypes']
+__all__ = ["op_dtypes"]
 
 
 def _task_state(record: Dict[str, Any], task: str, failed: int) -> str:
@@ -58,7 +57,9 @@ def op_dtypes(
             row.append(plain(f"{counts['passed']}/{failed}", _task_state(record, f"{dtype}/{kind}", failed), title))
         rows.append(tuple(row))
         facts.append(sweep_facts(record))
-    columns = (Column("torch", word("torch", lang)),) + tuple(Column(f"{d}/{k}", f"{d} {word(f'opd_{k}', lang)}") for d, k in tasks)
+    columns = (Column("torch", word("torch", lang)),) + tuple(
+        Column(f"{d}/{k}", f"{d} {word(f'opd_{k}', lang)}") for d, k in tasks
+    )
     device = records[0]["device"] if records else matrix.adapter.device
     title = word("op_dtypes_title", lang).format(dist=matrix.adapter.distribution, device=device)
     data = {"adapter": matrix.adapter.distribution, "release": None, "sweeps": facts}

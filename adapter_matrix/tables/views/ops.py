@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Sequence
 
-
 from ...device.opsweep.worker import FAMILIES
 from ...matrix.model import Matrix
 from ...matrix.queries import (
@@ -20,7 +19,7 @@ from ..table import Column, Table, TableCell, plain
 from ..words import legend, word
 from .common import NEEDS, sweep_facts
 
-__all__ = ['ops']
+__all__ = ["ops"]
 
 
 def _family_cell(counts: Optional[Dict[str, int]], lang: str) -> TableCell:
@@ -53,15 +52,21 @@ def ops(
         f32 = record["float32"]
         rate = f"{f32['matched']}/{f32['compared']} ({f32['percent']:.1f}%)" if f32["compared"] else ""
         skipped = sum(c["skipped"] for c in record["families"].values())
-        row = [plain(record["torch_line"], title=f"torch {record['torch']}, Python {record['python']}"),
-               plain(f"{record['ops']}" + (word("ops_skipped", lang).format(n=skipped) if skipped else "")),
-               plain(rate)]
+        row = [
+            plain(record["torch_line"], title=f"torch {record['torch']}, Python {record['python']}"),
+            plain(f"{record['ops']}" + (word("ops_skipped", lang).format(n=skipped) if skipped else "")),
+            plain(rate),
+        ]
         row += [_family_cell(record["families"].get(f), lang) for f in families]
         row.append(plain(_minutes(record["seconds"])))
         rows.append(tuple(row))
         facts.append(sweep_facts(record))
     columns = (
-        (Column("torch", word("torch", lang)), Column("ops", word("ops_count", lang)), Column("float32", word("ops_float32", lang)))
+        (
+            Column("torch", word("torch", lang)),
+            Column("ops", word("ops_count", lang)),
+            Column("float32", word("ops_float32", lang)),
+        )
         + tuple(Column(f, f) for f in families)
         + (Column("time", word("ops_time", lang)),)
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-
 from ...matrix.model import Companion, CompanionRelease, Matrix, PythonVersion, Release, requirement
 from ...matrix.queries import (
     Releases,
@@ -22,7 +21,7 @@ from ..table import Column, Span, Table, TableCell, code, plain
 from ..words import legend, word
 from .common import line_order
 
-__all__ = ['releases']
+__all__ = ["releases"]
 
 
 def _runs(claimed: Sequence[Any], known: Sequence[Any], label: Callable[[Any], str]) -> str:
@@ -145,5 +144,9 @@ def releases(
     columns = tuple(Column(k, word(k, lang)) for k in keys) + tuple(Column(c.name, c.name) for c in matrix.companions)
     title = word("releases_title", lang).format(dist=matrix.adapter.distribution)
     asked = chosen(matrix, release) if release is not None else ()
-    data = {"adapter": matrix.adapter.distribution, "release": str(asked[0].version) if len(asked) == 1 else None, "releases": facts}
+    data = {
+        "adapter": matrix.adapter.distribution,
+        "release": str(asked[0].version) if len(asked) == 1 else None,
+        "releases": facts,
+    }
     return Table("releases", lang, title, columns, tuple(rows), legend(rows, lang), data, matrix.path)

@@ -11,7 +11,6 @@ import dataclasses
 import datetime as _dt
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-
 from ...ci.evidence import Verification, index_records, verification_of
 from ...matrix.model import Matrix, Status
 from ...matrix.queries import (
@@ -23,7 +22,7 @@ from ..table import Span, Table, TableCell, fill, plain
 from ..words import word
 from .common import cell_facts, grid_table, status_cell
 
-__all__ = ['verified']
+__all__ = ["verified"]
 
 
 def _evidence_cell(evidence: Verification, lang: str, proves: bool = False) -> TableCell:
@@ -60,7 +59,9 @@ def verified(
     index = index_records(records, matrix, today)
     asked = chosen(matrix, release) if release is not None else tuple(r for r in [matrix.newest_release] if r)
     if len(asked) > 1:
-        raise ValueError("the verified view shows one release: name a package version with --release (or release= in a marker)")
+        raise ValueError(
+            "the verified view shows one release: name a package version with --release (or release= in a marker)"
+        )
     # Once a folder holds frozen releases (adapter-matrix release), a release not frozen in it is
     # unreleased code: its records prove work in progress, so its cells are not yet verified.
     frozen = index.frozen.get(str(asked[0].version)) if asked else None
@@ -73,7 +74,9 @@ def verified(
             return plain(word("unreleased", lang), "unreleased", word("unreleased_about", lang))
         return _evidence_cell(verification_of(c, index), lang, proves=frozen is not None)
 
-    table = grid_table(matrix, asked, lang, today, "verified", shown, lambda c: cell_facts(c, verification_of(c, index)))
+    table = grid_table(
+        matrix, asked, lang, today, "verified", shown, lambda c: cell_facts(c, verification_of(c, index))
+    )
     if frozen is not None:
         at = word("at_commit", lang).format(commit=frozen.commit[:7]) if frozen.commit else ""
         title = table.title + word("frozen_title", lang).format(version=frozen.version, date=frozen.date, at=at)
