@@ -63,7 +63,7 @@ class FileWriteError(AdapterMatrixError, OSError):
         super().__init__(f"cannot write {printable(path)}: {reason}")
         self.path = path
         self.reason = reason
-        self.errno = errno_  # type: ignore[assignment]
+        self.errno = errno_
 
     def __str__(self) -> str:
         return self.args[0]

@@ -359,8 +359,8 @@ class Cells:
         missing = [p.name for p in _cells.cell_companions(row) if p not in cell.attempt.picks]  # type: ignore[union-attr]
         if missing:
             session.warn(
-                f"installed without {', '.join(missing)}: {cell.attempt.source} has no build of it for this cell"
-            )  # type: ignore[union-attr]
+                f"installed without {', '.join(missing)}: {cell.attempt.source} has no build of it for this cell"  # type: ignore[union-attr]
+            )
         wanted = self.adapter.requirements
         more = list(wanted(row) if callable(wanted) else wanted)
         tester = ["pytest"] if isinstance(self.adapter.tests, Pytest) else []

@@ -105,7 +105,7 @@ exec(compile(_QUESTIONS, "<adapter_matrix.check.bounded>", "exec"), _namespace)
 _ask = _namespace["_ask"]
 
 
-def _bounded(mode: str, pattern: str, text: str, seconds: float):  # type: ignore[no-untyped-def]
+def _bounded(mode: str, pattern: str, text: str, seconds: float):
     re.compile(pattern, re.MULTILINE)  # an invalid pattern is re.error here, in the caller's process
     text = text[:INPUT_CHARS]
     try:
@@ -140,7 +140,7 @@ def _bounded(mode: str, pattern: str, text: str, seconds: float):  # type: ignor
 _CHILD = _QUESTIONS + ("import json,sys\na=json.load(sys.stdin)\nprint(json.dumps(_ask(*a)))\n")
 
 
-def _in_child(mode: str, pattern: str, text: str, seconds: float):  # type: ignore[no-untyped-def]
+def _in_child(mode: str, pattern: str, text: str, seconds: float):
     """The match in a child Python, killed at the budget (plus its start-up)."""
     import json
 

@@ -54,7 +54,7 @@ def assess(
     """The status of a combination the release claims: the cell's status, a pre-release
     torch the release does not pin counting as experimental at best."""
     status, reason, link, marks = cell_status(release, Version(torch.public), python, dims, today)
-    reasons = (reason,) if reason else ()
+    reasons: Tuple[str, ...] = (reason,) if reason else ()
     note = _prerelease_note(matrix, release, torch)
     if note is not None:
         reasons = (note,) + reasons

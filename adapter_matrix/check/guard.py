@@ -44,6 +44,7 @@ import json
 import os
 import sys
 import warnings
+from types import FrameType
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from .._version import __version__
@@ -107,7 +108,7 @@ class _Probe(NamedTuple):
 
 def under_autoload() -> bool:
     """True while torch imports device backends through its ``torch.backends`` entry points."""
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == "_import_device_backends":
             return True

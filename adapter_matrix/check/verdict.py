@@ -8,7 +8,7 @@ is not "supported" carries the fixes :mod:`.fixes` finds.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
@@ -124,14 +124,14 @@ def _verdict_for_release(matrix: Matrix, env: Environment, release: Release, tod
         return fail(
             f"{dist} {release.label} supports Python {release.python}, not {env.python}", release.mark_of("python")
         )
-    assumptions = []
+    assumptions: List[str] = []
     for name, constraint in release.dimensions:
-        value = env.dimension(name)
-        if value is None:
+        detected = env.dimension(name)
+        if detected is None:
             assumptions.append(f"{name} could not be detected; assumed it satisfies {constraint}")
-        elif not constraint.contains(value):
+        elif not constraint.contains(detected):
             return fail(
-                f"{dist} {release.label} needs {name} {constraint}, found {value}", release.mark_of("dimensions")
+                f"{dist} {release.label} needs {name} {constraint}, found {detected}", release.mark_of("dimensions")
             )
     status, reasons, _link, marks = assess(matrix, release, env.torch, env.python, dict(env.dimensions), today)
     outcome = Outcome(status.value)

@@ -267,8 +267,8 @@ def shortfall(matrix: Matrix, cell: Cell, record: Mapping[str, Any]) -> List[str
     of ``evidence: suites:`` it has no counts for (``suite group workloads``), and each
     companion of ``ci: companions:`` with a release for the cell's torch that it did not
     install (``companion torchvision``). Empty for a complete record."""
-    suites = record.get("suites") if isinstance(record.get("suites"), dict) else {}
-    installed = record.get("companions") if isinstance(record.get("companions"), dict) else {}
+    suites: Any = record.get("suites") if isinstance(record.get("suites"), dict) else {}
+    installed: Any = record.get("companions") if isinstance(record.get("companions"), dict) else {}
     have = {_canonical(str(name)) for name in installed}
     missing = [f"suite group {g}" for g in matrix.evidence.suites if g not in suites]
     for entry in matrix.ci_companions:
@@ -401,7 +401,7 @@ def verification_of(cell: Cell, records: RecordIndex) -> Verification:
         return UNVERIFIED
     ran = _torch_ran(record)
     commit = str(record["commit"]) if record.get("commit") else None
-    facts = {
+    facts: Dict[str, Any] = {
         "date": _record_date(record).isoformat(),
         "session": str(record.get("session") or cell.id),
         "torch": str(ran) if ran else None,

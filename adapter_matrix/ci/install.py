@@ -116,4 +116,4 @@ def install_attempts(row: PlanRow, environ: Optional[Mapping[str, str]] = None) 
 
 def _is_local(source: InstallSource) -> bool:
     """A source that is a folder on this machine (``find-links: /opt/wheels``), not an index."""
-    return bool(source.find_links) and not source.index_url and "://" not in source.find_links
+    return bool(source.find_links and not source.index_url and "://" not in source.find_links)

@@ -61,7 +61,7 @@ def _op_sweep(record: Dict[str, Any]) -> str:
     ops = record.get("ops")
     if not isinstance(ops, dict):  # a record from before the summary was kept: only the suite counts
         return "ran" if (record.get("suites") or {}).get("ops") else "-"
-    f32 = ops.get("float32") if isinstance(ops.get("float32"), dict) else {}
+    f32: Any = ops.get("float32") if isinstance(ops.get("float32"), dict) else {}
     if ops.get("mode") == "full" and f32.get("compared"):
         return f"full, f32 {f32.get('matched', 0)}/{f32['compared']}"
     return str(ops.get("mode") or "-")

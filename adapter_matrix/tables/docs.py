@@ -183,7 +183,10 @@ def sync(
         )
     if write:
         for path, new in pending:
-            atomic_write(path, new, **({"write": writer} if writer else {}))
+            if writer:
+                atomic_write(path, new, write=writer)
+            else:
+                atomic_write(path, new)
     return outcomes
 
 
@@ -192,5 +195,8 @@ def sync_output(path: str, text: str, write: bool, writer: Optional[Writer] = No
     old = _read(path, missing_ok=True)
     changed = old != text
     if changed and write:
-        atomic_write(path, text, **({"write": writer} if writer else {}))
+        if writer:
+            atomic_write(path, text, write=writer)
+        else:
+            atomic_write(path, text)
     return Outcome(path, 0, changed, unified_diff(old, text, path) if changed else "")

@@ -111,7 +111,7 @@ def _served(here: Sequence[Cell], lang: str) -> TableCell:
     by_release: Dict[Version, Dict[Status, List[Cell]]] = {}
     for cell in here:
         by_release.setdefault(cell.release.version, {}).setdefault(cell.status, []).append(cell)
-    statuses = sorted({c.status for c in here}, key=STATUS_ORDER.get)
+    statuses = sorted({c.status for c in here}, key=STATUS_ORDER.__getitem__)
     spans: List[Span] = []
     for status in statuses:
         names = []

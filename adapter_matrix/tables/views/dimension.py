@@ -73,7 +73,7 @@ def dimension(
             for value in bound:  # the best status of its Pythons, its exceptions for this value applied
                 torch = max(patches)
                 statuses = [cell_status(rel, torch, p, {dim_name: value}, when)[0] for p in pythons_for(rel, line)]
-                status = min(statuses, key=STATUS_ORDER.get) if statuses else release_status(rel, today)[0]
+                status = min(statuses, key=STATUS_ORDER.__getitem__) if statuses else release_status(rel, today)[0]
                 if status is not Status.UNSUPPORTED:
                     served.setdefault((value.text, line.minor), []).append((rel, torch, status))
     torch_lines = sorted(lines_shown, reverse=True)
@@ -104,7 +104,7 @@ def dimension(
             if not here:
                 row.append(plain(""))
                 continue
-            best = min((status for _r, _t, status in here), key=STATUS_ORDER.get)
+            best = min((status for _r, _t, status in here), key=STATUS_ORDER.__getitem__)
             reasons = "; ".join(sorted({r.reason for r, _t, _s in here if r.reason}))
             row.append(plain(", ".join(str(r.version) for r, _t, _s in here), best.value, reasons))
             facts += [
