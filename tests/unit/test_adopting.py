@@ -73,6 +73,7 @@ def _run(script: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # builds the wheels through `adopted`: the conftest refuses it unmarked
 @needs_nox
 def test_every_command_of_the_page_runs_and_the_cell_is_green(adopted):
     base, env = adopted
@@ -97,6 +98,7 @@ def test_every_command_of_the_page_runs_and_the_cell_is_green(adopted):
     assert "from adapter_matrix import require" in proc.stdout  # init showed the require() lines
 
 
+@pytest.mark.slow  # runs pre-commit on the adopted project built from the wheels
 @pytest.mark.precommit
 @needs_nox
 def test_the_pages_hooks_pass_under_pre_commit_try_repo(adopted):
