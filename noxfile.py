@@ -43,7 +43,7 @@ import nox
 ROOT = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, ROOT)
 
-from adapter_matrix import nox as cells_api  # noqa: E402
+from adapter_matrix import nox as cells_api
 
 UNIT_PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 SUITE_ROOT = "tests/conformance"  # the suite every cell runs; its sub-folders are groups of their own
@@ -69,8 +69,17 @@ def unit(session: nox.Session) -> None:
 def hooks(session: nox.Session) -> None:
     """`pre-commit try-repo` runs .pre-commit-hooks.yaml on a sample adapter repository (offline, about a minute)."""
     session.install("-e", ".[test]")
-    session.run("python", "-m", "pytest", "tests/unit/test_precommit.py", "tests/unit/test_adopting.py", "-m", "precommit", "-q", *session.posargs)
-
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "tests/unit/test_precommit.py",
+        "tests/unit/test_adopting.py",
+        "-m",
+        "precommit",
+        "-q",
+        *session.posargs,
+    )
 
 
 @nox.session(python="3.11", tags=["lint"])
@@ -87,8 +96,16 @@ def lint(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """The docs/ site with MkDocs: `--strict` fails on any broken link or anchor (offline once installed)."""
     session.install("-r", os.path.join(ROOT, "docs", "requirements.txt"))
-    session.run("mkdocs", "build", "--strict", "--site-dir", os.path.join(ROOT, ".nox", "_site"), *session.posargs,
-                env={"NO_MKDOCS_2_WARNING": "1"})  # mkdocs-material's end-of-life banner, not a docs finding
+    session.run(
+        "mkdocs",
+        "build",
+        "--strict",
+        "--site-dir",
+        os.path.join(ROOT, ".nox", "_site"),
+        *session.posargs,
+        env={"NO_MKDOCS_2_WARNING": "1"},
+    )  # mkdocs-material's end-of-life banner, not a docs finding
+
 
 def _sweep_mode(cell: cells_api.CellRun) -> str:
     mode = os.environ.get(cells_api.OPS_ENV, "sample")
@@ -112,7 +129,12 @@ def refusals(cell: cells_api.CellRun) -> None:
     for pick in attempt.picks:
         probe = pick.mismatched(row.cell.torch, lines)
         if probe is None:
-            cell.refusals.append({"companion": pick.name, "skipped": f"no release of it is built for another torch on Python {row.cell.python}"})
+            cell.refusals.append(
+                {
+                    "companion": pick.name,
+                    "skipped": f"no release of it is built for another torch on Python {row.cell.python}",
+                }
+            )
             continue
         mismatched = f"{pick.name}=={probe}" + (f"+{attempt.variant}" if attempt.variant else "")
         cell.session.install("--no-deps", *attempt.options, mismatched, env=cell.env)
@@ -145,9 +167,22 @@ def op_sweep(cell: cells_api.CellRun) -> None:
         return
     path = os.path.join(cell.results, "ops", f"{cell.row.id}.json")
     with cell.phase("ops"):
-        cell.step("the op sweep", cell.run, "adapter-matrix", "ops", "sweep", "--matrix", cell.matrix.path, "--expected", EXPECTED_OPS,
-                  "--output", path, *(["--sample"] if mode == "sample" else []),
-                  env=cell.summaries_env, codes=(0, 1))
+        cell.step(
+            "the op sweep",
+            cell.run,
+            "adapter-matrix",
+            "ops",
+            "sweep",
+            "--matrix",
+            cell.matrix.path,
+            "--expected",
+            EXPECTED_OPS,
+            "--output",
+            path,
+            *(["--sample"] if mode == "sample" else []),
+            env=cell.summaries_env,
+            codes=(0, 1),
+        )
     cell.ops = cells_api.op_sweep_summary(path, cell.results)
 
 
@@ -155,7 +190,9 @@ CELLS = cells_api.cells(
     cells_api.Adapter(
         matrix="compat.yaml",
         projects=[".", "npu"],  # the tool, then the reference adapter (it depends on the tool)
-        tests=cells_api.Pytest(SUITE_ROOT, ignore=[os.path.join(SUITE_ROOT, "test_opinfo.py")]),  # its sample is the op sweep
+        tests=cells_api.Pytest(
+            SUITE_ROOT, ignore=[os.path.join(SUITE_ROOT, "test_opinfo.py")]
+        ),  # its sample is the op sweep
         requirements=requirements,
         build=build,
         after_check=refusals,

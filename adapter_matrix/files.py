@@ -20,9 +20,21 @@ import re
 import stat
 from typing import Any, Callable, Iterator, Optional, Tuple, Union
 
+from .errors import AdapterMatrixError
+
 __all__ = [
-    "MAX_READ_BYTES", "FileReadError", "FileWriteError", "read_regular", "atomic_write", "private_folder",
-    "untrusted_reason", "printable", "unified_diff", "JSONFileError", "JSON_LIMIT", "json_files",
+    "MAX_READ_BYTES",
+    "FileReadError",
+    "FileWriteError",
+    "read_regular",
+    "atomic_write",
+    "private_folder",
+    "untrusted_reason",
+    "printable",
+    "unified_diff",
+    "JSONFileError",
+    "JSON_LIMIT",
+    "json_files",
 ]
 
 MAX_READ_BYTES = 16 << 20  # matrices, documents and records: real ones are a few hundred KiB
@@ -32,7 +44,7 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
 
 
-class FileReadError(OSError):
+class FileReadError(AdapterMatrixError, OSError):
     """A file that cannot be read: ``path`` and ``reason``, one line for the user."""
 
     def __init__(self, path: str, reason: str) -> None:
@@ -44,14 +56,14 @@ class FileReadError(OSError):
         return self.args[0]
 
 
-class FileWriteError(OSError):
+class FileWriteError(AdapterMatrixError, OSError):
     """A file that cannot be written (full disk, read-only or missing folder): one line."""
 
     def __init__(self, path: str, reason: str, errno_: Optional[int] = None) -> None:
         super().__init__(f"cannot write {printable(path)}: {reason}")
         self.path = path
         self.reason = reason
-        self.errno = errno_  # type: ignore[assignment]
+        self.errno = errno_
 
     def __str__(self) -> str:
         return self.args[0]
@@ -86,7 +98,9 @@ def read_regular(path: str, limit: Optional[int] = MAX_READ_BYTES, *, truncate: 
         if not stat.S_ISREG(info.st_mode):
             raise FileReadError(path, _kind(info.st_mode))
         if limit is not None and info.st_size > limit and not truncate:
-            raise FileReadError(path, f"it is {info.st_size >> 20} MiB, more than the {limit >> 20} MiB a file may have")
+            raise FileReadError(
+                path, f"it is {info.st_size >> 20} MiB, more than the {limit >> 20} MiB a file may have"
+            )
         chunks = []
         left = limit if limit is not None else -1
         while left != 0:
@@ -127,8 +141,13 @@ def _reason(exc: OSError, path: str) -> str:
     return exc.strerror or str(exc)
 
 
-def atomic_write(path: str, data: Union[str, bytes], write: Optional[Callable[[Any, Any], None]] = None, *,
-                 mode: Optional[int] = None) -> None:
+def atomic_write(
+    path: str,
+    data: Union[str, bytes],
+    write: Optional[Callable[[Any, Any], None]] = None,
+    *,
+    mode: Optional[int] = None,
+) -> None:
     """Replace ``path`` with ``data`` so that readers see the old file or the new one only.
 
     The temporary file is created next to the target with ``O_CREAT|O_EXCL`` (a planted
@@ -151,7 +170,11 @@ def atomic_write(path: str, data: Union[str, bytes], write: Optional[Callable[[A
     for _ in range(16):
         tmp = os.path.join(folder, f".{base}.{os.urandom(6).hex()}.tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY, 0o600 if mode is not None else 0o666)
+            fd = os.open(
+                tmp,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY,
+                0o600 if mode is not None else 0o666,
+            )
             break
         except FileExistsError:
             continue
@@ -242,7 +265,7 @@ def printable(text: object, keep_newlines: bool = False) -> str:
     if not _CONTROL.search(value):
         return value
 
-    def escape(match: "re.Match[str]") -> str:
+    def escape(match: re.Match[str]) -> str:
         char = match.group()
         if keep_newlines and char in "\n\t":
             return char
@@ -255,10 +278,12 @@ def unified_diff(old: str, new: str, path: str) -> str:
     """``old`` (the file on disk) against ``new`` (what the tool would write), as a unified diff."""
     import difflib
 
-    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"{path} (on disk)", f"{path} (generated)"))
+    return "".join(
+        difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"{path} (on disk)", f"{path} (generated)")
+    )
 
 
-class JSONFileError(ValueError):
+class JSONFileError(AdapterMatrixError, ValueError):
     """A ``.json`` file that cannot be read or parsed: ``path`` and ``reason``."""
 
     def __init__(self, path: str, reason: str) -> None:

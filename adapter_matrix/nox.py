@@ -144,11 +144,11 @@ class Adapter:
     projects: Sequence[str] = (".",)
     tests: Union[Pytest, Command] = Pytest()
     suites: Optional[Sequence[str]] = None
-    build: Union[None, Sequence[str], Callable[["CellRun"], Optional[Dict[str, Any]]]] = None
+    build: Union[Sequence[str], Callable[[CellRun], Optional[Dict[str, Any]]], None] = None
     requirements: Union[Sequence[str], Callable[[PlanRow], Sequence[str]]] = ()
     env: Mapping[str, str] = field(default_factory=dict)
-    after_check: Optional[Callable[["CellRun"], None]] = None
-    after_tests: Optional[Callable[["CellRun"], None]] = None
+    after_check: Optional[Callable[[CellRun], None]] = None
+    after_tests: Optional[Callable[[CellRun], None]] = None
     description: str = "Install this cell's torch and the adapter's wheels, check the environment, run the tests."
     root: Optional[str] = None  # the folder the paths are relative to (default: where nox runs, the noxfile's)
 
@@ -160,7 +160,7 @@ class CellRun:
     (an op sweep's summary); both go into the result record.
     """
 
-    def __init__(self, session: nox.Session, row: PlanRow, cells_: "Cells") -> None:
+    def __init__(self, session: nox.Session, row: PlanRow, cells_: Cells) -> None:
         self.session = session
         self.row = row
         self.adapter = cells_.adapter
@@ -169,7 +169,10 @@ class CellRun:
         self.results = _cells.results_dir(self.root)
         self.summaries = os.path.join(session.create_tmp(), "suites")  # where non-pytest suites leave counts
         shutil.rmtree(self.summaries, ignore_errors=True)
-        self.env: Dict[str, str] = {"PIP_CONSTRAINT": "", **self.adapter.env}  # the cell decides torch, not a machine-wide pin
+        self.env: Dict[str, str] = {
+            "PIP_CONSTRAINT": "",
+            **self.adapter.env,
+        }  # the cell decides torch, not a machine-wide pin
         self.phases: Dict[str, float] = {}
         self._nested: List[float] = []  # time spent in phases inside the open ones
         self.check: Optional[Dict[str, Any]] = None
@@ -190,7 +193,9 @@ class CellRun:
     def install(self, *requirements: str) -> None:
         self.session.install(*self.install_options(), *requirements, env=self.env)
 
-    def run(self, *args: str, env: Optional[Mapping[str, str]] = None, codes: Sequence[int] = (0,), silent: bool = False) -> Any:
+    def run(
+        self, *args: str, env: Optional[Mapping[str, str]] = None, codes: Sequence[int] = (0,), silent: bool = False
+    ) -> Any:
         return self.session.run(*args, env={**self.env, **(env or {})}, success_codes=list(codes), silent=silent)
 
     def json_run(self, *args: str, codes: Sequence[int] = (0,)) -> Dict[str, Any]:
@@ -238,14 +243,27 @@ class CellRun:
 
     def record(self, outcome: str, message: Optional[str] = None) -> Dict[str, Any]:
         """Write the result record and, unless posargs narrowed the run, the evidence record."""
-        written = _cells.write_record(self.results, self.row, self.check, self.suites, self.build, self.phases,
-                                      outcome, message, self.tree, self.ops, self.refusals)
+        written = _cells.write_record(
+            self.results,
+            self.row,
+            self.check,
+            self.suites,
+            self.build,
+            self.phases,
+            outcome,
+            message,
+            self.tree,
+            self.ops,
+            self.refusals,
+        )
         self.session.log(f"result record: {written['_path']}")
         if self.session.posargs:  # a narrowed suite is not evidence for the cell
             self.session.log("posargs narrow the suite: no evidence record written")
         else:  # into the folder of the record's release; refused (with why) when it is not evidence of it
             try:
-                self.session.log(f"evidence record: {_evidence.write_evidence(_evidence.evidence_folder(self.matrix), written, self.matrix)}")
+                self.session.log(
+                    f"evidence record: {_evidence.write_evidence(_evidence.evidence_folder(self.matrix), written, self.matrix)}"
+                )
             except _evidence.EvidenceError as exc:
                 self.session.warn(f"no evidence record written: {exc}")
         return written
@@ -268,7 +286,10 @@ def _offline_attempts(attempts: Sequence[_cells.InstallAttempt], folders: Sequen
                 kept += [opt, value]
         kept += ["--no-index", *(o for folder in folders for o in ("--find-links", folder))]
         moved = _cells.InstallAttempt(a.source, a.requirement, tuple(kept), a.companions, a.picks, a.variant)
-        if all((m.requirement, m.companions, m.options) != (moved.requirement, moved.companions, moved.options) for m in out):
+        if all(
+            (m.requirement, m.companions, m.options) != (moved.requirement, moved.companions, moved.options)
+            for m in out
+        ):
             out.append(moved)
     return out
 
@@ -282,7 +303,9 @@ class Cells:
         path = os.environ.get("ADAPTER_MATRIX_NOX_MATRIX") or os.path.join(self.root, adapter.matrix)
         self.matrix: Matrix = load_matrix(path).matrix
         # the rows this tree can test: a release frozen with other sources is past (docs/releasing.md)
-        self.rows: Dict[str, PlanRow] = {row.id: row for row in plan(self.matrix, "full", skip=past_releases(self.matrix))}
+        self.rows: Dict[str, PlanRow] = {
+            row.id: row for row in plan(self.matrix, "full", skip=past_releases(self.matrix))
+        }
         self._wheels: List[str] = []
 
     def wheels(self, session: nox.Session) -> List[str]:
@@ -339,7 +362,9 @@ class Cells:
             cell.fail(f"no source could install torch {row.cell.torch} for Python {row.cell.python}")
         missing = [p.name for p in _cells.cell_companions(row) if p not in cell.attempt.picks]  # type: ignore[union-attr]
         if missing:
-            session.warn(f"installed without {', '.join(missing)}: {cell.attempt.source} has no build of it for this cell")  # type: ignore[union-attr]
+            session.warn(
+                f"installed without {', '.join(missing)}: {cell.attempt.source} has no build of it for this cell"  # type: ignore[union-attr]
+            )
         wanted = self.adapter.requirements
         more = list(wanted(row) if callable(wanted) else wanted)
         tester = ["pytest"] if isinstance(self.adapter.tests, Pytest) else []
@@ -359,9 +384,23 @@ class Cells:
             ignores = [o for path in tests.ignore for o in ("--ignore", path)]
             # `pytest`, not `python -m pytest`: the working directory stays off sys.path, so the
             # adapter imported is the installed wheel, never this source tree
-            cell.step("the test run", cell.run, "pytest", tests.path, "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
-                      "-o", "junit_family=xunit1", *tests.args, *ignores, *session.posargs,  # xunit1 names each test's file: its group
-                      env=summaries, codes=(0, 1))
+            cell.step(
+                "the test run",
+                cell.run,
+                "pytest",
+                tests.path,
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                f"--junitxml={junit}",
+                "-o",
+                "junit_family=xunit1",
+                *tests.args,
+                *ignores,
+                *session.posargs,  # xunit1 names each test's file: its group
+                env=summaries,
+                codes=(0, 1),
+            )
             return junit
         args = list(tests.args)
         if "{posargs}" in args:

@@ -54,7 +54,9 @@ def main() -> None:
     env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
 
     def run() -> dict:
-        out = subprocess.run([sys.executable, "-W", "ignore", "-c", PROBE], env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-W", "ignore", "-c", PROBE], env=env, capture_output=True, text=True, check=True
+        )
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     run()  # build if needed, write bytecode, warm the guard's memo and the page cache
@@ -66,7 +68,9 @@ def main() -> None:
     total = statistics.median(s["total"] for s in samples) * 1000
     cpu = statistics.median(s["total (CPU)"] for s in samples) * 1000
     torch = statistics.median(s["import torch"] for s in samples) * 1000
-    print(f"warm activation: median {total:.1f} ms wall, {cpu:.1f} ms CPU (target <= 20 ms) = {total / torch * 100:.1f} % of import torch")
+    print(
+        f"warm activation: median {total:.1f} ms wall, {cpu:.1f} ms CPU (target <= 20 ms) = {total / torch * 100:.1f} % of import torch"
+    )
 
 
 if __name__ == "__main__":

@@ -71,8 +71,13 @@ def one_build(jobs: int) -> dict:
     # after the link (perf_counter is one monotonic clock across processes on Linux).
     ninja = max(r["start"] + r["wall"] for r in records) - min(r["start"] for r in units)
     outside = wall - ninja
-    return {"wall": wall, "units": {u["out"]: u["cpu"] for u in units}, "link": link, "outside": outside,
-            "idle": replay(units, link, jobs) + outside}
+    return {
+        "wall": wall,
+        "units": {u["out"]: u["cpu"] for u in units},
+        "link": link,
+        "outside": outside,
+        "idle": replay(units, link, jobs) + outside,
+    }
 
 
 def main() -> None:
@@ -88,8 +93,12 @@ def main() -> None:
 
     results = []
     for _ in range(args.runs):  # each in a fresh interpreter: a build loads its library
-        out = subprocess.run([sys.executable, "-W", "ignore", __file__, "--one", "--jobs", str(args.jobs)],
-                             capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-W", "ignore", __file__, "--one", "--jobs", str(args.jobs)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         results.append(json.loads(out.strip().splitlines()[-1]))
     print(f"torch {torch.__version__}, {args.jobs} jobs, {args.runs} cold build(s)")
     for name in results[0]["units"]:

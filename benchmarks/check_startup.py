@@ -45,7 +45,9 @@ def main() -> None:
     script = Path(sys.executable).with_name("adapter-matrix")
     check = ["check", "--matrix", args.matrix] if args.matrix else ["check"]
     commands = {
-        "adapter-matrix check": [str(script), *check] if script.exists() else [sys.executable, "-m", "adapter_matrix", *check],
+        "adapter-matrix check": [str(script), *check]
+        if script.exists()
+        else [sys.executable, "-m", "adapter_matrix", *check],
         "check through typer": [sys.executable, "-c", TYPER_CHECK, *check],
         "import torch": [sys.executable, "-c", "import torch"],
     }
@@ -61,10 +63,14 @@ def main() -> None:
     med = {name: statistics.median(w for w, _ in values) for name, values in times.items()}
     cpu = {name: statistics.median(c for _, c in values) for name, values in times.items()}
     for name in commands:
-        print(f"{name + ':':<22} median {med[name] * 1000:5.0f} ms wall, {cpu[name] * 1000:5.0f} ms CPU over {args.runs} runs")
+        print(
+            f"{name + ':':<22} median {med[name] * 1000:5.0f} ms wall, {cpu[name] * 1000:5.0f} ms CPU over {args.runs} runs"
+        )
     for label, t in (("wall", med), ("CPU", cpu)):
-        print(f"ratio ({label}): check is {t['import torch'] / t['adapter-matrix check']:.1f}x faster than import torch "
-              f"(target >= 20x); through typer {t['import torch'] / t['check through typer']:.1f}x")
+        print(
+            f"ratio ({label}): check is {t['import torch'] / t['adapter-matrix check']:.1f}x faster than import torch "
+            f"(target >= 20x); through typer {t['import torch'] / t['check through typer']:.1f}x"
+        )
 
 
 if __name__ == "__main__":

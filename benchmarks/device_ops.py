@@ -76,7 +76,9 @@ def main() -> None:
     for name, make, repeat, target in CASES:
         r = _ratio(make, repeat)
         verdict = "ok" if r["ratio"] <= target else "over target"
-        print(f"{name:<28} cpu {r['cpu_ms']:9.3f} ms  npu {r['npu_ms']:9.3f} ms  ratio {r['ratio']:.2f}  (target <= {target}: {verdict})")
+        print(
+            f"{name:<28} cpu {r['cpu_ms']:9.3f} ms  npu {r['npu_ms']:9.3f} ms  ratio {r['ratio']:.2f}  (target <= {target}: {verdict})"
+        )
 
 
 if __name__ == "__main__":

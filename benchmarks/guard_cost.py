@@ -29,7 +29,7 @@ GUARD = "from adapter_matrix import require; require('shims', version='0.1.0')"
 TIMED = f"import time, torch; t = time.perf_counter(); {GUARD}; print(time.perf_counter() - t)"
 
 
-def _run(code: str, env: dict) -> "tuple[float, str]":
+def _run(code: str, env: dict) -> tuple[float, str]:
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
     return time.perf_counter() - start, proc.stdout
@@ -54,9 +54,13 @@ def main() -> None:
     b, g, i = statistics.median(bare), statistics.median(guarded), statistics.median(inside)
     print(f"import torch:           median {b * 1000:.0f} ms over {args.runs} runs")
     print(f"import torch + require: median {g * 1000:.0f} ms")
-    print(f"require inside the process (memo hit, its imports included): median {i * 1000:.1f} ms "
-          f"(min {min(inside) * 1000:.1f}) = {i / b * 100:.2f} % of import torch (target <= 1 %)")
-    print(f"difference of the medians: {(g - b) * 1000:+.0f} ms = {(g - b) / b * 100:+.2f} % (noise of one run included)")
+    print(
+        f"require inside the process (memo hit, its imports included): median {i * 1000:.1f} ms "
+        f"(min {min(inside) * 1000:.1f}) = {i / b * 100:.2f} % of import torch (target <= 1 %)"
+    )
+    print(
+        f"difference of the medians: {(g - b) * 1000:+.0f} ms = {(g - b) / b * 100:+.2f} % (noise of one run included)"
+    )
 
 
 if __name__ == "__main__":

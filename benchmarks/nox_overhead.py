@@ -68,7 +68,9 @@ def main() -> None:
             "uv, second run": run(args.cell, "uv", reuse=True, results=os.path.join(tmp, "again")),
         }
     print(f"cell {args.cell}: session wall time split (seconds)")
-    print(f"{'backend':<16} {'wall':>6} {'install':>8} {'check':>6} {'build':>6} {'probe':>6} {'tests':>6} {'nox overhead':>13}")
+    print(
+        f"{'backend':<16} {'wall':>6} {'install':>8} {'check':>6} {'build':>6} {'probe':>6} {'tests':>6} {'nox overhead':>13}"
+    )
     for name, r in runs.items():
         p = r["phases"]
         print(
@@ -76,9 +78,13 @@ def main() -> None:
             f"{p.get('probe', 0.0):6.1f} {p['tests']:6.1f} {r['overhead']:13.2f}"
         )
     uv, venv, again = runs["uv"], runs["virtualenv"], runs["uv, second run"]
-    print(f"nox overhead with uv: {uv['overhead']:.2f} s (target <= 1 s); virtualenv/uv overhead ratio {venv['overhead'] / max(uv['overhead'], 1e-3):.1f}x")
-    print(f"second run: {again['wall']:.1f} s = {again['wall'] / uv['wall']:.2f}x the first; "
-          f"downloaded anything: {again['downloaded']}; compiled: {again['compiled']}")
+    print(
+        f"nox overhead with uv: {uv['overhead']:.2f} s (target <= 1 s); virtualenv/uv overhead ratio {venv['overhead'] / max(uv['overhead'], 1e-3):.1f}x"
+    )
+    print(
+        f"second run: {again['wall']:.1f} s = {again['wall'] / uv['wall']:.2f}x the first; "
+        f"downloaded anything: {again['downloaded']}; compiled: {again['compiled']}"
+    )
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -98,7 +97,19 @@ def _ddp_worker(rank: int, world: int, device: str, init_file: str, steps: int, 
 def _ddp_median(device: str, steps: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         procs = [
-            subprocess.Popen([sys.executable, __file__, "--ddp-worker", str(rank), "2", device, f"{tmp}/init", str(steps), f"{tmp}/{rank}.json"])
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    "--ddp-worker",
+                    str(rank),
+                    "2",
+                    device,
+                    f"{tmp}/init",
+                    str(steps),
+                    f"{tmp}/{rank}.json",
+                ]
+            )
             for rank in range(2)
         ]
         for proc in procs:

@@ -29,7 +29,9 @@ def matrix_with(count: int, kind: str) -> str:
         values = ", ".join(f'"{i // 1000}.{i % 1000}"' for i in range(count))
     else:
         values = ", ".join(f"chip{i}" for i in range(count))
-        text = text.replace("schema-version: 1", "schema-version: 2").replace("    description: the toy driver\n", "    description: the toy driver\n    kind: enum\n")
+        text = text.replace("schema-version: 1", "schema-version: 2").replace(
+            "    description: the toy driver\n", "    description: the toy driver\n    kind: enum\n"
+        )
         text = text.replace('driver: ">=2.0"', "driver: [chip1, chip2]")
     return re.sub(r'values: \["1.0", "2.0", "2.1"\]', f"values: [{values}]", text)
 

@@ -87,14 +87,20 @@ def later_code(matrix: Matrix) -> Callable[[PlanRow], bool]:
     folder = evidence.evidence_folder(matrix)
     frozen = read_records(folder, allow_empty=True).frozen if os.path.isdir(folder) else {}
     now = evidence.sources_hash(matrix) if frozen else ""
-    return lambda row: str(row.cell.release.version) in frozen and frozen[str(row.cell.release.version)].sources_hash != now
+    return lambda row: (
+        str(row.cell.release.version) in frozen and frozen[str(row.cell.release.version)].sources_hash != now
+    )
 
 
 def commit_records(matrix: Matrix, minor: str, rows: Sequence[PlanRow], docs: Sequence[str]) -> None:
     """Commit the evidence records of ``rows`` and the ``docs`` that show them (regenerated
     first; only those files), with a message that counts them."""
     folder = evidence.evidence_folder(matrix)
-    paths = [p for p in (os.path.join(folder, str(r.cell.release.version), f"{r.id}.json") for r in rows) if os.path.exists(p)]
+    paths = [
+        p
+        for p in (os.path.join(folder, str(r.cell.release.version), f"{r.id}.json") for r in rows)
+        if os.path.exists(p)
+    ]
     if not paths:
         return
     if docs:
@@ -104,7 +110,8 @@ def commit_records(matrix: Matrix, minor: str, rows: Sequence[PlanRow], docs: Se
     message = (
         f"evidence: torch {minor}, {states.count('verified')} of {len(rows)} cells passed"
         + (f", {states.count('failed')} failed" if "failed" in states else "")
-        + "\n\n" + "\n".join(f"{r.cell.id}: {s}" for r, s in zip(rows, states))
+        + "\n\n"
+        + "\n".join(f"{r.cell.id}: {s}" for r, s in zip(rows, states))
     )
     subprocess.run(["git", "add", "--", *paths], cwd=ROOT, check=True)
     subprocess.run(["git", "commit", "-q", "-m", message, "--", *paths], cwd=ROOT, check=False)
@@ -113,12 +120,21 @@ def commit_records(matrix: Matrix, minor: str, rows: Sequence[PlanRow], docs: Se
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tier", choices=STRATEGIES, help="a plan strategy")
-    parser.add_argument("-t", "--tag", action="append", default=[], help="only cells with this nox tag (repeat for several)")
-    parser.add_argument("-p", "--python", action="append", default=[], help="only cells of this Python (repeat for several)")
-    parser.add_argument("--force", action="store_true", help="also run cells that have a fresh passing record")
-    parser.add_argument("--commit", action="store_true", help="commit each torch line's evidence records when it is done")
     parser.add_argument(
-        "--docs", action="append", default=None, metavar="FILE",
+        "-t", "--tag", action="append", default=[], help="only cells with this nox tag (repeat for several)"
+    )
+    parser.add_argument(
+        "-p", "--python", action="append", default=[], help="only cells of this Python (repeat for several)"
+    )
+    parser.add_argument("--force", action="store_true", help="also run cells that have a fresh passing record")
+    parser.add_argument(
+        "--commit", action="store_true", help="commit each torch line's evidence records when it is done"
+    )
+    parser.add_argument(
+        "--docs",
+        action="append",
+        default=None,
+        metavar="FILE",
         help="with --commit: regenerate and commit these documents too (default: docs/compatibility.md)",
     )
     parser.add_argument("--dry-run", action="store_true", help="print what would run and why, run nothing")
@@ -127,14 +143,20 @@ def main() -> int:
 
     matrix = load_matrix(os.environ.get(MATRIX_ENV) or ROOT / "compat.yaml").matrix
     rows = [
-        r for r in plan(matrix, args.tier, skip=past_releases(matrix))  # a release frozen on other code is not this tree's
+        r
+        for r in plan(
+            matrix, args.tier, skip=past_releases(matrix)
+        )  # a release frozen on other code is not this tree's
         if (not args.tag or set(args.tag) & set(r.tags)) and (not args.python or str(r.cell.python) in args.python)
     ]
-    lines: "OrderedDict[str, List[PlanRow]]" = OrderedDict()
+    lines: OrderedDict[str, List[PlanRow]] = OrderedDict()
     frozen_elsewhere = later_code(matrix)
     for row, found in judged(matrix, rows):
         if frozen_elsewhere(row):  # its evidence is frozen; the tree is a later release's code
-            print(f"skip {row.session}: release {row.cell.release.version} is frozen, and this tree holds later code", flush=True)
+            print(
+                f"skip {row.session}: release {row.cell.release.version} is frozen, and this tree holds later code",
+                flush=True,
+            )
             continue
         if found.counts and not args.force:
             print(f"skip {row.session}: verified {found.date}, torch {found.torch}", flush=True)
@@ -165,11 +187,15 @@ def main() -> int:
     folder = evidence.evidence_folder(matrix)
     if os.path.isdir(folder):
         subprocess.run([_tool("adapter-matrix"), "results", folder], cwd=ROOT, check=False)
-    print(f"{final.get('verified', 0)} of {len(rows)} selected cells have a fresh passing record"
-          + "".join(f", {n} {state}" for state, n in sorted(final.items()) if state != "verified"))
+    print(
+        f"{final.get('verified', 0)} of {len(rows)} selected cells have a fresh passing record"
+        + "".join(f", {n} {state}" for state, n in sorted(final.items()) if state != "verified")
+    )
     minutes = (time.monotonic() - started) / 60
-    print(f"wall time {minutes:.0f} min for {sum(len(t) for t in lines.values())} cells; "
-          f"disk free {free_at_start:.0f} GB at the start, {lowest:.0f} GB at the lowest (after a line), {free_gb(ROOT):.0f} GB now")
+    print(
+        f"wall time {minutes:.0f} min for {sum(len(t) for t in lines.values())} cells; "
+        f"disk free {free_at_start:.0f} GB at the start, {lowest:.0f} GB at the lowest (after a line), {free_gb(ROOT):.0f} GB now"
+    )
     return 0 if final.get("verified", 0) == len(rows) else 1
 
 

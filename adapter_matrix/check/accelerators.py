@@ -23,7 +23,14 @@ import os
 import warnings
 from typing import Any, List, Optional, Sequence
 
-__all__ = ["OtherAcceleratorWarning", "IGNORE_ENV", "CPU_INDEX", "other_accelerators", "describe", "warn_other_accelerators"]
+__all__ = [
+    "OtherAcceleratorWarning",
+    "IGNORE_ENV",
+    "CPU_INDEX",
+    "other_accelerators",
+    "describe",
+    "warn_other_accelerators",
+]
 
 IGNORE_ENV = "ADAPTER_MATRIX_IGNORE_OTHER_ACCELERATORS"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -64,7 +71,9 @@ def describe(torch: Any, device: str, others: Sequence[str], consequences: Seque
     return "\n".join(lines)
 
 
-def warn_other_accelerators(torch: Any, device: str, consequences: Sequence[str] = (), stacklevel: int = 2) -> Optional[str]:
+def warn_other_accelerators(
+    torch: Any, device: str, consequences: Sequence[str] = (), stacklevel: int = 2
+) -> Optional[str]:
     """Warn when ``torch`` is built with another accelerator; the message, or None."""
     if os.environ.get(IGNORE_ENV):
         return None

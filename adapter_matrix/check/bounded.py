@@ -24,9 +24,22 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Dict, List, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence
 
-__all__ = ["REGEX_SECONDS", "INPUT_CHARS", "OUTPUT_BYTES", "RegexTimeout", "Found", "search", "named_groups", "CommandResult", "run_command"]
+if TYPE_CHECKING:  # the annotation only: subprocess loads when a command runs
+    import subprocess
+
+__all__ = [
+    "REGEX_SECONDS",
+    "INPUT_CHARS",
+    "OUTPUT_BYTES",
+    "RegexTimeout",
+    "Found",
+    "search",
+    "named_groups",
+    "CommandResult",
+    "run_command",
+]
 
 REGEX_SECONDS = 0.5  # a version regex on a version file takes microseconds
 INPUT_CHARS = 1 << 20  # what a regex is matched against: the first MiB of a file or an output
@@ -53,7 +66,7 @@ class Found(NamedTuple):
         return self.first if self.groups else self.whole
 
 
-def _found(match: "re.Match[str]") -> Found:
+def _found(match: re.Match[str]) -> Found:
     return Found(match.groupdict(), match.group(1) if match.re.groups else None, match.group(0), match.re.groups)
 
 
@@ -92,7 +105,7 @@ exec(compile(_QUESTIONS, "<adapter_matrix.check.bounded>", "exec"), _namespace)
 _ask = _namespace["_ask"]
 
 
-def _bounded(mode: str, pattern: str, text: str, seconds: float):  # type: ignore[no-untyped-def]
+def _bounded(mode: str, pattern: str, text: str, seconds: float):
     re.compile(pattern, re.MULTILINE)  # an invalid pattern is re.error here, in the caller's process
     text = text[:INPUT_CHARS]
     try:
@@ -124,19 +137,16 @@ def _bounded(mode: str, pattern: str, text: str, seconds: float):  # type: ignor
         signal.signal(signal.SIGALRM, previous)
 
 
-_CHILD = _QUESTIONS + (
-    "import json,sys\n"
-    "a=json.load(sys.stdin)\n"
-    "print(json.dumps(_ask(*a)))\n"
-)
+_CHILD = _QUESTIONS + ("import json,sys\na=json.load(sys.stdin)\nprint(json.dumps(_ask(*a)))\n")
 
 
-def _in_child(mode: str, pattern: str, text: str, seconds: float):  # type: ignore[no-untyped-def]
+def _in_child(mode: str, pattern: str, text: str, seconds: float):
     """The match in a child Python, killed at the budget (plus its start-up)."""
     import json
 
-    result = run_command([sys.executable, "-I", "-S", "-c", _CHILD], seconds + 2.0,
-                         stdin=json.dumps([mode, pattern, text]).encode())
+    result = run_command(
+        [sys.executable, "-I", "-S", "-c", _CHILD], seconds + 2.0, stdin=json.dumps([mode, pattern, text]).encode()
+    )
     if result.error is not None or result.returncode != 0:
         raise RegexTimeout()  # timed out, or cannot run it bounded: treat as too slow, never unbounded
     return json.loads(result.output)
@@ -151,8 +161,9 @@ class CommandResult(NamedTuple):
     error: Optional[str]
 
 
-def run_command(argv: Sequence[str], timeout: float, *, stdin: Optional[bytes] = None,
-                limit: int = OUTPUT_BYTES) -> CommandResult:
+def run_command(
+    argv: Sequence[str], timeout: float, *, stdin: Optional[bytes] = None, limit: int = OUTPUT_BYTES
+) -> CommandResult:
     """Run ``argv`` without a shell, in a process group of its own; keep at most
     ``limit`` bytes of its standard output (standard error is discarded). The group is
     killed at ``timeout`` seconds, when the output passes ``limit``, and once the
@@ -162,8 +173,11 @@ def run_command(argv: Sequence[str], timeout: float, *, stdin: Optional[bytes] =
     posix = os.name == "posix"
     try:
         proc = subprocess.Popen(
-            list(argv), stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=posix,
+            list(argv),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=posix,
         )
     except FileNotFoundError:
         return CommandResult(None, b"", "not-found")
@@ -182,7 +196,7 @@ def run_command(argv: Sequence[str], timeout: float, *, stdin: Optional[bytes] =
     return _drain(proc, timeout, stdin, limit)
 
 
-def _drain(proc: "subprocess.Popen[bytes]", timeout: float, stdin: Optional[bytes], limit: int) -> CommandResult:
+def _drain(proc: subprocess.Popen[bytes], timeout: float, stdin: Optional[bytes], limit: int) -> CommandResult:
     import selectors
     import signal
     import time
@@ -242,4 +256,3 @@ def describe_failure(error: str, program: str, timeout: float) -> str:
     if error == "not-executable":
         return f"command {program} is not executable"
     return f"command {program} failed to start: {error}"
-

@@ -37,7 +37,7 @@ from ..matrix.diagnostics import Mark
 from ..matrix.model import Companion, CompanionRelease, Matrix, requirement
 from ..matrix.queries import cells
 from .facts import distribution_version
-from .verdict import Environment, Fix, Outcome, Verdict
+from .outcome import Environment, Fix, Outcome, Verdict
 
 __all__ = [
     "BAD",
@@ -81,7 +81,9 @@ def _parse(text: Optional[str]) -> Optional[Version]:
         return None
 
 
-def detect_companions(matrix: Matrix, overrides: Optional[Dict[str, str]] = None) -> List[Tuple[Companion, Optional[str], str]]:
+def detect_companions(
+    matrix: Matrix, overrides: Optional[Dict[str, str]] = None
+) -> List[Tuple[Companion, Optional[str], str]]:
     """(companion, installed version or None, how it was found) for every declared companion.
 
     ``overrides`` maps a companion name to an assumed version, or to ``none`` for "not
@@ -100,7 +102,9 @@ def detect_companions(matrix: Matrix, overrides: Optional[Dict[str, str]] = None
     unknown = [k for k in overrides if matrix.companion(k) is None]
     if unknown:
         declared = ", ".join(c.name for c in matrix.companions) or "none"
-        raise ValueError(f"--companion names unknown companion(s) {', '.join(unknown)}; the matrix declares: {declared}")
+        raise ValueError(
+            f"--companion names unknown companion(s) {', '.join(unknown)}; the matrix declares: {declared}"
+        )
     return out
 
 
@@ -132,7 +136,13 @@ def judge_companions(
 
 
 def _judge(matrix: Matrix, env: Environment, comp: Companion, text: Optional[str], source: str) -> CompanionState:
-    def state(name: str, reason: str = "", release: Optional[CompanionRelease] = None, marks: Tuple[Mark, ...] = (), fix: Optional[Fix] = None) -> CompanionState:
+    def state(
+        name: str,
+        reason: str = "",
+        release: Optional[CompanionRelease] = None,
+        marks: Tuple[Mark, ...] = (),
+        fix: Optional[Fix] = None,
+    ) -> CompanionState:
         return CompanionState(comp, text, source, name, reason, release, marks, fix)
 
     version = _parse(text)
@@ -148,10 +158,17 @@ def _judge(matrix: Matrix, env: Environment, comp: Companion, text: Optional[str
         if release is None:
             listed = comp.releases
             span = f" (listed: {listed[0].version}\u2013{listed[-1].version})" if listed else ""
-            return state("unknown", f"{comp.name} {text} is not a release this matrix lists{span}; its pairing with torch is not checked")
+            return state(
+                "unknown",
+                f"{comp.name} {text} is not a release this matrix lists{span}; its pairing with torch is not checked",
+            )
         if not release.pairs_with(env.torch):
             problems.append(
-                ("unpaired", f"{comp.name} {text} requires torch{requirement(release.torch)}, but torch {env.torch} is installed", (release.mark,))
+                (
+                    "unpaired",
+                    f"{comp.name} {text} requires torch{requirement(release.torch)}, but torch {env.torch} is installed",
+                    (release.mark,),
+                )
             )
         elif _judged(env.torch.local) and _judged(version.local) and env.torch.local != version.local:
             problems.append(("variant", _variant_reason(comp, text, version, env.torch), (release.mark,)))
@@ -160,13 +177,33 @@ def _judge(matrix: Matrix, env: Environment, comp: Companion, text: Optional[str
         judged_any = True
         dist = matrix.adapter.distribution
         if pin is None:
-            return state("unknown", f"{dist} {env.adapter} states no {comp.name} pin; its pairing with the adapter is not checked", release)
+            return state(
+                "unknown",
+                f"{dist} {env.adapter} states no {comp.name} pin; its pairing with the adapter is not checked",
+                release,
+            )
         if pin.spec is None:
-            problems.append(("unpaired", f"{dist} {env.adapter} pairs with no {comp.name} release, but {comp.name} {text} is installed", (pin.mark,)))
+            problems.append(
+                (
+                    "unpaired",
+                    f"{dist} {env.adapter} pairs with no {comp.name} release, but {comp.name} {text} is installed",
+                    (pin.mark,),
+                )
+            )
         elif not pin.spec.contains(Version(version.public)):
-            problems.append(("unpaired", f"{dist} {env.adapter} pairs with {comp.name}{requirement(pin.spec)}, not {text}", (pin.mark,)))
+            problems.append(
+                (
+                    "unpaired",
+                    f"{dist} {env.adapter} pairs with {comp.name}{requirement(pin.spec)}, not {text}",
+                    (pin.mark,),
+                )
+            )
     if not judged_any:
-        return state("unchecked", f"{comp.name} {text}: nothing to judge it against (torch or {matrix.adapter.distribution} is not installed)", release)
+        return state(
+            "unchecked",
+            f"{comp.name} {text}: nothing to judge it against (torch or {matrix.adapter.distribution} is not installed)",
+            release,
+        )
     if not problems:
         marks = ((release.mark,) if release else ()) + ((pin.mark,) if pin else ())
         return state("paired", "", release, marks)
@@ -206,7 +243,12 @@ def _fix_companion(matrix: Matrix, env: Environment, comp: Companion, text: str,
                 cell,
             )
         release = comp.release(version)
-        torches = [p for line in matrix.torch for p in line.patches if release is not None and release.pairs_with(p) and cell.release.torch.contains(p)]
+        torches = [
+            p
+            for line in matrix.torch
+            for p in line.patches
+            if release is not None and release.pairs_with(p) and cell.release.torch.contains(p)
+        ]
         if torches:
             torch = max(torches)
             return Fix(
@@ -215,7 +257,12 @@ def _fix_companion(matrix: Matrix, env: Environment, comp: Companion, text: str,
                 ("torch",),
                 cell,
             )
-        return Fix(f"no {comp.name} release pairs with torch {env.torch}: uninstall it", (f"pip uninstall -y {comp.name}",), (comp.name,), cell)
+        return Fix(
+            f"no {comp.name} release pairs with torch {env.torch}: uninstall it",
+            (f"pip uninstall -y {comp.name}",),
+            (comp.name,),
+            cell,
+        )
     if pin is not None and pin.spec is not None:
         return Fix(
             f"keep {matrix.adapter.distribution} {env.adapter}; install the {comp.name} it pairs with",
@@ -223,7 +270,12 @@ def _fix_companion(matrix: Matrix, env: Environment, comp: Companion, text: str,
             (comp.name,),
             cell,
         )
-    return Fix(f"{matrix.adapter.distribution} {env.adapter} pairs with no {comp.name}: uninstall it", (f"pip uninstall -y {comp.name}",), (comp.name,), cell)
+    return Fix(
+        f"{matrix.adapter.distribution} {env.adapter} pairs with no {comp.name}: uninstall it",
+        (f"pip uninstall -y {comp.name}",),
+        (comp.name,),
+        cell,
+    )
 
 
 def _current_cell(matrix: Matrix, env: Environment):  # -> Optional[Cell]

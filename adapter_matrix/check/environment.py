@@ -13,7 +13,7 @@ from packaging.version import InvalidVersion, Version
 from ..matrix.model import ABSENT, Dimension, Matrix, PythonVersion, Value
 from .detectors import Detection, detect
 from .facts import distribution_requires, distribution_version, python_identity
-from .verdict import Environment
+from .outcome import Environment
 
 __all__ = ["Installed", "current_python", "dimension_value", "detect_environment", "torch_family"]
 
@@ -107,15 +107,22 @@ def detect_environment(
             found = Detection(dim.name, None, found.source, f"{found.value!r} is not a PEP 440 version")
             if dim.name in overrides:
                 raise ValueError(f"--set {dim.name}={overrides[dim.name]!r} is not a PEP 440 version")
-        if value is not None and dim.kind == "enum" and dim.name in overrides and not any(value.same(v) for v in dim.values):
+        if (
+            value is not None
+            and dim.kind == "enum"
+            and dim.name in overrides
+            and not any(value.same(v) for v in dim.values)
+        ):
             known = ", ".join(str(v) for v in dim.values)
             raise ValueError(f"--set {dim.name}={overrides[dim.name]!r} is not one of its values ({known})")
         detections.append(found)
         dim_values.append((dim.name, value))
     unknown = set(overrides) - {d.name for d in matrix.dimensions}
     if unknown:
-        raise ValueError(f"--set names unknown dimension(s) {', '.join(sorted(unknown))}; the matrix declares: "
-                         + (", ".join(d.name for d in matrix.dimensions) or "none"))
+        raise ValueError(
+            f"--set names unknown dimension(s) {', '.join(sorted(unknown))}; the matrix declares: "
+            + (", ".join(d.name for d in matrix.dimensions) or "none")
+        )
     env = Environment(
         python=python or detected_python,
         python_full=full,

@@ -17,7 +17,9 @@ def python_identity() -> Tuple[str, str, str]:
     """(feature release such as ``3.11`` or ``3.13t``, full version, implementation name)."""
     info = sys.version_info
     feature = f"{info.major}.{info.minor}" + ("t" if _free_threaded() else "")
-    full = f"{info.major}.{info.minor}.{info.micro}" + ("" if info.releaselevel == "final" else f"{info.releaselevel[0]}{info.serial}")
+    full = f"{info.major}.{info.minor}.{info.micro}" + (
+        "" if info.releaselevel == "final" else f"{info.releaselevel[0]}{info.serial}"
+    )
     return feature, full, sys.implementation.name
 
 
@@ -72,7 +74,9 @@ def distribution_version(name: str) -> Optional[str]:
         for item in names:
             if item.endswith((".dist-info", ".egg-info")) and _normalize(item.split("-", 1)[0]) == wanted:
                 folder = os.path.join(entry or ".", item)
-                version = _metadata_version(os.path.join(folder, "METADATA" if item.endswith(".dist-info") else "PKG-INFO"))
+                version = _metadata_version(
+                    os.path.join(folder, "METADATA" if item.endswith(".dist-info") else "PKG-INFO")
+                )
                 if version:
                     return version
     if not archives:

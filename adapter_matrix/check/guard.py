@@ -44,14 +44,25 @@ import json
 import os
 import sys
 import warnings
+from types import FrameType
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from .._version import __version__
+from ..errors import AdapterMatrixError
 from ..matrix.cache import cache_root, trusted_entry
 from .facts import distribution_version, python_identity
 
-__all__ = ["UnsupportedEnvironment", "Support", "Selection", "require", "select", "locate", "explain",
-           "under_autoload", "ALLOW_ENV"]
+__all__ = [
+    "UnsupportedEnvironment",
+    "Support",
+    "Selection",
+    "require",
+    "select",
+    "locate",
+    "explain",
+    "under_autoload",
+    "ALLOW_ENV",
+]
 
 ALLOW_ENV = "ADAPTER_MATRIX_ALLOW_UNSUPPORTED"
 MATRIX_NAME = "compat.yaml"
@@ -61,8 +72,10 @@ _CHEAP = ("env", "file", "distribution", "builtin")  # detectors an import may r
 _OUTCOMES = ("supported", "experimental", "deprecated", "eol", "broken", "unsupported")
 
 
-class UnsupportedEnvironment(RuntimeError):
+class UnsupportedEnvironment(AdapterMatrixError, RuntimeError):
     """The running torch/Python is not a combination the adapter supports; the message has the fix."""
+
+    exit_code = 1
 
 
 class Selection(NamedTuple):
@@ -95,7 +108,7 @@ class _Probe(NamedTuple):
 
 def under_autoload() -> bool:
     """True while torch imports device backends through its ``torch.backends`` entry points."""
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == "_import_device_backends":
             return True
@@ -165,13 +178,19 @@ def _valid_facts(facts: Dict[str, Any]) -> bool:
     if not isinstance(dimensions, list):
         return False
     for entry in dimensions:
-        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], list)):
+        if not (
+            isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], list)
+        ):
             return False
         for probe in entry[1]:
-            if not (isinstance(probe, list) and len(probe) in (4, 5)):  # memos written before templates have four fields
+            if not (
+                isinstance(probe, list) and len(probe) in (4, 5)
+            ):  # memos written before templates have four fields
                 return False
             kind, target, regex, timeout, *template = probe
-            if template and not (template[0] is None or (isinstance(template[0], str) and len(template[0]) <= MAX_REGEX_CHARS)):
+            if template and not (
+                template[0] is None or (isinstance(template[0], str) and len(template[0]) <= MAX_REGEX_CHARS)
+            ):
                 return False
             if kind not in _CHEAP or not (isinstance(target, list) and len(target) == 1 and isinstance(target[0], str)):
                 return False
@@ -193,8 +212,13 @@ def _facts(matrix_path: str, raw_key: str) -> Dict[str, Any]:
     facts = {
         "distribution": matrix.adapter.distribution,
         "device": matrix.adapter.device,
-        "dimensions": [[d.name, [[p.kind, list(p.target), p.regex, p.timeout, p.template] for p in d.detectors if p.kind in _CHEAP]]
-                       for d in matrix.dimensions],
+        "dimensions": [
+            [
+                d.name,
+                [[p.kind, list(p.target), p.regex, p.timeout, p.template] for p in d.detectors if p.kind in _CHEAP],
+            ]
+            for d in matrix.dimensions
+        ],
     }
     _write_memo("facts", raw_key, facts)
     return facts
@@ -221,8 +245,12 @@ def _detect(facts: Dict[str, Any]) -> List[Tuple[str, Optional[str]]]:
 # -- the verdict -------------------------------------------------------------------------
 
 
-def _decide(matrix_path: str, torch_version: Optional[str], adapter_version: Optional[str],
-            dimensions: List[Tuple[str, Optional[str]]]) -> Selection:
+def _decide(
+    matrix_path: str,
+    torch_version: Optional[str],
+    adapter_version: Optional[str],
+    dimensions: List[Tuple[str, Optional[str]]],
+) -> Selection:
     from packaging.version import InvalidVersion, Version
 
     from ..matrix.cache import load_matrix
@@ -242,15 +270,27 @@ def _decide(matrix_path: str, torch_version: Optional[str], adapter_version: Opt
         raise UnsupportedEnvironment(f"cannot read torch's version {torch_version!r}")
     declared = {d.name: d for d in matrix.dimensions}
     values = tuple((n, dimension_value(declared[n], v)) for n, v in dimensions if n in declared)
-    env = Environment(python=python, python_full=full, implementation=implementation, torch=version(torch_version),
-                      adapter=version(adapter_version), dimensions=values)
+    env = Environment(
+        python=python,
+        python_full=full,
+        implementation=implementation,
+        torch=version(torch_version),
+        adapter=version(adapter_version),
+        dimensions=values,
+    )
     answer = verdict(matrix, env)
     shim = answer.shim or (shim_for(matrix, env.torch) if env.torch is not None else None)
-    return Selection(answer.outcome.value, shim.module if shim else None, explain(answer, matrix.adapter.distribution, torch_version))
+    return Selection(
+        answer.outcome.value, shim.module if shim else None, explain(answer, matrix.adapter.distribution, torch_version)
+    )
 
 
-def select(matrix_path: str, torch_version: Optional[str], adapter_version: Optional[str] = None,
-           dimensions: Optional[Dict[str, Optional[str]]] = None) -> Selection:
+def select(
+    matrix_path: str,
+    torch_version: Optional[str],
+    adapter_version: Optional[str] = None,
+    dimensions: Optional[Dict[str, Optional[str]]] = None,
+) -> Selection:
     """The verdict for this interpreter with ``torch_version`` and the adapter at
     ``adapter_version`` (else its installed version), memoized.
 
@@ -266,8 +306,13 @@ def select(matrix_path: str, torch_version: Optional[str], adapter_version: Opti
     found = sorted(dimensions.items()) if dimensions is not None else _detect(facts)
     key = _digest(raw_key, python_identity(), torch_version, adapter_version, found, _dt.date.today().isoformat())
     memo = _read_memo("verdict", key)
-    if memo is not None and memo.get("outcome") in _OUTCOMES and isinstance(memo.get("message"), str) \
-            and (memo.get("shim") is None or isinstance(memo.get("shim"), str)) and len(memo) == 3:
+    if (
+        memo is not None
+        and memo.get("outcome") in _OUTCOMES
+        and isinstance(memo.get("message"), str)
+        and (memo.get("shim") is None or isinstance(memo.get("shim"), str))
+        and len(memo) == 3
+    ):
         return Selection(memo["outcome"], memo["shim"], memo["message"])
     selection = _decide(matrix_path, torch_version, adapter_version, found)
     _write_memo("verdict", key, selection._asdict())
@@ -293,7 +338,7 @@ def _package_folder(package: str) -> Optional[str]:
     return list(spec.submodule_search_locations)[0]
 
 
-def locate(package: str, matrix: "Optional[os.PathLike[str] | str]" = None) -> str:
+def locate(package: str, matrix: Optional[os.PathLike[str] | str] = None) -> str:
     """The matrix of ``package``: ``matrix`` (relative to the package's folder), else
     ``<package>/compat.yaml``, else the ``adapter_matrix.matrices`` entry point that
     names this package. Raises :class:`FileNotFoundError` saying where it looked."""
@@ -331,7 +376,7 @@ def _privateuse1_clash(package: str, path: str) -> Optional[str]:
         return None
     try:
         taken = rename()
-    except Exception:  # noqa: BLE001 - a torch too old to say: nothing to compare
+    except Exception:
         return None
     if taken == "privateuseone":  # free: the common case costs one call
         return None
@@ -345,18 +390,25 @@ def _privateuse1_clash(package: str, path: str) -> Optional[str]:
     for located in registered_matrices():
         try:
             other = load_matrix(located.path).matrix.adapter
-        except Exception:  # noqa: BLE001 - another adapter's broken matrix says nothing about who holds the slot
+        except Exception:
             continue
         if other.device == taken and other.distribution != mine.distribution:
             holder = f"{other.distribution} (device {taken!r})"
             break
-    return (f"{mine.distribution} (device {mine.device!r}) cannot register its device: {holder} already holds PyTorch's one "
-            f"PrivateUse1 backend in this process. Use one adapter per environment (pip uninstall one of them), or set "
-            f"TORCH_DEVICE_BACKEND_AUTOLOAD=0 and import only the adapter you want.")
+    return (
+        f"{mine.distribution} (device {mine.device!r}) cannot register its device: {holder} already holds PyTorch's one "
+        f"PrivateUse1 backend in this process. Use one adapter per environment (pip uninstall one of them), or set "
+        f"TORCH_DEVICE_BACKEND_AUTOLOAD=0 and import only the adapter you want."
+    )
 
 
-def require(package: str, *, matrix: "Optional[os.PathLike[str] | str]" = None, version: Optional[str] = None,
-            torch_version: Optional[str] = None) -> Support:
+def require(
+    package: str,
+    *,
+    matrix: Optional[os.PathLike[str] | str] = None,
+    version: Optional[str] = None,
+    torch_version: Optional[str] = None,
+) -> Support:
     """Check this process against the matrix of the adapter ``package`` (pass ``__name__``).
 
     ``matrix``: the file, relative to the package's folder, when it is not
@@ -374,13 +426,15 @@ def require(package: str, *, matrix: "Optional[os.PathLike[str] | str]" = None, 
         path = locate(package, matrix)
         torch_text = torch_version or _torch_version()
         selection = select(path, torch_text, version)
-    except Exception as exc:  # noqa: BLE001 - no matrix, an invalid one: under autoload, never break import torch
+    except Exception as exc:
         if not autoload:
             raise
         warnings.warn(f"{package} was not activated: {exc}", RuntimeWarning, stacklevel=2)
         return Support("unsupported", None, str(exc), "", False)
     usable = True
-    clash = None if torch_version else _privateuse1_clash(package, path)  # a torch named by the caller is not this process's
+    clash = (
+        None if torch_version else _privateuse1_clash(package, path)
+    )  # a torch named by the caller is not this process's
     if clash is not None:  # torch would say only "already been set! Current backend: npu"
         if autoload:
             warnings.warn(f"{package} was not activated: {clash}", RuntimeWarning, stacklevel=2)
@@ -388,10 +442,15 @@ def require(package: str, *, matrix: "Optional[os.PathLike[str] | str]" = None, 
         raise UnsupportedEnvironment(clash)
     if selection.outcome in _BLOCKING:
         if os.environ.get(ALLOW_ENV) and selection.shim is not None:
-            warnings.warn(selection.message + f"\n({ALLOW_ENV} is set: activating anyway)", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                selection.message + f"\n({ALLOW_ENV} is set: activating anyway)", RuntimeWarning, stacklevel=2
+            )
         elif autoload:
-            warnings.warn(f"{package} was not activated: {selection.message}\n(import {package} to see this as an error)",
-                          RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"{package} was not activated: {selection.message}\n(import {package} to see this as an error)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
             usable = False
         else:
             raise UnsupportedEnvironment(selection.message + f"\n(set {ALLOW_ENV}=1 to try anyway)")

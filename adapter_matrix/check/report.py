@@ -14,7 +14,7 @@ from ..matrix.model import Matrix
 from ..matrix.queries import Cell
 from .companions import CompanionState, companion_document, companion_line
 from .environment import Installed
-from .verdict import Fix, Verdict
+from .outcome import Fix, Verdict
 
 __all__ = ["CHECK_SCHEMA", "CHECK_KEYS", "check_document", "combined_exit_code", "render_check"]
 
@@ -123,7 +123,9 @@ def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
         (doc["adapter"], env["adapter"] or "not installed"),
     ]
     for name, found in env["dimensions"].items():
-        rows.append((name, f"{found['value']}  (from {found['source']})" if found["value"] else f"unknown: {found['error']}"))
+        rows.append(
+            (name, f"{found['value']}  (from {found['source']})" if found["value"] else f"unknown: {found['error']}")
+        )
     rows += [(entry["name"], companion_line(entry)) for entry in doc.get("companions", ()) if entry["installed"]]
     rows += [(label, doc[key]) for label, key in (("release", "release"), ("shim", "shim")) if doc[key]]
     width = max(len(label) for label, _ in rows) + 2
@@ -142,8 +144,11 @@ def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
         for step in doc["deep"]["steps"]:
             detail = f"  {step['detail']}" if step["detail"] else ""
             lines.append(
-                [("  ", ""), ("ok  " if step["ok"] else "FAIL", "green" if step["ok"] else "red"),
-                 (f" {step['name']:<28} {step['seconds'] * 1000:8.1f} ms{detail}", "")]
+                [
+                    ("  ", ""),
+                    ("ok  " if step["ok"] else "FAIL", "green" if step["ok"] else "red"),
+                    (f" {step['name']:<28} {step['seconds'] * 1000:8.1f} ms{detail}", ""),
+                ]
             )
     return lines
 

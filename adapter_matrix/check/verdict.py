@@ -1,133 +1,26 @@
-"""The verdict for an environment and the fixes that reach a supported cell.
+"""The verdict for an environment: whether it is a supported combination, and why.
 
 ``check`` and the runtime guard ask :func:`verdict`; it reads the model through
-:mod:`adapter_matrix.matrix.queries` and never re-decides a cell's status.
-
-A fix lands in a cell that is usable for **every** dimension of the environment: the
-user's Python, torch (version and variant) and adapter, and each extra dimension such
-as a driver toolkit or a SoC. A dimension the user cannot change (``changeable:
-false``: a SoC, an OS) is never changed by a fix. One that can (a driver toolkit) is
-changed only by a fix that says so in ``manual`` ("upgrade cann from 8.0.0 to
-8.1.RC1"), ranked after every fix that keeps it, and never hidden in a pip command.
-Whatever a fix does not name in ``changes`` stays as installed.
+:mod:`adapter_matrix.matrix.queries` and never re-decides a cell's status. A verdict that
+is not "supported" carries the fixes :mod:`.fixes` finds.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import enum
-import re
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
 from ..matrix.diagnostics import Mark
-from ..matrix.model import Matrix, PythonVersion, Release, ShimRange, Status, TorchLine, Value
-from ..matrix.queries import Cell, cell_status, claimed_lines, claimed_patches, dimension_values, pythons_for, shim_for, torch_source
+from ..matrix.model import Matrix, PythonVersion, Release, Value
+from ..matrix.queries import shim_for
+from .claims import assess, torch_label
+from .fixes import fixes, torch_requirement
+from .outcome import RANK, Environment, Fix, Outcome, Verdict
 
+# The types and helpers callers have always imported from here.
 __all__ = ["Outcome", "Environment", "Fix", "Verdict", "verdict", "torch_requirement", "torch_label"]
-
-
-class Outcome(str, enum.Enum):
-    """The answer of ``check``; each has a documented exit code."""
-
-    SUPPORTED = "supported"
-    EXPERIMENTAL = "experimental"
-    DEPRECATED = "deprecated"
-    EOL = "eol"
-    BROKEN = "broken"
-    UNSUPPORTED = "unsupported"
-
-    @property
-    def exit_code(self) -> int:
-        """0 supported; 3 works with a warning; 1 unsupported or known broken."""
-        if self is Outcome.SUPPORTED:
-            return 0
-        if self in (Outcome.EXPERIMENTAL, Outcome.DEPRECATED, Outcome.EOL):
-            return 3
-        return 1
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class Environment(NamedTuple):
-    """What is installed (or what a what-if question assumes). ``torch`` keeps its local
-    label (``2.8.0+cpu``): the variant is part of what is installed."""
-
-    python: PythonVersion
-    python_full: str = ""
-    implementation: str = "cpython"
-    torch: Optional[Version] = None
-    adapter: Optional[Version] = None
-    dimensions: Tuple[Tuple[str, Optional[Value]], ...] = ()
-
-    def dimension(self, name: str) -> Optional[Value]:
-        return dict(self.dimensions).get(name)
-
-
-class Fix(NamedTuple):
-    """A usable combination reachable from an environment.
-
-    ``changes`` names what differs from the environment (``python``, ``adapter``,
-    ``torch`` and extra dimensions such as ``cann``); ``manual`` lists the steps no pip
-    command can do (another driver toolkit, a value to make sure of); ``commands`` are
-    the pip commands to paste, after the manual steps.
-    """
-
-    summary: str
-    commands: Tuple[str, ...]
-    changes: Tuple[str, ...]
-    cell: Cell
-    manual: Tuple[str, ...] = ()
-
-
-class Verdict(NamedTuple):
-    """The answer for one environment, with the rows that decided it."""
-
-    outcome: Outcome
-    reasons: Tuple[str, ...]
-    release: Optional[Release] = None
-    line: Optional[TorchLine] = None
-    shim: Optional[ShimRange] = None
-    decided_by: Tuple[Mark, ...] = ()
-    assumptions: Tuple[str, ...] = ()
-    fixes: Tuple[Fix, ...] = ()
-
-    @property
-    def exit_code(self) -> int:
-        return self.outcome.exit_code
-
-
-_RANK = {o: i for i, o in enumerate(Outcome)}
-
-
-def torch_requirement(release: Release, line: TorchLine) -> str:
-    """The pip requirement for ``line`` under ``release``: the whole line when the release
-    claims a range holding every known patch, else the newest claimed version exactly;
-    with the local label when the release needs a torch variant (``torch==2.8.0+cpu``)."""
-    patches = claimed_patches(release, line)
-    if not patches:
-        return f"torch{line.spec.text}"
-    newest = max(patches)
-    pinned = any(line.holds(pin) for pin in release.pins)
-    if not release.variant and not pinned and len(patches) == len(line.patches):
-        return f"torch{line.spec.text}"
-    return f"torch=={newest}" + (f"+{release.variant}" if release.variant else "")
-
-
-def torch_label(torch: Version) -> str:
-    """``torch`` as messages name it: a pre-release says what it is."""
-    if not torch.is_prerelease:
-        return str(torch)
-    base = torch.base_version
-    if torch.is_devrelease and torch.pre is None:
-        kind = f"a nightly build before {base}"
-    elif torch.pre is not None and torch.pre[0] == "rc":
-        kind = f"a release candidate of {base}"
-    else:
-        kind = f"a pre-release of {base}"
-    return f"{torch} ({kind})"
 
 
 def _variant_label(torch: Version) -> str:
@@ -146,38 +39,6 @@ def _python_range(pythons: Sequence[PythonVersion]) -> str:
     return f"{plain[0]}\u2013{plain[-1]}" if len(plain) > 1 else str(plain[0])
 
 
-def _prerelease_note(matrix: Matrix, release: Release, torch: Version) -> Optional[str]:
-    """Why a pre-release torch is experimental: the release claims releases, and pins no
-    pre-release (IPEX 2.10.10 pins a nightly: that one is its claim)."""
-    public = Version(torch.public)
-    if not public.is_prerelease or public in release.pins:
-        return None
-    return (
-        f"torch {torch_label(torch)} is a pre-release: {matrix.adapter.distribution} {release.version} "
-        f"claims torch {release.torch} releases, not pre-releases"
-    )
-
-
-def _assess(
-    matrix: Matrix,
-    release: Release,
-    torch: Version,
-    python: PythonVersion,
-    dims: Dict[str, Optional[Value]],
-    today: _dt.date,
-) -> Tuple[Status, Tuple[str, ...], Optional[str], Tuple[Mark, ...]]:
-    """The status of a combination the release claims: the cell's status, a pre-release
-    torch the release does not pin counting as experimental at best."""
-    status, reason, link, marks = cell_status(release, Version(torch.public), python, dims, today)
-    reasons = (reason,) if reason else ()
-    note = _prerelease_note(matrix, release, torch)
-    if note is not None:
-        reasons = (note,) + reasons
-        if status is Status.SUPPORTED:
-            status = Status.EXPERIMENTAL
-    return status, reasons, link, marks
-
-
 def verdict(matrix: Matrix, env: Environment, today: Optional[_dt.date] = None) -> Verdict:
     """Decide whether ``env`` is a supported combination, and how to reach one if not."""
     today = today or _dt.date.today()
@@ -187,18 +48,18 @@ def verdict(matrix: Matrix, env: Environment, today: Optional[_dt.date] = None) 
     if not entries:
         known = ", ".join(dict.fromkeys(str(r.version) for r in matrix.releases))
         reason = f"{matrix.adapter.distribution} {env.adapter} is not a release this matrix describes (known: {known})"
-        return _with_fixes(matrix, env, today, Verdict(Outcome.UNSUPPORTED, (reason,)))
+        return _withfixes(matrix, env, today, Verdict(Outcome.UNSUPPORTED, (reason,)))
     # Entries of one version serve different values of a dimension (an OS): the one for
     # this machine answers, else the best answer.
     answers = [(not _fits_machine(matrix, rel, env), _verdict_for_release(matrix, env, rel, today)) for rel in entries]
-    return _with_fixes(matrix, env, today, min(answers, key=lambda a: (_RANK[a[1].outcome], a[0]))[1])
+    return _withfixes(matrix, env, today, min(answers, key=lambda a: (RANK[a[1].outcome], a[0]))[1])
 
 
-def _with_fixes(matrix: Matrix, env: Environment, today: _dt.date, answer: Verdict) -> Verdict:
+def _withfixes(matrix: Matrix, env: Environment, today: _dt.date, answer: Verdict) -> Verdict:
     """``answer`` with the fixes that reach a usable cell, unless it is supported."""
     if answer.outcome is Outcome.SUPPORTED:
         return answer
-    return answer._replace(fixes=tuple(_fixes(matrix, env, today, answer.outcome)))
+    return answer._replace(fixes=tuple(fixes(matrix, env, today, answer.outcome)))
 
 
 def _fits_machine(matrix: Matrix, release: Release, env: Environment) -> bool:
@@ -218,12 +79,12 @@ def _machine_mismatch(matrix: Matrix, release: Release, env: Environment) -> Opt
 def _verdict_without_adapter(matrix: Matrix, env: Environment, today: _dt.date) -> Verdict:
     """No adapter installed: say which release would serve this environment, and how to get it."""
     answers = [_verdict_for_release(matrix, env, rel, today) for rel in reversed(matrix.releases)]
-    best = min(answers, key=lambda v: _RANK[v.outcome], default=None)
+    best = min(answers, key=lambda v: RANK[v.outcome], default=None)
     reason = f"{matrix.adapter.distribution} is not installed"
     if best is None or best.release is None or best.outcome is Outcome.UNSUPPORTED:
-        return _with_fixes(matrix, env, today, Verdict(Outcome.UNSUPPORTED, (reason,)))
+        return _withfixes(matrix, env, today, Verdict(Outcome.UNSUPPORTED, (reason,)))
     would_be = f"release {best.release.version} would be {best.outcome}" + "".join(f": {r}" for r in best.reasons[:1])
-    return _with_fixes(matrix, env, today, best._replace(outcome=Outcome.UNSUPPORTED, reasons=(reason, would_be)))
+    return _withfixes(matrix, env, today, best._replace(outcome=Outcome.UNSUPPORTED, reasons=(reason, would_be)))
 
 
 def _verdict_for_release(matrix: Matrix, env: Environment, release: Release, today: _dt.date) -> Verdict:
@@ -246,282 +107,35 @@ def _verdict_for_release(matrix: Matrix, env: Environment, release: Release, tod
         known = ", ".join(str(t.minor) for t in matrix.torch)
         return fail(f"torch {torch_label(env.torch)} is not a torch release this matrix describes (described: {known})")
     if not release.torch.contains(env.torch):
-        return fail(f"{dist} {release.label} supports torch {release.torch}, not {torch_label(env.torch)}", release.mark_of("torch"))
+        return fail(
+            f"{dist} {release.label} supports torch {release.torch}, not {torch_label(env.torch)}",
+            release.mark_of("torch"),
+        )
     if release.variant and env.torch.local != release.variant:
         return fail(
             f"{dist} {release.version} needs torch's {release.variant} build, found torch {env.torch} ({_variant_label(env.torch)})",
             release.mark_of("torch-variant") if "torch-variant" in dict(release.marks) else release.mark_of("torch"),
         )
     if env.python not in line.python:
-        return fail(f"torch {line.minor} has no wheel for Python {env.python} (it has {_python_range(line.python)})", line.mark)
+        return fail(
+            f"torch {line.minor} has no wheel for Python {env.python} (it has {_python_range(line.python)})", line.mark
+        )
     if not release.python.admits(env.python):
-        return fail(f"{dist} {release.label} supports Python {release.python}, not {env.python}", release.mark_of("python"))
-    assumptions = []
+        return fail(
+            f"{dist} {release.label} supports Python {release.python}, not {env.python}", release.mark_of("python")
+        )
+    assumptions: List[str] = []
     for name, constraint in release.dimensions:
-        value = env.dimension(name)
-        if value is None:
+        detected = env.dimension(name)
+        if detected is None:
             assumptions.append(f"{name} could not be detected; assumed it satisfies {constraint}")
-        elif not constraint.contains(value):
-            return fail(f"{dist} {release.label} needs {name} {constraint}, found {value}", release.mark_of("dimensions"))
-    status, reasons, _link, marks = _assess(matrix, release, env.torch, env.python, dict(env.dimensions), today)
+        elif not constraint.contains(detected):
+            return fail(
+                f"{dist} {release.label} needs {name} {constraint}, found {detected}", release.mark_of("dimensions")
+            )
+    status, reasons, _link, marks = assess(matrix, release, env.torch, env.python, dict(env.dimensions), today)
     outcome = Outcome(status.value)
     shim = shim_for(matrix, env.torch)
     if shim is not None:
         marks = marks + (shim.mark,)
     return Verdict(outcome, reasons, release, line, shim, (line.mark,) + marks, tuple(assumptions))
-
-
-# -- fixes -------------------------------------------------------------------------------
-
-_REACHABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
-# torch's own indexes, one per local label (cpu, xpu, cu126, rocm6.2): where a kept
-# variant comes from when the matrix declares no source for it
-_PYTORCH_INDEX = "https://download.pytorch.org/whl/{label}"
-_PYTORCH_LABEL = re.compile(r"(cpu|xpu|cu\d+|rocm\d+(\.\d+)*)\Z")
-
-
-class _Target(NamedTuple):
-    """A usable combination and what reaching it changes."""
-
-    cell: Cell  # its torch keeps the local label it is installed with (2.8.0+cpu)
-    dims: Dict[str, Optional[Value]]  # every dimension after the fix
-    changed_dims: Tuple[str, ...]  # driver-level values the user must change by hand
-    unknown_dims: Tuple[str, ...]  # constrained values that could not be detected
-    order: int  # the release's place in the file (ties: as before, the later entry first)
-
-
-def _dimension_plan(
-    matrix: Matrix, release: Release, env: Environment
-) -> Optional[Tuple[Dict[str, Optional[Value]], Tuple[str, ...], Tuple[str, ...]]]:
-    """The dimension values under which ``release`` serves this machine: the user's where
-    the release accepts them, else (for a changeable dimension) the declared value
-    nearest above the user's. ``None`` when a value the user cannot change is refused."""
-    dims = dict(env.dimensions)
-    changed, unknown = [], []
-    for name, constraint in release.dimensions:
-        dim, value = matrix.dimension(name), dims.get(name)
-        if value is None:
-            unknown.append(name)
-            continue
-        if constraint.contains(value):
-            continue
-        options = dimension_values(matrix, name, constraint)
-        if dim is None or not dim.changeable or not options:
-            return None
-        newer = [o for o in options if o.version is not None and value.version is not None and o.version > value.version]
-        dims[name] = min(newer, key=lambda o: o.order) if newer else max(options, key=lambda o: o.order)
-        changed.append(name)
-    return dims, tuple(changed), tuple(unknown)
-
-
-def _family_label(matrix: Matrix, env: Environment, release: Release) -> Tuple[bool, Optional[str]]:
-    """Whether ``release`` keeps the user's torch variant family, and the local label its
-    torch carries then. The family is the installed torch's label (``+xpu``; none for
-    PyPI's build): the user's hardware, like an OS, so a fix keeps it unless the matrix
-    says ``torch-variants: {changeable: true}`` or no torch is installed."""
-    if env.torch is None or matrix.variants_changeable:
-        return True, release.variant
-    label = env.torch.local
-    if release.variant is not None and release.variant != label:
-        return False, None
-    return True, label
-
-
-def _torch_index(matrix: Matrix, release: Release, line: TorchLine, label: Optional[str]) -> Optional[str]:
-    """The pip options that find torch of ``label`` for ``release`` ('' for PyPI), or
-    ``None`` when no known index has that build."""
-    src = None
-    if release.torch_source:
-        src = matrix.source(release.torch_source)
-    elif label:
-        src = next((s for s in matrix.sources if s.variant == label), None)
-        if src is None:
-            return f" --index-url {_PYTORCH_INDEX.format(label=label)}" if _PYTORCH_LABEL.match(label) else None
-    if src is None or src.name == "pypi":
-        return ""
-    if src.index_url:
-        return f" --index-url {src.index_url}"
-    return f" --find-links {src.find_links}" if src.find_links else ""
-
-
-def _targets(matrix: Matrix, env: Environment, today: _dt.date) -> List[_Target]:
-    """Every usable cell a fix could land in: each release's claimed torch (its pin, or
-    the newest patch pip picks) with the user's variant label, each Python; and the
-    installed torch itself where the release claims it. One pass over the releases."""
-    out: List[_Target] = []
-    installed = env.torch
-    for order, release in enumerate(matrix.releases):
-        keeps_family, label = _family_label(matrix, env, release)
-        if not keeps_family:
-            continue
-        plan = _dimension_plan(matrix, release, env)
-        if plan is None:
-            continue
-        dims, changed, unknown = plan
-        cell_dims = tuple((name, dims[name]) for name, _c in release.dimensions if dims.get(name) is not None)
-        for line, patches in claimed_lines(matrix, release):
-            if _torch_index(matrix, release, line, label) is None:
-                continue
-            claims_installed = (
-                installed is not None
-                and line.holds(installed)
-                and release.torch.contains(installed)
-                and (release.variant is None or installed.local == release.variant)
-            )
-            newest = max(patches)
-            fresh = Version(f"{newest}+{label}") if label else newest
-            for python in pythons_for(release, line):
-                # keep the installed torch (not in a new environment: a new Python), or
-                # install the one the release claims
-                choices = [fresh]
-                if claims_installed and python == env.python and installed is not None and installed != fresh:
-                    choices.insert(0, installed)
-                for torch in choices:
-                    status, reasons, link, marks = _assess(matrix, release, torch, python, dims, today)
-                    if status in _REACHABLE:
-                        cell = Cell(release, line, torch, python, cell_dims, status, "; ".join(reasons), link, marks)
-                        out.append(_Target(cell, dims, changed, unknown, order))
-    return out
-
-
-def _driver_changes(env: Environment, target: _Target) -> List[str]:
-    """``upgrade cann from 8.0.0 to 8.1.RC1`` for each value the user must change."""
-    out = []
-    for name in target.changed_dims:
-        old, new = env.dimension(name), target.dims[name]
-        if old is not None and old.absent:
-            out.append(f"install {name} {new}")
-            continue
-        if new is not None and new.absent:
-            out.append(f"remove {name} {old}")
-            continue
-        if old is None or new is None or old.version is None or new.version is None:
-            verb = "change"  # names (a changeable enumeration), absent: no direction
-        else:
-            verb = "upgrade" if old.version < new.version else "downgrade"
-        out.append(f"{verb} {name} from {old} to {new}")
-    return out
-
-
-def _what_changes(env: Environment, target: _Target) -> Tuple[Tuple[str, ...], Tuple[str, ...], bool, bool, bool]:
-    """What reaching ``target`` changes (names), the manual steps it needs, and whether
-    Python, the adapter and torch change."""
-    cell, release = target.cell, target.cell.release
-    python_changes = cell.python != env.python
-    adapter_changes = env.adapter != release.version
-    torch_changes = cell.torch != env.torch
-    changes = tuple(
-        name for name, changed in (("python", python_changes), ("adapter", adapter_changes), ("torch", torch_changes)) if changed
-    ) + target.changed_dims
-    manual = tuple(f"{step} (not a pip package: install it yourself)" for step in _driver_changes(env, target)) + tuple(
-        f"make sure {name} is {release.constraint(name)} ({name} could not be detected)" for name in target.unknown_dims
-    )
-    return changes, manual, python_changes, adapter_changes, torch_changes
-
-
-def _torch_pin(env: Environment, release: Release, cell: Cell) -> str:
-    """The torch requirement that installs ``cell.torch``: the whole line when the release
-    claims it and pip's pick is the cell's torch, else that version exactly. Exact too
-    when the installed torch already satisfies the range: pip would keep it, and the fix
-    would reinstall what is installed."""
-    if cell.torch.local:
-        return f"torch=={cell.torch}"
-    requirement = torch_requirement(release, cell.line)
-    installed = env.torch
-    if not requirement.startswith("torch==") and installed is not None and cell.line.spec.contains(installed):
-        return f"torch=={cell.torch}"
-    return requirement
-
-
-def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
-    """How to get from ``env`` to ``target``. A new Python is a new environment, so its
-    commands install both torch and the adapter; torch comes from the index of the
-    variant it keeps."""
-    cell, release, dist = target.cell, target.cell.release, matrix.adapter.distribution
-    changes, manual, python_changes, adapter_changes, torch_changes = _what_changes(env, target)
-    pip = f"python{cell.python} -m pip" if python_changes else "pip"
-    adapter_req = f"'{dist}=={release.version}'" + (f" --extra-index-url {release.index_url}" if release.index_url else "")
-    requirement = _torch_pin(env, release, cell)
-    index = _torch_index(matrix, release, cell.line, cell.torch.local) or ""
-    # A new Python is a new environment: it needs torch and the adapter, changed or not.
-    install_torch, install_adapter = torch_changes or python_changes, adapter_changes or python_changes
-    commands: List[str] = []
-    if install_torch and index:  # torch from its own index first, then the adapter
-        commands.append(f"{pip} install '{requirement}'{index}")
-        if install_adapter:
-            commands.append(f"{pip} install {adapter_req}")
-    elif install_torch or install_adapter:
-        requirements = ([adapter_req] if install_adapter else []) + ([f"'{requirement}'"] if install_torch else [])
-        commands.append(f"{pip} install " + " ".join(requirements))
-    parts = []
-    if python_changes:
-        parts.append(f"use Python {cell.python}")
-    if torch_changes:
-        parts.append(f"install torch {requirement[len('torch=='):] if requirement.startswith('torch==') else cell.line.minor}")
-    if adapter_changes:
-        parts.append(f"install {dist} {release.version}")
-    summary = ", then ".join(_driver_changes(env, target) + ([" and ".join(parts)] if parts else []))
-    facts = [f"{dist} {release.version}", f"torch {cell.torch}", f"Python {cell.python}"]
-    facts += [f"{name} {value}" for name, value in cell.dimensions]
-    summary = (summary or "nothing to change") + f" ({cell.status}: {', '.join(facts)})"
-    return Fix(summary, tuple(commands), changes, cell, manual)
-
-
-def _fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Outcome, limit: int = 3) -> List[Fix]:
-    """The fixes for an environment whose verdict is ``now``, ranked as a user would
-    choose (docs/check.md, "How fixes are ranked"):
-
-    1. pip-only fixes before any that needs a manual step (a driver toolkit, a value to
-       make sure of, a new Python: a new environment); a driver change after all others;
-    2. fewer changed things first;
-    3. supported before experimental or deprecated at the same cost;
-    4. only fixes that improve the verdict (an experimental user is offered supported
-       cells only);
-    5. never one that reinstalls what is installed, or leaves the installed torch's
-       variant family or a dimension the user cannot change.
-
-    Ties go to the torch line nearest the installed one (the newer on ties), then as the
-    file orders releases, then the nearest Python. A fix that changes more than a listed
-    one (with the same manual steps) for a status no better is left out. At most
-    ``limit`` fixes, the best driver-level fix always among them, last. Cost: one pass
-    over the releases and a sort of the usable cells.
-    """
-
-    def line_key(v: Version) -> int:
-        return v.major * 1000 + v.minor
-
-    ranked = []
-    for target in _targets(matrix, env, today):
-        cell = target.cell
-        if _RANK[Outcome(cell.status.value)] >= _RANK[now]:
-            continue  # rule 4: it would not improve the verdict
-        changes, manual = _what_changes(env, target)[:2]
-        if not changes:
-            continue
-        if env.torch is None:
-            distance = -line_key(cell.line.minor)  # nothing installed: the newest line
-        else:
-            gap = line_key(cell.line.minor) - line_key(env.torch)
-            distance = abs(gap) * 2 + int(gap < 0)  # the nearest line, the newer one on ties
-        python_gap = abs(line_key(cell.python.version) - line_key(env.python.version))
-        pip_only = not manual and "python" not in changes
-        key = (bool(target.changed_dims), not pip_only, len(changes), _REACHABLE.index(cell.status), distance, -target.order, python_gap)
-        ranked.append((key, target, changes, manual))
-    ranked.sort(key=lambda entry: entry[0])
-
-    kept: List[Fix] = []  # fixes that keep every dimension
-    driver: List[Fix] = []  # fixes that change a driver (sorted after all the others)
-    for _key, target, changes, manual in ranked:
-        if target.changed_dims and driver and (kept or len(driver) >= limit):
-            break  # one driver-level fix after pip fixes, or `limit` of them alone
-        if not target.changed_dims and len(kept) >= limit:
-            continue
-        rank = _REACHABLE.index(target.cell.status)
-        # dominated: a listed fix with the same manual steps changes less for a status as good
-        if any(
-            c.manual == manual and set(c.changes) <= set(changes) and _REACHABLE.index(c.cell.status) <= rank
-            for c in kept + driver
-        ):
-            continue
-        (driver if target.changed_dims else kept).append(_fix_for(matrix, env, target))
-    return kept[: limit - len(driver)] + driver if kept else driver

@@ -1,7 +1,7 @@
 """Evidence: what the result records say about the cells a release claims, and whether it still counts.
 
 A claim in ``compat.yaml`` is a promise; a result record (written by a nox ``device(...)``
-session, :mod:`adapter_matrix.ci.cells`) is evidence. Each cell also writes a compact copy
+session, :mod:`adapter_matrix.ci.record`) is evidence. Each cell also writes a compact copy
 of its record into the matrix's evidence folder (``evidence/<release>/<cell>.json``, in
 git), so a release commit carries the evidence for what it claims.
 
@@ -43,6 +43,7 @@ from ..matrix.queries import Cell, cells
 from .frozen import FrozenRelease, read_frozen
 from .names import EvidenceError, check_name
 from .plan import SESSION, PlanRow, plan
+from .record import EVIDENCE_KEYS, evidence_of
 
 __all__ = [
     "EVIDENCE_ENV",
@@ -57,6 +58,7 @@ __all__ = [
     "sources_hash",
     "git_state",
     "evidence_of",
+    "tree_state",
     "write_evidence",
     "RecordIndex",
     "index_records",
@@ -68,37 +70,6 @@ __all__ = [
 ]
 
 EVIDENCE_ENV = "ADAPTER_MATRIX_EVIDENCE"  # write the evidence records elsewhere (CI keeps the tracked folder untouched)
-
-# The keys of an evidence record, in the order they are written: what ran, where, and how it went.
-# No logs, skip reasons or phase timings (those stay in results/): one small file per cell.
-# `companions` are the companion packages the cell installed; `ops` is the op sweep's summary
-# (mode, tasks by outcome, float32 match), not its per-op record.
-EVIDENCE_KEYS: Tuple[str, ...] = (
-    "schema",
-    "cell",
-    "session",
-    "release",
-    "outcome",
-    "error",
-    "timestamp",
-    "commit",
-    "dirty",
-    "sources",
-    "python",
-    "torch_claimed",
-    "torch",
-    "torch_variant",
-    "adapter",
-    "source_hash",
-    "platform",
-    "build_seconds",
-    "build_cached",
-    "duration",
-    "tests",
-    "suites",
-    "companions",
-    "ops",
-)
 
 
 # -- where evidence lives and what it ran on ---------------------------------------------
@@ -191,22 +162,14 @@ def git_state(matrix: Matrix) -> Tuple[Optional[str], Optional[bool]]:
     head = _git(base, "rev-parse", "HEAD")
     if head is None:
         return None, None
-    claims = os.path.relpath(os.path.realpath(matrix.path), os.path.realpath(base))  # the claim, not the code: never dirty
+    claims = os.path.relpath(
+        os.path.realpath(matrix.path), os.path.realpath(base)
+    )  # the claim, not the code: never dirty
     status = _git(base, "status", "--porcelain", "--", *(matrix.evidence.sources or (".",)), f":(exclude){claims}")
     return head.strip(), bool(status and status.strip())
 
 
 # -- writing -----------------------------------------------------------------------------
-
-
-def evidence_of(record: Mapping[str, Any]) -> Dict[str, Any]:
-    """The evidence form of a result record: its :data:`EVIDENCE_KEYS`, in that order.
-
-    The op sweep's summary loses its ``record`` (a path under ``results/``, not in git)."""
-    kept = {key: record[key] for key in EVIDENCE_KEYS if key in record}
-    if isinstance(kept.get("ops"), Mapping):
-        kept["ops"] = {k: v for k, v in kept["ops"].items() if k != "record"}
-    return kept
 
 
 def _inside(folder: str, path: str) -> bool:
@@ -304,8 +267,8 @@ def shortfall(matrix: Matrix, cell: Cell, record: Mapping[str, Any]) -> List[str
     of ``evidence: suites:`` it has no counts for (``suite group workloads``), and each
     companion of ``ci: companions:`` with a release for the cell's torch that it did not
     install (``companion torchvision``). Empty for a complete record."""
-    suites = record.get("suites") if isinstance(record.get("suites"), dict) else {}
-    installed = record.get("companions") if isinstance(record.get("companions"), dict) else {}
+    suites: Any = record.get("suites") if isinstance(record.get("suites"), dict) else {}
+    installed: Any = record.get("companions") if isinstance(record.get("companions"), dict) else {}
     have = {_canonical(str(name)) for name in installed}
     missing = [f"suite group {g}" for g in matrix.evidence.suites if g not in suites]
     for entry in matrix.ci_companions:
@@ -364,7 +327,9 @@ def _record_date(record: Mapping[str, Any]) -> _dt.date:
         return _dt.date.fromisoformat(stamp[:10])
     except ValueError:
         where = record.get("_path", record.get("cell", "?"))
-        raise EvidenceError(f"{where}: timestamp {stamp!r} is not an ISO date \u2014 re-run the session to rewrite it") from None
+        raise EvidenceError(
+            f"{where}: timestamp {stamp!r} is not an ISO date \u2014 re-run the session to rewrite it"
+        ) from None
 
 
 class RecordIndex:
@@ -378,7 +343,9 @@ class RecordIndex:
     (written by hand), which speaks for every release.
     """
 
-    def __init__(self, records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None):
+    def __init__(
+        self, records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None
+    ):
         # the releases frozen in the folder the records came from (results.read_records keeps them)
         self.frozen: Mapping[str, FrozenRelease] = getattr(records, "frozen", {})
         self.records: Dict[Tuple[str, str], Dict[str, Any]] = {}
@@ -411,7 +378,9 @@ def _place(cell: Cell) -> Tuple[str, str, str]:
     return (str(cell.release.version), cell.torch_row, str(cell.python))
 
 
-def index_records(records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None) -> RecordIndex:
+def index_records(
+    records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None
+) -> RecordIndex:
     """:class:`RecordIndex` of ``records``; with ``matrix``, a row's record counts for the cells it tests."""
     return RecordIndex(records, matrix, today)
 
@@ -432,17 +401,19 @@ def verification_of(cell: Cell, records: RecordIndex) -> Verification:
         return UNVERIFIED
     ran = _torch_ran(record)
     commit = str(record["commit"]) if record.get("commit") else None
-    facts = dict(
-        date=_record_date(record).isoformat(),
-        session=str(record.get("session") or cell.id),
-        torch=str(ran) if ran else None,
-        commit=commit,
-        release=str(record.get("release") or cell.release.version),
-    )
+    facts: Dict[str, Any] = {
+        "date": _record_date(record).isoformat(),
+        "session": str(record.get("session") or cell.id),
+        "torch": str(ran) if ran else None,
+        "commit": commit,
+        "release": str(record.get("release") or cell.release.version),
+    }
     if record.get("outcome") != "passed":
         return Verification("failed", reason=str(record.get("error") or "the session failed"), **facts)
     if ran != cell.torch:
-        return Verification("stale", reason=f"ran torch {ran or 'unknown'}; the cell claims torch {cell.torch}", **facts)
+        return Verification(
+            "stale", reason=f"ran torch {ran or 'unknown'}; the cell claims torch {cell.torch}", **facts
+        )
     return Verification("verified", **facts)
 
 
@@ -467,7 +438,9 @@ class Freshness:
         return found.sources_hash if found is not None else self.sources_hash
 
 
-def freshness_of(matrix: Matrix, today: Optional[_dt.date] = None, frozen: Optional[Mapping[str, FrozenRelease]] = None) -> Freshness:
+def freshness_of(
+    matrix: Matrix, today: Optional[_dt.date] = None, frozen: Optional[Mapping[str, FrozenRelease]] = None
+) -> Freshness:
     """The freshness rules of ``matrix`` (its ``evidence`` section) on ``today``, hashing its sources now."""
     return Freshness(matrix.evidence.max_age_days, sources_hash(matrix), today or _dt.date.today(), dict(frozen or {}))
 
@@ -485,12 +458,16 @@ def judge(cell: Cell, records: RecordIndex, rules: Freshness, matrix: Optional[M
 
     age = (rules.today - _record_date(record)).days
     if age > rules.max_age_days:
-        return stale(f"the record is {age} days old; records count for {rules.max_age_days} days (evidence: max-age-days)")
+        return stale(
+            f"the record is {age} days old; records count for {rules.max_age_days} days (evidence: max-age-days)"
+        )
     release = str(cell.release.version)
     expected, ran_on = rules.expected_hash(release), _ran_on(record)
     if expected and ran_on != expected:
         if release in rules.frozen:
-            return stale(f"it ran on sources hash {ran_on or 'not recorded'}; release {release} was frozen with {expected}")
+            return stale(
+                f"it ran on sources hash {ran_on or 'not recorded'}; release {release} was frozen with {expected}"
+            )
         where = f"commit {found.commit[:10]}" if found.commit else "its run"
         return stale(f"the evidence sources changed since {where} (hash {ran_on or 'not recorded'}, now {expected})")
     short = shortfall(matrix, cell, record) if matrix is not None else []
@@ -541,7 +518,11 @@ def gate(
         evidence = judge(cell, index, rules, matrix)
         if evidence.counts:
             continue
-        what = {"unverified": "no record", "failed": f"failed on {evidence.date}", "stale": f"stale, passed on {evidence.date}"}
+        what = {
+            "unverified": "no record",
+            "failed": f"failed on {evidence.date}",
+            "stale": f"stale, passed on {evidence.date}",
+        }
         detail = f" ({evidence.reason})" if evidence.reason else ""
         found.append(
             Diagnostic(
@@ -553,3 +534,14 @@ def gate(
             )
         )
     return found
+
+
+def tree_state(matrix: Matrix) -> Dict[str, Any]:
+    """What a record says about the sources it ran on: the commit, whether the evidence
+    sources differed from it, and their hash (:func:`sources_hash`)."""
+    commit, dirty = git_state(matrix)
+    return {
+        "commit": commit,
+        "dirty": dirty,
+        "sources": {"hash": sources_hash(matrix), "paths": list(matrix.evidence.sources)},
+    }

@@ -45,7 +45,9 @@ class FrozenRelease:
 
 def _parse(path: str, doc: Any) -> FrozenRelease:
     def bad(why: str) -> EvidenceError:
-        return EvidenceError(f"{path}: not a frozen release ({why}) \u2014 restore it from git, or delete it and run `adapter-matrix release VERSION`")
+        return EvidenceError(
+            f"{path}: not a frozen release ({why}) \u2014 restore it from git, or delete it and run `adapter-matrix release VERSION`"
+        )
 
     if not isinstance(doc, dict) or doc.get("kind") != "release":
         raise bad('no "kind": "release"')
@@ -90,7 +92,9 @@ def read_frozen(folders: Any) -> Dict[str, FrozenRelease]:
                     raise ValueError(f"larger than {_READ_LIMIT // 1024} KiB")
                 doc = json.loads(raw.decode("utf-8"))
             except (OSError, ValueError, RecursionError) as exc:
-                raise EvidenceError(f"{path}: not a frozen release ({exc.__class__.__name__}: {str(exc)[:200]})") from None
+                raise EvidenceError(
+                    f"{path}: not a frozen release ({exc.__class__.__name__}: {str(exc)[:200]})"
+                ) from None
             entry = _parse(path, doc)
             found.setdefault(entry.version, entry)
     return found

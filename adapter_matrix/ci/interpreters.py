@@ -51,7 +51,9 @@ def _from_uv(wanted: Iterable[str]) -> Dict[str, str]:
         return out
     for name in wanted:
         try:
-            proc = subprocess.run([uv, "python", "find", "--no-project", name], capture_output=True, text=True, timeout=20)
+            proc = subprocess.run(
+                [uv, "python", "find", "--no-project", name], capture_output=True, text=True, timeout=20
+            )
         except (OSError, subprocess.TimeoutExpired):
             continue
         path = proc.stdout.strip()

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import AdapterMatrixError
+
 __all__ = ["EvidenceError", "RELEASE_FILE", "check_name"]
 
 
-class EvidenceError(ValueError):
+class EvidenceError(AdapterMatrixError, ValueError):
     """An evidence source that does not exist, or a record that cannot be judged or written."""
 
 

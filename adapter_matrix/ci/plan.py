@@ -37,7 +37,16 @@ from packaging.version import Version
 from ..matrix.model import Companion, InstallSource, Matrix, Value
 from ..matrix.queries import Cell, Releases, cells, chosen, maintained, torch_source
 
-__all__ = ["STRATEGIES", "SESSION", "DEFAULT_RUNNER", "CompanionPick", "PlanRow", "plan", "install_chain", "companion_picks"]
+__all__ = [
+    "STRATEGIES",
+    "SESSION",
+    "DEFAULT_RUNNER",
+    "CompanionPick",
+    "PlanRow",
+    "plan",
+    "install_chain",
+    "companion_picks",
+]
 
 STRATEGIES = ("full", "edges", "latest", "smoke")
 SESSION = "device"
@@ -148,7 +157,9 @@ class PlanRow:
         }
 
 
-Group = Tuple[int, Tuple[Tuple[str, Value], ...]]  # (release index, runner-provided values): what edges/latest work within
+Group = Tuple[
+    int, Tuple[Tuple[str, Value], ...]
+]  # (release index, runner-provided values): what edges/latest work within
 
 
 def _select(rows: List[Tuple[Group, Cell]], strategy: str, matrix: Matrix) -> List[Cell]:
@@ -220,7 +231,14 @@ def plan(
         unique.setdefault((group, c.line.minor, c.torch, c.python), (group, c))
     ordered = sorted(
         unique.values(),
-        key=lambda gc: (gc[1].release.version, gc[0][0], [v.order for _n, v in gc[0][1]], gc[1].line.minor, gc[1].torch, gc[1].python),
+        key=lambda gc: (
+            gc[1].release.version,
+            gc[0][0],
+            [v.order for _n, v in gc[0][1]],
+            gc[1].line.minor,
+            gc[1].torch,
+            gc[1].python,
+        ),
     )
     membership = {s: {id(c) for c in _select(ordered, s, matrix)} for s in STRATEGIES}
     ids: Dict[str, int] = {}
@@ -234,7 +252,9 @@ def plan(
             row_id = f"{c.id}-v{c.release.version}"
         ids[row_id] = 1
         runner = tuple(matrix.dimension(n).runner.label(v) for n, v in requires)  # type: ignore[union-attr]
-        release_tags = (f"v{c.release.version}",) + ((f"line{c.release.release_line}",) if c.release.release_line else ())
+        release_tags = (f"v{c.release.version}",) + (
+            (f"line{c.release.release_line}",) if c.release.release_line else ()
+        )
         rows.append(
             PlanRow(
                 cell=c,

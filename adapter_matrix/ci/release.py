@@ -44,7 +44,6 @@ __all__ = [
 ]
 
 
-
 def past_releases(matrix: Matrix) -> FrozenSet[str]:
     """The releases this tree cannot test: frozen (``<evidence>/<VERSION>/release.json``)
     with other evidence sources than the tree holds now. Their code is a commit in the past,
@@ -72,11 +71,15 @@ def freeze(matrix: Matrix, version: str, folder: str, today: Optional[_dt.date] 
     try:
         wanted = Version(version)
     except InvalidVersion:
-        raise EvidenceError(f"{version!r} is not a PEP 440 version \u2014 name a release of {display_path(matrix.path)}") from None
+        raise EvidenceError(
+            f"{version!r} is not a PEP 440 version \u2014 name a release of {display_path(matrix.path)}"
+        ) from None
     entries = matrix.releases_of(wanted)
     if not entries:
         known = ", ".join(str(r.version) for r in matrix.releases) or "none"
-        raise EvidenceError(f"{display_path(matrix.path)} has no release {version} (its releases: {known}) \u2014 add it first")
+        raise EvidenceError(
+            f"{display_path(matrix.path)} has no release {version} (its releases: {known}) \u2014 add it first"
+        )
     version = str(entries[0].version)  # as the matrix writes it: the folder its records are in
     if os.path.lexists(folder) and not os.path.isdir(folder):
         raise EvidenceError(f"{folder}: not a folder \u2014 give the evidence folder (e.g. evidence)")
@@ -135,7 +138,11 @@ def _dunder_version(path: str) -> Optional[str]:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             value = node.value
-            if any(isinstance(t, ast.Name) and t.id == "__version__" for t in targets) and isinstance(value, ast.Constant) and isinstance(value.value, str):
+            if (
+                any(isinstance(t, ast.Name) and t.id == "__version__" for t in targets)
+                and isinstance(value, ast.Constant)
+                and isinstance(value.value, str)
+            ):
                 return value.value
     return None
 
@@ -148,7 +155,7 @@ def _from_pyproject(path: str) -> Optional[Tuple[str, str]]:
     project = doc.get("project") or {}
     if isinstance(project.get("version"), str):
         return project["version"], path
-    attr = ((((doc.get("tool") or {}).get("setuptools") or {}).get("dynamic") or {}).get("version") or {})
+    attr = (((doc.get("tool") or {}).get("setuptools") or {}).get("dynamic") or {}).get("version") or {}
     target = attr.get("attr") if isinstance(attr, dict) else None
     if not isinstance(target, str) or "." not in target:
         return None
@@ -222,9 +229,21 @@ def version_findings(
     still = adapter is not None and any(r.version == release.version for r in matrix.releases_of(adapter.version))
     if still or (adapter is None and not later):
         suggestion = str(later[-1].version) if later else _next_version(release.version)
-        bump = f"bump the version in {adapter.where} to {suggestion}" if adapter is not None else f"bump the adapter's version to {suggestion}"
-        add = f"add release {suggestion} with status: experimental" if not later else f"keep release {suggestion} experimental until it is frozen"
-        said = f"the adapter's version is still {adapter.version} ({adapter.where})" if adapter is not None else "no later release holds them"
+        bump = (
+            f"bump the version in {adapter.where} to {suggestion}"
+            if adapter is not None
+            else f"bump the adapter's version to {suggestion}"
+        )
+        add = (
+            f"add release {suggestion} with status: experimental"
+            if not later
+            else f"keep release {suggestion} experimental until it is frozen"
+        )
+        said = (
+            f"the adapter's version is still {adapter.version} ({adapter.where})"
+            if adapter is not None
+            else "no later release holds them"
+        )
         found.append(
             Diagnostic(
                 by_version[str(release.version)].mark_of("version"),

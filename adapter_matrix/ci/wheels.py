@@ -20,10 +20,12 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Sequence
 
+from ..errors import AdapterMatrixError
+
 __all__ = ["WheelBuildError", "find_uv", "build_wheels"]
 
 
-class WheelBuildError(RuntimeError):
+class WheelBuildError(AdapterMatrixError, RuntimeError):
     """A project could not be built; the message holds the builder's last output."""
 
 
@@ -37,8 +39,12 @@ def _has_setuptools(python: str) -> bool:
     return subprocess.run([python, "-c", code], capture_output=True).returncode == 0
 
 
-def build_wheels(projects: Sequence["os.PathLike[str] | str"], out_dir: "os.PathLike[str] | str",
-                 python: str = sys.executable, timeout: float = 300) -> List[Path]:
+def build_wheels(
+    projects: Sequence[os.PathLike[str] | str],
+    out_dir: os.PathLike[str] | str,
+    python: str = sys.executable,
+    timeout: float = 300,
+) -> List[Path]:
     """Build each project folder (sdist, then wheel) into ``out_dir``; the wheels, in order.
 
     A wheel of the same name already in ``out_dir`` is replaced.
@@ -54,8 +60,12 @@ def build_wheels(projects: Sequence["os.PathLike[str] | str"], out_dir: "os.Path
     wheels = []
     for project in projects:
         with tempfile.TemporaryDirectory(dir=out) as scratch:
-            proc = subprocess.run([uv, "build", "-q", "--python", python, *offline, "--out-dir", scratch, str(project)],
-                                  capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(
+                [uv, "build", "-q", "--python", python, *offline, "--out-dir", scratch, str(project)],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
             made = sorted(Path(scratch).glob("*.whl"))
             if proc.returncode != 0 or len(made) != 1:
                 raise WheelBuildError(f"cannot build {project}: {(proc.stderr or proc.stdout)[-800:]}")

@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any, List, NoReturn, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..errors import AdapterMatrixError
     from ..matrix.model import LoadResult
 
 MATRIX_HELP = "Matrix file (default: ./compat.yaml, else the matrices of installed adapters)."
@@ -44,6 +45,12 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     raise CommandError(code, message)
 
 
+def fail_with(exc: AdapterMatrixError) -> NoReturn:
+    """The one mapping of the tool's errors to the command line: ``error: MESSAGE`` on stderr
+    and the error's :attr:`~adapter_matrix.errors.AdapterMatrixError.exit_code`."""
+    fail(str(exc), exc.exit_code)
+
+
 def print_diagnostics(diagnostics: List[Any]) -> None:
     from rich.markup import escape
 
@@ -55,7 +62,7 @@ def print_diagnostics(diagnostics: List[Any]) -> None:
         err.print(f"[{style}]{escape(printable(d))}[/]", soft_wrap=True)
 
 
-def load_or_exit(path: str, fresh: bool = False) -> "LoadResult":
+def load_or_exit(path: str, fresh: bool = False) -> LoadResult:
     """Load a matrix or exit 2 listing its errors. ``fresh`` bypasses the compiled cache."""
     from ..matrix.cache import load_matrix
     from ..matrix.diagnostics import MatrixError
@@ -78,10 +85,14 @@ def find_or_exit(explicit: Optional[str]) -> List[Any]:
     return found
 
 
-def one_matrix(explicit: Optional[str]) -> "LoadResult":
+def one_matrix(explicit: Optional[str]) -> LoadResult:
     found = find_or_exit(explicit)
     if len(found) > 1:
-        fail("several installed adapters register a matrix (" + ", ".join(f.path for f in found) + "); pass --matrix PATH")
+        fail(
+            "several installed adapters register a matrix ("
+            + ", ".join(f.path for f in found)
+            + "); pass --matrix PATH"
+        )
     return load_or_exit(found[0].path)
 
 
@@ -100,7 +111,7 @@ def date_or_exit(text: Optional[str]) -> Any:
         fail(f"--today {text!r}: write a date as YYYY-MM-DD")
 
 
-def release_or_exit(result: "LoadResult", text: Optional[str]) -> Any:
+def release_or_exit(result: LoadResult, text: Optional[str]) -> Any:
     """``--release TEXT``: the entries of an adapter version, or the packages of a release
     line (``7.3.0``); ``None`` without the option."""
     if text is None:
@@ -110,5 +121,9 @@ def release_or_exit(result: "LoadResult", text: Optional[str]) -> Any:
     found = select_releases(result.matrix, text)
     if not found:
         lines = ", ".join(result.matrix.release_lines())
-        fail(f"--release {text}: no such release" + (f" or release line ({lines})" if lines else "") + f" in {result.matrix.path}")
+        fail(
+            f"--release {text}: no such release"
+            + (f" or release line ({lines})" if lines else "")
+            + f" in {result.matrix.path}"
+        )
     return found

@@ -18,15 +18,25 @@ from .quick import run_check
 @app.command()
 def check(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
-    torch: Optional[str] = typer.Option(None, "--torch", help="Assume this torch version instead of the installed one."),
-    python: Optional[str] = typer.Option(None, "--python", help="Assume this Python (e.g. 3.9) instead of this interpreter."),
-    adapter: Optional[str] = typer.Option(None, "--adapter", help="Assume this adapter version instead of the installed one."),
+    torch: Optional[str] = typer.Option(
+        None, "--torch", help="Assume this torch version instead of the installed one."
+    ),
+    python: Optional[str] = typer.Option(
+        None, "--python", help="Assume this Python (e.g. 3.9) instead of this interpreter."
+    ),
+    adapter: Optional[str] = typer.Option(
+        None, "--adapter", help="Assume this adapter version instead of the installed one."
+    ),
     sets: List[str] = typer.Option([], "--set", help="Assume an extra dimension's version, NAME=VALUE (repeatable)."),
     companions: List[str] = typer.Option(
-        [], "--companion", help="Assume a companion package's version, NAME=VERSION, or NAME=none for not installed (repeatable)."
+        [],
+        "--companion",
+        help="Assume a companion package's version, NAME=VERSION, or NAME=none for not installed (repeatable).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the documented JSON document instead of a report."),
-    deep: bool = typer.Option(False, "--deep", help="Also import torch, activate the adapter and run a timed smoke on its device."),
+    deep: bool = typer.Option(
+        False, "--deep", help="Also import torch, activate the adapter and run a timed smoke on its device."
+    ),
     today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
 ) -> None:
     """Is this environment a supported combination? If not, what exactly to install.

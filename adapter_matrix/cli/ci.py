@@ -8,21 +8,33 @@ from typing import List, Optional
 
 import typer
 
-from .common import EXIT_UNSUPPORTED, MATRIX_HELP, TODAY_HELP, app, console_for, date_or_exit, fail, one_matrix, release_or_exit
+from .common import (
+    EXIT_UNSUPPORTED,
+    MATRIX_HELP,
+    TODAY_HELP,
+    app,
+    console_for,
+    date_or_exit,
+    fail,
+    one_matrix,
+    release_or_exit,
+)
 
 
 @app.command()
 def plan(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     strategy: str = typer.Option("full", "--strategy", "-s", help="full, edges, latest or smoke."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text, json, or github ({\"include\": [...]})."),
+    fmt: str = typer.Option("text", "--format", "-f", help='text, json, or github ({"include": [...]}).'),
     release: Optional[str] = typer.Option(
         None, "--release", help="An adapter release or release line (default: every maintained release)."
     ),
     today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
     runners: Optional[str] = typer.Option(
-        None, "--runners", help="JSON: runner labels per runner-provided value ({\"cann9.1.0\": [\"self-hosted\", \"ascend\"]}) "
-        "or dimension ({\"cann\": [...]}), instead of the matrix's runner labels (--format github)."
+        None,
+        "--runners",
+        help='JSON: runner labels per runner-provided value ({"cann9.1.0": ["self-hosted", "ascend"]}) '
+        'or dimension ({"cann": [...]}), instead of the matrix\'s runner labels (--format github).',
     ),
 ) -> None:
     """The combinations to test, each named by the nox session that runs it."""
@@ -38,7 +50,13 @@ def plan(
     from ..ci.release import past_releases
 
     # a release frozen with other sources is not this tree's to test (docs/releasing.md)
-    rows = make_plan(result.matrix, strategy, release_or_exit(result, release), date_or_exit(today), skip=past_releases(result.matrix))
+    rows = make_plan(
+        result.matrix,
+        strategy,
+        release_or_exit(result, release),
+        date_or_exit(today),
+        skip=past_releases(result.matrix),
+    )
     if fmt == "json":
         typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
     elif fmt == "github":
@@ -56,7 +74,9 @@ def plan(
         for r in rows:
             requires = "".join(f"  requires {name} {value}" for name, value in r.requires)
             companions = "".join(f"  with {p.name} {p.version}" for p in r.companions)
-            typer.echo(f"{r.session:<{width}} torch {str(r.cell.torch):<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}{companions}")
+            typer.echo(
+                f"{r.session:<{width}} torch {r.cell.torch!s:<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}{companions}"
+            )
 
 
 def _runner_labels(text: Optional[str]) -> dict:
@@ -84,12 +104,16 @@ def _runs_on(row: object, labels: dict) -> List[str]:
 
 @app.command()
 def results(
-    folders: List[str] = typer.Argument(..., help="Folders of result records (searched recursively; the newest record of a cell wins)."),
+    folders: List[str] = typer.Argument(
+        ..., help="Folders of result records (searched recursively; the newest record of a cell wins)."
+    ),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     expect: Optional[str] = typer.Option(None, "--expect", help="A plan strategy whose every cell must have a record."),
     fmt: str = typer.Option("text", "--format", "-f", help="text, markdown (md) or json."),
     into: Optional[str] = typer.Option(
-        None, "--into", help="Also merge the records into this evidence folder (e.g. evidence): one compact file per cell, newest wins."
+        None,
+        "--into",
+        help="Also merge the records into this evidence folder (e.g. evidence): one compact file per cell, newest wins.",
     ),
 ) -> None:
     """Aggregate the result records of test sessions. Exit 1 if a cell failed or is missing;
@@ -99,14 +123,13 @@ def results(
 
     if into and os.path.lexists(into) and not os.path.isdir(into):
         fail(f"--into {into}: not a folder — give the evidence folder (e.g. evidence)")
-    try:
-        records = res.read_records(folders + ([into] if into and os.path.isdir(into) else []))
-    except res.RecordError as exc:
-        fail(str(exc))
+    records = res.read_records(folders + ([into] if into and os.path.isdir(into) else []))
     if into:
         from ..ci.evidence import EvidenceError, write_evidence
 
-        target = one_matrix(matrix).matrix  # a record must be evidence of its release, and no weaker than the committed one
+        target = one_matrix(
+            matrix
+        ).matrix  # a record must be evidence of its release, and no weaker than the committed one
         inside = os.path.join(os.path.realpath(into), "")
         merged, refused = [], []
         for record in records:
@@ -118,7 +141,9 @@ def results(
                 refused.append(str(exc))
         for why in refused:
             console_for(stderr=True).print(f"[yellow]{why}[/]", markup=True, highlight=False)
-        console_for(stderr=True).print(f"{into}: {len(merged)} evidence record(s) written" + (f", {len(refused)} refused" if refused else ""))
+        console_for(stderr=True).print(
+            f"{into}: {len(merged)} evidence record(s) written" + (f", {len(refused)} refused" if refused else "")
+        )
     expected = None
     if expect is not None:
         from ..ci.plan import STRATEGIES
@@ -129,7 +154,9 @@ def results(
         from ..ci.release import past_releases
 
         expected_matrix = one_matrix(matrix).matrix
-        expected = [r.cell.id for r in make_plan(expected_matrix, expect, skip=past_releases(expected_matrix))]  # records name the cell
+        expected = [
+            r.cell.id for r in make_plan(expected_matrix, expect, skip=past_releases(expected_matrix))
+        ]  # records name the cell
     summary = res.summarize(records, expected)
     from ..tables.formats import FORMAT_ALIASES
 
@@ -157,24 +184,23 @@ def results(
 def release(
     version: str = typer.Argument(..., help="The adapter release to freeze, as compat.yaml names it (e.g. 0.1.0)."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
-    results: Optional[str] = typer.Option(None, "--results", help="The evidence folder (default: the matrix's evidence: folder:)."),
+    results: Optional[str] = typer.Option(
+        None, "--results", help="The evidence folder (default: the matrix's evidence: folder:)."
+    ),
 ) -> None:
     """Freeze a release once: write EVIDENCE/VERSION/release.json with the hash of the evidence
     sources, the commit and the date. From then on its records are judged against that hash,
     not the working tree (docs/releasing.md). Exit 2 if it is frozen already with other sources,
     the sources are uncommitted, or the matrix has no such release."""
-    from ..ci.evidence import EvidenceError, evidence_folder
+    from ..ci.evidence import evidence_folder
     from ..ci.release import freeze
+    from ..ci.results import read_records
     from ..matrix.diagnostics import display_path
-    from ..ci.results import RecordError, read_records
 
     target = one_matrix(matrix).matrix
     folder = results or evidence_folder(target, environ={})
-    try:
-        frozen, written = freeze(target, version, folder)
-        records = read_records(folder, allow_empty=True)
-    except (EvidenceError, RecordError) as exc:
-        fail(str(exc))
+    frozen, written = freeze(target, version, folder)
+    records = read_records(folder, allow_empty=True)
     own = [r for r in records if str(r.get("release") or "") == frozen.version]
     ran = sum(1 for r in own if isinstance(r.get("sources"), dict) and r["sources"].get("hash") == frozen.sources_hash)
     where = f"commit {frozen.commit[:10]}" if frozen.commit else "no git commit"

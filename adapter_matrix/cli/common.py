@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import click
 import typer
+from typer.core import TyperGroup
 
 from .base import (  # noqa: F401  (re-exported for the command modules)
     EXIT_OK,
@@ -15,6 +19,7 @@ from .base import (  # noqa: F401  (re-exported for the command modules)
     console_for,
     date_or_exit,
     fail,
+    fail_with,
     find_or_exit,
     load_or_exit,
     one_matrix,
@@ -22,7 +27,23 @@ from .base import (  # noqa: F401  (re-exported for the command modules)
     release_or_exit,
 )
 
+
+class Group(TyperGroup):
+    """The root command group: every command and sub-command runs inside :meth:`invoke`, so
+    an :class:`~adapter_matrix.errors.AdapterMatrixError` from any of them ends the same
+    way, in one line with its exit code (:func:`~adapter_matrix.cli.base.fail_with`)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from ..errors import AdapterMatrixError
+
+        try:
+            return super().invoke(ctx)
+        except AdapterMatrixError as exc:
+            fail_with(exc)
+
+
 app = typer.Typer(
+    cls=Group,
     add_completion=False,
     pretty_exceptions_show_locals=False,
     no_args_is_help=True,

@@ -32,13 +32,10 @@ def build(
     from ..device.build import BuildError, BuildMismatch, Extension, ensure_built
 
     try:
-        import torch  # noqa: F401
+        import torch
     except ImportError:
         fail("torch is not installed; install it first, e.g. `adapter-matrix check` says which")
-    try:
-        ext = Extension.of_package(package, result.matrix.adapter.device)
-    except BuildError as exc:
-        fail(str(exc))
+    ext = Extension.of_package(package, result.matrix.adapter.device)
     console = console_for()
     start = time.perf_counter()
     progress = None
@@ -49,7 +46,9 @@ def build(
             return
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True)
+        progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True
+        )
         progress.start()
         progress.add_task(f"compiling {ext.name} for torch {torch.__version__} (about a minute on 2 cores)")
 
@@ -63,21 +62,31 @@ def build(
     if progress is not None:
         progress.stop()
     if as_json:
-        typer.echo(json.dumps({"extension": ext.name, "path": str(done.path), "compiled": done.compiled, **done.manifest}, indent=2))
+        typer.echo(
+            json.dumps(
+                {"extension": ext.name, "path": str(done.path), "compiled": done.compiled, **done.manifest}, indent=2
+            )
+        )
         return
-    what = f"compiled in {done.manifest['build_seconds']:.0f} s" if done.compiled else f"up to date ({time.perf_counter() - start:.2f} s, nothing compiled)"
+    what = (
+        f"compiled in {done.manifest['build_seconds']:.0f} s"
+        if done.compiled
+        else f"up to date ({time.perf_counter() - start:.2f} s, nothing compiled)"
+    )
     console.print(f"{ext.name} for torch {done.manifest['torch']}: {what}")
     console.print(f"cache: {done.path}")
 
 
-def shims_package(result: "LoadResult") -> str:
+def shims_package(result: LoadResult) -> str:
     """The adapter's shims package, or exit 2: the device commands need one."""
     if result.matrix.adapter.shims is None:
-        fail(f"{result.matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims")
+        fail(
+            f"{result.matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims"
+        )
     return result.matrix.adapter.shims
 
 
-def _csrc(result: "LoadResult") -> Any:
+def _csrc(result: LoadResult) -> Any:
     """The adapter's C++ sources folder, found without importing the adapter (or None)."""
     from ..device.build import BuildError, Extension
 
@@ -101,7 +110,9 @@ def _read_json(path: str) -> Dict[str, Any]:
 def probe(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the probe as JSON (to save and diff later)."),
-    diff: Optional[List[str]] = typer.Option(None, "--diff", help="Compare two saved probes: --diff A.json --diff B.json."),
+    diff: Optional[List[str]] = typer.Option(
+        None, "--diff", help="Compare two saved probes: --diff A.json --diff B.json."
+    ),
 ) -> None:
     """Which PrivateUse1 capabilities the installed torch has (imports torch), or what moved between two probes."""
     from ..device import probe as pr
@@ -136,8 +147,12 @@ def probe(
 def new_shim(
     version: str = typer.Argument(..., help="The new torch minor, e.g. 2.16."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
-    probe_new: Optional[str] = typer.Option(None, "--probe", help="Probe of the new torch (default: probe the installed one if it is that minor)."),
-    probe_base: Optional[str] = typer.Option(None, "--base", help="Probe of the previous torch (default: docs/probes/torch-X.Y.json next to the matrix)."),
+    probe_new: Optional[str] = typer.Option(
+        None, "--probe", help="Probe of the new torch (default: probe the installed one if it is that minor)."
+    ),
+    probe_base: Optional[str] = typer.Option(
+        None, "--base", help="Probe of the previous torch (default: docs/probes/torch-X.Y.json next to the matrix)."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes without writing them."),
 ) -> None:
     """Scaffold the shim for a new torch minor, add it to compat.yaml as experimental, and list what to check."""
@@ -158,10 +173,11 @@ def new_shim(
     new = _read_json(probe_new) if probe_new else None
     if new is None:
         from ..device import probe as pr
+        from ..matrix.model import minor_line
 
         try:
             answer = pr.probe(_csrc(result))
-            if answer["torch_minor"] == f"{minor.major}.{minor.minor}":
+            if answer["torch_minor"] == str(minor_line(minor)):
                 new = answer
         except ImportError:
             pass
@@ -169,12 +185,9 @@ def new_shim(
         recorded = newshim.recorded_probe(matrix_path, result.matrix, minor)
         probe_base = str(recorded) if recorded else None
     base = _read_json(probe_base) if probe_base else None
-    try:
-        plan_ = newshim.scaffold(matrix_path, result.matrix, minor, new, base)
-        if not dry_run:
-            newshim.apply(matrix_path, plan_)
-    except newshim.NewShimError as exc:
-        fail(str(exc))
+    plan_ = newshim.scaffold(matrix_path, result.matrix, minor, new, base)
+    if not dry_run:
+        newshim.apply(matrix_path, plan_)
     console = console_for()
     console.print(f"{'would write' if dry_run else 'wrote'} {plan_.module_path} ({plan_.module})")
     typer.echo(plan_.matrix_diff, nl=False)

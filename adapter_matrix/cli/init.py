@@ -12,18 +12,37 @@ from .common import app, console_for, fail, print_diagnostics
 
 @app.command()
 def init(
-    distribution: str = typer.Option(..., "--distribution", help="The adapter's distribution name on PyPI, e.g. my-adapter."),
+    distribution: str = typer.Option(
+        ..., "--distribution", help="The adapter's distribution name on PyPI, e.g. my-adapter."
+    ),
     device: str = typer.Option(..., "--device", help="The PrivateUse1 device name, e.g. npu."),
     torch: List[str] = typer.Option(
-        [], "--torch", help="A torch line (2.12) or a specifier set ('>=2.9') to cover; repeatable (default: the newest line)."
+        [],
+        "--torch",
+        help="A torch line (2.12) or a specifier set ('>=2.9') to cover; repeatable (default: the newest line).",
     ),
-    python: Optional[str] = typer.Option(None, "--python", help="The release's Python range (default: every Python its torch lines have)."),
+    python: Optional[str] = typer.Option(
+        None, "--python", help="The release's Python range (default: every Python its torch lines have)."
+    ),
     version: str = typer.Option("0.1.0", "--version", help="The adapter's first release."),
-    upstream: str = typer.Option("pypi", "--upstream", help="Where the torch facts come from: 'pypi', or a recorded Simple JSON file (offline)."),
-    output: str = typer.Option("compat.yaml", "--output", "-o", help="The matrix to write; the other files go next to it (the repository root)."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing matrix (the other files are never replaced)."),
-    package: Optional[str] = typer.Option(None, "--package", help="The adapter's import package (default: the distribution's name, my_adapter)."),
-    matrix_only: bool = typer.Option(False, "--matrix-only", help="Write only the matrix, none of the adoption's other files."),
+    upstream: str = typer.Option(
+        "pypi", "--upstream", help="Where the torch facts come from: 'pypi', or a recorded Simple JSON file (offline)."
+    ),
+    output: str = typer.Option(
+        "compat.yaml",
+        "--output",
+        "-o",
+        help="The matrix to write; the other files go next to it (the repository root).",
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace an existing matrix (the other files are never replaced)."
+    ),
+    package: Optional[str] = typer.Option(
+        None, "--package", help="The adapter's import package (default: the distribution's name, my_adapter)."
+    ),
+    matrix_only: bool = typer.Option(
+        False, "--matrix-only", help="Write only the matrix, none of the adoption's other files."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="List what would be written, write nothing."),
 ) -> None:
     """Adopt adapter-matrix: a first compat.yaml (the adapter, its torch lines with their wheel
@@ -48,7 +67,14 @@ def init(
         try:
             index = read_upstream(upstream)
             lines = choose_lines(index, torch)
-            text = starter_text(distribution, device, lines, "PyPI" if upstream == "pypi" else os.path.basename(upstream), version, python)
+            text = starter_text(
+                distribution,
+                device,
+                lines,
+                "PyPI" if upstream == "pypi" else os.path.basename(upstream),
+                version,
+                python,
+            )
         except (UpstreamError, ValueError) as exc:
             fail(str(exc))
         try:
@@ -64,7 +90,12 @@ def init(
     if dry_run:
         console.print(f"{output}: {'kept (exists)' if keep_matrix else 'would write'}", markup=False)
         for item in planned:
-            what = {"write": "would write", "edit": "would edit", "link": f"would link to {item.text}", "keep": "kept (exists)"}[item.action]
+            what = {
+                "write": "would write",
+                "edit": "would edit",
+                "link": f"would link to {item.text}",
+                "keep": "kept (exists)",
+            }[item.action]
             console.print(f"{os.path.join(root, item.path)}: {item.note or what}", markup=False)
         return
     try:
@@ -88,7 +119,12 @@ def init(
     else:
         console.print(f"{output}: kept (exists)", markup=False)
     for item in planned:
-        done = {"write": "written", "edit": "edited (entry point and package data added)", "link": "linked to the matrix", "keep": "kept (exists)"}[item.action]
+        done = {
+            "write": "written",
+            "edit": "edited (entry point and package data added)",
+            "link": "linked to the matrix",
+            "keep": "kept (exists)",
+        }[item.action]
         console.print(f"{item.path}: {item.note or done}", markup=False)
     if planned:
         console.print("\n" + require_lines(pkg), markup=False)

@@ -58,9 +58,9 @@ def sweep(
     """
     from ..device.opsweep import expected as ex
     from ..device.opsweep import record as rec
-    from ..device.opsweep.runner import SweepError, run_sweep
-    from .device import shims_package  # exit 2 for a matrix without a shims package
+    from ..device.opsweep.runner import run_sweep
     from ..files import atomic_write
+    from .device import shims_package  # exit 2 for a matrix without a shims package
 
     result = one_matrix(matrix)
     expectations = _expectations(expected, result.matrix.path)
@@ -86,11 +86,15 @@ def sweep(
 
     adapter = result.matrix.adapter
     console.print(f"op sweep ({mode}) of {adapter.device}, expectations {expectations.path}", markup=False)
-    try:
-        done = run_sweep(adapter.device, shims_package(result), ops=ops, dtypes=dtype or ex.DTYPES, kinds=kind or ex.KINDS,
-                         timeout=timeout, progress=progress)
-    except SweepError as exc:
-        fail(str(exc))
+    done = run_sweep(
+        adapter.device,
+        shims_package(result),
+        ops=ops,
+        dtypes=dtype or ex.DTYPES,
+        kinds=kind or ex.KINDS,
+        timeout=timeout,
+        progress=progress,
+    )
     verdicts = ex.judge(done, expectations)
     record = rec.build_record(done, verdicts, expectations, mode)
     if output:
@@ -110,30 +114,43 @@ def _print_summary(console: Any, record: Any) -> None:
 
     from ..device.opsweep.runner import OUTCOMES
 
-    table = Table("dtype", "kind", *OUTCOMES, title=f"torch {record['torch']}, {record['ops']} ops, {record['seconds']:.0f} s")
+    table = Table(
+        "dtype", "kind", *OUTCOMES, title=f"torch {record['torch']}, {record['ops']} ops, {record['seconds']:.0f} s"
+    )
     for dtype, kinds in record["by_dtype"].items():
         for kind, counts in kinds.items():
             table.add_row(dtype, kind, *(str(counts.get(o, 0)) for o in OUTCOMES))
     console.print(table)
     f32 = record["float32"]
     if f32["compared"]:
-        console.print(f"float32: {f32['matched']} of {f32['compared']} ops match CPU forward and backward ({f32['percent']}%); "
-                      f"{f32['ops'] - f32['compared']} not comparable (CPU raises for every sample)", markup=False)
+        console.print(
+            f"float32: {f32['matched']} of {f32['compared']} ops match CPU forward and backward ({f32['percent']}%); "
+            f"{f32['ops'] - f32['compared']} not comparable (CPU raises for every sample)",
+            markup=False,
+        )
     for problem in record["problems"]:
-        console.print(f"[red]{problem['task']}: {problem['problem']}[/] ({problem['error'] or 'no error'})", highlight=False)
-    console.print("agrees with the expectations" if record["ok"] else f"{len(record['problems'])} task(s) disagree with the expectations",
-                  markup=False)
+        console.print(
+            f"[red]{problem['task']}: {problem['problem']}[/] ({problem['error'] or 'no error'})", highlight=False
+        )
+    console.print(
+        "agrees with the expectations"
+        if record["ok"]
+        else f"{len(record['problems'])} task(s) disagree with the expectations",
+        markup=False,
+    )
 
 
 def _leave_suite_counts(record: Any) -> None:
     """Inside a nox cell ($ADAPTER_MATRIX_SUITE_SUMMARIES), the sweep is the suite group
     ``ops``: a task that agrees with the expectations passes (a known failure counts as
     skipped, with its reason), a task that disagrees fails the cell."""
-    from ..ci.cells import TestCounts, write_summary
+    from ..ci.suites import TestCounts, write_summary
 
     passed = sum(k.get("passed", 0) for kinds in record["by_dtype"].values() for k in kinds.values())
     passed -= sum(1 for p in record["problems"] if p["outcome"] == "passed")  # a new pass disagrees
     total = record["tasks_run"]
     failed = len(record["problems"])
-    skips = tuple(f"{f['op']} ({', '.join(f['tasks'])}): {f['reason']}" for f in record["failures"] if f["state"] != "unexpected")
+    skips = tuple(
+        f"{f['op']} ({', '.join(f['tasks'])}): {f['reason']}" for f in record["failures"] if f["state"] != "unexpected"
+    )
     write_summary("ops", TestCounts(passed, failed, total - passed - failed, 0, skips))

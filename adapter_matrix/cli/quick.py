@@ -15,7 +15,17 @@ import json
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
-from .base import EXIT_UNSUPPORTED, EXIT_USAGE, CommandError, date_or_exit, fail, find_or_exit, load_or_exit, print_diagnostics
+from .base import (
+    EXIT_UNSUPPORTED,
+    EXIT_USAGE,
+    CommandError,
+    date_or_exit,
+    fail,
+    fail_with,
+    find_or_exit,
+    load_or_exit,
+    print_diagnostics,
+)
 
 __all__ = ["CheckOption", "CHECK_OPTIONS", "parse_check", "run_check"]
 
@@ -45,7 +55,9 @@ _BY_FLAG = {flag: option for option in CHECK_OPTIONS for flag in option.flags}
 def parse_check(argv: Sequence[str]) -> Optional[Dict[str, Any]]:
     """The keywords of :func:`run_check` for ``check ARGV``, or None for anything else
     (help, an unknown option, a missing value, an argument): typer answers those."""
-    args: Dict[str, Any] = {o.dest: [] if o.kind == "multiple" else False if o.kind == "flag" else None for o in CHECK_OPTIONS}
+    args: Dict[str, Any] = {
+        o.dest: [] if o.kind == "multiple" else False if o.kind == "flag" else None for o in CHECK_OPTIONS
+    }
     i = 0
     while i < len(argv):
         token = argv[i]
@@ -82,6 +94,17 @@ def _parse_sets(values: List[str], option: str = "--set", example: str = "cann=8
     return out
 
 
+def _mapped_check(*args: Any) -> int:
+    """:func:`_run_check` with the tool's errors mapped as every command maps them
+    (:func:`~adapter_matrix.cli.base.fail_with`): ``check`` runs without typer's group."""
+    from ..errors import AdapterMatrixError
+
+    try:
+        return _run_check(*args)
+    except AdapterMatrixError as exc:
+        fail_with(exc)
+
+
 def run_check(
     matrix: Optional[str] = None,
     torch: Optional[str] = None,
@@ -96,14 +119,19 @@ def run_check(
     """Run ``check`` and print its report; returns the exit code (usage errors exit 2 themselves,
     with ``--json`` after printing a document that holds the error)."""
     if not as_json:
-        return _run_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
+        return _mapped_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
     try:
-        return _run_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
+        return _mapped_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
     except CommandError as exc:
         from ..check.report import CHECK_SCHEMA
 
         code = exc.code if isinstance(exc.code, int) else 2
-        sys.stdout.write(json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "error": exc.message, "checks": [], "invalid": []}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {"schema": CHECK_SCHEMA, "exit_code": code, "error": exc.message, "checks": [], "invalid": []}, indent=2
+            )
+            + "\n"
+        )
         sys.stdout.flush()
         raise
 
@@ -157,7 +185,9 @@ def _run_check(
         else:
             result = load_or_exit(located.path)
         try:
-            installed = detect_environment(result.matrix, python=python_override, torch=torch, adapter=adapter, dimensions=overrides)
+            installed = detect_environment(
+                result.matrix, python=python_override, torch=torch, adapter=adapter, dimensions=overrides
+            )
             found = detect_companions(result.matrix, assumed_companions)
         except ValueError as exc:
             fail(str(exc))
@@ -176,10 +206,14 @@ def _run_check(
         docs.append(doc)
     code = combined_exit_code([d["exit_code"] for d in docs]) if docs else EXIT_USAGE
     for bad in invalid:
-        fail_line = f"{bad['matrix']} ({bad['origin']}) is not a valid matrix: no verdict for it; fix or uninstall that adapter"
+        fail_line = (
+            f"{bad['matrix']} ({bad['origin']}) is not a valid matrix: no verdict for it; fix or uninstall that adapter"
+        )
         sys.stderr.write(f"warning: {fail_line}\n")
     if as_json:
-        sys.stdout.write(json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs, "invalid": invalid}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs, "invalid": invalid}, indent=2) + "\n"
+        )
     else:
         from .base import console_for
 
@@ -203,6 +237,11 @@ def main(argv: Sequence[str]) -> Optional[int]:
         from ..check.report import CHECK_SCHEMA
 
         error = "the command line is not one `check` takes (see `adapter-matrix check --help`)"
-        sys.stdout.write(json.dumps({"schema": CHECK_SCHEMA, "exit_code": EXIT_USAGE, "error": error, "checks": [], "invalid": []}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {"schema": CHECK_SCHEMA, "exit_code": EXIT_USAGE, "error": error, "checks": [], "invalid": []}, indent=2
+            )
+            + "\n"
+        )
         sys.stdout.flush()
     return None if args is None else run_check(**args)

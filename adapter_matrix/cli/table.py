@@ -6,7 +6,17 @@ from typing import Dict, List, Optional
 
 import typer
 
-from .common import EXIT_UNSUPPORTED, MATRIX_HELP, TODAY_HELP, app, console_for, date_or_exit, fail, one_matrix, release_or_exit
+from .common import (
+    EXIT_UNSUPPORTED,
+    MATRIX_HELP,
+    TODAY_HELP,
+    app,
+    console_for,
+    date_or_exit,
+    fail,
+    one_matrix,
+    release_or_exit,
+)
 
 
 def _table_fix(options: Dict[str, Optional[str]], tail: List[str]) -> str:
@@ -31,22 +41,32 @@ def table(
         "capabilities, ops (op-sweep counts per torch line and op family), op-dtypes (task counts per torch line, dtype and direction) "
         "or op-failures (the ops that do not match CPU, and why).",
     ),
-    dimension: Optional[str] = typer.Option(None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="markdown (or md, gfm; the default), rst (rest), html (htm), csv or json."),
+    dimension: Optional[str] = typer.Option(
+        None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."
+    ),
+    fmt: Optional[str] = typer.Option(
+        None, "--format", "-f", help="markdown (or md, gfm; the default), rst (rest), html (htm), csv or json."
+    ),
     lang: Optional[str] = typer.Option(None, "--lang", help="Language of headers and legend: en (the default) or zh."),
     release: Optional[str] = typer.Option(
-        None, "--release", help="An adapter release or release line (default: every maintained release; verified: the newest)."
+        None,
+        "--release",
+        help="An adapter release or release line (default: every maintained release; verified: the newest).",
     ),
     results: Optional[str] = typer.Option(
-        None, "--results", help="Folder of result records for --view verified (and for verified blocks without results=), "
-        "or of op-sweep records for --view ops, op-dtypes and op-failures."
+        None,
+        "--results",
+        help="Folder of result records for --view verified (and for verified blocks without results=), "
+        "or of op-sweep records for --view ops, op-dtypes and op-failures.",
     ),
     today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
     output: Optional[str] = typer.Option(
         None, "--output", "-o", help="Write the table to this file, atomically; with --check, verify the file instead."
     ),
     update: bool = typer.Option(False, "--update", help="Rewrite the blocks between markers in FILES, atomically."),
-    check_: bool = typer.Option(False, "--check", help="Exit 1 with a diff if a block in FILES (or the --output file) is stale."),
+    check_: bool = typer.Option(
+        False, "--check", help="Exit 1 with a diff if a block in FILES (or the --output file) is stale."
+    ),
 ) -> None:
     """Render a compatibility table, or keep the tables in documents and generated files up to date.
 
@@ -73,11 +93,19 @@ def table(
     if files:
         given = [
             flag
-            for flag, value in (("--view", view), ("--format", fmt), ("--lang", lang), ("--release", release), ("--dimension", dimension))
+            for flag, value in (
+                ("--view", view),
+                ("--format", fmt),
+                ("--lang", lang),
+                ("--release", release),
+                ("--dimension", dimension),
+            )
             if value
         ]
         if given:
-            fail(f"{', '.join(given)}: a block takes these from its marker (e.g. view=grid lang=zh), not from the command line")
+            fail(
+                f"{', '.join(given)}: a block takes these from its marker (e.g. view=grid lang=zh), not from the command line"
+            )
     when = date_or_exit(today)
     result = one_matrix(matrix)
     common = {"--matrix": matrix, "--today": today, "--results": results}
@@ -85,8 +113,6 @@ def table(
     if files:
         try:
             outcomes = docs.sync(result.matrix, files, write=update, today=when, results=results)
-        except docs.DocError as exc:
-            fail(str(exc))
         except OSError as exc:  # FileWriteError: a full disk, a read-only folder; each document is whole, old or new
             fail(str(exc))
         stale = [o.path for o in outcomes if o.changed]
@@ -94,22 +120,35 @@ def table(
             if not o.blocks:
                 console.print(f"{printable(o.path)}: no table blocks, skipped", markup=False)
             elif update:
-                console.print(f"{printable(o.path)}: {'updated' if o.changed else 'up to date'} ({o.blocks} block{'s' if o.blocks != 1 else ''})", markup=False)
+                console.print(
+                    f"{printable(o.path)}: {'updated' if o.changed else 'up to date'} ({o.blocks} block{'s' if o.blocks != 1 else ''})",
+                    markup=False,
+                )
             elif o.changed:
                 typer.echo(o.diff, nl=False)
         if check_ and stale:
             fix = _table_fix(common, ["--update"] + stale)
-            console_for(stderr=True).print(f"stale tables in {printable(' '.join(stale))}; fix with:\n    {fix}", markup=False, style="red")
+            console_for(stderr=True).print(
+                f"stale tables in {printable(' '.join(stale))}; fix with:\n    {fix}", markup=False, style="red"
+            )
             raise typer.Exit(EXIT_UNSUPPORTED)
         if check_:
             with_blocks = [o for o in outcomes if o.blocks]
-            console.print(f"{len(with_blocks)} file(s), {sum(o.blocks for o in with_blocks)} table block(s): up to date")
+            console.print(
+                f"{len(with_blocks)} file(s), {sum(o.blocks for o in with_blocks)} table block(s): up to date"
+            )
         return
     try:
         records = docs.load_records(results, tables.RECORDS.get(view or "grid", "results")) if results else None
         text = tables.render(
-            result.matrix, view=view or "grid", fmt=fmt or "markdown", lang=lang or "en",
-            release=release_or_exit(result, release), today=when, records=records, dimension=dimension,
+            result.matrix,
+            view=view or "grid",
+            fmt=fmt or "markdown",
+            lang=lang or "en",
+            release=release_or_exit(result, release),
+            today=when,
+            records=records,
+            dimension=dimension,
         )
     except ValueError as exc:  # a bad view, format or language, or unreadable records
         fail(str(exc))
@@ -118,8 +157,6 @@ def table(
         return
     try:
         outcome = docs.sync_output(output, text, write=not check_)
-    except docs.DocError as exc:
-        fail(str(exc))
     except OSError as exc:  # FileWriteError, one line already
         fail(str(exc))
     if check_ and outcome.changed:

@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
-import os
-
 import json
+import os
 from typing import Any, List, Optional
 
 import typer
 
-from .common import EXIT_USAGE, MATRIX_HELP, app, console_for, date_or_exit, fail, find_or_exit, load_or_exit, print_diagnostics
+from .common import (
+    EXIT_USAGE,
+    MATRIX_HELP,
+    app,
+    console_for,
+    date_or_exit,
+    fail,
+    find_or_exit,
+    load_or_exit,
+    print_diagnostics,
+)
 
 
 @app.command()
 def validate(
-    files: List[str] = typer.Argument(None, help="Matrix files to lint (as pre-commit passes them); default: --matrix, else discovery."),
+    files: List[str] = typer.Argument(
+        None, help="Matrix files to lint (as pre-commit passes them); default: --matrix, else discovery."
+    ),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     pyproject: Optional[str] = typer.Option(
         None, "--pyproject", help="Also check this pyproject.toml's requires-python, classifiers and torch pin."
@@ -24,18 +35,28 @@ def validate(
         "--upstream",
         help="Check the torch and companion facts against the index: 'pypi', a recorded folder (--record), or torch's recorded Simple JSON file.",
     ),
-    write: bool = typer.Option(False, "--write", help="With --upstream: update the torch and companion facts in the matrix file."),
+    write: bool = typer.Option(
+        False, "--write", help="With --upstream: update the torch and companion facts in the matrix file."
+    ),
     record: Optional[str] = typer.Option(
-        None, "--record", help="With --upstream pypi: save PyPI's answers into this folder, then check against them (offline later with --upstream DIR)."
+        None,
+        "--record",
+        help="With --upstream pypi: save PyPI's answers into this folder, then check against them (offline later with --upstream DIR).",
     ),
     results: Optional[str] = typer.Option(
-        None, "--results", help="Evidence folder (e.g. evidence): warn for every cell claimed supported without a fresh passing record, "
-        "and for a supported release that is not frozen (adapter-matrix release)."
+        None,
+        "--results",
+        help="Evidence folder (e.g. evidence): warn for every cell claimed supported without a fresh passing record, "
+        "and for a supported release that is not frozen (adapter-matrix release).",
     ),
     strict: bool = typer.Option(
-        False, "--strict", help="With --results: those findings, and changed code still carrying a frozen release's version, are errors (the release gate)."
+        False,
+        "--strict",
+        help="With --results: those findings, and changed code still carrying a frozen release's version, are errors (the release gate).",
     ),
-    today: Optional[str] = typer.Option(None, "--today", help="With --results: judge the records' age on this date (YYYY-MM-DD)."),
+    today: Optional[str] = typer.Option(
+        None, "--today", help="With --results: judge the records' age on this date (YYYY-MM-DD)."
+    ),
 ) -> None:
     """Lint the matrix: every error at once, as FILE:LINE:COL: message — fix. Exit 2 on errors."""
     from ..matrix.queries import cells
@@ -51,20 +72,21 @@ def validate(
     on = date_or_exit(today)
     records: Optional[list] = None
     if results is not None:
-        from ..ci.results import RecordError, read_records
+        from ..ci.results import read_records
 
-        try:
-            records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
-        except RecordError as exc:
-            fail(str(exc))
+        records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
     from ..matrix.discovery import Located
 
-    if pyproject and not files and not matrix and os.path.isfile(pyproject):  # judged against its own matrix, not every installed one
+    if (
+        pyproject and not files and not matrix and os.path.isfile(pyproject)
+    ):  # judged against its own matrix, not every installed one
         from ..upstream.pyproject import matrix_of
 
         own = matrix_of(pyproject)
         if own is None:
-            fail(f"{pyproject} registers no matrix (no adapter_matrix.matrices entry point, no compat.yaml beside it); pass --matrix PATH")
+            fail(
+                f"{pyproject} registers no matrix (no adapter_matrix.matrices entry point, no compat.yaml beside it); pass --matrix PATH"
+            )
         located_all = [Located(own, "pyproject")]
     else:
         located_all = [Located(f, "argument") for f in files] if files else find_or_exit(matrix)
@@ -75,16 +97,13 @@ def validate(
         from ..upstream import index as up
         from ..upstream import write as upstream_write
 
-        try:
-            if record:
-                raw, _origin = up.read_answer("pypi")
-                for located in located_all:
-                    written = upstream_companions.record(record, load_or_exit(located.path, fresh=True).matrix, raw)
-                    console_for().print(f"recorded {', '.join(written)}")
-                upstream = record
-            index = up.read_upstream(upstream)
-        except up.UpstreamError as exc:
-            fail(str(exc))
+        if record:
+            raw, _origin = up.read_answer("pypi")
+            for located in located_all:
+                written = upstream_companions.record(record, load_or_exit(located.path, fresh=True).matrix, raw)
+                console_for().print(f"recorded {', '.join(written)}")
+            upstream = record
+        index = up.read_upstream(upstream)
 
     notes: list = []
 
@@ -101,31 +120,27 @@ def validate(
             found += up.verify(result.matrix, index)
             try:
                 companion_answers = upstream_companions.read_companions(upstream, result.matrix)
-            except up.UpstreamError as exc:
-                fail(str(exc))
             except OSError as exc:  # FileWriteError: a full disk, a read-only folder; the file is unchanged
                 fail(str(exc))
             found += upstream_companions.verify_companions(result.matrix, *companion_answers, upstream)
-        from ..ci.evidence import EvidenceError, evidence_folder
+        from ..ci.evidence import evidence_folder
         from ..ci.release import adapter_version, read_frozen, version_findings
 
-        try:  # changed code needs a new version: judged against the releases frozen in the evidence folder
-            frozen = records.frozen if records is not None else read_frozen(evidence_folder(result.matrix, environ={}))
-            if frozen:
-                found += version_findings(result.matrix, frozen, adapter_version(result.matrix, pyproject), strict)
-        except EvidenceError as exc:
-            fail(str(exc))
+        frozen = (
+            records.frozen if records is not None else read_frozen(evidence_folder(result.matrix, environ={}))
+        )  # changed code needs a new version: judged against the releases frozen in the evidence folder
+        if frozen:
+            found += version_findings(result.matrix, frozen, adapter_version(result.matrix, pyproject), strict)
         if records is not None:
             from ..ci.evidence import claimed_supported, gate
 
-            try:
-                missing = gate(result.matrix, records, on, strict)
-            except EvidenceError as exc:
-                fail(str(exc))
+            missing = gate(result.matrix, records, on, strict)
             found += missing
             missing = [d for d in missing if d.message.startswith("cell ")]
             claimed = len(claimed_supported(result.matrix, on))
-            notes.append(f"{result.matrix.path}: evidence in {results} — {claimed - len(missing)} of {claimed} cells claimed supported have a fresh passing record")
+            notes.append(
+                f"{result.matrix.path}: evidence in {results} — {claimed - len(missing)} of {claimed} cells claimed supported have a fresh passing record"
+            )
         return result.matrix, found, companion_answers
 
     failed = False
@@ -137,8 +152,6 @@ def validate(
                 if changed:
                     m, findings, answers = findings_of(located.path)
                 changed_companions = companion_write.write_companions(located.path, m, answers[0])
-            except up.UpstreamError as exc:
-                fail(str(exc))
             except OSError as exc:  # FileWriteError: a full disk, a read-only folder; the file is unchanged
                 fail(str(exc))
             what = [w for w, done in (("torch", changed), ("companion", changed_companions)) if done]
@@ -168,7 +181,9 @@ def validate(
 
 @app.command()
 def schema(
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file (atomically) instead of stdout."),
+    output: Optional[str] = typer.Option(
+        None, "--output", "-o", help="Write to this file (atomically) instead of stdout."
+    ),
 ) -> None:
     """Print the JSON Schema of compat.yaml (reference it from the file so editors validate it)."""
     from ..files import atomic_write

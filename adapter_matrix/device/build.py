@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+from ..errors import AdapterMatrixError
+
 __all__ = [
     "build_requirements",
     "requirements_for",
@@ -84,19 +86,23 @@ def requirements_for(table: Sequence[Tuple[str, Sequence[str]]], torch: str) -> 
     return [req for spec, reqs in table if SpecifierSet(spec).contains(version, prereleases=True) for req in reqs]
 
 
-class BuildError(RuntimeError):
+class BuildError(AdapterMatrixError, RuntimeError):
     """The C++ core could not be compiled; the message holds the compiler's whole output."""
 
 
-class BuildMismatch(RuntimeError):
+class BuildMismatch(AdapterMatrixError, RuntimeError):
     """A build made for another torch (or Python) than the running one."""
+
+    exit_code = 1
 
 
 class DamagedBuild(BuildMismatch):
     """A build whose library is not the file its manifest describes (truncated, rewritten, missing)."""
 
     def __init__(self, problem: str, folder: Path) -> None:
-        super().__init__(f"{problem}; delete {folder} and run `adapter-matrix build` (importing the adapter also rebuilds a damaged cache build)")
+        super().__init__(
+            f"{problem}; delete {folder} and run `adapter-matrix build` (importing the adapter also rebuilds a damaged cache build)"
+        )
         self.problem = problem
         self.folder = folder
 
@@ -112,7 +118,7 @@ class Extension(NamedTuple):
     csrc: Path
 
     @classmethod
-    def of_package(cls, package: str, device: str) -> "Extension":
+    def of_package(cls, package: str, device: str) -> Extension:
         """The core of shims package ``package``: ``<package>/csrc``, named ``<package>_<device>_core``.
 
         The package is located with :func:`importlib.util.find_spec`, which does not
@@ -199,17 +205,27 @@ def read_manifest(folder: Path) -> Optional[Dict[str, Any]]:
 def check_manifest(manifest: Dict[str, Any], folder: Path, torch_build: Optional[TorchBuild] = None) -> None:
     """Refuse a build made for another torch/Python, naming both, before anything is loaded."""
     t = torch_build or running_torch()
-    built = TorchBuild(manifest.get("torch", "?"), manifest.get("torch_git", "?"), bool(manifest.get("cxx11_abi")), manifest.get("python", "?"))
+    built = TorchBuild(
+        manifest.get("torch", "?"),
+        manifest.get("torch_git", "?"),
+        bool(manifest.get("cxx11_abi")),
+        manifest.get("python", "?"),
+    )
     problems = []
     if built.version != t.version or built.git != t.git:
-        problems.append(f"it was built against torch {built.version} (git {built.git[:10]}), but this process runs torch {t.version} (git {t.git[:10]})")
+        problems.append(
+            f"it was built against torch {built.version} (git {built.git[:10]}), but this process runs torch {t.version} (git {t.git[:10]})"
+        )
     if built.python != t.python:
         problems.append(f"it was built for {built.python}, but this is {t.python}")
     if built.cxx11_abi != t.cxx11_abi:
-        problems.append(f"it was built with _GLIBCXX_USE_CXX11_ABI={int(built.cxx11_abi)}, torch uses {int(t.cxx11_abi)}")
+        problems.append(
+            f"it was built with _GLIBCXX_USE_CXX11_ABI={int(built.cxx11_abi)}, torch uses {int(t.cxx11_abi)}"
+        )
     if problems:
         raise BuildMismatch(
-            f"the device library in {folder} does not fit: " + "; ".join(problems)
+            f"the device library in {folder} does not fit: "
+            + "; ".join(problems)
             + f". Rebuild it for this torch with `adapter-matrix build`, or install torch=={built.version}."
         )
     check_library(manifest, folder)
@@ -249,7 +265,9 @@ def check_library(manifest: Dict[str, Any], folder: Path) -> None:
             f"the device library {library} is damaged: {stat.st_size} bytes, but {MANIFEST} records {expected}", folder
         )
     if stat.st_mtime_ns != manifest.get("library_mtime_ns") and _sha256(library) != manifest.get("library_sha256"):
-        raise DamagedBuild(f"the device library {library} is damaged: its SHA-256 is not the one {MANIFEST} records", folder)
+        raise DamagedBuild(
+            f"the device library {library} is damaged: its SHA-256 is not the one {MANIFEST} records", folder
+        )
 
 
 def _ensure_ninja_on_path() -> None:
@@ -346,7 +364,9 @@ def ensure_built(ext: Extension, verbose: bool = False, on_compile: Optional[Cal
     if os.environ.get(NO_BUILD_ENV):
         if damaged is not None:
             raise damaged
-        raise BuildError(f"{ext.name} is not built for {torch_build.describe()} and ${NO_BUILD_ENV} is set; run `adapter-matrix build`")
+        raise BuildError(
+            f"{ext.name} is not built for {torch_build.describe()} and ${NO_BUILD_ENV} is set; run `adapter-matrix build`"
+        )
     with _locked(folder.with_name(folder.name + ".lock")):
         manifest = read_manifest(folder)  # another process may have finished (or repaired) it meanwhile
         if manifest is not None:

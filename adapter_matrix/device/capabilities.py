@@ -42,7 +42,7 @@ def load_shim_class(matrix: Matrix, module: str) -> Any:
     if package is None or not module.startswith(package + "."):
         raise ValueError(f"shim module {module} is outside the shims package {package}")
     view = _view_package(package)
-    return importlib.import_module(view + module[len(package):]).Shim
+    return importlib.import_module(view + module[len(package) :]).Shim
 
 
 @dataclass(frozen=True)

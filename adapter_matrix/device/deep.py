@@ -42,7 +42,9 @@ class DeepReport:
     def as_dict(self) -> Dict[str, Any]:
         return {
             "ok": self.ok,
-            "steps": [{"name": s.name, "ok": s.ok, "seconds": round(s.seconds, 4), "detail": s.detail} for s in self.steps],
+            "steps": [
+                {"name": s.name, "ok": s.ok, "seconds": round(s.seconds, 4), "detail": s.detail} for s in self.steps
+            ],
         }
 
 
@@ -54,7 +56,7 @@ def _step(report: DeepReport, name: str, fn: Any) -> Any:
     start = time.perf_counter()
     try:
         value = fn()
-    except Exception as exc:  # noqa: BLE001 - every failure becomes a reported step
+    except Exception as exc:
         report.steps.append(Step(name, False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}"))
         raise _Stop() from None
     detail = value if isinstance(value, str) else ""
@@ -88,14 +90,20 @@ def deep_check(matrix: Matrix) -> DeepReport:
     report = DeepReport()
     package = matrix.adapter.shims
     if package is None:  # a matrix for checks, tables and plans only: no device to try
-        report.steps.append(Step("find the shims package", False, 0.0, f"{matrix.path} declares no shims package (adapter: shims:)"))
+        report.steps.append(
+            Step("find the shims package", False, 0.0, f"{matrix.path} declares no shims package (adapter: shims:)")
+        )
         return report
     # Activate the adapter ourselves (not through torch's autoload) to see its errors.
     os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
     try:
         torch = _step(report, "import torch", lambda: importlib.import_module("torch"))
         _step(report, "check the build manifest", lambda: _manifest_check(matrix, package))
-        _step(report, f"activate {package}", lambda: importlib.import_module(package) and f"device {matrix.adapter.device} ready")
+        _step(
+            report,
+            f"activate {package}",
+            lambda: importlib.import_module(package) and f"device {matrix.adapter.device} ready",
+        )
         device = matrix.adapter.device
         state: Dict[str, Any] = {"x": torch.randn(64, 64, generator=torch.Generator().manual_seed(0))}
         _step(report, f"create on {device}", lambda: state.update(d=state["x"].to(device)) or f"{state['d'].device}")

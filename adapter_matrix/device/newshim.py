@@ -21,18 +21,20 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from packaging.version import Version
 
+from ..errors import AdapterMatrixError
 from ..files import atomic_write, unified_diff
 from ..matrix.diagnostics import MatrixError
 from ..matrix.loader import load_text
-from ..matrix.model import Matrix, ShimRange
+from ..matrix.model import Matrix, ShimRange, minor_line
 from ..matrix.queries import shim_for
 from ..matrix.source import Mapping, Node, Sequence, parse
+from ..matrix.textedit import Edit, apply_edits, block_end, line_offsets, replace_scalar, section_stop
 from .probe import diff
 
 __all__ = ["NewShimError", "Scaffold", "scaffold", "apply", "recorded_probe"]
 
 
-class NewShimError(ValueError):
+class NewShimError(AdapterMatrixError, ValueError):
     """The new shim cannot be scaffolded; the message says why."""
 
 
@@ -62,63 +64,49 @@ def _nearest(matrix: Matrix, minor: Version) -> Tuple[ShimRange, Version]:
 
 def recorded_probe(matrix_path: Path, matrix: Matrix, minor: Version) -> Optional[Path]:
     """``docs/probes/torch-X.Y.json`` next to the matrix for the torch the new shim starts from."""
-    _, base_minor = _nearest(matrix, Version(f"{minor.major}.{minor.minor}"))
+    _, base_minor = _nearest(matrix, minor_line(minor))
     path = Path(matrix_path).parent / "docs" / "probes" / f"torch-{base_minor}.json"
     return path if path.is_file() else None
 
 
-def _block_end(lines: List[str], start: int, stop: int) -> int:
-    """Index after the last content line of a block that starts at ``start`` and ends before
-    ``stop`` (trailing blank and comment lines belong to what follows)."""
-    end = stop
-    while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
-        end -= 1
-    return end
-
-
 def _root_stop(root: Mapping, key: str, total: int) -> int:
     """0-based line index where the top-level entry after ``key`` starts (or the end)."""
-    keys = [k for k, _ in root.entries]
-    for i, k in enumerate(keys):
-        if k.text == key:
-            return keys[i + 1].mark.line - 1 if i + 1 < len(keys) else total
-    raise NewShimError(f"compat.yaml has no {key}: section")
+    stop = section_stop(root, key, total)
+    if stop is None:
+        raise NewShimError(f"compat.yaml has no {key}: section")
+    return stop
 
 
-def _scalar_span(lines: List[str], node: Node) -> Tuple[int, int, int]:
-    """(line index, start column, end column) of a one-line scalar, quotes included."""
-    i, col = node.mark.line - 1, node.mark.column - 1
-    text = lines[i]
-    if text[col] in "\"'":
-        end = text.index(text[col], col + 1) + 1
-    else:
-        m = re.match(r"[^#\n]*?(?=\s+#|\s*$)", text[col:])
-        end = col + (m.end() if m else len(text) - col)
-    return i, col, end
-
-
-def _replace_scalar(lines: List[str], node: Optional[Node], new_text: str) -> None:
+def _replace_scalar(lines: List[str], node: Optional[Node], new_text: str) -> Edit:
     assert node is not None  # the key is required in a matrix that loaded
-    i, start, end = _scalar_span(lines, node)
-    lines[i] = lines[i][:start] + f'"{new_text}"' + lines[i][end:]
+    return replace_scalar(lines, node, new_text)
 
 
 def _widen(spec_text: str, minor: Version) -> Optional[str]:
     """``>=2.1,<2.16`` -> ``>=2.1,<2.17`` for minor 2.16; None if there is no such bound."""
     nxt = f"{minor.major}.{minor.minor + 1}"
-    pattern = re.compile(r"<\s*" + re.escape(f"{minor.major}.{minor.minor}") + r"(\.0)?(?=\s*(,|$))")
+    pattern = re.compile(r"<\s*" + re.escape(str(minor_line(minor))) + r"(\.0)?(?=\s*(,|$))")
     return pattern.sub(f"<{nxt}", spec_text) if pattern.search(spec_text) else None
 
 
-def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optional[Dict[str, Any]], probe_base: Optional[Dict[str, Any]], today: Optional[_dt.date] = None) -> Scaffold:
+def scaffold(
+    matrix_path: Path,
+    matrix: Matrix,
+    minor: Version,
+    probe_new: Optional[Dict[str, Any]],
+    probe_base: Optional[Dict[str, Any]],
+    today: Optional[_dt.date] = None,
+) -> Scaffold:
     """Work out every change; nothing is written (see :func:`apply`)."""
-    minor = Version(f"{minor.major}.{minor.minor}")
+    minor = minor_line(minor)
     if matrix.torch_line(minor) is not None:
         raise NewShimError(f"torch {minor} is already described in {matrix.path}")
     previous, base_minor = _nearest(matrix, minor)
     package = matrix.adapter.shims
     if package is None:
-        raise NewShimError(f"{matrix.path} declares no shims package (adapter: shims:): new-shim scaffolds a shim inside one")
+        raise NewShimError(
+            f"{matrix.path} declares no shims package (adapter: shims:): new-shim scaffolds a shim inside one"
+        )
     module = _module_name(package, minor)
     today = today or _dt.date.today()
     text = matrix_path.read_text(encoding="utf-8")
@@ -128,7 +116,8 @@ def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optio
     root, problems = parse(text, str(matrix_path))
     if not isinstance(root, Mapping) or problems:
         raise NewShimError(f"{matrix_path} does not parse")
-    inserts: List[Tuple[int, List[str]]] = []  # (0-based index, lines), applied bottom-up
+    inserts: List[Tuple[int, List[str]]] = []  # (0-based line index, lines to insert there)
+    edits: List[Edit] = []  # scalars replaced in place
 
     # 1. upstream facts, copied from the previous minor until validate --upstream confirms them
     torch_node = root.get("torch")
@@ -144,22 +133,26 @@ def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optio
         f"{indent}  patches: [{minor}.0]\n",
         f"{indent}  python: [{pythons}]\n",
     ]
-    inserts.append((_block_end(lines, last_key.mark.line - 1, _root_stop(root, "torch", len(lines))), entry))
+    inserts.append((block_end(lines, last_key.mark.line - 1, _root_stop(root, "torch", len(lines))), entry))
 
     # 2. the shim range, after the shim it starts from; narrow that one if it is open-ended
     shims_node = root.get("shims")
     assert isinstance(shims_node, Sequence)
     items = list(shims_node.items)
-    index = next(i for i, item in enumerate(items) if isinstance(item, Mapping) and getattr(item.get("module"), "text", None) == previous.module)
+    index = next(
+        i
+        for i, item in enumerate(items)
+        if isinstance(item, Mapping) and getattr(item.get("module"), "text", None) == previous.module
+    )
     item = items[index]
     assert isinstance(item, Mapping)
     if previous.torch.contains(Version(f"{minor}.0")):
-        _replace_scalar(lines, item.get("torch"), f"{previous.torch.text},<{minor}")
+        edits.append(_replace_scalar(lines, item.get("torch"), f"{previous.torch.text},<{minor}"))
     stop = items[index + 1].mark.line - 1 if index + 1 < len(items) else _root_stop(root, "shims", len(lines))
     dash = " " * (item.mark.column - 3)
     inserts.append(
         (
-            _block_end(lines, item.mark.line - 1, stop),
+            block_end(lines, item.mark.line - 1, stop),
             [
                 f"{dash}- module: {module} # scaffolded by new-shim from {previous.module}\n",
                 f'{dash}  torch: ">={minor},<{minor.major}.{minor.minor + 1}"\n',
@@ -181,7 +174,7 @@ def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optio
         if widened is None:
             todo.append(f"widen release {newest.version}'s torch specifier ({newest.torch}) to include {minor}")
         else:
-            _replace_scalar(lines, rel_node.get("torch"), widened)
+            edits.append(_replace_scalar(lines, rel_node.get("torch"), widened))
     col = " " * (rel_node.mark.column - 1)
     rule = [
         f'{col}  - torch: "=={minor}.*"\n',
@@ -189,16 +182,20 @@ def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optio
         f"{col}    reason: new torch release; shim scaffolded by adapter-matrix new-shim, not verified yet\n",
     ]
     rel_index = rel_items.index(rel_node)
-    rel_stop = rel_items[rel_index + 1].mark.line - 1 if rel_index + 1 < len(rel_items) else _root_stop(root, "releases", len(lines))
+    rel_stop = (
+        rel_items[rel_index + 1].mark.line - 1
+        if rel_index + 1 < len(rel_items)
+        else _root_stop(root, "releases", len(lines))
+    )
     exceptions = rel_node.get("exceptions")
     if isinstance(exceptions, Sequence) and exceptions.items:
-        inserts.append((_block_end(lines, exceptions.items[-1].mark.line - 1, rel_stop), rule))
+        inserts.append((block_end(lines, exceptions.items[-1].mark.line - 1, rel_stop), rule))
     else:
-        inserts.append((_block_end(lines, rel_node.mark.line - 1, rel_stop), [f"{col}exceptions:\n"] + rule))
+        inserts.append((block_end(lines, rel_node.mark.line - 1, rel_stop), [f"{col}exceptions:\n"] + rule))
 
-    for at, new_lines in sorted(inserts, key=lambda x: x[0], reverse=True):
-        lines[at:at] = new_lines
-    new_text = "".join(lines)
+    offsets = line_offsets(lines)
+    edits += [(offsets[at], offsets[at], "".join(new_lines)) for at, new_lines in inserts]
+    new_text = apply_edits("".join(lines), edits)
 
     module_path = Path(matrix_path).parent.joinpath(*module.split(".")).with_suffix(".py")
     if not module_path.parent.is_dir():
@@ -211,14 +208,16 @@ def scaffold(matrix_path: Path, matrix: Matrix, minor: Version, probe_new: Optio
     todo += [d.describe(a, b) for d in differences]
     if not probe_new or not probe_base:
         todo.append("probe both releases (`adapter-matrix probe --json` with each torch installed) and diff them")
-    todo.append(f"run the edges cells of torch {minor} (`nox -t torch{minor}`), then mark it supported in {matrix_path.name}")
+    todo.append(
+        f"run the edges cells of torch {minor} (`nox -t torch{minor}`), then mark it supported in {matrix_path.name}"
+    )
     previous_name = previous.module.rsplit(".", 1)[1]
     notes = "".join(f"- {t}\n" for t in todo)
     module_text = (
         f'"""torch {minor}: what differs from the previous era (to be written).\n\n'
         f"Scaffolded by `adapter-matrix new-shim {minor}` from {previous.module}. To do:\n\n{notes}"
         f'"""\n\nfrom __future__ import annotations\n\nfrom .{previous_name} import Shim as _Previous\n\n\n'
-        f"class Shim(_Previous):\n    era = \"{minor}\"\n"
+        f'class Shim(_Previous):\n    era = "{minor}"\n'
     )
     return Scaffold(module, module_path, module_text, new_text, unified_diff(text, new_text, str(matrix_path)), todo)
 

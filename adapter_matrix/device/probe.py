@@ -45,7 +45,10 @@ def _public(module: Any) -> List[str]:
 
 # name -> (what it tells, how to ask torch)
 CAPABILITIES: Dict[str, Tuple[str, Callable[[Any], Any]]] = {
-    "rename_privateuse1_backend": ("torch.utils.rename_privateuse1_backend", lambda t: hasattr(t.utils, "rename_privateuse1_backend")),
+    "rename_privateuse1_backend": (
+        "torch.utils.rename_privateuse1_backend",
+        lambda t: hasattr(t.utils, "rename_privateuse1_backend"),
+    ),
     "generate_methods_parameters": (
         "parameters of generate_methods_for_privateuse1_backend",
         lambda t: _params(t.utils.generate_methods_for_privateuse1_backend),
@@ -58,15 +61,28 @@ CAPABILITIES: Dict[str, Tuple[str, Callable[[Any], Any]]] = {
     "library_fallback": ("torch.library.Library.fallback", lambda t: hasattr(t.library.Library, "fallback")),
     "torch_library_api": (
         "torch.library registration functions",
-        lambda t: [n for n in ("impl", "register_kernel", "custom_op", "register_fake", "register_autocast") if hasattr(t.library, n)],
+        lambda t: [
+            n
+            for n in ("impl", "register_kernel", "custom_op", "register_fake", "register_autocast")
+            if hasattr(t.library, n)
+        ],
     ),
     "autocast_state_by_device_type": (
         "torch keeps the autocast state per device type (the device module needs one function, not five)",
         lambda t: hasattr(t, "get_autocast_dtype"),
     ),
-    "grad_scaler_device": ("torch.amp.GradScaler(device)", lambda t: "device" in _params(getattr(getattr(t, "amp", None), "GradScaler", None))),
-    "add_safe_globals": ("torch.serialization.add_safe_globals", lambda t: hasattr(t.serialization, "add_safe_globals")),
-    "weights_only_default": ("torch.load defaults to weights_only=True", lambda t: hasattr(t.serialization, "_default_to_weights_only")),
+    "grad_scaler_device": (
+        "torch.amp.GradScaler(device)",
+        lambda t: "device" in _params(getattr(getattr(t, "amp", None), "GradScaler", None)),
+    ),
+    "add_safe_globals": (
+        "torch.serialization.add_safe_globals",
+        lambda t: hasattr(t.serialization, "add_safe_globals"),
+    ),
+    "weights_only_default": (
+        "torch.load defaults to weights_only=True",
+        lambda t: hasattr(t.serialization, "_default_to_weights_only"),
+    ),
     "rebuild_device_tensor_from_cpu_tensor": (
         "torch._utils._rebuild_device_tensor_from_cpu_tensor (pickling storage-less device tensors)",
         lambda t: hasattr(t._utils, "_rebuild_device_tensor_from_cpu_tensor"),
@@ -75,7 +91,10 @@ CAPABILITIES: Dict[str, Tuple[str, Callable[[Any], Any]]] = {
     "backend_autoload": ("the torch.backends entry-point autoload", lambda t: hasattr(t, "_import_device_backends")),
     "get_device_module": ("torch.get_device_module", lambda t: hasattr(t, "get_device_module")),
     "acc_python_hooks": ("torch._C._acc (PrivateUse1 hooks from Python)", lambda t: hasattr(t._C, "_acc")),
-    "fork_rng_device_type": ("torch.random.fork_rng(device_type=...)", lambda t: "device_type" in _params(t.random.fork_rng)),
+    "fork_rng_device_type": (
+        "torch.random.fork_rng(device_type=...)",
+        lambda t: "device_type" in _params(t.random.fork_rng),
+    ),
     "register_device_module": ("torch._register_device_module", lambda t: hasattr(t, "_register_device_module")),
 }
 
@@ -97,11 +116,13 @@ def probe(csrc: Optional[Path] = None) -> Dict[str, Any]:
     import torch
     from packaging.version import Version
 
+    from ..matrix.model import minor_line
+
     answers: Dict[str, Any] = {}
     for name, (_what, ask) in CAPABILITIES.items():
         try:
             answers[name] = ask(torch)
-        except Exception as exc:  # noqa: BLE001 - a question torch cannot answer is an answer
+        except Exception as exc:
             answers[name] = f"error: {type(exc).__name__}"
     version = Version(torch.__version__)
     gates = _gates(csrc, version)
@@ -110,7 +131,7 @@ def probe(csrc: Optional[Path] = None) -> Dict[str, Any]:
     return {
         "schema": PROBE_SCHEMA,
         "torch": torch.__version__,
-        "torch_minor": f"{version.major}.{version.minor}",
+        "torch_minor": str(minor_line(version)),
         "python": ".".join(map(str, sys.version_info[:3])),
         "capabilities": answers,
     }
@@ -130,7 +151,9 @@ class Difference:
         if isinstance(self.before, list) and isinstance(self.after, list):
             added = [x for x in self.after if x not in self.before]
             removed = [x for x in self.before if x not in self.after]
-            parts = ([f"added {', '.join(map(str, added))}"] if added else []) + ([f"removed {', '.join(map(str, removed))}"] if removed else [])
+            parts = ([f"added {', '.join(map(str, added))}"] if added else []) + (
+                [f"removed {', '.join(map(str, removed))}"] if removed else []
+            )
             return f"{self.name}: {'; '.join(parts) or 'reordered'} ({self.description})"
         if isinstance(self.before, dict) and isinstance(self.after, dict):
             changed = [k for k in sorted(set(self.before) | set(self.after)) if self.before.get(k) != self.after.get(k)]

@@ -16,7 +16,7 @@ from typing import List, Optional, Set
 
 from packaging.version import Version
 
-from ..matrix.model import Matrix, Status
+from ..matrix.model import Matrix, Status, minor_line
 from ..matrix.queries import claimed_lines
 from .gates import read_gates
 
@@ -52,10 +52,14 @@ def report(matrix: Matrix, csrc: Optional[Path]) -> List[Finding]:
     findings: List[Finding] = []
     for shim in matrix.shims:
         if not any(shim.torch.contains(v) for v in torch):
-            findings.append(Finding("dead shim", shim.module, str(shim.mark), f"serves {shim.torch}, which no supported release claims"))
+            findings.append(
+                Finding(
+                    "dead shim", shim.module, str(shim.mark), f"serves {shim.torch}, which no supported release claims"
+                )
+            )
     if not torch or csrc is None:
         return findings
-    minors = sorted({Version(f"{v.major}.{v.minor}") for v in torch})
+    minors = sorted({minor_line(v) for v in torch})
     for gate in read_gates(csrc):
         states = {gate.on(m) for m in minors}
         if len(states) == 1:

@@ -48,7 +48,15 @@ def cache_root() -> str:
     return os.path.join(base, "adapter-matrix")
 
 
-_MODEL_MODULES = ("model.py", "loader.py", "schema.py", "consistency.py", "source.py", "diagnostics.py", "companions.py")
+_MODEL_MODULES = (
+    "model.py",
+    "loader.py",
+    "schema.py",
+    "consistency.py",
+    "source.py",
+    "diagnostics.py",
+    "companions.py",
+)
 _stamp: Optional[bytes] = None
 
 
@@ -89,8 +97,12 @@ def trusted_entry(path: str) -> bool:
         return True
     import warnings
 
-    warnings.warn(f"adapter-matrix ignores its cache entry {reason}: another user could have planted it "
-                  f"(make the cache folder yours alone: chmod -R go-w {cache_root()})", CacheWarning, stacklevel=3)
+    warnings.warn(
+        f"adapter-matrix ignores its cache entry {reason}: another user could have planted it "
+        f"(make the cache folder yours alone: chmod -R go-w {cache_root()})",
+        CacheWarning,
+        stacklevel=3,
+    )
     return False
 
 
@@ -110,7 +122,11 @@ class _ModelUnpickler(pickle.Unpickler):
             found = super().find_class(module, name)
             import enum
 
-            if isinstance(found, type) and (issubclass(found, tuple) or issubclass(found, enum.Enum)) and not name.startswith("_"):
+            if (
+                isinstance(found, type)
+                and (issubclass(found, tuple) or issubclass(found, enum.Enum))
+                and not name.startswith("_")
+            ):
                 return found
         elif name in _ALLOWED.get(module, ()):
             return super().find_class(module, name)
@@ -135,7 +151,7 @@ def _store(path: str, value: object) -> None:
         pass
 
 
-def load_matrix(path: "os.PathLike[str] | str", *, use_cache: bool = True):  # -> LoadResult
+def load_matrix(path: os.PathLike[str] | str, *, use_cache: bool = True):  # -> LoadResult
     """Like :func:`adapter_matrix.matrix.loader.load`, served from the compiled cache when possible."""
     from .diagnostics import display_path, read_matrix_file
 
@@ -146,7 +162,7 @@ def load_matrix(path: "os.PathLike[str] | str", *, use_cache: bool = True):  # -
     if compiled is not None and trusted_entry(compiled):
         try:
             cached = _read(compiled)
-        except Exception:  # noqa: BLE001 - truncated, refused, or from an incompatible version: rebuild
+        except Exception:
             cached = None
         from .model import LoadResult, Matrix
 

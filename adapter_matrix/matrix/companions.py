@@ -33,30 +33,31 @@ the consistency checks.
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from .diagnostics import Diagnostic, Diagnostics, Mark
-from .model import AdapterPin, CellCompanion, Companion, CompanionLine, CompanionRelease, Matrix, requirement
+from .model import (
+    AdapterPin,
+    CellCompanion,
+    Companion,
+    CompanionLine,
+    CompanionRelease,
+    Matrix,
+    minor_line,
+    requirement,
+)
+from .reader import Reader
 from .source import Mapping, Node, Scalar
 
-__all__ = ["NONE", "requirement", "line_of", "parse_companions", "parse_cell_companions", "check"]
-
-# The loader's builder (``loader._Builder``) is passed in as ``b``; it is not imported
-# here, because the loader imports this module.
-Builder = Any
+__all__ = ["NONE", "requirement", "parse_companions", "parse_cell_companions", "check"]
 
 NONE = "none"  # the word that says "no release" for a torch line or an adapter release
 
 # PEP 508 names (https://packaging.python.org/en/latest/specifications/name-normalization/)
 _NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])\Z", re.IGNORECASE)
-
-
-def line_of(version: Version) -> Version:
-    """The minor line of a version: ``2.4.1+cpu`` -> ``2.4``."""
-    return Version(f"{version.major}.{version.minor}")
 
 
 # -- loading -----------------------------------------------------------------------------
@@ -66,13 +67,17 @@ def _is_none(node: Node) -> bool:
     return isinstance(node, Scalar) and not node.is_null and node.text == NONE
 
 
-def parse_companions(b: Builder, node: Optional[Node]) -> Tuple[Companion, ...]:
-    """The ``companions:`` section, reporting problems through the loader's builder."""
+def parse_companions(b: Reader, node: Optional[Node]) -> Tuple[Companion, ...]:
+    """The ``companions:`` section, reporting problems through the loader's reader."""
     out = []
     for key, value in b.entries(node, "companions"):
         name = key.text
         if not _NAME.match(name):
-            b.diags.error(key.mark, f"companion {name!r} is not a distribution name", "write its name as on PyPI, e.g. torchvision")
+            b.diags.error(
+                key.mark,
+                f"companion {name!r} is not a distribution name",
+                "write its name as on PyPI, e.g. torchvision",
+            )
             continue
         f = b.fields(value, "companion", f"companion {name}")
         lines = tuple(sorted(_lines(b, name, f.get("torch")), key=lambda entry: entry.minor))
@@ -89,7 +94,7 @@ def parse_companions(b: Builder, node: Optional[Node]) -> Tuple[Companion, ...]:
     return tuple(out)
 
 
-def _lines(b: Builder, name: str, node: Optional[Node]) -> List[CompanionLine]:
+def _lines(b: Reader, name: str, node: Optional[Node]) -> List[CompanionLine]:
     out: List[CompanionLine] = []
     for key, value in b.entries(node, f"torch facts of {name}"):
         minor = b.torch_line_key(key, f"the torch facts of {name}")
@@ -119,7 +124,7 @@ def _is_null(node: Node) -> bool:
     return isinstance(node, Scalar) and (node.is_null or node.text == "")
 
 
-def _pins(b: Builder, name: str, node: Optional[Node]) -> Tuple[AdapterPin, ...]:
+def _pins(b: Reader, name: str, node: Optional[Node]) -> Tuple[AdapterPin, ...]:
     out = []
     for key, value in b.entries(node, f"adapter pins of {name}"):
         release = b.version(key, "adapter release")
@@ -132,9 +137,11 @@ def _pins(b: Builder, name: str, node: Optional[Node]) -> Tuple[AdapterPin, ...]
     return tuple(out)
 
 
-def parse_cell_companions(b: Builder, node: Optional[Node]) -> Tuple[CellCompanion, ...]:
+def parse_cell_companions(b: Reader, node: Optional[Node]) -> Tuple[CellCompanion, ...]:
     """``ci: companions: [torchvision]``: the companions every test cell installs."""
-    return tuple(CellCompanion(s.text, s.mark) for s in (b.scalar(n, "companion name") for n in b.items(node, "companions")) if s)
+    return tuple(
+        CellCompanion(s.text, s.mark) for s in (b.scalar(n, "companion name") for n in b.items(node, "companions")) if s
+    )
 
 
 # -- consistency -------------------------------------------------------------------------
@@ -148,23 +155,49 @@ def check(matrix: Matrix) -> List[Diagnostic]:
     for comp in matrix.companions:
         canonical = canonicalize_name(comp.name)
         if canonical in seen:
-            diags.error(comp.mark, f"companion {comp.name} is listed twice", f"it is already listed at line {seen[canonical].line}")
+            diags.error(
+                comp.mark,
+                f"companion {comp.name} is listed twice",
+                f"it is already listed at line {seen[canonical].line}",
+            )
         seen.setdefault(canonical, comp.mark)
         if canonical in (canonicalize_name("torch"), canonicalize_name(matrix.adapter.distribution)):
-            diags.error(comp.mark, f"{comp.name} is not a companion: the matrix describes it already", "list torch extensions only")
+            diags.error(
+                comp.mark,
+                f"{comp.name} is not a companion: the matrix describes it already",
+                "list torch extensions only",
+            )
         if not comp.torch_facts and not comp.adapter:
-            diags.error(comp.mark, f"companion {comp.name} states nothing", "give `torch:` facts per torch line or `adapter:` pins per release")
+            diags.error(
+                comp.mark,
+                f"companion {comp.name} states nothing",
+                "give `torch:` facts per torch line or `adapter:` pins per release",
+            )
         _check_lines(matrix, comp, patches, diags)
         for pin in comp.adapter:
             if matrix.release(pin.release) is None:
                 known = ", ".join(str(r.version) for r in matrix.releases) or "none"
-                diags.error(pin.mark, f"{comp.name} is pinned for adapter release {pin.release}, which this file does not list", f"releases: {known}")
+                diags.error(
+                    pin.mark,
+                    f"{comp.name} is pinned for adapter release {pin.release}, which this file does not list",
+                    f"releases: {known}",
+                )
     for ref in matrix.ci_companions:
-        declared = next((c for c in matrix.companions if canonicalize_name(c.name) == canonicalize_name(ref.name)), None)
+        declared = next(
+            (c for c in matrix.companions if canonicalize_name(c.name) == canonicalize_name(ref.name)), None
+        )
         if declared is None:
-            diags.error(ref.mark, f"ci installs companion {ref.name}, which companions: does not declare", "declare it with its torch facts")
+            diags.error(
+                ref.mark,
+                f"ci installs companion {ref.name}, which companions: does not declare",
+                "declare it with its torch facts",
+            )
         elif not declared.torch_facts:
-            diags.error(ref.mark, f"ci installs companion {ref.name}, but it has no torch facts to pick a release with", "add `torch:` facts")
+            diags.error(
+                ref.mark,
+                f"ci installs companion {ref.name}, but it has no torch facts to pick a release with",
+                "add `torch:` facts",
+            )
     return diags.items
 
 
@@ -173,15 +206,27 @@ def _check_lines(matrix: Matrix, comp: Companion, patches: List[Version], diags:
     first: Dict[Version, Mark] = {}
     for entry in sorted(comp.lines, key=lambda e: e.mark):
         if entry.minor in first:
-            diags.error(entry.mark, f"{comp.name}: torch {entry.minor} is listed twice", f"it is already listed at line {first[entry.minor].line}")
+            diags.error(
+                entry.mark,
+                f"{comp.name}: torch {entry.minor} is listed twice",
+                f"it is already listed at line {first[entry.minor].line}",
+            )
             continue
         first[entry.minor] = entry.mark
         if matrix.torch_line(entry.minor) is None:  # a warning: the torch facts may be what lags
-            diags.warning(entry.mark, f"{comp.name} names torch {entry.minor}, which this file does not describe", "describe it under torch: or remove the entry")
+            diags.warning(
+                entry.mark,
+                f"{comp.name} names torch {entry.minor}, which this file does not describe",
+                "describe it under torch: or remove the entry",
+            )
             continue
         for rel in entry.releases:
             if rel.version in listed:
-                diags.error(rel.mark, f"{comp.name} {rel.version} is listed twice", f"it is already listed at line {listed[rel.version].line}")
+                diags.error(
+                    rel.mark,
+                    f"{comp.name} {rel.version} is listed twice",
+                    f"it is already listed at line {listed[rel.version].line}",
+                )
                 continue
             listed[rel.version] = rel.mark
             admitted = [p for p in patches if rel.torch.contains(p)]
@@ -191,16 +236,16 @@ def _check_lines(matrix: Matrix, comp: Companion, patches: List[Version], diags:
                     f"{comp.name} {rel.version} requires torch{requirement(rel.torch)}, which admits no torch release this file describes",
                     "write the torch its wheels require, or add the patch to the torch facts",
                 )
-            elif line_of(admitted[0]) != entry.minor:
+            elif minor_line(admitted[0]) != entry.minor:
                 diags.error(
                     rel.mark,
-                    f"{comp.name} {rel.version} requires torch{requirement(rel.torch)}: built for torch {line_of(admitted[0])}, not {entry.minor}",
-                    f"list it under \"{line_of(admitted[0])}\" (a release belongs to the line of the oldest torch it admits)",
+                    f"{comp.name} {rel.version} requires torch{requirement(rel.torch)}: built for torch {minor_line(admitted[0])}, not {entry.minor}",
+                    f'list it under "{minor_line(admitted[0])}" (a release belongs to the line of the oldest torch it admits)',
                 )
     unstated = [str(line.minor) for line in matrix.torch if line.minor not in first]
     if comp.torch_facts and unstated:
         diags.warning(
             comp.mark,
             f"{comp.name} says nothing about torch {', '.join(unstated)}",
-            f"list the releases built for each under its line, or write \"{unstated[0]}\": {NONE} where there are none",
+            f'list the releases built for each under its line, or write "{unstated[0]}": {NONE} where there are none',
         )

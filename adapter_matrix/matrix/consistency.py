@@ -15,7 +15,7 @@ from packaging.version import Version
 
 from . import companions
 from .diagnostics import Diagnostic, Diagnostics, Mark
-from .model import ENUM, Constraint, InstallSource, Matrix, Release, Spec, Status
+from .model import ENUM, Constraint, InstallSource, Matrix, Release, Spec, Status, minor_line
 from .queries import claimed_lines, claimed_patches, dimension_values, pythons_for, shim_for
 
 __all__ = ["check"]
@@ -45,12 +45,18 @@ def _sources(matrix: Matrix, diags: Diagnostics) -> None:
     names = {s.name for s in matrix.sources}
     for src in matrix.sources:
         if src.fallback is not None and src.fallback not in names:
-            diags.error(src.mark, f"source {src.name!r} falls back to unknown source {src.fallback!r}", f"known: {', '.join(sorted(names))}")
+            diags.error(
+                src.mark,
+                f"source {src.name!r} falls back to unknown source {src.fallback!r}",
+                f"known: {', '.join(sorted(names))}",
+            )
         seen = {src.name}
         cur: Optional[InstallSource] = src
         while cur is not None and cur.fallback is not None:
             if cur.fallback in seen:
-                diags.error(src.mark, f"source {src.name!r} has a fallback cycle", "end the chain at a source without fallback")
+                diags.error(
+                    src.mark, f"source {src.name!r} has a fallback cycle", "end the chain at a source without fallback"
+                )
                 break
             seen.add(cur.fallback)
             cur = matrix.source(cur.fallback)
@@ -61,9 +67,15 @@ def _torch_lines(matrix: Matrix, diags: Diagnostics) -> None:
     for line in matrix.torch:
         if matrix.source(line.install) is None:
             names = ", ".join(s.name for s in matrix.sources)
-            diags.error(line.mark, f"torch {line.minor} installs from unknown source {line.install!r}", f"declare it under sources: (known: {names})")
+            diags.error(
+                line.mark,
+                f"torch {line.minor} installs from unknown source {line.install!r}",
+                f"declare it under sources: (known: {names})",
+            )
         if previous is not None and line.released < previous.released:
-            diags.warning(line.mark, f"torch {line.minor} is dated before torch {previous.minor}", "check the release dates")
+            diags.warning(
+                line.mark, f"torch {line.minor} is dated before torch {previous.minor}", "check the release dates"
+            )
         previous = line
 
 
@@ -88,7 +100,11 @@ def _duplicate_releases(matrix: Matrix, diags: Diagnostics) -> None:
                 release.mark_of("version"),
                 f"duplicate release {release.version}",
                 f"it is already listed at line {earlier[0].mark.line}"
-                + ("; entries of one version must serve disjoint values of a dimension (os: linux, os: windows)" if matrix.dimensions else ""),
+                + (
+                    "; entries of one version must serve disjoint values of a dimension (os: linux, os: windows)"
+                    if matrix.dimensions
+                    else ""
+                ),
             )
         seen.setdefault(release.version, []).append(release)
 
@@ -100,7 +116,11 @@ def _dimensions(matrix: Matrix, diags: Diagnostics) -> None:
         if dim.runner is not None:
             for known, _label in dim.runner.labels:
                 if not any(v.text.casefold() == known.casefold() for v in dim.values):
-                    diags.warning(dim.mark, f"runner label for {dim.name} {known}, which is not among its values", "add it to values: or remove the label")
+                    diags.warning(
+                        dim.mark,
+                        f"runner label for {dim.name} {known}, which is not among its values",
+                        "add it to values: or remove the label",
+                    )
 
 
 def _mentioned_versions(spec: Spec) -> Iterator[Tuple[str, Version]]:
@@ -134,7 +154,7 @@ def _undescribed_claims(matrix: Matrix, release: Release) -> List[str]:
             continue
         line = matrix.torch_line(v)
         if line is None:
-            out.add(f"{v.major}.{v.minor}")
+            out.add(str(minor_line(v)))
         elif v not in line.patches and not claimed_patches(release, line):
             out.add(str(v))
     return sorted(out, key=Version)
@@ -149,10 +169,18 @@ def _release(matrix: Matrix, release: Release, diags: Diagnostics) -> None:
             f"add a `torch: {unknown}:` entry with its facts, or narrow the specifier",
         )
     if not any(op in _BOUNDED for op, _ in _mentioned_versions(release.torch)):
-        diags.warning(where_torch, f"release {release.version} claims every future torch ({release.torch})", "add an upper bound such as <2.16")
+        diags.warning(
+            where_torch,
+            f"release {release.version} claims every future torch ({release.torch})",
+            "add an upper bound such as <2.16",
+        )
     lines = claimed_lines(matrix, release)
     if not lines:
-        diags.error(where_torch, f"release {release.version} claims no torch release this file describes", "check the torch specifier")
+        diags.error(
+            where_torch,
+            f"release {release.version} claims no torch release this file describes",
+            "check the torch specifier",
+        )
     for line, patches in lines:
         if release.python.exact:
             for python in release.python.exact:
@@ -183,11 +211,19 @@ def _release(matrix: Matrix, release: Release, diags: Diagnostics) -> None:
         for name, constraint in rule.dimensions:
             _constraint(matrix, name, constraint, rule.mark, "exception", diags)
         if rule.torch is not None and not any(rule.torch.contains(p) for _, ps in lines for p in ps):
-            diags.warning(rule.mark, f"exception for torch {rule.torch} matches no torch that release {release.version} claims", "remove it or fix its specifier")
+            diags.warning(
+                rule.mark,
+                f"exception for torch {rule.torch} matches no torch that release {release.version} claims",
+                "remove it or fix its specifier",
+            )
         if rule.status is Status.BROKEN and not rule.reason:
             diags.error(rule.mark, "a broken exception needs a reason", "add `reason:`")
     if release.date and release.supported_until and release.supported_until < release.date:
-        diags.error(release.mark_of("supported-until"), f"release {release.version} support ends before its release date", "fix supported-until")
+        diags.error(
+            release.mark_of("supported-until"),
+            f"release {release.version} support ends before its release date",
+            "fix supported-until",
+        )
 
 
 def _constraint(matrix: Matrix, name: str, constraint: Constraint, mark: Mark, who: str, diags: Diagnostics) -> None:
@@ -198,7 +234,11 @@ def _constraint(matrix: Matrix, name: str, constraint: Constraint, mark: Mark, w
         diags.error(mark, f"{who} names unknown dimension {name!r}", "declare it under dimensions:")
     elif dim.values and not dimension_values(matrix, name, constraint):
         known = ", ".join(str(v) for v in dim.values)
-        diags.error(mark, f"{who} needs {name} {constraint}, which matches none of its declared values ({known})", f"add the value to dimensions.{name}.values")
+        diags.error(
+            mark,
+            f"{who} needs {name} {constraint}, which matches none of its declared values ({known})",
+            f"add the value to dimensions.{name}.values",
+        )
 
 
 def _torch_build(matrix: Matrix, release: Release, diags: Diagnostics) -> None:
@@ -207,9 +247,17 @@ def _torch_build(matrix: Matrix, release: Release, diags: Diagnostics) -> None:
         src = matrix.source(release.torch_source)
         if src is None:
             names = ", ".join(s.name for s in matrix.sources)
-            diags.error(release.mark_of("torch-source"), f"release {release.version} installs torch from unknown source {release.torch_source!r}", f"declare it under sources: (known: {names})")
+            diags.error(
+                release.mark_of("torch-source"),
+                f"release {release.version} installs torch from unknown source {release.torch_source!r}",
+                f"declare it under sources: (known: {names})",
+            )
         elif release.variant and src.variant not in (None, release.variant):
-            diags.error(release.mark_of("torch-source"), f"source {src.name} installs torch's {src.variant} build, release {release.version} needs {release.variant}", "pick a source of that variant")
+            diags.error(
+                release.mark_of("torch-source"),
+                f"source {src.name} installs torch's {src.variant} build, release {release.version} needs {release.variant}",
+                "pick a source of that variant",
+            )
     elif release.variant and not any(src.variant == release.variant for src in matrix.sources):
         diags.error(
             release.mark_of("torch-variant") if "torch-variant" in dict(release.marks) else release.mark_of("torch"),
@@ -219,7 +267,9 @@ def _torch_build(matrix: Matrix, release: Release, diags: Diagnostics) -> None:
 
 
 def _shim_overlaps(matrix: Matrix, diags: Diagnostics) -> None:
-    probes = sorted({p for line in matrix.torch for p in line.patches} | {Version(f"{line.minor}.0") for line in matrix.torch})
+    probes = sorted(
+        {p for line in matrix.torch for p in line.patches} | {Version(f"{line.minor}.0") for line in matrix.torch}
+    )
     for i, a in enumerate(matrix.shims):
         for b in matrix.shims[i + 1 :]:
             both = [v for v in probes if a.torch.contains(v) and b.torch.contains(v)]
@@ -258,7 +308,11 @@ def _shim_modules(matrix: Matrix, diags: Diagnostics) -> None:
             continue
         path = os.path.join(base, *rest)
         if not (os.path.isfile(path + ".py") or os.path.isfile(os.path.join(path, "__init__.py")) or not rest):
-            diags.error(shim.mark, f"shim module {shim.module} does not exist (no {path}.py)", "create it, e.g. with `adapter-matrix new-shim`")
+            diags.error(
+                shim.mark,
+                f"shim module {shim.module} does not exist (no {path}.py)",
+                "create it, e.g. with `adapter-matrix new-shim`",
+            )
 
 
 def _smoke(matrix: Matrix, diags: Diagnostics) -> None:
@@ -267,4 +321,6 @@ def _smoke(matrix: Matrix, diags: Diagnostics) -> None:
         if line is None:
             diags.error(ref.mark, f"smoke cell names torch {ref.torch}, which this file does not describe")
         elif ref.python not in line.python:
-            diags.error(ref.mark, f"smoke cell names Python {ref.python}, but torch {line.minor} has no {ref.python.tag} wheel")
+            diags.error(
+                ref.mark, f"smoke cell names Python {ref.python}, but torch {line.minor} has no {ref.python.tag} wheel"
+            )

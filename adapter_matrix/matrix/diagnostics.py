@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Iterable, List, NamedTuple, Optional, Sequence
 
+from ..errors import AdapterMatrixError
+
 __all__ = ["Mark", "Diagnostic", "Diagnostics", "MatrixError", "UNKNOWN_MARK", "display_path", "read_matrix_file"]
 
 
@@ -73,7 +75,7 @@ class Diagnostics:
         return sorted(self.items, key=lambda d: (d.mark.file, d.mark.line, d.mark.column))
 
 
-class MatrixError(Exception):
+class MatrixError(AdapterMatrixError):
     """A matrix file that cannot be used; carries every diagnostic found."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic], path: Optional[str] = None) -> None:
@@ -90,7 +92,10 @@ def read_matrix_file(path: str) -> bytes:
     try:
         return read_regular(path)
     except FileReadError as exc:
-        raise MatrixError([Diagnostic(Mark(printable(path), 0, 0), f"cannot read the matrix: {exc.reason}", "pass --matrix PATH")], path) from None
+        raise MatrixError(
+            [Diagnostic(Mark(printable(path), 0, 0), f"cannot read the matrix: {exc.reason}", "pass --matrix PATH")],
+            path,
+        ) from None
 
 
 def display_path(path: str) -> str:

@@ -9,22 +9,22 @@ A user mistake never escapes as a traceback.
 
 from __future__ import annotations
 
-import datetime as _dt
 import difflib
 import math
 import os
 import re
-from typing import Callable, Dict, List, Optional, Tuple, TypeVar
+from typing import Dict, List, Optional, Tuple
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from ..matrix import companions as _companions
 from ..matrix import consistency
-from .diagnostics import Diagnostic, Diagnostics, Mark, MatrixError, display_path, read_matrix_file
+from .diagnostics import Diagnostic, Mark, MatrixError, display_path, read_matrix_file
 from .limits import MAX_AGE_DAYS, MAX_REGEX_CHARS, MAX_TIMEOUT
 from .model import (
     ABSENT,
+    DEFAULT_EVIDENCE,
     ENUM,
     SCHEMA_VERSION,
     SCHEMA_VERSIONS,
@@ -33,15 +33,13 @@ from .model import (
     CellCompanion,
     CellRef,
     Constraint,
-    DEFAULT_EVIDENCE,
-    EvidencePolicy,
     Detector,
     Dimension,
+    EvidencePolicy,
     InstallSource,
     LoadResult,
     Matrix,
     PythonClaim,
-    PythonVersion,
     Release,
     Runner,
     ShimRange,
@@ -51,12 +49,12 @@ from .model import (
     TorchLine,
     Value,
 )
-from .schema import RELEASE_DEFAULTS, STRUCTS
-from .source import YAML_BOOL, YAML_INT, Mapping, Node, Scalar, Sequence, parse
+from .reader import Reader
+from .schema import RELEASE_DEFAULTS
+from .source import YAML_INT, Mapping, Node, Scalar, Sequence, parse
 
 __all__ = ["load", "load_bytes", "load_text", "LoadResult", "PYPI"]
 
-T = TypeVar("T")
 
 PYPI = "https://pypi.org/simple"
 # \Z, not $: `$` also matches before a final newline, and a YAML block scalar (`|`) ends with one.
@@ -65,32 +63,6 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _LOCAL = re.compile(r"^[A-Za-z0-9]+([._-][A-Za-z0-9]+)*\Z")  # a PEP 440 local label: cpu, cxx11.abi
 BUILTIN_DETECTORS = ("os", "arch")  # dimensions of these names detect themselves (schema 2)
-
-
-def _spec(text: str) -> Spec:
-    """:meth:`Spec.parse` of the text with its whitespace runs made single spaces (packaging
-    reads ">=2.1,\\n<2.5" from a block scalar; messages and tables need one line), also
-    parsing the versions that packaging only parses when it compares (a 5,000-digit number
-    makes a specifier that fails in ``contains``)."""
-    spec = Spec.parse(" ".join(text.split()))
-    for s in spec.specifier:
-        if s.operator != "===":
-            try:
-                Version(s.version.replace(".*", ""))
-            except ValueError:
-                raise InvalidSpecifier(text) from None
-    return spec
-
-
-_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
-
-
-def _date(text: str) -> _dt.date:
-    """YYYY-MM-DD only: Python 3.11+ ``fromisoformat`` also reads 20240130 and 2024-W05-2,
-    which would make a file valid on one Python and invalid on another."""
-    if not _ISO_DATE.match(text):
-        raise ValueError(f"Invalid isoformat string: {text!r}")
-    return _dt.date.fromisoformat(text)
 
 
 def _label(name: str) -> str:
@@ -121,113 +93,14 @@ def _seconds(text: str) -> float:
     return value
 
 
-class _Builder:
+class _Builder(Reader):
     """Converts one parsed document into the model, recording diagnostics as it goes."""
 
     def __init__(self, filename: str) -> None:
-        self.filename = filename
-        self.diags = Diagnostics()
-        self.schema_version = SCHEMA_VERSION  # until the file says which
+        super().__init__(filename)
         self.kinds: Dict[str, str] = {}  # dimension name -> kind, for reading constraints
 
-    # -- generic helpers -------------------------------------------------------------
-
-    def fields(self, node: Node, struct_name: str, what: str) -> Dict[str, Node]:
-        """Check a mapping against its declared keys; return key -> value node."""
-        struct = STRUCTS[struct_name]
-        if not isinstance(node, Mapping):
-            self.diags.error(node.mark, f"{what} must be a mapping, found {node.describe()}", "see `adapter-matrix schema`")
-            return {}
-        out: Dict[str, Node] = {}
-        for key, value in node:
-            if key.text not in struct.keys:
-                close = difflib.get_close_matches(key.text, struct.keys, n=1, cutoff=0.6)
-                hint = f"did you mean {close[0]!r}?" if close else "allowed keys: " + ", ".join(struct.keys)
-                self.diags.error(key.mark, f"unknown key {key.text!r} in {what}", hint)
-                continue
-            since = struct.field(key.text).since
-            if since > self.schema_version:
-                self.diags.error(
-                    key.mark,
-                    f"{key.text!r} in {what} needs schema-version {since} (this file says {self.schema_version})",
-                    f"write `schema-version: {since}`: version-{self.schema_version} files mean the same under it",
-                )
-                continue
-            out[key.text] = value
-        for required in struct.required_in(self.schema_version):
-            if required not in out and not any(k.text == required for k, _ in node):
-                self.diags.error(node.mark, f"{what} is missing the required key {required!r}", f"add `{required}:`")
-        return out
-
-    def scalar(self, node: Node, what: str) -> Optional[Scalar]:
-        if isinstance(node, Scalar) and not node.is_null and node.text != "":
-            return node
-        self.diags.error(node.mark, f"{what} must be a single value, found {node.describe()}")
-        return None
-
-    def convert(self, node: Node, what: str, parse_text: Callable[[str], T], hint: str) -> Optional[T]:
-        s = self.scalar(node, what)
-        if s is None:
-            return None
-        try:
-            return parse_text(s.text)
-        except (ValueError, InvalidVersion, InvalidSpecifier) as exc:
-            detail = str(exc) if not isinstance(exc, (InvalidVersion, InvalidSpecifier)) else ""
-            message = f"bad {what} {s.text!r}" + (f": {detail}" if detail and s.text not in detail else "")
-            self.diags.error(s.mark, message, hint)
-            return None
-
-    def string(self, node: Optional[Node], what: str) -> Optional[str]:
-        if node is None:
-            return None
-        s = self.scalar(node, what)
-        return s.text if s else None
-
-    def version(self, node: Node, what: str) -> Optional[Version]:
-        return self.convert(node, what, Version, "write a PEP 440 version such as 2.4.1")
-
-    def spec(self, node: Node, what: str) -> Optional[Spec]:
-        return self.convert(node, what, _spec, "write a PEP 440 specifier set such as '>=2.1,<2.5' or a version")
-
-    def date(self, node: Optional[Node], what: str) -> Optional[_dt.date]:
-        if node is None:
-            return None
-        return self.convert(node, what, _date, "write the date as YYYY-MM-DD")
-
-    def python(self, node: Node, what: str) -> Optional[PythonVersion]:
-        return self.convert(node, what, PythonVersion.parse, "write a Python feature release such as '3.11' or '3.13t'")
-
-    def boolean(self, node: Optional[Node], what: str, default: bool) -> bool:
-        if node is None:
-            return default
-        if isinstance(node, Scalar) and node.tag == YAML_BOOL and not node.quoted:
-            return node.text.lower() in ("true", "yes", "on", "y")
-        self.diags.error(node.mark, f"{what} must be true or false, found {node.describe()}")
-        return default
-
-    def items(self, node: Optional[Node], what: str) -> Tuple[Node, ...]:
-        if node is None:
-            return ()
-        if isinstance(node, Sequence):
-            return node.items
-        self.diags.error(node.mark, f"{what} must be a list, found {node.describe()}", "write it as a YAML list (`- item`)")
-        return ()
-
-    def entries(self, node: Optional[Node], what: str) -> Tuple[Tuple[Scalar, Node], ...]:
-        if node is None:
-            return ()
-        if isinstance(node, Mapping):
-            return node.entries
-        self.diags.error(node.mark, f"{what} must be a mapping, found {node.describe()}")
-        return ()
-
-    def list_of(self, node: Optional[Node], what: str, convert: Callable[[Node, str], Optional[T]]) -> Tuple[T, ...]:
-        out = []
-        for item in self.items(node, what):
-            value = convert(item, what)
-            if value is not None:
-                out.append(value)
-        return tuple(out)
+    # -- dimension constraints -----------------------------------------------------------
 
     def dimension_specs(self, node: Optional[Node], what: str) -> Tuple[Tuple[str, Constraint], ...]:
         out = []
@@ -255,7 +128,11 @@ class _Builder:
         return Constraint(spec.text, spec=spec) if spec else None
 
     def value(self, node: Node, what: str, kind: str) -> Optional[Value]:
-        hint = "write a PEP 440 version such as 8.1.RC1, or declare the dimension `kind: enum`" if kind == VERSION else "write a name"
+        hint = (
+            "write a PEP 440 version such as 8.1.RC1, or declare the dimension `kind: enum`"
+            if kind == VERSION
+            else "write a name"
+        )
         return self.convert(node, what, lambda text: Value.of(text, kind), hint)
 
     # -- sections ----------------------------------------------------------------------
@@ -276,7 +153,9 @@ class _Builder:
         companions = _companions.parse_companions(self, top.get("companions"))
         smoke, runs_on, ci_companions = self.ci(top.get("ci"))
         evidence = self.evidence(top.get("evidence"))
-        variants = self.fields(top["torch-variants"], "torch-variants", "torch-variants") if "torch-variants" in top else {}
+        variants = (
+            self.fields(top["torch-variants"], "torch-variants", "torch-variants") if "torch-variants" in top else {}
+        )
         variants_changeable = self.boolean(variants.get("changeable"), "changeable", False)
         if adapter is None or schema_version is None:
             return None
@@ -321,7 +200,9 @@ class _Builder:
         if device is not None and not _IDENT.match(device):
             self.diags.error(f["device"].mark, f"device name {device!r} is not an identifier", "use a name such as npu")
         if shims is not None and not _DOTTED.match(shims):
-            self.diags.error(f["shims"].mark, f"shims package {shims!r} is not a valid dotted module name", "e.g. my_adapter.shims")
+            self.diags.error(
+                f["shims"].mark, f"shims package {shims!r} is not a valid dotted module name", "e.g. my_adapter.shims"
+            )
         if distribution is None or device is None or (shims is None and "shims" in f):
             return None
         return Adapter(distribution, device, shims, node.mark)
@@ -339,20 +220,14 @@ class _Builder:
                 mark=key.mark,
             )
             if src.index_url is None and src.find_links is None:
-                self.diags.error(key.mark, f"source {key.text!r} has neither index-url nor find-links", "give at least one")
+                self.diags.error(
+                    key.mark, f"source {key.text!r} has neither index-url nor find-links", "give at least one"
+                )
             if key.text == "pypi":
                 out[0] = src
             else:
                 out.append(src)
         return tuple(out)
-
-    def torch_line_key(self, key: Scalar, what: str) -> Optional[Version]:
-        """A key naming a torch minor line (``"2.4"``), else an error and ``None``."""
-        minor = self.convert(key, "torch minor", Version, f"{what} are keyed by minor, e.g. '2.4'")
-        if minor is not None and (len(minor.release) != 2 or minor.local or minor.pre or minor.post or minor.dev):
-            self.diags.error(key.mark, f"{what}: {key.text!r} is not a minor release line", "key it by MAJOR.MINOR, e.g. '2.4'")
-            return None
-        return minor
 
     def torch_lines(self, node: Optional[Node]) -> List[TorchLine]:
         out: List[TorchLine] = []
@@ -362,7 +237,9 @@ class _Builder:
             if minor is None:
                 continue
             if minor in seen:
-                self.diags.error(key.mark, f"duplicate torch minor {minor}", f"it is already described at line {seen[minor].line}")
+                self.diags.error(
+                    key.mark, f"duplicate torch minor {minor}", f"it is already described at line {seen[minor].line}"
+                )
                 continue
             seen[minor] = key.mark
             f = self.fields(value, "torch", f"torch {minor}")
@@ -370,16 +247,26 @@ class _Builder:
             patches = self.list_of(f.get("patches"), "patch version", self.version)
             for patch_node, patch in zip(self.items(f.get("patches"), "patches"), patches):
                 if (patch.major, patch.minor) != (minor.major, minor.minor):
-                    self.diags.error(patch_node.mark, f"patch {patch} does not belong to torch {minor}", f"list {minor}.N versions only")
+                    self.diags.error(
+                        patch_node.mark,
+                        f"patch {patch} does not belong to torch {minor}",
+                        f"list {minor}.N versions only",
+                    )
             python = self.list_of(f.get("python"), "Python version", self.python)
             if len(set(python)) != len(python):
-                self.diags.error(f["python"].mark, f"torch {minor} lists a Python version twice", "list each version once")
+                self.diags.error(
+                    f["python"].mark, f"torch {minor} lists a Python version twice", "list each version once"
+                )
             install = self.string(f.get("install"), "install source") or "pypi"
             if released is None or not patches or not python:
                 if "patches" in f and not patches and not self.diags.errors:
-                    self.diags.error(f["patches"].mark, f"torch {minor} lists no patch releases", "list at least one, e.g. [2.4.0]")
+                    self.diags.error(
+                        f["patches"].mark, f"torch {minor} lists no patch releases", "list at least one, e.g. [2.4.0]"
+                    )
                 continue
-            out.append(TorchLine(minor, released, tuple(sorted(set(patches))), tuple(sorted(set(python))), install, key.mark))
+            out.append(
+                TorchLine(minor, released, tuple(sorted(set(patches))), tuple(sorted(set(python))), install, key.mark)
+            )
         return out
 
     def dimension(self, key: Scalar, node: Node) -> Dimension:
@@ -406,7 +293,11 @@ class _Builder:
                 continue
             twin = seen.setdefault(value.identity, value)
             if twin is not value:
-                self.diags.error(item.mark, f"{_label(key.text)} lists {value} twice" + (f" (as {twin})" if twin.text != value.text else ""), "list each value once")
+                self.diags.error(
+                    item.mark,
+                    f"{_label(key.text)} lists {value} twice" + (f" (as {twin})" if twin.text != value.text else ""),
+                    "list each value once",
+                )
                 continue
             values[value.text] = value
         ordered = tuple(values.values()) if kind == ENUM else tuple(sorted(values.values(), key=lambda v: v.order))
@@ -435,13 +326,19 @@ class _Builder:
         kinds = [k for k in ("env", "file", "command", "distribution", "builtin") if k in f]
         if len(kinds) != 1:
             choices = "env, file, command, distribution" + (", builtin" if self.schema_version >= 2 else "")
-            self.diags.error(node.mark, f"a detector needs exactly one of {choices}", "split it into one detector per source")
+            self.diags.error(
+                node.mark, f"a detector needs exactly one of {choices}", "split it into one detector per source"
+            )
             return None
         kind = kinds[0]
         if kind == "command":
-            target = tuple(s for s in (self.string(n, "command argument") for n in self.items(f["command"], "command")) if s)
+            target = tuple(
+                s for s in (self.string(n, "command argument") for n in self.items(f["command"], "command")) if s
+            )
             if not target:
-                self.diags.error(f["command"].mark, "the command is empty", "give the program and its arguments as a list")
+                self.diags.error(
+                    f["command"].mark, "the command is empty", "give the program and its arguments as a list"
+                )
                 return None
         else:
             value = self.string(f[kind], kind)
@@ -454,32 +351,56 @@ class _Builder:
                 self.diags.error(f[kind].mark, f"unknown built-in detector {value!r}", "use os or arch")
         regex = self.string(f.get("regex"), "regex")
         if regex is not None and len(regex) > MAX_REGEX_CHARS:
-            self.diags.error(f["regex"].mark, f"the regex has {len(regex)} characters, more than {MAX_REGEX_CHARS}", "a version regex is short: match the line that holds the version")
+            self.diags.error(
+                f["regex"].mark,
+                f"the regex has {len(regex)} characters, more than {MAX_REGEX_CHARS}",
+                "a version regex is short: match the line that holds the version",
+            )
             regex = None
         elif regex is not None:
             try:
                 re.compile(regex)
             except (re.error, OverflowError, RecursionError) as exc:  # `a{4294967296}`, deep nesting
-                self.diags.error(f["regex"].mark, f"bad regex {regex!r}: {exc}", "fix the regular expression (Python syntax)")
+                self.diags.error(
+                    f["regex"].mark, f"bad regex {regex!r}: {exc}", "fix the regular expression (Python syntax)"
+                )
                 regex = None
         elif kind in ("file", "command"):
-            self.diags.error(node.mark, f"a {kind} detector needs a regex", "add `regex:` with a group that captures the version")
+            self.diags.error(
+                node.mark, f"a {kind} detector needs a regex", "add `regex:` with a group that captures the version"
+            )
         template = self.string(f.get("template"), "template")
         if template is not None and regex is not None:
             groups = set(re.compile(regex).groupindex)
             named = set(re.findall(r"\{([^{}]*)\}", template))
             if not named:
-                self.diags.error(f["template"].mark, f"template {template!r} names no group", "write the groups as {name}, e.g. '{id}{version_id}'")
+                self.diags.error(
+                    f["template"].mark,
+                    f"template {template!r} names no group",
+                    "write the groups as {name}, e.g. '{id}{version_id}'",
+                )
             elif named - groups:
                 missing = ", ".join(sorted(named - groups))
-                self.diags.error(f["template"].mark, f"template {template!r} names {missing}, which the regex does not define", "give the regex a named group (?P<name>...) for each")
+                self.diags.error(
+                    f["template"].mark,
+                    f"template {template!r} names {missing}, which the regex does not define",
+                    "give the regex a named group (?P<name>...) for each",
+                )
         elif template is not None:
-            self.diags.error(f["template"].mark, "a template needs a regex with named groups", "add `regex:` with (?P<name>...) groups")
+            self.diags.error(
+                f["template"].mark,
+                "a template needs a regex with named groups",
+                "add `regex:` with (?P<name>...) groups",
+            )
         timeout = 5.0
         if "timeout" in f:
             parsed = self.convert(f["timeout"], "timeout", _seconds, "give seconds as a number")
             if parsed is not None and not 0 < parsed <= MAX_TIMEOUT:
-                self.diags.error(f["timeout"].mark, f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds, found {parsed:g}", "e.g. timeout: 10")
+                self.diags.error(
+                    f["timeout"].mark,
+                    f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds, found {parsed:g}",
+                    "e.g. timeout: 10",
+                )
             elif parsed is not None:
                 timeout = parsed
         return Detector(kind, target, regex, timeout, node.mark, template)
@@ -489,7 +410,11 @@ class _Builder:
         module = self.string(f.get("module"), "shim module")
         torch = self.spec(f["torch"], "torch specifier") if "torch" in f else None
         if module is not None and not _DOTTED.match(module):
-            self.diags.error(f["module"].mark, f"shim module {module!r} is not a valid dotted module name", "use e.g. shims.torch_2_4")
+            self.diags.error(
+                f["module"].mark,
+                f"shim module {module!r} is not a valid dotted module name",
+                "use e.g. shims.torch_2_4",
+            )
             return None
         if module is None or torch is None:
             return None
@@ -516,7 +441,9 @@ class _Builder:
             if not exact:
                 self.diags.error(node.mark, "the Python list is empty", "list versions or give a range such as '>=3.9'")
                 return None
-            return PythonClaim(", ".join(str(p) for p in exact), exact=tuple(sorted(set(exact))), free_threaded=free_threaded)
+            return PythonClaim(
+                ", ".join(str(p) for p in exact), exact=tuple(sorted(set(exact))), free_threaded=free_threaded
+            )
         spec = self.spec(node, "Python specifier")
         return PythonClaim(spec.text, spec=spec, free_threaded=free_threaded) if spec else None
 
@@ -539,7 +466,11 @@ class _Builder:
                 merged["exceptions"] = Sequence(mine.items + shared.items, mine.mark)
             for key in ("python", "status"):
                 if key not in merged and "version" in own:
-                    self.diags.error(package.mark, f"package {own['version'].describe()} of release line {name} has no {key!r}", f"give `{key}:` on the package or on the line")
+                    self.diags.error(
+                        package.mark,
+                        f"package {own['version'].describe()} of release line {name} has no {key!r}",
+                        f"give `{key}:` on the package or on the line",
+                    )
             release = self.release(merged, package.mark, f"package of release line {name}", name)
             if release is not None:
                 out.append(release)
@@ -553,21 +484,37 @@ class _Builder:
         if "torch-variant" in f:
             written = self.string(f["torch-variant"], "torch variant")
             if written is not None and not _LOCAL.match(written):
-                self.diags.error(f["torch-variant"].mark, f"torch variant {written!r} is not a local version label", "write it as after the + in 2.8.0+cpu, e.g. cpu, xpu, cxx11.abi")
+                self.diags.error(
+                    f["torch-variant"].mark,
+                    f"torch variant {written!r} is not a local version label",
+                    "write it as after the + in 2.8.0+cpu, e.g. cpu, xpu, cxx11.abi",
+                )
             elif written is not None and variant is not None and written != variant:
-                self.diags.error(f["torch-variant"].mark, f"torch-variant {written} contradicts the torch pin's +{variant}", "keep one of them")
+                self.diags.error(
+                    f["torch-variant"].mark,
+                    f"torch-variant {written} contradicts the torch pin's +{variant}",
+                    "keep one of them",
+                )
             variant = variant or written
         free_threaded = self.boolean(f.get("free-threaded"), "free-threaded", False)
         python = self.python_claim(f["python"], free_threaded) if "python" in f else None
         status = self.status(f.get("status"))
         reason = self.string(f.get("reason"), "reason") or ""
         if status is Status.BROKEN and not reason:
-            self.diags.error(f["status"].mark, "a broken release needs a reason", "add `reason:` (and a `link:` to the issue)")
+            self.diags.error(
+                f["status"].mark, "a broken release needs a reason", "add `reason:` (and a `link:` to the issue)"
+            )
         elif status is Status.UNSUPPORTED:
-            self.diags.error(f["status"].mark, "a release cannot be unsupported", "leave the cells out of its torch, python or dimensions, or mark them with an exception: `status: unsupported`")
+            self.diags.error(
+                f["status"].mark,
+                "a release cannot be unsupported",
+                "leave the cells out of its torch, python or dimensions, or mark them with an exception: `status: unsupported`",
+            )
             status = None
         elif status not in (None, Status.SUPPORTED) and not reason:
-            self.diags.warning(f["status"].mark, f"status {status} without a reason", "add `reason:` so users learn why")
+            self.diags.warning(
+                f["status"].mark, f"status {status} without a reason", "add `reason:` so users learn why"
+            )
         if torch is not None and "torch" in f:
             self.warn_bare_minor(torch, f["torch"].mark)
         rules = tuple(r for r in (self.rule(n) for n in self.items(f.get("exceptions"), "exceptions")) if r)
@@ -617,7 +564,11 @@ class _Builder:
             return spec, None
         (only,) = list(spec.specifier) if len(spec.specifier) == 1 else (None,)
         if only is None or only.operator != "==" or only.version.endswith(".*"):
-            self.diags.error(node.mark, f"torch specifier {spec.text!r} puts a local label (+...) in a range", "pin one version (2.8.0+cpu) or give the build as `torch-variant:`")
+            self.diags.error(
+                node.mark,
+                f"torch specifier {spec.text!r} puts a local label (+...) in a range",
+                "pin one version (2.8.0+cpu) or give the build as `torch-variant:`",
+            )
             return None, None
         public, _, variant = only.version.partition("+")
         return Spec(spec.text, SpecifierSet(f"=={public}")), variant
@@ -641,7 +592,9 @@ class _Builder:
         if node is None:
             return (), (), ()
         f = self.fields(node, "ci", "ci")
-        runs_on = tuple(s for s in (self.string(n, "runner label") for n in self.items(f.get("runs-on"), "runs-on")) if s)
+        runs_on = tuple(
+            s for s in (self.string(n, "runner label") for n in self.items(f.get("runs-on"), "runs-on")) if s
+        )
         out = []
         for item in self.items(f.get("smoke"), "smoke"):
             cell = self.fields(item, "cell", "smoke cell")
@@ -661,19 +614,31 @@ class _Builder:
             if isinstance(n, Scalar) and n.tag == YAML_INT and _DAYS.match(n.text) and 1 <= int(n.text) <= MAX_AGE_DAYS:
                 days = int(n.text)
             else:
-                self.diags.error(n.mark, f"max-age-days must be a whole number of days from 1 to {MAX_AGE_DAYS}, found {n.describe()}", "e.g. max-age-days: 180")
+                self.diags.error(
+                    n.mark,
+                    f"max-age-days must be a whole number of days from 1 to {MAX_AGE_DAYS}, found {n.describe()}",
+                    "e.g. max-age-days: 180",
+                )
         sources = []
         for item in self.items(f.get("sources"), "evidence sources"):
             path = self.string(item, "evidence source")
             if path is not None and (os.path.isabs(path) or ".." in path.replace("\\", "/").split("/")):
-                self.diags.error(item.mark, f"evidence source {path!r} is not inside the matrix's folder", "give a path relative to this file, e.g. shims")
+                self.diags.error(
+                    item.mark,
+                    f"evidence source {path!r} is not inside the matrix's folder",
+                    "give a path relative to this file, e.g. shims",
+                )
             elif path is not None:
                 sources.append(path.rstrip("/"))
         suites = []
         for item in self.items(f.get("suites"), "evidence suites"):
             group = self.string(item, "suite group")
             if group is not None and (not group or group in suites):
-                self.diags.error(item.mark, f"suite group {group!r} is empty or named twice", "list each suite group once, e.g. [conformance, ops]")
+                self.diags.error(
+                    item.mark,
+                    f"suite group {group!r} is empty or named twice",
+                    "list each suite group once, e.g. [conformance, ops]",
+                )
             elif group is not None:
                 suites.append(group)
         folder = self.string(f.get("folder"), "evidence folder") or DEFAULT_EVIDENCE.folder
@@ -687,7 +652,11 @@ def load_text(text: str, filename: str = "compat.yaml", *, check_modules: bool =
     builder.diags.extend(problems)
     matrix = None
     if tree is None and not problems:
-        builder.diags.error(Mark(filename, 1, 1), "the file is empty", "write a first one with `adapter-matrix init --distribution NAME --device NAME` (see the README)")
+        builder.diags.error(
+            Mark(filename, 1, 1),
+            "the file is empty",
+            "write a first one with `adapter-matrix init --distribution NAME --device NAME` (see the README)",
+        )
     elif tree is not None:
         matrix = builder.matrix(tree)
     if matrix is not None and not builder.diags.errors:
@@ -705,11 +674,13 @@ def load_bytes(raw: bytes, filename: str, *, check_modules: bool = True) -> Load
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise MatrixError([Diagnostic(Mark(filename, line, 1), "the file is not UTF-8", "save it as UTF-8")], filename) from None
+        raise MatrixError(
+            [Diagnostic(Mark(filename, line, 1), "the file is not UTF-8", "save it as UTF-8")], filename
+        ) from None
     return load_text(text, filename, check_modules=check_modules)
 
 
-def load(path: "os.PathLike[str] | str", *, check_modules: bool = True) -> LoadResult:
+def load(path: os.PathLike[str] | str, *, check_modules: bool = True) -> LoadResult:
     """Load and validate ``path``. Raises :class:`MatrixError` for unreadable or invalid files."""
     name = os.fspath(path)
     return load_bytes(read_matrix_file(name), display_path(name), check_modules=check_modules)

@@ -88,7 +88,7 @@ class PythonVersion(NamedTuple):
     free_threaded: bool = False
 
     @classmethod
-    def parse(cls, text: str) -> "PythonVersion":
+    def parse(cls, text: str) -> PythonVersion:
         """Parse ``"3.11"`` or ``"3.13t"``; raise :class:`ValueError` otherwise."""
         match = _PYTHON_RE.match(text.strip())
         if not match:
@@ -111,7 +111,7 @@ class Spec(NamedTuple):
     specifier: SpecifierSet
 
     @classmethod
-    def parse(cls, text: str) -> "Spec":
+    def parse(cls, text: str) -> Spec:
         """Parse a PEP 440 specifier set; a bare version means ``==version``."""
         text = text.strip()
         body = text if not text or text[0] in "<>=!~" else f"=={text}"
@@ -239,14 +239,14 @@ class Value(NamedTuple):
     version: Optional[Version] = None
 
     @classmethod
-    def of(cls, text: str, kind: str) -> "Value":
+    def of(cls, text: str, kind: str) -> Value:
         """Parse ``text`` for a dimension of ``kind``; :class:`ValueError` for a bad version."""
         text = text.strip()
         if kind == ENUM or text.casefold() == ABSENT:
             return cls(ABSENT if text.casefold() == ABSENT else text)
         return cls(text, Version(text))
 
-    def same(self, other: "Value") -> bool:
+    def same(self, other: Value) -> bool:
         if self.version is not None and other.version is not None:
             return self.version == other.version
         return self.text.casefold() == other.text.casefold()
@@ -429,14 +429,16 @@ class EvidencePolicy(NamedTuple):
 
 
 DEFAULT_EVIDENCE = EvidencePolicy("evidence", 180, (), Mark("<default>", 0, 0))
+
+
 def requirement(spec: Spec) -> str:
     """A specifier as a requirement's tail: ``2.1.1`` -> ``==2.1.1``; ``>=2.14.0`` stays."""
     text = spec.text
     return text if text[:1] in "<>=!~" else f"=={text}"
 
 
-def _line_of(version: Version) -> Version:
-    """The minor line of a version: ``2.4.1+cpu`` -> ``2.4``."""
+def minor_line(version: Version) -> Version:
+    """The minor line of a version: ``2.4.1+cpu`` -> ``2.4`` (the one helper for it)."""
     return Version(f"{version.major}.{version.minor}")
 
 
@@ -498,7 +500,7 @@ class Companion(NamedTuple):
 
     def line(self, minor: Version) -> Optional[CompanionLine]:
         for entry in self.lines:
-            if entry.minor == _line_of(minor):
+            if entry.minor == minor_line(minor):
                 return entry
         return None
 
@@ -515,7 +517,7 @@ class Companion(NamedTuple):
         """The release to install beside ``torch``: one built for its line, else one whose
         open requirement admits it; the newest of those."""
         candidates = self.pairing(torch)
-        built = [r for r in candidates if r.line == _line_of(torch)]
+        built = [r for r in candidates if r.line == minor_line(torch)]
         return max(built or candidates, key=lambda r: r.version, default=None)
 
     def pin(self, adapter_release: Version) -> Optional[AdapterPin]:

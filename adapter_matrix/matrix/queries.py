@@ -3,7 +3,7 @@
 Every stage (``check``, ``tables``, ``ci``, ``validate``) asks the model through these
 functions: which cells a release claims, the status of a cell and of a release, and the
 shim for a torch version. The verdict for a user's environment, and the fixes, build on
-them in :mod:`adapter_matrix.check.verdict`.
+them in :mod:`adapter_matrix.check.verdict` and :mod:`adapter_matrix.check.fixes`.
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ class Cell(NamedTuple):
         extra = "".join(f"-{name}{value}" for name, value in self.dimensions)
         return f"py{self.python}-torch{self.torch_row}{extra}"
 
+
 # -- claims ------------------------------------------------------------------------------
 
 
@@ -98,7 +99,9 @@ def torch_points(matrix: Matrix, releases: Sequence[Release]) -> Dict[Version, T
     return {minor: tuple(sorted(found)) for minor, found in points.items()}
 
 
-def release_points(release: Release, line: TorchLine, patches: Tuple[Version, ...], points: Tuple[Version, ...]) -> Tuple[Version, ...]:
+def release_points(
+    release: Release, line: TorchLine, patches: Tuple[Version, ...], points: Tuple[Version, ...]
+) -> Tuple[Version, ...]:
     """The points of ``line`` that ``release`` claims: its own pin, else each release
     point its range holds (a pre-release only when it pins it), else its newest patch."""
     own = tuple(p for p in release.pins if line.holds(p))

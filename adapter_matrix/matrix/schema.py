@@ -23,13 +23,20 @@ SCHEMA_ID = "https://adapter-matrix.invalid/schema/compat-v2.json"
 
 _VERSION = {"type": ["string", "number"], "description": "A PEP 440 version, e.g. 2.4.1"}
 _MINOR = {"type": ["string", "number"], "pattern": r"^\d+\.\d+$"}
-_SPEC = {"type": ["string", "number"], "description": "A PEP 440 specifier set such as '>=2.1,<2.5', or one exact version"}
+_SPEC = {
+    "type": ["string", "number"],
+    "description": "A PEP 440 specifier set such as '>=2.1,<2.5', or one exact version",
+}
 _DATE = {"type": "string", "format": "date"}
 _PYTHON = {"type": ["string", "number"], "pattern": r"^3\.\d+t?$"}
 _STRING = {"type": "string"}
 _URL = {"type": "string", "format": "uri"}
 _STATUS = {"type": "string", "enum": [s.value for s in Status if s is not Status.UNSUPPORTED]}
-_RULE_STATUS = {"type": "string", "enum": [s.value for s in Status], "description": "unsupported takes the cells out of the release's claim"}
+_RULE_STATUS = {
+    "type": "string",
+    "enum": [s.value for s in Status],
+    "description": "unsupported takes the cells out of the release's claim",
+}
 _IDENT = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"}
 
 
@@ -95,7 +102,10 @@ _COMPANION_LINE = {
         },
     ]
 }
-_VALUE = {"type": ["string", "number"], "description": "A version (8.1.RC1) or, for an enumeration, a name (Ascend910B); absent: the dimension is not there"}
+_VALUE = {
+    "type": ["string", "number"],
+    "description": "A version (8.1.RC1) or, for an enumeration, a name (Ascend910B); absent: the dimension is not there",
+}
 _DIMENSION_SPECS = {
     "type": "object",
     "description": "Extra dimension name -> a PEP 440 specifier set (a version dimension) or one value or a list of values (an enumeration)",
@@ -138,14 +148,22 @@ def _release_fields(required: Tuple[str, ...]) -> Tuple[Field, ...]:
         Field("supported-until", _DATE, "End of the support window; later it counts as eol."),
         Field("dimensions", _DIMENSION_SPECS, "Extra dimension name -> supported values."),
         Field("exceptions", _list_of(_ref("exception")), "Status overrides for some cells; the first match wins."),
-        Field("torch-variant", _STRING, "The local label torch must carry, e.g. cpu (torch 2.8.0+cpu) or xpu.", since=2),
-        Field("torch-source", _STRING, "The source torch is installed from for this release (default: the one with its variant, else the torch line's).", since=2),
+        Field(
+            "torch-variant", _STRING, "The local label torch must carry, e.g. cpu (torch 2.8.0+cpu) or xpu.", since=2
+        ),
+        Field(
+            "torch-source",
+            _STRING,
+            "The source torch is installed from for this release (default: the one with its variant, else the torch line's).",
+            since=2,
+        ),
         Field("index-url", _URL, "The index this release's package is published on (default: PyPI).", since=2),
     )
     return tuple(
         Field(f.key, f.json, f.description, required=f.key in required, since=f.since, optional_since=f.optional_since)
         for f in fields
     )
+
 
 STRUCTS: Dict[str, Struct] = {
     s.name: s
@@ -154,10 +172,17 @@ STRUCTS: Dict[str, Struct] = {
             "root",
             "A compatibility matrix: adapter releases x torch releases x Python versions x extra dimensions.",
             (
-                Field("schema-version", {"enum": list(SCHEMA_VERSIONS)}, "Version of this file format (1 or 2; 2 only adds keys).", required=True),
+                Field(
+                    "schema-version",
+                    {"enum": list(SCHEMA_VERSIONS)},
+                    "Version of this file format (1 or 2; 2 only adds keys).",
+                    required=True,
+                ),
                 Field("adapter", _ref("adapter"), "The adapter this matrix describes.", required=True),
                 Field("sources", _map_of(_ref("source")), "Named places CI installs torch from ('pypi' is built in)."),
-                Field("torch", _map_of(_ref("torch")), "Upstream facts, one entry per torch minor ('2.4').", required=True),
+                Field(
+                    "torch", _map_of(_ref("torch")), "Upstream facts, one entry per torch minor ('2.4').", required=True
+                ),
                 Field("dimensions", _map_of(_ref("dimension")), "Extra dimensions such as a driver toolkit."),
                 Field(
                     "shims",
@@ -185,7 +210,9 @@ STRUCTS: Dict[str, Struct] = {
                     since=2,
                 ),
                 Field("ci", _ref("ci"), "Settings for the test plan."),
-                Field("evidence", _ref("evidence"), "When a test record still counts as evidence for a supported cell."),
+                Field(
+                    "evidence", _ref("evidence"), "When a test record still counts as evidence for a supported cell."
+                ),
             ),
         ),
         Struct(
@@ -213,7 +240,12 @@ STRUCTS: Dict[str, Struct] = {
             (
                 Field("released", _DATE, "Release date of its first patch release (.0).", required=True),
                 Field("patches", _list_of(_VERSION), "Its patch releases, e.g. [2.4.0, 2.4.1].", required=True),
-                Field("python", _list_of(_PYTHON), "Python versions with Linux x86_64 wheels ('3.13t' = free-threaded).", required=True),
+                Field(
+                    "python",
+                    _list_of(_PYTHON),
+                    "Python versions with Linux x86_64 wheels ('3.13t' = free-threaded).",
+                    required=True,
+                ),
                 Field("install", _STRING, "Name of the source CI installs it from (default: pypi)."),
             ),
         ),
@@ -222,9 +254,22 @@ STRUCTS: Dict[str, Struct] = {
             "An extra dimension of the matrix and how to detect its installed version.",
             (
                 Field("description", _STRING, "What it is, for reports and tables."),
-                Field("kind", {"enum": ["version", "enum"]}, "version (the default: values compared as PEP 440 versions) or enum (names such as a SoC or an OS).", since=2),
-                Field("values", _list_of(_VALUE), "Known values, as written (8.1.RC1 stays 8.1.RC1), used to enumerate cells and tables."),
-                Field("detect", _list_of(_ref("detector")), "Detectors, tried in order; the first answer wins (os and arch have a built-in one)."),
+                Field(
+                    "kind",
+                    {"enum": ["version", "enum"]},
+                    "version (the default: values compared as PEP 440 versions) or enum (names such as a SoC or an OS).",
+                    since=2,
+                ),
+                Field(
+                    "values",
+                    _list_of(_VALUE),
+                    "Known values, as written (8.1.RC1 stays 8.1.RC1), used to enumerate cells and tables.",
+                ),
+                Field(
+                    "detect",
+                    _list_of(_ref("detector")),
+                    "Detectors, tried in order; the first answer wins (os and arch have a built-in one).",
+                ),
                 Field(
                     "changeable",
                     {"type": "boolean"},
@@ -245,17 +290,34 @@ STRUCTS: Dict[str, Struct] = {
             (
                 Field("env", _STRING, "An environment variable holding the version."),
                 Field("file", _STRING, "A file to read; 'regex' picks the version from it."),
-                Field("command", _list_of(_STRING), "A command (argv list, run without a shell); 'regex' picks from stdout."),
+                Field(
+                    "command",
+                    _list_of(_STRING),
+                    "A command (argv list, run without a shell); 'regex' picks from stdout.",
+                ),
                 Field("distribution", _STRING, "A Python distribution whose version is the answer."),
-                Field("builtin", {"enum": ["os", "arch"]}, "The platform: os (linux, windows, macos) or arch (x86_64, aarch64).", since=2),
-                Field("regex", _STRING, "Regular expression; group 'version' or group 1 is the version (with a template: the named groups it composes)."),
+                Field(
+                    "builtin",
+                    {"enum": ["os", "arch"]},
+                    "The platform: os (linux, windows, macos) or arch (x86_64, aarch64).",
+                    since=2,
+                ),
+                Field(
+                    "regex",
+                    _STRING,
+                    "Regular expression; group 'version' or group 1 is the version (with a template: the named groups it composes).",
+                ),
                 Field(
                     "template",
                     _STRING,
                     "Composes the value from the regex's named groups, each taken from the first line that matches it: '{id}{version_id}' gives ubuntu22.04 from /etc/os-release.",
                     since=2,
                 ),
-                Field("timeout", {"type": "number", "exclusiveMinimum": 0}, "Seconds before a command is abandoned (default 5)."),
+                Field(
+                    "timeout",
+                    {"type": "number", "exclusiveMinimum": 0},
+                    "Seconds before a command is abandoned (default 5).",
+                ),
             ),
         ),
         Struct(
@@ -271,12 +333,28 @@ STRUCTS: Dict[str, Struct] = {
             "line",
             "A release line (e.g. torch_npu 7.3.0): packages shipped together, one per torch line, sharing the line's keys.",
             (
-                Field("line", {"type": ["string", "number"]}, "The release line's name as written, e.g. 7.3.0 or 26.1.0.", required=True, since=2),
-                Field("packages", _list_of(_ref("package")), "The packages it ships; each takes the line's keys unless it sets its own.", required=True, since=2),
+                Field(
+                    "line",
+                    {"type": ["string", "number"]},
+                    "The release line's name as written, e.g. 7.3.0 or 26.1.0.",
+                    required=True,
+                    since=2,
+                ),
+                Field(
+                    "packages",
+                    _list_of(_ref("package")),
+                    "The packages it ships; each takes the line's keys unless it sets its own.",
+                    required=True,
+                    since=2,
+                ),
             )
             + tuple(f for f in _release_fields(()) if f.key in RELEASE_DEFAULTS),
         ),
-        Struct("package", "One package of a release line; keys it does not set come from the line.", _release_fields(("version", "torch"))),
+        Struct(
+            "package",
+            "One package of a release line; keys it does not set come from the line.",
+            _release_fields(("version", "torch")),
+        ),
         Struct(
             "exception",
             "A status override for the cells of a release it matches (unset keys match anything).",
@@ -284,7 +362,12 @@ STRUCTS: Dict[str, Struct] = {
                 Field("torch", _SPEC, "Torch versions it applies to."),
                 Field("python", _SPEC, "Python versions it applies to."),
                 Field("dimensions", _DIMENSION_SPECS, "Extra dimension versions it applies to."),
-                Field("status", _RULE_STATUS, "The status of the matched cells (unsupported: not claimed at all).", required=True),
+                Field(
+                    "status",
+                    _RULE_STATUS,
+                    "The status of the matched cells (unsupported: not claimed at all).",
+                    required=True,
+                ),
                 Field("reason", _STRING, "Why (required for broken)."),
                 Field("link", _URL, "An issue or announcement."),
             ),
@@ -323,8 +406,18 @@ STRUCTS: Dict[str, Struct] = {
             "Settings for test plans.",
             (
                 Field("smoke", _list_of(_ref("cell")), "Cells of the smoke tier besides the oldest cell."),
-                Field("runs-on", _list_of(_STRING), "Base runner labels of plan rows that need a runner-provided dimension (default: self-hosted).", since=2),
-                Field("companions", _list_of(_STRING), "Companions every test cell installs, at the release that pairs with its torch.", since=2),
+                Field(
+                    "runs-on",
+                    _list_of(_STRING),
+                    "Base runner labels of plan rows that need a runner-provided dimension (default: self-hosted).",
+                    since=2,
+                ),
+                Field(
+                    "companions",
+                    _list_of(_STRING),
+                    "Companions every test cell installs, at the release that pairs with its torch.",
+                    since=2,
+                ),
             ),
         ),
         Struct(
@@ -332,8 +425,16 @@ STRUCTS: Dict[str, Struct] = {
             "Which result records count as evidence for the cells a release claims as supported "
             "(`adapter-matrix validate --results DIR --strict`).",
             (
-                Field("folder", _STRING, "Where the nox cells write their records, relative to this file as named, symlinks not followed (default evidence)."),
-                Field("max-age-days", {"type": "integer", "minimum": 1}, "A record older than this no longer counts (default 180)."),
+                Field(
+                    "folder",
+                    _STRING,
+                    "Where the nox cells write their records, relative to this file as named, symlinks not followed (default evidence).",
+                ),
+                Field(
+                    "max-age-days",
+                    {"type": "integer", "minimum": 1},
+                    "A record older than this no longer counts (default 180).",
+                ),
                 Field(
                     "sources",
                     _list_of(_STRING),
@@ -381,7 +482,10 @@ def json_schema(schema_id: Optional[str] = None) -> Dict[str, Any]:
     root["allOf"] = [
         {
             "if": {"properties": {"schema-version": {"const": 1}}},
-            "then": {"required": list(STRUCTS["root"].required_in(1)), "properties": {"adapter": {"required": list(STRUCTS["adapter"].required_in(1))}}},
+            "then": {
+                "required": list(STRUCTS["root"].required_in(1)),
+                "properties": {"adapter": {"required": list(STRUCTS["adapter"].required_in(1))}},
+            },
         }
     ]
     return {

@@ -51,13 +51,13 @@ class Scalar:
 class Mapping:
     """A mapping with scalar keys, in source order."""
 
-    entries: Tuple[Tuple[Scalar, "Node"], ...]
+    entries: Tuple[Tuple[Scalar, Node], ...]
     mark: Mark
 
     def keys(self) -> List[str]:
         return [k.text for k, _ in self.entries]
 
-    def get(self, key: str) -> Optional["Node"]:
+    def get(self, key: str) -> Optional[Node]:
         for k, v in self.entries:
             if k.text == key:
                 return v
@@ -69,7 +69,7 @@ class Mapping:
                 return k.mark
         return self.mark
 
-    def __iter__(self) -> Iterator[Tuple[Scalar, "Node"]]:
+    def __iter__(self) -> Iterator[Tuple[Scalar, Node]]:
         return iter(self.entries)
 
     def describe(self) -> str:
@@ -80,10 +80,10 @@ class Mapping:
 class Sequence:
     """A sequence, in source order."""
 
-    items: Tuple["Node", ...]
+    items: Tuple[Node, ...]
     mark: Mark
 
-    def __iter__(self) -> Iterator["Node"]:
+    def __iter__(self) -> Iterator[Node]:
         return iter(self.items)
 
     def __len__(self) -> int:
@@ -150,7 +150,9 @@ class _Converter:
         if isinstance(ynode, yaml.ScalarNode):
             return Scalar(str(ynode.value), ynode.tag, mark, quoted=ynode.style in ("'", '"'))
         if id(ynode) in self._active:  # `&a [*a]`: an alias inside its own anchor
-            self.problems.append(Diagnostic(mark, "recursive YAML alias", "an anchor cannot contain an alias to itself"))
+            self.problems.append(
+                Diagnostic(mark, "recursive YAML alias", "an anchor cannot contain an alias to itself")
+            )
             return Scalar("", YAML_NULL, mark)
         self._active[id(ynode)] = True
         try:
@@ -175,7 +177,9 @@ class _Converter:
             key = Scalar(str(ykey.value), ykey.tag, key_mark, quoted=ykey.style in ("'", '"'))
             if key.text in seen:
                 self.problems.append(
-                    Diagnostic(key_mark, f"duplicate key {key.text!r}", f"it is already defined at line {seen[key.text].line}")
+                    Diagnostic(
+                        key_mark, f"duplicate key {key.text!r}", f"it is already defined at line {seen[key.text].line}"
+                    )
                 )
                 continue
             seen[key.text] = key_mark
@@ -205,7 +209,9 @@ def parse(text: str, filename: str) -> Tuple[Optional[Node], List[Diagnostic]]:
     except yaml.MarkedYAMLError as exc:
         where = exc.problem_mark or exc.context_mark
         what = exc.problem or exc.context or "invalid YAML"
-        return None, [Diagnostic(_mark(filename, where), f"invalid YAML: {what}", "fix the YAML syntax at this position")]
+        return None, [
+            Diagnostic(_mark(filename, where), f"invalid YAML: {what}", "fix the YAML syntax at this position")
+        ]
     except yaml.YAMLError as exc:  # reader errors (control characters, bad encoding)
         position = getattr(exc, "position", None)
         line = text.count("\n", 0, position) + 1 if isinstance(position, int) else 1

@@ -40,19 +40,24 @@ def load_records(folder: str, kind: str = "results") -> List[Dict[str, Any]]:
     """The records under ``folder`` of ``kind`` (:data:`views.RECORDS`: the nox cells'
     ``results``, or ``op-sweeps``); ``DocError`` when it has none."""
     if kind == "op-sweeps":
-        from ..device.opsweep.record import SweepRecordError, read_records as read_sweeps
+        from ..device.opsweep.record import SweepRecordError
+        from ..device.opsweep.record import read_records as read_sweeps
 
         try:
             return read_sweeps(folder)
         except SweepRecordError as exc:
-            raise DocError(f"{exc} \u2014 run `adapter-matrix ops sweep --output FILE` (the nox cells write results/ops/), "
-                           "or point results= / --results at its records") from None
+            raise DocError(
+                f"{exc} \u2014 run `adapter-matrix ops sweep --output FILE` (the nox cells write results/ops/), "
+                "or point results= / --results at its records"
+            ) from None
     from ..ci.results import RecordError, read_records
 
     try:
         return read_records(folder)
     except RecordError as exc:
-        raise DocError(f"{exc} \u2014 run the nox sessions first, or point results= / --results at their records") from None
+        raise DocError(
+            f"{exc} \u2014 run the nox sessions first, or point results= / --results at their records"
+        ) from None
 
 
 class _Renderer:
@@ -76,7 +81,9 @@ class _Renderer:
         options = block.options
         unknown = sorted(set(options) - set(BLOCK_OPTIONS))
         if unknown:
-            raise MarkerError(f"{where}: unknown marker option(s) {', '.join(unknown)} \u2014 allowed: {', '.join(BLOCK_OPTIONS)}")
+            raise MarkerError(
+                f"{where}: unknown marker option(s) {', '.join(unknown)} \u2014 allowed: {', '.join(BLOCK_OPTIONS)}"
+            )
         from .formats import format_named
 
         try:
@@ -94,7 +101,9 @@ class _Renderer:
 
             release = select_releases(self.matrix, options["release"])
             if not release:
-                raise MarkerError(f"{where}: no release {options['release']} in {self.matrix.path} \u2014 use one of its releases or release lines")
+                raise MarkerError(
+                    f"{where}: no release {options['release']} in {self.matrix.path} \u2014 use one of its releases or release lines"
+                )
         records = None
         kind = tables.RECORDS.get(options.get("view", "grid"), "results")
         if "results" in options:  # relative to the document, so the block renders the same from anywhere
@@ -165,13 +174,19 @@ def sync(
         path = outcomes[0].path if len(outcomes) == 1 else "none of " + ", ".join(o.path for o in outcomes)
         raise MarkerError(
             f"{path}: no adapter-matrix:table block found \u2014 add "
-            + ("`.. adapter-matrix:table view=grid` and `.. /adapter-matrix:table`" if syntax_for(outcomes[0].path) == "rst"
-               else "`<!-- adapter-matrix:table view=grid -->` and `<!-- /adapter-matrix:table -->`")
+            + (
+                "`.. adapter-matrix:table view=grid` and `.. /adapter-matrix:table`"
+                if syntax_for(outcomes[0].path) == "rst"
+                else "`<!-- adapter-matrix:table view=grid -->` and `<!-- /adapter-matrix:table -->`"
+            )
             + " (markers inside code examples do not count)"
         )
     if write:
         for path, new in pending:
-            atomic_write(path, new, **({"write": writer} if writer else {}))
+            if writer:
+                atomic_write(path, new, write=writer)
+            else:
+                atomic_write(path, new)
     return outcomes
 
 
@@ -180,5 +195,8 @@ def sync_output(path: str, text: str, write: bool, writer: Optional[Writer] = No
     old = _read(path, missing_ok=True)
     changed = old != text
     if changed and write:
-        atomic_write(path, text, **({"write": writer} if writer else {}))
+        if writer:
+            atomic_write(path, text, write=writer)
+        else:
+            atomic_write(path, text)
     return Outcome(path, 0, changed, unified_diff(old, text, path) if changed else "")

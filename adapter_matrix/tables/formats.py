@@ -18,12 +18,22 @@ from typing import Callable, Dict, List, Sequence
 
 from .table import Span, Table, TableCell
 
-__all__ = ["JSON_SCHEMA_VERSION", "FORMATS", "FORMAT_ALIASES", "format_named", "render_table", "render_markdown", "render_rst", "render_csv", "render_json"]
+__all__ = [
+    "JSON_SCHEMA_VERSION",
+    "FORMATS",
+    "FORMAT_ALIASES",
+    "format_named",
+    "render_table",
+    "render_markdown",
+    "render_rst",
+    "render_csv",
+    "render_json",
+]
 
 JSON_SCHEMA_VERSION = 1  # bump on any incompatible change; see docs/compatibility-table.schema.json
 
 
-def _spans(cell: TableCell, unsafe: "re.Pattern[str]") -> List[Span]:
+def _spans(cell: TableCell, unsafe: re.Pattern[str]) -> List[Span]:
     """The cell's spans on one line: whitespace runs collapsed to one space (as Markdown
     and reST read them), plain text containing markup characters turned into code,
     whitespace kept outside code (where it survives parsing), neighbours of a kind merged."""
@@ -170,7 +180,9 @@ def render_json(table: Table) -> str:
         "lang": table.lang,
         "title": table.title,
         "columns": [{"key": c.key, "label": c.label} for c in table.columns],
-        "rows": [[{"text": c.text, "state": c.state or None, "title": c.title or None} for c in row] for row in table.rows],
+        "rows": [
+            [{"text": c.text, "state": c.state or None, "title": c.title or None} for c in row] for row in table.rows
+        ],
         "legend": [{"state": s, "label": label, "description": about} for s, label, about in table.legend],
     }
     doc.update(table.data)
@@ -194,7 +206,13 @@ FORMATS: Dict[str, Callable[[Table], str]] = {
 
 # Short names people type for the formats (file extensions, mostly); each is listed in
 # `table --help` and docs/tables.md next to its format.
-FORMAT_ALIASES: Dict[str, str] = {"md": "markdown", "gfm": "markdown", "rest": "rst", "restructuredtext": "rst", "htm": "html"}
+FORMAT_ALIASES: Dict[str, str] = {
+    "md": "markdown",
+    "gfm": "markdown",
+    "rest": "rst",
+    "restructuredtext": "rst",
+    "htm": "html",
+}
 
 
 def format_named(name: str) -> str:

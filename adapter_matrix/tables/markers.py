@@ -25,6 +25,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Tuple
 
+from ..errors import AdapterMatrixError
+
 __all__ = ["Block", "MarkerError", "examples", "find_blocks", "rewrite", "syntax_for"]
 
 _OPEN = {
@@ -47,7 +49,7 @@ _RST_LITERAL_DIRECTIVE = re.compile(
 )
 
 
-class MarkerError(ValueError):
+class MarkerError(AdapterMatrixError, ValueError):
     """A malformed block: an opening marker without its closing one, or a bad option."""
 
 
@@ -73,7 +75,9 @@ def _options(raw: str, where: str) -> Dict[str, str]:
     try:
         tokens = shlex.split(raw)
     except ValueError as exc:  # `view='grid`: "No closing quotation"
-        raise MarkerError(f"{where}: marker options {raw.strip()!r} cannot be read: {str(exc).lower()} \u2014 close the quote") from None
+        raise MarkerError(
+            f"{where}: marker options {raw.strip()!r} cannot be read: {str(exc).lower()} \u2014 close the quote"
+        ) from None
     for token in tokens:
         if "=" not in token:
             raise MarkerError(f"{where}: marker option {token!r} is not key=value")
@@ -152,7 +156,7 @@ def find_blocks(text: str, syntax: str, filename: str = "<text>") -> List[Block]
     shown = examples(text, syntax)
     starts = [start for start, _ in shown]
 
-    def real(match: "re.Match[str]") -> bool:
+    def real(match: re.Match[str]) -> bool:
         k = bisect.bisect_right(starts, match.start()) - 1
         return k < 0 or match.start() >= shown[k][1]
 
@@ -167,13 +171,19 @@ def find_blocks(text: str, syntax: str, filename: str = "<text>") -> List[Block]
         closing = next((c for c in closings if c.start() >= opening.end()), None)
         nested = openings[k + 1] if k + 1 < len(openings) else None
         if closing is None or (nested is not None and nested.start() < closing.start()):
-            raise MarkerError(f"{filename}:{line}:1: adapter-matrix:table block is not closed \u2014 add its closing marker")
-        blocks.append(Block(_options(opening.group("args"), f"{filename}:{line}:1"), opening.end(), closing.start(), line))
+            raise MarkerError(
+                f"{filename}:{line}:1: adapter-matrix:table block is not closed \u2014 add its closing marker"
+            )
+        blocks.append(
+            Block(_options(opening.group("args"), f"{filename}:{line}:1"), opening.end(), closing.start(), line)
+        )
         pos = closing.end()
     return blocks
 
 
-def rewrite(text: str, syntax: str, render: Callable[[Block], str], filename: str = "<text>") -> Tuple[str, List[Block]]:
+def rewrite(
+    text: str, syntax: str, render: Callable[[Block], str], filename: str = "<text>"
+) -> Tuple[str, List[Block]]:
     """Return ``text`` with every block's body replaced by ``render(block)``.
 
     The body gets a blank line on both sides: in reST that keeps the comment markers

@@ -27,7 +27,10 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "line": ("release line", "版本系列"),
     # titles; {dist} is the adapter's distribution name
     "grid_title": ("{dist} {version}: torch \u00d7 Python", "{dist} {version}\uff1atorch \u00d7 Python"),
-    "grid_title_all": ("{dist}: torch \u00d7 Python, every maintained release", "{dist}\uff1atorch \u00d7 Python\uff0c所有维护中的版本"),
+    "grid_title_all": (
+        "{dist}: torch \u00d7 Python, every maintained release",
+        "{dist}\uff1atorch \u00d7 Python\uff0c所有维护中的版本",
+    ),
     "dimension_title": ("{dist}: {dimension} \u00d7 torch", "{dist}\uff1a{dimension} \u00d7 torch"),
     "verified_title": ("{dist} {version}: verified combinations", "{dist} {version}\uff1a已验证的组合"),
     "releases_title": ("{dist} releases", "{dist} 版本"),
@@ -81,8 +84,14 @@ WORDS: Dict[str, Tuple[str, str]] = {
         "this release is not frozen yet (adapter-matrix release): any record of it proves code in progress, not a release",
         "此版本尚未冻结（adapter-matrix release）：其记录证明的是开发中的代码，而非已发布的版本",
     ),
-    "frozen_title": (" (each record proves release {version}, frozen {date}{at})", "（每条记录证明版本 {version}，冻结于 {date}{at}）"),
-    "unreleased_title": (" (release {version} is not frozen: unreleased code)", "（版本 {version} 尚未冻结：未发布的代码）"),
+    "frozen_title": (
+        " (each record proves release {version}, frozen {date}{at})",
+        "（每条记录证明版本 {version}，冻结于 {date}{at}）",
+    ),
+    "unreleased_title": (
+        " (release {version} is not frozen: unreleased code)",
+        "（版本 {version} 尚未冻结：未发布的代码）",
+    ),
     "failed": ("failed", "验证失败"),
     "failed_cell": ("failed {date}, torch {torch}{at}", "验证失败 {date}，torch {torch}{at}"),
     "failed_about": ("the newest test session failed", "最近一次测试会话失败"),
@@ -96,9 +105,15 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "present_about": ("this torch offers the feature to the device", "该 torch 版本向设备提供此功能"),
     "partial": ("not on every Python", "并非所有 Python 版本"),
     "partial_cell": ("yes, except Python {spec}", "支持，Python {spec} 除外"),
-    "partial_about": ("absent on some Python versions (hover or see the JSON for why)", "在部分 Python 版本上不可用（原因见悬停提示或 JSON）"),
+    "partial_about": (
+        "absent on some Python versions (hover or see the JSON for why)",
+        "在部分 Python 版本上不可用（原因见悬停提示或 JSON）",
+    ),
     "absent": ("no", "不支持"),
-    "absent_about": ("this torch lacks it; the conformance test skips with the shim's reason", "该 torch 版本缺少此功能；一致性测试按 shim 给出的原因跳过"),
+    "absent_about": (
+        "this torch lacks it; the conformance test skips with the shim's reason",
+        "该 torch 版本缺少此功能；一致性测试按 shim 给出的原因跳过",
+    ),
     # the op-coverage views (PyTorch's OpInfo sweep)
     "ops_title": (
         "{dist}: PyTorch's OpInfo tests on the {device} device (ops passed/failed/unsupported per family)",
@@ -113,7 +128,10 @@ WORDS: Dict[str, Tuple[str, str]] = {
         "{passed} 个通过，{failed} 个已知失败，{unexpected} 个未解释，{unsupported} 个不支持，{skipped} 个无法比较",
     ),
     "ops_ok": ("all match", "全部一致"),
-    "ops_ok_about": ("every op matches CPU, or the device rejects it by design", "所有算子与 CPU 一致，或按设计被设备拒绝"),
+    "ops_ok_about": (
+        "every op matches CPU, or the device rejects it by design",
+        "所有算子与 CPU 一致，或按设计被设备拒绝",
+    ),
     "ops_known": ("known failure", "已知失败"),
     "ops_known_about": ("fails as the expectations say, with their reason", "按预期失败，原因见预期文件"),
     "ops_new": ("unexplained", "未解释"),
@@ -141,7 +159,10 @@ WORDS: Dict[str, Tuple[str, str]] = {
     # the companions view (and the companion columns of the releases view)
     "companions_title": ("{dist}: companion packages per torch line", "{dist}\uff1a各 torch 版本的配套包"),
     "built": ("built for it", "为其构建"),
-    "built_about": ("the releases built for this torch line (hover: the torch each requires)", "为该 torch 版本构建的发布（悬停可见各自要求的 torch）"),
+    "built_about": (
+        "the releases built for this torch line (hover: the torch each requires)",
+        "为该 torch 版本构建的发布（悬停可见各自要求的 torch）",
+    ),
     "open": ("earlier releases admit it", "早期发布兼容"),
     "open_cell": ("none built for it; from earlier lines: {versions}", "无专门构建；更早版本可用：{versions}"),
     "open_about": (

@@ -25,13 +25,25 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional
 
+from ..matrix.textedit import apply_edits
 from .pyproject import _HEADER, _Locator
-from .textedit import apply_edits
 
-__all__ = ["TOOL_REPOSITORY", "Planned", "package_name", "noxfile_text", "workflow_text", "precommit_text", "readme_text",
-           "require_lines", "pyproject_edit", "plan_adoption"]
+__all__ = [
+    "TOOL_REPOSITORY",
+    "Planned",
+    "package_name",
+    "noxfile_text",
+    "workflow_text",
+    "precommit_text",
+    "readme_text",
+    "require_lines",
+    "pyproject_edit",
+    "plan_adoption",
+]
 
-TOOL_REPOSITORY = "OWNER/adapter-matrix"  # where the reusable workflow and the hooks live (.pre-commit-hooks.yaml says the same)
+TOOL_REPOSITORY = (
+    "OWNER/adapter-matrix"  # where the reusable workflow and the hooks live (.pre-commit-hooks.yaml says the same)
+)
 TOOL_REV = "v0.1.0"
 
 
@@ -82,7 +94,7 @@ cells(
 
 
 def workflow_text() -> str:
-    return f'''# The compatibility matrix on GitHub Actions: one job per cell of compat.yaml, through
+    return f"""# The compatibility matrix on GitHub Actions: one job per cell of compat.yaml, through
 # adapter-matrix's reusable workflow (pin it to the commit SHA of the release you adopt).
 name: matrix
 
@@ -101,7 +113,7 @@ jobs:
     with:
       strategy: ${{{{ github.event_name == 'pull_request' && 'smoke' || 'edges' }}}}
       env: '{{"ADAPTER_MATRIX_TORCH_INDEX_URL": "https://download.pytorch.org/whl/cpu", "ADAPTER_MATRIX_TORCH_VARIANT": "cpu"}}'
-'''
+"""
 
 
 def precommit_text() -> str:
@@ -130,9 +142,11 @@ Generated from compat.yaml by `adapter-matrix table --write README.md`:
 
 def require_lines(package: str) -> str:
     """What the adapter's ``__init__`` starts with."""
-    return (f"# {package}/__init__.py, first lines:\n"
-            "from adapter_matrix import require\n\n"
-            "support = require(__name__)   # raises UnsupportedEnvironment with the fix (warns under autoload)\n")
+    return (
+        f"# {package}/__init__.py, first lines:\n"
+        "from adapter_matrix import require\n\n"
+        "support = require(__name__)   # raises UnsupportedEnvironment with the fix (warns under autoload)\n"
+    )
 
 
 def _entry(distribution: str, package: str) -> str:
@@ -144,15 +158,25 @@ def pyproject_edit(text: str, distribution: str, package: str) -> Optional[str]:
     Lines are inserted under an existing table, or a new table is appended; nothing else changes."""
     at = _Locator("pyproject.toml", text)
     wanted = [
-        ('project.entry-points.adapter_matrix.matrices', '[project.entry-points."adapter_matrix.matrices"]', _entry(distribution, package),
-         re.compile(rf'^\s*"?{re.escape(distribution)}"?\s*=', re.M)),
-        ("tool.setuptools.package-data", "[tool.setuptools.package-data]", f'{package} = ["compat.yaml"]',
-         re.compile(r"compat\.yaml")),
+        (
+            "project.entry-points.adapter_matrix.matrices",
+            '[project.entry-points."adapter_matrix.matrices"]',
+            _entry(distribution, package),
+            re.compile(rf'^\s*"?{re.escape(distribution)}"?\s*=', re.M),
+        ),
+        (
+            "tool.setuptools.package-data",
+            "[tool.setuptools.package-data]",
+            f'{package} = ["compat.yaml"]',
+            re.compile(r"compat\.yaml"),
+        ),
     ]
     edits = []
     appended = []
     for name, header, line, present in wanted:
-        has_table = any((m := _HEADER.match(raw)) and m.group(1).replace(" ", "").replace('"', "") == name for raw in at.lines)
+        has_table = any(
+            (m := _HEADER.match(raw)) and m.group(1).replace(" ", "").replace('"', "") == name for raw in at.lines
+        )
         if has_table:
             start, end = at._table(name)
             body = "\n".join(at.lines[start:end])
@@ -202,7 +226,9 @@ def plan_adoption(root: str, distribution: str, package: str, matrix: str = "com
         (".pre-commit-config.yaml", precommit_text()),
         ("README.md", readme_text(distribution)),
     ]
-    out = [Planned(path, "keep" if os.path.lexists(os.path.join(root, path)) else "write", text) for path, text in files]
+    out = [
+        Planned(path, "keep" if os.path.lexists(os.path.join(root, path)) else "write", text) for path, text in files
+    ]
     link = os.path.join(package, "compat.yaml")
     if os.path.lexists(os.path.join(root, link)):
         out.append(Planned(link, "keep"))

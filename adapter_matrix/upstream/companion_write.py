@@ -23,9 +23,9 @@ from ..matrix.companions import NONE
 from ..matrix.diagnostics import MatrixError
 from ..matrix.loader import load_text
 from ..matrix.model import Companion, Matrix
+from ..matrix.textedit import Edit, apply_edits, content_end, insert_lines, plain, rewrite_file
 from .companions import CompanionIndex, wanted_lines, written_lines
 from .index import UpstreamError
-from .textedit import Edit, apply_edits, content_end, insert_lines, plain, rewrite_file
 from .torch_section import Pair, pairs
 
 __all__ = ["render_line", "rewrite_companions", "write_companions"]
@@ -50,7 +50,9 @@ def write_companions(matrix_path: str, matrix: Matrix, found: Dict[str, Companio
     return rewrite_file(matrix_path, lambda text: rewrite_companions(text, matrix, found, matrix.path), UpstreamError)
 
 
-def rewrite_companions(text: str, matrix: Matrix, found: Dict[str, CompanionIndex], filename: str = "compat.yaml") -> str:
+def rewrite_companions(
+    text: str, matrix: Matrix, found: Dict[str, CompanionIndex], filename: str = "compat.yaml"
+) -> str:
     """``text`` with the companion facts of ``found`` (companions without an answer are kept)."""
     try:
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -149,13 +151,19 @@ def _check(old: str, new: str, filename: str, wanted: Dict[str, Dict[Version, Re
         return data
 
     if outside(before) != outside(after):
-        raise UpstreamError(f"{filename}: updating the companion facts would change other values (a shared YAML anchor); edit the file by hand")
+        raise UpstreamError(
+            f"{filename}: updating the companion facts would change other values (a shared YAML anchor); edit the file by hand"
+        )
     try:
         matrix = load_text(new, filename, check_modules=False).matrix
     except MatrixError as exc:
-        raise UpstreamError(f"{filename}: the rewritten companion facts do not load ({exc.diagnostics[0]}); edit the file by hand") from None
+        raise UpstreamError(
+            f"{filename}: the rewritten companion facts do not load ({exc.diagnostics[0]}); edit the file by hand"
+        ) from None
     for name, lines in wanted.items():
         comp = matrix.companion(name)
         for minor, releases in lines.items():
             if comp is None or written_lines(comp.line(minor)) != releases:
-                raise UpstreamError(f"{filename}: could not write the {name} facts of torch {minor}; write them by hand: {render_line(releases)}")
+                raise UpstreamError(
+                    f"{filename}: could not write the {name} facts of torch {minor}; write them by hand: {render_line(releases)}"
+                )

@@ -121,17 +121,25 @@ def fetch_document(name: str, floor: Optional[_dt.date], *, timeout: float = 30.
         body, _reply = _metadata.http_get(url, {"Accept": ACCEPT}, timeout)
         document = json.loads(body)
     except _metadata.MetadataError as exc:
-        raise UpstreamError(f"cannot read {exc} \u2014 check the network, or pass a recorded folder: --upstream DIR") from None
+        raise UpstreamError(
+            f"cannot read {exc} \u2014 check the network, or pass a recorded folder: --upstream DIR"
+        ) from None
     except ValueError as exc:
         raise UpstreamError(f"{url} is not a PEP 691 JSON answer ({exc})") from None
     files = document.get("files") if isinstance(document, dict) else None
     if not isinstance(files, list):
         raise UpstreamError(f"{url}: the answer has no list of files")
-    trimmed = [{k: f[k] for k in _KEPT if k in f} for f in files if isinstance(f, dict) and isinstance(f.get("filename"), str)]
+    trimmed = [
+        {k: f[k] for k in _KEPT if k in f} for f in files if isinstance(f, dict) and isinstance(f.get("filename"), str)
+    ]
     wanted = [
         (entry, source)
-        for entry, source in zip(trimmed, [f for f in files if isinstance(f, dict) and isinstance(f.get("filename"), str)])
-        if _linux_wheel(entry["filename"]) and not _yanked(entry) and (floor is None or (_day(entry.get("upload-time")) or floor) >= floor)
+        for entry, source in zip(
+            trimmed, [f for f in files if isinstance(f, dict) and isinstance(f.get("filename"), str)]
+        )
+        if _linux_wheel(entry["filename"])
+        and not _yanked(entry)
+        and (floor is None or (_day(entry.get("upload-time")) or floor) >= floor)
     ]
 
     def read(pair: Tuple[dict, dict]) -> None:
@@ -144,7 +152,12 @@ def fetch_document(name: str, floor: Optional[_dt.date], *, timeout: float = 30.
 
     with ThreadPoolExecutor(WORKERS) as pool:
         list(pool.map(read, wanted))
-    return {"meta": document.get("meta"), "name": document.get("name"), "versions": document.get("versions"), "files": trimmed}
+    return {
+        "meta": document.get("meta"),
+        "name": document.get("name"),
+        "versions": document.get("versions"),
+        "files": trimmed,
+    }
 
 
 def _yanked(entry: dict) -> bool:
@@ -197,7 +210,9 @@ def parse_companion(document: object, name: str, origin: str) -> CompanionIndex:
     with a Linux x86_64 wheel whose metadata was read, and the torch it requires."""
 
     def bad(what: str) -> UpstreamError:
-        return UpstreamError(f"{origin}: {what} \u2014 expected a PEP 691 answer for {name} recorded with `validate --record DIR`")
+        return UpstreamError(
+            f"{origin}: {what} \u2014 expected a PEP 691 answer for {name} recorded with `validate --record DIR`"
+        )
 
     if not isinstance(document, dict) or not isinstance(document.get("files"), list):
         raise bad("no list of files")
@@ -245,7 +260,9 @@ def read_companions(source: str, matrix: Matrix) -> Tuple[Dict[str, CompanionInd
     missing: Dict[str, str] = {}
     for name in wanted:
         if source == "pypi":
-            found[name] = parse_companion(fetch_document(name, _floor(matrix)), name, SIMPLE.format(name=canonicalize_name(name)))
+            found[name] = parse_companion(
+                fetch_document(name, _floor(matrix)), name, SIMPLE.format(name=canonicalize_name(name))
+            )
         elif os.path.isdir(source):
             path = os.path.join(source, f"{canonicalize_name(name)}.json")
             try:
@@ -258,7 +275,9 @@ def read_companions(source: str, matrix: Matrix) -> Tuple[Dict[str, CompanionInd
                 raise UpstreamError(f"cannot read {path}: {exc}") from None
             found[name] = parse_companion(document, name, path)
         else:
-            missing[name] = f"{source} is torch's answer alone; pass a folder recorded with `validate --upstream pypi --record DIR`"
+            missing[name] = (
+                f"{source} is torch's answer alone; pass a folder recorded with `validate --upstream pypi --record DIR`"
+            )
     return found, missing
 
 
@@ -316,7 +335,9 @@ def _guess_line(matrix: Matrix, day: Optional[_dt.date]) -> Optional[Version]:
     return lines[-1] if lines else None
 
 
-def verify_companions(matrix: Matrix, found: Dict[str, CompanionIndex], missing: Dict[str, str], source: str) -> List[Diagnostic]:
+def verify_companions(
+    matrix: Matrix, found: Dict[str, CompanionIndex], missing: Dict[str, str], source: str
+) -> List[Diagnostic]:
     """Check the torch facts of every companion against the index; diagnostics point at the
     value to change. A companion without an answer is a warning saying why."""
     out: List[Diagnostic] = []
@@ -325,7 +346,11 @@ def verify_companions(matrix: Matrix, found: Dict[str, CompanionIndex], missing:
         if not comp.torch_facts:
             continue
         if comp.name in missing:
-            out.append(Diagnostic(comp.mark, f"the torch facts of {comp.name} are not verified: {missing[comp.name]}", "", "warning"))
+            out.append(
+                Diagnostic(
+                    comp.mark, f"the torch facts of {comp.name} are not verified: {missing[comp.name]}", "", "warning"
+                )
+            )
             continue
         out += _verify(matrix, comp, found[comp.name], fix)
     return out
@@ -338,7 +363,11 @@ def _verify(matrix: Matrix, comp: Companion, index: CompanionIndex, fix: str) ->
         known = index.releases.get(rel.version)
         if known is None:
             why = "was yanked" if rel.version in index.yanked else "has no Linux x86_64 wheel"
-            out.append(Diagnostic(rel.mark, f"{comp.name} {rel.version} {why} on the index", f"remove it from torch {rel.line}, {fix}"))
+            out.append(
+                Diagnostic(
+                    rel.mark, f"{comp.name} {rel.version} {why} on the index", f"remove it from torch {rel.line}, {fix}"
+                )
+            )
         elif known.torch is None:
             out.append(
                 Diagnostic(
@@ -358,7 +387,10 @@ def _verify(matrix: Matrix, comp: Companion, index: CompanionIndex, fix: str) ->
                     f"write {rel.version}: {_as_written(known.torch)}, {fix}",
                 )
             )
-        if known is not None and len({t.replace(" ", "").replace("(", "").replace(")", "") for t in known.declared}) > 1:
+        if (
+            known is not None
+            and len({t.replace(" ", "").replace("(", "").replace(")", "") for t in known.declared}) > 1
+        ):
             out.append(
                 Diagnostic(
                     rel.mark,
@@ -388,20 +420,26 @@ def _verify(matrix: Matrix, comp: Companion, index: CompanionIndex, fix: str) ->
         entry = comp.line(line)
         said = f"{comp.name} {version} requires torch{known.torch} (built for torch {line})"
         if entry is not None and not entry.releases:
-            out.append(Diagnostic(entry.mark, f"{said}, but this file says {NONE} for torch {line}", f"list it under \"{line}\", {fix}"))
+            out.append(
+                Diagnostic(
+                    entry.mark, f"{said}, but this file says {NONE} for torch {line}", f'list it under "{line}", {fix}'
+                )
+            )
         else:
             out.append(
                 Diagnostic(
                     entry.mark if entry else comp.mark,
                     f"{said} and is on the index, but this file does not list it",
-                    f"add {version}: {_as_written(known.torch)} under \"{line}\", {fix}",
+                    f'add {version}: {_as_written(known.torch)} under "{line}", {fix}',
                     "warning",
                 )
             )
     return out
 
 
-def wanted_lines(matrix: Matrix, comp: Companion, index: CompanionIndex) -> Dict[Version, Tuple[Tuple[Version, str], ...]]:
+def wanted_lines(
+    matrix: Matrix, comp: Companion, index: CompanionIndex
+) -> Dict[Version, Tuple[Tuple[Version, str], ...]]:
     """Per described torch line, the releases built for it as the index says, each with the
     requirement as the file writes it; releases the file lists that declare no torch
     requirement are kept as written, releases the index lacks are dropped."""

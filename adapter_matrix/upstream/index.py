@@ -42,8 +42,9 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from .._version import __version__
+from ..errors import AdapterMatrixError
 from ..matrix.diagnostics import Diagnostic, Mark
-from ..matrix.model import Matrix, PythonVersion, TorchLine
+from ..matrix.model import Matrix, PythonVersion, TorchLine, minor_line
 from .torch_section import Section, read_section
 
 __all__ = [
@@ -73,7 +74,7 @@ _CPYTHON = re.compile(r"^cp(\d)(\d+)$")
 T = TypeVar("T")
 
 
-class UpstreamError(ValueError):
+class UpstreamError(AdapterMatrixError, ValueError):
     """The upstream answer cannot be read or used; the message says what and how to fix it."""
 
 
@@ -139,7 +140,7 @@ class Upstream:
         """
         grouped: Dict[Version, List[Patch]] = {}
         for patch in self.patches:
-            grouped.setdefault(Version(f"{patch.version.major}.{patch.version.minor}"), []).append(patch)
+            grouped.setdefault(minor_line(patch.version), []).append(patch)
         out: Dict[Version, UpstreamLine] = {}
         for minor in sorted(grouped):
             every = sorted(grouped[minor], key=lambda p: p.version)
@@ -160,7 +161,9 @@ def read_upstream(source_name: str, *, timeout: float = TIMEOUT) -> Upstream:
     try:
         document = json.loads(raw)
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-        raise UpstreamError(f"{origin} is not a PEP 691 JSON answer ({exc}) \u2014 record it with `Accept: {ACCEPT}`") from None
+        raise UpstreamError(
+            f"{origin} is not a PEP 691 JSON answer ({exc}) \u2014 record it with `Accept: {ACCEPT}`"
+        ) from None
     return parse_index(document, source_name, origin)
 
 
@@ -190,7 +193,9 @@ def _fetch(url: str, timeout: float) -> bytes:
         reason = str(exc.reason)
     except OSError as exc:  # timeouts and resets while reading
         reason = str(exc) or type(exc).__name__
-    raise UpstreamError(f"cannot read {url}: {reason} \u2014 check the network, or pass a recorded answer: --upstream FILE")
+    raise UpstreamError(
+        f"cannot read {url}: {reason} \u2014 check the network, or pass a recorded answer: --upstream FILE"
+    )
 
 
 def parse_index(document: object, source_name: str, origin: str = "") -> Upstream:
@@ -299,7 +304,13 @@ def verify(matrix: Matrix, index: Upstream) -> List[Diagnostic]:
     for line in matrix.torch:
         known = upstream.get(line.minor)
         if known is None:
-            out.append(Diagnostic(line.mark, f"torch {line.minor} has no Linux x86_64 wheel on PyPI", "check the minor, or remove its entry"))
+            out.append(
+                Diagnostic(
+                    line.mark,
+                    f"torch {line.minor} has no Linux x86_64 wheel on PyPI",
+                    "check the minor, or remove its entry",
+                )
+            )
             continue
         out += _verify_line(line, known, index.yanked, _Places(section, line), fix)
     out += _missing_lines(matrix, upstream, section, fix)
@@ -336,7 +347,9 @@ def _parses_as(text: str, parse: Callable[[str], T], wanted: T) -> bool:
         return False
 
 
-def _verify_line(line: TorchLine, known: UpstreamLine, yanked: FrozenSet[Version], at: _Places, fix: str) -> List[Diagnostic]:
+def _verify_line(
+    line: TorchLine, known: UpstreamLine, yanked: FrozenSet[Version], at: _Places, fix: str
+) -> List[Diagnostic]:
     out: List[Diagnostic] = []
     newest = known.newest
     for python in line.python:
@@ -352,7 +365,7 @@ def _verify_line(line: TorchLine, known: UpstreamLine, yanked: FrozenSet[Version
             Diagnostic(
                 at.item("python", PythonVersion.parse, python),
                 f"torch {line.minor} has no {python.tag} wheel for Linux x86_64 on PyPI ({'; '.join(notes)})",
-                f"remove \"{python}\" from its python list (PyPI: {_names(newest.python)}), {fix}",
+                f'remove "{python}" from its python list (PyPI: {_names(newest.python)}), {fix}',
             )
         )
     unlisted = sorted(set(newest.python) - set(line.python), key=python_order)
@@ -370,7 +383,9 @@ def _verify_line(line: TorchLine, known: UpstreamLine, yanked: FrozenSet[Version
             out.append(
                 Diagnostic(
                     at.item("patches", Version, patch),
-                    f"torch {patch} was yanked from PyPI" if patch in yanked else f"torch {patch} has no Linux x86_64 wheel on PyPI",
+                    f"torch {patch} was yanked from PyPI"
+                    if patch in yanked
+                    else f"torch {patch} has no Linux x86_64 wheel on PyPI",
                     f"remove it from patches (PyPI: {', '.join(str(p.version) for p in known.patches)}), {fix}",
                 )
             )
@@ -420,15 +435,18 @@ def undescribed(matrix: Matrix, upstream: Dict[Version, UpstreamLine]) -> Dict[V
     return {minor: known for minor, known in upstream.items() if minor > oldest and matrix.torch_line(minor) is None}
 
 
-def _missing_lines(matrix: Matrix, upstream: Dict[Version, UpstreamLine], section: Optional[Section], fix: str) -> List[Diagnostic]:
-    where = section.mark(section.key) if section else (matrix.torch[-1].mark if matrix.torch else Mark(matrix.path, 1, 1))
+def _missing_lines(
+    matrix: Matrix, upstream: Dict[Version, UpstreamLine], section: Optional[Section], fix: str
+) -> List[Diagnostic]:
+    where = (
+        section.mark(section.key) if section else (matrix.torch[-1].mark if matrix.torch else Mark(matrix.path, 1, 1))
+    )
     return [
         Diagnostic(
             where,
             f"torch {minor} is on PyPI ({_summary(known)}) but this file does not describe it",
-            f"add a \"{minor}\" entry under torch: and decide which releases support it, {fix}",
+            f'add a "{minor}" entry under torch: and decide which releases support it, {fix}',
             "warning",
         )
         for minor, known in undescribed(matrix, upstream).items()
     ]
-

@@ -20,6 +20,7 @@ from email.parser import HeaderParser
 from typing import Dict, List, Mapping, Tuple
 
 from .._version import __version__
+from ..errors import AdapterMatrixError
 
 __all__ = ["MetadataError", "http_get", "wheel_metadata", "headers", "HEADERS_KEPT"]
 
@@ -28,7 +29,7 @@ TAIL = 65536  # bytes asked for first: the central directory and, usually, METAD
 HEADERS_KEPT = ("Metadata-Version", "Name", "Version", "Requires-Python", "Requires-Dist")
 
 
-class MetadataError(RuntimeError):
+class MetadataError(AdapterMatrixError, RuntimeError):
     """A wheel's metadata could not be read; the message names the wheel and why."""
 
 

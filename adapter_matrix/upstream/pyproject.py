@@ -101,7 +101,9 @@ def _load(path: str) -> Tuple[Optional[Dict[str, Any]], Optional[Diagnostic]]:
         with open(path, "rb") as fh:
             return tomllib.load(fh), None
     except FileNotFoundError:
-        return None, Diagnostic(Mark(shown, 0, 0), f"no such file {shown}", "give the path of the project's pyproject.toml")
+        return None, Diagnostic(
+            Mark(shown, 0, 0), f"no such file {shown}", "give the path of the project's pyproject.toml"
+        )
     except OSError as exc:
         return None, Diagnostic(Mark(shown, 0, 0), f"cannot read {shown}: {exc.strerror}")
     except tomllib.TOMLDecodeError as exc:
@@ -111,17 +113,23 @@ def _load(path: str) -> Tuple[Optional[Dict[str, Any]], Optional[Diagnostic]]:
         return None, Diagnostic(Mark(shown, line, col), f"not valid TOML: {message}", "fix the syntax")
 
 
-def _check_requires_python(project: Dict[str, Any], pythons: List[PythonVersion], claimant: str, at: _Locator) -> List[Diagnostic]:
+def _check_requires_python(
+    project: Dict[str, Any], pythons: List[PythonVersion], claimant: str, at: _Locator
+) -> List[Diagnostic]:
     oldest = pythons[0].version
     expected = f">={oldest}"
     text = project.get("requires-python")
     if text is None:
-        return [Diagnostic(at.key("project", "name"), "[project] has no requires-python", f"add requires-python = \"{expected}\"")]
+        return [
+            Diagnostic(
+                at.key("project", "name"), "[project] has no requires-python", f'add requires-python = "{expected}"'
+            )
+        ]
     mark = at.value("project", "requires-python", str(text))
     try:
         spec = SpecifierSet(str(text))
     except InvalidSpecifier:
-        return [Diagnostic(mark, f"requires-python {text!r} is not a PEP 440 specifier set", f"write \"{expected}\"")]
+        return [Diagnostic(mark, f"requires-python {text!r} is not a PEP 440 specifier set", f'write "{expected}"')]
     refused = [p for p in pythons if not spec.contains(p.version, prereleases=True)]
     below = Version(f"{oldest.major}.{oldest.minor - 1}") if oldest.minor else None
     problems = []
@@ -132,10 +140,12 @@ def _check_requires_python(project: Dict[str, Any], pythons: List[PythonVersion]
     if not problems:
         return []
     message = f"requires-python {text!r} disagrees with {claimant}: " + "; ".join(problems)
-    return [Diagnostic(mark, message, f"write requires-python = \"{expected}\"")]
+    return [Diagnostic(mark, message, f'write requires-python = "{expected}"')]
 
 
-def _check_classifiers(project: Dict[str, Any], pythons: List[PythonVersion], claimant: str, at: _Locator) -> List[Diagnostic]:
+def _check_classifiers(
+    project: Dict[str, Any], pythons: List[PythonVersion], claimant: str, at: _Locator
+) -> List[Diagnostic]:
     classifiers = [c for c in project.get("classifiers", []) if isinstance(c, str)]
     declared: Dict[str, str] = {}  # "3.11" -> its classifier
     for classifier in classifiers:
@@ -214,7 +224,11 @@ def check_pyproject(matrix: Matrix, path: str) -> List[Diagnostic]:
         return [Diagnostic(at.mark(1, 1), "no [project] table", "declare the metadata in [project] (PEP 621)")]
     release = matrix.newest_release
     if release is None:
-        return [Diagnostic(at.mark(1, 1), f"{matrix.path} has no release, so there is nothing to compare", severity="warning")]
+        return [
+            Diagnostic(
+                at.mark(1, 1), f"{matrix.path} has no release, so there is nothing to compare", severity="warning"
+            )
+        ]
     pythons = expected_pythons(matrix, release)
     claimant = f"release {release.version} in {display_path(matrix.path)}"
     out: List[Diagnostic] = []

@@ -44,7 +44,9 @@ def choose_lines(upstream: Upstream, wanted: Sequence[str]) -> List[UpstreamLine
         try:
             spec = SpecifierSet(text)
         except InvalidSpecifier:
-            raise UpstreamError(f"--torch {text!r}: give a torch line such as 2.12 or a specifier set such as '>=2.9'") from None
+            raise UpstreamError(
+                f"--torch {text!r}: give a torch line such as 2.12 or a specifier set such as '>=2.9'"
+            ) from None
         matched = [m for m, line in lines.items() if spec.contains(line.patches[0].version)]
         if not matched:
             raise UpstreamError(f"--torch {text}: matches no torch line of {upstream.source} ({known})")

@@ -35,8 +35,8 @@ from packaging.version import Version
 
 from ..matrix import source
 from ..matrix.model import Matrix, PythonVersion, TorchLine
+from ..matrix.textedit import Edit, apply_edits, content_end, insert_lines, plain, rewrite_file
 from .index import Upstream, UpstreamError, UpstreamLine, python_order, undescribed
-from .textedit import Edit, apply_edits, content_end, insert_lines, plain, rewrite_file
 from .torch_section import Pair, Section, entry_field, locate, pairs
 
 __all__ = ["rewrite", "write"]
@@ -55,12 +55,16 @@ class _Facts:
     install: Optional[str] = field(default=None, compare=False)
 
     @classmethod
-    def of(cls, known: UpstreamLine, install: Optional[str] = None) -> "_Facts":
+    def of(cls, known: UpstreamLine, install: Optional[str] = None) -> _Facts:
         assert known.released is not None
         return cls(known.released, tuple(p.version for p in known.patches), known.python, install)
 
     def differ(self, line: TorchLine) -> bool:
-        return (self.released, set(self.patches), set(self.python)) != (line.released, set(line.patches), set(line.python))
+        return (self.released, set(self.patches), set(self.python)) != (
+            line.released,
+            set(line.patches),
+            set(line.python),
+        )
 
 
 def write(matrix_path: str, matrix: Matrix, index: Upstream) -> bool:
@@ -111,10 +115,16 @@ def _edit_entry(section: Section, entry: Pair, line: TorchLine, facts: _Facts) -
     text = section.text
     edits: List[Edit] = []
     if facts.released != line.released:
-        edits += _edit_field(section, entry, "released", str(facts.released), lambda n: _replace_scalar(text, n, str(facts.released)))
+        edits += _edit_field(
+            section, entry, "released", str(facts.released), lambda n: _replace_scalar(text, n, str(facts.released))
+        )
     if set(facts.patches) != set(line.patches):
         edits += _edit_field(
-            section, entry, "patches", _flow(facts.patches, ""), lambda n: _edit_sequence(text, n, Version, facts.patches, lambda v: v)
+            section,
+            entry,
+            "patches",
+            _flow(facts.patches, ""),
+            lambda n: _edit_sequence(text, n, Version, facts.patches, lambda v: v),
         )
     if set(facts.python) != set(line.python):
         edits += _edit_field(
@@ -127,7 +137,9 @@ def _edit_entry(section: Section, entry: Pair, line: TorchLine, facts: _Facts) -
     return edits
 
 
-def _edit_field(section: Section, entry: Pair, name: str, inline: str, in_place: Callable[[yaml.Node], List[Edit]]) -> List[Edit]:
+def _edit_field(
+    section: Section, entry: Pair, name: str, inline: str, in_place: Callable[[yaml.Node], List[Edit]]
+) -> List[Edit]:
     """Edit one value where it is written; an alias is replaced by ``inline``; a key that
     comes from a merge key (``<<``) is written out explicitly (explicit keys win)."""
     pair = entry_field(entry, name)
@@ -167,7 +179,9 @@ def _flow(values: Sequence[object], quote: str) -> str:
     return "[" + ", ".join(f"{quote}{v}{quote}" for v in values) + "]"
 
 
-def _edit_sequence(text: str, node: yaml.Node, parse: Callable[[str], T], wanted: Sequence[T], order: Callable[[T], Any]) -> List[Edit]:
+def _edit_sequence(
+    text: str, node: yaml.Node, parse: Callable[[str], T], wanted: Sequence[T], order: Callable[[T], Any]
+) -> List[Edit]:
     """Edits that turn a list of versions into ``wanted``: items that stay keep their text
     (and comments); new items are written like their neighbours, in ``order``."""
     items = list(node.value) if isinstance(node, yaml.SequenceNode) else []
@@ -195,7 +209,9 @@ def _parse_or_none(text: str, parse: Callable[[str], T]) -> Optional[T]:
 
 
 def _item_written_here(sequence: yaml.Node, item: yaml.Node) -> bool:
-    return isinstance(item, yaml.ScalarNode) and sequence.start_mark.index <= item.start_mark.index < content_end(sequence)
+    return isinstance(item, yaml.ScalarNode) and sequence.start_mark.index <= item.start_mark.index < content_end(
+        sequence
+    )
 
 
 def _placement(kept_values: Sequence[T], new: Sequence[T], order: Callable[[T], Any]) -> Dict[int, List[T]]:
@@ -207,7 +223,15 @@ def _placement(kept_values: Sequence[T], new: Sequence[T], order: Callable[[T], 
     return out
 
 
-def _edit_flow(text: str, items: List[yaml.Node], kept_values: List[T], keep: List[int], new: List[T], order: Callable[[T], Any], quote: str) -> List[Edit]:
+def _edit_flow(
+    text: str,
+    items: List[yaml.Node],
+    kept_values: List[T],
+    keep: List[int],
+    new: List[T],
+    order: Callable[[T], Any],
+    quote: str,
+) -> List[Edit]:
     sep = text[items[0].end_mark.index : items[1].start_mark.index] if len(items) > 1 else ", "
     sep = sep if "\n" not in sep and "#" not in sep else ", "
     render = [f"{quote}{v}{quote}" for v in new]
@@ -224,7 +248,13 @@ def _edit_flow(text: str, items: List[yaml.Node], kept_values: List[T], keep: Li
     for slot, values in _placement(kept_values, new, order).items():
         words = [by_value[v] for v in values]
         if slot < len(keep):
-            edits.append((items[keep[slot]].start_mark.index, items[keep[slot]].start_mark.index, "".join(w + sep for w in words)))
+            edits.append(
+                (
+                    items[keep[slot]].start_mark.index,
+                    items[keep[slot]].start_mark.index,
+                    "".join(w + sep for w in words),
+                )
+            )
         else:
             end = items[keep[-1]].end_mark.index
             edits.append((end, end, "".join(sep + w for w in words)))
@@ -235,7 +265,15 @@ _BLOCK_ITEM = re.compile(r"[ \t]*-[ \t]+")
 _LINE_TAIL = re.compile(r"[ \t]*(#[^\n]*)?(\n|$)")
 
 
-def _edit_block(text: str, items: List[yaml.Node], kept_values: List[T], keep: List[int], new: List[T], order: Callable[[T], Any], quote: str) -> Optional[List[Edit]]:
+def _edit_block(
+    text: str,
+    items: List[yaml.Node],
+    kept_values: List[T],
+    keep: List[int],
+    new: List[T],
+    order: Callable[[T], Any],
+    quote: str,
+) -> Optional[List[Edit]]:
     """Item edits in a block list (one ``- item`` per line); ``None`` for another layout."""
     lines = []
     for item in items:
@@ -308,13 +346,18 @@ class _Style:
     list_prefix: Optional[str]  # "      - " for block lists; None for flow lists
 
     @classmethod
-    def of(cls, section: Section, entry: Pair) -> "_Style":
+    def of(cls, section: Section, entry: Pair) -> _Style:
         fields = {p.key.value: p for p in pairs(entry.value)} if entry.written_here else {}
         block_entry = isinstance(entry.value, yaml.MappingNode) and not entry.value.flow_style and fields
         first = next(iter(fields.values()), None)
         prefix = None
         python = fields.get("python")
-        if python is not None and isinstance(python.value, yaml.SequenceNode) and not python.value.flow_style and python.value.value:
+        if (
+            python is not None
+            and isinstance(python.value, yaml.SequenceNode)
+            and not python.value.flow_style
+            and python.value.value
+        ):
             item = python.value.value[0]
             start = section.text.rfind("\n", 0, item.start_mark.index) + 1
             prefix = section.text[start : item.start_mark.index]
@@ -341,7 +384,10 @@ class _Style:
         if self.field_indent is None:
             return f"{self.indent}{self.key(minor)}: {self.inline(facts)}\n"
         out = [f"{self.indent}{self.key(minor)}:", f"{self.field_indent}released: {facts.released}"]
-        for name, values, quote in (("patches", facts.patches, self.patch_quote), ("python", facts.python, self.python_quote)):
+        for name, values, quote in (
+            ("patches", facts.patches, self.patch_quote),
+            ("python", facts.python, self.python_quote),
+        ):
             if self.list_prefix is None:
                 out.append(f"{self.field_indent}{name}: {_flow(values, quote)}")
             else:
@@ -374,7 +420,9 @@ def _check_rewrite(old: str, new: str, filename: str, wanted: Dict[Version, _Fac
         raise UpstreamError(f"{filename}: the rewritten torch facts do not parse; edit the file by hand")
     for key in set(before.keys()) | set(after.keys()):
         if key != "torch" and plain(before.get(key)) != plain(after.get(key)):
-            raise UpstreamError(f"{filename}: updating the torch facts would change {key!r} (a shared YAML anchor); edit the file by hand")
+            raise UpstreamError(
+                f"{filename}: updating the torch facts would change {key!r} (a shared YAML anchor); edit the file by hand"
+            )
     old_torch, new_torch = before.get("torch"), after.get("torch")
     if not isinstance(new_torch, source.Mapping) or not isinstance(old_torch, source.Mapping):
         raise UpstreamError(f"{filename}: the torch section is not a mapping")
@@ -389,7 +437,9 @@ def _check_rewrite(old: str, new: str, filename: str, wanted: Dict[Version, _Fac
         facts = wanted.get(minor)
         if facts is None:
             if plain(value) != plain(old_torch.get(key_node.text)):
-                raise UpstreamError(f"{filename}: updating the torch facts would change torch {minor} (a shared YAML anchor); edit it by hand")
+                raise UpstreamError(
+                    f"{filename}: updating the torch facts would change torch {minor} (a shared YAML anchor); edit it by hand"
+                )
         elif _facts_of(value) != facts:
             python = _flow(facts.python, '"')
             raise UpstreamError(
@@ -402,13 +452,19 @@ def _facts_of(node: source.Node) -> Optional[_Facts]:
     if not isinstance(node, source.Mapping):
         return None
     released, patches, python = node.get("released"), node.get("patches"), node.get("python")
-    if not isinstance(released, source.Scalar) or not isinstance(patches, source.Sequence) or not isinstance(python, source.Sequence):
+    if (
+        not isinstance(released, source.Scalar)
+        or not isinstance(patches, source.Sequence)
+        or not isinstance(python, source.Sequence)
+    ):
         return None
     try:
         return _Facts(
             _dt.date.fromisoformat(released.text),
             tuple(sorted({Version(p.text) for p in patches if isinstance(p, source.Scalar)})),
-            tuple(sorted({PythonVersion.parse(p.text) for p in python if isinstance(p, source.Scalar)}, key=python_order)),
+            tuple(
+                sorted({PythonVersion.parse(p.text) for p in python if isinstance(p, source.Scalar)}, key=python_order)
+            ),
         )
     except ValueError:
         return None

@@ -12,7 +12,7 @@ PROJECTS = {"tool": REPO, "adapter": REPO / "npu", "example": REPO / "examples" 
 
 
 @pytest.fixture(scope="session")
-def wheels(tmp_path_factory) -> Dict[str, "object"]:
+def wheels(tmp_path_factory) -> Dict[str, object]:
     """The wheels of the tool, the reference adapter and the example adapter, built once
     per test run from sdists (as an index serves them)."""
     from adapter_matrix.ci.wheels import build_wheels

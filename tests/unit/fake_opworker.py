@@ -38,11 +38,19 @@ def main() -> int:
                 print("Fatal Python error: Segmentation fault", file=sys.stderr, flush=True)
                 os.kill(os.getpid(), signal.SIGSEGV)
             if op == "abort":
-                print("terminate called after throwing an instance of 'c10::Error'\n  what():  boom", file=sys.stderr, flush=True)
+                print(
+                    "terminate called after throwing an instance of 'c10::Error'\n  what():  boom",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 os.kill(os.getpid(), signal.SIGABRT)
             if op == "hang":
                 time.sleep(60)
-            outcome = {"outcome": "failed", "error": "sample 0: differs"} if op == "fail" else {"outcome": "passed", "samples": 2}
+            outcome = (
+                {"outcome": "failed", "error": "sample 0: differs"}
+                if op == "fail"
+                else {"outcome": "passed", "samples": 2}
+            )
             log.write(json.dumps(dict(outcome, task=index, seconds=0.0)) + "\n")
             log.flush()
     return 0

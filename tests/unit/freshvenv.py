@@ -64,8 +64,11 @@ class FreshVenv:
 
     def install(self, *wheels: Path) -> None:
         """Install our wheels, without their dependencies (link those with :meth:`link`)."""
-        subprocess.run([UV, "pip", "install", "-q", "--offline", "--no-deps", "--python", str(self.python),
-                        *map(str, wheels)], check=True, timeout=120)
+        subprocess.run(
+            [UV, "pip", "install", "-q", "--offline", "--no-deps", "--python", str(self.python), *map(str, wheels)],
+            check=True,
+            timeout=120,
+        )
 
     def link(self, *requirements: str) -> None:
         """Make the installed distributions ``requirements`` (and theirs) importable here."""
@@ -79,11 +82,19 @@ class FreshVenv:
     def bin(self, name: str) -> str:
         return str(self.root / "bin" / name)
 
-    def run(self, code: str, cwd: "Path | None" = None, env: "dict | None" = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    def run(
+        self, code: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 600
+    ) -> subprocess.CompletedProcess:
         full = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TORCH_DEVICE_BACKEND_AUTOLOAD")}
         full.update(env or {})  # in-process CLI runs of other tests may have turned autoload off
-        return subprocess.run([str(self.python), "-c", code], cwd=str(cwd or self.root), env=full,
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [str(self.python), "-c", code],
+            cwd=str(cwd or self.root),
+            env=full,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
 
 def requirements_of(wheel: Path) -> List[str]:

@@ -40,7 +40,9 @@ def cli(*args: str, cwd: Optional[Path] = None) -> Result:
     return Result(res.exit_code, res.stdout, res.stderr)
 
 
-def run(args: Sequence[str], cwd: Optional[Path] = None, env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+def run(
+    args: Sequence[str], cwd: Optional[Path] = None, env: Optional[Dict[str, str]] = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(list(args), cwd=str(cwd or REPO), env=env, capture_output=True, text=True, timeout=120)
 
 

@@ -12,8 +12,9 @@ from adapter_matrix.check.accelerators import IGNORE_ENV, describe, other_accele
 
 
 def _torch(version: str, cuda=None, hip=None, xpu=False):
-    return SimpleNamespace(__version__=version, version=SimpleNamespace(cuda=cuda, hip=hip),
-                           xpu=SimpleNamespace(_is_compiled=lambda: xpu))
+    return SimpleNamespace(
+        __version__=version, version=SimpleNamespace(cuda=cuda, hip=hip), xpu=SimpleNamespace(_is_compiled=lambda: xpu)
+    )
 
 
 def test_builds_are_told_apart():

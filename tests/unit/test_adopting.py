@@ -51,18 +51,29 @@ def adopted(tmp_path_factory, wheels):
     house = base / "wheelhouse"
     value = cell_wheelhouse(house)
     shutil.copy(wheels["tool"], house)  # adapter-matrix, as an index would serve it
-    env = dict(os.environ, ADAPTER_MATRIX_CHECKOUT=str(REPO), WHEELHOUSE=value, UV_OFFLINE="1",
-               PATH=_bin() + os.pathsep + os.environ["PATH"], GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    env = dict(
+        os.environ,
+        ADAPTER_MATRIX_CHECKOUT=str(REPO),
+        WHEELHOUSE=value,
+        UV_OFFLINE="1",
+        PATH=_bin() + os.pathsep + os.environ["PATH"],
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+    )
     for key in ("ADAPTER_MATRIX_EVIDENCE", "ADAPTER_MATRIX_RESULTS", "ADAPTER_MATRIX_WHEELS"):
         env.pop(key, None)
     return base, env
 
 
 def _run(script: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
+    )
 
 
+@pytest.mark.slow  # builds the wheels through `adopted`: the conftest refuses it unmarked
 @needs_nox
 @pytest.mark.slow  # wheels, a nox cell in a fresh venv
 def test_every_command_of_the_page_runs_and_the_cell_is_green(adopted):
@@ -70,15 +81,25 @@ def test_every_command_of_the_page_runs_and_the_cell_is_green(adopted):
     proc = _run("\n".join(blocks()), base, env)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     repo = base / "my-adapter"
-    listed = json.loads(subprocess.run([NOX, "-l", "--json"], cwd=repo, env=env, capture_output=True, text=True, timeout=120).stdout)
-    planned = json.loads(subprocess.run([os.path.join(_bin(), "adapter-matrix"), "plan", "--strategy", "full", "-f", "json"],
-                                        cwd=repo, env=env, capture_output=True, text=True).stdout)
+    listed = json.loads(
+        subprocess.run([NOX, "-l", "--json"], cwd=repo, env=env, capture_output=True, text=True, timeout=120).stdout
+    )
+    planned = json.loads(
+        subprocess.run(
+            [os.path.join(_bin(), "adapter-matrix"), "plan", "--strategy", "full", "-f", "json"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
     assert [s["session"] for s in listed] == [row["session"] for row in planned] and len(planned) >= 4
     record = json.loads((repo / "evidence" / "0.1.0" / f"{CELL}.json").read_text())
     assert record["outcome"] == "passed" and record["torch"] == "2.13.0+cpu" and record["tests"]["passed"] == 1
     assert "from adapter_matrix import require" in proc.stdout  # init showed the require() lines
 
 
+@pytest.mark.slow  # runs pre-commit on the adopted project built from the wheels
 @pytest.mark.precommit
 @pytest.mark.slow
 @needs_nox
@@ -93,9 +114,17 @@ def test_the_pages_hooks_pass_under_pre_commit_try_repo(adopted):
 
     bundled = embedded.BUNDLE_SUPPORT[f"{sys.version_info[0]}.{sys.version_info[1]}"]
     wheelhouse("adapter-matrix", house, [Path(embedded.BUNDLE_FOLDER) / bundled["setuptools"]])
-    env = dict(env, PIP_CONFIG_FILE=os.devnull, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(house), PRE_COMMIT_HOME=str(base / "home"))
+    env = dict(
+        env, PIP_CONFIG_FILE=os.devnull, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(house), PRE_COMMIT_HOME=str(base / "home")
+    )
     script = "\n".join(blocks(precommit=True))
     proc = _run(script, base, env)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    status = {line.split("...")[0].strip(): line.rsplit(".", 1)[-1].strip() for line in proc.stdout.splitlines() if line.startswith("adapter-matrix ")}
-    assert status == {"adapter-matrix validate": "Passed", "adapter-matrix tables are current": "Passed"}, proc.stdout[-3000:]
+    status = {
+        line.split("...")[0].strip(): line.rsplit(".", 1)[-1].strip()
+        for line in proc.stdout.splitlines()
+        if line.startswith("adapter-matrix ")
+    }
+    assert status == {"adapter-matrix validate": "Passed", "adapter-matrix tables are current": "Passed"}, proc.stdout[
+        -3000:
+    ]

@@ -14,7 +14,7 @@ from .helpers import REPO
 
 pytest.importorskip("torch")
 
-from adapter_matrix.device.build import BuildMismatch, Extension, TorchBuild, build_dir, check_manifest, read_manifest  # noqa: E402
+from adapter_matrix.device.build import BuildMismatch, Extension, TorchBuild, build_dir, check_manifest, read_manifest
 
 pytestmark = pytest.mark.slow  # compiles the C++ core (about a minute on 2 cores when not cached)
 
@@ -68,7 +68,9 @@ def test_a_build_for_another_torch_is_refused_before_loading(built, tmp_path):
 
     other = _foreign_copy(built, tmp_path, torch="2.4.1", torch_git="ee1b6804381c57161c477caa380a840a84167676")
     env = dict(os.environ, ADAPTER_MATRIX_DEVICE_LIBRARY=str(other), TORCH_DEVICE_BACKEND_AUTOLOAD="0")
-    proc = subprocess.run([sys.executable, "-c", "import shims"], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import shims"], cwd=REPO, capture_output=True, text=True, timeout=300, env=env
+    )
     assert proc.returncode != 0
     assert "built against torch 2.4.1" in proc.stderr
     assert f"runs torch {torch.__version__}" in proc.stderr
@@ -93,7 +95,13 @@ def test_under_autoload_a_refused_build_warns_and_import_torch_survives(built, t
 
 def test_check_manifest_names_python_and_abi_mismatches(tmp_path):
     running = TorchBuild("2.13.0+cpu", "abc", True, "cpython-311")
-    manifest = {"torch": "2.13.0+cpu", "torch_git": "abc", "cxx11_abi": False, "python": "cpython-38", "library": "x.so"}
+    manifest = {
+        "torch": "2.13.0+cpu",
+        "torch_git": "abc",
+        "cxx11_abi": False,
+        "python": "cpython-38",
+        "library": "x.so",
+    }
     with pytest.raises(BuildMismatch) as info:
         check_manifest(manifest, tmp_path, running)
     text = str(info.value)
@@ -113,7 +121,9 @@ def _copy_into_cache(built, cache):
 
 def _import_shims(env):
     env = dict(env, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
-    return subprocess.run([sys.executable, "-c", "import shims"], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-c", "import shims"], cwd=REPO, capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 def test_manifest_records_the_librarys_size_and_hash(built):
@@ -158,7 +168,10 @@ def test_a_copied_intact_build_still_loads(built, tmp_path):
     os.utime(library, (later, later))  # another mtime: the hash decides
     proc = subprocess.run(
         [sys.executable, "-c", "import torch, shims; print(torch.ones(2, device='npu').sum().item())"],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env=dict(os.environ, ADAPTER_MATRIX_DEVICE_LIBRARY=str(other), TORCH_DEVICE_BACKEND_AUTOLOAD="0"),
     )
     assert proc.returncode == 0, proc.stderr

@@ -44,7 +44,9 @@ def test_python_without_a_torch_wheel_is_unsupported():
 
 
 def test_experimental_cell_exits_3():
-    res = cli("check", "--matrix", "tests/fixtures/minimal.yaml", "--torch", "2.3.1", "--python", "3.12", "--adapter", "2.0.0")
+    res = cli(
+        "check", "--matrix", "tests/fixtures/minimal.yaml", "--torch", "2.3.1", "--python", "3.12", "--adapter", "2.0.0"
+    )
     assert res.code == 3
     assert "experimental: not tested on 3.12 yet" in res.out
 
@@ -87,8 +89,8 @@ def _site_without_torch(tmp_path: Path) -> Path:
 def test_environment_without_torch_gets_a_clear_answer(tmp_path):
     clean = _site_without_torch(tmp_path)
     code = (
-        "import sys; sys.path[:0] = [{!r}, {!r}]; sys.argv = ['adapter-matrix', 'check']\n"
-        "from adapter_matrix.cli import main; main()".format(str(REPO), str(clean))
+        f"import sys; sys.path[:0] = [{str(REPO)!r}, {str(clean)!r}]; sys.argv = ['adapter-matrix', 'check']\n"
+        "from adapter_matrix.cli import main; main()"
     )
     proc = subprocess.run([sys.executable, "-S", "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -107,8 +109,14 @@ def test_check_never_imports_torch():
         "assert not bad, bad\n"
         "print('no torch')"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="1"))
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="1"),
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.rstrip().endswith("no torch")
 

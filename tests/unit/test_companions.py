@@ -73,11 +73,31 @@ def _line_of(text: str, needle: str) -> int:
 @pytest.mark.parametrize(
     "old,new,needle,message",
     [
-        ("0.17.2: 2.2.2}", "0.17.2: 2.3.0}", "2.3.0}", "torchvision 0.17.2 requires torch==2.3.0: built for torch 2.3, not 2.2"),
+        (
+            "0.17.2: 2.2.2}",
+            "0.17.2: 2.3.0}",
+            "2.3.0}",
+            "torchvision 0.17.2 requires torch==2.3.0: built for torch 2.3, not 2.2",
+        ),
         ("demo-vision:", "demo vision:", "demo vision", "companion 'demo vision' is not a distribution name"),
-        ("1.0.0: none", "1.5.0: none", "none\n      2.0.0", "demo-vision is pinned for adapter release 1.5.0, which this file does not list"),
-        ('"2.3": none', '"2.3":', '"2.3":\n  demo', "torchaudio for torch 2.3 must map its releases to the torch they require, or say none"),
-        ('"2.3": none', '"2.3.1": none', '"2.3.1"', "the torch facts of torchaudio: '2.3.1' is not a minor release line"),
+        (
+            "1.0.0: none",
+            "1.5.0: none",
+            "none\n      2.0.0",
+            "demo-vision is pinned for adapter release 1.5.0, which this file does not list",
+        ),
+        (
+            '"2.3": none',
+            '"2.3":',
+            '"2.3":\n  demo',
+            "torchaudio for torch 2.3 must map its releases to the torch they require, or say none",
+        ),
+        (
+            '"2.3": none',
+            '"2.3.1": none',
+            '"2.3.1"',
+            "the torch facts of torchaudio: '2.3.1' is not a minor release line",
+        ),
     ],
 )
 def test_a_wrong_companion_fact_is_an_error_at_its_position(old, new, needle, message):
@@ -138,20 +158,28 @@ def test_the_paired_release_is_supported():
 
 
 def test_a_pypi_build_beside_a_cpu_torch_is_a_variant_mismatch_fixed_from_the_matching_index():
-    doc = check_json("--adapter", "2.0.0", "--torch", "2.2.2+cpu", "--python", "3.11", "--companion", "torchvision=0.17.2")
+    doc = check_json(
+        "--adapter", "2.0.0", "--torch", "2.2.2+cpu", "--python", "3.11", "--companion", "torchvision=0.17.2"
+    )
     assert doc["verdict"] == "unsupported"
     entry = companion(doc, "torchvision")
     assert entry["state"] == "variant" and entry["variant"] is None
     assert "PyPI's (CUDA) build, but torch 2.2.2+cpu is the +cpu build" in entry["reason"]
     # the matrix's source for the cpu variant names the index
-    assert entry["fix"]["commands"] == ["pip install 'torchvision==0.17.2+cpu' --index-url https://download.pytorch.org/whl/cpu"]
+    assert entry["fix"]["commands"] == [
+        "pip install 'torchvision==0.17.2+cpu' --index-url https://download.pytorch.org/whl/cpu"
+    ]
     assert doc["fixes"][0]["changes"] == ["torchvision"]
-    ok = check_json("--adapter", "2.0.0", "--torch", "2.2.2+cpu", "--python", "3.11", "--companion", "torchvision=0.17.2+cpu")
+    ok = check_json(
+        "--adapter", "2.0.0", "--torch", "2.2.2+cpu", "--python", "3.11", "--companion", "torchvision=0.17.2+cpu"
+    )
     assert ok["verdict"] == "supported" and companion(ok, "torchvision")["state"] == "paired"
 
 
 def test_a_source_build_label_is_not_judged_as_a_variant():
-    doc = check_json("--adapter", "2.0.0", "--torch", "2.2.2+cpu", "--python", "3.11", "--companion", "torchvision=0.17.2+git1a2b3c")
+    doc = check_json(
+        "--adapter", "2.0.0", "--torch", "2.2.2+cpu", "--python", "3.11", "--companion", "torchvision=0.17.2+git1a2b3c"
+    )
     assert doc["verdict"] == "supported" and companion(doc, "torchvision")["state"] == "paired"
 
 
@@ -214,7 +242,17 @@ def test_companion_what_ifs_are_checked():
 def test_the_json_entry_lists_every_declared_companion():
     doc = check_json("--adapter", "2.0.0", "--torch", "2.2.2", "--python", "3.11")
     assert [c["name"] for c in doc["companions"]] == ["torchvision", "torchaudio", "demo-vision"]
-    assert set(doc["companions"][0]) == {"name", "installed", "variant", "source", "state", "requires", "reason", "decided_by", "fix"}
+    assert set(doc["companions"][0]) == {
+        "name",
+        "installed",
+        "variant",
+        "source",
+        "state",
+        "requires",
+        "reason",
+        "decided_by",
+        "fix",
+    }
 
 
 # -- a real environment: wheels installed with --no-deps, read from their metadata --------------

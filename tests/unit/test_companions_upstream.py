@@ -115,7 +115,7 @@ def _errors(err: str) -> List[str]:
             '"2.13": {0.28.0: 2.13.0}',
             '"2.13": none',
             '"2.13": none',
-            'torchvision 0.28.0 requires torch==2.13.0 (built for torch 2.13), but this file says none for torch 2.13 '
+            "torchvision 0.28.0 requires torch==2.13.0 (built for torch 2.13), but this file says none for torch 2.13 "
             '\u2014 list it under "2.13", {fix}',
         ),
     ],
@@ -132,7 +132,10 @@ def test_a_release_the_index_lacks_is_an_error_and_a_missing_one_a_warning(tmp_p
     res = cli("validate", "--matrix", str(path), "--upstream", RECORDED_ARG)
     assert res.code == 2
     assert f"{path}:{_at(text, '2.3.1}', 0)}: torchvision 0.18.7 has no Linux x86_64 wheel on the index" in res.err
-    assert "warning: torchvision 0.18.1 requires torch==2.3.1 (built for torch 2.3) and is on the index, but this file does not list it" in res.err
+    assert (
+        "warning: torchvision 0.18.1 requires torch==2.3.1 (built for torch 2.3) and is on the index, but this file does not list it"
+        in res.err
+    )
 
 
 def test_torch_facts_alone_verify_no_companion_and_say_so():
@@ -150,7 +153,7 @@ def test_torch_facts_alone_verify_no_companion_and_say_so():
     [
         ("0.16.1: 2.1.1,", "0.16.1: 2.1.0,"),  # a wrong requirement
         ('"2.13": {0.28.0: 2.13.0}', '"2.13": none'),  # none where there is a release
-        ("0.29.1: \">=2.14.0\", ", ""),  # a missing release
+        ('0.29.1: ">=2.14.0", ', ""),  # a missing release
         ('      "2.6": {0.21.0: 2.6.0}\n', ""),  # a missing line
     ],
 )
@@ -163,7 +166,10 @@ def test_write_restores_the_facts_and_keeps_everything_else(tmp_path, old, new):
 
 
 def test_write_rewrites_a_block_style_line_and_adds_lines_to_an_empty_mapping():
-    text = COMPAT.replace('      "2.2": {0.17.0: 2.2.0, 0.17.1: 2.2.1, 0.17.2: 2.2.2}\n', '      "2.2":\n        0.17.0: 2.2.9 # wrong\n        0.17.1: 2.2.1\n')
+    text = COMPAT.replace(
+        '      "2.2": {0.17.0: 2.2.0, 0.17.1: 2.2.1, 0.17.2: 2.2.2}\n',
+        '      "2.2":\n        0.17.0: 2.2.9 # wrong\n        0.17.1: 2.2.1\n',
+    )
     matrix = _matrix(text)
     new = companion_write.rewrite_companions(text, matrix, _recorded(), "compat.yaml")
     assert new == COMPAT
@@ -190,7 +196,9 @@ def _wheel(requires: List[str], padding: int = 300_000) -> bytes:
     """A wheel whose METADATA comes first, then a large member: the tail request misses it."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-        headers = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
+        headers = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n" + "".join(
+            f"Requires-Dist: {r}\n" for r in requires
+        )
         archive.writestr("demo-1.0.dist-info/METADATA", headers + "\nA long description.\n")
         archive.writestr("demo/_C.so", os.urandom(padding))
         archive.writestr("demo-1.0.dist-info/RECORD", "")
@@ -229,7 +237,9 @@ def test_metadata_is_read_out_of_the_wheel_with_range_requests(monkeypatch):
 
 
 def test_an_announced_metadata_file_is_fetched_instead(monkeypatch):
-    server = _Server({"https://files.example/w.whl.metadata": b"Metadata-Version: 2.1\nName: demo\nRequires-Dist: torch>=2.11\n"})
+    server = _Server(
+        {"https://files.example/w.whl.metadata": b"Metadata-Version: 2.1\nName: demo\nRequires-Dist: torch>=2.11\n"}
+    )
     monkeypatch.setattr(md, "http_get", server)
     assert "torch>=2.11" in md.wheel_metadata("https://files.example/w.whl", announced=True)
     assert [u for u, _h in server.requests] == ["https://files.example/w.whl.metadata"]
@@ -250,7 +260,9 @@ def test_record_writes_the_answers_with_the_metadata_of_each_wheel(monkeypatch, 
         {
             "https://pypi.org/simple/torchvision/": json.dumps(simple).encode(),
             "https://files.example/tv-0.16.0.whl": _wheel(["torch (==2.1.0)"], 1000),
-            "https://files.example/tv-0.28.0.whl": _wheel(["torch==2.13.0; platform_system != 'Darwin'", "torch ; extra == 'x'"], 1000),
+            "https://files.example/tv-0.28.0.whl": _wheel(
+                ["torch==2.13.0; platform_system != 'Darwin'", "torch ; extra == 'x'"], 1000
+            ),
         }
     )
     monkeypatch.setattr(md, "http_get", server)
@@ -267,7 +279,9 @@ def test_record_writes_the_answers_with_the_metadata_of_each_wheel(monkeypatch, 
     ]
     assert all("url" not in f and "hashes" not in f for f in recorded["files"])
     index = upc.parse_companion(recorded, "torchvision", "recorded")
-    assert index.releases[Version("0.28.0")].torch == SpecifierSet("==2.13.0")  # the marker applies on Linux; the extra does not
+    assert index.releases[Version("0.28.0")].torch == SpecifierSet(
+        "==2.13.0"
+    )  # the marker applies on Linux; the extra does not
     assert (tmp_path / "torch.json").read_bytes() != b""
 
 
@@ -275,8 +289,14 @@ def test_wheels_that_disagree_pair_with_what_every_one_allows():
     document = {
         "name": "torchvision",
         "files": [
-            {"filename": "torchvision-0.29.9-cp311-cp311-manylinux_2_28_x86_64.whl", "metadata": "Requires-Dist: torch>=2.14.0\n"},
-            {"filename": "torchvision-0.29.9-cp312-cp312-manylinux_2_28_x86_64.whl", "metadata": "Requires-Dist: torch==2.14.1\n"},
+            {
+                "filename": "torchvision-0.29.9-cp311-cp311-manylinux_2_28_x86_64.whl",
+                "metadata": "Requires-Dist: torch>=2.14.0\n",
+            },
+            {
+                "filename": "torchvision-0.29.9-cp312-cp312-manylinux_2_28_x86_64.whl",
+                "metadata": "Requires-Dist: torch==2.14.1\n",
+            },
         ],
     }
     release = upc.parse_companion(document, "torchvision", "test").releases[Version("0.29.9")]

@@ -20,18 +20,32 @@ torch = pytest.importorskip("torch")
 def _deep(env=None):
     script = os.path.join(os.path.dirname(sys.executable), "adapter-matrix")
     cmd = [script] if os.path.exists(script) else [sys.executable, "-m", "adapter_matrix"]
-    proc = subprocess.run(cmd + ["check", "--deep", "--json"], cwd=REPO, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, **(env or {})))
+    proc = subprocess.run(
+        cmd + ["check", "--deep", "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, **(env or {})),
+    )
     return proc, json.loads(proc.stdout)["checks"][0]
 
 
 def test_deep_check_passes_and_times_each_step():
     proc, doc = _deep()
     # the verdict decides the exit code (the tree's adapter may be an experimental release: 3)
-    assert doc["deep"]["ok"] and proc.returncode == doc["exit_code"] == (3 if doc["verdict"] == "experimental" else 0), proc.stderr
+    assert doc["deep"]["ok"] and proc.returncode == doc["exit_code"] == (
+        3 if doc["verdict"] == "experimental" else 0
+    ), proc.stderr
     steps = doc["deep"]["steps"]
     assert [s["name"] for s in steps] == [
-        "import torch", "check the build manifest", "activate shims", "create on npu", "compute", "copy back", "compare with CPU",
+        "import torch",
+        "check the build manifest",
+        "activate shims",
+        "create on npu",
+        "compute",
+        "copy back",
+        "compare with CPU",
     ]
     assert all(s["ok"] and s["seconds"] >= 0 for s in steps)
     assert steps[-1]["detail"] == "64x64 matmul + relu + sum equals CPU"

@@ -68,32 +68,52 @@ def test_command_detector(toolkit, monkeypatch):
     monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ["PATH"])
     assert run_detector(det("command", "npu-smi", "info", regex=r"Version:\s*(\S+)")) == ("24.1.rc2", None)
     assert run_detector(det("command", "broken-smi", regex="x")) == (None, "command 'broken-smi' exited with 3")
-    assert run_detector(det("command", "slow-smi", regex="x", timeout=0.5)) == (None, "command 'slow-smi' timed out after 0.5 s")
+    assert run_detector(det("command", "slow-smi", regex="x", timeout=0.5)) == (
+        None,
+        "command 'slow-smi' timed out after 0.5 s",
+    )
     assert run_detector(det("command", "no-such-tool", regex="x")) == (None, "command 'no-such-tool' not found")
 
 
 def test_distribution_detector():
     assert run_detector(det("distribution", "packaging"))[0]
-    assert run_detector(det("distribution", "surely-not-installed-dist")) == (None, "distribution 'surely-not-installed-dist' is not installed")
+    assert run_detector(det("distribution", "surely-not-installed-dist")) == (
+        None,
+        "distribution 'surely-not-installed-dist' is not installed",
+    )
 
 
 def test_first_detector_that_answers_wins_and_failures_are_explained(toolkit, monkeypatch):
     root, _ = toolkit
     monkeypatch.delenv("DEMO_CANN_VERSION", raising=False)
-    dim = Dimension("cann", "", (), (det("env", "DEMO_CANN_VERSION"), det("file", str(root / "version.cfg"), regex=r"^version=(\S+)")), M)
+    dim = Dimension(
+        "cann",
+        "",
+        (),
+        (det("env", "DEMO_CANN_VERSION"), det("file", str(root / "version.cfg"), regex=r"^version=(\S+)")),
+        M,
+    )
     found = detect(dim)
     assert (found.value, found.source) == ("8.1.RC1", f"file {root / 'version.cfg'}")
     nothing = detect(Dimension("cann", "", (), (det("env", "DEMO_CANN_VERSION"), det("file", "/nope", regex="x")), M))
     assert nothing.value is None and nothing.error.startswith("$DEMO_CANN_VERSION is not set; cannot read /nope")
 
 
-MATRIX_WITH_CANN = (FIXTURES / "minimal.yaml").read_text().replace(
-    "shims:\n  - module",
-    "dimensions:\n  cann:\n    description: the toolkit\n    values: [\"8.0.0\", \"8.1.0rc1\"]\n    detect:\n"
-    "      - env: DEMO_CANN_VERSION\n      - file: $DEMO_TOOLKIT/version.cfg\n        regex: '^version=(\\S+)'\n"
-    "shims:\n  - module",
-    1,
-).replace('    python: ">=3.9"\n    status: supported', '    python: ">=3.9"\n    status: supported\n    dimensions:\n      cann: ">=8.1.0rc1"')
+MATRIX_WITH_CANN = (
+    (FIXTURES / "minimal.yaml")
+    .read_text()
+    .replace(
+        "shims:\n  - module",
+        'dimensions:\n  cann:\n    description: the toolkit\n    values: ["8.0.0", "8.1.0rc1"]\n    detect:\n'
+        "      - env: DEMO_CANN_VERSION\n      - file: $DEMO_TOOLKIT/version.cfg\n        regex: '^version=(\\S+)'\n"
+        "shims:\n  - module",
+        1,
+    )
+    .replace(
+        '    python: ">=3.9"\n    status: supported',
+        '    python: ">=3.9"\n    status: supported\n    dimensions:\n      cann: ">=8.1.0rc1"',
+    )
+)
 
 
 def test_check_reports_detected_unknown_and_mismatched_dimensions(tmp_path, toolkit, monkeypatch):

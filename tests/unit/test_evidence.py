@@ -9,9 +9,9 @@ must fail naming exactly that cell.
 from __future__ import annotations
 
 import datetime as _dt
-import re
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -64,14 +64,35 @@ def _project(root: Path) -> Path:
 def _run_cell(matrix, cell_id: str, outcome: str = "passed", torch: str = "") -> dict:
     """What a nox cell records, without nox: the same write_record and write_evidence."""
     row = next(r for r in plan(matrix, "full") if r.id == cell_id)
-    check = {"checks": [{"environment": {
-        "python": f"{row.cell.python}.9", "torch": torch or f"{row.cell.torch}+cpu", "torch_variant": "cpu", "adapter": "2.0.0",
-    }}]}
+    check = {
+        "checks": [
+            {
+                "environment": {
+                    "python": f"{row.cell.python}.9",
+                    "torch": torch or f"{row.cell.torch}+cpu",
+                    "torch_variant": "cpu",
+                    "adapter": "2.0.0",
+                }
+            }
+        ]
+    }
     build = {"source_hash": "c0ffee" * 4, "build_seconds": 61.2, "compiled": True}
-    suites = {"conformance": cells.TestCounts(70, 0, 2, 0, ("a.b: absent",)), "ops": cells.TestCounts(500, 0 if outcome == "passed" else 3, 10, 0)}
+    suites = {
+        "conformance": cells.TestCounts(70, 0, 2, 0, ("a.b: absent",)),
+        "ops": cells.TestCounts(500, 0 if outcome == "passed" else 3, 10, 0),
+    }
     results = os.path.join(os.path.dirname(matrix.path), "results")
-    record = cells.write_record(results, row, check, suites, build, {"install": 3.0, "tests": 40.0}, outcome,
-                                None if outcome == "passed" else "ops: 3 failed, 0 errors", cells.tree_state(matrix))
+    record = cells.write_record(
+        results,
+        row,
+        check,
+        suites,
+        build,
+        {"install": 3.0, "tests": 40.0},
+        outcome,
+        None if outcome == "passed" else "ops: 3 failed, 0 errors",
+        cells.tree_state(matrix),
+    )
     evidence.write_evidence(evidence.evidence_folder(matrix, environ={}), record)
     return record
 
@@ -88,7 +109,9 @@ def project(tmp_path, monkeypatch):
 
 
 def _gate(project: Path, *extra: str):
-    return cli("validate", "--matrix", str(project / "compat.yaml"), "--results", str(project / "records"), *extra, cwd=project)
+    return cli(
+        "validate", "--matrix", str(project / "compat.yaml"), "--results", str(project / "records"), *extra, cwd=project
+    )
 
 
 def _edit(project: Path, cell_id: str, **changes) -> None:
@@ -108,7 +131,12 @@ def test_the_evidence_record_is_small_ordered_and_says_what_ran(project):
     assert list(record) == [k for k in evidence.EVIDENCE_KEYS if k in record]
     assert "skips" not in record and "phases" not in record  # those stay in results/
     assert record["cell"] == "py3.10-torch2.2" and record["release"] == "2.0.0" and record["outcome"] == "passed"
-    assert (record["python"], record["torch_claimed"], record["torch"], record["torch_variant"]) == ("3.10.9", "2.2.2", "2.2.2+cpu", "cpu")
+    assert (record["python"], record["torch_claimed"], record["torch"], record["torch_variant"]) == (
+        "3.10.9",
+        "2.2.2",
+        "2.2.2+cpu",
+        "cpu",
+    )
     assert record["suites"] == {
         "conformance": {"passed": 70, "failed": 0, "skipped": 2, "errors": 0},
         "ops": {"passed": 500, "failed": 0, "skipped": 10, "errors": 0},
@@ -129,8 +157,14 @@ def test_the_gate_passes_when_every_supported_cell_has_a_fresh_pass(project):
 @pytest.mark.parametrize(
     "plant,says",
     [
-        ({"timestamp": "2020-01-02T03:04:05+00:00"}, r"stale, passed on 2020-01-02 \(the record is \d+ days old; records count for 30 days"),
-        ({"outcome": "failed", "error": "ops: 3 failed, 0 errors"}, r"failed on \d{4}-\d\d-\d\d \(ops: 3 failed, 0 errors\)"),
+        (
+            {"timestamp": "2020-01-02T03:04:05+00:00"},
+            r"stale, passed on 2020-01-02 \(the record is \d+ days old; records count for 30 days",
+        ),
+        (
+            {"outcome": "failed", "error": "ops: 3 failed, 0 errors"},
+            r"failed on \d{4}-\d\d-\d\d \(ops: 3 failed, 0 errors\)",
+        ),
         ({"torch": "2.3.0+cpu"}, r"stale, passed on .* \(ran torch 2.3.0; the cell claims torch 2.3.1\)"),
     ],
     ids=["too-old", "failed", "other-patch"],
@@ -151,7 +185,10 @@ def test_a_missing_record_names_the_cell_and_an_experimental_cell_needs_none(pro
     (project / "records" / "2.0.0" / "py3.11-torch2.2.json").unlink()
     res = _gate(project, "--strict")
     assert res.code == 2
-    assert "cell py3.11-torch2.2 of release 2.0.0 is claimed supported without a fresh passing record: no record" in res.out + res.err
+    assert (
+        "cell py3.11-torch2.2 of release 2.0.0 is claimed supported without a fresh passing record: no record"
+        in res.out + res.err
+    )
     assert "py3.11-torch2.3" not in res.out + res.err
 
 
@@ -171,7 +208,9 @@ def test_caches_never_change_the_sources_and_a_change_after_the_freeze_needs_a_n
     said = res.out + res.err
     # the frozen release's records still count: the finding is the release's, not its cells'
     assert res.code == 2 and "3 of 3 cells claimed supported have a fresh passing record" in said
-    assert "the evidence sources changed since release 2.0.0 was frozen" in said and "no later release holds them" in said
+    assert (
+        "the evidence sources changed since release 2.0.0 was frozen" in said and "no later release holds them" in said
+    )
     assert "add release 2.1.0 with status: experimental, and bump the adapter's version to 2.1.0" in said
 
 
@@ -235,14 +274,21 @@ def test_the_verified_view_shows_date_torch_and_commit_and_why_a_cell_is_stale(p
     _edit(project, "py3.10-torch2.2", commit="0123456789abcdef")
     _edit(project, "py3.11-torch2.2", torch="2.2.0+cpu", timestamp="2026-11-01T10:00:00+00:00")
     _edit(project, "py3.10-torch2.3", outcome="failed", timestamp="2026-11-02T10:00:00+00:00")
-    res = cli("table", "--matrix", "compat.yaml", "--view", "verified", "--results", "records", "-f", "json", cwd=project)
+    res = cli(
+        "table", "--matrix", "compat.yaml", "--view", "verified", "--results", "records", "-f", "json", cwd=project
+    )
     assert res.code == 0, res.err
     doc = json.loads(res.out)
     facts = {c["id"]: c["verification"] for c in doc["cells"]}
     today = _dt.datetime.now(_dt.timezone.utc).date().isoformat()
     assert facts["py3.10-torch2.2"] == {
-        "state": "verified", "date": today, "session": "device(py3.10-torch2.2)", "torch": "2.2.2",
-        "commit": "0123456789abcdef", "reason": None, "release": "2.0.0",
+        "state": "verified",
+        "date": today,
+        "session": "device(py3.10-torch2.2)",
+        "torch": "2.2.2",
+        "commit": "0123456789abcdef",
+        "reason": None,
+        "release": "2.0.0",
     }
     assert facts["py3.11-torch2.2"]["state"] == "stale"
     assert facts["py3.11-torch2.2"]["reason"] == "ran torch 2.2.0; the cell claims torch 2.2.2"
@@ -250,7 +296,9 @@ def test_the_verified_view_shows_date_torch_and_commit_and_why_a_cell_is_stale(p
     md = cli("table", "--matrix", "compat.yaml", "--view", "verified", "--results", "records", cwd=project).out
     assert f"verified {today}, torch 2.2.2 at `0123456`, proves 2.0.0" in md  # the frozen release each record proves
     assert "stale: passed 2026-11-01, torch 2.2.0" in md and "failed 2026-11-02, torch 2.3.1" in md
-    zh = cli("table", "--matrix", "compat.yaml", "--view", "verified", "--results", "records", "--lang", "zh", cwd=project).out
+    zh = cli(
+        "table", "--matrix", "compat.yaml", "--view", "verified", "--results", "records", "--lang", "zh", cwd=project
+    ).out
     assert f"已验证 {today}，torch 2.2.2，提交 `0123456`，证明 2.0.0" in zh
 
 
@@ -258,7 +306,9 @@ def test_results_merges_folders_into_the_evidence_folder_newest_first(project, t
     downloaded = project / "artifacts" / "result-py3.11-torch2.2"
     downloaded.mkdir(parents=True)
     full = json.loads((project / "results" / "py3.11-torch2.2.json").read_text())
-    later = (_dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(hours=1)).isoformat(timespec="seconds")  # within the clock skew
+    later = (_dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(hours=1)).isoformat(
+        timespec="seconds"
+    )  # within the clock skew
     full.update(timestamp=later, commit="feedfacefeedface")
     (downloaded / "py3.11-torch2.2.json").write_text(json.dumps(full))
     older = dict(full, timestamp="2001-01-01T00:00:00+00:00", outcome="failed")
@@ -299,8 +349,13 @@ def test_run_tier_runs_a_part_by_tags_and_skips_fresh_cells(project):
     env = dict(os.environ, ADAPTER_MATRIX_NOX_MATRIX=str(project / "compat.yaml"))
 
     def dry(*args):
-        proc = subprocess.run([sys.executable, str(RUN_TIER), "full", "--dry-run", *args], env=env,
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, str(RUN_TIER), "full", "--dry-run", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
         return proc.stdout
 

@@ -39,12 +39,16 @@ def _state(proc: subprocess.CompletedProcess) -> dict:
 
 
 def test_a_plain_import_with_the_wrong_driver_raises_with_the_reason(venv, tmp_path):
-    proc = venv.run("import toy_adapter", env={"TOY_DRIVER_VERSION": "1.0", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0",
-                                               "ADAPTER_MATRIX_CACHE": str(tmp_path)})
+    proc = venv.run(
+        "import toy_adapter",
+        env={"TOY_DRIVER_VERSION": "1.0", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0", "ADAPTER_MATRIX_CACHE": str(tmp_path)},
+    )
     assert proc.returncode == 1
     last = proc.stderr.strip().splitlines()
     error = next(line for line in last if line.startswith("adapter_matrix.check.guard.UnsupportedEnvironment"))
-    assert error.endswith(f"toy-adapter with torch {torch.__version__}: unsupported: toy-adapter 1.0.0 needs driver >=2.0, found 1.0")
+    assert error.endswith(
+        f"toy-adapter with torch {torch.__version__}: unsupported: toy-adapter 1.0.0 needs driver >=2.0, found 1.0"
+    )
 
 
 def test_under_autoload_the_wrong_driver_warns_and_import_torch_works(venv):
@@ -56,8 +60,10 @@ def test_under_autoload_the_wrong_driver_warns_and_import_torch_works(venv):
 
 
 def test_the_right_driver_activates_the_device_on_import_torch(venv):
-    code = ("import json, torch, toy_adapter as t\n"
-            "print(json.dumps([torch._C._get_privateuse1_backend_name(), t.support.outcome, t.support.shim, str(torch.device('toy', 0))]))")
+    code = (
+        "import json, torch, toy_adapter as t\n"
+        "print(json.dumps([torch._C._get_privateuse1_backend_name(), t.support.outcome, t.support.shim, str(torch.device('toy', 0))]))"
+    )
     proc = venv.run(code, env={"TOY_DRIVER_VERSION": "2.1"})
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.splitlines()[-1]) == ["toy", "supported", "toy_adapter.eras.torch_2_10", "toy:0"]
@@ -65,14 +71,22 @@ def test_the_right_driver_activates_the_device_on_import_torch(venv):
 
 
 def test_a_plain_import_with_the_right_driver_activates_too(venv):
-    proc = venv.run(STATE.replace("import json, sys, torch\n", "import json, sys, torch, toy_adapter\n"),
-                    env={"TOY_DRIVER_VERSION": "2.0", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
+    proc = venv.run(
+        STATE.replace("import json, sys, torch\n", "import json, sys, torch, toy_adapter\n"),
+        env={"TOY_DRIVER_VERSION": "2.0", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
+    )
     assert _state(proc) == {"name": "toy", "loaded": True}
 
 
 def test_check_finds_the_example_matrix_through_its_entry_point(venv, tmp_path):
-    proc = subprocess.run([venv.bin("adapter-matrix"), "check", "--json"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60, env={"TOY_DRIVER_VERSION": "2.1", "PATH": "/usr/bin:/bin"})
+    proc = subprocess.run(
+        [venv.bin("adapter-matrix"), "check", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"TOY_DRIVER_VERSION": "2.1", "PATH": "/usr/bin:/bin"},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (doc,) = json.loads(proc.stdout)["checks"]
     assert doc["origin"] == "entry point toy-adapter (toy-adapter)" and doc["verdict"] == "supported"

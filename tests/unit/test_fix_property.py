@@ -118,14 +118,18 @@ def releases(rnd: random.Random, lines: Tuple[TorchLine, ...], dims: Tuple[Dimen
         rules = ()
         if rnd.random() < 0.5:
             rule_python = _spec(f"=={rnd.choice(PYTHONS).version}") if rnd.random() < 0.5 else None
-            rules = (StatusRule(None, rule_python, constraints(rnd, dims), rnd.choice(list(Status)), "rule", None, MARK),)
+            rules = (
+                StatusRule(None, rule_python, constraints(rnd, dims), rnd.choice(list(Status)), "rule", None, MARK),
+            )
         low = rnd.choice(["3.8", "3.9"])
         release = Release(
             version=Version(f"0.{i + 1}.0"),
             date=None,
             torch=torch,
             python=PythonClaim(f">={low}", spec=_spec(f">={low}")),
-            status=rnd.choice([Status.SUPPORTED] * 3 + [s for s in Status if s is not Status.UNSUPPORTED]),  # unsupported: exceptions only
+            status=rnd.choice(
+                [Status.SUPPORTED] * 3 + [s for s in Status if s is not Status.UNSUPPORTED]
+            ),  # unsupported: exceptions only
             reason="declared",
             link=None,
             supported_until=rnd.choice([None, None, _dt.date(2026, 1, 1)]),
@@ -146,7 +150,15 @@ def matrix_of(rnd: random.Random) -> Matrix:
         InstallSource("cpu", CPU_INDEX, None, "cpu", None, MARK),
     )
     return Matrix(
-        "random.yaml", 2, Adapter(DIST, "npu", None, MARK), lines, sources, dims, (), releases(rnd, lines, dims), (),
+        "random.yaml",
+        2,
+        Adapter(DIST, "npu", None, MARK),
+        lines,
+        sources,
+        dims,
+        (),
+        releases(rnd, lines, dims),
+        (),
         declares_shims=False,
     )
 
@@ -169,7 +181,9 @@ def environment_of(rnd: random.Random, matrix: Matrix) -> Environment:
 
 # -- applying a fix the way a user would ------------------------------------------------------
 
-_DRIVER = re.compile(r"^(?:(?:upgrade|downgrade|change) (\S+) from \S+ to (\S+)|install (\S+) (\S+)|remove (\S+) \S+) \(")
+_DRIVER = re.compile(
+    r"^(?:(?:upgrade|downgrade|change) (\S+) from \S+ to (\S+)|install (\S+) (\S+)|remove (\S+) \S+) \("
+)
 
 
 def _pip_install(matrix: Matrix, requirement: Requirement, index: Optional[str]) -> Version:
@@ -196,7 +210,7 @@ def apply(matrix: Matrix, env: Environment, fix: Fix) -> Environment:
     for command in fix.commands:
         words = shlex.split(command)
         if words[0].startswith("python"):  # pythonX.Y -m pip: a new environment
-            python = PythonVersion.parse(words[0][len("python"):])
+            python = PythonVersion.parse(words[0][len("python") :])
             if fresh:
                 torch = adapter = None
                 fresh = False
@@ -262,10 +276,14 @@ def test_every_proposed_fix_reaches_the_status_it_promises(seed):
     answer = verdict(matrix, env, TODAY)
     drivers = [i for i, fix in enumerate(answer.fixes) if any(matrix.dimension(c) for c in fix.changes)]
     keeps = [i for i, fix in enumerate(answer.fixes) if i not in drivers]
-    assert not drivers or not keeps or max(keeps) < min(drivers), f"a driver change ranked before a fix that keeps it; {where}"
+    assert not drivers or not keeps or max(keeps) < min(drivers), (
+        f"a driver change ranked before a fix that keeps it; {where}"
+    )
     pip_only = [not fix.manual and "python" not in fix.changes for fix in answer.fixes]
     if answer.outcome is not Outcome.SUPPORTED and pip_only[:1] != [True]:  # the oracle only when needed: it is slow
-        assert not _pip_only_exists(matrix, env, answer.outcome), f"a pip-only fix exists, but the first fix is {answer.fixes[:1]}; {where}"
+        assert not _pip_only_exists(matrix, env, answer.outcome), (
+            f"a pip-only fix exists, but the first fix is {answer.fixes[:1]}; {where}"
+        )
     assert pip_only == sorted(pip_only, reverse=True), f"a fix with a manual step ranked before a pip-only one; {where}"
     for fix in answer.fixes:
         after = apply(matrix, env, fix)
@@ -273,7 +291,9 @@ def test_every_proposed_fix_reaches_the_status_it_promises(seed):
         assert got.outcome in USABLE, (fix.summary, got.reasons, where)
         assert _RANKS[got.outcome] < _RANKS[answer.outcome], f"{fix.summary} does not improve {answer.outcome}; {where}"
         if env.torch is not None:
-            assert after.torch is not None and after.torch.local == env.torch.local, f"{fix.summary} leaves torch's variant family; {where}"
+            assert after.torch is not None and after.torch.local == env.torch.local, (
+                f"{fix.summary} leaves torch's variant family; {where}"
+            )
         assert got.outcome.value == fix.cell.status.value, (fix.summary, got.outcome, got.reasons, where)
         before, now = _parts(env), _parts(after)
         changed = {name for name in before if before[name] != now[name]}
@@ -281,4 +301,6 @@ def test_every_proposed_fix_reaches_the_status_it_promises(seed):
         for name in fix.changes:
             dim = matrix.dimension(name)
             assert dim is None or dim.changeable, f"{fix.summary} changes {name}, which the user cannot change; {where}"
-            assert dim is None or any(step.split()[1] == name for step in fix.manual), f"{name} changes without a manual step; {where}"
+            assert dim is None or any(step.split()[1] == name for step in fix.manual), (
+                f"{name} changes without a manual step; {where}"
+            )

@@ -15,6 +15,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,13 +24,37 @@ from .helpers import REPO, cli
 TOY = (REPO / "examples" / "toy-adapter" / "toy_adapter" / "compat.yaml").read_text()
 DETECTOR = "      - env: TOY_DRIVER_VERSION\n"
 BOUND = 15.0  # seconds per example; a hang is minutes
-FUZZ = settings(max_examples=50, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=50, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+)
 
-hostile_scalar = st.sampled_from([
-    "'^(a|aa)+$'", "'(x+x+)+y'", "'[unclosed'", "'" + "a" * 1200 + "'", '"\\e]0;title\\a"', '"\\r\\n"', "1e300", "-0.0",
-    "nan", ".inf", "9" * 400, "'{version}'", "''", "!!python/object:os.system [echo]", "&a [*a]", "/dev/zero", "/dev/stdin",
-    "'\\u202e'", "~", "fifo", "{}", "[]", "'a\\x00b'",
-])
+hostile_scalar = st.sampled_from(
+    [
+        "'^(a|aa)+$'",
+        "'(x+x+)+y'",
+        "'[unclosed'",
+        "'" + "a" * 1200 + "'",
+        '"\\e]0;title\\a"',
+        '"\\r\\n"',
+        "1e300",
+        "-0.0",
+        "nan",
+        ".inf",
+        "9" * 400,
+        "'{version}'",
+        "''",
+        "!!python/object:os.system [echo]",
+        "&a [*a]",
+        "/dev/zero",
+        "/dev/stdin",
+        "'\\u202e'",
+        "~",
+        "fifo",
+        "{}",
+        "[]",
+        "'a\\x00b'",
+    ]
+)
 detector_key = st.sampled_from(["env", "file", "command", "regex", "timeout", "distribution", "builtin"])
 
 
@@ -49,10 +74,27 @@ def hostile_matrix(draw) -> str:
     return text
 
 
-marker_options = st.lists(st.sampled_from([
-    "view=grid", "view='grid", 'view="releases', "lang=zh", "format=rst", "view=nope", "release=9.9", "\\", "'", "=",
-    "view=grid\x1b[2J", "results=/dev/zero", "results=../../etc", "view=verified",
-]), max_size=3)
+marker_options = st.lists(
+    st.sampled_from(
+        [
+            "view=grid",
+            "view='grid",
+            'view="releases',
+            "lang=zh",
+            "format=rst",
+            "view=nope",
+            "release=9.9",
+            "\\",
+            "'",
+            "=",
+            "view=grid\x1b[2J",
+            "results=/dev/zero",
+            "results=../../etc",
+            "view=verified",
+        ]
+    ),
+    max_size=3,
+)
 
 
 @st.composite
@@ -79,9 +121,11 @@ def test_hostile_matrices_and_documents_end_cleanly_and_write_nothing_else(matri
         files_before = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file() and p.name != "fifo"}
         os.environ["ADAPTER_MATRIX_CACHE"] = str(root / "cache")
         try:
-            for args in (["validate", "--matrix", "compat.yaml"],
-                         ["table", "--matrix", "compat.yaml", "--update", "README.md"],
-                         ["table", "--matrix", "compat.yaml", "--check", "README.md"]):
+            for args in (
+                ["validate", "--matrix", "compat.yaml"],
+                ["table", "--matrix", "compat.yaml", "--update", "README.md"],
+                ["table", "--matrix", "compat.yaml", "--check", "README.md"],
+            ):
                 start = time.perf_counter()
                 res = cli(*args, cwd=root)  # an exception here is a traceback for the user
                 assert time.perf_counter() - start < BOUND, args
@@ -93,5 +137,7 @@ def test_hostile_matrices_and_documents_end_cleanly_and_write_nothing_else(matri
         files_after = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file() and p.name != "fifo"}
         assert sorted(files_after) == sorted(files_before)  # no new file beside them (no temporary left)
         assert files_after["compat.yaml"] == files_before["compat.yaml"]
-        assert sorted(p.name for p in root.iterdir()) in (sorted(["compat.yaml", "README.md", "fifo"]),
-                                                          sorted(["compat.yaml", "README.md", "fifo", "cache"]))
+        assert sorted(p.name for p in root.iterdir()) in (
+            sorted(["compat.yaml", "README.md", "fifo"]),
+            sorted(["compat.yaml", "README.md", "fifo", "cache"]),
+        )

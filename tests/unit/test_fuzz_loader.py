@@ -104,7 +104,9 @@ def dump(draw: Callable[[Any], Any], document: object) -> str:
 # -- random structures ----------------------------------------------------------------------
 
 STRUCTURES = st.recursive(
-    LEAVES, lambda children: st.lists(children, max_size=4) | st.dictionaries(ANY_KEY, children, max_size=5), max_leaves=20
+    LEAVES,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(ANY_KEY, children, max_size=5),
+    max_leaves=20,
 )
 
 
@@ -139,7 +141,9 @@ def _value(fragment: Dict[str, Any]) -> Any:
     elif fragment.get("type") == "array":
         shaped = st.lists(_value(fragment["items"]), max_size=4)
     elif fragment.get("type") == "object":
-        shaped = st.dictionaries(st.sampled_from(VERSIONISH) | st.text(max_size=6), _value(fragment["additionalProperties"]), max_size=4)
+        shaped = st.dictionaries(
+            st.sampled_from(VERSIONISH) | st.text(max_size=6), _value(fragment["additionalProperties"]), max_size=4
+        )
     elif fragment.get("type") == "boolean":
         shaped = st.booleans()
     elif fragment.get("format") == "date":
@@ -174,10 +178,16 @@ def test_schema_shaped_documents_load_cleanly(text):
 
 # -- mutations of compat.yaml -------------------------------------------------------------------
 
-_PAIR = re.compile(r"^(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<key>[^\s:#][^:#\n]*?):(?P<gap>[ \t]+)(?P<value>[^#\n]*?)(?P<tail>[ \t]*(?:#.*)?)$")
+_PAIR = re.compile(
+    r"^(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<key>[^\s:#][^:#\n]*?):(?P<gap>[ \t]+)(?P<value>[^#\n]*?)(?P<tail>[ \t]*(?:#.*)?)$"
+)
 Lines = List[str]
 
-NOISE = st.text(alphabet=st.sampled_from(list("{}[],:&*!|>'\"%@`#-?\t\n\r\x00\x85\u2028\ufeff\ud800 é€0123456789.tT")), min_size=1, max_size=6)
+NOISE = st.text(
+    alphabet=st.sampled_from(list("{}[],:&*!|>'\"%@`#-?\t\n\r\x00\x85\u2028\ufeff\ud800 é€0123456789.tT")),
+    min_size=1,
+    max_size=6,
+)
 REPLACEMENTS = st.sampled_from(
     [
         "[]", "{}", "null", "~", "", "true", "no", "0", "-1", "[1, [2]]", "{a: b}", '""', "''", "[2.4.0, 2.4.1", "{x",
@@ -235,7 +245,11 @@ def typo_in_key(draw: Callable[[Any], Any], lines: Lines) -> Lines:
     key = match["key"]  # type: ignore[index]
     at = draw(st.integers(min_value=0, max_value=len(key)))
     letter = draw(st.sampled_from(list("abcdefghijklmnopqrstuvwxyz-_ ")))
-    key = draw(st.sampled_from([key[:at] + letter + key[at:], key[:at] + key[at + 1 :], key[:at] + letter + key[at + 1 :], key.upper()]))
+    key = draw(
+        st.sampled_from(
+            [key[:at] + letter + key[at:], key[:at] + key[at + 1 :], key[:at] + letter + key[at + 1 :], key.upper()]
+        )
+    )
     out = list(lines)
     out[i] = f"{match['lead']}{key}:{match['gap']}{match['value']}{match['tail']}\n"  # type: ignore[index]
     return out
@@ -399,12 +413,17 @@ def test_alias_bomb_is_one_clean_error():
     text = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8)
     )
-    assert "fuzz.yaml:3:4: YAML aliases repeat more than 10000 nodes \u2014 write the repeated parts out, or alias smaller pieces" in _errors(text)
+    assert (
+        "fuzz.yaml:3:4: YAML aliases repeat more than 10000 nodes \u2014 write the repeated parts out, or alias smaller pieces"
+        in _errors(text)
+    )
 
 
 def test_aliases_still_share_their_anchor():
     text = _minimal('python: ["3.8", "3.9", "3.10", "3.11", "3.12"]\n    install', "python: *py\n    install")
-    text = text.replace('python: ["3.8", "3.9", "3.10", "3.11", "3.12"]', 'python: &py ["3.8", "3.9", "3.10", "3.11", "3.12"]')
+    text = text.replace(
+        'python: ["3.8", "3.9", "3.10", "3.11", "3.12"]', 'python: &py ["3.8", "3.9", "3.10", "3.11", "3.12"]'
+    )
     lines = load_text(text, FILENAME).matrix.torch
     assert lines[1].python == lines[2].python and len(lines[2].python) == 5
 
@@ -412,8 +431,14 @@ def test_aliases_still_share_their_anchor():
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("\ud800", "fuzz.yaml:1:1: invalid YAML: character '\\ud800' is not Unicode text (a lone surrogate) \u2014 remove the unreadable characters"),
-        ("\x00", "fuzz.yaml:1:1: invalid YAML: unacceptable character #x0000: control characters are not allowed \u2014 remove the unreadable characters"),
+        (
+            "\ud800",
+            "fuzz.yaml:1:1: invalid YAML: character '\\ud800' is not Unicode text (a lone surrogate) \u2014 remove the unreadable characters",
+        ),
+        (
+            "\x00",
+            "fuzz.yaml:1:1: invalid YAML: unacceptable character #x0000: control characters are not allowed \u2014 remove the unreadable characters",
+        ),
     ],
     ids=["lone-surrogate-was-UnicodeEncodeError", "reader-error-was-two-lines"],
 )
@@ -448,7 +473,11 @@ DETECTOR = "\ndimensions:\n  cann:\n    detect:\n      - file: /etc/cann\n      
     [
         ("'a{4294967296}'", "1", "bad regex 'a{4294967296}': the repetition number is too large"),  # was OverflowError
         ("'" + "(" * 500 + ")" * 500 + "'", "1", "bad regex '((((("),  # was RecursionError
-        ("x(?P<version>.*)", "nan", "bad timeout 'nan': not a finite number \u2014 give seconds as a number"),  # was accepted
+        (
+            "x(?P<version>.*)",
+            "nan",
+            "bad timeout 'nan': not a finite number \u2014 give seconds as a number",
+        ),  # was accepted
     ],
     ids=["regex-overflow", "regex-recursion", "timeout-nan"],
 )
@@ -461,9 +490,21 @@ def test_detector_values_python_cannot_use(regex, timeout, expected):
     "old, new, expected",
     [
         ("device: npu", 'device: "npu\\n"', "device name 'npu\\n' is not an identifier \u2014 use a name such as npu"),
-        ("module: shims.torch_2_3", "module: |\n      shims.torch_2_3", "shim module 'shims.torch_2_3\\n' is not a valid dotted module name"),
-        ("released: 2023-10-04", "released: 20231004", "bad release date '20231004' \u2014 write the date as YYYY-MM-DD"),
-        ("released: 2023-10-04", "released: 2023-W40-3", "bad release date '2023-W40-3' \u2014 write the date as YYYY-MM-DD"),
+        (
+            "module: shims.torch_2_3",
+            "module: |\n      shims.torch_2_3",
+            "shim module 'shims.torch_2_3\\n' is not a valid dotted module name",
+        ),
+        (
+            "released: 2023-10-04",
+            "released: 20231004",
+            "bad release date '20231004' \u2014 write the date as YYYY-MM-DD",
+        ),
+        (
+            "released: 2023-10-04",
+            "released: 2023-W40-3",
+            "bad release date '2023-W40-3' \u2014 write the date as YYYY-MM-DD",
+        ),
     ],
     ids=["trailing-newline-device", "trailing-newline-module", "basic-iso-date", "week-date"],
 )
@@ -484,7 +525,9 @@ def test_names_with_line_breaks_stay_on_one_line():
     ]
     text = _minimal("sources:\n", 'sources:\n  "a\\u2028b":\n    find-links: /wheels\n    fallback: nope\n')
     source = _position(text, '"a')
-    assert _errors(text) == [f"fuzz.yaml:{source}: source 'a\\u2028b' falls back to unknown source 'nope' \u2014 known: a\\u2028b, cpu, pypi"]
+    assert _errors(text) == [
+        f"fuzz.yaml:{source}: source 'a\\u2028b' falls back to unknown source 'nope' \u2014 known: a\\u2028b, cpu, pypi"
+    ]
 
 
 def test_a_specifier_written_over_two_lines_reads_as_one():

@@ -36,7 +36,9 @@ BOUND = 20.0  # seconds any of these may take, however loaded the machine: a han
 
 def toy(detect: str = "      - env: TOY_DRIVER_VERSION\n", python: str = ">=3.8,<3.14") -> str:
     """The example adapter's matrix with ``detect`` as the driver's detectors (YAML lines)."""
-    text = TOY.replace("      - env: TOY_DRIVER_VERSION\n", detect).replace('python: ">=3.10,<3.14"', f'python: "{python}"')
+    text = TOY.replace("      - env: TOY_DRIVER_VERSION\n", detect).replace(
+        'python: ">=3.10,<3.14"', f'python: "{python}"'
+    )
     return text.replace('python: ["3.10",', 'python: ["3.8", "3.9", "3.10",')
 
 
@@ -49,8 +51,26 @@ def private_cache(tmp_path, monkeypatch):
 def _check(path: Path, env: dict, *extra: str) -> subprocess.CompletedProcess:
     """``adapter-matrix check --json -m PATH`` as users run it (the quick path, a real process)."""
     code = "import sys; from adapter_matrix.cli import main; sys.argv[0] = 'adapter-matrix'; main()"
-    return subprocess.run([sys.executable, "-c", code, "check", "-m", str(path), "--json", "--torch", "2.13.0",
-                           "--adapter", "1.0.0", *extra], env=env, capture_output=True, text=True, timeout=BOUND * 3)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "check",
+            "-m",
+            str(path),
+            "--json",
+            "--torch",
+            "2.13.0",
+            "--adapter",
+            "1.0.0",
+            *extra,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BOUND * 3,
+    )
 
 
 def _driver(proc: subprocess.CompletedProcess) -> dict:
@@ -116,9 +136,11 @@ def test_a_hostile_regex_ends_in_bounded_time_under_require(tmp_path):
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "compat.yaml").write_text(toy(f"      - env: TOY_DRIVER_VERSION\n        regex: '{HOSTILE}'\n"))
-    code = ("from adapter_matrix import require\n"
-            "s = require('hostile_adapter', version='1.0.0', torch_version='2.13.0')\n"
-            "print(s.outcome)\n")
+    code = (
+        "from adapter_matrix import require\n"
+        "s = require('hostile_adapter', version='1.0.0', torch_version='2.13.0')\n"
+        "print(s.outcome)\n"
+    )
     env = dict(os.environ, PYTHONPATH=str(package.parent), TOY_DRIVER_VERSION=VALUE)
     for _ in range(2):  # cold (the model is built) and warm (the facts memo)
         start = time.perf_counter()
@@ -145,8 +167,11 @@ def test_a_matrix_that_is_not_a_regular_file_is_a_clear_error(tmp_path, kind):
     res = cli("validate", "--matrix", str(path))
     assert time.perf_counter() - start < BOUND
     assert res.code == 2
-    said = {"fifo": "it is a FIFO (named pipe), not a regular file", "device": "it is a device, not a regular file",
-            "folder": "it is a folder, not a file"}[kind]
+    said = {
+        "fifo": "it is a FIFO (named pipe), not a regular file",
+        "device": "it is a device, not a regular file",
+        "folder": "it is a folder, not a file",
+    }[kind]
     assert f"cannot read the matrix: {said}" in res.err
 
 
@@ -166,7 +191,9 @@ def test_a_file_detector_on_a_fifo_or_a_device_answers_at_once(tmp_path):
     fifo = tmp_path / "version-fifo"
     os.mkfifo(fifo)
     path = tmp_path / "compat.yaml"
-    path.write_text(toy(f"      - file: {fifo}\n        regex: '(\\d+\\.\\d+)'\n      - file: /dev/zero\n        regex: '(\\d+)'\n"))
+    path.write_text(
+        toy(f"      - file: {fifo}\n        regex: '(\\d+\\.\\d+)'\n      - file: /dev/zero\n        regex: '(\\d+)'\n")
+    )
     start = time.perf_counter()
     proc = _check(path, dict(os.environ))
     assert time.perf_counter() - start < BOUND
@@ -208,8 +235,12 @@ def test_a_command_that_prints_endlessly_is_stopped_at_the_output_limit():
 
 def test_check_reports_a_runaway_command_and_goes_on(tmp_path):
     path = tmp_path / "compat.yaml"
-    path.write_text(toy("      - command: [yes]\n        regex: '(\\d+)'\n      - command: [sh, -c, 'sleep 1000; echo 1']\n"
-                        "        regex: '(\\d+)'\n        timeout: 0.5\n      - env: TOY_DRIVER_VERSION\n"))
+    path.write_text(
+        toy(
+            "      - command: [yes]\n        regex: '(\\d+)'\n      - command: [sh, -c, 'sleep 1000; echo 1']\n"
+            "        regex: '(\\d+)'\n        timeout: 0.5\n      - env: TOY_DRIVER_VERSION\n"
+        )
+    )
     proc = _check(path, dict(os.environ, TOY_DRIVER_VERSION="2.1"))
     driver = _driver(proc)
     assert driver["value"] == "2.1"
@@ -222,15 +253,20 @@ def test_check_reports_a_runaway_command_and_goes_on(tmp_path):
 # -- numbers and sizes -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("written, said", [
-    ("1e300", "timeout must be more than 0 and at most 600 seconds, found 1e+300"),
-    ("0", "timeout must be more than 0"),
-    ("-1", "timeout must be more than 0"),
-    (".inf", "give seconds as a number"),
-])
+@pytest.mark.parametrize(
+    "written, said",
+    [
+        ("1e300", "timeout must be more than 0 and at most 600 seconds, found 1e+300"),
+        ("0", "timeout must be more than 0"),
+        ("-1", "timeout must be more than 0"),
+        (".inf", "give seconds as a number"),
+    ],
+)
 def test_a_timeout_out_of_range_is_a_validate_error_not_an_overflow_in_check(tmp_path, written, said):
     path = tmp_path / "compat.yaml"
-    path.write_text(toy(f"      - command: [echo, '1.0']\n        regex: '(\\d+\\.\\d+)'\n        timeout: {written}\n"))
+    path.write_text(
+        toy(f"      - command: [echo, '1.0']\n        regex: '(\\d+\\.\\d+)'\n        timeout: {written}\n")
+    )
     res = cli("validate", "--matrix", str(path))
     assert res.code == 2 and said in res.err
     proc = _check(path, dict(os.environ))
@@ -323,11 +359,18 @@ def hostile_package(tmp_path):
 
 
 def _require(package: Path, env: dict) -> subprocess.CompletedProcess:
-    code = ("import warnings; warnings.simplefilter('always')\n"
-            "from adapter_matrix import require\n"
-            "print(require('memo_adapter', version='1.0.0', torch_version='2.13.0').outcome)\n")
-    return subprocess.run([sys.executable, "-c", code], env=dict(env, PYTHONPATH=str(package.parent)),
-                          capture_output=True, text=True, timeout=BOUND * 3)
+    code = (
+        "import warnings; warnings.simplefilter('always')\n"
+        "from adapter_matrix import require\n"
+        "print(require('memo_adapter', version='1.0.0', torch_version='2.13.0').outcome)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=dict(env, PYTHONPATH=str(package.parent)),
+        capture_output=True,
+        text=True,
+        timeout=BOUND * 3,
+    )
 
 
 def _facts_memo(cache_root: Path) -> Path:
@@ -350,7 +393,9 @@ def test_a_memo_naming_a_command_never_runs_it_inside_import(hostile_package, tm
         verdicts.unlink()
     proc = _require(hostile_package, env)
     assert proc.stdout.strip() == "supported" and not flag.exists()
-    assert json.loads(memo.read_text())["dimensions"] == [["driver", [["env", ["TOY_DRIVER_VERSION"], None, 5.0, None]]]]  # rebuilt
+    assert json.loads(memo.read_text())["dimensions"] == [
+        ["driver", [["env", ["TOY_DRIVER_VERSION"], None, 5.0, None]]]
+    ]  # rebuilt
 
 
 def test_a_memo_in_a_cache_others_can_write_is_refused_with_a_message(hostile_package, tmp_path):
@@ -389,7 +434,9 @@ def test_a_full_disk_during_table_update_is_one_message_and_the_document_is_inta
     monkeypatch.setattr(os, "replace", _enospc)
     res = cli("table", "--matrix", str(matrix), "--update", str(doc))
     assert res.code == 2
-    assert f"error: cannot write {doc}: the disk is full (no space left on the device); the file is unchanged" in res.err
+    assert (
+        f"error: cannot write {doc}: the disk is full (no space left on the device); the file is unchanged" in res.err
+    )
     assert doc.read_bytes() == DOC.encode()
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
@@ -420,10 +467,13 @@ def test_a_read_only_folder_is_one_message(tmp_path, monkeypatch):
     assert res.code == 2 and f"cannot write {doc}: the file system is read-only" in res.err
 
 
-@pytest.mark.parametrize("output, said", [
-    ("no/dir/s.json", "the folder {tmp}/no/dir does not exist"),
-    ("README.md/s.json", "a part of {tmp}/README.md is a file, not a folder"),
-])
+@pytest.mark.parametrize(
+    "output, said",
+    [
+        ("no/dir/s.json", "the folder {tmp}/no/dir does not exist"),
+        ("README.md/s.json", "a part of {tmp}/README.md is a file, not a folder"),
+    ],
+)
 def test_schema_output_into_a_missing_folder_or_a_file_is_one_message(tmp_path, output, said):
     (tmp_path / "README.md").write_text("hello\n")
     res = cli("schema", "--output", output, cwd=tmp_path)
@@ -436,7 +486,7 @@ def test_a_marker_with_an_unclosed_quote_is_one_message(tmp_path):
     doc.write_text("<!-- adapter-matrix:table view='grid -->\nx\n<!-- /adapter-matrix:table -->\n")
     res = cli("table", "--matrix", str(matrix), "--update", str(doc))
     assert res.code == 2
-    assert f"{doc}:1:1: marker options \"view='grid\" cannot be read: no closing quotation" in res.err.replace("\n", "")
+    assert f'{doc}:1:1: marker options "view=\'grid" cannot be read: no closing quotation' in res.err.replace("\n", "")
 
 
 def test_a_crlf_document_is_updated_with_its_line_endings_kept(tmp_path):
@@ -487,7 +537,9 @@ def test_escape_sequences_from_files_and_the_environment_never_reach_the_termina
     evil = tmp_path / "v\x1b]0;pwned\x07\x1b[2J"
     evil.write_text("version \x1b[2J9.9\n")
     path = tmp_path / "compat.yaml"
-    path.write_text(toy(f"      - file: {_yaml_path(evil)}\n        regex: 'version (.*)'\n      - env: TOY_DRIVER_VERSION\n"))
+    path.write_text(
+        toy(f"      - file: {_yaml_path(evil)}\n        regex: 'version (.*)'\n      - env: TOY_DRIVER_VERSION\n")
+    )
     code = "import sys; from adapter_matrix.cli import main; sys.argv[0] = 'adapter-matrix'; main()"
     argv = [sys.executable, "-c", code, "check", "-m", str(path), "--torch", "2.13.0", "--adapter", "1.0.0"]
     for env in ({}, {"TOY_DRIVER_VERSION": "2.1\x1b]0;title\x07"}):

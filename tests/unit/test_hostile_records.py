@@ -20,7 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter_matrix.ci import evidence, results
+from adapter_matrix.ci import evidence
+from adapter_matrix.ci import record as record_format
 from adapter_matrix.matrix.loader import load
 
 from .helpers import cli
@@ -118,7 +119,7 @@ def test_a_malformed_file_is_one_clear_message(project, body, says):
 
 
 def test_a_huge_file_is_read_no_further_than_the_bound(project, monkeypatch):
-    monkeypatch.setattr(results, "RECORD_LIMIT", 4096)
+    monkeypatch.setattr(record_format, "RECORD_LIMIT", 4096)
     body = json.dumps(dict(_good(project), error="x" * 10_000)).encode()
     for res in _feed(project, body):
         assert res.code == 2 and "artifacts/record.json: not a result record (larger than" in res.err
@@ -155,8 +156,26 @@ NAMES = st.one_of(
     st.text(alphabet=string.printable + "\x00\u00e9\u2014", max_size=12),
 )
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=8))
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)), max_leaves=8)
-KEYS = ["cell", "release", "outcome", "timestamp", "sources", "suites", "tests", "companions", "ops", "duration", "commit", "torch", "dirty"]
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=8,
+)
+KEYS = [
+    "cell",
+    "release",
+    "outcome",
+    "timestamp",
+    "sources",
+    "suites",
+    "tests",
+    "companions",
+    "ops",
+    "duration",
+    "commit",
+    "torch",
+    "dirty",
+]
 
 
 @st.composite
@@ -169,7 +188,9 @@ def records(draw):
     return record
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(body=st.one_of(records(), VALUES, st.binary(max_size=40)))
 def test_any_record_file_ends_cleanly_and_writes_nothing_outside(tmp_path_factory, body):
     top = tmp_path_factory.mktemp("fuzz")

@@ -12,7 +12,19 @@ RECORDED = str(FIXTURES / "pypi" / "2026-12-01" / "torch.json")
 
 def test_init_writes_a_matrix_that_validates_clean_and_answers(tmp_path):
     out = tmp_path / "compat.yaml"
-    res = cli("init", "--distribution", "my-adapter", "--device", "npu", "--torch", ">=2.12", "--upstream", RECORDED, "-o", str(out))
+    res = cli(
+        "init",
+        "--distribution",
+        "my-adapter",
+        "--device",
+        "npu",
+        "--torch",
+        ">=2.12",
+        "--upstream",
+        RECORDED,
+        "-o",
+        str(out),
+    )
     assert res.code == 0, res.err
     assert "written" in res.out
     res = cli("validate", "--matrix", str(out))
@@ -33,7 +45,21 @@ def test_init_writes_a_matrix_that_validates_clean_and_answers(tmp_path):
 
 def test_lines_between_the_chosen_ones_are_covered(tmp_path):
     out = tmp_path / "compat.yaml"
-    res = cli("init", "--distribution", "x", "--device", "xpu", "--torch", "2.9", "--torch", "2.11", "--upstream", RECORDED, "-o", str(out))
+    res = cli(
+        "init",
+        "--distribution",
+        "x",
+        "--device",
+        "xpu",
+        "--torch",
+        "2.9",
+        "--torch",
+        "2.11",
+        "--upstream",
+        RECORDED,
+        "-o",
+        str(out),
+    )
     assert res.code == 0, res.err
     text = out.read_text()
     assert all(f'"{line}":' in text for line in ("2.9", "2.10", "2.11")) and '"2.12":' not in text
@@ -46,7 +72,9 @@ def test_init_refuses_to_overwrite_and_bad_choices_are_usage_errors(tmp_path):
     res = cli("init", "--distribution", "x", "--device", "npu", "--upstream", RECORDED, "-o", str(out), "--matrix-only")
     assert res.code == 2 and "exists; give --force" in res.err and out.read_text() == "# mine\n"
     res = cli("init", "--distribution", "x", "--device", "npu", "--upstream", RECORDED, "-o", str(out))
-    assert res.code == 0 and "compat.yaml: kept (exists)" in res.out and out.read_text() == "# mine\n"  # the rest is scaffolded around it
+    assert (
+        res.code == 0 and "compat.yaml: kept (exists)" in res.out and out.read_text() == "# mine\n"
+    )  # the rest is scaffolded around it
     for args, message in (
         (["--device", "npu", "--torch", "3.0"], "has no torch 3.0"),
         (["--device", "npu", "--torch", "~~"], "give a torch line such as 2.12"),
@@ -82,12 +110,30 @@ def test_init_scaffolds_each_file_only_if_absent_and_edits_pyproject_in_place(tm
     (tmp_path / "my_adapter").mkdir()
     (tmp_path / "pyproject.toml").write_text(PYPROJECT)
     (tmp_path / "README.md").write_text("# mine\n")
-    args = ["init", "--distribution", "my-adapter", "--device", "mydev", "--torch", "2.13", "--upstream", RECORDED, "-o", str(tmp_path / "compat.yaml")]
+    args = [
+        "init",
+        "--distribution",
+        "my-adapter",
+        "--device",
+        "mydev",
+        "--torch",
+        "2.13",
+        "--upstream",
+        RECORDED,
+        "-o",
+        str(tmp_path / "compat.yaml"),
+    ]
     dry = cli(*args, "--dry-run")
     assert dry.code == 0, dry.err
-    assert f"{tmp_path / 'noxfile.py'}: would write" in dry.out and f"{tmp_path / 'README.md'}: kept (exists)" in dry.out
+    assert (
+        f"{tmp_path / 'noxfile.py'}: would write" in dry.out and f"{tmp_path / 'README.md'}: kept (exists)" in dry.out
+    )
     assert f"{tmp_path / 'pyproject.toml'}: would edit" in dry.out
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md", "my_adapter", "pyproject.toml"]  # nothing written
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "README.md",
+        "my_adapter",
+        "pyproject.toml",
+    ]  # nothing written
     res = cli(*args)
     assert res.code == 0, res.err
     assert "from adapter_matrix import require" in res.out and "support = require(__name__)" in res.out
@@ -95,9 +141,13 @@ def test_init_scaffolds_each_file_only_if_absent_and_edits_pyproject_in_place(tm
     assert os.readlink(tmp_path / "my_adapter" / "compat.yaml") == "../compat.yaml"
     text = (tmp_path / "pyproject.toml").read_text()
     assert text.startswith(PYPROJECT.split("[tool.setuptools.package-data]")[0])  # comments and order kept
-    assert '# data files\nmy_adapter = ["compat.yaml", "kernels/*.so"]\n' in text  # into the existing list: a second key is invalid TOML
+    assert (
+        '# data files\nmy_adapter = ["compat.yaml", "kernels/*.so"]\n' in text
+    )  # into the existing list: a second key is invalid TOML
     assert '[project.entry-points."adapter_matrix.matrices"]\nmy-adapter = "my_adapter:compat.yaml"\n' in text
     for name in ("noxfile.py", ".pre-commit-config.yaml", ".github/workflows/matrix.yml"):
         assert (tmp_path / name).exists(), name
     again = cli(*args)
-    assert again.code == 0 and "noxfile.py: kept (exists)" in again.out and "pyproject.toml: kept (exists)" in again.out  # nothing left to add
+    assert (
+        again.code == 0 and "noxfile.py: kept (exists)" in again.out and "pyproject.toml: kept (exists)" in again.out
+    )  # nothing left to add

@@ -16,10 +16,24 @@ import adapter_matrix
 
 PACKAGE = pathlib.Path(adapter_matrix.__file__).parent
 
-# Earlier stages first. `_version` and `files` (atomic writes) are shared plumbing, not
+# Earlier stages first. `_version`, `errors` (the one error base) and `files` (atomic writes) are shared plumbing, not
 # stages. The package root is the public face (``from adapter_matrix import require``):
 # it may load any stage, and no module imports it.
-STAGES = ["_version", "files", "matrix", "check", "device", "ci", "tables", "upstream", "nox", "cli", "__main__", "__init__"]
+STAGES = [
+    "_version",
+    "errors",
+    "files",
+    "matrix",
+    "check",
+    "device",
+    "ci",
+    "tables",
+    "upstream",
+    "nox",
+    "cli",
+    "__main__",
+    "__init__",
+]
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -65,12 +79,7 @@ def test_every_module_belongs_to_a_stage():
 
 
 def test_no_stage_imports_a_later_stage():
-    late = [
-        f"{m} imports {t}"
-        for m, targets in _imports().items()
-        for t in targets
-        if _stage(t) > _stage(m)
-    ]
+    late = [f"{m} imports {t}" for m, targets in _imports().items() for t in targets if _stage(t) > _stage(m)]
     assert late == []
 
 

@@ -15,17 +15,29 @@ from .helpers import REPO, cli
 
 
 def _probe(torch: str, **caps):
-    base = {"backend_autoload": True, "accelerator_api": ["current_accelerator", "device_count"],
-            "library_impl_allow_override_default": True, "cpp_gates": {"ADAPTER_DEVICE_ALLOCATOR": True}}
+    base = {
+        "backend_autoload": True,
+        "accelerator_api": ["current_accelerator", "device_count"],
+        "library_impl_allow_override_default": True,
+        "cpp_gates": {"ADAPTER_DEVICE_ALLOCATOR": True},
+    }
     base.update(caps)
-    return {"schema": 1, "torch": torch, "torch_minor": torch.rsplit(".", 1)[0], "python": "3.11.7", "capabilities": base}
+    return {
+        "schema": 1,
+        "torch": torch,
+        "torch_minor": torch.rsplit(".", 1)[0],
+        "python": "3.11.7",
+        "capabilities": base,
+    }
 
 
 @pytest.fixture
 def repo_copy(tmp_path):
     """compat.yaml and the shims package of this repository, in a scratch folder."""
     shutil.copy(REPO / "compat.yaml", tmp_path / "compat.yaml")
-    shutil.copytree(REPO / "npu" / "shims", tmp_path / "shims", ignore=shutil.ignore_patterns("__pycache__", "compat.yaml"))
+    shutil.copytree(
+        REPO / "npu" / "shims", tmp_path / "shims", ignore=shutil.ignore_patterns("__pycache__", "compat.yaml")
+    )
     probes = tmp_path / "docs" / "probes"
     probes.mkdir(parents=True)
     (probes / "torch-2.15.json").write_text(json.dumps(_probe("2.15.0")))
@@ -36,8 +48,15 @@ def test_probe_diff_lists_what_moved(tmp_path):
     a = tmp_path / "a.json"
     b = tmp_path / "b.json"
     a.write_text(json.dumps(_probe("2.15.0")))
-    b.write_text(json.dumps(_probe("2.16.0", accelerator_api=["current_accelerator", "device_count", "get_memory_info"],
-                                   library_impl_allow_override_default=False)))
+    b.write_text(
+        json.dumps(
+            _probe(
+                "2.16.0",
+                accelerator_api=["current_accelerator", "device_count", "get_memory_info"],
+                library_impl_allow_override_default=False,
+            )
+        )
+    )
     res = cli("probe", "--diff", str(a), "--diff", str(b))
     assert res.code == 0, res.err
     assert "accelerator_api: added get_memory_info" in res.out
@@ -55,15 +74,30 @@ def test_new_shim_scaffolds_module_matrix_and_todo(repo_copy):
     assert module.exists() and "from .torch_2_9 import Shim as _Previous" in module.read_text()
     after = (repo_copy / "compat.yaml").read_text()
     # comments survive: every comment line of the old file is still there
-    assert [ln for ln in before.splitlines() if ln.lstrip().startswith("#")] == [ln for ln in after.splitlines() if ln.lstrip().startswith("#")]
-    assert '+  - module: shims.torch_2_16 # scaffolded by new-shim from shims.torch_2_9' in res.out
+    assert [ln for ln in before.splitlines() if ln.lstrip().startswith("#")] == [
+        ln for ln in after.splitlines() if ln.lstrip().startswith("#")
+    ]
+    assert "+  - module: shims.torch_2_16 # scaffolded by new-shim from shims.torch_2_9" in res.out
     assert '-    torch: ">=2.1,<2.16"' in res.out and '+    torch: ">=2.1,<2.17"' in res.out
     assert "backend_autoload: True on torch 2.15.0, False on torch 2.16.0" in res.out  # the to-do list
     matrix = load(repo_copy / "compat.yaml").matrix
     line = matrix.torch_line(__import__("packaging.version").version.Version("2.16"))
     assert line is not None and [str(p) for p in line.patches] == ["2.16.0"]
     newest = str(max(r.version for r in matrix.releases))  # new-shim extends the newest release's range
-    assert cli("check", "--matrix", str(repo_copy / "compat.yaml"), "--torch", "2.16.0", "--python", "3.12", "--adapter", newest).code == 3
+    assert (
+        cli(
+            "check",
+            "--matrix",
+            str(repo_copy / "compat.yaml"),
+            "--torch",
+            "2.16.0",
+            "--python",
+            "3.12",
+            "--adapter",
+            newest,
+        ).code
+        == 3
+    )
 
 
 def test_new_shim_refuses_a_described_minor(repo_copy):

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -17,10 +18,16 @@ from .helpers import REPO
 TOY = REPO / "examples" / "toy-adapter"
 
 
-def _cli(*args: str, cwd: Path, env: dict = None) -> subprocess.CompletedProcess:
+def _cli(*args: str, cwd: Path, env: Optional[dict] = None) -> subprocess.CompletedProcess:
     code = "import sys; sys.argv = ['adapter-matrix', *sys.argv[1:]]; from adapter_matrix.cli import main; main()"
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, **(env or {})))
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, **(env or {})),
+    )
 
 
 def test_version_is_printed(tmp_path):
@@ -49,8 +56,16 @@ def _broken_adapter(site: Path) -> None:
 
 def test_a_broken_installed_matrix_is_reported_and_check_answers_for_the_others(tmp_path):
     _broken_adapter(tmp_path / "site")
-    proc = _cli("check", "--json", "--torch", "2.13.0", "--adapter", "0.1.0", cwd=tmp_path,
-                env={"PYTHONPATH": str(tmp_path / "site"), "ADAPTER_MATRIX_CACHE": str(tmp_path / "cache")})
+    proc = _cli(
+        "check",
+        "--json",
+        "--torch",
+        "2.13.0",
+        "--adapter",
+        "0.1.0",
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path / "site"), "ADAPTER_MATRIX_CACHE": str(tmp_path / "cache")},
+    )
     doc = json.loads(proc.stdout)
     assert [c["origin"] for c in doc["checks"]] == ["entry point adapter-matrix-npu (adapter-matrix-npu)"]
     assert doc["exit_code"] == proc.returncode == doc["checks"][0]["exit_code"]
@@ -74,15 +89,31 @@ def test_a_second_privateuse1_adapter_names_both_and_the_way_out(tmp_path):
     pkg = tmp_path / "toy2"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    text = (TOY / "toy_adapter" / "compat.yaml").read_text().replace("distribution: toy-adapter", "distribution: toy-two")
+    text = (
+        (TOY / "toy_adapter" / "compat.yaml").read_text().replace("distribution: toy-adapter", "distribution: toy-two")
+    )
     (pkg / "compat.yaml").write_text(text.replace("shims: toy_adapter.eras", "shims: toy2"))
-    code = ("import torch; torch.utils.rename_privateuse1_backend('npu')\n"  # what adapter-matrix-npu does on import
-            "from adapter_matrix import require\nrequire('toy2', version='1.0.0')\n")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, TOY_DRIVER_VERSION="2.1", TORCH_DEVICE_BACKEND_AUTOLOAD="0",
-                                   ADAPTER_MATRIX_CACHE=str(tmp_path / "cache")))
+    code = (
+        "import torch; torch.utils.rename_privateuse1_backend('npu')\n"  # what adapter-matrix-npu does on import
+        "from adapter_matrix import require\nrequire('toy2', version='1.0.0')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(
+            os.environ,
+            TOY_DRIVER_VERSION="2.1",
+            TORCH_DEVICE_BACKEND_AUTOLOAD="0",
+            ADAPTER_MATRIX_CACHE=str(tmp_path / "cache"),
+        ),
+    )
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("adapter_matrix.check.guard.UnsupportedEnvironment: toy-two (device 'toy') cannot register its device: "
-                           "adapter-matrix-npu (device 'npu') already holds PyTorch's one PrivateUse1 backend")
+    assert last.startswith(
+        "adapter_matrix.check.guard.UnsupportedEnvironment: toy-two (device 'toy') cannot register its device: "
+        "adapter-matrix-npu (device 'npu') already holds PyTorch's one PrivateUse1 backend"
+    )
     assert "pip uninstall one of them" in last and "TORCH_DEVICE_BACKEND_AUTOLOAD=0" in last
     assert "already been set" not in proc.stderr

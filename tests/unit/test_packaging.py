@@ -31,13 +31,18 @@ MATRIX = ADAPTER / "shims" / "compat.yaml"
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(UV is None, reason="uv is not installed")]
 
+
 def _read(wheel: Path, suffix: str) -> str:
     with zipfile.ZipFile(wheel) as zf:
         return zf.read(next(n for n in zf.namelist() if n.endswith(suffix))).decode()
 
 
 def _requires_dist(wheel: Path) -> list:
-    return [line.split(":", 1)[1].strip() for line in _read(wheel, ".dist-info/METADATA").splitlines() if line.startswith("Requires-Dist:")]
+    return [
+        line.split(":", 1)[1].strip()
+        for line in _read(wheel, ".dist-info/METADATA").splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
 
 
 def _names(wheel: Path) -> list:
@@ -50,9 +55,16 @@ def test_the_tool_wheel_holds_the_tool_and_nothing_that_touches_torch(wheels):
     assert tool.name == "adapter_matrix-0.1.0-py3-none-any.whl"
     names = _names(tool)
     assert {n.split("/")[0] for n in names} == {"adapter_matrix", "adapter_matrix-0.1.0.dist-info"}
-    sources = {str(p.relative_to(REPO)) for p in (REPO / "adapter_matrix").rglob("*.py") if "__pycache__" not in p.parts}
+    sources = {
+        str(p.relative_to(REPO)) for p in (REPO / "adapter_matrix").rglob("*.py") if "__pycache__" not in p.parts
+    }
     assert {n for n in names if n.endswith(".py")} == sources
-    assert _read(tool, "entry_points.txt").split() == ["[console_scripts]", "adapter-matrix", "=", "adapter_matrix.cli:main"]
+    assert _read(tool, "entry_points.txt").split() == [
+        "[console_scripts]",
+        "adapter-matrix",
+        "=",
+        "adapter_matrix.cli:main",
+    ]
     assert "torch" not in requirements_of(tool)
 
 
@@ -60,8 +72,11 @@ def test_the_adapter_wheel_holds_the_shims_their_sources_and_the_one_matrix(whee
     tool, adapter = wheels["tool"], wheels["adapter"]
     assert adapter.name == "adapter_matrix_npu-0.1.0-py3-none-any.whl"
     names = set(_names(adapter))
-    shipped = {str(p.relative_to(ADAPTER)) for p in (ADAPTER / "shims").rglob("*")
-               if p.is_file() and "__pycache__" not in p.parts}
+    shipped = {
+        str(p.relative_to(ADAPTER))
+        for p in (ADAPTER / "shims").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
     assert {n for n in names if not n.startswith("adapter_matrix_npu-")} == shipped
     matrix = load(MATRIX).matrix
     for shim in matrix.shims:
@@ -102,8 +117,13 @@ def test_installing_the_tool_leaves_import_torch_alone_and_check_works(wheels, t
     matrix = tmp_path / "elsewhere" / "compat.yaml"
     matrix.parent.mkdir()
     shutil.copy(MATRIX, matrix)
-    proc = subprocess.run([venv.bin("adapter-matrix"), "check", "--json", "--matrix", str(matrix)],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [venv.bin("adapter-matrix"), "check", "--json", "--matrix", str(matrix)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the adapter is not installed: unsupported
     (doc,) = json.loads(proc.stdout)["checks"]
     assert doc["environment"]["torch"] == torch.__version__ and doc["environment"]["adapter"] is None
@@ -128,7 +148,9 @@ def test_installing_the_adapter_brings_autoload_and_the_registered_matrix(wheels
     device, location = lines[-1].split()
     assert device == "npu:0" and location.startswith(str(venv.purelib))
 
-    proc = subprocess.run([venv.bin("adapter-matrix"), "check", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [venv.bin("adapter-matrix"), "check", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (doc,) = json.loads(proc.stdout)["checks"]
     assert doc["origin"] == "entry point adapter-matrix-npu (adapter-matrix-npu)"
@@ -150,8 +172,23 @@ def test_both_distributions_ship_the_license_in_wheel_and_sdist(wheels, tmp_path
     # as adapter_matrix.ci.wheels builds: offline with the installed setuptools, else uv fetches it
     offline = ["--no-build-isolation", "--offline"] if importlib.util.find_spec("setuptools") else []
     for project in (REPO, ADAPTER):
-        proc = subprocess.run([UV, "build", "-q", "--sdist", "--python", sys.executable, *offline, "--out-dir", str(tmp_path), str(project)],
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [
+                UV,
+                "build",
+                "-q",
+                "--sdist",
+                "--python",
+                sys.executable,
+                *offline,
+                "--out-dir",
+                str(tmp_path),
+                str(project),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr
     sdists = sorted(tmp_path.glob("*.tar.gz"))
     assert [s.name for s in sdists] == ["adapter_matrix-0.1.0.tar.gz", "adapter_matrix_npu-0.1.0.tar.gz"]

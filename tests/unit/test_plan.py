@@ -30,7 +30,9 @@ def test_full_plan_is_every_python_torch_cell_once():
     rows = plan(matrix, "full", skip=past_releases(matrix))
     ids = [r.session for r in rows]
     assert len(ids) == len(set(ids))
-    expected = sum(len([p for p in line.python if not p.free_threaded and p.version.minor < 14]) for line in matrix.torch)
+    expected = sum(
+        len([p for p in line.python if not p.free_threaded and p.version.minor < 14]) for line in matrix.torch
+    )
     assert len(rows) == expected
 
 
@@ -44,7 +46,10 @@ def test_edges_are_oldest_and_newest_python_per_torch_line():
 
 def test_smoke_is_oldest_cell_plus_ci_smoke_cells():
     matrix = load(REPO / "compat.yaml").matrix
-    assert [r.session for r in plan(matrix, "smoke", skip=past_releases(matrix))] == ["device(py3.8-torch2.1)", "device(py3.11-torch2.13)"]
+    assert [r.session for r in plan(matrix, "smoke", skip=past_releases(matrix))] == [
+        "device(py3.8-torch2.1)",
+        "device(py3.11-torch2.13)",
+    ]
 
 
 def test_rows_carry_tags_and_install_sources():
@@ -54,7 +59,6 @@ def test_rows_carry_tags_and_install_sources():
     assert [s["source"] for s in local["install"]] == ["local", "pypi"]
     assert local["companions"] == {"torchvision": "0.28.0"}  # ci: companions:, the release for torch 2.13
     assert local["install"][0]["variant"] == "cpu"
-
 
 
 def test_a_release_frozen_on_other_code_is_not_planned_and_ids_stay():
@@ -67,5 +71,7 @@ def test_a_release_frozen_on_other_code_is_not_planned_and_ids_stay():
     assert all(r.id.endswith(f"-v{r.cell.release.version}") for r in everything)  # two releases: ids say which
     tree = plan(matrix, "full", skip=past_releases(matrix))
     assert {str(r.cell.release.version) for r in tree} == {"0.2.0"}
-    assert [r.id for r in tree] == [r.id[: -len("-v0.2.0")] for r in everything if str(r.cell.release.version) == "0.2.0"]
+    assert [r.id for r in tree] == [
+        r.id[: -len("-v0.2.0")] for r in everything if str(r.cell.release.version) == "0.2.0"
+    ]
     assert "device(py3.11-torch2.13)" in {r.session for r in tree}

@@ -27,7 +27,13 @@ USAGE = "# Keeping the table current\n\n```markdown\n<!-- adapter-matrix:table v
 
 
 def _git(*args: str, cwd: Path) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+    )
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 
@@ -63,8 +69,11 @@ def _try_repo(repo: Path, env: dict) -> subprocess.CompletedProcess:
         pytest.skip("try-repo needs this repository as a git checkout")
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "--all-files", "--color", "never"],
-        cwd=repo, env=dict(os.environ, PRE_COMMIT_HOME=str(repo.parent / "pre-commit-home"), **env),
-        capture_output=True, text=True, timeout=600,
+        cwd=repo,
+        env=dict(os.environ, PRE_COMMIT_HOME=str(repo.parent / "pre-commit-home"), **env),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -80,15 +89,19 @@ def test_the_hooks_file_is_a_valid_manifest_whose_filters_pick_the_matrix_and_th
 
     hooks = {hook["id"]: hook for hook in load_manifest(str(HOOKS))}
     assert set(hooks) == {"adapter-matrix-validate", "adapter-matrix-tables"}
-    picks = lambda hook, path: re.search(hooks[hook]["files"], path) is not None  # noqa: E731
-    assert picks("adapter-matrix-validate", "compat.yaml") and picks("adapter-matrix-validate", "src/my_adapter/compat.yaml")
+    picks = lambda hook, path: re.search(hooks[hook]["files"], path) is not None
+    assert picks("adapter-matrix-validate", "compat.yaml") and picks(
+        "adapter-matrix-validate", "src/my_adapter/compat.yaml"
+    )
     assert not picks("adapter-matrix-validate", "README.md")
     for path in ("compat.yaml", "README.md", "docs/index.rst", "docs/a.markdown"):
         assert picks("adapter-matrix-tables", path), path
     assert not picks("adapter-matrix-tables", "setup.py")
     # the tables hook checks the documents it names, not the changed files: a changed
     # compat.yaml makes tables stale in documents nobody touched
-    assert hooks["adapter-matrix-tables"]["pass_filenames"] is False and hooks["adapter-matrix-tables"]["args"] == ["README.md"]
+    assert hooks["adapter-matrix-tables"]["pass_filenames"] is False and hooks["adapter-matrix-tables"]["args"] == [
+        "README.md"
+    ]
     assert hooks["adapter-matrix-validate"]["pass_filenames"] is True
 
 
@@ -117,7 +130,9 @@ def test_both_hooks_pass_on_a_clean_repository_and_the_tables_hook_fails_after_a
 @pytest.mark.slow
 def test_the_validate_hook_fails_on_a_broken_matrix_with_its_position(adapter_repo, offline_pip):
     matrix = adapter_repo / "compat.yaml"
-    matrix.write_text(matrix.read_text(encoding="utf-8").replace("status: supported", "status: suported"), encoding="utf-8")
+    matrix.write_text(
+        matrix.read_text(encoding="utf-8").replace("status: supported", "status: suported"), encoding="utf-8"
+    )
     red = _try_repo(adapter_repo, offline_pip)
     assert red.returncode == 1, red.stdout + red.stderr
     assert _status(red.stdout, "adapter-matrix validate") == "Failed"

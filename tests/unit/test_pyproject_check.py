@@ -38,9 +38,11 @@ def _check(tmp_path: Path, text: str, matrix: str = MINIMAL):
 
 def test_the_adapters_of_this_repository_agree_with_their_matrices(tmp_path):
     # the torch pin lives in the adapters' pyprojects (the tool has none): not a vacuous check
-    for matrix, pyproject in (("compat.yaml", "npu/pyproject.toml"),
-                              ("examples/toy-adapter/toy_adapter/compat.yaml", "examples/toy-adapter/pyproject.toml")):
-        assert 'torch>=' in (REPO / pyproject).read_text()
+    for matrix, pyproject in (
+        ("compat.yaml", "npu/pyproject.toml"),
+        ("examples/toy-adapter/toy_adapter/compat.yaml", "examples/toy-adapter/pyproject.toml"),
+    ):
+        assert "torch>=" in (REPO / pyproject).read_text()
         res = cli("validate", "--matrix", matrix, "--pyproject", pyproject)
         assert res.code == 0, res.err
         assert "error" not in res.out + res.err
@@ -82,7 +84,10 @@ def test_a_missing_classifier_is_reported_at_the_key_with_the_line_to_add(tmp_pa
         (">=3.8", "admits Python 3.8, which it does not support"),
         (">=3.9,<3.12", "refuses Python 3.12, which it supports"),
         (">=3.10", "refuses Python 3.9, which it supports"),
-        ("==3.8.*", "refuses Python 3.9, 3.10, 3.11, 3.12, which it supports; admits Python 3.8, which it does not support"),
+        (
+            "==3.8.*",
+            "refuses Python 3.9, 3.10, 3.11, 3.12, which it supports; admits Python 3.8, which it does not support",
+        ),
     ],
 )
 def test_requires_python_must_admit_every_supported_python_and_not_the_one_below(tmp_path, spec, problem):
@@ -108,7 +113,9 @@ def test_the_torch_pin_must_be_the_releases_specifier_markers_kept(tmp_path):
 
 
 def test_a_torch_pin_in_the_dependencies_is_checked_too(tmp_path):
-    found, path = _check(tmp_path, GOOD.replace('dependencies = ["packaging"]', 'dependencies = ["packaging", "Torch==2.3.1"]'))
+    found, path = _check(
+        tmp_path, GOOD.replace('dependencies = ["packaging"]', 'dependencies = ["packaging", "Torch==2.3.1"]')
+    )
     assert found == [
         f"{path}:11:30: dependencies pins 'Torch==2.3.1', but release 2.0.0 in {MINIMAL} supports torch >=2.2,<2.4"
         ' \u2014 write "torch>=2.2,<2.4"'
@@ -133,8 +140,10 @@ def test_every_problem_is_reported_at_once(tmp_path):
 
 def test_unreadable_files_are_one_clear_message(tmp_path):
     found, path = _check(tmp_path, '[project\nname = "x"\n')
-    assert found == [f"{path}:1:9: not valid TOML: Expected ']' at the end of a table declaration \u2014 fix the syntax"]
-    found, path = _check(tmp_path, '[tool.x]\na = 1\n')
+    assert found == [
+        f"{path}:1:9: not valid TOML: Expected ']' at the end of a table declaration \u2014 fix the syntax"
+    ]
+    found, path = _check(tmp_path, "[tool.x]\na = 1\n")
     assert found == [f"{path}:1:1: no [project] table \u2014 declare the metadata in [project] (PEP 621)"]
     res = cli("validate", "--pyproject", str(tmp_path / "missing.toml"))
     assert res.code == 2 and "no such file" in res.err and "Traceback" not in res.err

@@ -48,7 +48,9 @@ def test_cell_torch_is_the_newest_claimed_patch(minimal):
 
 
 def test_exception_overrides_status_first_match(minimal):
-    statuses = {(str(c.release.version), str(c.line.minor), str(c.python)): c.status for c in cells(minimal, today=TODAY)}
+    statuses = {
+        (str(c.release.version), str(c.line.minor), str(c.python)): c.status for c in cells(minimal, today=TODAY)
+    }
     assert statuses[("2.0.0", "2.3", "3.12")] is Status.EXPERIMENTAL
     assert statuses[("2.0.0", "2.3", "3.11")] is Status.SUPPORTED
     assert statuses[("1.0.0", "2.1", "3.8")] is Status.DEPRECATED
@@ -116,7 +118,13 @@ def test_no_torch_installed_suggests_the_newest_supported_line(minimal):
 
 
 def test_support_window_turns_cells_into_eol(tmp_path):
-    text = (FIXTURES / "minimal.yaml").read_text().replace("    reason: superseded by 2.0.0\n", "    reason: superseded by 2.0.0\n    supported-until: 2025-06-30\n")
+    text = (
+        (FIXTURES / "minimal.yaml")
+        .read_text()
+        .replace(
+            "    reason: superseded by 2.0.0\n", "    reason: superseded by 2.0.0\n    supported-until: 2025-06-30\n"
+        )
+    )
     m = load_text(text, "m.yaml").matrix
     v = verdict(m, env("3.10", "2.1.2", "1.0.0"), dt.date(2025, 7, 1))
     assert v.outcome is Outcome.EOL
@@ -136,8 +144,13 @@ dimensions:
 
 @pytest.fixture
 def with_dims():
-    text = (FIXTURES / "minimal.yaml").read_text().replace("shims:\n  - module", DIMS.lstrip() + "shims:\n  - module", 1)
-    text = text.replace('    python: ">=3.9"\n    status: supported', '    python: ">=3.9"\n    status: supported\n    dimensions:\n      cann: ">=8.1"')
+    text = (
+        (FIXTURES / "minimal.yaml").read_text().replace("shims:\n  - module", DIMS.lstrip() + "shims:\n  - module", 1)
+    )
+    text = text.replace(
+        '    python: ">=3.9"\n    status: supported',
+        '    python: ">=3.9"\n    status: supported\n    dimensions:\n      cann: ">=8.1"',
+    )
     return load_text(text, "dims.yaml").matrix
 
 

@@ -14,9 +14,7 @@ import pytest
 from .helpers import REPO
 
 README = REPO / "README.md"
-TEST_COMMAND = (
-    "python3.11 -m venv .venv && .venv/bin/pip install -e '.[test]' -e ./npu 'torch==2.13.*' && .venv/bin/python -m pytest"
-)
+TEST_COMMAND = "python3.11 -m venv .venv && .venv/bin/pip install -e '.[test]' -e ./npu 'torch==2.13.*' && .venv/bin/python -m pytest"
 
 
 def _load(name: str, path):
@@ -30,8 +28,9 @@ readme_command = _load("readme_command", REPO / ".ci" / "readme_command.py")
 
 
 def _extract(path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / ".ci" / "readme_command.py"), str(path)],
-                          capture_output=True, text=True, timeout=30)
+    return subprocess.run(
+        [sys.executable, str(REPO / ".ci" / "readme_command.py"), str(path)], capture_output=True, text=True, timeout=30
+    )
 
 
 def test_ci_runs_the_readme_test_command_found_by_its_marker():
@@ -39,7 +38,7 @@ def test_ci_runs_the_readme_test_command_found_by_its_marker():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == TEST_COMMAND
     ci = (REPO / ".ci" / "run").read_text()
-    assert 'test_command=$(python3 .ci/readme_command.py README.md)' in ci and 'bash -c "$test_command"' in ci
+    assert "test_command=$(python3 .ci/readme_command.py README.md)" in ci and 'bash -c "$test_command"' in ci
 
 
 def test_the_marker_not_the_position_decides(tmp_path):
@@ -53,12 +52,15 @@ def test_the_marker_not_the_position_decides(tmp_path):
     assert proc.returncode == 2 and "expected one `<!-- test-command ... -->` line, found 0" in proc.stderr
 
 
-@pytest.mark.parametrize("text, message", [
-    ("<!-- test-command -->\n<!-- test-command -->\n```sh\nx\n```\n", "found 2"),
-    ("<!-- test-command -->\n\ntext\n```sh\nx\n```\n", "must be followed by a ```sh block, not 'text'"),
-    ("<!-- test-command -->\n```sh\nx\n", "is not closed"),
-    ("<!-- test-command -->\n```sh\n\n```\n", "is empty"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("<!-- test-command -->\n<!-- test-command -->\n```sh\nx\n```\n", "found 2"),
+        ("<!-- test-command -->\n\ntext\n```sh\nx\n```\n", "must be followed by a ```sh block, not 'text'"),
+        ("<!-- test-command -->\n```sh\nx\n", "is not closed"),
+        ("<!-- test-command -->\n```sh\n\n```\n", "is empty"),
+    ],
+)
 def test_a_broken_marker_is_one_message(text, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         readme_command.test_command(text)
@@ -94,4 +96,7 @@ def test_the_site_hook_checks_links_to_repository_files(caplog):
     assert out == "see the matrix (`compat.yaml`) and [gone](../no-such-file.txt), [local](tables.md)"
     assert "evidence.md links to '../no-such-file.txt', which is not a file of the repository" in caplog.text
     config["repo_url"] = "https://github.com/OWNER/adapter-matrix/"
-    assert hook.on_page_markdown("[e](../evidence)", page, config, None) == "[e](https://github.com/OWNER/adapter-matrix/tree/main/evidence)"
+    assert (
+        hook.on_page_markdown("[e](../evidence)", page, config, None)
+        == "[e](https://github.com/OWNER/adapter-matrix/tree/main/evidence)"
+    )

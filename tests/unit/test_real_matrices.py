@@ -30,7 +30,13 @@ IPEX_TODAY = "2026-01-15"  # IPEX is archived: fixes until 2026-03-31
 # torch_npu's COMPATIBILITY table (vendors.md section 3) for CANN 8.0.RC1 ... 9.1.0:
 # CANN version -> {torch version: torch-npu package}.
 PUBLISHED = {
-    "9.1.0": {"2.12.0": "2.12.0", "2.11.0": "2.11.0", "2.10.0": "2.10.0.post4", "2.9.0": "2.9.0.post6", "2.7.1": "2.7.1.post8"},
+    "9.1.0": {
+        "2.12.0": "2.12.0",
+        "2.11.0": "2.11.0",
+        "2.10.0": "2.10.0.post4",
+        "2.9.0": "2.9.0.post6",
+        "2.7.1": "2.7.1.post8",
+    },
     "9.0.0": {"2.9.0": "2.9.0.post2", "2.8.0": "2.8.0.post4", "2.7.1": "2.7.1.post4"},
     "8.5.0": {"2.9.0": "2.9.0", "2.8.0": "2.8.0.post2", "2.7.1": "2.7.1.post2", "2.6.0": "2.6.0.post5"},
     "8.3.RC1": {"2.8.0": "2.8.0", "2.7.1": "2.7.1", "2.6.0": "2.6.0.post3", "2.1.0": "2.1.0.post17"},
@@ -82,35 +88,74 @@ WHAT_IFS = [
     # 26.1.0 ships 2.9.0.post6 for torch 2.9.0 on CANN 9.1.0
     (["--torch", "2.9.0", "--python", "3.10", "--set", "cann=9.1.0", "--adapter", "2.9.0.post6"], "supported", None),
     # 2.9.0 is the 7.3.0 package (CANN 8.5.0); on CANN 9.1.0 the doctor's answer is 2.9.0.post6
-    (["--torch", "2.9.0", "--python", "3.10", "--set", "cann=9.1.0", "--adapter", "2.9.0"], "unsupported",
-     "pip install 'torch-npu==2.9.0.post6'"),
+    (
+        ["--torch", "2.9.0", "--python", "3.10", "--set", "cann=9.1.0", "--adapter", "2.9.0"],
+        "unsupported",
+        "pip install 'torch-npu==2.9.0.post6'",
+    ),
     # the case: 2.4.0.post4 needs CANN 8.1.RC1; on 9.1.0 only the 26.1.0 packages work
-    (["--torch", "2.4.0", "--python", "3.10", "--set", "cann=9.1.0", "--adapter", "2.4.0.post4"], "unsupported",
-     "pip install 'torch-npu==2.7.1.post8' 'torch==2.7.1'"),
+    (
+        ["--torch", "2.4.0", "--python", "3.10", "--set", "cann=9.1.0", "--adapter", "2.4.0.post4"],
+        "unsupported",
+        "pip install 'torch-npu==2.7.1.post8' 'torch==2.7.1'",
+    ),
     # 6.0.0 ships 2.4.0.post2 for CANN 8.0.0
     (["--torch", "2.4.0", "--python", "3.10", "--set", "cann=8.0.0", "--adapter", "2.4.0.post2"], "supported", None),
     # 6.0.rc1 is end of life here: the way out needs CANN 8.0.RC2, said as a manual step
-    (["--torch", "2.2.0", "--python", "3.10", "--set", "cann=8.0.RC1", "--adapter", "2.2.0"], "eol",
-     "pip install 'torch-npu==2.2.0.post2'"),
+    (
+        ["--torch", "2.2.0", "--python", "3.10", "--set", "cann=8.0.RC1", "--adapter", "2.2.0"],
+        "eol",
+        "pip install 'torch-npu==2.2.0.post2'",
+    ),
     # torch 2.2 has Python 3.8-3.10 only
-    (["--torch", "2.2.0", "--python", "3.11", "--set", "cann=8.0.RC2", "--adapter", "2.2.0.post2"], "unsupported",
-     "pip install 'torch-npu==2.3.1' 'torch==2.3.1'"),
+    (
+        ["--torch", "2.2.0", "--python", "3.11", "--set", "cann=8.0.RC2", "--adapter", "2.2.0.post2"],
+        "unsupported",
+        "pip install 'torch-npu==2.3.1' 'torch==2.3.1'",
+    ),
     # 2.11-2.13 support Python 3.14
     (["--torch", "2.12.0", "--python", "3.14", "--set", "cann=9.1.0", "--adapter", "2.12.0"], "supported", None),
     # 2.9-2.10 stop at 3.13: keep CANN, move to torch 2.11
-    (["--torch", "2.10.0", "--python", "3.14", "--set", "cann=9.1.0", "--adapter", "2.10.0.post4"], "unsupported",
-     "pip install 'torch-npu==2.11.0' 'torch==2.11.0'"),
+    (
+        ["--torch", "2.10.0", "--python", "3.14", "--set", "cann=9.1.0", "--adapter", "2.10.0.post4"],
+        "unsupported",
+        "pip install 'torch-npu==2.11.0' 'torch==2.11.0'",
+    ),
     # 7.3.0's 2.8.0.post2 needs CANN 8.5.0; 7.2.0's 2.8.0 serves 8.3.RC1 with the same torch
-    (["--torch", "2.8.0", "--python", "3.11", "--set", "cann=8.3.RC1", "--adapter", "2.8.0.post2"], "unsupported",
-     "pip install 'torch-npu==2.8.0'"),
+    (
+        ["--torch", "2.8.0", "--python", "3.11", "--set", "cann=8.3.RC1", "--adapter", "2.8.0.post2"],
+        "unsupported",
+        "pip install 'torch-npu==2.8.0'",
+    ),
     # no 2.8 package for CANN 9.1.0: the nearest torch that has one
-    (["--torch", "2.8.0", "--python", "3.11", "--set", "cann=9.1.0", "--adapter", "2.8.0.post4"], "unsupported",
-     "pip install 'torch-npu==2.9.0.post6' 'torch==2.9.0'"),
+    (
+        ["--torch", "2.8.0", "--python", "3.11", "--set", "cann=9.1.0", "--adapter", "2.8.0.post4"],
+        "unsupported",
+        "pip install 'torch-npu==2.9.0.post6' 'torch==2.9.0'",
+    ),
     # torch-npu 2.6.0 on an Ascend950PR: "Unsupported soc version" (RLinf PR #1577)
-    (["--torch", "2.6.0", "--python", "3.10", "--set", "cann=8.2.RC1", "--set", "soc=Ascend950PR", "--adapter", "2.6.0"],
-     "broken", "pip install 'torch-npu==2.5.1.post1' 'torch==2.5.1'"),
+    (
+        [
+            "--torch",
+            "2.6.0",
+            "--python",
+            "3.10",
+            "--set",
+            "cann=8.2.RC1",
+            "--set",
+            "soc=Ascend950PR",
+            "--adapter",
+            "2.6.0",
+        ],
+        "broken",
+        "pip install 'torch-npu==2.5.1.post1' 'torch==2.5.1'",
+    ),
     # nothing installed yet: which package serves torch 2.1.0 on CANN 8.3.RC1
-    (["--torch", "2.1.0", "--python", "3.11", "--set", "cann=8.3.RC1"], "unsupported", "pip install 'torch-npu==2.1.0.post17'"),
+    (
+        ["--torch", "2.1.0", "--python", "3.11", "--set", "cann=8.3.RC1"],
+        "unsupported",
+        "pip install 'torch-npu==2.1.0.post17'",
+    ),
 ]
 
 
@@ -130,7 +175,9 @@ def test_what_ifs_from_the_published_table(args, verdict, first_command):
             assert "cann" not in fix["changes"] and not any("cann" in step for step in fix["manual"])
         else:
             assert "cann" in fix["changes"]
-            assert any(step.endswith(f"to {cell_cann} (not a pip package: install it yourself)") for step in fix["manual"])
+            assert any(
+                step.endswith(f"to {cell_cann} (not a pip package: install it yourself)") for step in fix["manual"]
+            )
             assert not any("cann" in command for command in fix["commands"])  # never inside a pip command
         # the package really is the table's package for that CANN and torch
         assert PUBLISHED[cell_cann][fix["cell"]["torch"]] == fix["cell"]["release"]
@@ -149,9 +196,14 @@ def test_a_driver_change_is_explicit_and_leaves_torch_and_python_alone():
 
 
 def test_values_are_shown_as_written():
-    res = cli("check", "--matrix", NPU, "--torch", "2.4.0", "--python", "3.10", "--set", "cann=8.1.RC1", "--adapter", "2.5.1")
+    res = cli(
+        "check", "--matrix", NPU, "--torch", "2.4.0", "--python", "3.10", "--set", "cann=8.1.RC1", "--adapter", "2.5.1"
+    )
     assert "cann       8.1.RC1  (from --set)" in res.out
-    assert "needs cann 8.2.RC1" not in res.out and "torch-npu 2.5.1 (release 7.0.0) supports torch 2.5.1, not 2.4.0" in res.out
+    assert (
+        "needs cann 8.2.RC1" not in res.out
+        and "torch-npu 2.5.1 (release 7.0.0) supports torch 2.5.1, not 2.4.0" in res.out
+    )
     assert "8.1rc1" not in res.out.lower()
     table = views.render(load(MATRICES / "torch_npu.yaml").matrix, view="dimension", fmt="csv")
     assert "8.1.RC1,7.0.0," in table and "8.1rc1" not in table.lower()
@@ -161,7 +213,10 @@ def test_an_undetected_cann_is_said_in_each_fix():
     doc = check("--torch", "2.5.1", "--python", "3.9")
     assert doc["environment"]["dimensions"]["cann"]["value"] is None
     needs = [fix["manual"] for fix in doc["fixes"][:2]]
-    assert needs == [["make sure cann is 8.2.RC1 (cann could not be detected)"], ["make sure cann is 8.1.RC1 (cann could not be detected)"]]
+    assert needs == [
+        ["make sure cann is 8.2.RC1 (cann could not be detected)"],
+        ["make sure cann is 8.1.RC1 (cann could not be detected)"],
+    ]
 
 
 # -- tables ----------------------------------------------------------------------------
@@ -172,14 +227,19 @@ def test_the_grid_shows_every_torch_line_as_served():
     served = {row[0]["text"] for row in doc["rows"] if any(c["state"] == "supported" for c in row[1:])}
     assert {f"2.{m}" for m in range(1, 13)} <= served
     (two_nine,) = [row for row in doc["rows"] if row[0]["text"] == "2.9"]
-    assert two_nine[doc["columns"].index({"key": "3.10", "label": "3.10"})]["text"] == "supported (2.9.0.post6, 2.9.0.post2, 2.9.0)"
+    assert (
+        two_nine[doc["columns"].index({"key": "3.10", "label": "3.10"})]["text"]
+        == "supported (2.9.0.post6, 2.9.0.post2, 2.9.0)"
+    )
     assert doc["release"] is None and "2.2.0" not in doc["releases_shown"]  # 6.0.rc1 is end of life
 
 
 def test_release_narrows_the_grid_to_a_release_line():
     doc = json.loads(cli("table", "--matrix", NPU, "--format", "json", "--release", "7.3.0", "--today", TODAY).out)
     assert sorted(doc["releases_shown"]) == ["2.6.0.post5", "2.7.1.post2", "2.8.0.post2", "2.9.0"]
-    one = json.loads(cli("table", "--matrix", NPU, "--format", "json", "--release", "2.9.0.post6", "--today", TODAY).out)
+    one = json.loads(
+        cli("table", "--matrix", NPU, "--format", "json", "--release", "2.9.0.post6", "--today", TODAY).out
+    )
     assert one["release"] == "2.9.0.post6" and one["title"].startswith("torch-npu 2.9.0.post6: torch \u00d7 Python")
 
 
@@ -196,9 +256,28 @@ def test_the_dimension_grid_is_the_published_table():
 def test_the_releases_view_groups_packages_by_release_line():
     doc = json.loads(cli("table", "--matrix", NPU, "--view", "releases", "--format", "json", "--today", TODAY).out)
     lines = [row[0]["text"] for row in doc["rows"]]
-    assert lines == sorted(lines, key=lambda line: ["26.1.0", "26.0.0", "7.3.0", "7.2.0", "7.1.0", "7.0.0", "6.0.0", "6.0.rc3", "6.0.rc2", "6.0.rc1"].index(line))
+    assert lines == sorted(
+        lines,
+        key=lambda line: [
+            "26.1.0",
+            "26.0.0",
+            "7.3.0",
+            "7.2.0",
+            "7.1.0",
+            "7.0.0",
+            "6.0.0",
+            "6.0.rc3",
+            "6.0.rc2",
+            "6.0.rc1",
+        ].index(line),
+    )
     assert doc["columns"][0] == {"key": "line", "label": "release line"}
-    assert [r["version"] for r in doc["releases"] if r["release_line"] == "7.3.0"] == ["2.9.0", "2.8.0.post2", "2.7.1.post2", "2.6.0.post5"]
+    assert [r["version"] for r in doc["releases"] if r["release_line"] == "7.3.0"] == [
+        "2.9.0",
+        "2.8.0.post2",
+        "2.7.1.post2",
+        "2.6.0.post5",
+    ]
 
 
 # -- plans -----------------------------------------------------------------------------
@@ -207,7 +286,9 @@ def test_the_releases_view_groups_packages_by_release_line():
 def test_the_full_plan_is_every_package_torch_python_cell_of_maintained_releases():
     matrix = load(MATRICES / "torch_npu.yaml").matrix
     today = _dt.date.fromisoformat(TODAY)
-    expected = {(str(c.release.version), str(c.torch), str(c.python)) for c in cells(matrix, maintained(matrix, today), today)}
+    expected = {
+        (str(c.release.version), str(c.torch), str(c.python)) for c in cells(matrix, maintained(matrix, today), today)
+    }
     rows = json.loads(cli("plan", "--matrix", NPU, "--format", "json", "--today", TODAY).out)
     assert {(r["release"], r["torch"], r["python"]) for r in rows} == expected
     assert len(rows) == len(expected) == 135  # 146 cells less the 11 of the end-of-life 6.0.rc1
@@ -255,7 +336,11 @@ def test_a_cuda_torch_with_the_cpu_ipex_is_unsupported_and_no_fix_leaves_its_var
     assert doc["fixes"] == []
     # a matrix may say that the family is the user's to change: then the +cpu build, from its index
     changeable = tmp_path / "ipex.yaml"
-    changeable.write_text((MATRICES / "ipex.yaml").read_text().replace("\nreleases:\n", "\ntorch-variants: {changeable: true}\n\nreleases:\n", 1))
+    changeable.write_text(
+        (MATRICES / "ipex.yaml")
+        .read_text()
+        .replace("\nreleases:\n", "\ntorch-variants: {changeable: true}\n\nreleases:\n", 1)
+    )
     fix = check(*args, matrix=str(changeable), today=IPEX_TODAY)["fixes"][0]
     assert fix["changes"] == ["torch"]  # the installed IPEX stays
     assert fix["commands"] == ["pip install 'torch==2.8.0+cpu' --index-url https://download.pytorch.org/whl/cpu"]
@@ -274,13 +359,33 @@ def test_the_linux_and_windows_pins_of_one_release():
         "pip install 'torch==2.9.0.dev20250906+xpu' --index-url https://download.pytorch.org/whl/nightly/xpu"
     ]
     # the CPU build is Linux only: on Windows no fix proposes it
-    cpu = check("--torch", "2.8.0", "--python", "3.11", "--adapter", "2.8.0+cpu", "--set", "os=windows", matrix=IPEX, today=IPEX_TODAY)
+    cpu = check(
+        "--torch",
+        "2.8.0",
+        "--python",
+        "3.11",
+        "--adapter",
+        "2.8.0+cpu",
+        "--set",
+        "os=windows",
+        matrix=IPEX,
+        today=IPEX_TODAY,
+    )
     assert cpu["reasons"] == ["intel-extension-for-pytorch 2.8.0+cpu (release cpu) needs os linux, found windows"]
     assert all("+cpu" not in f["cell"]["release"] for f in cpu["fixes"]) and cpu["fixes"]
 
 
 def test_a_pinned_nightly_is_its_release_claim_and_an_unpinned_one_is_experimental():
-    pinned = check("--torch", "2.10.0.dev20251205+xpu", "--python", "3.11", "--adapter", "2.10.10+xpu", matrix=IPEX, today=IPEX_TODAY)
+    pinned = check(
+        "--torch",
+        "2.10.0.dev20251205+xpu",
+        "--python",
+        "3.11",
+        "--adapter",
+        "2.10.10+xpu",
+        matrix=IPEX,
+        today=IPEX_TODAY,
+    )
     assert pinned["verdict"] == "supported"
     res = cli("check", "--json", "--torch", "2.13.0.dev20260101", "--python", "3.11", "--adapter", "0.1.0")
     (nightly,) = json.loads(res.out)["checks"]
@@ -290,7 +395,18 @@ def test_a_pinned_nightly_is_its_release_claim_and_an_unpinned_one_is_experiment
 
 
 def test_ipex_support_ended_with_the_project():
-    doc = check("--torch", "2.8.0+cpu", "--python", "3.11", "--adapter", "2.8.0+cpu", "--set", "os=linux", matrix=IPEX, today="2026-04-01")
+    doc = check(
+        "--torch",
+        "2.8.0+cpu",
+        "--python",
+        "3.11",
+        "--adapter",
+        "2.8.0+cpu",
+        "--set",
+        "os=linux",
+        matrix=IPEX,
+        today="2026-04-01",
+    )
     assert doc["verdict"] == "eol" and doc["reasons"] == ["support for 2.8.0+cpu ended on 2026-03-31"]
 
 
@@ -307,7 +423,9 @@ V1 = (FIXTURES / "minimal.yaml").read_text()
 def test_a_version_1_file_loads_as_before_and_refuses_version_2_keys():
     assert load_text(V1, "v1.yaml").matrix.schema_version == 1
     with pytest.raises(MatrixError) as exc:
-        load_text(V1.replace("    status: supported\n", "    status: supported\n    torch-variant: cpu\n", 1), "v1.yaml")
+        load_text(
+            V1.replace("    status: supported\n", "    status: supported\n    torch-variant: cpu\n", 1), "v1.yaml"
+        )
     assert "'torch-variant' in release needs schema-version 2 (this file says 1)" in str(exc.value)
     v2 = load_text(V1.replace("schema-version: 1", "schema-version: 2"), "v2.yaml").matrix
     assert v2.schema_version == 2 and len(cells(v2)) == len(cells(load_text(V1, "v1.yaml").matrix))
@@ -316,14 +434,23 @@ def test_a_version_1_file_loads_as_before_and_refuses_version_2_keys():
 @pytest.mark.parametrize(
     "change,message",
     [
-        (("dimensions: {cann: 9.1.0}", "dimensions: {cann: 9.2.0}"),
-         "release 2.12.0 needs cann 9.2.0, which matches none of its declared values"),
-        (("      - {version: 2.11.0, torch: 2.11.0,", "      - {version: 2.12.0, torch: 2.11.0,"), "duplicate release 2.12.0"),
-        (("      - {version: 2.12.0, torch: 2.12.0,", "      - {version: 2.12.0, torch: 2.12.0+xpu,"),
-         "release 2.12.0 needs torch's xpu build, but no source installs it"),
+        (
+            ("dimensions: {cann: 9.1.0}", "dimensions: {cann: 9.2.0}"),
+            "release 2.12.0 needs cann 9.2.0, which matches none of its declared values",
+        ),
+        (
+            ("      - {version: 2.11.0, torch: 2.11.0,", "      - {version: 2.12.0, torch: 2.11.0,"),
+            "duplicate release 2.12.0",
+        ),
+        (
+            ("      - {version: 2.12.0, torch: 2.12.0,", "      - {version: 2.12.0, torch: 2.12.0+xpu,"),
+            "release 2.12.0 needs torch's xpu build, but no source installs it",
+        ),
         (("    kind: enum # a name", "    kind: enumeration # a name"), "unknown dimension kind 'enumeration'"),
-        (("      - {version: 2.12.0, torch: 2.12.0,", "      - {version: 2.12.0, torch: '>=2.12,!=2.12.1+cpu',"),
-         "puts a local label (+...) in a range"),
+        (
+            ("      - {version: 2.12.0, torch: 2.12.0,", "      - {version: 2.12.0, torch: '>=2.12,!=2.12.1+cpu',"),
+            "puts a local label (+...) in a range",
+        ),
     ],
     ids=["undeclared value", "duplicate version", "variant without source", "bad kind", "label in a range"],
 )
@@ -339,8 +466,13 @@ def test_os_and_arch_detect_themselves(tmp_path):
     import platform
     import sys
 
-    text = (MATRICES / "minimal.yaml").read_text().replace(
-        "releases:", "dimensions:\n  os: {kind: enum, values: [linux, windows, macos]}\n  arch: {kind: enum, values: [x86_64, aarch64]}\nreleases:"
+    text = (
+        (MATRICES / "minimal.yaml")
+        .read_text()
+        .replace(
+            "releases:",
+            "dimensions:\n  os: {kind: enum, values: [linux, windows, macos]}\n  arch: {kind: enum, values: [x86_64, aarch64]}\nreleases:",
+        )
     )
     path = tmp_path / "compat.yaml"
     path.write_text(text)

@@ -72,7 +72,11 @@ def test_ipex_the_pinned_patch_is_a_grid_row_and_a_plan_row():
     assert rows["2.5.0"][col]["text"] == "supported (2.5.0+cpu)"
     assert rows["2.5.1"][col]["text"] == "supported (2.5.10+xpu)"
     plan = json.loads(cli("plan", "--matrix", IPEX, "--format", "json", "--today", IPEX_TODAY).out)
-    assert {(r["release"], r["torch"]) for r in plan} >= {("2.7.0+cpu", "2.7.0"), ("2.5.0+cpu", "2.5.0"), ("2.9.10+xpu", "2.9.0.dev20250906")}
+    assert {(r["release"], r["torch"]) for r in plan} >= {
+        ("2.7.0+cpu", "2.7.0"),
+        ("2.5.0+cpu", "2.5.0"),
+        ("2.9.10+xpu", "2.9.0.dev20250906"),
+    }
     assert len({r["id"] for r in plan}) == len(plan)
 
 
@@ -98,7 +102,9 @@ def test_ipex_windows_2_7_10_needs_oneapi_2025_0_5():
     assert ipex(*args, "--set", "os=linux")["verdict"] == "supported"
     windows = ipex(*args, "--set", "os=windows")
     assert windows["verdict"] == "unsupported"
-    assert windows["fixes"][-1]["manual"] == ["upgrade oneapi from 2025.0.4 to 2025.0.5 (not a pip package: install it yourself)"]
+    assert windows["fixes"][-1]["manual"] == [
+        "upgrade oneapi from 2025.0.4 to 2025.0.5 (not a pip package: install it yourself)"
+    ]
     assert all("os" not in f["changes"] for f in windows["fixes"])
 
 
@@ -106,9 +112,15 @@ def test_ipex_the_windows_nightly_pin_keeps_the_users_xpu_build():
     # v2.9.10 on Windows pins torch 2.9.0.dev20250906
     doc = ipex("--torch", "2.9.0+xpu", "--adapter", "2.9.10+xpu", "--set", "os=windows")
     assert doc["verdict"] == "unsupported"
-    assert doc["fixes"][0]["commands"][0] == "pip install 'torch==2.9.0.dev20250906+xpu' --index-url https://download.pytorch.org/whl/nightly/xpu"
+    assert (
+        doc["fixes"][0]["commands"][0]
+        == "pip install 'torch==2.9.0.dev20250906+xpu' --index-url https://download.pytorch.org/whl/nightly/xpu"
+    )
     # v2.10.10 pins the nightly 2.10.0.dev20251205+xpu: that nightly is its claim
-    assert ipex("--torch", "2.10.0.dev20251205+xpu", "--adapter", "2.10.10+xpu", "--set", "os=linux")["verdict"] == "supported"
+    assert (
+        ipex("--torch", "2.10.0.dev20251205+xpu", "--adapter", "2.10.10+xpu", "--set", "os=linux")["verdict"]
+        == "supported"
+    )
 
 
 def test_ipex_a_cpu_machine_without_oneapi_is_not_asked_about_oneapi():
@@ -131,7 +143,21 @@ def test_ipex_an_xpu_build_without_oneapi_says_install_it():
 
 
 def test_ipex_the_dimension_view_names_each_package_once():
-    doc = json.loads(cli("table", "--matrix", IPEX, "--view", "dimension", "--dimension", "os", "--format", "json", "--today", IPEX_TODAY).out)
+    doc = json.loads(
+        cli(
+            "table",
+            "--matrix",
+            IPEX,
+            "--view",
+            "dimension",
+            "--dimension",
+            "os",
+            "--format",
+            "json",
+            "--today",
+            IPEX_TODAY,
+        ).out
+    )
     texts = [c["text"] for row in doc["rows"] for c in row[1:]]
     assert not any(len(t.split(", ")) != len(set(t.split(", "))) for t in texts), texts
 
@@ -151,13 +177,30 @@ def test_gaudi_one_torch_per_release_and_driver_equals_release():
 
 @pytest.mark.parametrize(
     "distro,pythons",
-    [("ubuntu22.04", {"3.10": "supported", "3.11": "experimental"}), ("ubuntu24.04", {"3.12": "supported"}),
-     ("rhel9.4", {"3.11": "supported", "3.12": "experimental"}), ("rhel9.6", {"3.12": "supported"}),
-     ("sles15.5", {"3.11": "supported"}), ("tencentos3.1", {"3.10": "supported"}), ("opencloudos9.2", {"3.11": "supported"})],
+    [
+        ("ubuntu22.04", {"3.10": "supported", "3.11": "experimental"}),
+        ("ubuntu24.04", {"3.12": "supported"}),
+        ("rhel9.4", {"3.11": "supported", "3.12": "experimental"}),
+        ("rhel9.6", {"3.12": "supported"}),
+        ("sles15.5", {"3.11": "supported"}),
+        ("tencentos3.1", {"3.10": "supported"}),
+        ("opencloudos9.2", {"3.11": "supported"}),
+    ],
 )
 def test_gaudi_1_22_each_os_has_its_own_python(distro, pythons):
     for python in ("3.10", "3.11", "3.12"):
-        doc = gaudi("--python", python, "--torch", "2.7.1", "--adapter", "1.22.0", "--set", f"distro={distro}", "--set", "driver=1.22.0")
+        doc = gaudi(
+            "--python",
+            python,
+            "--torch",
+            "2.7.1",
+            "--adapter",
+            "1.22.0",
+            "--set",
+            f"distro={distro}",
+            "--set",
+            "driver=1.22.0",
+        )
         assert doc["verdict"] == pythons.get(python, "unsupported"), (python, doc["reasons"])
 
 
@@ -171,13 +214,26 @@ def test_gaudi_an_experimental_python_is_offered_only_a_supported_fix():
 def test_gaudi_an_old_driver_gets_the_release_of_that_driver_first():
     doc = gaudi("--python", "3.10", "--torch", "2.7.1", "--adapter", "1.22.0", *U2204, "--set", "driver=1.21.0")
     assert doc["verdict"] == "unsupported"
-    assert doc["fixes"][0]["commands"] == ["pip install 'habana-torch-plugin==1.21.0' 'torch==2.6.0'"]  # 1.21.0 -> torch 2.6.0
+    assert doc["fixes"][0]["commands"] == [
+        "pip install 'habana-torch-plugin==1.21.0' 'torch==2.6.0'"
+    ]  # 1.21.0 -> torch 2.6.0
     assert doc["fixes"][-1]["changes"] == ["driver"] and doc["fixes"][-1]["commands"] == []
 
 
 def test_gaudi_an_os_a_release_lacks_needs_a_newer_driver_never_another_os():
     # OpenCloudOS 9.2 first appears in the 1.22.0 table
-    doc = gaudi("--python", "3.11", "--torch", "2.6.0", "--adapter", "1.21.0", "--set", "distro=opencloudos9.2", "--set", "driver=1.21.0")
+    doc = gaudi(
+        "--python",
+        "3.11",
+        "--torch",
+        "2.6.0",
+        "--adapter",
+        "1.21.0",
+        "--set",
+        "distro=opencloudos9.2",
+        "--set",
+        "driver=1.21.0",
+    )
     assert doc["verdict"] == "unsupported"
     (fix,) = doc["fixes"]
     assert fix["changes"] == ["adapter", "torch", "driver"] and fix["cell"]["release"] == "1.22.0"
@@ -188,14 +244,35 @@ def test_gaudi_the_grid_names_the_os_that_makes_the_difference():
     doc = json.loads(cli("table", "--matrix", GAUDI, "--format", "json", "--today", TODAY).out)
     (row,) = [r for r in doc["rows"] if r[0]["text"] == "2.7"]
     col = doc["columns"].index({"key": "3.11", "label": "3.11"})
-    assert row[col]["text"] == "supported (1.22.0 with distro rhel9.4/sles15.5/opencloudos9.2); experimental (1.22.0 with distro ubuntu22.04)"
+    assert (
+        row[col]["text"]
+        == "supported (1.22.0 with distro rhel9.4/sles15.5/opencloudos9.2); experimental (1.22.0 with distro ubuntu22.04)"
+    )
 
 
 def test_gaudi_the_dimension_view_names_1_22_0_once():
-    doc = json.loads(cli("table", "--matrix", GAUDI, "--view", "dimension", "--dimension", "driver", "--format", "json", "--today", TODAY).out)
+    doc = json.loads(
+        cli(
+            "table",
+            "--matrix",
+            GAUDI,
+            "--view",
+            "dimension",
+            "--dimension",
+            "driver",
+            "--format",
+            "json",
+            "--today",
+            TODAY,
+        ).out
+    )
     cells = {row[0]["text"]: [c["text"] for c in row[1:]] for row in doc["rows"]}
     # the table: driver 1.22.0 serves torch 2.7 (seven OS entries, one package), 1.21.0 2.6, 1.19.0 2.5
-    assert cells == {"1.22.0": ["1.22.0", "1.22.0", "", ""], "1.21.0": ["1.21.0", "", "1.21.0", ""], "1.19.0": ["1.19.0", "", "", "1.19.0"]}
+    assert cells == {
+        "1.22.0": ["1.22.0", "1.22.0", "", ""],
+        "1.21.0": ["1.21.0", "", "1.21.0", ""],
+        "1.19.0": ["1.19.0", "", "", "1.19.0"],
+    }
 
 
 def test_gaudi_the_os_is_composed_from_os_release(tmp_path):
@@ -235,20 +312,30 @@ def _write(tmp_path, releases: str) -> str:
 
 def test_a_release_can_require_absent_and_nothing_detected_is_absent(tmp_path, monkeypatch):
     monkeypatch.delenv("TINY_ONEAPI", raising=False)
-    path = _write(tmp_path, '  - {version: 0.1.0, torch: ">=2.12,<2.13", python: ">=3.11", status: supported, dimensions: {oneapi: absent}}\n'
-                            '  - {version: 0.2.0, torch: ">=2.12,<2.13", python: ">=3.11", status: supported, dimensions: {oneapi: "2025.1"}}\n')
+    path = _write(
+        tmp_path,
+        '  - {version: 0.1.0, torch: ">=2.12,<2.13", python: ">=3.11", status: supported, dimensions: {oneapi: absent}}\n'
+        '  - {version: 0.2.0, torch: ">=2.12,<2.13", python: ">=3.11", status: supported, dimensions: {oneapi: "2025.1"}}\n',
+    )
     doc = check("--torch", "2.12.1", "--python", "3.11", "--adapter", "0.1.0", matrix=path, today=TODAY)
     assert doc["verdict"] == "supported" and doc["assumptions"] == []
     other = check("--torch", "2.12.1", "--python", "3.11", "--adapter", "0.2.0", matrix=path, today=TODAY)
     assert other["reasons"] == ["tiny-adapter 0.2.0 needs oneapi 2025.1, found absent"]
-    assert other["fixes"][0]["commands"] == ["pip install 'tiny-adapter==0.1.0'"]  # pip first: the release for no oneAPI
+    assert other["fixes"][0]["commands"] == [
+        "pip install 'tiny-adapter==0.1.0'"
+    ]  # pip first: the release for no oneAPI
 
 
 def test_an_exception_can_take_cells_out_as_unsupported(tmp_path):
-    path = _write(tmp_path, '  - version: 0.1.0\n    torch: ">=2.12,<2.13"\n    python: ">=3.11"\n    status: supported\n'
-                            '    exceptions: [{python: "3.12", status: unsupported, reason: "no 3.12 wheel of our kernels"}]\n')
+    path = _write(
+        tmp_path,
+        '  - version: 0.1.0\n    torch: ">=2.12,<2.13"\n    python: ">=3.11"\n    status: supported\n'
+        '    exceptions: [{python: "3.12", status: unsupported, reason: "no 3.12 wheel of our kernels"}]\n',
+    )
     doc = check("--torch", "2.12.1", "--python", "3.12", "--adapter", "0.1.0", matrix=path, today=TODAY)
-    assert doc["verdict"] == "unsupported" and doc["exit_code"] == 1 and doc["reasons"] == ["no 3.12 wheel of our kernels"]
+    assert (
+        doc["verdict"] == "unsupported" and doc["exit_code"] == 1 and doc["reasons"] == ["no 3.12 wheel of our kernels"]
+    )
     rows = json.loads(cli("plan", "--matrix", path, "--format", "json", "--today", TODAY).out)
     assert [r["python"] for r in rows] == ["3.11"]
     with pytest.raises(MatrixError) as exc:
@@ -260,12 +347,17 @@ def test_a_bare_minor_in_a_releases_torch_is_warned_about(tmp_path):
     path = _write(tmp_path, '  - {version: 0.1.0, torch: "2.12", python: ">=3.11", status: supported}\n')
     res = cli("validate", "--matrix", path)
     assert res.code == 0
-    assert "torch 2.12 means 2.12.0 only (PEP 440 pads 2.12 with zeros), not the 2.12 line as `init --torch 2.12` does" in res.err
+    assert (
+        "torch 2.12 means 2.12.0 only (PEP 440 pads 2.12 with zeros), not the 2.12 line as `init --torch 2.12` does"
+        in res.err
+    )
     assert "'>=2.12,<2.13'" in res.err
 
 
 def test_a_template_must_name_groups_the_regex_defines(tmp_path):
-    text = BASE.replace("detect: [{env: TINY_ONEAPI}]", "detect: [{file: /etc/x, regex: '^V=(?P<v>.+)$', template: '{v}-{w}'}]")
+    text = BASE.replace(
+        "detect: [{env: TINY_ONEAPI}]", "detect: [{file: /etc/x, regex: '^V=(?P<v>.+)$', template: '{v}-{w}'}]"
+    )
     with pytest.raises(MatrixError) as exc:
         load_text(text + '  - {version: 0.1.0, torch: "2.12.1", python: ">=3.11", status: supported}\n', "x.yaml")
     assert "template '{v}-{w}' names w, which the regex does not define" in str(exc.value)
@@ -279,7 +371,10 @@ def test_the_variant_family_comes_from_the_label_or_the_metadata():
     assert torch_family(Version("2.8.0+xpu"), ()) == "xpu"
     assert torch_family(Version("2.5.1+cxx11.abi"), ()) == "cxx11.abi"
     assert torch_family(Version("2.6.0+cu126"), ("nvidia-cublas-cu12==12.6.4.1",)) == "cu126"
-    assert torch_family(Version("2.8.0"), ("filelock", 'nvidia-cuda-runtime-cu12==12.8.90; platform_system == "Linux"')) == "cuda"
+    assert (
+        torch_family(Version("2.8.0"), ("filelock", 'nvidia-cuda-runtime-cu12==12.8.90; platform_system == "Linux"'))
+        == "cuda"
+    )
     assert torch_family(Version("2.8.0"), ("filelock",)) == "pypi"
     doc = ipex("--torch", "2.8.0+cpu", "--adapter", "2.8.0+cpu", "--set", "os=linux")
     assert doc["environment"]["torch_family"] == "cpu"

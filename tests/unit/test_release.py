@@ -66,11 +66,24 @@ def _record(matrix, cell_id: str, release_of: str = "2.0.0", suites=("conformanc
     """What a nox cell records (cells.write_record), for the plan row ``cell_id`` of ``release_of``."""
     row = next(r for r in plan(matrix, "full") if r.id == cell_id or r.id == f"{cell_id}-v{release_of}")
     companion = [{"name": "torchvision", "installed": "0.17.2" if "2.2" in cell_id else "0.18.1"}] if companions else []
-    check = {"checks": [{"environment": {"python": "3.10.9", "torch": f"{row.cell.torch}+cpu", "torch_variant": "cpu",
-                                         "adapter": release_of}, "companions": companion}]}
+    check = {
+        "checks": [
+            {
+                "environment": {
+                    "python": "3.10.9",
+                    "torch": f"{row.cell.torch}+cpu",
+                    "torch_variant": "cpu",
+                    "adapter": release_of,
+                },
+                "companions": companion,
+            }
+        ]
+    }
     counts = {name: cells.TestCounts(10, 0, 0, 0) for name in suites}
     results = os.path.join(os.path.dirname(matrix.path), "results")
-    return cells.write_record(results, row, check, counts, {"source_hash": "0" * 8}, {"tests": 1.0}, "passed", None, cells.tree_state(matrix))
+    return cells.write_record(
+        results, row, check, counts, {"source_hash": "0" * 8}, {"tests": 1.0}, "passed", None, cells.tree_state(matrix)
+    )
 
 
 @pytest.fixture
@@ -99,12 +112,17 @@ def _records(repo: Path) -> list:
 
 def test_the_whole_flow_freeze_change_a_byte_release_again(repo):
     first = _gate(repo)
-    assert first.code == 2 and "release 2.0.0 is claimed supported but is not frozen" in first.out + first.err  # it asks for the freeze
+    assert (
+        first.code == 2 and "release 2.0.0 is claimed supported but is not frozen" in first.out + first.err
+    )  # it asks for the freeze
     res = cli("release", "2.0.0", cwd=repo)
     assert res.code == 0, res.out + res.err
     assert "release 2.0.0 frozen on" in res.out and "2 of its 2 record(s) ran on these sources" in res.out
     frozen = json.loads((repo / "evidence" / "2.0.0" / "release.json").read_text())
-    assert frozen["sources"]["hash"] == evidence.sources_hash(load(repo / "compat.yaml").matrix) and frozen["commit"] is None
+    assert (
+        frozen["sources"]["hash"] == evidence.sources_hash(load(repo / "compat.yaml").matrix)
+        and frozen["commit"] is None
+    )
     assert _gate(repo).code == 0
     before = _records(repo)
 
@@ -130,13 +148,17 @@ def test_the_whole_flow_freeze_change_a_byte_release_again(repo):
     assert _records(repo) == before  # no new records
 
     # claiming the unfrozen release supported fails the gate: it is not frozen and has no record
-    claimed = (repo / "demo" / "compat.yaml").read_text().replace("    status: experimental\n", "    status: supported\n")
+    claimed = (
+        (repo / "demo" / "compat.yaml").read_text().replace("    status: experimental\n", "    status: supported\n")
+    )
     (repo / "demo" / "compat.yaml").write_text(claimed)
     res = _gate(repo)
     said = res.out + res.err
     assert res.code == 2
     assert "release 2.1.0 is claimed supported but is not frozen" in said
-    assert "cell py3.10-torch2.2 of release 2.1.0 is claimed supported without a fresh passing record: no record" in said
+    assert (
+        "cell py3.10-torch2.2 of release 2.1.0 is claimed supported without a fresh passing record: no record" in said
+    )
 
 
 def test_a_release_is_frozen_once(repo):
@@ -169,7 +191,7 @@ def test_a_run_of_later_code_is_never_filed_under_a_frozen_release(repo):
     (repo / "demo" / "core.py").write_text("KERNEL = 2\n")
     matrix = load(repo / "compat.yaml").matrix
     committed = (repo / "evidence" / "2.0.0" / "py3.10-torch2.2.json").read_text()
-    with pytest.raises(evidence.EvidenceError, match="release 2.0.0 is frozen with sources hash"):
+    with pytest.raises(evidence.EvidenceError, match=r"release 2\.0\.0 is frozen with sources hash"):
         evidence.write_evidence(str(repo / "evidence"), _record(matrix, "py3.10-torch2.2"), matrix)
     assert (repo / "evidence" / "2.0.0" / "py3.10-torch2.2.json").read_text() == committed
     # the adapter under test is 2.1.0: its record is not evidence for a row of 2.0.0
@@ -177,7 +199,7 @@ def test_a_run_of_later_code_is_never_filed_under_a_frozen_release(repo):
     matrix = load(repo / "compat.yaml").matrix
     record = dict(_record(matrix, "py3.10-torch2.2", "2.1.0"), release="2.0.0", adapter="2.1.0")
     record["sources"] = dict(record["sources"], hash=json.loads(committed)["sources"]["hash"])
-    with pytest.raises(evidence.EvidenceError, match="the adapter under test is 2.1.0, not release 2.0.0"):
+    with pytest.raises(evidence.EvidenceError, match=r"the adapter under test is 2\.1\.0, not release 2\.0\.0"):
         evidence.write_evidence(str(repo / "evidence"), record, matrix)
     # the new release's own row is written to its own folder
     written = evidence.write_evidence(str(repo / "evidence"), _record(matrix, "py3.10-torch2.2", "2.1.0"), matrix)
@@ -189,7 +211,7 @@ def test_a_run_of_later_code_is_never_filed_under_a_frozen_release(repo):
 
 @pytest.mark.parametrize(
     "weaker,missing",
-    [(dict(suites=("conformance",)), "suite group ops"), (dict(companions=False), "companion torchvision")],
+    [({"suites": ("conformance",)}, "suite group ops"), ({"companions": False}, "companion torchvision")],
 )
 def test_a_weaker_run_never_replaces_the_committed_record_and_the_gate_refuses_it(repo, weaker, missing):
     matrix = load(repo / "compat.yaml").matrix
@@ -202,7 +224,7 @@ def test_a_weaker_run_never_replaces_the_committed_record_and_the_gate_refuses_i
     path.write_text(json.dumps(_record(matrix, "py3.10-torch2.2", **weaker)))
     assert cli("release", "2.0.0", cwd=repo).code == 0
     res = _gate(repo)
-    assert res.code == 2 and f"cell py3.10-torch2.2 of release 2.0.0" in res.out + res.err
+    assert res.code == 2 and "cell py3.10-torch2.2 of release 2.0.0" in res.out + res.err
     assert f"it ran without {missing}" in res.out + res.err
 
 
@@ -218,7 +240,6 @@ def test_the_matrix_declares_the_suite_groups_that_count():
         load_text(MATRIX.replace("suites: [conformance, ops]", "suites: [conformance, ops, ops]"), check_modules=False)
 
 
-
 # -- the verified view --------------------------------------------------------------------
 
 
@@ -231,7 +252,9 @@ def test_the_verified_view_names_the_release_a_record_proves_and_unreleased_code
     assert doc["release"] == "2.1.0" and "release 2.1.0 is not frozen" in doc["title"]
     states = {c["state"] for row in doc["rows"] for c in row[1:] if c["state"] not in ("unclaimed", "nowheel")}
     assert states == {"unreleased"}
-    frozen = json.loads(cli("table", "--view", "verified", "--results", "evidence", "--release", "2.0.0", "-f", "json", cwd=repo).out)
+    frozen = json.loads(
+        cli("table", "--view", "verified", "--results", "evidence", "--release", "2.0.0", "-f", "json", cwd=repo).out
+    )
     assert "each record proves release 2.0.0, frozen" in frozen["title"]
 
 
@@ -255,8 +278,13 @@ def test_run_tier_skips_the_rows_of_a_frozen_release_on_later_code(repo):
     (repo / "demo" / "core.py").write_text("KERNEL = 2\n")
     (repo / "demo" / "compat.yaml").write_text(_with_next(MATRIX))
     env = dict(os.environ, ADAPTER_MATRIX_NOX_MATRIX=str(repo / "compat.yaml"))
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "run_tier.py"), "full", "--dry-run"], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "run_tier.py"), "full", "--dry-run"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     # the frozen release is not this tree's to test: its rows are not planned, and the next
     # release's rows keep the ids they had while it was the only one

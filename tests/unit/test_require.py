@@ -63,7 +63,9 @@ def test_it_finds_compat_yaml_in_the_package_and_names_the_shim(toy):
 def _narrow(toy: Path) -> None:
     """Release 1.0.0 claims torch 2.10-2.12 only; the shim still serves up to 2.15."""
     path = toy / "compat.yaml"
-    path.write_text(path.read_text().replace('    torch: ">=2.10,<2.16"\n    python:', '    torch: ">=2.10,<2.13"\n    python:'))
+    path.write_text(
+        path.read_text().replace('    torch: ">=2.10,<2.16"\n    python:', '    torch: ">=2.10,<2.13"\n    python:')
+    )
 
 
 def test_a_torch_the_release_does_not_claim_raises_with_the_fix(toy):
@@ -71,7 +73,9 @@ def test_a_torch_the_release_does_not_claim_raises_with_the_fix(toy):
     with pytest.raises(UnsupportedEnvironment) as err:
         require("toy_adapter", version="1.0.0", torch_version="2.13.0")
     message = str(err.value)
-    assert message.startswith("toy-adapter with torch 2.13.0: unsupported: toy-adapter 1.0.0 supports torch >=2.10,<2.13, not 2.13.0")
+    assert message.startswith(
+        "toy-adapter with torch 2.13.0: unsupported: toy-adapter 1.0.0 supports torch >=2.10,<2.13, not 2.13.0"
+    )
     assert "fix: install torch 2.12" in message and "pip install 'torch>=2.12,<2.13'" in message
     assert message.endswith("(set ADAPTER_MATRIX_ALLOW_UNSUPPORTED=1 to try anyway)")
     with pytest.raises(UnsupportedEnvironment, match=r"torch 2.9.1 is not a torch release this matrix describes"):
@@ -93,9 +97,13 @@ def test_extra_dimensions_are_detected_from_the_environment(toy, monkeypatch):
 
 def test_an_import_never_runs_command_detectors(toy, tmp_path, monkeypatch):
     marker = tmp_path / "ran"
-    text = (toy / "compat.yaml").read_text().replace(
-        "      - env: TOY_DRIVER_VERSION\n",
-        f"      - command: [sh, -c, 'touch {marker}; echo 1.0']\n        regex: '(\\S+)'\n",
+    text = (
+        (toy / "compat.yaml")
+        .read_text()
+        .replace(
+            "      - env: TOY_DRIVER_VERSION\n",
+            f"      - command: [sh, -c, 'touch {marker}; echo 1.0']\n        regex: '(\\S+)'\n",
+        )
     )
     (toy / "compat.yaml").write_text(text)
     monkeypatch.delenv("TOY_DRIVER_VERSION")
@@ -110,7 +118,9 @@ def test_an_import_never_runs_command_detectors(toy, tmp_path, monkeypatch):
 
 def test_a_deprecated_release_warns_with_a_future_warning(toy):
     path = toy / "compat.yaml"
-    path.write_text(path.read_text().replace("    status: supported\n", "    status: deprecated\n    reason: use 2.0\n"))
+    path.write_text(
+        path.read_text().replace("    status: supported\n", "    status: deprecated\n    reason: use 2.0\n")
+    )
     with pytest.warns(FutureWarning, match="toy-adapter with torch 2.13.0: deprecated: use 2.0"):
         support = require("toy_adapter", version="1.0.0", torch_version="2.13.0")
     assert support.usable
@@ -118,7 +128,9 @@ def test_a_deprecated_release_warns_with_a_future_warning(toy):
 
 def test_under_autoload_it_warns_and_says_not_to_activate(toy):
     _narrow(toy)
-    with pytest.warns(RuntimeWarning, match="toy_adapter was not activated: toy-adapter with torch 2.13.0: unsupported"):
+    with pytest.warns(
+        RuntimeWarning, match="toy_adapter was not activated: toy-adapter with torch 2.13.0: unsupported"
+    ):
         support = _import_device_backends(lambda: require("toy_adapter", version="1.0.0", torch_version="2.13.0"))
     assert not support.usable and support.outcome == "unsupported"
 
@@ -127,7 +139,7 @@ def test_a_missing_matrix_raises_on_import_and_warns_under_autoload(tmp_path, mo
     (tmp_path / "bare_adapter").mkdir()
     (tmp_path / "bare_adapter" / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(discovery, "_entry_points", lambda: [])
+    monkeypatch.setattr(discovery, "_entry_points", list)
     with pytest.raises(FileNotFoundError, match=r"bare_adapter: no compat.yaml in .*bare_adapter and no entry point"):
         require("bare_adapter")
     with pytest.warns(RuntimeWarning, match="bare_adapter was not activated: bare_adapter: no compat.yaml"):
@@ -142,7 +154,10 @@ def test_a_matrix_kept_elsewhere_is_found_through_its_entry_point(toy, monkeypat
     monkeypatch.setattr(discovery, "_entry_points", lambda: [point])
     support = require("toy_adapter", version="1.0.0", torch_version="2.13.0")
     assert support.matrix == str(toy / "data" / "matrix.yaml") and support.outcome == "supported"
-    assert require("toy_adapter", matrix="data/matrix.yaml", version="1.0.0", torch_version="2.13.0").matrix == support.matrix
+    assert (
+        require("toy_adapter", matrix="data/matrix.yaml", version="1.0.0", torch_version="2.13.0").matrix
+        == support.matrix
+    )
 
 
 def test_the_escape_hatch_activates_an_unsupported_pairing_that_a_shim_serves(toy, monkeypatch):
@@ -165,9 +180,15 @@ def test_a_warm_start_parses_no_yaml_and_loads_neither_the_model_nor_packaging(t
         "s = require('toy_adapter', version='1.0.0', torch_version='2.13.0')\n"
         f"print(s.outcome, *[m for m in {HEAVY!r} if m in sys.modules])\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(toy.parent), ADAPTER_MATRIX_CACHE=str(tmp_path / "fresh"), TOY_DRIVER_VERSION="2.1")
-    cold = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
-    warm = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    env = dict(
+        os.environ, PYTHONPATH=str(toy.parent), ADAPTER_MATRIX_CACHE=str(tmp_path / "fresh"), TOY_DRIVER_VERSION="2.1"
+    )
+    cold = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    warm = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
     assert cold[0] == "supported" and "adapter_matrix.matrix.model" in cold  # the first start builds the memos
     assert warm == ["supported"]
     env["TOY_DRIVER_VERSION"] = "1.0"  # another detected value is another verdict, decided afresh
@@ -180,7 +201,9 @@ def test_an_enumeration_with_a_builtin_detector_is_checked_too(toy):
         pytest.skip("the built-in os detector answers linux here only")
     path = toy / "compat.yaml"
     text = path.read_text().replace("schema-version: 1", "schema-version: 2")
-    text = text.replace("dimensions:\n  driver:", "dimensions:\n  os: {kind: enum, values: [linux, windows]}\n  driver:", 1)
+    text = text.replace(
+        "dimensions:\n  driver:", "dimensions:\n  os: {kind: enum, values: [linux, windows]}\n  driver:", 1
+    )
     path.write_text(text.replace('      driver: ">=2.0"\n', '      driver: ">=2.0"\n      os: windows\n'))
     with pytest.raises(UnsupportedEnvironment, match="needs os windows, found linux"):
         require("toy_adapter", version="1.0.0", torch_version="2.13.0")

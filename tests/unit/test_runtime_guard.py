@@ -65,8 +65,9 @@ def test_under_autoload_it_warns_and_import_torch_works(mismatched):
 def test_escape_hatch_turns_the_error_into_a_warning(mismatched, monkeypatch):
     monkeypatch.setenv(guard.ALLOW_ENV, "1")
     with pytest.warns(RuntimeWarning, match="unsupported"):
-        support = guard.require("shims", matrix=mismatched / "shims" / "compat.yaml", version="0.1.0",
-                                  torch_version=torch.__version__)
+        support = guard.require(
+            "shims", matrix=mismatched / "shims" / "compat.yaml", version="0.1.0", torch_version=torch.__version__
+        )
     assert support.usable and support.shim and support.shim.startswith("shims.torch_")
 
 

@@ -32,7 +32,9 @@ from .helpers import FIXTURES, REPO
 BROWSER = next((shutil.which(name) for name in ("chromium", "chromium-browser") if shutil.which(name)), None)
 pytestmark = [
     pytest.mark.slow,  # starts Chromium for each page
-    pytest.mark.skipif(BROWSER is None, reason="no Chromium on PATH (Debian: apt-get install chromium; .ci/run installs it)"),
+    pytest.mark.skipif(
+        BROWSER is None, reason="no Chromium on PATH (Debian: apt-get install chromium; .ci/run installs it)"
+    ),
 ]
 TODAY = _dt.date(2026, 12, 1)
 SCREENSHOTS = REPO / "results" / "screenshots"
@@ -202,15 +204,21 @@ def _state_pages(folder: Path) -> List[Path]:
     dims = load(FIXTURES / "tables" / "dimensions.yaml").matrix
     records = read_records(str(FIXTURES / "tables" / "results"))
     pages = {
-        "verified.html": tables.render(minimal, "verified", "html", today=TODAY, records=records),  # verified, stale, failed
+        "verified.html": tables.render(
+            minimal, "verified", "html", today=TODAY, records=records
+        ),  # verified, stale, failed
         "mixed.html": tables.render(dims, "grid", "html", today=TODAY),  # mixed, broken
         "deprecated.html": tables.render(minimal, "grid", "html", release=minimal.releases[0], today=TODAY),
         "eol.html": tables.render(dims, "grid", "html", release=dims.releases[0], today=TODAY),
-        "capabilities.html": tables.render(load(REPO / "compat.yaml").matrix, "capabilities", "html"),  # present, partial, absent
+        "capabilities.html": tables.render(
+            load(REPO / "compat.yaml").matrix, "capabilities", "html"
+        ),  # present, partial, absent
         # ops_ok, ops_known, ops_new
         "ops.html": tables.render(minimal, "ops", "html", records=read_sweeps(str(FIXTURES / "tables" / "op-sweeps"))),
         # ops_known, ops_unsupported, ops_new
-        "op-failures.html": tables.render(minimal, "op-failures", "html", records=read_sweeps(str(FIXTURES / "tables" / "op-sweeps"))),
+        "op-failures.html": tables.render(
+            minimal, "op-failures", "html", records=read_sweeps(str(FIXTURES / "tables" / "op-sweeps"))
+        ),
         "companions.html": tables.render(_companions_showing_every_state(), "companions", "html"),
     }
     out = []

@@ -13,13 +13,13 @@ import json
 import re
 
 import pytest
-from adapter_matrix.tables.formats import JSON_SCHEMA_VERSION, render_csv, render_markdown, render_rst
-from adapter_matrix.tables.table import Column, Span, Table, TableCell
-from adapter_matrix.tables.words import LANGS, WORDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter_matrix.tables import views as tables
+from adapter_matrix.tables.formats import JSON_SCHEMA_VERSION, render_csv, render_markdown, render_rst
+from adapter_matrix.tables.table import Column, Span, Table, TableCell
+from adapter_matrix.tables.words import LANGS, WORDS
 
 from .helpers import REPO
 from .test_table_golden import CASES, GOLDEN, TODAY, TODAYS, matrix, records_for, render
@@ -68,7 +68,9 @@ def test_markdown_of_this_repository_is_a_fixed_point_in_both_languages():
 
 
 _TEXT = st.text(
-    alphabet=st.sampled_from(list("abcXYZ019 .,:;-+=<>!?#*_[]()|`~&\\'\"/@%$^{}") + ["\u00d7", "\u2013", "支", "持", "验", "证", "\uff1a"]),
+    alphabet=st.sampled_from(
+        list("abcXYZ019 .,:;-+=<>!?#*_[]()|`~&\\'\"/@%$^{}") + ["\u00d7", "\u2013", "支", "持", "验", "证", "\uff1a"]
+    ),
     max_size=12,
 )
 _CELL = st.builds(

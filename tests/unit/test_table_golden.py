@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Tuple
 
 import pytest
-from adapter_matrix.tables.formats import FORMATS
-from adapter_matrix.tables.words import LANGS
 
 from adapter_matrix.ci.results import read_records
 from adapter_matrix.device.opsweep.record import read_records as read_sweeps
 from adapter_matrix.matrix.loader import load
 from adapter_matrix.matrix.model import Matrix
 from adapter_matrix.tables import views as tables
+from adapter_matrix.tables.formats import FORMATS
+from adapter_matrix.tables.words import LANGS
 
 from .helpers import FIXTURES
 

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import re
-
 import io
+import re
 import shutil
 import subprocess
 import sys
 import time
 
 import pytest
-from adapter_matrix.tables.markers import MarkerError, find_blocks
 
 from adapter_matrix.files import atomic_write
 from adapter_matrix.matrix.loader import load
 from adapter_matrix.tables import docs
+from adapter_matrix.tables.markers import MarkerError, find_blocks
 
 from .helpers import FIXTURES, REPO, cli
 
@@ -39,7 +38,9 @@ HTML_CHECK = ("table", "--view", "grid", "--format", "html", "--output", "docs/c
 
 
 def test_this_repositorys_documents_are_up_to_date_in_one_call():
-    docs_md = sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))  # what the shell makes of docs/*.md
+    docs_md = sorted(
+        str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md")
+    )  # what the shell makes of docs/*.md
     res = cli("table", "--check", "README.md", *docs_md)
     assert res.code == 0, res.out + res.err
     # docs/tables.md shows the markers inside code fences: examples, not blocks
@@ -52,7 +53,9 @@ def test_the_op_coverage_page_is_up_to_date_and_checked_in_ci():
     res = cli("table", "--check", "docs/op-coverage.md")
     assert res.code == 0, res.out + res.err
     assert "1 file(s), 3 table block(s): up to date" in res.out  # ops, op-dtypes, op-failures
-    checked = [line for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines() if "table --check" in line]
+    checked = [
+        line for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines() if "table --check" in line
+    ]
     assert any("docs/*.md" in line or "docs/op-coverage.md" in line for line in checked), checked
 
 
@@ -77,7 +80,9 @@ def test_update_rewrites_only_between_markers(tmp_path):
     new = doc.read_text(encoding="utf-8")
     assert "stale content" not in new
     # everything outside the blocks, markers included, is byte-identical
-    outside = lambda t: [part.split("<!-- /adapter-matrix:table -->")[-1] for part in t.split("<!-- adapter-matrix:table")]  # noqa: E731
+    outside = lambda t: [
+        part.split("<!-- /adapter-matrix:table -->")[-1] for part in t.split("<!-- adapter-matrix:table")
+    ]
     assert outside(new) == outside(DOC)
     assert new.startswith(DOC.split("<!-- adapter-matrix")[0])
     assert new.endswith("Tail text without a final newline")
@@ -298,7 +303,10 @@ def test_verified_blocks_read_their_records_relative_to_the_document(tmp_path):
     (tmp_path / "docs").mkdir()
     shutil.copytree(RESULTS, tmp_path / "records")
     doc = tmp_path / "docs" / "verified.md"
-    doc.write_text("<!-- adapter-matrix:table view=verified results=../records -->\n<!-- /adapter-matrix:table -->\n", encoding="utf-8")
+    doc.write_text(
+        "<!-- adapter-matrix:table view=verified results=../records -->\n<!-- /adapter-matrix:table -->\n",
+        encoding="utf-8",
+    )
     res = cli("table", "--matrix", MINIMAL, "--today", "2026-12-01", "--update", str(doc))
     assert res.code == 0, res.err
     text = doc.read_text(encoding="utf-8")
@@ -314,10 +322,15 @@ def test_rst_documents_get_a_list_table_that_docutils_reads(tmp_path):
     from docutils.core import publish_doctree
 
     doc = tmp_path / "compat.rst"
-    doc.write_text("Compatibility\n=============\n\n.. adapter-matrix:table view=grid lang=zh\n\n.. /adapter-matrix:table\n\nAfter.\n", encoding="utf-8")
+    doc.write_text(
+        "Compatibility\n=============\n\n.. adapter-matrix:table view=grid lang=zh\n\n.. /adapter-matrix:table\n\nAfter.\n",
+        encoding="utf-8",
+    )
     assert cli("table", "--matrix", MINIMAL, "--update", str(doc)).code == 0
     text = doc.read_text(encoding="utf-8")
-    assert ".. list-table:: demo-adapter\uff1atorch \u00d7 Python" in text and text.endswith(".. /adapter-matrix:table\n\nAfter.\n")
+    assert ".. list-table:: demo-adapter\uff1atorch \u00d7 Python" in text and text.endswith(
+        ".. /adapter-matrix:table\n\nAfter.\n"
+    )
     warnings = io.StringIO()
     tree = publish_doctree(text, settings_overrides={"warning_stream": warnings, "report_level": 1})
     assert warnings.getvalue() == ""
@@ -335,7 +348,19 @@ def test_rst_blocks_are_found():
 
 def test_output_check_finds_a_stale_or_missing_page_and_names_the_command(tmp_path):
     page = tmp_path / "page.html"
-    args = ("table", "--matrix", MINIMAL, "--today", "2026-12-01", "--view", "releases", "--format", "html", "--lang", "zh")
+    args = (
+        "table",
+        "--matrix",
+        MINIMAL,
+        "--today",
+        "2026-12-01",
+        "--view",
+        "releases",
+        "--format",
+        "html",
+        "--lang",
+        "zh",
+    )
     res = cli(*args, "--output", str(page), "--check")
     assert res.code == 1 and "+<!DOCTYPE html>" in res.out
     fix = f"adapter-matrix table --matrix {MINIMAL} --today 2026-12-01 --view releases --format html --lang zh --output {page}"

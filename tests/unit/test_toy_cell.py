@@ -24,17 +24,29 @@ CELL = f"py{sys.version_info[0]}.{sys.version_info[1]}-torch2.13"
 def test_the_toy_adapter_runs_a_cell_offline_and_writes_its_evidence(tmp_path):
     if not glob.glob(os.path.join(LOCAL_TORCH, "torch-2.13.0*.whl")):
         pytest.skip("no local torch 2.13 wheel in /opt/wheels")
-    env = dict(os.environ, ADAPTER_MATRIX_WHEELS=cell_wheelhouse(tmp_path / "wheelhouse"),
-               ADAPTER_MATRIX_RESULTS=str(tmp_path / "results"), ADAPTER_MATRIX_EVIDENCE=str(tmp_path / "evidence"),
-               UV_OFFLINE="1")
+    env = dict(
+        os.environ,
+        ADAPTER_MATRIX_WHEELS=cell_wheelhouse(tmp_path / "wheelhouse"),
+        ADAPTER_MATRIX_RESULTS=str(tmp_path / "results"),
+        ADAPTER_MATRIX_EVIDENCE=str(tmp_path / "evidence"),
+        UV_OFFLINE="1",
+    )
     listed = subprocess.run([NOX, "-l", "--json"], cwd=TOY, capture_output=True, text=True, timeout=120, env=env)
     sessions = [s["session"] for s in json.loads(listed.stdout)]
-    plan = subprocess.run([sys.executable, "-m", "adapter_matrix", "plan", "-f", "json"], cwd=TOY, capture_output=True, text=True, env=env)
+    plan = subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", "plan", "-f", "json"], cwd=TOY, capture_output=True, text=True, env=env
+    )
     assert sessions == [row["session"] for row in json.loads(plan.stdout)]
     if f"device({CELL})" not in sessions:
         pytest.skip(f"toy-adapter has no cell {CELL}")
-    proc = subprocess.run([NOX, "--envdir", str(tmp_path / "nox"), "-s", f"device({CELL})"], cwd=TOY,
-                          capture_output=True, text=True, timeout=600, env=env)
+    proc = subprocess.run(
+        [NOX, "--envdir", str(tmp_path / "nox"), "-s", f"device({CELL})"],
+        cwd=TOY,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     record = json.loads((tmp_path / "results" / f"{CELL}.json").read_text())
     assert record["outcome"] == "passed" and record["torch"] == "2.13.0+cpu"

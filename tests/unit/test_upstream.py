@@ -71,7 +71,11 @@ def index() -> up.Upstream:
 
 def test_recorded_answer_reproduces_the_research_table(index):
     lines = index.lines()
-    table = {str(m): (line.python, SpecifierSet(line.newest.requires_python or "")) for m, line in lines.items() if m >= Version("2.1")}
+    table = {
+        str(m): (line.python, SpecifierSet(line.newest.requires_python or ""))
+        for m, line in lines.items()
+        if m >= Version("2.1")
+    }
     expected = {m: (_pythons(py), SpecifierSet(rp)) for m, (py, rp) in RESEARCH_TABLE.items()}
     assert table == expected
 
@@ -164,7 +168,7 @@ def test_missing_recording_is_exit_2(tmp_path):
 
 
 class _Response(io.BytesIO):
-    def __enter__(self) -> "_Response":
+    def __enter__(self) -> _Response:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -180,7 +184,11 @@ def test_pypi_asks_the_simple_json_api_with_a_timeout(monkeypatch):
 
     monkeypatch.setattr(up.urllib.request, "urlopen", urlopen)
     index = up.read_upstream("pypi")
-    assert seen == {"url": "https://pypi.org/simple/torch/", "accept": "application/vnd.pypi.simple.v1+json", "timeout": up.TIMEOUT}
+    assert seen == {
+        "url": "https://pypi.org/simple/torch/",
+        "accept": "application/vnd.pypi.simple.v1+json",
+        "timeout": up.TIMEOUT,
+    }
     assert index.source == "pypi" and Version("2.15") in index.lines()
 
 
@@ -199,10 +207,14 @@ def test_validate_upstream_pypi_uses_the_fetched_answer(monkeypatch):
     from adapter_matrix.upstream import companions
 
     monkeypatch.setattr(up, "_fetch", lambda url, timeout: RECORDED.read_bytes())
-    monkeypatch.setattr(companions, "fetch_document", lambda name, floor: json.loads((RECORDED_DIR / f"{name}.json").read_bytes()))
+    monkeypatch.setattr(
+        companions, "fetch_document", lambda name, floor: json.loads((RECORDED_DIR / f"{name}.json").read_bytes())
+    )
     res = cli("validate", "--upstream", "pypi")
     assert res.code == 0, res.err
-    assert [line for line in res.err.splitlines() if "warning" in line] == [line for line in res.err.splitlines() if UNDECLARED in line]
+    assert [line for line in res.err.splitlines() if "warning" in line] == [
+        line for line in res.err.splitlines() if UNDECLARED in line
+    ]
 
 
 # -- verification of a matrix -----------------------------------------------------------
@@ -219,7 +231,11 @@ def test_repository_matrix_matches_pypi():
 def _torch_findings(err: str) -> List[str]:
     """The diagnostics about torch facts: torch's answer alone cannot verify the companions
     (and says so), and a torch fact planted out of the file also shows in their pairings."""
-    return [line for line in err.splitlines() if not re.search(r": (warning: )?(torchvision|torchaudio|the torch facts of) ", line)]
+    return [
+        line
+        for line in err.splitlines()
+        if not re.search(r": (warning: )?(torchvision|torchaudio|the torch facts of) ", line)
+    ]
 
 
 def _planted(tmp_path: Path, old: str, new: str, *, text: str = COMPAT) -> Tuple[Path, str]:
@@ -266,7 +282,8 @@ PY212 = 'patches: [2.12.0, 2.12.1]\n    python: ["3.10", "3.11", "3.12", "3.13",
             "released: 2024-07-25",
             '  "2.4":',
             "2024-07-25",
-            "torch 2.4 was released on 2024-07-24 (upload of 2.4.0 on PyPI), not 2024-07-25 \u2014 write released: 2024-07-24, " + FIX,
+            "torch 2.4 was released on 2024-07-24 (upload of 2.4.0 on PyPI), not 2024-07-25 \u2014 write released: 2024-07-24, "
+            + FIX,
         ),
         (
             "patches: [2.3.0, 2.3.1]",
@@ -301,7 +318,9 @@ def test_facts_the_file_lacks_are_warnings(tmp_path):
 
 def test_an_older_patch_without_a_wheel_the_newest_has_is_a_warning(tmp_path):
     recording = json.loads(RECORDED.read_text())
-    recording["files"] = [f for f in recording["files"] if f["filename"] != "torch-2.9.0-cp314-cp314-manylinux_2_28_x86_64.whl"]
+    recording["files"] = [
+        f for f in recording["files"] if f["filename"] != "torch-2.9.0-cp314-cp314-manylinux_2_28_x86_64.whl"
+    ]
     answer = tmp_path / "answer.json"
     answer.write_text(json.dumps(recording))
     res = cli("validate", "--upstream", str(answer))
@@ -344,7 +363,9 @@ def test_a_yanked_patch_is_an_error(tmp_path):
     assert res.code == 2
     where = _position(COMPAT, '  "2.3":', "2.3.1")
     fix = f"or run `adapter-matrix validate --upstream {answer} --write`"
-    assert _torch_findings(res.err) == [f"compat.yaml:{where}: torch 2.3.1 was yanked from PyPI \u2014 remove it from patches (PyPI: 2.3.0), {fix}"]
+    assert _torch_findings(res.err) == [
+        f"compat.yaml:{where}: torch 2.3.1 was yanked from PyPI \u2014 remove it from patches (PyPI: 2.3.0), {fix}"
+    ]
 
 
 def test_a_line_pypi_does_not_have_is_an_error(tmp_path):
@@ -355,7 +376,10 @@ def test_a_line_pypi_does_not_have_is_an_error(tmp_path):
     res = cli("validate", "--upstream", str(answer))
     assert res.code == 2
     line = COMPAT.splitlines().index('  "2.1":') + 1
-    assert f"compat.yaml:{line}:3: torch 2.1 has no Linux x86_64 wheel on PyPI \u2014 check the minor, or remove its entry" in res.err
+    assert (
+        f"compat.yaml:{line}:3: torch 2.1 has no Linux x86_64 wheel on PyPI \u2014 check the minor, or remove its entry"
+        in res.err
+    )
 
 
 # -- --write ---------------------------------------------------------------------------------
@@ -363,8 +387,12 @@ def test_a_line_pypi_does_not_have_is_an_error(tmp_path):
 
 def test_write_restores_the_facts_and_keeps_every_comment(tmp_path):
     damaged = _without_2_15()
-    damaged = damaged.replace('"3.9", "3.10", "3.11", "3.12", "3.13"]\n  "2.6"', '"3.9", "3.10", "3.12", "3.13"]\n  "2.6"')
-    damaged = damaged.replace("released: 2024-04-24", "released: 2024-04-01").replace("[2.9.0, 2.9.1]", "[2.9.0, 2.9.7]")
+    damaged = damaged.replace(
+        '"3.9", "3.10", "3.11", "3.12", "3.13"]\n  "2.6"', '"3.9", "3.10", "3.12", "3.13"]\n  "2.6"'
+    )
+    damaged = damaged.replace("released: 2024-04-24", "released: 2024-04-01").replace(
+        "[2.9.0, 2.9.1]", "[2.9.0, 2.9.7]"
+    )
     damaged = damaged.replace('"3.13", "3.14", "3.13t", "3.14t"]\n  "2.11"', '"3.13", "3.13t"]\n  "2.11"')
     path = tmp_path / "compat.yaml"
     path.write_text(damaged)
@@ -448,7 +476,9 @@ def test_write_edits_block_lists_item_by_item(index):
         "    patches:\n"
         "      - 2.5.0\n"
         "      - 2.5.1\n"
-        "    python:\n" + "".join(f'      - "3.{m}"\n' for m in range(9, 14)) + f'  "2.6": {{released: 2025-01-29, patches: [2.6.0], python: {PY26}}}\n'
+        "    python:\n"
+        + "".join(f'      - "3.{m}"\n' for m in range(9, 14))
+        + f'  "2.6": {{released: 2025-01-29, patches: [2.6.0], python: {PY26}}}\n'
     )
 
 
@@ -483,7 +513,9 @@ def test_write_replaces_an_alias_and_fills_in_a_merged_key(index):
         "    python: *old  # same as 2.4?\n"
     )
     assert _rewrite(torch, index) == (
-        torch.replace("patches: [2.5.0, 2.5.1]\n", f"patches: [2.5.0, 2.5.1]\n    python: {PY26}\n").replace("*old", PY26)
+        torch.replace("patches: [2.5.0, 2.5.1]\n", f"patches: [2.5.0, 2.5.1]\n    python: {PY26}\n").replace(
+            "*old", PY26
+        )
     )
 
 
@@ -497,7 +529,9 @@ def test_write_refuses_to_change_an_anchor_other_sections_use(tmp_path, index):
     path = tmp_path / "c.yaml"
     path.write_text(text)
     matrix = load_text(text, str(path), check_modules=False).matrix
-    with pytest.raises(up.UpstreamError, match=r"would change 'releases' \(a shared YAML anchor\); edit the file by hand"):
+    with pytest.raises(
+        up.UpstreamError, match=r"would change 'releases' \(a shared YAML anchor\); edit the file by hand"
+    ):
         upstream_write.write(str(path), matrix, index)
     assert path.read_text() == text
 
@@ -506,9 +540,17 @@ def test_cli_write_repairs_the_file_and_then_reports_it_valid(tmp_path):
     run_cli = cli
     broken = tmp_path / "compat.yaml"
     original = (REPO / "compat.yaml").read_text()
-    broken.write_text(original.replace('patches: [2.4.0, 2.4.1]', 'patches: [2.4.0]', 1))
-    assert run_cli("validate", "--matrix", str(broken), "--upstream", str(RECORDED)).code == 0  # a missing patch only warns
-    broken.write_text(original.replace('python: ["3.9", "3.10", "3.11", "3.12", "3.13"]', 'python: ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]', 1))
+    broken.write_text(original.replace("patches: [2.4.0, 2.4.1]", "patches: [2.4.0]", 1))
+    assert (
+        run_cli("validate", "--matrix", str(broken), "--upstream", str(RECORDED)).code == 0
+    )  # a missing patch only warns
+    broken.write_text(
+        original.replace(
+            'python: ["3.9", "3.10", "3.11", "3.12", "3.13"]',
+            'python: ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]',
+            1,
+        )
+    )
     assert run_cli("validate", "--matrix", str(broken), "--upstream", str(RECORDED)).code == 2
     res = run_cli("validate", "--matrix", str(broken), "--upstream", str(RECORDED), "--write")
     assert res.code == 0, res.err

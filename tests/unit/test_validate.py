@@ -49,7 +49,9 @@ def test_all_errors_are_reported_at_once(tmp_path):
 
 
 def test_unquoted_versions_are_read_as_written_not_as_floats():
-    text = (FIXTURES / "minimal.yaml").read_text().replace('"2.1":', "2.10:").replace("[2.1.0, 2.1.1, 2.1.2]", "[2.10.0]")
+    text = (
+        (FIXTURES / "minimal.yaml").read_text().replace('"2.1":', "2.10:").replace("[2.1.0, 2.1.1, 2.1.2]", "[2.10.0]")
+    )
     text = text.replace('torch: ">=2.1,<2.3"\n    python: ">=3.8"', 'torch: ">=2.2,<2.3"\n    python: ">=3.8"')
     result = load_text(text, "m.yaml")
     assert [str(t.minor) for t in result.matrix.torch] == ["2.2", "2.3", "2.10"]

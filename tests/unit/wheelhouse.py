@@ -48,7 +48,9 @@ def _record_line(name: str, data: bytes) -> str:
 
 def repack(dist: metadata.Distribution, folder: Path) -> Path:
     """Write ``dist`` (installed) as a wheel into ``folder``; returns its path."""
-    tags = [t.split("-") for t in re.findall(r"^Tag: (\S+)", dist.read_text("WHEEL") or "", re.M)] or [["py3", "none", "any"]]
+    tags = [t.split("-") for t in re.findall(r"^Tag: (\S+)", dist.read_text("WHEEL") or "", re.M)] or [
+        ["py3", "none", "any"]
+    ]
     # the compressed tag set of the file name: each part's values joined by dots (py2.py3-none-any)
     tag = "-".join(".".join(dict.fromkeys(t[i] for t in tags)) for i in range(3))
     name = re.sub(r"[-_.]+", "_", dist.metadata["Name"])

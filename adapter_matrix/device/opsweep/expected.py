@@ -30,11 +30,23 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ...errors import AdapterMatrixError
 from ...matrix.diagnostics import Diagnostic, Mark, display_path
-from ...matrix.source import Mapping, Node, Scalar, Sequence as SeqNode, parse
+from ...matrix.source import Mapping, Node, Scalar, parse
+from ...matrix.source import Sequence as SeqNode
 from .runner import Sweep, Task
 
-__all__ = ["EXPECTED_OUTCOMES", "KINDS", "DTYPES", "ExpectationsError", "Expectation", "Expectations", "Verdict", "load", "judge"]
+__all__ = [
+    "EXPECTED_OUTCOMES",
+    "KINDS",
+    "DTYPES",
+    "ExpectationsError",
+    "Expectation",
+    "Expectations",
+    "Verdict",
+    "load",
+    "judge",
+]
 
 # expected outcome -> the task outcomes it matches
 EXPECTED_OUTCOMES: Dict[str, Tuple[str, ...]] = {
@@ -48,7 +60,7 @@ DTYPES = ("float32", "float64", "bfloat16", "int64", "bool", "complex64")
 ENTRY_KEYS = ("ops", "outcome", "reason", "torch", "dtypes", "kinds", "issue")
 
 
-class ExpectationsError(ValueError):
+class ExpectationsError(AdapterMatrixError, ValueError):
     """An expectations file that cannot be used; the message lists every problem."""
 
     def __init__(self, problems: Sequence[Diagnostic]) -> None:
@@ -81,7 +93,12 @@ class Expectation:
         return f"{self.outcome}: {self.reason}" + (f" (issue {self.issue})" if self.issue else "")
 
     def to_json(self) -> Dict[str, Optional[str]]:
-        return {"outcome": self.outcome, "reason": self.reason, "issue": self.issue, "where": f"{self.mark.file}:{self.mark.line}"}
+        return {
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "issue": self.issue,
+            "where": f"{self.mark.file}:{self.mark.line}",
+        }
 
 
 @dataclass(frozen=True)
@@ -107,7 +124,9 @@ class _Reader:
     def error(self, mark: Mark, message: str, hint: str = "") -> None:
         self.problems.append(Diagnostic(mark, message, hint))
 
-    def words(self, node: Optional[Node], what: str, allowed: Optional[Sequence[str]] = None) -> Optional[Tuple[str, ...]]:
+    def words(
+        self, node: Optional[Node], what: str, allowed: Optional[Sequence[str]] = None
+    ) -> Optional[Tuple[str, ...]]:
         if node is None:
             return None
         items = list(node) if isinstance(node, SeqNode) else [node]
@@ -144,7 +163,9 @@ class _Reader:
         outcome = self.words(node.get("outcome"), "outcome", tuple(EXPECTED_OUTCOMES))
         if node.get("outcome") is None:
             self.error(node.mark, "missing `outcome`", f"one of {', '.join(EXPECTED_OUTCOMES)}")
-        reason = self.text(node.get("reason"), "`reason` (why the op does not pass: a known failure needs one)", node.mark)
+        reason = self.text(
+            node.get("reason"), "`reason` (why the op does not pass: a known failure needs one)", node.mark
+        )
         torch = None
         spec = node.get("torch")
         if spec is not None:
@@ -157,8 +178,16 @@ class _Reader:
         issue_text = self.text(issue, "issue", node.mark) if issue is not None else None
         if not ops or not outcome or reason is None:
             return None
-        return Expectation(ops, outcome[0], reason, node.mark, torch, self.words(node.get("dtypes"), "dtypes", DTYPES),
-                           self.words(node.get("kinds"), "kinds", KINDS), issue_text)
+        return Expectation(
+            ops,
+            outcome[0],
+            reason,
+            node.mark,
+            torch,
+            self.words(node.get("dtypes"), "dtypes", DTYPES),
+            self.words(node.get("kinds"), "kinds", KINDS),
+            issue_text,
+        )
 
 
 def load(path: str) -> Expectations:
@@ -168,7 +197,9 @@ def load(path: str) -> Expectations:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     except OSError as exc:
-        raise ExpectationsError([Diagnostic(Mark(name, 0, 0), f"cannot read the expectations: {exc.strerror}")]) from None
+        raise ExpectationsError(
+            [Diagnostic(Mark(name, 0, 0), f"cannot read the expectations: {exc.strerror}")]
+        ) from None
     tree, problems = parse(text, name)
     reader = _Reader()
     reader.problems.extend(problems)
@@ -230,4 +261,8 @@ def judge(sweep: Sweep, expectations: Expectations) -> List[Verdict]:
         torch = Version(Version(sweep.torch).public)
     except InvalidVersion:
         torch = Version("0")
-    return [Verdict(task, entry, _problem(task, entry)) for task in sweep.tasks for entry in [expectations.expected(task, torch)]]
+    return [
+        Verdict(task, entry, _problem(task, entry))
+        for task in sweep.tasks
+        for entry in [expectations.expected(task, torch)]
+    ]

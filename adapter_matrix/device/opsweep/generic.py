@@ -66,14 +66,16 @@ def module_tests(torch: Any) -> Tuple[Any, List[Tuple[str, Dict[str, str]]]]:
     names = {info.formatted_name: info.name for info in module_db}
     tests = [(method, _task_of(method, names)) for method in unittest.TestLoader().getTestCaseNames(cls)]
     if not tests:
-        raise RuntimeError(f"{cls.__name__} has no tests: PyTorch's device-generic tests did not instantiate for the device")
+        raise RuntimeError(
+            f"{cls.__name__} has no tests: PyTorch's device-generic tests did not instantiate for the device"
+        )
     return cls, tests
 
 
 def _task_of(method: str, names: Dict[str, str]) -> Dict[str, str]:
     """``test_cpu_gpu_parity_nn_BatchNorm2d_train_mode_npu_float32`` -> its task (a name
     that does not parse keeps the method name as its op, so no test goes missing)."""
-    rest, _, dtype = method[len(TEST) + 1:].rpartition("_")
+    rest, _, dtype = method[len(TEST) + 1 :].rpartition("_")
     rest = rest.rsplit("_", 1)[0]  # the device
     mode = ""
     for suffix in MODES:
@@ -87,7 +89,9 @@ def _parity(case: Any, torch: Any, device: str, dtype: Any, module_info: Any, tr
     """The module on CPU and its copy on the device agree, forward and backward."""
     module_cls = module_info.module_cls
     torch.manual_seed(SEED)
-    inputs = module_info.module_inputs_func(module_info, device="cpu", dtype=dtype, requires_grad=True, training=training)
+    inputs = module_info.module_inputs_func(
+        module_info, device="cpu", dtype=dtype, requires_grad=True, training=training
+    )
     device_type = torch.device(device).type
     compared = 0
     for index, module_input in enumerate(inputs):
@@ -142,24 +146,49 @@ def _agree(case: Any, torch: Any, device_type: str, device_value: Any, cpu_value
     case.assertEqual(moved, _plain(cpu_value, torch) if isinstance(moved, list) else cpu_value, msg=where)
 
 
-def _backward(case: Any, torch: Any, device_type: str, index: int, module_input: Any, cpu_module: Any, device_module: Any,
-              cpu_args: Any, device_args: Any, outs: List[Any]) -> None:
+def _backward(
+    case: Any,
+    torch: Any,
+    device_type: str,
+    index: int,
+    module_input: Any,
+    cpu_module: Any,
+    device_module: Any,
+    cpu_args: Any,
+    device_args: Any,
+    outs: List[Any],
+) -> None:
     def differentiable(value: Any) -> List[Any]:
         return [t for t in tensors_in(value, torch) if t.requires_grad and (t.is_floating_point() or t.is_complex())]
 
     cpu_outs, device_outs = differentiable(outs[0]), differentiable(outs[1])
     if not cpu_outs:
         return
-    cpu_leaves = [t for t in tensors_in(cpu_args, torch) if t.requires_grad] + [p for p in cpu_module.parameters() if p.requires_grad]
-    device_leaves = [t for t in tensors_in(device_args, torch) if t.requires_grad] + [p for p in device_module.parameters() if p.requires_grad]
+    cpu_leaves = [t for t in tensors_in(cpu_args, torch) if t.requires_grad] + [
+        p for p in cpu_module.parameters() if p.requires_grad
+    ]
+    device_leaves = [t for t in tensors_in(device_args, torch) if t.requires_grad] + [
+        p for p in device_module.parameters() if p.requires_grad
+    ]
     generator = torch.Generator().manual_seed(SEED + 2)
     grads = [torch.randn(t.shape, dtype=t.dtype, generator=generator) for t in cpu_outs]
     cpu_grads = torch.autograd.grad(cpu_outs, cpu_leaves, grads, allow_unused=True)
-    device_grads = torch.autograd.grad(device_outs, device_leaves, [g.to(device_type) for g in grads], allow_unused=True)
+    device_grads = torch.autograd.grad(
+        device_outs, device_leaves, [g.to(device_type) for g in grads], allow_unused=True
+    )
     pairs = [(d, c) for d, c in zip(device_grads, cpu_grads) if not (d is None and c is None)]
     if any((d is None) != (c is None) for d, c in pairs):
-        raise AssertionError(f"input {index} ({module_input.desc or 'default'}), backward: a gradient exists on one side only")
-    _agree(case, torch, device_type, [d for d, _ in pairs], [c for _, c in pairs], f"input {index} ({module_input.desc or 'default'}), backward")
+        raise AssertionError(
+            f"input {index} ({module_input.desc or 'default'}), backward: a gradient exists on one side only"
+        )
+    _agree(
+        case,
+        torch,
+        device_type,
+        [d for d, _ in pairs],
+        [c for _, c in pairs],
+        f"input {index} ({module_input.desc or 'default'}), backward",
+    )
 
 
 def _failure(err: Any) -> str:
@@ -174,16 +203,16 @@ class _Result(unittest.TestResult):
         super().__init__()
         self.task: Dict[str, Any] = {"outcome": "passed"}
 
-    def addFailure(self, test: Any, err: Any) -> None:  # noqa: N802 - unittest's names
+    def addFailure(self, test: Any, err: Any) -> None:
         self.task = {"outcome": "failed", "error": _failure(err)}
 
-    def addError(self, test: Any, err: Any) -> None:  # noqa: N802
+    def addError(self, test: Any, err: Any) -> None:
         self.task = {"outcome": "failed", "error": _failure(err)}
 
-    def addSkip(self, test: Any, reason: str) -> None:  # noqa: N802
+    def addSkip(self, test: Any, reason: str) -> None:
         self.task = {"outcome": "skipped", "error": f"skipped by PyTorch's module_db or the test: {reason}"[:400]}
 
-    def addExpectedFailure(self, test: Any, err: Any) -> None:  # noqa: N802
+    def addExpectedFailure(self, test: Any, err: Any) -> None:
         self.task = {"outcome": "skipped", "error": f"an expected failure in PyTorch's module_db: {_failure(err)}"}
 
 
@@ -193,9 +222,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     cls, tests = module_tests(torch)
     wanted = {o for o in args.ops.split(",") if o}
     dtypes, kinds = set(args.dtypes.split(",")), set(args.kinds.split(","))
-    selected = [task for _method, task in tests
-                if task["dtype"] in dtypes and KIND in kinds
-                and (not wanted or task["op"] in wanted or task["op"].rsplit(".", 1)[0] in wanted)]
+    selected = [
+        task
+        for _method, task in tests
+        if task["dtype"] in dtypes
+        and KIND in kinds
+        and (not wanted or task["op"] in wanted or task["op"].rsplit(".", 1)[0] in wanted)
+    ]
     if cls is not None:
         cls.setUpClass()
 

@@ -63,17 +63,21 @@ def _write(log: Any, record: Dict[str, Any]) -> None:
     log.flush()
 
 
-def serve(args: argparse.Namespace, torch: Any, tasks: List[Dict[str, Any]], run: Callable[[Dict[str, Any]], Dict[str, Any]]) -> int:
+def serve(
+    args: argparse.Namespace, torch: Any, tasks: List[Dict[str, Any]], run: Callable[[Dict[str, Any]], Dict[str, Any]]
+) -> int:
     """Write the plan (on the first start) and run the tasks from ``--start`` on."""
     if args.start == 0:
-        atomic_write(args.plan, json.dumps({"torch": torch.__version__, "python": sys.version.split()[0], "tasks": tasks}))
+        atomic_write(
+            args.plan, json.dumps({"torch": torch.__version__, "python": sys.version.split()[0], "tasks": tasks})
+        )
     with open(args.log, "a", encoding="utf-8") as log:
         for index in range(args.start, len(tasks)):
             _write(log, {"start": index})
             began = time.perf_counter()
             try:
                 result = run(tasks[index])
-            except Exception as exc:  # noqa: BLE001 - the harness itself must not stop the sweep
+            except Exception as exc:
                 result = {"outcome": "failed", "error": f"harness: {message(exc)}"}
             result.update(task=index, seconds=round(time.perf_counter() - began, 3))
             _write(log, result)

@@ -19,14 +19,22 @@ from typing import Any, Dict, List, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from ...errors import AdapterMatrixError
 from ...files import JSONFileError, json_files
-
+from ...matrix.model import minor_line
 from .expected import Expectations, Verdict
 from .runner import OUTCOMES, Sweep
 
 __all__ = [
-    "RECORD_SCHEMA", "RECORD_KIND", "OP_STATES", "SweepRecordError",
-    "build_record", "summary", "is_sweep_record", "read_record", "read_records",
+    "RECORD_SCHEMA",
+    "RECORD_KIND",
+    "OP_STATES",
+    "SweepRecordError",
+    "build_record",
+    "summary",
+    "is_sweep_record",
+    "read_record",
+    "read_records",
 ]
 
 RECORD_SCHEMA = 1
@@ -50,19 +58,19 @@ def torch_line(version: str) -> str:
         v = Version(version)
     except InvalidVersion:
         return version
-    return f"{v.major}.{v.minor}"
+    return str(minor_line(v))
 
 
 def build_record(sweep: Sweep, verdicts: List[Verdict], expectations: Expectations, mode: str) -> Dict[str, Any]:
     """The JSON document of a judged sweep (``mode``: full, sample or custom)."""
-    by_op: "OrderedDict[str, List[Verdict]]" = OrderedDict()
+    by_op: OrderedDict[str, List[Verdict]] = OrderedDict()
     for verdict in verdicts:
         by_op.setdefault(verdict.task.op, []).append(verdict)
 
     by_dtype: Dict[str, Dict[str, Dict[str, int]]] = {}
     for verdict in verdicts:
         t = verdict.task
-        counts = by_dtype.setdefault(t.dtype, {}).setdefault(t.kind, {o: 0 for o in OUTCOMES})
+        counts = by_dtype.setdefault(t.dtype, {}).setdefault(t.kind, dict.fromkeys(OUTCOMES, 0))
         counts[t.outcome] += 1
 
     families: Dict[str, Dict[str, int]] = {}
@@ -72,26 +80,36 @@ def build_record(sweep: Sweep, verdicts: List[Verdict], expectations: Expectatio
         states = [_task_state(v) for v in op_verdicts]
         state = max(states, key=_SEVERITY.__getitem__)
         family = op_verdicts[0].task.family
-        families.setdefault(family, {s: 0 for s in OP_STATES})[state] += 1
+        families.setdefault(family, dict.fromkeys(OP_STATES, 0))[state] += 1
         _float32(op_verdicts, f32)
-        groups: "OrderedDict[Any, Dict[str, Any]]" = OrderedDict()
+        groups: OrderedDict[Any, Dict[str, Any]] = OrderedDict()
         for verdict, task_state in zip(op_verdicts, states):
             if task_state not in ("unexpected", "failed", "unsupported"):
                 continue
             t, entry = verdict.task, verdict.expected
             key = (task_state, verdict.problem, entry.mark if entry else None, t.outcome)
-            group = groups.setdefault(key, {
-                "op": op, "family": family, "state": task_state, "outcome": t.outcome, "tasks": [],
-                "reason": entry.reason if entry else None, "issue": entry.issue if entry else None,
-                "problem": verdict.problem, "error": t.error,
-            })
+            group = groups.setdefault(
+                key,
+                {
+                    "op": op,
+                    "family": family,
+                    "state": task_state,
+                    "outcome": t.outcome,
+                    "tasks": [],
+                    "reason": entry.reason if entry else None,
+                    "issue": entry.issue if entry else None,
+                    "problem": verdict.problem,
+                    "error": t.error,
+                },
+            )
             group["tasks"].append(f"{t.dtype}/{t.kind}")
         failures.extend(groups.values())
     f32["percent"] = round(100.0 * f32["matched"] / f32["compared"], 2) if f32["compared"] else None
 
     problems = [
         {"task": v.task.key, "outcome": v.task.outcome, "problem": v.problem, "error": v.task.error}
-        for v in verdicts if v.problem is not None
+        for v in verdicts
+        if v.problem is not None
     ]
     return {
         "schema": RECORD_SCHEMA,
@@ -116,8 +134,13 @@ def build_record(sweep: Sweep, verdicts: List[Verdict], expectations: Expectatio
         "failures": failures,
         # every task that did not simply pass, with its error: the evidence behind the counts
         "tasks": [
-            dict(v.task.to_json(), **({"expected": v.expected.to_json()} if v.expected else {}), **({"problem": v.problem} if v.problem else {}))
-            for v in verdicts if v.task.outcome != "passed" or v.problem or v.task.note
+            dict(
+                v.task.to_json(),
+                **({"expected": v.expected.to_json()} if v.expected else {}),
+                **({"problem": v.problem} if v.problem else {}),
+            )
+            for v in verdicts
+            if v.task.outcome != "passed" or v.problem or v.task.note
         ],
     }
 
@@ -140,7 +163,7 @@ def _float32(op_verdicts: List[Verdict], f32: Dict[str, Any]) -> None:
 
 def summary(record: Dict[str, Any], path: Optional[str] = None) -> Dict[str, Any]:
     """What a nox cell's result record carries of a sweep: counts, not the op lists."""
-    totals = {o: 0 for o in OUTCOMES}
+    totals = dict.fromkeys(OUTCOMES, 0)
     for kinds in record["by_dtype"].values():
         for counts in kinds.values():
             for outcome, n in counts.items():
@@ -158,7 +181,7 @@ def summary(record: Dict[str, Any], path: Optional[str] = None) -> Dict[str, Any
     }
 
 
-class SweepRecordError(ValueError):
+class SweepRecordError(AdapterMatrixError, ValueError):
     """A folder without sweep records, or a file that claims to be one and is not."""
 
 

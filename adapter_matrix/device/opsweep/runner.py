@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from ...errors import AdapterMatrixError
+
 __all__ = ["OUTCOMES", "SweepError", "Task", "Sweep", "run_sweep"]
 
 # passed: every sample matched CPU; failed: a sample did not (or raised on the device
@@ -30,7 +32,7 @@ WORKERS = ("adapter_matrix.device.opsweep.worker", "adapter_matrix.device.opswee
 STDERR_TAIL = 1500
 
 
-class SweepError(RuntimeError):
+class SweepError(AdapterMatrixError, RuntimeError):
     """The sweep could not run at all (the worker fails before its first task)."""
 
 
@@ -54,8 +56,15 @@ class Task:
         return f"{self.op}/{self.dtype}/{self.kind}"
 
     def to_json(self) -> Dict[str, Any]:
-        out = {"op": self.op, "family": self.family, "dtype": self.dtype, "kind": self.kind, "outcome": self.outcome,
-               "samples": self.samples, "seconds": self.seconds}
+        out = {
+            "op": self.op,
+            "family": self.family,
+            "dtype": self.dtype,
+            "kind": self.kind,
+            "outcome": self.outcome,
+            "samples": self.samples,
+            "seconds": self.seconds,
+        }
         for name in ("error", "note", "detail"):
             value = getattr(self, name)
             if value:
@@ -63,9 +72,19 @@ class Task:
         return out
 
     @classmethod
-    def from_json(cls, data: Dict[str, Any]) -> "Task":
-        return cls(data["op"], data["family"], data["dtype"], data["kind"], data["outcome"], data.get("error"),
-                   data.get("note"), int(data.get("samples", 0)), float(data.get("seconds", 0.0)), data.get("detail"))
+    def from_json(cls, data: Dict[str, Any]) -> Task:
+        return cls(
+            data["op"],
+            data["family"],
+            data["dtype"],
+            data["kind"],
+            data["outcome"],
+            data.get("error"),
+            data.get("note"),
+            int(data.get("samples", 0)),
+            float(data.get("seconds", 0.0)),
+            data.get("detail"),
+        )
 
 
 @dataclass
@@ -137,11 +156,20 @@ def run_sweep(
     """Run the selected tasks of each worker module in turn; ``progress(task, done, total)``
     after each task. ``workers`` are run with ``python -m``: the op_db worker and the
     module worker, or in the tests a stand-in that crashes and hangs on purpose."""
-    parts = [_run_worker(worker, device, activate, ops, dtypes, kinds, timeout, python or sys.executable, progress, env)
-             for worker in workers]
+    parts = [
+        _run_worker(worker, device, activate, ops, dtypes, kinds, timeout, python or sys.executable, progress, env)
+        for worker in workers
+    ]
     first = parts[0]
-    return Sweep(first.torch, first.python, device, [t for p in parts for t in p.tasks], round(sum(p.seconds for p in parts), 1),
-                 sum(p.workers for p in parts), {"ops": list(ops), "dtypes": list(dtypes), "kinds": list(kinds)})
+    return Sweep(
+        first.torch,
+        first.python,
+        device,
+        [t for p in parts for t in p.tasks],
+        round(sum(p.seconds for p in parts), 1),
+        sum(p.workers for p in parts),
+        {"ops": list(ops), "dtypes": list(dtypes), "kinds": list(kinds)},
+    )
 
 
 def _run_worker(
@@ -159,8 +187,23 @@ def _run_worker(
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="opsweep-") as folder:
         plan_path = os.path.join(folder, "plan.json")
-        base = [python, "-m", worker, "--device", device, "--activate", activate, "--plan", plan_path,
-                "--ops", ",".join(ops), "--dtypes", ",".join(dtypes), "--kinds", ",".join(kinds)]
+        base = [
+            python,
+            "-m",
+            worker,
+            "--device",
+            device,
+            "--activate",
+            activate,
+            "--plan",
+            plan_path,
+            "--ops",
+            ",".join(ops),
+            "--dtypes",
+            ",".join(dtypes),
+            "--kinds",
+            ",".join(kinds),
+        ]
         results: Dict[int, Dict[str, Any]] = {}
         plan: Optional[Dict[str, Any]] = None
         start, workers = 0, 0
@@ -170,8 +213,14 @@ def _run_worker(
             err_path = os.path.join(folder, f"stderr-{workers}.txt")
             with open(err_path, "w", encoding="utf-8") as err:
                 # cwd: the temporary folder, so `python -m` puts no source tree on sys.path
-                proc = subprocess.Popen(base + ["--log", log_path, "--start", str(start)], stdout=subprocess.DEVNULL,
-                                        stderr=err, env=env, cwd=folder, preexec_fn=_no_core_dumps)
+                proc = subprocess.Popen(
+                    base + ["--log", log_path, "--start", str(start)],
+                    stdout=subprocess.DEVNULL,
+                    stderr=err,
+                    env=env,
+                    cwd=folder,
+                    preexec_fn=_no_core_dumps,
+                )
                 running, since, seen = None, time.perf_counter(), 0
                 timed_out = False
                 while True:
@@ -201,11 +250,15 @@ def _run_worker(
                 if plan is None:
                     with open(err_path, encoding="utf-8", errors="replace") as fh:
                         stderr = fh.read()
-                    raise SweepError(f"the sweep's worker {worker} failed before its first task ({_signal_name(proc.returncode)}): "
-                                     f"{_cause(stderr)}\n{stderr[-STDERR_TAIL:]}")
+                    raise SweepError(
+                        f"the sweep's worker {worker} failed before its first task ({_signal_name(proc.returncode)}): "
+                        f"{_cause(stderr)}\n{stderr[-STDERR_TAIL:]}"
+                    )
             if running is None:
                 if proc.returncode != 0 and start < len(plan["tasks"]) and not any(i >= start for i in results):
-                    raise SweepError(f"the sweep's worker exited ({_signal_name(proc.returncode)}) without running a task")
+                    raise SweepError(
+                        f"the sweep's worker exited ({_signal_name(proc.returncode)}) without running a task"
+                    )
                 start = max([start - 1] + list(results)) + 1
                 continue
             with open(err_path, encoding="utf-8", errors="replace") as fh:
@@ -213,8 +266,11 @@ def _run_worker(
             if timed_out:
                 record = {"outcome": "timeout", "error": f"no result after {timeout:.0f} s; the worker was killed"}
             else:
-                record = {"outcome": "crashed", "error": f"{_signal_name(proc.returncode)}: {_cause(stderr)}",
-                          "detail": stderr[-STDERR_TAIL:]}
+                record = {
+                    "outcome": "crashed",
+                    "error": f"{_signal_name(proc.returncode)}: {_cause(stderr)}",
+                    "detail": stderr[-STDERR_TAIL:],
+                }
             record.update(task=running, seconds=round(time.perf_counter() - since, 3))
             results[running] = record
             if progress is not None:
@@ -233,5 +289,15 @@ def _load_plan(path: str) -> Optional[Dict[str, Any]]:
 
 
 def _task(planned: Dict[str, Any], record: Dict[str, Any]) -> Task:
-    return Task(planned["op"], planned["family"], planned["dtype"], planned["kind"], record["outcome"], record.get("error"),
-                record.get("note"), int(record.get("samples", 0)), float(record.get("seconds", 0.0)), record.get("detail"))
+    return Task(
+        planned["op"],
+        planned["family"],
+        planned["dtype"],
+        planned["kind"],
+        record["outcome"],
+        record.get("error"),
+        record.get("note"),
+        int(record.get("samples", 0)),
+        float(record.get("seconds", 0.0)),
+        record.get("detail"),
+    )

@@ -60,7 +60,9 @@ CLASS_FAMILIES = (
     ("ShapeFuncInfo", "shape"),
 )
 # "modules": PyTorch's device-generic module tests (:mod:`.generic`), in the same records
-FAMILIES = tuple(dict.fromkeys([f for _, f in NAMESPACE_FAMILIES] + [f for _, f in CLASS_FAMILIES] + ["other", "modules"]))
+FAMILIES = tuple(
+    dict.fromkeys([f for _, f in NAMESPACE_FAMILIES] + [f for _, f in CLASS_FAMILIES] + ["other", "modules"])
+)
 BACKWARD_DTYPES = ("float32", "float64")
 SEED = 20261201
 
@@ -85,7 +87,9 @@ def op_id(op: Any) -> str:
 # -- the plan -----------------------------------------------------------------------------
 
 
-def plan(op_db: List[Any], torch: Any, ops: Optional[List[str]], dtypes: List[str], kinds: List[str]) -> List[Dict[str, Any]]:
+def plan(
+    op_db: List[Any], torch: Any, ops: Optional[List[str]], dtypes: List[str], kinds: List[str]
+) -> List[Dict[str, Any]]:
     """Every task of the selection: (op, dtype, kind) where CPU supports the dtype (and,
     for backward, its gradient), in op_db order."""
     wanted = set(ops) if ops else None
@@ -262,7 +266,9 @@ def _structure(device_value: Any, cpu_value: Any, torch: Any, allowed: Set[str],
     if _is_sequence(cpu_value, torch):
         if not _is_sequence(device_value, torch) or len(device_value) != len(cpu_value):
             raise Mismatch(f"{where}: CPU returns {len(cpu_value)} values, the device {type(device_value).__name__}")
-        return [_structure(d, c, torch, allowed, f"{where}[{i}]") for i, (d, c) in enumerate(zip(device_value, cpu_value))]
+        return [
+            _structure(d, c, torch, allowed, f"{where}[{i}]") for i, (d, c) in enumerate(zip(device_value, cpu_value))
+        ]
     return device_value
 
 
@@ -275,7 +281,9 @@ def _plain(value: Any, torch: Any) -> Any:
     return [_plain(v, torch) for v in value] if _is_sequence(value, torch) else value
 
 
-def compare(device_value: Any, cpu_value: Any, torch: Any, allowed: Set[str], atol: Optional[float], rtol: Optional[float]) -> None:
+def compare(
+    device_value: Any, cpu_value: Any, torch: Any, allowed: Set[str], atol: Optional[float], rtol: Optional[float]
+) -> None:
     """Raise :class:`Mismatch` unless the device's result equals CPU's."""
     moved = _plain(_structure(device_value, cpu_value, torch, allowed), torch)
     expected = _plain(cpu_value, torch)
@@ -325,11 +333,11 @@ class Runner:
         grad = task["kind"] == "backward"
         try:
             samples = self.samples(op, dtype, grad)
-        except Exception as exc:  # noqa: BLE001 - a sample function that fails is a finding
+        except Exception as exc:
             try:
                 self.seed()
                 list(op.sample_inputs("cpu", dtype, requires_grad=grad))
-            except Exception:  # noqa: BLE001
+            except Exception:
                 return {"outcome": "skipped", "samples": 0, "error": f"sample inputs fail on CPU too: {message(exc)}"}
             return {"outcome": "failed", "samples": 0, "error": f"sample inputs: {message(exc)}"}
         if not samples:
@@ -347,21 +355,33 @@ class Runner:
                     note = f"values differ, tolerated (PyTorch skips test_compare_cpu: {lenient})"
                     compared += 1
                     continue
-                return {"outcome": "failed", "samples": len(samples), "compared": compared,
-                        "error": f"sample {index}: {str(exc).replace('structure: ', '')}"}
+                return {
+                    "outcome": "failed",
+                    "samples": len(samples),
+                    "compared": compared,
+                    "error": f"sample {index}: {str(exc).replace('structure: ', '')}",
+                }
             if status == "compared":
                 compared += 1
             elif status == "both raised":
                 errored += 1
         if compared == 0:
-            reason = "CPU raises for every sample" if errored else "no differentiable input and output" if grad else "nothing compared"
+            reason = (
+                "CPU raises for every sample"
+                if errored
+                else "no differentiable input and output"
+                if grad
+                else "nothing compared"
+            )
             return {"outcome": "skipped", "samples": len(samples), "error": reason}
         result: Dict[str, Any] = {"outcome": "passed", "samples": len(samples), "compared": compared}
         if note:
             result["note"] = note
         return result
 
-    def _both(self, op: Any, sample: Any, twin: Twin) -> Tuple[Any, Any, Optional[BaseException], Optional[BaseException]]:
+    def _both(
+        self, op: Any, sample: Any, twin: Twin
+    ) -> Tuple[Any, Any, Optional[BaseException], Optional[BaseException]]:
         device_args = (sample.input, tuple(sample.args), dict(sample.kwargs))
         cpu_args = twin(device_args)  # before the device call: an op may write to its inputs
         outs: List[Any] = [None, None]
@@ -369,7 +389,7 @@ class Runner:
         for side, args in enumerate((device_args, cpu_args)):
             try:
                 outs[side] = sample.output_process_fn_grad(self.call(op, sample, args))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 errors[side] = exc
         return outs[0], outs[1], errors[0], errors[1]
 
@@ -379,7 +399,9 @@ class Runner:
             device_out, cpu_out, device_error, cpu_error = self._both(op, sample, twin)
         return self._judge(device_out, cpu_out, device_error, cpu_error, atol, rtol, twin)
 
-    def _judge(self, device_out: Any, cpu_out: Any, device_error: Any, cpu_error: Any, atol: Any, rtol: Any, twin: Twin) -> str:
+    def _judge(
+        self, device_out: Any, cpu_out: Any, device_error: Any, cpu_error: Any, atol: Any, rtol: Any, twin: Twin
+    ) -> str:
         if cpu_error is not None:
             if device_error is None:
                 raise Mismatch(f"structure: CPU raises {message(cpu_error)}, the device does not")
@@ -408,11 +430,15 @@ class Runner:
             return self._judge(device_out, cpu_out, device_error, cpu_error, atol, rtol, twin)
 
         def differentiable(value: Any) -> List[Any]:
-            return [t for t in tensors_in(value, torch) if t.requires_grad and (t.is_floating_point() or t.is_complex())]
+            return [
+                t for t in tensors_in(value, torch) if t.requires_grad and (t.is_floating_point() or t.is_complex())
+            ]
 
         device_outs, cpu_outs = differentiable(device_out), differentiable(cpu_out)
         if len(device_outs) != len(cpu_outs):
-            raise Mismatch(f"structure: {len(device_outs)} differentiable outputs on the device, {len(cpu_outs)} on CPU")
+            raise Mismatch(
+                f"structure: {len(device_outs)} differentiable outputs on the device, {len(cpu_outs)} on CPU"
+            )
         if not cpu_outs:
             return "nothing"
         generator = torch.Generator().manual_seed(SEED + 2)
@@ -420,11 +446,13 @@ class Runner:
         device_grads = [g.to(self.device) for g in cpu_grads]
         results: List[Any] = [None, None]
         errors: List[Optional[BaseException]] = [None, None]
-        for side, (outs, inputs, grads) in enumerate(((device_outs, device_inputs, device_grads), (cpu_outs, cpu_inputs, cpu_grads))):
+        for side, (outs, inputs, grads) in enumerate(
+            ((device_outs, device_inputs, device_grads), (cpu_outs, cpu_inputs, cpu_grads))
+        ):
             try:
                 self.seed(SEED + 3)
                 results[side] = list(torch.autograd.grad(outs, inputs, grads, allow_unused=True))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 errors[side] = exc
         if errors[1] is None and results[1] is not None:
             # an input the graph does not reach has no gradient on either side; compare the rest

@@ -1,7 +1,6 @@
 """The toy device, as a user meets it in a cell: `import torch` activates it through autoload."""
 
 import torch
-
 import toy_adapter
 
 
