@@ -85,8 +85,8 @@ def _match(regex: Optional[str], text: str, template: Optional[str] = None) -> T
         return None, f"regex {shown} is invalid: {exc}"
     if match is None:
         return None, f"regex {shown} did not match"
-    value = match.version
-    return (value.strip(), None) if value else (None, f"regex {shown} matched an empty version")
+    found = match.version
+    return (found.strip(), None) if found else (None, f"regex {shown} matched an empty version")
 
 
 def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:

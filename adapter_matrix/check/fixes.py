@@ -126,7 +126,7 @@ def _targets(matrix: Matrix, env: Environment, today: _dt.date) -> List[_Target]
         if plan is None:
             continue
         dims, changed, unknown = plan
-        cell_dims = tuple((name, dims[name]) for name, _c in release.dimensions if dims.get(name) is not None)
+        cell_dims = tuple((name, value) for name, _c in release.dimensions if (value := dims.get(name)) is not None)
         for line, patches in claimed_lines(matrix, release):
             if _torch_index(matrix, release, line, label) is None:
                 continue

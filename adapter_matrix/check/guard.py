@@ -235,7 +235,7 @@ def _detect(facts: Dict[str, Any]) -> List[Tuple[str, Optional[str]]]:
         for kind, target, regex, timeout, *template in probes:  # memos written before templates have four fields
             if kind not in _CHEAP:  # never a command inside an import, whatever a memo says
                 continue
-            value, _why = run_detector(_Probe(kind, tuple(target), regex, timeout, *template[:1]))
+            value, _why = run_detector(_Probe(kind, tuple(target), regex, timeout, *template[:1]))  # type: ignore[arg-type]  # duck-types Detector
             if value is not None:
                 break
         found.append((name, value))

@@ -71,7 +71,7 @@ def _parse(path: str, doc: Any) -> FrozenRelease:
         _dt.date.fromisoformat(date if isinstance(date, str) else "")
     except ValueError:
         raise bad("date is not YYYY-MM-DD") from None
-    return FrozenRelease(version, sources["hash"], tuple(paths), commit, date, path)
+    return FrozenRelease(version, sources["hash"], tuple(paths), commit, str(date), path)
 
 
 def read_frozen(folders: Any) -> Dict[str, FrozenRelease]:

@@ -34,7 +34,7 @@ from typing import Collection, Dict, List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
-from ..matrix.model import Companion, InstallSource, Matrix, Value
+from ..matrix.model import Companion, InstallSource, Matrix, Release, Value
 from ..matrix.queries import Cell, Releases, cells, chosen, maintained, torch_source
 
 __all__ = [
@@ -218,7 +218,7 @@ def plan(
     freezing a release and starting the next keeps every session id.
     """
     if release is not None:
-        shown = chosen(matrix, release)
+        shown: Sequence[Release] = chosen(matrix, release)
     else:
         shown = [r for r in maintained(matrix, today) if str(r.version) not in skip]
     several = len([r for r in matrix.releases if str(r.version) not in skip]) > 1

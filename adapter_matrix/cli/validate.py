@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from ..ci.record import Records
 
 from .common import (
     EXIT_USAGE,
@@ -70,7 +73,7 @@ def validate(
     if (strict or today) and not results:
         fail("--strict and --today need --results")
     on = date_or_exit(today)
-    records: Optional[list] = None
+    records: Optional[Records] = None
     if results is not None:
         from ..ci.results import read_records
 

@@ -276,7 +276,7 @@ def test_a_timeout_out_of_range_is_a_validate_error_not_an_overflow_in_check(tmp
 @pytest.mark.parametrize("days", ["0", "36501", "9" * 5000])
 def test_max_age_days_out_of_range_is_a_validate_error(days):
     with pytest.raises(MatrixError, match="max-age-days must be a whole number of days from 1 to 36500"):
-        load_text(toy() + f"\nevidence:\n  max-age-days: {days}\n")
+        load_text(toy().replace("\nevidence:\n", f"\nevidence:\n  max-age-days: {days}\n", 1))
 
 
 def test_many_values_are_checked_for_duplicates_in_linear_time():

@@ -170,7 +170,7 @@ def grid_table(
         if single.dimensions:
             title += " (" + ", ".join(f"{name} {spec}" for name, spec in single.dimensions) + ")"
     header = (Column("torch", word("torch", lang)),) + tuple(Column(str(p), str(p)) for p in columns)
-    data = {
+    data: Dict[str, Any] = {
         "adapter": dist,
         "release": str(single.version) if single else None,
         "cells": [facts(c) for c in shown],

@@ -36,7 +36,8 @@ def _dimension_of(matrix: Matrix, name: Optional[str], shown: Sequence[Release])
             raise ValueError(f"unknown dimension {name!r}; the matrix declares: {known}")
         return name
     constrained = [d.name for d in matrix.dimensions if any(r.constraint(d.name) for r in shown)]
-    return (constrained or [d.name for d in matrix.dimensions] or [None])[0]
+    names = constrained or [d.name for d in matrix.dimensions]
+    return names[0] if names else None
 
 
 def dimension(
@@ -55,9 +56,14 @@ def dimension(
     shown = chosen(matrix, release)
     dim_name = _dimension_of(matrix, name, shown)
     dim = matrix.dimension(dim_name) if dim_name else None
-    if dim is None:
+    if dim is None or dim_name is None:
         title = word("no_dimension", lang).format(dist=matrix.adapter.distribution)
-        data = {"adapter": matrix.adapter.distribution, "release": None, "dimension": None, "packages": []}
+        data: Dict[str, Any] = {
+            "adapter": matrix.adapter.distribution,
+            "release": None,
+            "dimension": None,
+            "packages": [],
+        }
         return Table(
             "dimension", lang, title, (Column("dimension", word("dimensions", lang)),), (), (), data, matrix.path
         )
@@ -90,8 +96,8 @@ def dimension(
             row.append(
                 plain(", ".join(sorted({r.release_line for r in row_releases if r.release_line}, key=order.index)))
             )
-        for line in torch_lines:
-            entries = sorted(served.get((value.text, line), []), key=lambda e: e[0].version, reverse=True)
+        for minor in torch_lines:
+            entries = sorted(served.get((value.text, minor), []), key=lambda e: e[0].version, reverse=True)
             # a package once per cell: entries of one version (one per OS) are one package
             best_of: Dict[Version, Tuple[Release, Version, Status]] = {}
             for entry in entries:
@@ -110,7 +116,7 @@ def dimension(
             facts += [
                 {
                     "value": value.text,
-                    "torch_line": str(line),
+                    "torch_line": str(minor),
                     "torch": str(torch) + (f"+{rel.variant}" if rel.variant else ""),
                     "release": str(rel.version),
                     "release_line": rel.release_line,
