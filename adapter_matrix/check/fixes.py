@@ -102,7 +102,8 @@ def _torch_index(matrix: Matrix, release: Release, line: TorchLine, label: Optio
     if release.torch_source:
         src = matrix.source(release.torch_source)
     elif label:
-        src = next((s for s in matrix.sources if s.variant == label), None)
+        # a source the user's pip can reach: an index; a find-links folder is one machine's disk
+        src = next((s for s in matrix.sources if s.variant == label and s.index_url), None)
         if src is None:
             return f" --index-url {_PYTORCH_INDEX.format(label=label)}" if _PYTORCH_LABEL.match(label) else None
     if src is None or src.name == "pypi":

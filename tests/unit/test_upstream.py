@@ -335,7 +335,7 @@ def test_an_older_patch_without_a_wheel_the_newest_has_is_a_warning(tmp_path):
 def _without_2_15(text: str = COMPAT) -> str:
     """compat.yaml as if torch 2.15 did not exist yet (its entry gone, ranges end at 2.14)."""
     entry = '  "2.15":\n    released: 2026-10-28\n    patches: [2.15.0]\n    python: ["3.11", "3.12", "3.13", "3.14", "3.15", "3.14t", "3.15t"]\n'
-    assert text.count(entry) == 1 and text.count("<2.16") == 2
+    assert text.count(entry) == 1 and text.count("<2.16") >= 2  # the newest shim and every release
     return text.replace(entry, "").replace("<2.16", "<2.15")
 
 
