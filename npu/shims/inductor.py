@@ -63,6 +63,7 @@ def _register() -> None:
     _register_op_overrides(common)
     _register_device_interface()
     _map_cpp_wrapper_device()
+    _schedule_like_cpu()
 
 
 def _wrapper_classes():
@@ -128,6 +129,12 @@ def _cpp_wrapper_class() -> Optional[type]:
         def add_device_include(self, device: str) -> None:  # 2.7+
             super().add_device_include("cpu" if device == DEVICE else device)
 
+        # Extern kernels (mm, addmm, ...) go through torch's C shims, one set per device
+        # (aoti_torch_cpu_addmm_out): npu tensors are host memory, so CPU's shims serve them.
+        @staticmethod
+        def get_c_shim_func_name(kernel: str, device: str) -> str:
+            return CppWrapperCpu.get_c_shim_func_name(kernel, "cpu" if device == DEVICE else device)
+
     return NpuCppWrapper
 
 
@@ -172,6 +179,26 @@ def _map_cpp_wrapper_device() -> None:
     table = getattr(cpp_utils, "DEVICE_TO_ATEN", None)
     if table is not None:
         table[DEVICE] = "at::kPrivateUse1"
+
+
+def _schedule_like_cpu() -> None:
+    """The one patch: inductor's scheduler keeps its GPU-only loop reordering and reindexing
+    away from CPU nodes with ``node.is_cpu()`` (2.6+; "not validated for CPU codegen"), and
+    would apply them to npu's nodes, which CppScheduling groups the CPU way (fails with
+    "can't multiply sequence by non-int of type 'tuple'"). npu nodes are CPU nodes there."""
+    from torch._inductor import scheduler
+
+    node = scheduler.BaseSchedulerNode
+    original = getattr(node, "is_cpu", None)
+    if original is None or getattr(original, "_npu", False):
+        return
+
+    def is_cpu(self) -> bool:
+        device = self.get_device()
+        return device is not None and device.type in ("cpu", DEVICE)
+
+    is_cpu._npu = True  # type: ignore[attr-defined]
+    node.is_cpu = is_cpu  # type: ignore[method-assign]
 
 
 # -- the hooks ------------------------------------------------------------------------------
