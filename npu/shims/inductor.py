@@ -199,6 +199,35 @@ def _schedule_like_cpu() -> None:
 
     is_cpu._npu = True  # type: ignore[attr-defined]
     node.is_cpu = is_cpu  # type: ignore[method-assign]
+    _generate_like_cpu()
+
+
+def _generate_like_cpu() -> None:
+    """The second patch: ``utils.get_current_backend()`` (2.6+) names the code generator of
+    the current device, and answers "triton" (config.cuda_backend) for every device it does
+    not know; kernels then propagate dtypes the Triton way and masked loads (embeddings) lose
+    their dtype. npu's generator is CPU's: answer config.cpu_backend. Rebound where imported."""
+    import importlib
+
+    from torch._inductor import config, utils
+
+    original = getattr(utils, "get_current_backend", None)
+    if original is None or getattr(original, "_npu", False):
+        return
+
+    def get_current_backend(device_type=None):
+        from torch._inductor.virtualized import V
+
+        if (device_type or V.graph.get_current_device_or_throw().type) == DEVICE:
+            return config.cpu_backend
+        return original(device_type)
+
+    get_current_backend._npu = True  # type: ignore[attr-defined]
+    for name in ("torch._inductor.utils", "torch._inductor.codegen.common", "torch._inductor.scheduler",
+                 "torch._inductor.kernel.mm_common"):
+        module = importlib.import_module(name)
+        if getattr(module, "get_current_backend", None) is original:
+            module.get_current_backend = get_current_backend
 
 
 # -- the hooks ------------------------------------------------------------------------------
