@@ -42,8 +42,12 @@ def register() -> None:
     with _lock:
         if _registered:
             return
-        _registered = True
-        _register()
+        _registered = True  # first: the registration reads the device module, which may ask again
+        try:
+            _register()
+        except BaseException:
+            _registered = False
+            raise
 
 
 def _register() -> None:
@@ -54,7 +58,8 @@ def _register() -> None:
     _classes.update(Scheduling=CppScheduling, PythonWrapperCodegen=wrapper, CppWrapperCodegen=cpp_wrapper)
     codegens: Dict[str, Any] = {"device_cpp_wrapper_codegen": cpp_wrapper}
     fx_wrapper = _classes["WrapperFxCodegen"] = _fx_wrapper_class()
-    if fx_wrapper is not None:  # 2.9: an FX wrapper codegen per device
+    accepted = common.register_backend_for_device.__code__.co_varnames
+    if fx_wrapper is not None and "device_fx_wrapper_codegen" in accepted:  # 2.9 (2.8 has the class only)
         codegens["device_fx_wrapper_codegen"] = fx_wrapper
     if cpp_wrapper is None:  # 2.1-2.3: the C++ wrapper is not a per-device class
         common.register_backend_for_device(DEVICE, CppScheduling, wrapper)
