@@ -170,8 +170,10 @@ def _register_op_overrides(common: ModuleType) -> None:
 
 def _register_device_interface() -> None:
     """2.6+: inductor asks dynamo's device interface about every device (reductions' hints)."""
-    from torch._dynamo import device_interface
-
+    try:
+        from torch._dynamo import device_interface
+    except ImportError:  # 2.1: no device interfaces yet
+        return
     cpu_interface = getattr(device_interface, "CpuInterface", None)  # 2.6+
     if cpu_interface is not None:
         device_interface.register_interface_for_device(DEVICE, cpu_interface)
@@ -179,8 +181,10 @@ def _register_device_interface() -> None:
 
 def _map_cpp_wrapper_device() -> None:
     """The C++ wrapper names devices through a table up to 2.14 (2.15 asks the op overrides)."""
-    from torch._inductor.codegen import cpp_utils
-
+    try:
+        from torch._inductor.codegen import cpp_utils
+    except ImportError:  # 2.1: no per-device C++ wrapper to name it for (inductor_cpp_wrapper absent)
+        return
     table = getattr(cpp_utils, "DEVICE_TO_ATEN", None)
     if table is not None:
         table[DEVICE] = "at::kPrivateUse1"
