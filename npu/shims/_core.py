@@ -34,6 +34,9 @@ FEATURES: Dict[str, str] = {
     "sdpa_cpu_kernels": "scaled_dot_product_attention runs the kernel CPU runs (bitwise CPU results)",
     "distributed": "the npu_gloo process group: collectives and DDP on npu tensors",
     "quantized": "quantized npu tensors (torch.quantize_per_tensor) running QuantizedCPU kernels",
+    # torch.compile (shims/inductor.py): CPU's C++/OpenMP code generator, registered for npu
+    "inductor": "torch.compile with its default backend (inductor) on npu tensors",
+    "inductor_cpp_wrapper": "torch.compile with inductor's C++ wrapper (options={'cpp_wrapper': True})",
 }
 
 
@@ -48,6 +51,8 @@ class Shim:
     capabilities: Dict[str, Optional[str]] = {}
     #: feature -> (Python specifier, why): absent only on the Pythons the specifier matches.
     on_python: Dict[str, Tuple[str, str]] = {}
+    #: How torch asks for npu's inductor registration (shims.inductor.HOOKS).
+    inductor_hook = "module"
 
     def activate(self, core: Any, name: str) -> ModuleType:
         """Make ``name`` a working device on this torch; returns the device module."""
@@ -58,6 +63,7 @@ class Shim:
         torch.utils.rename_privateuse1_backend(name)
         device._attach(core)
         self.extend_device_module(device)
+        self.register_compiler(device)
         torch._register_device_module(name, device)
         self.generate_methods()
         self.register_serialization(name)
@@ -66,6 +72,12 @@ class Shim:
 
     def extend_device_module(self, module: ModuleType) -> None:
         """Add what this era's torch expects of a device module (nothing, by default)."""
+
+    def register_compiler(self, module: ModuleType) -> None:
+        """Let inductor find npu when it starts, without importing torch._inductor now."""
+        from . import inductor
+
+        inductor.attach(module, self.inductor_hook)
 
     def generate_methods(self) -> None:
         """Tensor.npu(), Module.npu(), storage .npu() and friends."""

@@ -6,7 +6,9 @@
 - no GradScaler for custom devices, no torch.accelerator, no autoload entry point;
 - ``init_process_group()`` without a backend builds every device's default backend;
 - scaled_dot_product_attention consults a kernel chooser only for CUDA/CPU/HIP, so npu
-  runs the math composite where CPU runs its flash kernel (until 2.4).
+  runs the math composite where CPU runs its flash kernel (until 2.4);
+- inductor reads nothing from the device module, so npu registers itself right after
+  ``torch._inductor.graph`` is imported, and it picks its C++ wrapper itself (until 2.4).
 """
 
 from __future__ import annotations
@@ -34,7 +36,10 @@ class Shim(_Base):
                                  "at all without a CUDA device): pass pin_memory_device='npu'",
         "sdpa_cpu_kernels": "torch 2.1-2.3 ask SDPA's kernel chooser only for CUDA/CPU/HIP: npu takes the math "
         "composite where CPU takes its flash kernel, so attention agrees with CPU to rounding (2.4 asks the device)",
+        "inductor_cpp_wrapper": "before torch 2.4 inductor picks its C++ wrapper itself (CPU's for every device that "
+        "is not CUDA) and a device cannot register one; the Python wrapper works",
     }
+    inductor_hook = "import"
 
     def register_distributed(self, core: Any) -> None:
         """``init_process_group()`` without a backend (2.1-2.5) builds one backend per entry

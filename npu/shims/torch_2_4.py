@@ -1,7 +1,8 @@
 """torch 2.4: torch.autocast keeps the PrivateUse1 autocast state itself (the device
 module needs only ``get_amp_supported_dtype``), checkpointing uses ``torch.autocast``,
 and ``torch.get_device_module`` and ``add_safe_globals`` exist. SDPA asks the device's kernel
-chooser, so npu runs CPU's attention kernels (C++ gate ADAPTER_SDPA_CHOICE_STUB)."""
+chooser, so npu runs CPU's attention kernels (C++ gate ADAPTER_SDPA_CHOICE_STUB). Inductor
+takes a C++ wrapper class per device (``cpp_wrapper=True``)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ class Shim(_Previous):
     capabilities = {
         k: v
         for k, v in _Previous.capabilities.items()
-        if k not in ("get_device_module", "safe_globals", "sdpa_cpu_kernels")
+        if k not in ("get_device_module", "safe_globals", "sdpa_cpu_kernels", "inductor_cpp_wrapper")
     }
 
     def extend_device_module(self, module: types.ModuleType) -> None:

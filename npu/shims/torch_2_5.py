@@ -6,6 +6,9 @@ without a device pins for the current accelerator, which is ``npu`` once registe
 On Python 3.13 torch 2.5's own ``torch.save`` fails for every tensor, CPU included: it
 assigns ``Pickler.persistent_id``, which CPython 3.13 made read-only (torch 2.6 subclasses
 the pickler instead). The shim declares serialization absent there.
+
+Inductor's ``init_backend_registration`` reads npu's scheduling and wrapper classes from the
+device module (``torch.npu.Scheduling`` ...): npu registers with inductor when it starts.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from .torch_2_4 import Shim as _Previous
 
 class Shim(_Previous):
     era = "2.5"
+    inductor_hook = "module"
     capabilities = {k: v for k, v in _Previous.capabilities.items() if k not in ("autoload", "default_pin_memory")}
     on_python = {
         "serialization": (

@@ -62,6 +62,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     out["mirrored_ops"] = npu::mirror_cpu_kernels();
     out["autocast_registered"] = npu::ensure_autocast_fallthrough();
     out["autograd_registered"] = npu::ensure_autograd_fallback();
+    // Before finalization, not after (Py_AtExit): the autograd threads need the GIL (autograd_exit.cpp).
+    py::module_::import("atexit").attr("register")(py::cpp_function([] {
+      py::gil_scoped_release no_gil;
+      npu::quiesce_autograd_threads();
+    }));
     return out;
   }, "Register hooks and the registrations that depend on what torch already has.");
   m.def("version_gates", &npu::version_gates, "Which C++ version gates are on in this build.");

@@ -97,6 +97,13 @@ bool ensure_autocast_fallthrough();
 // Register torch's autograd fallback for the AutogradPrivateUse1 key if torch has none (< 2.10).
 bool ensure_autograd_fallback();
 
+// -- interpreter exit (autograd_exit.cpp) -----------------------------------------------
+
+// Waits until torch's autograd device threads hold no GraphTask of an earlier backward
+// (whose Python objects they would free during interpreter finalization and abort).
+// Call without the GIL, before finalization (an atexit handler).
+void quiesce_autograd_threads();
+
 // -- build facts (module.cpp) ------------------------------------------------------------
 std::map<std::string, bool> version_gates();
 

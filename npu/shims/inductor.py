@@ -1,0 +1,307 @@
+"""torch.compile's default backend (inductor) on npu, by reusing CPU's C++/OpenMP code generator.
+
+Device memory is host memory, so the kernels inductor writes for CPU run on npu tensors
+as they are; what npu needs is to be *registered* under its own name: the scheduling
+(``CppScheduling``), the wrapper that calls the kernels (Python, and C++ where the release
+lets a device choose one), the device's op overrides and dynamo's device interface.
+
+Registration is lazy: activation never imports ``torch._inductor`` (seconds of imports).
+torch itself asks for the registration when inductor starts, through the hook the era
+shim names (:data:`HOOKS`); :func:`register` does the work, once per process.
+
+What differs inside an era is detected on the API itself (``hasattr``), never guessed
+from a version: each such test below names the release that changed it.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from types import ModuleType
+from typing import Any, Callable, Dict, Optional
+
+__all__ = ["HOOKS", "attach", "register"]
+
+DEVICE = "npu"
+# How torch asks for the registration, by era:
+#  - "import": 2.1-2.4 read nothing from the device module; we register right after
+#    torch._inductor.graph is imported (every compile imports it before it picks codegens);
+#  - "module": 2.5-2.14 init_backend_registration() reads Scheduling and the wrapper
+#    classes from the device module; 2.15 first calls torch.npu._inductor_backend_init().
+HOOKS = ("import", "module")
+
+_lock = threading.Lock()
+_registered = False
+# What npu registered: device-module attribute name -> class (None: this torch has none).
+_classes: Dict[str, Any] = {}
+
+
+def register() -> None:
+    """Register npu with inductor (imports ``torch._inductor``; idempotent)."""
+    global _registered
+    with _lock:
+        if _registered:
+            return
+        _registered = True  # first: the registration reads the device module, which may ask again
+        try:
+            _register()
+        except BaseException:
+            _registered = False
+            raise
+
+
+def _register() -> None:
+    from torch._inductor.codegen import common
+    from torch._inductor.codegen.cpp import CppScheduling
+
+    wrapper, cpp_wrapper = _wrapper_classes()
+    _classes.update(Scheduling=CppScheduling, PythonWrapperCodegen=wrapper, CppWrapperCodegen=cpp_wrapper)
+    codegens: Dict[str, Any] = {"device_cpp_wrapper_codegen": cpp_wrapper}
+    fx_wrapper = _classes["WrapperFxCodegen"] = _fx_wrapper_class()
+    accepted = common.register_backend_for_device.__code__.co_varnames
+    if fx_wrapper is not None and "device_fx_wrapper_codegen" in accepted:  # 2.9 (2.8 has the class only)
+        codegens["device_fx_wrapper_codegen"] = fx_wrapper
+    if cpp_wrapper is None:  # 2.1-2.3: the C++ wrapper is not a per-device class
+        common.register_backend_for_device(DEVICE, CppScheduling, wrapper)
+    else:  # keywords: 2.9 inserted the FX wrapper before the custom pass
+        common.register_backend_for_device(DEVICE, CppScheduling, wrapper, **codegens)
+    _register_op_overrides(common)
+    _register_device_interface()
+    _map_cpp_wrapper_device()
+    _schedule_like_cpu()
+
+
+def _wrapper_classes():
+    """The Python wrapper (and C++ wrapper, 2.4+) that call CPU kernels on npu."""
+    from torch._inductor import virtualized
+    from torch._inductor.codegen import wrapper as wrapper_module
+
+    base = getattr(wrapper_module, "PythonWrapperCodegen", None) or wrapper_module.WrapperCodeGen  # renamed in 2.6
+
+    class NpuWrapperCodegen(base):  # type: ignore[misc, valid-type]
+        """CPU's kernel calls for npu buffers (torch writes GPU launches for non-CPU devices)."""
+
+        @staticmethod
+        def create(is_subgraph, *args, **kwargs):  # 2.6+: classes build themselves
+            if is_subgraph:
+                return base.create(is_subgraph, *args, **kwargs)
+            return NpuWrapperCodegen()
+
+        # 2.8+: one helper writes every kernel call, and raises "device npu nyi" for devices
+        # other than cpu/mps (2.9+) or launches them as GPU kernels (2.8).
+        def _generate_kernel_call_helper(self, kernel_name, call_args, *args, device=None, triton=True, **kwargs):
+            device = device or virtualized.V.graph.get_current_device_or_throw()
+            if not triton and device.type == DEVICE:
+                self.writeline(self.wrap_kernel_call(kernel_name, call_args))
+                return None
+            return super()._generate_kernel_call_helper(kernel_name, call_args, *args, device=device, triton=triton, **kwargs)
+
+    if not hasattr(base, "_generate_kernel_call_helper"):
+        del NpuWrapperCodegen._generate_kernel_call_helper
+        import inspect
+
+        routed_by_flag = {"cuda", "gpu"} & set(inspect.signature(base.generate_kernel_call).parameters)
+        if not routed_by_flag:  # 2.7: generate_kernel_call launches non-CPU devices as GPU kernels
+            def generate_kernel_call(self, kernel_name, call_args, *args, triton=True, **kwargs):
+                if not triton and virtualized.V.graph.get_current_device_or_throw().type == DEVICE:
+                    self.writeline(self.wrap_kernel_call(kernel_name, call_args))
+                    return None
+                return base.generate_kernel_call(self, kernel_name, call_args, *args, triton=triton, **kwargs)
+
+            NpuWrapperCodegen.generate_kernel_call = generate_kernel_call  # type: ignore[attr-defined]
+        # 2.1-2.6 pass the scheduling's cuda/gpu flag, False for CppScheduling: CPU's call as it is
+
+    return NpuWrapperCodegen, _cpp_wrapper_class()
+
+
+def _cpp_wrapper_class() -> Optional[type]:
+    """2.4+: the C++ wrapper (``cpp_wrapper=True``): CPU's, including CPU's runtime header."""
+    try:
+        from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
+    except ImportError:  # 2.1-2.2: CppWrapperCodeGen in wrapper.py, chosen by inductor itself
+        return None
+    from torch._inductor.codegen import common
+
+    if "device_cpp_wrapper_codegen" not in common.register_backend_for_device.__code__.co_varnames:
+        return None  # 2.3: CppWrapperCpu exists, but inductor picks it itself
+
+    class NpuCppWrapper(CppWrapperCpu):
+        @staticmethod
+        def create(*args, **kwargs):
+            return NpuCppWrapper()
+
+        # torch includes torch/csrc/inductor/cpp_wrapper/<device>.h (cpu, cuda, mps, xpu ship)
+        def add_device_include(self, device: str) -> None:  # 2.7+
+            super().add_device_include("cpu" if device == DEVICE else device)
+
+        # Extern kernels (mm, addmm, ...) go through torch's C shims, one set per device
+        # (aoti_torch_cpu_addmm_out): npu tensors are host memory, so CPU's shims serve them.
+        @staticmethod
+        def get_c_shim_func_name(kernel: str, device: str) -> str:
+            return CppWrapperCpu.get_c_shim_func_name(kernel, "cpu" if device == DEVICE else device)
+
+    return NpuCppWrapper
+
+
+def _fx_wrapper_class() -> Optional[type]:
+    try:
+        from torch._inductor.codegen.wrapper_fxir import WrapperFxCodegen  # 2.9+
+    except ImportError:
+        return None
+    return WrapperFxCodegen
+
+
+def _register_op_overrides(common: ModuleType) -> None:
+    """2.6+: every device needs DeviceOpOverrides (2.3-2.5 default to empty ones)."""
+    try:
+        from torch._inductor.codegen.cpu_device_op_overrides import CpuDeviceOpOverrides
+    except ImportError:  # before 2.6: not consulted for a device without GPU kernels
+        return
+    # 2.6-2.11 load the built-in overrides only while the table is empty: fill it first,
+    # or registering npu would leave "cpu" without its overrides.
+    common.get_device_op_overrides("cpu")
+
+    class NpuDeviceOpOverrides(CpuDeviceOpOverrides):
+        def aten_device_type(self) -> str:  # 2.15: the C++ wrapper's at::kXxx comes from here
+            return "at::kPrivateUse1"
+
+    common.register_device_op_overrides(DEVICE, NpuDeviceOpOverrides())
+
+
+def _register_device_interface() -> None:
+    """2.6+: inductor asks dynamo's device interface about every device (reductions' hints)."""
+    try:
+        from torch._dynamo import device_interface
+    except ImportError:  # 2.1: no device interfaces yet
+        return
+    cpu_interface = getattr(device_interface, "CpuInterface", None)  # 2.6+
+    if cpu_interface is not None:
+        device_interface.register_interface_for_device(DEVICE, cpu_interface)
+
+
+def _map_cpp_wrapper_device() -> None:
+    """The C++ wrapper names devices through a table up to 2.14 (2.15 asks the op overrides)."""
+    try:
+        from torch._inductor.codegen import cpp_utils
+    except ImportError:  # 2.1: no per-device C++ wrapper to name it for (inductor_cpp_wrapper absent)
+        return
+    table = getattr(cpp_utils, "DEVICE_TO_ATEN", None)
+    if table is not None:
+        table[DEVICE] = "at::kPrivateUse1"
+
+
+def _schedule_like_cpu() -> None:
+    """The one patch: inductor's scheduler keeps its GPU-only loop reordering and reindexing
+    away from CPU nodes with ``node.is_cpu()`` (2.6+; "not validated for CPU codegen"), and
+    would apply them to npu's nodes, which CppScheduling groups the CPU way (fails with
+    "can't multiply sequence by non-int of type 'tuple'"). npu nodes are CPU nodes there."""
+    from torch._inductor import scheduler
+
+    node = scheduler.BaseSchedulerNode
+    original = getattr(node, "is_cpu", None)
+    if original is None or getattr(original, "_npu", False):
+        return
+
+    def is_cpu(self) -> bool:
+        device = self.get_device()
+        return device is not None and device.type in ("cpu", DEVICE)
+
+    is_cpu._npu = True  # type: ignore[attr-defined]
+    node.is_cpu = is_cpu  # type: ignore[method-assign]
+    _generate_like_cpu()
+
+
+def _generate_like_cpu() -> None:
+    """The second patch: ``utils.get_current_backend()`` (2.6+) names the code generator of
+    the current device, and answers "triton" (config.cuda_backend) for every device it does
+    not know; kernels then propagate dtypes the Triton way and masked loads (embeddings) lose
+    their dtype. npu's generator is CPU's: answer config.cpu_backend. Rebound where imported."""
+    import importlib
+
+    from torch._inductor import config, utils
+
+    original = getattr(utils, "get_current_backend", None)
+    if original is None or getattr(original, "_npu", False):
+        return
+
+    def get_current_backend(device_type=None):
+        from torch._inductor.virtualized import V
+
+        if (device_type or V.graph.get_current_device_or_throw().type) == DEVICE:
+            return config.cpu_backend
+        return original(device_type)
+
+    get_current_backend._npu = True  # type: ignore[attr-defined]
+    for name in ("torch._inductor.utils", "torch._inductor.codegen.common", "torch._inductor.scheduler",
+                 "torch._inductor.kernel.mm_common"):
+        module = importlib.import_module(name)
+        if getattr(module, "get_current_backend", None) is original:
+            module.get_current_backend = get_current_backend
+
+
+# -- the hooks ------------------------------------------------------------------------------
+
+# Names init_backend_registration() reads from the device module, by release: 2.5 the old
+# class names, 2.6+ the new ones, 2.9+ also the FX wrapper (without it torch registers nothing).
+_MODULE_ATTRIBUTES = {
+    "Scheduling": "Scheduling",
+    "WrapperCodeGen": "PythonWrapperCodegen",  # 2.5
+    "PythonWrapperCodegen": "PythonWrapperCodegen",
+    "CppWrapperCodeGen": "CppWrapperCodegen",  # 2.5
+    "CppWrapperCodegen": "CppWrapperCodegen",
+    "WrapperFxCodegen": "WrapperFxCodegen",  # 2.9
+}
+
+
+def _registered_class(name: str) -> Any:
+    register()
+    return _classes[_MODULE_ATTRIBUTES[name]]
+
+
+def attach(module: ModuleType, hook: str) -> None:
+    """Arrange for torch to register npu with inductor when inductor starts."""
+    if hook == "module":
+        previous = module.__dict__.get("__getattr__")
+
+        def __getattr__(name: str) -> Any:  # PEP 562: only for names the module lacks
+            if name in _MODULE_ATTRIBUTES:
+                return _registered_class(name)
+            if previous is not None:
+                return previous(name)
+            raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
+
+        module.__getattr__ = __getattr__  # type: ignore[attr-defined]
+        module._inductor_backend_init = register  # type: ignore[attr-defined]  # 2.15
+    elif hook == "import":
+        if "torch._inductor.graph" in sys.modules:
+            register()
+        else:
+            sys.meta_path.insert(0, _AfterImport("torch._inductor.graph", register))
+    else:
+        raise ValueError(f"unknown inductor hook {hook!r}; known: {', '.join(HOOKS)}")
+
+
+class _AfterImport:
+    """A meta path finder that runs ``then()`` once, right after module ``name`` is executed."""
+
+    def __init__(self, name: str, then: Callable[[], None]) -> None:
+        self.name, self.then = name, then
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+        then = self.then
+
+        def exec_then_register(module: ModuleType) -> None:
+            exec_module(module)
+            then()
+
+        spec.loader.exec_module = exec_then_register  # type: ignore[method-assign]
+        return spec
