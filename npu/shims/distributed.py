@@ -118,6 +118,12 @@ def _process_group_class() -> type:
         def __init__(self, store: Any, rank: int, size: int, timeout: datetime.timedelta) -> None:
             super().__init__(rank, size)
             self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
+            # Callers that ask the group for its backend of a device type (c10d's dispatcher
+            # ops: FSDP, DTensor's functional collectives) and the group's name (DeviceMesh)
+            # need a C++ backend registered on it; it works like this class (gloo_backend.cpp).
+            self._backend = _core.gloo_backend(self._gloo)
+            for device in ("npu", "cpu"):
+                self._register_backend(torch.device(device), dist.ProcessGroup.BackendType.CUSTOM, self._backend)
 
         def getBackendName(self) -> str:  # noqa: N802 - the name ProcessGroup's trampoline calls
             return BACKEND
@@ -133,6 +139,7 @@ def _process_group_class() -> type:
             # threads only in its destructor, so let it go now, while the interpreter is alive,
             # rather than during interpreter exit.
             self._gloo = None
+            _core.release_gloo(self._backend)
 
         def barrier(self, *args: Any, **kwargs: Any) -> Any:
             self._gloo.barrier().wait()
