@@ -68,10 +68,7 @@ _COLLECTIVES = (
     "allgather",
     "_allgather_base",
     "allgather_coalesced",
-    "allgather_into_tensor_coalesced",
     "reduce",
-    "_reduce_scatter_base",
-    "reduce_scatter_tensor_coalesced",
     "gather",
     "scatter",
     "alltoall",
@@ -147,6 +144,33 @@ def _process_group_class() -> type:
 
         def monitored_barrier(self, *args: Any, **kwargs: Any) -> None:
             self._gloo.barrier().wait()
+
+        # gloo's Python binding lacks the two coalesced tensor collectives (DTensor's
+        # functional collectives and FSDP2 call them): one tensor collective per pair.
+        def allgather_into_tensor_coalesced(self, outputs: List[torch.Tensor], inputs: List[torch.Tensor], opts: Any = None) -> Any:
+            for output, input in zip(outputs, inputs):
+                self._allgather_base(output, input, *([] if opts is None else [opts]))
+            return self._done(outputs)
+
+        def reduce_scatter_tensor_coalesced(self, outputs: List[torch.Tensor], inputs: List[torch.Tensor], opts: Any = None) -> Any:
+            for output, input in zip(outputs, inputs):
+                self._reduce_scatter_base(output, input, opts)
+            return self._done(outputs)
+
+        def _reduce_scatter_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
+            import torch.distributed as dist
+
+            opts = dist.ReduceScatterOptions() if opts is None else opts
+            aliases = _Aliases()
+            host_out, host_in = aliases.host(output), aliases.host(input)
+            try:
+                self._gloo._reduce_scatter_base(host_out, host_in, opts).wait()
+            except RuntimeError as exc:
+                if "does not support" not in str(exc):
+                    raise
+                chunks = list(host_in.flatten().chunk(self.size()))
+                _reduce_scatter_by_allreduce(self._gloo, self.rank(), [host_out.view(-1)], [chunks], opts)
+            return self._done([output])
 
         def reduce_scatter(self, outputs: List[torch.Tensor], inputs: List[List[torch.Tensor]], opts: Any = None) -> Any:
             import torch.distributed as dist
