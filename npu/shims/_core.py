@@ -34,6 +34,13 @@ FEATURES: Dict[str, str] = {
     "sdpa_cpu_kernels": "scaled_dot_product_attention runs the kernel CPU runs (bitwise CPU results)",
     "distributed": "the npu_gloo process group: collectives and DDP on npu tensors",
     "quantized": "quantized npu tensors (torch.quantize_per_tensor) running QuantizedCPU kernels",
+    "host_allocator": "the pinned allocator is torch's host allocator for npu (at::getHostAllocator; host memory stats)",
+    "empty_host_cache": "torch.accelerator.empty_host_cache() after npu allocations",
+    "profiler": "profile(use_device='npu'): device time and npu memory per op, fallback outputs included",
+    "profiler_activity": "ProfilerActivity.PrivateUse1 device events (Kineto activity plugin) in key_averages() and traces",
+    "fsdp": "FullyShardedDataParallel over npu_gloo, sharded state dicts with torch.distributed.checkpoint",
+    "fsdp2": "fully_shard (FSDP2) over an npu DeviceMesh",
+    "tensor_parallel": "DTensor: init_device_mesh('npu', ...) and parallelize_module (column and row parallel)",
 }
 
 

@@ -34,6 +34,13 @@ class Shim(_Base):
                                  "at all without a CUDA device): pass pin_memory_device='npu'",
         "sdpa_cpu_kernels": "torch 2.1-2.3 ask SDPA's kernel chooser only for CUDA/CPU/HIP: npu takes the math "
         "composite where CPU takes its flash kernel, so attention agrees with CPU to rounding (2.4 asks the device)",
+        "host_allocator": "torch's host-allocator registry (REGISTER_HOST_ALLOCATOR) exists from torch 2.8; pin_memory() "
+                          "uses the device's pinned allocator through its hooks",
+        "empty_host_cache": "torch.accelerator.empty_host_cache exists from torch 2.12",
+        "profiler_activity": "no Kineto activity-profiler plugin for PrivateUse1 before torch 2.12 (the profiler stubs "
+                             "time npu ops instead: capability profiler)",
+        "fsdp2": "fully_shard is public from torch 2.6 (torch.distributed.fsdp); 2.4's private one creates torch.cuda "
+                 "streams whatever the device",
     }
 
     def register_distributed(self, core: Any) -> None:
