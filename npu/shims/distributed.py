@@ -66,7 +66,6 @@ _COLLECTIVES = (
     "allreduce_coalesced",
     "broadcast",
     "allgather",
-    "_allgather_base",
     "allgather_coalesced",
     "reduce",
     "gather",
@@ -156,6 +155,18 @@ def _process_group_class() -> type:
             for output, input in zip(outputs, inputs):
                 self._reduce_scatter_base(output, input, opts)
             return self._done(outputs)
+
+        def _allgather_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
+            aliases = _Aliases()
+            host_out, host_in = aliases.host(output), aliases.host(input)
+            try:
+                self._gloo._allgather_base(host_out, host_in, *([] if opts is None else [opts])).wait()
+            except RuntimeError as exc:
+                if "no support for _allgather_base" not in str(exc):
+                    raise
+                # gloo of torch 2.1-2.2: gather into the output's chunks, one per rank
+                self._gloo.allgather([list(host_out.view(-1).chunk(self.size()))], [host_in.view(-1)]).wait()
+            return self._done([output])
 
         def _reduce_scatter_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
             import torch.distributed as dist

@@ -39,6 +39,9 @@ class Shim(_Base):
         "empty_host_cache": "torch.accelerator.empty_host_cache exists from torch 2.12",
         "profiler_activity": "no Kineto activity-profiler plugin for PrivateUse1 before torch 2.12 (the profiler stubs "
                              "time npu ops instead: capability profiler)",
+        "tensor_parallel": "torch 2.1's ColwiseParallel/RowwiseParallel leave the gradients of replicated parameters "
+                           "unreduced, so the ranks' replicas drift apart (measured on 2.1.2; 2.2-2.3 not verified, "
+                           "2.4 verified)",
         "fsdp2": "fully_shard is public from torch 2.6 (torch.distributed.fsdp); 2.4's private one creates torch.cuda "
                  "streams whatever the device",
     }

@@ -107,6 +107,14 @@ def test_profiler_times_npu_ops_without_warnings(npu, capfd):
         with torch.autograd.profiler.profile(use_device="npu") as prof:
             x.mm(x).relu()
     assert "PrivateUse1 used in profiler but not enabled" not in capfd.readouterr().err
+    assert any(e.key == "aten::mm" for e in prof.key_averages())
+
+
+@requires("profiler_device_time")
+def test_profiler_reports_npu_op_times(npu):
+    x = torch.randn(64, 64, device=npu)
+    with torch.autograd.profiler.profile(use_device="npu") as prof:
+        x.mm(x)
     mm = next(e for e in prof.key_averages() if e.key == "aten::mm")
     device_time = getattr(mm, "self_device_time_total", None)
     if device_time is None:  # torch 2.1-2.3 name it after the device kind
@@ -123,7 +131,9 @@ def test_profiler_counts_npu_memory_also_for_fallback_outputs(npu):
     events = {e.key: e for e in prof.key_averages()}
 
     def device_memory(e):
-        return getattr(e, "self_device_memory_usage", None) or e.self_privateuse1_memory_usage
+        if hasattr(e, "self_device_memory_usage"):
+            return e.self_device_memory_usage
+        return e.self_privateuse1_memory_usage  # torch 2.1-2.3
 
     assert device_memory(events["aten::empty"]) == 4 << 20
     assert device_memory(events["aten::mm"]) == product.numel() * 4

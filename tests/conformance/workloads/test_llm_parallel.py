@@ -4,7 +4,8 @@ Each case trains llm_data's GPT-2 for a few AdamW steps on ``npu:0`` and ``npu:1
 (llm_worker.py) and compares the full parameters with the same training on CPU.
 
 - FSDP (data parallel, sharded parameters): each rank's gradient is divided by the world
-  size and the halves summed, as the CPU reference does, with the same kernels: bit for bit.
+  size and the halves summed, as the CPU reference does, with the same kernels: bit for bit
+  (to rounding on 2.1-2.3, where attention runs another kernel: FSDP_TOLERANCE).
 - FSDP2: measured bit for bit on torch 2.13; on 2.8 the parameters differ from the CPU
   reference by up to 1.3e-4 after 3 steps (the first step's update already differs in the
   last bits and AdamW's normalisation amplifies that for near-zero gradients); the cause in
@@ -25,6 +26,8 @@ from pathlib import Path
 import pytest
 import torch
 
+import shims
+
 from ..support import requires
 from . import llm_data
 
@@ -33,6 +36,10 @@ pytestmark = pytest.mark.suite("workloads")
 WORLD = 2
 TP_TOLERANCE = {"rtol": 1e-4, "atol": 5e-5}
 FSDP2_TOLERANCE = {"rtol": 1e-3, "atol": 1e-3}
+# torch 2.1-2.3 (capability sdpa_cpu_kernels absent): npu's attention takes the math
+# composite where CPU takes its flash kernel, so FSDP agrees to rounding there (measured
+# 6.5e-6 on 2.1), and bit for bit from 2.4.
+FSDP_TOLERANCE = {} if shims.capability("sdpa_cpu_kernels") is None else {"rtol": 1e-4, "atol": 5e-5}
 
 
 def _run(case: str, tmp_path: Path, *extra: str) -> list:
@@ -75,7 +82,8 @@ def test_collectives_fsdp_and_dtensor_need_work_on_npu_tensors(npu, tmp_path):
         assert r["all_gather_into_tensor"] == [1.0, 1.0, 2.0, 2.0]
         # rank r gets chunk r of sum over ranks of arange(4) * (rank + 1)
         assert r["reduce_scatter_tensor"] == [3.0 * (2 * rank), 3.0 * (2 * rank + 1)]
-        assert r["group_name"]  # DeviceMesh reads it ("ProcessGroup name not set" before)
+        # DeviceMesh reads it ("ProcessGroup name not set" before); torch 2.1 groups have no name
+        assert r["group_name"] or not hasattr(torch.distributed.ProcessGroup, "group_name")
         assert r["mesh"] == "npu"
     assert results[0]["group_name"] == results[1]["group_name"]
 
@@ -84,7 +92,10 @@ def test_collectives_fsdp_and_dtensor_need_work_on_npu_tensors(npu, tmp_path):
 def test_fsdp_gpt2_matches_single_process_cpu_training_bitwise(npu, tmp_path):
     results = _run("fsdp", tmp_path)
     assert results[0]["parameters"] == results[1]["parameters"]
-    assert results[0]["parameters"] == llm_data.reference_data_parallel(WORLD)
+    if FSDP_TOLERANCE:
+        _close(results[0]["parameters"], llm_data.reference_data_parallel(WORLD), **FSDP_TOLERANCE)
+    else:
+        assert results[0]["parameters"] == llm_data.reference_data_parallel(WORLD)
 
 
 @requires("fsdp2")
@@ -108,4 +119,4 @@ def test_distributed_checkpoint_saves_and_loads_the_sharded_state(npu, tmp_path)
     for r in results:
         assert r["shards_on_npu"]
         assert r["loaded"] == r["saved"]  # every parameter restored to the bit
-    assert results[0]["saved"] == llm_data.reference_data_parallel(WORLD)
+    _close(results[0]["saved"], llm_data.reference_data_parallel(WORLD), **(FSDP_TOLERANCE or {"rtol": 0, "atol": 0}))
