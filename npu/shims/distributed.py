@@ -120,6 +120,9 @@ def _process_group_class() -> type:
             self._backend = _core.gloo_backend(self._gloo)
             for device in ("npu", "cpu"):
                 self._register_backend(torch.device(device), dist.ProcessGroup.BackendType.CUSTOM, self._backend)
+            # torch 2.15 looks the default backend up by type and fails when none is set (2.1 has no setter)
+            if hasattr(self, "_set_default_backend"):
+                self._set_default_backend(dist.ProcessGroup.BackendType.CUSTOM)
 
         def getBackendName(self) -> str:  # noqa: N802 - the name ProcessGroup's trampoline calls
             return BACKEND
