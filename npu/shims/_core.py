@@ -37,6 +37,14 @@ FEATURES: Dict[str, str] = {
     # torch.compile (shims/inductor.py): CPU's C++/OpenMP code generator, registered for npu
     "inductor": "torch.compile with its default backend (inductor) on npu tensors",
     "inductor_cpp_wrapper": "torch.compile with inductor's C++ wrapper (options={'cpp_wrapper': True})",
+    "host_allocator": "the pinned allocator is torch's host allocator for npu (at::getHostAllocator; host memory stats)",
+    "empty_host_cache": "torch.accelerator.empty_host_cache() after npu allocations",
+    "profiler": "profile(use_device='npu'): device time and npu memory per op, fallback outputs included",
+    "profiler_device_time": "key_averages() of profile(use_device='npu') carries the stubs' npu op times",
+    "profiler_activity": "ProfilerActivity.PrivateUse1 device events (Kineto activity plugin) in key_averages() and traces",
+    "fsdp": "FullyShardedDataParallel over npu_gloo, sharded state dicts with torch.distributed.checkpoint",
+    "fsdp2": "fully_shard (FSDP2) over an npu DeviceMesh",
+    "tensor_parallel": "DTensor: init_device_mesh('npu', ...) and parallelize_module (column and row parallel)",
 }
 
 

@@ -12,7 +12,16 @@ from typing import Any, Dict, List, Sequence, Union
 
 import torch
 
+from . import properties as _properties
 from . import streams as _streams
+from .properties import (
+    get_device_capability,
+    get_device_properties,
+    host_memory_stats,
+    mem_get_info,
+    reset_accumulated_host_memory_stats,
+    reset_peak_host_memory_stats,
+)
 from .streams import Event, Stream, StreamContext
 
 _core: Any = None  # the C++ core, set by the activation
@@ -56,6 +65,7 @@ __all__ = [
     "current_stream",
     "default_stream",
     "set_stream",
+    *_properties.__all__[1:],  # device queries and host memory (properties.py)
 ]
 
 

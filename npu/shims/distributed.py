@@ -66,12 +66,8 @@ _COLLECTIVES = (
     "allreduce_coalesced",
     "broadcast",
     "allgather",
-    "_allgather_base",
     "allgather_coalesced",
-    "allgather_into_tensor_coalesced",
     "reduce",
-    "_reduce_scatter_base",
-    "reduce_scatter_tensor_coalesced",
     "gather",
     "scatter",
     "alltoall",
@@ -118,6 +114,15 @@ def _process_group_class() -> type:
         def __init__(self, store: Any, rank: int, size: int, timeout: datetime.timedelta) -> None:
             super().__init__(rank, size)
             self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
+            # Callers that ask the group for its backend of a device type (c10d's dispatcher
+            # ops: FSDP, DTensor's functional collectives) and the group's name (DeviceMesh)
+            # need a C++ backend registered on it; it works like this class (gloo_backend.cpp).
+            self._backend = _core.gloo_backend(self._gloo)
+            for device in ("npu", "cpu"):
+                self._register_backend(torch.device(device), dist.ProcessGroup.BackendType.CUSTOM, self._backend)
+            # torch 2.15 looks the default backend up by type and fails when none is set (2.1 has no setter)
+            if hasattr(self, "_set_default_backend"):
+                self._set_default_backend(dist.ProcessGroup.BackendType.CUSTOM)
 
         def getBackendName(self) -> str:  # noqa: N802 - the name ProcessGroup's trampoline calls
             return BACKEND
@@ -133,6 +138,7 @@ def _process_group_class() -> type:
             # threads only in its destructor, so let it go now, while the interpreter is alive,
             # rather than during interpreter exit.
             self._gloo = None
+            _core.release_gloo(self._backend)
 
         def barrier(self, *args: Any, **kwargs: Any) -> Any:
             self._gloo.barrier().wait()
@@ -140,6 +146,45 @@ def _process_group_class() -> type:
 
         def monitored_barrier(self, *args: Any, **kwargs: Any) -> None:
             self._gloo.barrier().wait()
+
+        # gloo's Python binding lacks the two coalesced tensor collectives (DTensor's
+        # functional collectives and FSDP2 call them): one tensor collective per pair.
+        def allgather_into_tensor_coalesced(self, outputs: List[torch.Tensor], inputs: List[torch.Tensor], opts: Any = None) -> Any:
+            for output, input in zip(outputs, inputs):
+                self._allgather_base(output, input, *([] if opts is None else [opts]))
+            return self._done(outputs)
+
+        def reduce_scatter_tensor_coalesced(self, outputs: List[torch.Tensor], inputs: List[torch.Tensor], opts: Any = None) -> Any:
+            for output, input in zip(outputs, inputs):
+                self._reduce_scatter_base(output, input, opts)
+            return self._done(outputs)
+
+        def _allgather_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
+            aliases = _Aliases()
+            host_out, host_in = aliases.host(output), aliases.host(input)
+            try:
+                self._gloo._allgather_base(host_out, host_in, *([] if opts is None else [opts])).wait()
+            except RuntimeError as exc:
+                if "no support for _allgather_base" not in str(exc):
+                    raise
+                # gloo of torch 2.1-2.2: gather into the output's chunks, one per rank
+                self._gloo.allgather([list(host_out.view(-1).chunk(self.size()))], [host_in.view(-1)]).wait()
+            return self._done([output])
+
+        def _reduce_scatter_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
+            import torch.distributed as dist
+
+            opts = dist.ReduceScatterOptions() if opts is None else opts
+            aliases = _Aliases()
+            host_out, host_in = aliases.host(output), aliases.host(input)
+            try:
+                self._gloo._reduce_scatter_base(host_out, host_in, opts).wait()
+            except RuntimeError as exc:
+                if "does not support" not in str(exc):
+                    raise
+                chunks = list(host_in.flatten().chunk(self.size()))
+                _reduce_scatter_by_allreduce(self._gloo, self.rank(), [host_out.view(-1)], [chunks], opts)
+            return self._done([output])
 
         def reduce_scatter(self, outputs: List[torch.Tensor], inputs: List[List[torch.Tensor]], opts: Any = None) -> Any:
             import torch.distributed as dist

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .torch_2_7 import Shim as _Previous
+from .torch_2_8 import Shim as _Previous
 
 
 class Shim(_Previous):

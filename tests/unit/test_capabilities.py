@@ -20,7 +20,8 @@ def test_capabilities_view_carries_each_shims_declarations():
     assert lines["2.2"]["absent"]["grad_scaler"] == "torch.amp.GradScaler takes a device from torch 2.3"
     assert "grad_scaler" not in lines["2.3"]["absent"]
     assert lines["2.5"]["absent_on_python"]["serialization"]["python"] == ">=3.13"
-    assert lines["2.15"]["absent"] == {}
+    assert set(lines["2.15"]["absent"]) == {"profiler_activity"}  # no Kineto plugin built (torch_2_12.py)
+    assert "host_allocator" in lines["2.7"]["absent"] and "host_allocator" not in lines["2.8"]["absent"]
     assert "serialization" in data["features"] and "autocast" in data["features"]
 
 
@@ -33,7 +34,7 @@ def test_reading_declarations_neither_imports_torch_nor_activates():
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert "| 2.1   | `torch_2_1` |" in proc.stdout
+    assert "| 2.1   | `torch_2_1`" in proc.stdout
 
 
 def test_committed_capabilities_page_is_current():

@@ -71,13 +71,13 @@ def test_new_shim_scaffolds_module_matrix_and_todo(repo_copy):
     res = cli("new-shim", "2.16", "--matrix", str(repo_copy / "compat.yaml"), "--probe", str(new_probe), cwd=repo_copy)
     assert res.code == 0, res.err + res.out
     module = repo_copy / "shims" / "torch_2_16.py"
-    assert module.exists() and "from .torch_2_9 import Shim as _Previous" in module.read_text()
+    assert module.exists() and "from .torch_2_12 import Shim as _Previous" in module.read_text()
     after = (repo_copy / "compat.yaml").read_text()
     # comments survive: every comment line of the old file is still there
     assert [ln for ln in before.splitlines() if ln.lstrip().startswith("#")] == [
         ln for ln in after.splitlines() if ln.lstrip().startswith("#")
     ]
-    assert "+  - module: shims.torch_2_16 # scaffolded by new-shim from shims.torch_2_9" in res.out
+    assert "+  - module: shims.torch_2_16 # scaffolded by new-shim from shims.torch_2_12" in res.out
     assert '-    torch: ">=2.1,<2.16"' in res.out and '+    torch: ">=2.1,<2.17"' in res.out
     assert "backend_autoload: True on torch 2.15.0, False on torch 2.16.0" in res.out  # the to-do list
     matrix = load(repo_copy / "compat.yaml").matrix

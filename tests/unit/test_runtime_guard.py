@@ -84,7 +84,7 @@ def test_verdict_is_memoized_and_follows_the_file(tmp_path):
     path = tmp_path / "compat.yaml"
     path.write_text((REPO / "compat.yaml").read_text())
     first = guard.select(str(path), "2.13.0+cpu", "0.1.0")
-    assert first.outcome == "supported" and first.shim == "shims.torch_2_9"
+    assert first.outcome == "supported" and first.shim == "shims.torch_2_12"
     assert guard.select(str(path), "2.13.0+cpu", "0.1.0") == first
     path.write_text(path.read_text().replace('torch: ">=2.1,<2.16"', 'torch: ">=2.1,<2.13"'))  # every release
     assert guard.select(str(path), "2.13.0+cpu", "0.1.0").outcome == "unsupported"

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -81,6 +82,10 @@ c10::Stream stream_of(c10::Device d, c10::StreamId id) {
   return c10::Stream(c10::Stream::UNSAFE, d.has_index() ? d : device(current_device()), id);
 }
 
+struct EventTime {
+  int64_t ns = 0;  // steady_clock time of the last record()
+};
+
 struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kDeviceType; }
 
@@ -112,20 +117,30 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
 #if ADAPTER_GUARD_STREAM_EVENTS
   c10::Stream getNewStream(c10::Device d, int = 0) const override { return stream_of(d, new_stream_id()); }
   void synchronizeEvent(void*) const override {}
-  double elapsedTime(void*, void*, const c10::DeviceIndex) const override { return 0.0; }
+  // Milliseconds of host time between the two record() calls (work runs as it is issued).
+  double elapsedTime(void* start, void* end, const c10::DeviceIndex) const override {
+    TORCH_CHECK(start != nullptr && end != nullptr, "Both events must be recorded before calculating elapsed time.");
+    auto ns = static_cast<EventTime*>(end)->ns - static_cast<EventTime*>(start)->ns;
+    return static_cast<double>(ns) / 1e6;
+  }
 #endif
 #if ADAPTER_GUARD_SYNCHRONIZE_DEVICE
   void synchronizeDevice(const c10::DeviceIndex) const override {}
 #endif
   c10::DeviceIndex deviceCount() const noexcept override { return device_count(); }
 
-  // Events exist only so that code written for accelerators runs; every event is complete.
+  // Every event is complete once recorded (work is synchronous); it holds the host time of
+  // its last record(), so torch.Event(enable_timing=True).elapsed_time() measures real time.
   void record(void** event, const c10::Stream&, const c10::DeviceIndex, const c10::EventFlag) const override {
-    if (*event == nullptr) *event = reinterpret_cast<void*>(static_cast<uintptr_t>(1));
+    if (*event == nullptr) *event = new EventTime();
+    static_cast<EventTime*>(*event)->ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now().time_since_epoch()).count();
   }
   void block(void*, const c10::Stream&) const override {}
   bool queryEvent(void*) const override { return true; }
-  void destroyEvent(void*, const c10::DeviceIndex) const noexcept override {}
+  void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override {
+    delete static_cast<EventTime*>(event);
+  }
   bool queryStream(const c10::Stream&) const override { return true; }
   void synchronizeStream(const c10::Stream&) const override {}
 };
@@ -186,9 +201,25 @@ struct Block {
   c10::DataPtr owner;  // set for adopted memory; empty for our own allocations
 };
 
+// The profiler's memory view (profile(profile_memory=True)): every block is npu memory.
+// An adopted block came from the CPU allocator, which reported it as CPU memory and will
+// report its release as CPU memory too; the two CPU entries made here cancel those, so the
+// block shows up once, as npu memory, for as long as it is a device block.
+void report_to_profiler(const Block& block, bool allocated) {
+  if (!c10::memoryProfilingEnabled()) return;
+  auto n = static_cast<int64_t>(block.nbytes);
+  MemoryStats s = memory_stats(block.index);
+  auto total = static_cast<size_t>(s.allocated_bytes);
+  if (block.owner && block.nbytes) {
+    c10::reportMemoryUsageToProfiler(block.data, allocated ? -n : n, 0, 0, c10::Device(c10::DeviceType::CPU));
+  }
+  c10::reportMemoryUsageToProfiler(block.data, allocated ? n : -n, total, total, device(block.index));
+}
+
 void free_block(void* ctx) {
   auto* block = static_cast<Block*>(ctx);
   count_free(block->index, block->nbytes);
+  report_to_profiler(*block, false);
   if (!block->owner) c10::free_cpu(block->data);
   delete block;  // an adopted block releases its memory through `owner` here
 }
@@ -196,6 +227,7 @@ void free_block(void* ctx) {
 c10::DataPtr make_block(void* data, size_t nbytes, c10::DeviceIndex index, c10::DataPtr owner) {
   auto* block = new Block{data, nbytes, index, std::move(owner)};
   count_alloc(index, nbytes);
+  report_to_profiler(*block, true);
   return c10::DataPtr(data, block, &free_block, device(index));
 }
 
@@ -297,10 +329,22 @@ struct PinnedAllocator final : public c10::Allocator {
     static std::map<uintptr_t, size_t> b;
     return b;
   }
+  // Counted like the device: live and total blocks and bytes (the host allocator's stats).
+  static MemoryStats& stats() {
+    static MemoryStats s;
+    return s;
+  }
   static void release(void* data) {
     {
       std::lock_guard<std::mutex> lock(mutex());
-      blocks().erase(reinterpret_cast<uintptr_t>(data));
+      auto it = blocks().find(reinterpret_cast<uintptr_t>(data));
+      if (it != blocks().end()) {
+        auto n = static_cast<int64_t>(it->second);
+        stats().allocated_bytes -= n;
+        stats().total_freed_bytes += n;
+        stats().allocations -= 1;
+        blocks().erase(it);
+      }
     }
     c10::free_cpu(data);
   }
@@ -309,6 +353,12 @@ struct PinnedAllocator final : public c10::Allocator {
     {
       std::lock_guard<std::mutex> lock(mutex());
       blocks()[reinterpret_cast<uintptr_t>(data)] = nbytes;
+      auto& s = stats();
+      s.allocated_bytes += static_cast<int64_t>(nbytes);
+      s.total_allocated_bytes += static_cast<int64_t>(nbytes);
+      s.allocations += 1;
+      s.total_allocations += 1;
+      s.peak_allocated_bytes = std::max(s.peak_allocated_bytes, s.allocated_bytes);
     }
     return c10::DataPtr(data, data, &release, c10::Device(c10::DeviceType::CPU));
   }
@@ -329,6 +379,22 @@ REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_device_allocator);
 
 c10::Allocator* allocator() { return &g_device_allocator; }
 c10::Allocator* pinned_allocator() { return &g_pinned_allocator; }
+
+MemoryStats pinned_memory_stats() {
+  std::lock_guard<std::mutex> lock(PinnedAllocator::mutex());
+  return PinnedAllocator::stats();
+}
+
+void reset_pinned_memory_stats(bool peak, bool accumulated) {
+  std::lock_guard<std::mutex> lock(PinnedAllocator::mutex());
+  auto& s = PinnedAllocator::stats();
+  if (peak) s.peak_allocated_bytes = s.allocated_bytes;
+  if (accumulated) {
+    s.total_allocated_bytes = 0;
+    s.total_freed_bytes = 0;
+    s.total_allocations = 0;
+  }
+}
 
 bool is_pinned_ptr(const void* ptr) {
   auto address = reinterpret_cast<uintptr_t>(ptr);

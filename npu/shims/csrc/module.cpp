@@ -10,6 +10,7 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include <ATen/autocast_mode.h>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 
@@ -18,6 +19,8 @@ namespace py = pybind11;
 namespace npu {
 
 c10::intrusive_ptr<c10d::Work> done_work(std::vector<at::Tensor> result);  // distributed.cpp
+c10::intrusive_ptr<c10d::Backend> gloo_backend(c10::intrusive_ptr<c10d::Backend> gloo);  // gloo_backend.cpp
+void release_gloo(const c10::intrusive_ptr<c10d::Backend>& backend);                     // gloo_backend.cpp
 
 std::map<std::string, bool> version_gates() {
   std::map<std::string, bool> gates;
@@ -76,6 +79,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("set_device", [](int index) { npu::set_current_device(static_cast<c10::DeviceIndex>(index)); });
 
   m.def("done_work", &npu::done_work, "A finished collective's Work; its future holds `result`.");
+  m.def("gloo_backend", &npu::gloo_backend, "A c10d Backend over `gloo` for npu (and CPU) tensors.");
+  m.def("release_gloo", &npu::release_gloo, "Let a gloo_backend() drop its gloo (group shutdown).");
   m.def("host_alias", &npu::host_alias, "A CPU tensor over a device tensor's memory (no copy).");
   m.def("current_stream_id", [](int index) { return static_cast<int64_t>(npu::current_stream_id(static_cast<c10::DeviceIndex>(index))); });
   m.def("set_current_stream_id", [](int index, int64_t id) { npu::set_current_stream_id(static_cast<c10::DeviceIndex>(index), id); });
@@ -86,6 +91,21 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("reset_peak_memory_stats", [](int index) { npu::reset_peak_memory_stats(static_cast<c10::DeviceIndex>(index)); });
   m.def("reset_accumulated_memory_stats",
         [](int index) { npu::reset_accumulated_memory_stats(static_cast<c10::DeviceIndex>(index)); });
+
+  m.def("host_memory_stats", [] {
+    npu::MemoryStats s = npu::pinned_memory_stats();
+    py::dict d;
+    d["allocated_bytes.current"] = s.allocated_bytes;
+    d["allocated_bytes.peak"] = s.peak_allocated_bytes;
+    d["allocated_bytes.allocated"] = s.total_allocated_bytes;
+    d["allocated_bytes.freed"] = s.total_freed_bytes;
+    d["allocations.current"] = s.allocations;
+    d["allocations.allocated"] = s.total_allocations;
+    return d;
+  }, "Counts of the pinned (host) allocator.");
+  m.def("reset_host_memory_stats", &npu::reset_pinned_memory_stats, py::arg("peak"), py::arg("accumulated"));
+  m.def("host_allocator_registered", &npu::host_allocator_registered,
+        "Whether torch's host-allocator registry (2.8+) holds the pinned allocator for PrivateUse1.");
 
   m.def("default_generator", [](int index) {
     return py::reinterpret_steal<py::object>(

@@ -55,6 +55,8 @@ c10::Allocator* allocator();
 // Page-locked host memory stand-in: host memory whose pointers are remembered.
 c10::Allocator* pinned_allocator();
 bool is_pinned_ptr(const void* ptr);
+// True when the pinned allocator is torch's host allocator for PrivateUse1 (host_allocator.cpp, 2.8+).
+bool host_allocator_registered();
 
 // Makes `memory` (host memory owned by some other DataPtr, e.g. a CPU kernel's output)
 // device memory of `index` without copying: the result owns `memory` and counts its
@@ -70,6 +72,9 @@ struct MemoryStats {
   int64_t total_allocations = 0;
 };
 MemoryStats memory_stats(c10::DeviceIndex index);
+// The pinned allocator's counts (host memory handed out for npu copies).
+MemoryStats pinned_memory_stats();
+void reset_pinned_memory_stats(bool peak, bool accumulated);
 void reset_peak_memory_stats(c10::DeviceIndex index);
 void reset_accumulated_memory_stats(c10::DeviceIndex index);
 

@@ -58,6 +58,10 @@
 #define ADAPTER_SDPA_CHOICE_STUB ADAPTER_TORCH_AT_LEAST(2, 4)
 #define ADAPTER_SDPA_ENABLE_GQA ADAPTER_TORCH_AT_LEAST(2, 5)
 
+// 2.8: at::HostAllocator registry (REGISTER_HOST_ALLOCATOR); torch.accelerator.empty_host_cache
+// (2.12) asks it for the accelerator and crashed with nothing registered (host_allocator.cpp).
+#define ADAPTER_HOST_ALLOCATOR_REGISTRY ADAPTER_TORCH_AT_LEAST(2, 8)
+
 // Every gate above, for reports (`version_gates()` in Python). `adapter-matrix shims report`
 // reads the versions from the #defines above, so they are written once.
 #define ADAPTER_FOR_EACH_GATE(_)              \
@@ -78,4 +82,5 @@
   _(ADAPTER_AUTOCAST_BY_DEVICE_TYPE)          \
   _(ADAPTER_AUTOCAST_VARIADIC_KERNEL)         \
   _(ADAPTER_SDPA_CHOICE_STUB)                 \
-  _(ADAPTER_SDPA_ENABLE_GQA)
+  _(ADAPTER_SDPA_ENABLE_GQA)                 \
+  _(ADAPTER_HOST_ALLOCATOR_REGISTRY)

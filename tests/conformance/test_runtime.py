@@ -1,0 +1,153 @@
+"""What training code asks the device besides ops: host memory, device facts, timing, the profiler."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import warnings
+
+import pytest
+import torch
+
+import shims
+
+from .support import requires
+
+
+def _host_memory() -> tuple:
+    page = os.sysconf("SC_PAGE_SIZE")
+    return page * os.sysconf("SC_AVPHYS_PAGES"), page * os.sysconf("SC_PHYS_PAGES")
+
+
+# -- host (pinned) memory ------------------------------------------------------------------
+
+
+@requires("empty_host_cache")
+def test_empty_host_cache_after_device_allocations_does_not_crash(npu):
+    # Used to end the process with SIGSEGV: no host allocator was registered for npu.
+    x = torch.randn(1024, device=npu)
+    pinned = torch.randn(256).pin_memory(npu) if shims.capability("default_pin_memory") else torch.randn(256).pin_memory()
+    torch.accelerator.empty_host_cache()
+    assert pinned.is_pinned()
+    torch.accelerator.empty_host_cache()  # again, with nothing pinned
+    assert torch.equal(x.cpu(), x.cpu())
+
+
+@requires("host_allocator")
+def test_pinned_memory_is_counted_in_the_host_memory_stats(npu):
+    torch.npu.reset_peak_host_memory_stats()
+    before = torch.npu.host_memory_stats()
+    pinned = torch.empty(1 << 16, dtype=torch.uint8).pin_memory()
+    during = torch.npu.host_memory_stats()
+    assert pinned.is_pinned()
+    assert during["allocated_bytes.current"] - before["allocated_bytes.current"] == 1 << 16
+    assert during["allocations.current"] - before["allocations.current"] == 1
+    del pinned
+    after = torch.npu.host_memory_stats()
+    assert after["allocated_bytes.current"] == before["allocated_bytes.current"]
+    assert after["allocated_bytes.peak"] >= before["allocated_bytes.current"] + (1 << 16)
+    assert torch.npu._core.host_allocator_registered()
+
+
+def test_pinned_copies_survive_without_a_host_allocator_registry(npu):
+    """Before 2.8 (no registry) the same APIs keep working through the hooks."""
+    c = torch.randn(64)
+    pinned = c.pin_memory(npu) if shims.capability("default_pin_memory") else c.pin_memory()
+    assert torch.equal(pinned.to(npu).cpu(), c)
+    assert torch.npu._core.host_allocator_registered() == (shims.capability("host_allocator") is None)
+
+
+# -- device facts ----------------------------------------------------------------------------
+
+
+def test_device_properties_are_host_facts(npu):
+    props = torch.npu.get_device_properties(1)
+    free, total = _host_memory()
+    assert props.total_memory == total
+    assert props.multi_processor_count == len(os.sched_getaffinity(0))
+    assert "npu:1" in props.name
+    assert (props.major, props.minor) == torch.npu.get_device_capability(1)
+    with pytest.raises(RuntimeError, match="Invalid device index 7"):
+        torch.npu.get_device_properties(7)
+
+
+def test_mem_get_info_is_free_and_total_host_memory(npu):
+    free, total = torch.npu.mem_get_info(0)
+    host_free, host_total = _host_memory()
+    assert total == host_total
+    assert 0 < free <= total
+    assert abs(free - host_free) < total // 10  # other processes allocate in between
+
+
+@requires("accelerator")
+def test_event_elapsed_time_measures_host_time(npu):
+    start, end = (torch.Event(device=npu, enable_timing=True) for _ in range(2))
+    start.record()
+    time.sleep(0.05)
+    end.record()
+    end.synchronize()
+    assert 45.0 <= start.elapsed_time(end) < 2000.0  # milliseconds
+
+
+@requires("empty_host_cache")
+def test_accelerator_graph_fails_with_a_message_that_names_the_device(npu):
+    with pytest.raises(RuntimeError, match="Graph is not supported on device type: npu"):
+        torch.accelerator.Graph()
+
+
+# -- the profiler ----------------------------------------------------------------------------
+
+
+@requires("profiler")
+def test_profiler_times_npu_ops_without_warnings(npu, capfd):
+    x = torch.randn(64, 64, device=npu)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with torch.autograd.profiler.profile(use_device="npu") as prof:
+            x.mm(x).relu()
+    assert "PrivateUse1 used in profiler but not enabled" not in capfd.readouterr().err
+    assert any(e.key == "aten::mm" for e in prof.key_averages())
+
+
+@requires("profiler_device_time")
+def test_profiler_reports_npu_op_times(npu):
+    x = torch.randn(64, 64, device=npu)
+    with torch.autograd.profiler.profile(use_device="npu") as prof:
+        x.mm(x)
+    mm = next(e for e in prof.key_averages() if e.key == "aten::mm")
+    device_time = getattr(mm, "self_device_time_total", None)
+    if device_time is None:  # torch 2.1-2.3 name it after the device kind
+        device_time = mm.self_privateuse1_time_total
+    assert device_time > 0
+
+
+@requires("profiler")
+def test_profiler_counts_npu_memory_also_for_fallback_outputs(npu):
+    x = torch.randn(64, 64, device=npu)
+    with torch.autograd.profiler.profile(use_device="npu", profile_memory=True) as prof:
+        empty = torch.empty(1 << 20, device=npu)  # 4 MiB from the device allocator
+        product = x.mm(x)  # output made by CPU's kernel and adopted by the device
+    events = {e.key: e for e in prof.key_averages()}
+
+    def device_memory(e):
+        if hasattr(e, "self_device_memory_usage"):
+            return e.self_device_memory_usage
+        return e.self_privateuse1_memory_usage  # torch 2.1-2.3
+
+    assert device_memory(events["aten::empty"]) == 4 << 20
+    assert device_memory(events["aten::mm"]) == product.numel() * 4
+    assert events["aten::mm"].self_cpu_memory_usage == 0  # not counted twice, as CPU memory
+    del empty
+
+
+@requires("profiler")
+def test_profiler_chrome_trace_holds_the_npu_ops(npu, tmp_path):
+    x = torch.randn(16, 16, device=npu)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
+        x.mm(x)
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    assert any(e.get("name") == "aten::mm" for e in events)
+    assert any(e.get("name") == "[memory]" and e.get("args", {}).get("Device Type") == 20 for e in events)

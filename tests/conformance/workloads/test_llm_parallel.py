@@ -1,0 +1,122 @@
+"""LLM parallelism on npu over npu_gloo: 2 processes, compared with 1-process CPU training.
+
+Each case trains llm_data's GPT-2 for a few AdamW steps on ``npu:0`` and ``npu:1``
+(llm_worker.py) and compares the full parameters with the same training on CPU.
+
+- FSDP (data parallel, sharded parameters): each rank's gradient is divided by the world
+  size and the halves summed, as the CPU reference does, with the same kernels: bit for bit
+  (to rounding on 2.1-2.3, where attention runs another kernel: FSDP_TOLERANCE).
+- FSDP2: measured bit for bit on torch 2.13; on 2.8 the parameters differ from the CPU
+  reference by up to 1.3e-4 after 3 steps (the first step's update already differs in the
+  last bits and AdamW's normalisation amplifies that for near-zero gradients); the cause in
+  2.8's FSDP2 is not found yet, so the case states FSDP2_TOLERANCE on every release.
+- Tensor parallel: RowwiseParallel splits the contraction of ``out`` between the ranks and
+  all-reduces the two partial products, where CPU sums over the whole row in one GEMM, so
+  results agree to float32 rounding (measured max difference 5.6e-6: TP_TOLERANCE).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import shims
+
+from ..support import requires
+from . import llm_data
+
+pytestmark = pytest.mark.suite("workloads")
+
+WORLD = 2
+TP_TOLERANCE = {"rtol": 1e-4, "atol": 5e-5}
+FSDP2_TOLERANCE = {"rtol": 1e-3, "atol": 1e-3}
+# torch 2.1-2.3 (capability sdpa_cpu_kernels absent): npu's attention takes the math
+# composite where CPU takes its flash kernel, so FSDP agrees to rounding there (measured
+# 6.5e-6 on 2.1), and bit for bit from 2.4.
+FSDP_TOLERANCE = {} if shims.capability("sdpa_cpu_kernels") is None else {"rtol": 1e-4, "atol": 5e-5}
+
+
+def _run(case: str, tmp_path: Path, *extra: str) -> list:
+    worker = Path(__file__).with_name("llm_worker.py")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONFAULTHANDLER="1")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(worker), case, str(rank), str(WORLD), str(tmp_path / "init"), str(tmp_path / f"rank{rank}.json"), *extra],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+        for rank in range(WORLD)
+    ]
+    logs = []
+    for proc in procs:
+        try:
+            out, _ = proc.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            for p in procs:
+                p.kill()
+            raise
+        logs.append(out.decode(errors="replace"))
+    for rank, proc in enumerate(procs):
+        assert proc.returncode == 0, f"rank {rank} exited with {proc.returncode}:\n{logs[rank][-4000:]}"
+    return [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(WORLD)]
+
+
+def _close(got: list, expected: list, **tolerance) -> None:
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(torch.tensor(g), torch.tensor(e), **tolerance)
+
+
+@requires("distributed")
+def test_collectives_fsdp_and_dtensor_need_work_on_npu_tensors(npu, tmp_path):
+    results = _run("collectives", tmp_path)
+    for rank, r in enumerate(results):
+        assert r["on_device"]
+        assert r["all_gather_into_tensor"] == [1.0, 1.0, 2.0, 2.0]
+        # rank r gets chunk r of sum over ranks of arange(4) * (rank + 1)
+        assert r["reduce_scatter_tensor"] == [3.0 * (2 * rank), 3.0 * (2 * rank + 1)]
+        # DeviceMesh reads it ("ProcessGroup name not set" before); torch 2.1 groups have no name
+        assert r["group_name"] or not hasattr(torch.distributed.ProcessGroup, "group_name")
+        assert r["mesh"] == "npu"
+    assert results[0]["group_name"] == results[1]["group_name"]
+
+
+@requires("fsdp")
+def test_fsdp_gpt2_matches_single_process_cpu_training_bitwise(npu, tmp_path):
+    results = _run("fsdp", tmp_path)
+    assert results[0]["parameters"] == results[1]["parameters"]
+    if FSDP_TOLERANCE:
+        _close(results[0]["parameters"], llm_data.reference_data_parallel(WORLD), **FSDP_TOLERANCE)
+    else:
+        assert results[0]["parameters"] == llm_data.reference_data_parallel(WORLD)
+
+
+@requires("fsdp2")
+def test_fsdp2_gpt2_matches_single_process_cpu_training(npu, tmp_path):
+    results = _run("fsdp2", tmp_path)
+    assert results[0]["parameters"] == results[1]["parameters"]
+    _close(results[0]["parameters"], llm_data.reference_data_parallel(WORLD), **FSDP2_TOLERANCE)
+
+
+@requires("tensor_parallel")
+def test_tensor_parallel_gpt2_matches_cpu_training(npu, tmp_path):
+    results = _run("tp", tmp_path)
+    assert results[0]["parameters"] == results[1]["parameters"]  # gathered: every rank has the same model
+    _close(results[0]["parameters"], llm_data.reference_full_batch(), **TP_TOLERANCE)
+    assert results[0]["losses"] == pytest.approx(results[1]["losses"], abs=0)
+
+
+@requires("fsdp")
+def test_distributed_checkpoint_saves_and_loads_the_sharded_state(npu, tmp_path):
+    results = _run("dcp", tmp_path, str(tmp_path / "checkpoint"))
+    for r in results:
+        assert r["shards_on_npu"]
+        assert r["loaded"] == r["saved"]  # every parameter restored to the bit
+    _close(results[0]["saved"], llm_data.reference_data_parallel(WORLD), **(FSDP_TOLERANCE or {"rtol": 0, "atol": 0}))
