@@ -61,7 +61,7 @@ cells_api.expose_pythons(UNIT_PYTHONS)
 def unit(session: nox.Session) -> None:
     """The tool's own tests (no torch): the CLI must work on every Python torch supports."""
     session.install("-e", ".[test]")
-    session.install("--no-deps", "-e", "./npu")  # the shims' sources, for the tests that read them (no torch)
+    session.install("--no-deps", "-e", "./shims")  # the shims' sources, for the tests that read them (no torch)
     session.run("python", "-m", "pytest", "tests/unit", "-q", *session.posargs)
 
 
@@ -189,7 +189,7 @@ def op_sweep(cell: cells_api.CellRun) -> None:
 CELLS = cells_api.cells(
     cells_api.Adapter(
         matrix="compat.yaml",
-        projects=[".", "npu"],  # the tool, then the reference adapter (it depends on the tool)
+        projects=[".", "shims"],  # the tool, then the reference adapter (it depends on the tool)
         tests=cells_api.Pytest(
             SUITE_ROOT, ignore=[os.path.join(SUITE_ROOT, "test_opinfo.py")]
         ),  # its sample is the op sweep

@@ -2,7 +2,7 @@
 
     python benchmarks/build_time.py [--runs 1] [--jobs 2]
 
-Compiles the core of the installed shims package (npu/shims/csrc) for the running torch
+Compiles the core of the installed shims package (shims/src/shims/csrc) for the running torch
 into an empty cache folder, through a compiler wrapper that records each translation
 unit's CPU time. Prints the wall time, every unit's CPU time, and the wall time of the
 same build on `--jobs` idle cores: ninja's order replayed with each unit taking its CPU

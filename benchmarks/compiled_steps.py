@@ -42,7 +42,9 @@ def measure(steps: int, layers: int) -> dict:
     # compiles first: pay them before timing, on each device.
     for where in ("cpu", "npu"):
         torch._dynamo.reset()
-        torch.compile(lambda x: (x.sin() @ x).sum(-1))(torch.randn(8, 8, device=where, requires_grad=True)).sum().backward()
+        torch.compile(lambda x: (x.sin() @ x).sum(-1))(
+            torch.randn(8, 8, device=where, requires_grad=True)
+        ).sum().backward()
     torch.manual_seed(0)
     cpu = GPT2(vocab=50257, positions=1024, width=768, layers=layers, heads=12)
     dev = copy.deepcopy(cpu).to("npu")
@@ -72,8 +74,11 @@ def measure(steps: int, layers: int) -> dict:
             times[name].append(time.perf_counter() - start)
     c, d = statistics.median(times["cpu"]), statistics.median(times["npu"])
     return {
-        "compile": {"cpu_s": round(compile_s["cpu"], 2), "npu_s": round(compile_s["npu"], 2),
-                    "ratio": round(compile_s["npu"] / compile_s["cpu"], 3)},
+        "compile": {
+            "cpu_s": round(compile_s["cpu"], 2),
+            "npu_s": round(compile_s["npu"], 2),
+            "ratio": round(compile_s["npu"] / compile_s["cpu"], 3),
+        },
         "train_step": {"cpu_s": round(c, 3), "npu_s": round(d, 3), "ratio": round(d / c, 3)},
         "torch": torch.__version__,
         "layers": layers,

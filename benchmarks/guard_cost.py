@@ -3,7 +3,7 @@
     python benchmarks/guard_cost.py [--runs 11]
 
 Alternates `import torch` and `import torch` + the adapter's call (`from adapter_matrix
-import require; require("shims", ...)`, as npu/shims does on import) in fresh
+import require; require("shims", ...)`, as shims/src/shims does on import) in fresh
 interpreters (torch's autoload off on both sides, so only the call differs) and prints
 the medians and the added share. Target: <= 1 %. The call answers from its memos after
 the first one (no YAML, no model, no packaging); inside one process it is timed with
@@ -43,7 +43,7 @@ def main() -> None:
     # Bytecode as an installed wheel has it (pip compiles at install; torch's is compiled):
     # with PYTHONDONTWRITEBYTECODE set, an editable checkout would recompile on every start.
     compileall.compile_dir(str(ROOT / "adapter_matrix"), quiet=1)
-    compileall.compile_dir(str(ROOT / "npu" / "shims"), quiet=1)
+    compileall.compile_dir(str(ROOT / "shims" / "src" / "shims"), quiet=1)
     bare, guarded, inside = [], [], []
     _run(TIMED, env)  # fill the memos and the page cache
     for _ in range(args.runs):

@@ -172,7 +172,7 @@ def _from_pyproject(path: str) -> Optional[Tuple[str, str]]:
 def adapter_version(matrix: Matrix, pyproject: Optional[str] = None) -> Optional[AdapterVersion]:
     """The version of the adapter's code as it is now: from ``pyproject`` when given, else the
     ``__version__`` of the package that ships the matrix (the ``__init__.py`` beside the
-    matrix file, links followed: this repository's compat.yaml links into npu/shims/), else
+    matrix file, links followed: this repository's compat.yaml links into shims/src/shims/), else
     a ``pyproject.toml`` beside the matrix. ``None`` when none says."""
     found = None
     if pyproject:

@@ -286,7 +286,9 @@ def _package_dir(matrix: Matrix, top: str) -> Optional[str]:
     the file is packaged in (a link is followed to its target), else installed."""
     for path in dict.fromkeys((os.path.abspath(matrix.path), os.path.realpath(matrix.path))):
         folder = os.path.dirname(path)
-        if os.path.isdir(os.path.join(folder, top)):
+        # a regular package only: a folder named like it may be the project that holds it
+        # (this repository's `shims/` is the adapter's project, its package is shims/src/shims)
+        if os.path.isfile(os.path.join(folder, top, "__init__.py")):
             return os.path.join(folder, top)
         if os.path.basename(folder) == top and os.path.isfile(os.path.join(folder, "__init__.py")):
             return folder

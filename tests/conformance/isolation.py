@@ -108,7 +108,7 @@ class ForkServer:
             with open(path + ".tmp", "wb") as fh:
                 pickle.dump(data, fh)  # (JSON would turn a skip's location tuple into a list)
             os.replace(path + ".tmp", path)
-        except BaseException:  # noqa: BLE001 - anything here is reported by the session as a failure
+        except BaseException:
             code = 3
         finally:
             os._exit(code)
@@ -128,8 +128,13 @@ class ForkServer:
         if status is None:  # hung: kill it, then the server reports its status
             os.kill(child, signal.SIGKILL)
             status = _read_int(self.from_server)
-            return [_failure(item, f"the test did not finish within {timeout:.0f} s and was killed "
-                                   f"(set {TIMEOUT_ENV} to allow longer)")]
+            return [
+                _failure(
+                    item,
+                    f"the test did not finish within {timeout:.0f} s and was killed "
+                    f"(set {TIMEOUT_ENV} to allow longer)",
+                )
+            ]
         path = self._result_path(index)
         if os.path.exists(path):
             with open(path, "rb") as fh:
@@ -163,7 +168,7 @@ def _failure(item: pytest.Item, message: str) -> TestReport:
     return TestReport(
         nodeid=item.nodeid,
         location=item.location,
-        keywords={k: 1 for k in item.keywords},
+        keywords=dict.fromkeys(item.keywords, 1),
         outcome="failed",
         longrepr=f"{item.nodeid}: {message}",
         when="call",

@@ -42,8 +42,14 @@ def _activate_in_a_fresh_process(tmp_path, **env) -> subprocess.CompletedProcess
     full = {k: v for k, v in os.environ.items() if k != IGNORE_ENV}
     full.update(env)
     # cwd elsewhere: the checkout must not shadow the installed packages
-    return subprocess.run([sys.executable, "-c", "import torch, shims; torch.ones(1, device='npu')"],
-                          cwd=tmp_path, env=full, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", "import torch, shims; torch.ones(1, device='npu')"],
+        cwd=tmp_path,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_a_torch_built_with_another_accelerator_is_reported_once_a_cpu_build_not(tmp_path):

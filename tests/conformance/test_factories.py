@@ -42,5 +42,11 @@ def test_randn_matches_cpu_with_the_same_seed(npu):
 
 def test_like_factories_keep_device(npu):
     x = torch.randn(2, 3, device=npu)
-    for made in (torch.zeros_like(x), torch.ones_like(x), torch.empty_like(x), torch.full_like(x, 2.0), torch.rand_like(x)):
+    for made in (
+        torch.zeros_like(x),
+        torch.ones_like(x),
+        torch.empty_like(x),
+        torch.full_like(x, 2.0),
+        torch.rand_like(x),
+    ):
         assert made.device == x.device and made.shape == x.shape

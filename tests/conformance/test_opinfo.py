@@ -13,11 +13,11 @@ import pytest
 
 pytest.importorskip("expecttest", reason="the OpInfo sweep needs expecttest (the test extra)")
 
-from adapter_matrix.device.opsweep import expected as ex  # noqa: E402
-from adapter_matrix.device.opsweep import record as rec  # noqa: E402
-from adapter_matrix.device.opsweep.runner import run_sweep  # noqa: E402
+from adapter_matrix.device.opsweep import expected as ex
+from adapter_matrix.device.opsweep import record as rec
+from adapter_matrix.device.opsweep.runner import run_sweep
 
-from .support import DEVICE  # noqa: E402
+from .support import DEVICE
 
 EXPECTED = os.path.join(os.path.dirname(__file__), "..", "ops", "expected.yaml")
 

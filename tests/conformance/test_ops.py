@@ -131,7 +131,10 @@ def test_indexing(pair, npu):
     d.index_add_(0, idx.to(npu), torch.ones(3, 8, device=npu))
     c.index_add_(0, idx, torch.ones(3, 8))
     same(d, c)
-    same(torch.gather(d, 1, torch.tensor([[0], [1], [2], [3], [4], [5]], device=npu)), torch.gather(c, 1, torch.tensor([[0], [1], [2], [3], [4], [5]])))
+    same(
+        torch.gather(d, 1, torch.tensor([[0], [1], [2], [3], [4], [5]], device=npu)),
+        torch.gather(c, 1, torch.tensor([[0], [1], [2], [3], [4], [5]])),
+    )
     same(d.nonzero(), c.nonzero())
 
 

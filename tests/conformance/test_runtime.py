@@ -27,7 +27,9 @@ def _host_memory() -> tuple:
 def test_empty_host_cache_after_device_allocations_does_not_crash(npu):
     # Used to end the process with SIGSEGV: no host allocator was registered for npu.
     x = torch.randn(1024, device=npu)
-    pinned = torch.randn(256).pin_memory(npu) if shims.capability("default_pin_memory") else torch.randn(256).pin_memory()
+    pinned = (
+        torch.randn(256).pin_memory(npu) if shims.capability("default_pin_memory") else torch.randn(256).pin_memory()
+    )
     torch.accelerator.empty_host_cache()
     assert pinned.is_pinned()
     torch.accelerator.empty_host_cache()  # again, with nothing pinned
@@ -63,7 +65,7 @@ def test_pinned_copies_survive_without_a_host_allocator_registry(npu):
 
 def test_device_properties_are_host_facts(npu):
     props = torch.npu.get_device_properties(1)
-    free, total = _host_memory()
+    _free, total = _host_memory()
     assert props.total_memory == total
     assert props.multi_processor_count == len(os.sched_getaffinity(0))
     assert "npu:1" in props.name

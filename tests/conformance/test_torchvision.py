@@ -34,8 +34,9 @@ def _boxes(n: int, seed: int) -> torch.Tensor:
 def test_torchvision_operators_reach_the_device_through_the_fallback():
     # the mechanism this module relies on: CPU kernels, no npu registration; and the one
     # registration the core makes for an era: torch < 2.10 has no AutogradPrivateUse1 fallback
-    import shims
     from packaging.version import Version
+
+    import shims
 
     registered = shims.current().registrations["autograd_registered"]
     assert registered == (Version(torch.__version__).release[:2] < (2, 10)), "docs/companions.md says torch 2.1-2.9"
@@ -78,7 +79,9 @@ def test_nms_on_npu_tensors_is_identical_to_cpu(npu):
     same(kept, ops.nms(boxes, scores, 0.3))
     assert 0 < kept.numel() < 200  # the threshold removed some boxes and kept others
     labels = torch.randint(0, 4, (200,), generator=torch.Generator().manual_seed(2))
-    same(ops.batched_nms(boxes.to(npu), scores.to(npu), labels.to(npu), 0.5), ops.batched_nms(boxes, scores, labels, 0.5))
+    same(
+        ops.batched_nms(boxes.to(npu), scores.to(npu), labels.to(npu), 0.5), ops.batched_nms(boxes, scores, labels, 0.5)
+    )
 
 
 @pytest.mark.parametrize("aligned", [False, True])

@@ -8,7 +8,7 @@ import pytest
 
 from .helpers import REPO
 
-PROJECTS = {"tool": REPO, "adapter": REPO / "npu", "example": REPO / "examples" / "toy-adapter"}
+PROJECTS = {"tool": REPO, "adapter": REPO / "shims", "example": REPO / "examples" / "toy-adapter"}
 
 
 @pytest.fixture(scope="session")

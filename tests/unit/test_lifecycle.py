@@ -36,7 +36,9 @@ def repo_copy(tmp_path):
     """compat.yaml and the shims package of this repository, in a scratch folder."""
     shutil.copy(REPO / "compat.yaml", tmp_path / "compat.yaml")
     shutil.copytree(
-        REPO / "npu" / "shims", tmp_path / "shims", ignore=shutil.ignore_patterns("__pycache__", "compat.yaml")
+        REPO / "shims" / "src" / "shims",
+        tmp_path / "shims",
+        ignore=shutil.ignore_patterns("__pycache__", "compat.yaml"),
     )
     probes = tmp_path / "docs" / "probes"
     probes.mkdir(parents=True)
@@ -119,6 +121,6 @@ def test_shims_report_is_clean_here_and_finds_planted_dead_code(repo_copy):
     path.write_text(path.read_text().replace('torch: ">=2.1,<2.16"', 'torch: ">=2.6,<2.16"'))  # every release
     res = cli("shims", "report", "--matrix", str(path), cwd=repo_copy)
     dead = {line.split("dead gate ")[1].split(" ")[0] for line in res.out.splitlines() if "dead gate" in line}
-    gates = read_gates(REPO / "npu" / "shims" / "csrc")
+    gates = read_gates(REPO / "shims" / "src" / "shims" / "csrc")
     expected = {g.name for g in gates if g.since <= __import__("packaging.version").version.Version("2.6")}
     assert dead == expected and "ADAPTER_GENERATOR_REGISTRY" not in dead  # still on for 2.6

@@ -27,7 +27,7 @@ from adapter_matrix.matrix.loader import load
 from .freshvenv import UV, FreshVenv, requirements_of
 from .helpers import REPO
 
-ADAPTER = REPO / "npu"
+ADAPTER = REPO / "shims"
 # The adapter's version as its wheel is named (read statically: importing shims activates the
 # device), and the status compat.yaml gives that release: main's adapter may be experimental.
 ADAPTER_VERSION = re.search(r'^__version__ = "([^"]+)"', (ADAPTER / "shims" / "__init__.py").read_text(), re.M).group(1)
@@ -203,3 +203,18 @@ def test_both_distributions_ship_the_license_in_wheel_and_sdist(wheels, tmp_path
         with tarfile.open(sdist) as tf:
             root = sdist.name[: -len(".tar.gz")]
             assert tf.extractfile(f"{root}/LICENSE").read().decode() == license_text, sdist.name
+
+
+def test_the_repository_root_does_not_shadow_the_installed_shims(wheels, tmp_path):
+    """The adapter's project is the top-level `shims/` folder (a src layout): Python started
+    at the repository root sees that folder only as an empty namespace portion, so the
+    installed package wins, never a namespace package made of the source tree."""
+    tool, adapter = wheels["tool"], wheels["adapter"]
+    venv = FreshVenv(tmp_path / "venv")
+    venv.install(tool, adapter)
+    venv.link(*requirements_of(tool), *requirements_of(adapter))
+    assert (REPO / "shims").is_dir() and not (REPO / "shims" / "__init__.py").exists()
+    code = "import importlib.util as u; s = u.find_spec('shims'); print(s.origin)"
+    proc = venv.run(code, cwd=REPO, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
+    assert proc.returncode == 0, proc.stderr
+    assert Path(proc.stdout.strip()).resolve() == (venv.purelib / "shims" / "__init__.py").resolve()

@@ -39,14 +39,14 @@ def _check(tmp_path: Path, text: str, matrix: str = MINIMAL):
 def test_the_adapters_of_this_repository_agree_with_their_matrices(tmp_path):
     # the torch pin lives in the adapters' pyprojects (the tool has none): not a vacuous check
     for matrix, pyproject in (
-        ("compat.yaml", "npu/pyproject.toml"),
+        ("compat.yaml", "shims/pyproject.toml"),
         ("examples/toy-adapter/toy_adapter/compat.yaml", "examples/toy-adapter/pyproject.toml"),
     ):
         assert "torch>=" in (REPO / pyproject).read_text()
         res = cli("validate", "--matrix", matrix, "--pyproject", pyproject)
         assert res.code == 0, res.err
         assert "error" not in res.out + res.err
-    text = (REPO / "npu" / "pyproject.toml").read_text().replace('"torch>=2.1,<2.16"', '"torch>=2.1,<2.15"')
+    text = (REPO / "shims" / "pyproject.toml").read_text().replace('"torch>=2.1,<2.16"', '"torch>=2.1,<2.15"')
     assert any("torch>=2.1,<2.15" in d for d in _check(tmp_path, text, "compat.yaml")[0])
 
 

@@ -14,7 +14,7 @@ import pytest
 from .helpers import REPO
 
 README = REPO / "README.md"
-TEST_COMMAND = "python3.11 -m venv .venv && .venv/bin/pip install -e '.[test]' -e ./npu 'torch==2.13.*' && .venv/bin/python -m pytest"
+TEST_COMMAND = "python3.11 -m venv .venv && .venv/bin/pip install -e '.[test]' -e ./shims 'torch==2.13.*' && .venv/bin/python -m pytest"
 
 
 def _load(name: str, path):

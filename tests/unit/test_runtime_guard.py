@@ -21,7 +21,9 @@ torch = pytest.importorskip("torch")
 def mismatched(tmp_path):
     """A copy of the adapter whose matrix does not claim the installed torch line."""
     pkg = tmp_path / "pkg"
-    shutil.copytree(REPO / "npu" / "shims", pkg / "shims", ignore=shutil.ignore_patterns("__pycache__", "compat.yaml"))
+    shutil.copytree(
+        REPO / "shims" / "src" / "shims", pkg / "shims", ignore=shutil.ignore_patterns("__pycache__", "compat.yaml")
+    )
     minor = torch.__version__.split(".")[1]
     text = (
         (REPO / "compat.yaml").read_text().replace('torch: ">=2.1,<2.16"', f'torch: ">=2.1,<2.{minor}"')

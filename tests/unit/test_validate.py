@@ -29,7 +29,7 @@ def test_minimal_fixture_is_valid():
 @pytest.mark.parametrize("fixture", INVALID, ids=[p.stem for p in INVALID])
 def test_each_error_class_reports_its_exact_position_and_message(fixture: Path):
     expected = fixture.read_text().splitlines()[0].split("# expect: ", 1)[1]
-    expected = expected.replace("{shims}", str(REPO / "npu" / "shims"))
+    expected = expected.replace("{shims}", str(REPO / "shims" / "src" / "shims"))
     rel = fixture.relative_to(REPO)
     res = cli("validate", "--matrix", str(rel))
     assert res.code == 2

@@ -21,7 +21,7 @@ def main() -> None:
     import shims  # noqa: F401 - activates npu and registers its process group backend
 
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
-    from ddp_data import batches, make_model  # noqa: E402
+    from ddp_data import batches, make_model
 
     device = torch.device("npu", rank)
     torch.npu.set_device(device)

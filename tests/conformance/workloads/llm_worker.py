@@ -22,7 +22,7 @@ def main() -> None:
     import shims  # noqa: F401 - activates npu and registers its process group backend
 
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
-    import llm_data  # noqa: E402
+    import llm_data
 
     device = torch.device("npu", rank)
     torch.npu.set_device(device)

@@ -15,8 +15,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from .models import GPT2, Bert, ConvNet, RecurrentLM, greedy_generate
 from ..support import requires, same
+from .models import GPT2, Bert, ConvNet, RecurrentLM, greedy_generate
 
 pytestmark = [pytest.mark.suite("workloads"), requires("inductor")]
 
@@ -74,7 +74,9 @@ def test_compiled_gpt2_adamw_steps_match_cpu(npu):
     """Tied embeddings (one parameter, two uses), attention, AdamW (its step stays eager)."""
     batches = [_tokens(4, 16, 96, seed) for seed in range(3)]
     cpu, dev = _train_compiled_against_cpu(
-        _gpt2, lambda ps: torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.1, foreach=True), batches,
+        _gpt2,
+        lambda ps: torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.1, foreach=True),
+        batches,
         lambda m, ids: F.cross_entropy(m(ids)[:, :-1].reshape(-1, 96), ids[:, 1:].reshape(-1)),
     )
     assert dev.lm_head.weight is dev.wte.weight
@@ -114,8 +116,9 @@ def test_compiled_lstm_language_model_trains_like_cpu(npu):
         return RecurrentLM("lstm")
 
     batches = [_tokens(4, 10, 64, seed) for seed in range(3)]
-    _train_compiled_against_cpu(make, lambda ps: torch.optim.SGD(ps, lr=0.1, foreach=True), batches,
-                                lambda m, ids: m.loss(ids))
+    _train_compiled_against_cpu(
+        make, lambda ps: torch.optim.SGD(ps, lr=0.1, foreach=True), batches, lambda m, ids: m.loss(ids)
+    )
 
 
 def test_compiled_conv_net_with_batchnorm_trains_like_cpu(npu):
@@ -126,7 +129,9 @@ def test_compiled_conv_net_with_batchnorm_trains_like_cpu(npu):
     g = torch.Generator().manual_seed(6)
     batches = [(torch.randn(8, 3, 16, 16, generator=g), torch.randint(0, 10, (8,), generator=g)) for _ in range(3)]
     cpu, dev = _train_compiled_against_cpu(
-        make, lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9, foreach=True), batches,
+        make,
+        lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9, foreach=True),
+        batches,
         lambda m, b: F.cross_entropy(m(b[0]), b[1]),
     )
     for a, b in zip(dev.state_dict().values(), cpu.state_dict().values()):

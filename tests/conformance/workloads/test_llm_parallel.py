@@ -47,7 +47,16 @@ def _run(case: str, tmp_path: Path, *extra: str) -> list:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONFAULTHANDLER="1")
     procs = [
         subprocess.Popen(
-            [sys.executable, str(worker), case, str(rank), str(WORLD), str(tmp_path / "init"), str(tmp_path / f"rank{rank}.json"), *extra],
+            [
+                sys.executable,
+                str(worker),
+                case,
+                str(rank),
+                str(WORLD),
+                str(tmp_path / "init"),
+                str(tmp_path / f"rank{rank}.json"),
+                *extra,
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             env=env,

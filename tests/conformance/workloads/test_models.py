@@ -24,9 +24,9 @@ import torch
 
 import shims
 
+from ..support import requires, same
 from . import ddp_data
 from .models import GPT2, Bert, ConvNet, RecurrentLM, greedy_generate
-from ..support import requires, same
 
 pytestmark = pytest.mark.suite("workloads")  # its own group in a cell's record
 
@@ -106,7 +106,10 @@ def test_parameter_data_moves_between_cpu_and_npu_in_place(npu):
 def test_gpt2_five_adamw_steps_match_cpu_bitwise(npu):
     batches = [_tokens(4, 16, 96, seed) for seed in range(5)]
     cpu, dev, losses_cpu, losses_dev = _train_both(
-        _gpt2, lambda ps: torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.1, **FOREACH), batches, lambda m, ids: m.loss(ids)
+        _gpt2,
+        lambda ps: torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.1, **FOREACH),
+        batches,
+        lambda m, ids: m.loss(ids),
     )
     _same_losses(losses_dev, losses_cpu, ATTENTION)
     assert dev.lm_head.weight is dev.wte.weight  # still one tensor after training
@@ -249,7 +252,14 @@ def test_two_process_ddp_matches_single_process_cpu_training(npu, tmp_path: Path
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONFAULTHANDLER="1")
     procs = [
         subprocess.Popen(
-            [sys.executable, str(worker), str(rank), str(world), str(tmp_path / "init"), str(tmp_path / f"rank{rank}.json")],
+            [
+                sys.executable,
+                str(worker),
+                str(rank),
+                str(world),
+                str(tmp_path / "init"),
+                str(tmp_path / f"rank{rank}.json"),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             env=env,

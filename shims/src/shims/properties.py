@@ -37,7 +37,7 @@ class DeviceProperties(NamedTuple):
     minor: int
     multi_processor_count: int  # CPUs this process may run on (the device's parallelism)
     is_integrated: bool  # memory is shared with the host, as on an integrated GPU
-    index: int
+    index: int  # type: ignore[assignment]  # the field torch's device properties name so; shadows tuple.index
 
 
 def _page_bytes(what: str) -> int:
@@ -69,7 +69,9 @@ def _index(where: Any) -> int:
 
     index = device._index(where)
     if not 0 <= index < device.device_count():
-        raise RuntimeError(f"Invalid device index {index} for the npu device: there are {device.device_count()} devices")
+        raise RuntimeError(
+            f"Invalid device index {index} for the npu device: there are {device.device_count()} devices"
+        )
     return index
 
 

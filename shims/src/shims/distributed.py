@@ -49,7 +49,6 @@ class _Aliases:
         return value
 
 
-
 def _flat(value: Any) -> List[torch.Tensor]:
     """The tensors of a collective's first argument (its outputs, or its in-place tensors)."""
     if isinstance(value, torch.Tensor):
@@ -79,7 +78,7 @@ _COLLECTIVES = (
 
 
 def _make_collective(name: str) -> Callable[..., Any]:
-    def collective(self: "ProcessGroupNpu", *args: Any, **kwargs: Any) -> Any:
+    def collective(self: ProcessGroupNpu, *args: Any, **kwargs: Any) -> Any:
         aliases = _Aliases()
         host_args = [aliases.host(a) for a in args]
         getattr(self._gloo, name)(*host_args, **kwargs).wait()
@@ -90,7 +89,9 @@ def _make_collective(name: str) -> Callable[..., Any]:
     return collective
 
 
-def _reduce_scatter_by_allreduce(gloo: Any, rank: int, outputs: List[torch.Tensor], inputs: List[List[torch.Tensor]], opts: Any) -> None:
+def _reduce_scatter_by_allreduce(
+    gloo: Any, rank: int, outputs: List[torch.Tensor], inputs: List[List[torch.Tensor]], opts: Any
+) -> None:
     """reduce_scatter for gloo builds without it (torch 2.1-2.7 at least): rank r's output is
     the reduction of every rank's contribution r: all-reduce each index in turn, keep r."""
     import torch.distributed as dist
@@ -124,7 +125,7 @@ def _process_group_class() -> type:
             if hasattr(self, "_set_default_backend"):
                 self._set_default_backend(dist.ProcessGroup.BackendType.CUSTOM)
 
-        def getBackendName(self) -> str:  # noqa: N802 - the name ProcessGroup's trampoline calls
+        def getBackendName(self) -> str:
             return BACKEND
 
         def name(self) -> str:
@@ -149,12 +150,16 @@ def _process_group_class() -> type:
 
         # gloo's Python binding lacks the two coalesced tensor collectives (DTensor's
         # functional collectives and FSDP2 call them): one tensor collective per pair.
-        def allgather_into_tensor_coalesced(self, outputs: List[torch.Tensor], inputs: List[torch.Tensor], opts: Any = None) -> Any:
+        def allgather_into_tensor_coalesced(
+            self, outputs: List[torch.Tensor], inputs: List[torch.Tensor], opts: Any = None
+        ) -> Any:
             for output, input in zip(outputs, inputs):
                 self._allgather_base(output, input, *([] if opts is None else [opts]))
             return self._done(outputs)
 
-        def reduce_scatter_tensor_coalesced(self, outputs: List[torch.Tensor], inputs: List[torch.Tensor], opts: Any = None) -> Any:
+        def reduce_scatter_tensor_coalesced(
+            self, outputs: List[torch.Tensor], inputs: List[torch.Tensor], opts: Any = None
+        ) -> Any:
             for output, input in zip(outputs, inputs):
                 self._reduce_scatter_base(output, input, opts)
             return self._done(outputs)
@@ -186,7 +191,9 @@ def _process_group_class() -> type:
                 _reduce_scatter_by_allreduce(self._gloo, self.rank(), [host_out.view(-1)], [chunks], opts)
             return self._done([output])
 
-        def reduce_scatter(self, outputs: List[torch.Tensor], inputs: List[List[torch.Tensor]], opts: Any = None) -> Any:
+        def reduce_scatter(
+            self, outputs: List[torch.Tensor], inputs: List[List[torch.Tensor]], opts: Any = None
+        ) -> Any:
             import torch.distributed as dist
 
             opts = dist.ReduceScatterOptions() if opts is None else opts

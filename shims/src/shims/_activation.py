@@ -89,7 +89,9 @@ def activate(on_compile: Optional[Any] = None) -> Activation:
     if not support.usable:  # under autoload: require() has warned with the fix
         raise NotActivated(support.message)
     if support.shim is None:  # validate refuses a claimed torch that no shim serves; a hand-edited matrix can still
-        raise AdapterError(f"no shim of {__package__} serves torch {torch.__version__}: add one to compat.yaml's shims:")
+        raise AdapterError(
+            f"no shim of {__package__} serves torch {torch.__version__}: add one to compat.yaml's shims:"
+        )
     timings["guard"] = time.perf_counter() - start
 
     other = _claimed_by(torch)

@@ -34,17 +34,19 @@ def _device_index(where: DeviceLike) -> int:
 class Stream(torch.Stream):
     """A stream of one npu device: ``Stream(device=None, priority=0)`` makes a new one."""
 
-    def __new__(cls, device: DeviceLike = None, priority: int = 0, **kwargs: Any) -> "Stream":
+    def __new__(cls, device: DeviceLike = None, priority: int = 0, **kwargs: Any) -> Stream:
         if {"stream_id", "device_index", "device_type"} <= kwargs.keys():
             return super().__new__(cls, **kwargs)  # re-wrapping an existing stream
         index = _device_index(device)
-        return super().__new__(cls, stream_id=_core.new_stream_id(), device_index=index, device_type=_core.device_type())
+        return super().__new__(
+            cls, stream_id=_core.new_stream_id(), device_index=index, device_type=_core.device_type()
+        )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # torch.Stream takes no __init__ arguments
         pass
 
     @classmethod
-    def _wrap(cls, stream_id: int, index: int) -> "Stream":
+    def _wrap(cls, stream_id: int, index: int) -> Stream:
         return cls(stream_id=stream_id, device_index=index, device_type=_core.device_type())
 
     def query(self) -> bool:
@@ -53,13 +55,13 @@ class Stream(torch.Stream):
     def synchronize(self) -> None:
         """Nothing is ever pending."""
 
-    def wait_event(self, event: "Event") -> None:
+    def wait_event(self, event: Event) -> None:
         """The event is reached already."""
 
-    def wait_stream(self, stream: "torch.Stream") -> None:
+    def wait_stream(self, stream: torch.Stream) -> None:
         """The other stream is idle already."""
 
-    def record_event(self, event: Optional["Event"] = None) -> "Event":
+    def record_event(self, event: Optional[Event] = None) -> Event:
         event = Event() if event is None else event
         event.record(self)
         return event
@@ -101,7 +103,7 @@ class Event:
     def synchronize(self) -> None:
         """Reached already."""
 
-    def elapsed_time(self, end_event: "Event") -> float:
+    def elapsed_time(self, end_event: Event) -> float:
         """Milliseconds between this event's record() and ``end_event``'s."""
         if not (self.enable_timing and end_event.enable_timing):
             raise RuntimeError("Both events must be created with enable_timing=True to measure elapsed time")

@@ -14,14 +14,6 @@ import torch
 
 from . import properties as _properties
 from . import streams as _streams
-from .properties import (
-    get_device_capability,
-    get_device_properties,
-    host_memory_stats,
-    mem_get_info,
-    reset_accumulated_host_memory_stats,
-    reset_peak_host_memory_stats,
-)
 from .streams import Event, Stream, StreamContext
 
 _core: Any = None  # the C++ core, set by the activation
@@ -147,7 +139,7 @@ def set_stream(stream: torch.Stream) -> None:
         _core.set_current_stream_id(stream.device_index, stream.stream_id)
 
 
-def stream(stream: "torch.Stream | None") -> StreamContext:
+def stream(stream: torch.Stream | None) -> StreamContext:
     """Context manager: ``with torch.npu.stream(s):`` runs its body with ``s`` current."""
     return StreamContext(stream)
 

@@ -41,7 +41,9 @@ def _autoload() -> None:
 
 
 def _announce(folder: Path) -> None:
-    print(f"adapter-matrix: compiling the npu device for this torch (once; about a minute) into {folder}", file=sys.stderr)
+    print(
+        f"adapter-matrix: compiling the npu device for this torch (once; about a minute) into {folder}", file=sys.stderr
+    )
 
 
 if under_autoload():
@@ -49,7 +51,7 @@ if under_autoload():
         activate(on_compile=_announce)
     except NotActivated:  # adapter_matrix.require() has warned with the fix
         pass
-    except Exception as exc:  # noqa: BLE001 - import torch must survive any adapter failure
+    except Exception as exc:
         warnings.warn(f"the npu device was not activated: {exc}", RuntimeWarning, stacklevel=2)
 else:
     activate(on_compile=_announce)

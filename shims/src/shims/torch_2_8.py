@@ -9,4 +9,6 @@ from .torch_2_7 import Shim as _Previous
 
 class Shim(_Previous):
     era = "2.8"
-    capabilities = {k: v for k, v in _Previous.capabilities.items() if k not in ("host_allocator", "profiler_device_time")}
+    capabilities = {
+        k: v for k, v in _Previous.capabilities.items() if k not in ("host_allocator", "profiler_device_time")
+    }

@@ -31,23 +31,23 @@ class Shim(_Base):
         "safe_globals": "torch.serialization.add_safe_globals exists from torch 2.4",
         "weights_only_default": "torch.load defaults to weights_only=True from torch 2.6",
         "default_pin_memory": "before torch 2.5, pin_memory()/is_pinned()/empty(pin_memory=True) without a device "
-                              "mean CUDA (a fixed default in torch's C++): pass device='npu'",
+        "mean CUDA (a fixed default in torch's C++): pass device='npu'",
         "dataloader_pin_memory": "before torch 2.7, DataLoader(pin_memory=True) pins for CUDA only (and silently not "
-                                 "at all without a CUDA device): pass pin_memory_device='npu'",
+        "at all without a CUDA device): pass pin_memory_device='npu'",
         "sdpa_cpu_kernels": "torch 2.1-2.3 ask SDPA's kernel chooser only for CUDA/CPU/HIP: npu takes the math "
         "composite where CPU takes its flash kernel, so attention agrees with CPU to rounding (2.4 asks the device)",
         "inductor_cpp_wrapper": "before torch 2.4 inductor picks its C++ wrapper itself (CPU's for every device that "
         "is not CUDA) and a device cannot register one; the Python wrapper works",
         "host_allocator": "torch's host-allocator registry (REGISTER_HOST_ALLOCATOR) exists from torch 2.8; pin_memory() "
-                          "uses the device's pinned allocator through its hooks",
+        "uses the device's pinned allocator through its hooks",
         "empty_host_cache": "torch.accelerator.empty_host_cache exists from torch 2.12",
         "profiler_activity": "no Kineto activity-profiler plugin for PrivateUse1 before torch 2.12 (the profiler stubs "
-                             "time npu ops instead: capability profiler)",
+        "time npu ops instead: capability profiler)",
         "tensor_parallel": "torch 2.1's ColwiseParallel/RowwiseParallel leave the gradients of replicated parameters "
-                           "unreduced, so the ranks' replicas drift apart (measured on 2.1.2; 2.2-2.3 not verified, "
-                           "2.4 verified)",
+        "unreduced, so the ranks' replicas drift apart (measured on 2.1.2; 2.2-2.3 not verified, "
+        "2.4 verified)",
         "fsdp2": "fully_shard is public from torch 2.6 (torch.distributed.fsdp); 2.4's private one creates torch.cuda "
-                 "streams whatever the device",
+        "streams whatever the device",
     }
     inductor_hook = "import"
 

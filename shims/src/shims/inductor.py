@@ -94,7 +94,9 @@ def _wrapper_classes():
             if not triton and device.type == DEVICE:
                 self.writeline(self.wrap_kernel_call(kernel_name, call_args))
                 return None
-            return super()._generate_kernel_call_helper(kernel_name, call_args, *args, device=device, triton=triton, **kwargs)
+            return super()._generate_kernel_call_helper(
+                kernel_name, call_args, *args, device=device, triton=triton, **kwargs
+            )
 
     if not hasattr(base, "_generate_kernel_call_helper"):
         del NpuWrapperCodegen._generate_kernel_call_helper
@@ -102,13 +104,14 @@ def _wrapper_classes():
 
         routed_by_flag = {"cuda", "gpu"} & set(inspect.signature(base.generate_kernel_call).parameters)
         if not routed_by_flag:  # 2.7: generate_kernel_call launches non-CPU devices as GPU kernels
+
             def generate_kernel_call(self, kernel_name, call_args, *args, triton=True, **kwargs):
                 if not triton and virtualized.V.graph.get_current_device_or_throw().type == DEVICE:
                     self.writeline(self.wrap_kernel_call(kernel_name, call_args))
                     return None
                 return base.generate_kernel_call(self, kernel_name, call_args, *args, triton=triton, **kwargs)
 
-            NpuWrapperCodegen.generate_kernel_call = generate_kernel_call  # type: ignore[attr-defined]
+            NpuWrapperCodegen.generate_kernel_call = generate_kernel_call
         # 2.1-2.6 pass the scheduling's cuda/gpu flag, False for CppScheduling: CPU's call as it is
 
     return NpuWrapperCodegen, _cpp_wrapper_class()
@@ -207,7 +210,7 @@ def _schedule_like_cpu() -> None:
         return device is not None and device.type in ("cpu", DEVICE)
 
     is_cpu._npu = True  # type: ignore[attr-defined]
-    node.is_cpu = is_cpu  # type: ignore[method-assign]
+    node.is_cpu = is_cpu
     _generate_like_cpu()
 
 
@@ -232,11 +235,15 @@ def _generate_like_cpu() -> None:
         return original(device_type)
 
     get_current_backend._npu = True  # type: ignore[attr-defined]
-    for name in ("torch._inductor.utils", "torch._inductor.codegen.common", "torch._inductor.scheduler",
-                 "torch._inductor.kernel.mm_common"):
+    for name in (
+        "torch._inductor.utils",
+        "torch._inductor.codegen.common",
+        "torch._inductor.scheduler",
+        "torch._inductor.kernel.mm_common",
+    ):
         module = importlib.import_module(name)
         if getattr(module, "get_current_backend", None) is original:
-            module.get_current_backend = get_current_backend
+            module.get_current_backend = get_current_backend  # type: ignore[attr-defined]  # the codegen module of this torch; mypy sees another era's
 
 
 # -- the hooks ------------------------------------------------------------------------------
@@ -270,7 +277,7 @@ def attach(module: ModuleType, hook: str) -> None:
                 return previous(name)
             raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
 
-        module.__getattr__ = __getattr__  # type: ignore[attr-defined]
+        module.__getattr__ = __getattr__  # type: ignore[method-assign]  # a module-level __getattr__ (PEP 562), set at run time
         module._inductor_backend_init = register  # type: ignore[attr-defined]  # 2.15
     elif hook == "import":
         if "torch._inductor.graph" in sys.modules:
