@@ -30,11 +30,13 @@ from .helpers import REPO
 ADAPTER = REPO / "shims"
 # The adapter's version as its wheel is named (read statically: importing shims activates the
 # device), and the status compat.yaml gives that release: main's adapter may be experimental.
-ADAPTER_VERSION = re.search(r'^__version__ = "([^"]+)"', (ADAPTER / "shims" / "__init__.py").read_text(), re.M).group(1)
+ADAPTER_VERSION = re.search(
+    r'^__version__ = "([^"]+)"', (ADAPTER / "src" / "shims" / "__init__.py").read_text(), re.M
+).group(1)
 ADAPTER_STATUS = next(
     r.status.value for r in load(REPO / "compat.yaml").matrix.releases if str(r.version) == ADAPTER_VERSION
 )
-MATRIX = ADAPTER / "shims" / "compat.yaml"
+MATRIX = ADAPTER / "src" / "shims" / "compat.yaml"
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(UV is None, reason="uv is not installed")]
 
@@ -80,8 +82,8 @@ def test_the_adapter_wheel_holds_the_shims_their_sources_and_the_one_matrix(whee
     assert adapter.name == f"adapter_matrix_npu-{ADAPTER_VERSION}-py3-none-any.whl"
     names = set(_names(adapter))
     shipped = {
-        str(p.relative_to(ADAPTER))
-        for p in (ADAPTER / "shims").rglob("*")
+        str(p.relative_to(ADAPTER / "src"))
+        for p in (ADAPTER / "src" / "shims").rglob("*")
         if p.is_file() and "__pycache__" not in p.parts
     }
     assert {n for n in names if not n.startswith("adapter_matrix_npu-")} == shipped

@@ -87,7 +87,7 @@ const at::Generator& default_generator(c10::DeviceIndex index);
 // nullopt for a generator of another device.
 c10::optional<at::Generator> twin_of(const at::Generator& generator);
 
-// -- operators (ops.cpp) -----------------------------------------------------------------
+// -- operators (fallback.cpp, registrations.cpp; their shared declarations: ops.h) --------
 
 // A CPU tensor over the same memory as the device tensor `t` (no copy); `t` itself when it
 // is not a device tensor. The caller keeps `t` alive while it uses the alias.

@@ -1,10 +1,10 @@
-// Operators of the reference device.
+// The zero-copy boxed fallback of the reference device.
 //
 // Device memory is host memory, so almost every op runs its CPU kernel directly on the
-// device's bytes: the boxed fallback below wraps each device tensor in a CPU tensor
-// that aliases the same memory (no copy), runs the CPU kernel, and turns the results
-// back into device tensors (views stay views of the device storage, fresh outputs are
-// adopted without a copy). Storage and metadata ops get kernels of their own.
+// device's bytes: the fallback wraps each device tensor in a CPU tensor that aliases the
+// same memory (no copy), runs the CPU kernel, and turns the results back into device
+// tensors (views stay views of the device storage, fresh outputs are adopted without a
+// copy). The device's own kernels are in kernels.cpp, the registrations in registrations.cpp.
 #include "npu.h"  // first: the version gates decide what else to include
 
 #include <ATen/ATen.h>
@@ -27,14 +27,13 @@
 #include <unordered_set>
 #include <utility>
 
+#include "ops.h"
 
 namespace npu {
 
 namespace {
 
 const c10::Device kCpu(c10::DeviceType::CPU);
-
-bool on_device(const at::Tensor& t) { return t.defined() && t.device().type() == kDeviceType; }
 
 // -- host views of device memory ----------------------------------------------------------
 
@@ -339,6 +338,8 @@ void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::Di
   }
 }
 
+}  // namespace
+
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   run_on_cpu(op, stack, c10::DispatchKeySet(c10::DispatchKey::CPU));
 }
@@ -347,266 +348,6 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 // their host aliases are quantized CPU tensors with the same quantizer.
 void quantized_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   run_on_cpu(op, stack, c10::DispatchKeySet(c10::DispatchKey::CPU) | c10::DispatchKeySet(c10::DispatchKey::QuantizedCPU));
-}
-
-// -- kernels of our own --------------------------------------------------------------------
-
-c10::DeviceIndex index_of(c10::optional<c10::Device> d) {
-  if (d && d->has_index()) return d->index();
-  return current_device();
-}
-
-at::Tensor empty_memory_format(at::IntArrayRef size, c10::optional<at::ScalarType> dtype, c10::optional<at::Layout>,
-                               c10::optional<at::Device> d, c10::optional<bool>,
-                               c10::optional<at::MemoryFormat> memory_format) {
-  DeviceScope scope(index_of(d));
-  return at::detail::empty_generic(size, allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-                                   c10::dtype_or_default(dtype), memory_format);
-}
-
-at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, c10::optional<at::ScalarType> dtype,
-                         c10::optional<at::Layout>, c10::optional<at::Device> d, c10::optional<bool>) {
-  DeviceScope scope(index_of(d));
-  return at::detail::empty_strided_generic(size, stride, allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-                                           c10::dtype_or_default(dtype));
-}
-
-// Both sides are host memory: copy through CPU views of them. CPU's copy_ handles dtype
-// conversion, broadcasting, and the conj/neg bits that the aliases carry.
-at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
-  at::Tensor src_host = on_device(self) ? host_alias(self) : self;
-  at::Tensor dst_host = on_device(dst) ? host_alias(dst) : dst;
-  dst_host.copy_(src_host, non_blocking);
-  return dst;
-}
-
-at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
-  if (dst.sizes() != self.sizes()) at::native::resize_(dst, self.sizes(), c10::nullopt);
-  return copy_from(self, dst, false);
-}
-
-at::Scalar local_scalar_dense(const at::Tensor& self) { return at::native::_local_scalar_dense_cpu(host_alias(self)); }
-
-at::Tensor& set_empty(at::Tensor& self) {
-  c10::Storage storage(c10::Storage::use_byte_size_t(), 0, allocator(), /*resizable=*/true);
-  return at::native::set_storage_cpu_(self, storage, 0, {0}, {});
-}
-
-// native_dropout is the one seeded op without a Generator argument: its CPU kernel
-// would draw from the CPU default generator. Same algorithm as CPU, but the mask is
-// drawn on the device (bernoulli_ with the device generator).
-std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, c10::optional<bool> train) {
-  if (input.numel() == 0) return std::make_tuple(input, at::empty_like(input, input.options()));
-  if (train.has_value() && !*train) {
-    return std::make_tuple(input.clone(), at::ones_like(input, input.options().dtype(at::kBool)));
-  }
-  double keep = 1. - p;
-  double scale = keep == 0 ? 0. : 1. / keep;
-  at::Tensor mask = at::empty_like(input, at::MemoryFormat::Contiguous);
-  mask.bernoulli_(keep);
-  return std::make_tuple(input.mul(mask).mul_(scale), mask);
-}
-
-// Before 2.5, pin_memory(device="npu") and is_pinned(device="npu") reach PrivateUse1
-// kernels; later releases ask the hooks (getPinnedMemoryAllocator, isPinnedPtr).
-at::Tensor pin_memory(const at::Tensor& self, c10::optional<at::Device>) {
-  at::Tensor out = at::detail::empty_generic(self.sizes(), pinned_allocator(), c10::DispatchKeySet(c10::DispatchKey::CPU),
-                                             self.scalar_type(), c10::nullopt);
-  return out.copy_(self);
-}
-
-bool is_pinned(const at::Tensor& self, c10::optional<at::Device>) {
-  return self.storage().data() != nullptr && is_pinned_ptr(self.storage().data());
-}
-
-// `param.data = moved` (and so Module.to("npu") keeping tied parameters one tensor) asks
-// whether the two tensors may share TensorImpl metadata. TensorImpl's own answer lists
-// built-in dense backends only; a strided npu tensor is as dense as a CPU one.
-bool dense_host_memory(const at::Tensor& t) {
-  auto type = t.device().type();
-  return t.layout() == c10::kStrided && !t.is_quantized() && !t.is_nested() &&
-         (type == kDeviceType || type == c10::DeviceType::CPU);
-}
-
-bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
-  return self.key_set() == from.key_set() || (dense_host_memory(self) && dense_host_memory(from));
-}
-
-// Memory is freed when the last tensor goes, and work is synchronous: no stream can still
-// be using a block, so there is nothing to record.
-void record_stream(at::Tensor&, c10::Stream) {}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>()); }
-
-// A bool op with no gradient: registered for the autograd key too, since torch 2.1 has no
-// autograd fallback that would pass it on to the PrivateUse1 kernel.
-TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
-  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
-}
-
-TORCH_LIBRARY_IMPL(_, QuantizedPrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&quantized_cpu_fallback>());
-}
-
-TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
-  m.impl("_copy_from", TORCH_FN(copy_from));  // q.cpu(), q.to("npu"): both sides are quantized aliases
-  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
-}
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
-  m.impl("empty_strided", TORCH_FN(empty_strided));
-  m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
-  m.impl("view", TORCH_FN(at::native::view));
-  m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
-  m.impl("resize_", TORCH_FN(at::native::resize_));
-  m.impl("set_.source_Storage", TORCH_FN(at::native::set_));
-  m.impl("set_.source_Storage_storage_offset", TORCH_FN(at::native::set_storage_cpu_));
-  m.impl("set_.source_Tensor", TORCH_FN(at::native::set_tensor_));
-  m.impl("set_", TORCH_FN(set_empty));
-  m.impl("_copy_from", TORCH_FN(copy_from));
-  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
-  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
-  m.impl("native_dropout", TORCH_FN(native_dropout));
-  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
-  m.impl("record_stream", TORCH_FN(record_stream));
-#if !ADAPTER_HOOKS_PINNED_MEMORY
-  m.impl("_pin_memory", TORCH_FN(pin_memory));
-  m.impl("is_pinned", TORCH_FN(is_pinned));
-#endif
-}
-
-// -- registrations made at activation, where they depend on what is already there ----------
-
-namespace {
-
-std::vector<std::unique_ptr<torch::Library>>& libraries() {
-  static std::vector<std::unique_ptr<torch::Library>> libs;  // registrations live as long as these
-  return libs;
-}
-
-torch::Library& new_library(const char* ns, c10::DispatchKey key) {
-  libraries().push_back(std::make_unique<torch::Library>(torch::Library::IMPL, ns, key, __FILE__, __LINE__));
-  return *libraries().back();
-}
-
-// Ops that must keep their composite kernels: they move data between devices.
-const std::unordered_set<std::string>& never_mirrored() {
-  static const std::unordered_set<std::string> names = {
-      "aten::copy_", "aten::_to_copy", "aten::to", "aten::_copy_from", "aten::_copy_from_and_resize",
-      "aten::lift", "aten::lift_fresh", "aten::_pin_memory", "aten::pin_memory", "aten::is_pinned",
-  };
-  return names;
-}
-
-// Composite ops that choose an implementation by device type and have none for an
-// unknown device: run their CPU path on the aliases instead. (name, overload):
-// - convolution, convolution_backward end in "convolution_overrideable not implemented";
-// - linalg_eigvals.out (torch 2.1) computes on CPU and writes complex eigenvalues into
-//   the device output with complex_out, mixing devices (found by the OpInfo sweep).
-constexpr std::pair<const char*, const char*> kDeviceDispatchingComposites[] = {
-    {"convolution", ""}, {"convolution_backward", ""}, {"linalg_eigvals", "out"}};
-
-}  // namespace
-
-int64_t mirror_cpu_kernels() {
-  static int64_t mirrored = -1;
-  if (mirrored >= 0) return mirrored;
-  mirrored = 0;
-  auto& dispatcher = c10::Dispatcher::singleton();
-  torch::Library& lib = new_library("aten", c10::DispatchKey::PrivateUse1);
-  for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
-    if (name.name.compare(0, 6, "aten::") != 0 || never_mirrored().count(name.name)) continue;
-    auto op = dispatcher.findOp(name);
-    if (!op || !op->hasKernelForDispatchKey(c10::DispatchKey::CPU) ||
-        op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1) ||
-        op->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)) {
-      continue;
-    }
-    if (!op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) &&
-        !op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional)) {
-      continue;  // the backend fallback reaches the CPU kernel already
-    }
-    std::string qualified = name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
-    lib.impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
-    ++mirrored;
-  }
-  for (const auto& [name, overload] : kDeviceDispatchingComposites) {
-    auto op = dispatcher.findOp(c10::OperatorName(std::string("aten::") + name, overload));
-    if (op && !op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) {
-      std::string qualified = std::string(name) + (*overload ? std::string(".") + overload : "");
-      // A backend kernel hides a CompositeImplicitAutograd kernel from AutogradPrivateUse1
-      // too; an out= variant records no graph either way, so autograd falls through.
-      if (op->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd) && std::string(overload) == "out") {
-        new_library("aten", c10::DispatchKey::AutogradPrivateUse1).impl(qualified.c_str(), torch::CppFunction::makeFallthrough());
-      }
-      lib.impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
-      ++mirrored;
-    }
-  }
-  return mirrored;
-}
-
-// A third party's operator without an autograd kernel (torchvision::nms) reaches the
-// backend fallback through the AutogradPrivateUse1 key only if that key has a fallback.
-// torch registers one for the autograd key of each of its own backends, but for
-// PrivateUse1 only from 2.10 (pytorch#165315); before, it is the extension's to register
-// ("Could not run 'torchvision::nms' with arguments from the 'Autogradnpu' backend").
-// Register the kernel torch gives AutogradCPU in those releases: the forward runs, and a
-// backward through an operator without a derivative raises instead of losing the gradient.
-bool ensure_autograd_fallback() {
-  auto& dispatcher = c10::Dispatcher::singleton();
-  if (dispatcher.hasBackendFallbackForDispatchKey(c10::DispatchKey::AutogradPrivateUse1)) return false;
-  new_library("_", c10::DispatchKey::AutogradPrivateUse1).fallback(torch::autograd::basicAutogradNotImplementedFallback());
-  return true;
-}
-
-bool ensure_autocast_fallthrough() {
-  auto& dispatcher = c10::Dispatcher::singleton();
-  bool registered = false;
-  if (!dispatcher.hasBackendFallbackForDispatchKey(c10::DispatchKey::AutocastPrivateUse1)) {
-    new_library("_", c10::DispatchKey::AutocastPrivateUse1).fallback(torch::CppFunction::makeFallthrough());
-    registered = true;
-  }
-  // Lower-precision casts, as CUDA autocast does for its matmul/conv family.
-  auto linear = dispatcher.findOp(c10::OperatorName("aten::linear", ""));
-  if (linear && !linear->hasKernelForDispatchKey(c10::DispatchKey::AutocastPrivateUse1)) {
-    torch::Library& m = new_library("aten", c10::DispatchKey::AutocastPrivateUse1);
-#if ADAPTER_AUTOCAST_VARIADIC_KERNEL
-#define ADAPTER_KERNEL_OVERLOAD(OP, OVERLOAD, POLICY) KERNEL_PRIVATEUSEONE(OP, OVERLOAD, POLICY)
-#else
-#define ADAPTER_KERNEL_OVERLOAD(OP, OVERLOAD, POLICY) KERNEL_PRIVATEUSEONE2(OP, OVERLOAD, POLICY)
-#endif
-    KERNEL_PRIVATEUSEONE(conv1d, lower_precision_fp)
-    KERNEL_PRIVATEUSEONE(conv2d, lower_precision_fp)
-    KERNEL_PRIVATEUSEONE(conv3d, lower_precision_fp)
-    KERNEL_PRIVATEUSEONE(convolution, lower_precision_fp)
-    ADAPTER_KERNEL_OVERLOAD(conv_transpose2d, input, lower_precision_fp)
-    KERNEL_PRIVATEUSEONE(linear, lower_precision_fp)
-    KERNEL_PRIVATEUSEONE(matmul, lower_precision_fp)
-    KERNEL_PRIVATEUSEONE(mm, lower_precision_fp)
-    KERNEL_PRIVATEUSEONE(mv, lower_precision_fp)
-    KERNEL_PRIVATEUSEONE(addmm, lower_precision_fp)
-    KERNEL_PRIVATEUSEONE(addmv, lower_precision_fp)
-    KERNEL_PRIVATEUSEONE(bmm, lower_precision_fp)
-    KERNEL_PRIVATEUSEONE(baddbmm, lower_precision_fp)
-    KERNEL_PRIVATEUSEONE(addbmm, lower_precision_fp)
-#undef ADAPTER_KERNEL_OVERLOAD
-    registered = true;
-  }
-  // Conjugate/negative views reach _copy_from with their bits set (the aliases carry
-  // them); otherwise materializing the view calls _copy_from again, forever.
-  for (auto key : {c10::DispatchKey::Conjugate, c10::DispatchKey::Negative}) {
-    for (const char* name : {"aten::_copy_from", "aten::_copy_from_and_resize"}) {
-      auto op = dispatcher.findOp(c10::OperatorName(name, ""));
-      if (op && !op->hasKernelForDispatchKey(key)) {
-        new_library("aten", key).impl(name + 6, torch::CppFunction::makeFallthrough());
-      }
-    }
-  }
-  return registered;
 }
 
 }  // namespace npu
