@@ -14,6 +14,15 @@ import torch
 
 from . import properties as _properties
 from . import streams as _streams
+
+# The device queries and host memory functions of properties.py, re-exported: torch.npu is
+# this module, and `import x as x` marks each as part of its API for linters and type checkers.
+from .properties import get_device_capability as get_device_capability
+from .properties import get_device_properties as get_device_properties
+from .properties import host_memory_stats as host_memory_stats
+from .properties import mem_get_info as mem_get_info
+from .properties import reset_accumulated_host_memory_stats as reset_accumulated_host_memory_stats
+from .properties import reset_peak_host_memory_stats as reset_peak_host_memory_stats
 from .streams import Event, Stream, StreamContext
 
 _core: Any = None  # the C++ core, set by the activation
