@@ -18,6 +18,7 @@ import pytest
 
 from adapter_matrix.ci import cells, evidence, release
 from adapter_matrix.ci.plan import plan
+from adapter_matrix.ci.release import past_releases
 from adapter_matrix.matrix.loader import load
 
 from .helpers import REPO, cli
@@ -267,7 +268,10 @@ def test_this_repository_froze_0_1_0_with_the_66_records_it_has():
     frozen = release.read_frozen(str(REPO / "evidence"))["0.1.0"]
     hashes = {json.loads(p.read_text())["sources"]["hash"] for p in folder.glob("*.json") if p.name != "release.json"}
     assert len(list(folder.glob("py*.json"))) == 66 and hashes == {frozen.sources_hash}
-    assert frozen.paths == matrix.evidence.sources
+    # the freeze keeps the paths 0.1.0 was tested at, wherever later releases moved them
+    assert frozen.paths == ("npu/shims", "tests/conformance", "tests/ops")
+    assert matrix.evidence.sources[0] == "shims/src/shims"  # 0.2.0's layout
+    assert "0.1.0" in past_releases(matrix)  # main's code is 0.2.0's, not 0.1.0's
 
 
 def test_run_tier_skips_the_rows_of_a_frozen_release_on_later_code(repo):
