@@ -34,6 +34,7 @@ installs everything from those folders, never from an index.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import sys
@@ -46,6 +47,7 @@ sys.path.insert(0, ROOT)
 from adapter_matrix import nox as cells_api
 
 UNIT_PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+LOCAL_WHEELS = "/opt/wheels"  # the development machines keep torch 2.13.0+cpu here (compat.yaml: sources: local)
 SUITE_ROOT = "tests/conformance"  # the suite every cell runs; its sub-folders are groups of their own
 EXPECTED_OPS = os.path.join("tests", "ops", "expected.yaml")  # what the op sweep expects, per torch era
 
@@ -67,8 +69,14 @@ def unit(session: nox.Session) -> None:
 
 @nox.session(python="3.11", tags=["hooks"])
 def hooks(session: nox.Session) -> None:
-    """`pre-commit try-repo` runs .pre-commit-hooks.yaml on a sample adapter repository (offline, about a minute)."""
+    """`pre-commit try-repo` runs .pre-commit-hooks.yaml on a sample adapter repository, and on
+    the repository docs/adopting.md builds (offline, a few minutes)."""
     session.install("-e", ".[test]")
+    # The adoption page's cell runs on the development machines' torch 2.13.0+cpu wheel: its
+    # wheelhouse is built from this environment (no wheel there: that test skips).
+    local = sorted(glob.glob(os.path.join(LOCAL_WHEELS, "torch-2.13.0*-cp311-*.whl")))
+    if local:
+        session.install(local[-1])
     session.run(
         "python",
         "-m",

@@ -298,6 +298,8 @@ def _package_dir(matrix: Matrix, top: str) -> Optional[str]:
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
+    if spec.origin in (None, "namespace"):  # a folder without __init__.py: a project named like the package
+        return None  # (this repository's shims/ beside the working directory), not the package
     return list(spec.submodule_search_locations)[0]
 
 

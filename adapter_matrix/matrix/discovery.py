@@ -50,9 +50,13 @@ def _package_file(value: str) -> Optional[str]:
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    base = os.path.join(list(spec.submodule_search_locations)[0], *([p for p in rest.split(".") if p]))
-    path = os.path.join(base, resource.strip() or DEFAULT_NAME)
-    return path if os.path.isfile(path) else None
+    # a namespace package has a portion per folder (one may be a project folder named like
+    # the package, found on the working directory): the file is in one of them, or none
+    for location in spec.submodule_search_locations:
+        path = os.path.join(location, *[p for p in rest.split(".") if p], resource.strip() or DEFAULT_NAME)
+        if os.path.isfile(path):
+            return path
+    return None
 
 
 def registered_matrices() -> List[Located]:

@@ -133,3 +133,36 @@ def test_loader_model_is_immutable():
     matrix = load(REPO / "compat.yaml").matrix
     with pytest.raises(AttributeError):
         matrix.releases = ()  # type: ignore[misc]
+
+
+def test_a_folder_named_like_the_shims_package_is_not_taken_for_it(tmp_path, monkeypatch):
+    """A project folder named like the package (this repository's shims/, no __init__.py)
+    on the working directory is a namespace portion, not the package: validate warns that
+    it cannot check the shim modules instead of calling them missing."""
+    from adapter_matrix.matrix.loader import load
+
+    (tmp_path / "shims").mkdir()  # a project folder: pyproject.toml, src/ ... but no package here
+    (tmp_path / "shims" / "pyproject.toml").write_text("")
+    text = (REPO / "compat.yaml").read_text()
+    (tmp_path / "compat.yaml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    importlib.invalidate_caches()
+    monkeypatch.delitem(__import__("sys").modules, "shims", raising=False)
+    monkeypatch.setattr(importlib.util, "find_spec", _namespace_only(importlib.util.find_spec, tmp_path))
+    result = load(tmp_path / "compat.yaml")  # raised MatrixError ("shim module ... does not exist") before
+    assert any("cannot check shim module shims.torch_2_1" in d.message for d in result.warnings)
+
+
+def _namespace_only(find_spec, root):
+    """find_spec as if the installed shims package were absent: only the folder under ``root``."""
+    import importlib.machinery
+
+    def fake(name, *args, **kwargs):
+        if name == "shims":
+            return importlib.machinery.PathFinder.find_spec(name, [str(root)])
+        return find_spec(name, *args, **kwargs)
+
+    return fake
