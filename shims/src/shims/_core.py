@@ -37,6 +37,7 @@ FEATURES: Dict[str, str] = {
     # torch.compile (shims/inductor.py): CPU's C++/OpenMP code generator, registered for npu
     "inductor": "torch.compile with its default backend (inductor) on npu tensors",
     "inductor_cpp_wrapper": "torch.compile with inductor's C++ wrapper (options={'cpp_wrapper': True})",
+    "inductor_dynamic_shapes": "torch.compile(dynamic=True) with inductor on npu tensors (GPT-2 generation)",
     "host_allocator": "the pinned allocator is torch's host allocator for npu (at::getHostAllocator; host memory stats)",
     "empty_host_cache": "torch.accelerator.empty_host_cache() after npu allocations",
     "profiler": "profile(use_device='npu'): device time and npu memory per op, fallback outputs included",

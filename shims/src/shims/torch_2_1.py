@@ -38,6 +38,9 @@ class Shim(_Base):
         "composite where CPU takes its flash kernel, so attention agrees with CPU to rounding (2.4 asks the device)",
         "inductor_cpp_wrapper": "before torch 2.4 inductor picks its C++ wrapper itself (CPU's for every device that "
         "is not CUDA) and a device cannot register one; the Python wrapper works",
+        "inductor_dynamic_shapes": "torch 2.1's inductor fails an internal assertion generating code for npu buffers "
+        "of symbolic shape (torch.compile(dynamic=True) of GPT-2 generation, measured on 2.1.2 in the smoke cell; "
+        "2.2-2.3 not verified, 2.4 verified); static shapes compile",
         "host_allocator": "torch's host-allocator registry (REGISTER_HOST_ALLOCATOR) exists from torch 2.8; pin_memory() "
         "uses the device's pinned allocator through its hooks",
         "empty_host_cache": "torch.accelerator.empty_host_cache exists from torch 2.12",

@@ -19,7 +19,14 @@ class Shim(_Previous):
             k: v
             for k, v in _Previous.capabilities.items()
             if k
-            not in ("get_device_module", "safe_globals", "sdpa_cpu_kernels", "inductor_cpp_wrapper", "tensor_parallel")
+            not in (
+                "get_device_module",
+                "safe_globals",
+                "sdpa_cpu_kernels",
+                "inductor_cpp_wrapper",
+                "inductor_dynamic_shapes",
+                "tensor_parallel",
+            )
         },
         "profiler_device_time": "torch 2.4's key_averages() reports 0 device time for npu ops although the stubs "
         "record their events (measured on 2.4.1; 2.5-2.7 not verified, 2.8 verified)",
