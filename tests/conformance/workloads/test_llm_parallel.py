@@ -17,10 +17,6 @@ Each case trains llm_data's GPT-2 for a few AdamW steps on ``npu:0`` and ``npu:1
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -30,6 +26,7 @@ import shims
 
 from ..support import requires
 from . import llm_data
+from .ranks import run_ranks
 
 pytestmark = pytest.mark.suite("workloads")
 
@@ -43,38 +40,7 @@ FSDP_TOLERANCE = {} if shims.capability("sdpa_cpu_kernels") is None else {"rtol"
 
 
 def _run(case: str, tmp_path: Path, *extra: str) -> list:
-    worker = Path(__file__).with_name("llm_worker.py")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONFAULTHANDLER="1")
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                str(worker),
-                case,
-                str(rank),
-                str(WORLD),
-                str(tmp_path / "init"),
-                str(tmp_path / f"rank{rank}.json"),
-                *extra,
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-        for rank in range(WORLD)
-    ]
-    logs = []
-    for proc in procs:
-        try:
-            out, _ = proc.communicate(timeout=300)
-        except subprocess.TimeoutExpired:
-            for p in procs:
-                p.kill()
-            raise
-        logs.append(out.decode(errors="replace"))
-    for rank, proc in enumerate(procs):
-        assert proc.returncode == 0, f"rank {rank} exited with {proc.returncode}:\n{logs[rank][-4000:]}"
-    return [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(WORLD)]
+    return run_ranks(Path(__file__).with_name("llm_worker.py"), tmp_path, WORLD, case, extra=extra)
 
 
 def _close(got: list, expected: list, **tolerance) -> None:

@@ -13,10 +13,6 @@ CPU's bit for bit when CPU runs the same per-step computation.
 from __future__ import annotations
 
 import copy
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +23,7 @@ import shims
 from ..support import requires, same
 from . import ddp_data
 from .models import GPT2, Bert, ConvNet, RecurrentLM, greedy_generate
+from .ranks import run_ranks
 
 pytestmark = pytest.mark.suite("workloads")  # its own group in a cell's record
 
@@ -247,37 +244,7 @@ def _reference_training(world: int):
 @requires("distributed")
 def test_two_process_ddp_matches_single_process_cpu_training(npu, tmp_path: Path):
     world = 2
-    worker = Path(__file__).with_name("ddp_worker.py")
-    # faulthandler: a rank that dies on a signal prints every thread's Python stack
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONFAULTHANDLER="1")
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                str(worker),
-                str(rank),
-                str(world),
-                str(tmp_path / "init"),
-                str(tmp_path / f"rank{rank}.json"),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-        for rank in range(world)
-    ]
-    logs = []
-    for proc in procs:
-        try:
-            out, _ = proc.communicate(timeout=300)
-        except subprocess.TimeoutExpired:
-            for p in procs:
-                p.kill()
-            raise
-        logs.append(out.decode(errors="replace"))
-    for rank, proc in enumerate(procs):
-        assert proc.returncode == 0, f"rank {rank} exited with {proc.returncode}:\n{logs[rank][-4000:]}"
-    results = [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(world)]
+    results = run_ranks(Path(__file__).with_name("ddp_worker.py"), tmp_path, world)
 
     for rank, result in enumerate(results):
         c = result["collectives"]
