@@ -8,6 +8,7 @@ protocol and crashes, aborts and hangs on purpose; the real worker runs in
 from __future__ import annotations
 
 import os
+import sys
 import textwrap
 import time
 
@@ -403,3 +404,25 @@ def test_ops_sweep_keeps_the_compiled_kind_for_compile(tmp_path):
     result = cli("ops", "sweep", "--kind", "compiled")
     assert result.code == 2 and "--kind 'compiled': choose from forward, backward, module" in result.err
     assert "--compile" in result.err
+
+
+def test_the_compiled_worker_asks_the_adapters_capability_api(monkeypatch):
+    import types
+
+    from adapter_matrix.device.opsweep.compiled import absent_reason
+
+    declared = {"inductor": "torch 2.0's inductor has no device registry"}
+
+    def capability(feature):
+        if feature not in declared and feature != "known":
+            raise KeyError(feature)
+        return declared.get(feature)
+
+    monkeypatch.setitem(sys.modules, "fake_adapter", types.SimpleNamespace(capability=capability))
+    monkeypatch.setitem(sys.modules, "plain_adapter", types.ModuleType("plain_adapter"))
+    assert absent_reason("fake_adapter") == "capability inductor is absent: torch 2.0's inductor has no device registry"
+    declared.clear()
+    assert absent_reason("fake_adapter") is None  # KeyError: an adapter that does not know the feature tries it
+    declared["inductor"] = None
+    assert absent_reason("fake_adapter") is None
+    assert absent_reason("plain_adapter") is None  # no capability API: try it

@@ -20,7 +20,8 @@ What keeps one op from deciding another's result:
 - inductor's FX graph cache and AOT autograd cache are off, and its kernel cache lives in
   this sweep's temporary folder: nothing is served from another op, run or torch build;
 - ``fallback_random=True``: random ops draw from the eager generator, seeded alike on
-  both sides as in the eager sweep, so they compare value by value.
+  both sides as in the eager sweep, so they compare value by value;
+- ``compile_threads=1``: no pool of compile workers (see :func:`_configure`).
 
 When the device declares the capability ``inductor`` absent (the activation module's
 ``capability(feature)``, the shims' API), the plan is empty and names the reason.
@@ -34,14 +35,14 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from .process import arguments, message, serve, start_torch
-from .worker import SEED, Runner, family_of, op_id
+from .worker import SEED, Runner, Twin, family_of, op_id
 
 __all__ = ["CAPABILITY", "KIND", "SAMPLES", "plan", "absent_reason", "main"]
 
 CAPABILITY = "inductor"
 KIND = "compiled"
 DTYPE = "float32"
-SAMPLES = 2  # per op: the compile dominates the cost, a third shape adds little
+SAMPLES = 1  # per op: compiling dominates the cost (two samples: 317 s for the sample on 2 busy cores)
 
 
 def plan(op_db: List[Any], torch: Any, ops: List[str]) -> List[Dict[str, Any]]:
@@ -94,21 +95,40 @@ class CompiledRunner(Runner):
             return super().call(op, sample, args)  # the CPU side: eager
         fn = self.compiled.get(id(op))
         if fn is None:
-            function = op.op
-
-            def fn(first: Any, *rest: Any, **kwargs: Any) -> Any:
-                return function(first, *rest, **kwargs)
-
-            fn = self.compiled[id(op)] = self.torch.compile(fn, backend="inductor", fullgraph=True, dynamic=False)
+            fn = self.compiled[id(op)] = self.compile(op)
         self.seed(SEED + 1)  # as the eager call on CPU's side
+        cpu_args = Twin(self.torch, self.device, grad=False)(args)  # before the call: it may write to them
         try:
             return fn(args[0], *args[1], **args[2])
         except Exception as exc:
-            raise CompileFailure(message(exc)) from exc
+            raise CompileFailure(f"{self.on_cpu(op, cpu_args)}: {message(exc)}") from exc
+
+    def compile(self, op: Any) -> Any:
+        function = op.op  # the function variant, a closure variable dynamo resolves
+
+        def fn(first: Any, *rest: Any, **kwargs: Any) -> Any:
+            return function(first, *rest, **kwargs)
+
+        return self.torch.compile(fn, backend="inductor", fullgraph=True, dynamic=False)
+
+    def on_cpu(self, op: Any, cpu_args: Tuple[Any, tuple, dict]) -> str:
+        """Whether inductor compiles the same sample on CPU: tells a device defect from a
+        limit of torch.compile itself when an expectation's reason is written."""
+        self.torch._dynamo.reset()
+        try:
+            self.seed(SEED + 1)
+            self.compile(op)(cpu_args[0], *cpu_args[1], **cpu_args[2])
+        except Exception:
+            return "fails on CPU too"
+        finally:
+            self.torch._dynamo.reset()
+            self.compiled.clear()
+        return "CPU compiles it"
 
 
 class CompileFailure(RuntimeError):
-    """torch.compile raised on the device (dynamo, inductor, or the compiled kernel)."""
+    """torch.compile raised on the device (dynamo, inductor, or the compiled kernel); the
+    message starts with whether the same sample compiles on CPU."""
 
 
 def _on_device(value: Any, torch: Any, device: str) -> bool:
@@ -129,7 +149,10 @@ def _on_device(value: Any, torch: Any, device: str) -> bool:
 def _configure(torch: Any, cache: str) -> None:
     """Compile caches that cannot make one op's result depend on another's (module docstring)."""
     inductor = importlib.import_module("torch._inductor.config")
-    for name, value in (("fx_graph_cache", False), ("fallback_random", True)):
+    # compile_threads=1: kernels compile in this process. One op's graph has a kernel or
+    # two, and a pool's workers each import torch first: on torch 2.13 and 2 cores the
+    # sample took 65 s of CPU in-process against 73 s with the pool (109 s and 131 s wall).
+    for name, value in (("fx_graph_cache", False), ("fallback_random", True), ("compile_threads", 1)):
         if hasattr(inductor, name):
             setattr(inductor, name, value)
     functorch = importlib.import_module("torch._functorch.config")
