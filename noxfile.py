@@ -25,7 +25,7 @@ C++ core (cached), runs the conformance suite, sweeps PyTorch's own op tests on 
 ADAPTER_MATRIX_OPS=full, none with =none; then the compiled sample, `--compile`, each op of the
 sample through torch.compile with inductor, skipped with the reason where the cell's torch declares
 the capability `inductor` absent, none with ADAPTER_MATRIX_OPS_COMPILE=off; the sweep record goes
-to results/ops/, its counts to the suite groups `ops` and `ops-compiled`) and writes a result record to results/ and its compact evidence
+to results/ops/, its counts (both parts) to the suite group `ops`) and writes a result record to results/ and its compact evidence
 copy to evidence/<release>/<cell>.json (committed; a run narrowed with posargs,
 `nox -s ... -- -k amp`, writes no evidence, and neither does a run of a frozen release's row
 on later code, nor one weaker than the committed record: docs/releasing.md). Offline: ADAPTER_MATRIX_WHEELS=/opt/wheels:WHEELHOUSE
@@ -179,9 +179,9 @@ def build(cell: cells_api.CellRun) -> dict:
 
 
 def op_sweep(cell: cells_api.CellRun) -> None:
-    """PyTorch's own op tests on the device (`adapter-matrix ops sweep`): the suite group `ops`;
-    the compiled sample (`--compile`, which asks the device's capability `inductor` itself
-    and skips with its reason where it is absent): the suite group `ops-compiled`."""
+    """PyTorch's own op tests on the device (`adapter-matrix ops sweep`), then the compiled
+    sample (`--compile`: the sweep asks the device's capability `inductor` itself and skips
+    with its reason where it is absent): the suite group `ops`."""
     mode = _sweep_mode(cell)
     if mode == "none":
         return

@@ -182,7 +182,8 @@ def _print_summary(console: Any, record: Any) -> None:
 def _leave_suite_counts(record: Any) -> None:
     """Inside a nox cell ($ADAPTER_MATRIX_SUITE_SUMMARIES), the sweep is the suite group
     ``ops``: a task that agrees with the expectations passes (a known failure counts as
-    skipped, with its reason), a task that disagrees fails the cell."""
+    skipped, with its reason), a task that disagrees fails the cell. The compiled sample's
+    ops count there too (:func:`compiled_counts`)."""
     from ..ci.suites import TestCounts, write_summary
 
     passed = sum(k.get("passed", 0) for kinds in record["by_dtype"].values() for k in kinds.values())
@@ -192,16 +193,17 @@ def _leave_suite_counts(record: Any) -> None:
     skips = tuple(
         f"{f['op']} ({', '.join(f['tasks'])}): {f['reason']}" for f in record["failures"] if f["state"] != "unexpected"
     )
-    write_summary("ops", TestCounts(passed, failed, total - passed - failed, 0, skips))
+    counts = TestCounts(passed, failed, total - passed - failed, 0, skips)
     compiled = record.get("compiled")
-    if compiled:  # its own suite group: the eager group's counts stay what they were
-        write_summary("ops-compiled", compiled_counts(compiled))
+    if compiled:  # in the same group: a matrix's `evidence: suites:` names `ops`, and a cell fails on it
+        counts = counts + compiled_counts(compiled)
+    write_summary("ops", counts)
 
 
 def compiled_counts(compiled: Any) -> Any:
-    """The compiled sample as a suite group: an op that agrees with the expectations
-    passes (a known failure is skipped with its reason), one that disagrees fails; when
-    the device declares the compiler absent, one skip with that reason."""
+    """The compiled sample's test counts: an op that agrees with the expectations passes
+    (a known failure is skipped with its reason), one that disagrees fails; when the
+    device declares the compiler absent, one skip with that reason."""
     from ..ci.suites import TestCounts
 
     if compiled["skipped"]:

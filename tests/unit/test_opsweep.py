@@ -426,3 +426,18 @@ def test_the_compiled_worker_asks_the_adapters_capability_api(monkeypatch):
     declared["inductor"] = None
     assert absent_reason("fake_adapter") is None
     assert absent_reason("plain_adapter") is None  # no capability API: try it
+
+
+def test_in_a_cell_the_compiled_sample_counts_in_the_ops_group(tmp_path, monkeypatch):
+    from adapter_matrix.ci.suites import SUMMARIES_ENV, read_summaries
+    from adapter_matrix.cli.ops import _leave_suite_counts
+
+    path = write(tmp_path, COMPILED_EXPECTATIONS)
+    monkeypatch.setenv(SUMMARIES_ENV, str(tmp_path / "suites"))
+    _leave_suite_counts(judged_record(path, EAGER))
+    eager = read_summaries(str(tmp_path / "suites"))["ops"]
+    compiled = sweep_of(compiled_task("add"), compiled_task("mul", "failed", error="sample 0: differs"))
+    _leave_suite_counts(judged_record(path, EAGER, compiled))
+    both = read_summaries(str(tmp_path / "suites"))["ops"]
+    assert (eager.passed, eager.failed, eager.skipped) == (3, 0, 1)  # to_sparse: a known failure
+    assert (both.passed, both.failed, both.skipped) == (4, 1, 1)  # mul compiled: a new failure fails the cell

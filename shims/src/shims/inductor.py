@@ -192,7 +192,7 @@ def _npu_interface(cpu_interface: type) -> type:
 
     module = getattr(torch, DEVICE)
 
-    class NpuWorker(cpu_interface.Worker):  # type: ignore[name-defined, misc]
+    class NpuWorker(cpu_interface.Worker):  # type: ignore[name-defined]
         @staticmethod
         def current_device() -> int:
             return int(module.current_device())
@@ -201,7 +201,7 @@ def _npu_interface(cpu_interface: type) -> type:
         def set_device(device: int) -> None:
             module.set_device(device)
 
-    class NpuInterface(cpu_interface):  # type: ignore[misc, valid-type]
+    class NpuInterface(cpu_interface):
         Worker = NpuWorker
 
         @staticmethod
