@@ -78,6 +78,7 @@ class CompiledRunner(Runner):
     def __init__(self, torch: Any, device: str, ops: Dict[str, Any]) -> None:
         super().__init__(torch, device, ops)
         self.compiled: Dict[int, Any] = {}  # id(op) -> its compiled function, for this task
+        self.device_calls = 0  # compiled calls of this task
 
     def samples(self, op: Any, dtype: Any, grad: bool) -> List[Any]:
         return super().samples(op, dtype, grad)[:SAMPLES]
@@ -85,14 +86,19 @@ class CompiledRunner(Runner):
     def run(self, task: Dict[str, Any]) -> Dict[str, Any]:
         self.torch._dynamo.reset()
         self.compiled.clear()
+        self.device_calls = 0
         try:
-            return super().run(dict(task, kind="forward"))
+            result = super().run(dict(task, kind="forward"))
         finally:
             self.torch._dynamo.reset()
+        if result["outcome"] == "passed" and not self.device_calls:  # a factory sample without a device
+            return dict(result, outcome="skipped", error="the sample holds no device tensor: nothing compiled")
+        return result
 
     def call(self, op: Any, sample: Any, args: Tuple[Any, tuple, dict]) -> Any:
         if not _on_device(args, self.torch, self.device):
             return super().call(op, sample, args)  # the CPU side: eager
+        self.device_calls += 1
         fn = self.compiled.get(id(op))
         if fn is None:
             fn = self.compiled[id(op)] = self.compile(op)
