@@ -22,8 +22,10 @@ with `adapter-matrix check --json` that the environment is the cell it claims, p
 check refuses a companion built for another torch, builds the
 C++ core (cached), runs the conformance suite, sweeps PyTorch's own op tests on the device
 (`adapter-matrix ops sweep`: the fixed sample; the whole op_db and module_db with
-ADAPTER_MATRIX_OPS=full, none with =none; the sweep record goes to results/ops/, its counts
-to the suite group `ops`) and writes a result record to results/ and its compact evidence
+ADAPTER_MATRIX_OPS=full, none with =none; then the compiled sample, `--compile`, each op of the
+sample through torch.compile with inductor, skipped with the reason where the cell's torch declares
+the capability `inductor` absent, none with ADAPTER_MATRIX_OPS_COMPILE=off; the sweep record goes
+to results/ops/, its counts (both parts) to the suite group `ops`) and writes a result record to results/ and its compact evidence
 copy to evidence/<release>/<cell>.json (committed; a run narrowed with posargs,
 `nox -s ... -- -k amp`, writes no evidence, and neither does a run of a frozen release's row
 on later code, nor one weaker than the committed record: docs/releasing.md). Offline: ADAPTER_MATRIX_WHEELS=/opt/wheels:WHEELHOUSE
@@ -122,6 +124,13 @@ def _sweep_mode(cell: cells_api.CellRun) -> str:
     return mode
 
 
+def _compile_sample(cell: cells_api.CellRun) -> bool:
+    mode = os.environ.get(cells_api.OPS_COMPILE_ENV, "on")
+    if mode not in cells_api.COMPILE_MODES:
+        cell.fail(f"${cells_api.OPS_COMPILE_ENV}={mode!r}: choose from {', '.join(cells_api.COMPILE_MODES)}")
+    return mode == "on"
+
+
 def requirements(row) -> list:
     """Beside the wheels: what the C++ build and the op sweep need for this torch."""
     torch = str(row.cell.torch)
@@ -159,6 +168,7 @@ def refusals(cell: cells_api.CellRun) -> None:
 def build(cell: cells_api.CellRun) -> dict:
     """The C++ core (cached per torch build), then the probe of this torch's API (results/probes/)."""
     _sweep_mode(cell)  # a wrong $ADAPTER_MATRIX_OPS fails the cell before the compile
+    _compile_sample(cell)  # and so does a wrong $ADAPTER_MATRIX_OPS_COMPILE
     done = cell.step("the build", cell.json_run, "adapter-matrix", "build", "--json", "--matrix", cell.matrix.path)
     with cell.phase("probe"):
         probe = cell.step("the probe", cell.json_run, "adapter-matrix", "probe", "--json", "--matrix", cell.matrix.path)
@@ -169,7 +179,9 @@ def build(cell: cells_api.CellRun) -> dict:
 
 
 def op_sweep(cell: cells_api.CellRun) -> None:
-    """PyTorch's own op tests on the device (`adapter-matrix ops sweep`): the suite group `ops`."""
+    """PyTorch's own op tests on the device (`adapter-matrix ops sweep`), then the compiled
+    sample (`--compile`: the sweep asks the device's capability `inductor` itself and skips
+    with its reason where it is absent): the suite group `ops`."""
     mode = _sweep_mode(cell)
     if mode == "none":
         return
@@ -188,6 +200,7 @@ def op_sweep(cell: cells_api.CellRun) -> None:
             "--output",
             path,
             *(["--sample"] if mode == "sample" else []),
+            *(["--compile"] if _compile_sample(cell) else []),
             env=cell.summaries_env,
             codes=(0, 1),
         )

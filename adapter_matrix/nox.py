@@ -75,6 +75,8 @@ __all__ = [
     "native_build_requirements",
     "OPS_ENV",
     "SWEEP_MODES",
+    "OPS_COMPILE_ENV",
+    "COMPILE_MODES",
     "op_sweep_requirements",
     "op_sweep_summary",
 ]
@@ -88,6 +90,8 @@ TestCounts = _cells.TestCounts
 verify_refusal = _cells.verify_refusal  # a companion refusal probe's judge (check --json after a mismatched install)
 OPS_ENV = _opsweep.OPS_ENV  # sample (default), full or none: how much of PyTorch's OpInfo tests an op sweep runs
 SWEEP_MODES = _opsweep.SWEEP_MODES
+OPS_COMPILE_ENV = _opsweep.OPS_COMPILE_ENV  # on (default) or off: whether an op sweep adds the compiled sample
+COMPILE_MODES = _opsweep.COMPILE_MODES
 expose_pythons = expose  # put interpreters of these feature releases on PATH (pyenv's, uv's), for other sessions
 
 

@@ -57,14 +57,25 @@ def _workloads(record: Dict[str, Any]) -> str:
 
 
 def _op_sweep(record: Dict[str, Any]) -> str:
-    """How much of the op sweep ran: ``full`` with the float32 match rate, ``sample``, or "-"."""
+    """How much of the op sweep ran: ``full`` with the float32 match rate, ``sample``, or "-";
+    then the compiled sample's match rate (or "compiled skipped"), when it ran."""
     ops = record.get("ops")
     if not isinstance(ops, dict):  # a record from before the summary was kept: only the suite counts
         return "ran" if (record.get("suites") or {}).get("ops") else "-"
     f32: Any = ops.get("float32") if isinstance(ops.get("float32"), dict) else {}
     if ops.get("mode") == "full" and f32.get("compared"):
-        return f"full, f32 {f32.get('matched', 0)}/{f32['compared']}"
-    return str(ops.get("mode") or "-")
+        out = f"full, f32 {f32.get('matched', 0)}/{f32['compared']}"
+    else:
+        out = str(ops.get("mode") or "-")
+    compiled: Any = ops.get("compiled")  # absent from records before the compiled sample
+    if isinstance(compiled, dict):
+        c32: Any = compiled.get("float32") if isinstance(compiled.get("float32"), dict) else {}
+        out += (
+            ", compiled skipped"
+            if compiled.get("skipped")
+            else f", compiled {c32.get('matched', 0)}/{c32.get('compared', 0)}"
+        )
+    return out
 
 
 def rows(summary: Summary) -> List[List[str]]:

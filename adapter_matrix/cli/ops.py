@@ -44,6 +44,13 @@ def sweep(
     op: Optional[List[str]] = typer.Option(None, "--op", help="Only this op id (repeatable)."),
     dtype: Optional[List[str]] = typer.Option(None, "--dtype", help="Only this dtype (repeatable; default: all six)."),
     kind: Optional[List[str]] = typer.Option(None, "--kind", help="forward or backward (repeatable; default: both)."),
+    with_compile: bool = typer.Option(
+        False,
+        "--compile",
+        help="Also the compiled sample: each op of the sample (or of --op), its first float32 samples through "
+        "torch.compile(backend='inductor') on the device, against eager CPU (skipped, with the reason, where the "
+        "device declares the capability inductor absent).",
+    ),
     timeout: float = typer.Option(300.0, "--timeout", help="Seconds one task may run before its worker is killed."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the sweep record (JSON) to this file."),
     as_json: bool = typer.Option(False, "--json", help="Print the sweep record instead of the summary."),
@@ -52,13 +59,15 @@ def sweep(
 
     Forward in float32, float64, bfloat16, int64, bool and complex64, backward in float32
     and float64, wherever CPU supports the dtype. Each op runs in a worker process that is
-    restarted after a crash. Exit 0 when every task ends as the expectations say, 1 when
-    one does not (a new failure or a new pass), 2 usage error, bad expectations, or no
-    worker could start.
+    restarted after a crash. With --compile, the compiled sample follows: one task per
+    op, kept apart from the eager counts in the record. Exit 0 when every task ends as
+    the expectations say, 1 when one does not (a new failure or a new pass), 2 usage
+    error, bad expectations, or no worker could start.
     """
+    from ..device.opsweep import compiled as compiled_worker
     from ..device.opsweep import expected as ex
     from ..device.opsweep import record as rec
-    from ..device.opsweep.runner import run_sweep
+    from ..device.opsweep.runner import COMPILED_WORKERS, run_sweep
     from ..files import atomic_write
     from .device import shims_package  # exit 2 for a matrix without a shims package
 
@@ -68,13 +77,16 @@ def sweep(
         if value not in ex.DTYPES:
             fail(f"--dtype {value!r}: choose from {', '.join(ex.DTYPES)}")
     for value in kind or ():
-        if value not in ex.KINDS:
-            fail(f"--kind {value!r}: choose from {', '.join(ex.KINDS)}")
+        if value not in ex.EAGER_KINDS:
+            fail(f"--kind {value!r}: choose from {', '.join(ex.EAGER_KINDS)} (the compiled sample: --compile)")
     if sample and op:
         fail("--sample and --op exclude each other")
     if sample and not expectations.sample:
         fail(f"{expectations.path} lists no `sample` ops")
     ops = list(expectations.sample) if sample else list(op or ())
+    compile_ops = list(op or ()) or list(expectations.sample)  # a full sweep compiles the sample
+    if with_compile and not compile_ops:
+        fail(f"--compile: {expectations.path} lists no `sample` ops to compile; name them with --op")
     mode = "sample" if sample else ("full" if not (op or dtype or kind) else "custom")
     console = console_for(stderr=as_json)
 
@@ -91,12 +103,28 @@ def sweep(
         shims_package(result),
         ops=ops,
         dtypes=dtype or ex.DTYPES,
-        kinds=kind or ex.KINDS,
+        kinds=kind or ex.EAGER_KINDS,
         timeout=timeout,
         progress=progress,
     )
+    compiled = None
+    if with_compile:
+        console.print(f"compiled sample ({compiled_worker.CAPABILITY}) of {len(compile_ops)} ops", markup=False)
+        done_compiled = run_sweep(
+            adapter.device,
+            shims_package(result),
+            ops=compile_ops,
+            dtypes=(compiled_worker.DTYPE,),
+            kinds=(ex.COMPILED,),
+            timeout=timeout,
+            progress=progress,
+            workers=COMPILED_WORKERS,
+        )
+        compiled = rec.compiled_record(
+            done_compiled, ex.judge(done_compiled, expectations), compiled_worker.CAPABILITY, compiled_worker.SAMPLES
+        )
     verdicts = ex.judge(done, expectations)
-    record = rec.build_record(done, verdicts, expectations, mode)
+    record = rec.build_record(done, verdicts, expectations, mode, compiled)
     if output:
         os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
         atomic_write(output, json.dumps(record, indent=1) + "\n")
@@ -128,14 +156,25 @@ def _print_summary(console: Any, record: Any) -> None:
             f"{f32['ops'] - f32['compared']} not comparable (CPU raises for every sample)",
             markup=False,
         )
-    for problem in record["problems"]:
+    compiled = record.get("compiled")
+    problems = list(record["problems"]) + (compiled["problems"] if compiled else [])
+    if compiled and compiled["skipped"]:
+        console.print(f"compiled sample skipped: {compiled['skipped']}", markup=False)
+    elif compiled:
+        counts = ", ".join(f"{n} {o}" for o, n in compiled["outcomes"].items() if n)
+        f32c = compiled["float32"]
+        console.print(
+            f"compiled ({compiled['backend']}, {compiled['samples_per_op']} float32 samples per op): {compiled['ops']} "
+            f"ops, {counts}; {f32c['matched']} of {f32c['compared']} match eager CPU ({f32c['percent']}%), "
+            f"{compiled['seconds']:.0f} s",
+            markup=False,
+        )
+    for problem in problems:
         console.print(
             f"[red]{problem['task']}: {problem['problem']}[/] ({problem['error'] or 'no error'})", highlight=False
         )
     console.print(
-        "agrees with the expectations"
-        if record["ok"]
-        else f"{len(record['problems'])} task(s) disagree with the expectations",
+        "agrees with the expectations" if record["ok"] else f"{len(problems)} task(s) disagree with the expectations",
         markup=False,
     )
 
@@ -143,7 +182,8 @@ def _print_summary(console: Any, record: Any) -> None:
 def _leave_suite_counts(record: Any) -> None:
     """Inside a nox cell ($ADAPTER_MATRIX_SUITE_SUMMARIES), the sweep is the suite group
     ``ops``: a task that agrees with the expectations passes (a known failure counts as
-    skipped, with its reason), a task that disagrees fails the cell."""
+    skipped, with its reason), a task that disagrees fails the cell. The compiled sample's
+    ops count there too (:func:`compiled_counts`)."""
     from ..ci.suites import TestCounts, write_summary
 
     passed = sum(k.get("passed", 0) for kinds in record["by_dtype"].values() for k in kinds.values())
@@ -153,4 +193,27 @@ def _leave_suite_counts(record: Any) -> None:
     skips = tuple(
         f"{f['op']} ({', '.join(f['tasks'])}): {f['reason']}" for f in record["failures"] if f["state"] != "unexpected"
     )
-    write_summary("ops", TestCounts(passed, failed, total - passed - failed, 0, skips))
+    counts = TestCounts(passed, failed, total - passed - failed, 0, skips)
+    compiled = record.get("compiled")
+    if compiled:  # in the same group: a matrix's `evidence: suites:` names `ops`, and a cell fails on it
+        counts = counts + compiled_counts(compiled)
+    write_summary("ops", counts)
+
+
+def compiled_counts(compiled: Any) -> Any:
+    """The compiled sample's test counts: an op that agrees with the expectations passes
+    (a known failure is skipped with its reason), one that disagrees fails; when the
+    device declares the compiler absent, one skip with that reason."""
+    from ..ci.suites import TestCounts
+
+    if compiled["skipped"]:
+        return TestCounts(0, 0, 1, 0, (f"compiled sample: {compiled['skipped']}",))
+    outcomes = compiled["outcomes"]
+    failed = len(compiled["problems"])
+    passed = outcomes.get("passed", 0) - sum(1 for p in compiled["problems"] if p["outcome"] == "passed")
+    skips = tuple(
+        f"{f['op']} (compiled): {f['reason']}" for f in compiled["failures"] if f["state"] != "unexpected"
+    ) + tuple(
+        f"{t['op']} (compiled): {t.get('error') or 'skipped'}" for t in compiled["tasks"] if t["outcome"] == "skipped"
+    )
+    return TestCounts(passed, failed, compiled["ops"] - passed - failed, 0, skips)

@@ -128,6 +128,21 @@ def test_inductor_trains_an_mlp_like_cpu():
     same([p.grad for p in npu_model.parameters()], [p.grad for p in cpu_model.parameters()], **COMPILED)
 
 
+@requires("inductor")
+def test_inductor_makes_tensors_on_a_device_named_without_an_index():
+    """``device="npu"`` inside a compiled function: inductor asks the device interface for
+    the current index (found by the op sweep's compiled sample: arange, signal.windows.hann)."""
+    _inductor_in_process()
+
+    def fn(x):
+        return x + torch.arange(x.shape[0], device=DEVICE)
+
+    x = torch.randn(5)
+    out = torch.compile(fn, fullgraph=True, dynamic=False)(x.to(DEVICE))
+    assert out.device.index == torch.npu.current_device()
+    same(out, x + torch.arange(5), **COMPILED)
+
+
 @requires("inductor_cpp_wrapper")
 def test_inductor_cpp_wrapper_matches_cpu():
     _inductor_in_process()

@@ -2,7 +2,8 @@
 
 Tasks are the ``--ops`` given, one forward float32 task each; an op named ``segv``
 kills the process with SIGSEGV, ``abort`` with SIGABRT, ``hang`` sleeps past any
-timeout, ``fail`` fails, ``startup`` makes the worker die before writing its plan.
+timeout, ``fail`` fails, ``startup`` makes the worker die before writing its plan,
+``absent`` plans nothing and says why (a capability the device declares absent).
 """
 
 from __future__ import annotations
@@ -26,9 +27,13 @@ def main() -> int:
         print("ImportError: no module named torch", file=sys.stderr)
         return 1
     tasks = [{"op": op, "family": "other", "dtype": "float32", "kind": "forward"} for op in ops]
+    plan = {"torch": "2.13.0+cpu", "python": "3.11.0", "tasks": tasks}
+    if "absent" in ops:  # a device that declares the capability absent: nothing planned, the reason
+        plan.update(tasks=[], absent="capability inductor is absent: not on this torch")
     if args.start == 0:
         with open(args.plan, "w") as fh:
-            json.dump({"torch": "2.13.0+cpu", "python": "3.11.0", "tasks": tasks}, fh)
+            json.dump(plan, fh)
+    tasks = plan["tasks"]
     with open(args.log, "a") as log:
         for index in range(args.start, len(tasks)):
             log.write(json.dumps({"start": index}) + "\n")

@@ -8,6 +8,7 @@ protocol and crashes, aborts and hangs on purpose; the real worker runs in
 from __future__ import annotations
 
 import os
+import sys
 import textwrap
 import time
 
@@ -274,3 +275,169 @@ def test_ops_sweep_rejects_a_bad_expectations_file_with_exit_2(tmp_path):
     result = cli("ops", "sweep", "--expected", path)
     assert result.code == 2
     assert "missing `reason`" in result.err and "1 problem(s) in the expectations" in result.err
+
+
+# -- the compiled sample (ops sweep --compile) ----------------------------------------------
+
+COMPILED_EXPECTATIONS = """\
+    schema: 1
+    sample: [add, mul]
+    expected:
+      - ops: [to_sparse]
+        outcome: unsupported
+        reason: strided only
+      - ops: [nonzero]
+        kinds: [compiled]
+        torch: "<2.4"
+        outcome: fails
+        reason: dynamo cannot capture a data-dependent output shape on this era
+"""
+
+
+def compiled_task(op, outcome="passed", family="other", error=None):
+    return Task(op, family, "float32", ex.COMPILED, outcome, error)
+
+
+def judged_record(path, eager, compiled=None, torch="2.13.0+cpu"):
+    expectations = ex.load(path)
+    eager_sweep = sweep_of(*eager, torch=torch)
+    part = None
+    if compiled is not None:
+        part = rec.compiled_record(compiled, ex.judge(compiled, expectations), "inductor", 2)
+    return rec.build_record(eager_sweep, ex.judge(eager_sweep, expectations), expectations, "sample", part)
+
+
+EAGER = (task("add"), task("add", kind="backward"), task("nonzero"), task("to_sparse", "failed"))
+
+
+def test_the_compiled_sample_is_kept_apart_and_leaves_the_eager_numbers_as_they_were(tmp_path):
+    path = write(tmp_path, COMPILED_EXPECTATIONS)
+    compiled = sweep_of(
+        compiled_task("add"),
+        compiled_task("nonzero", "failed", error="sample 0: CompileFailure: Unsupported: data-dependent"),
+        compiled_task("to_sparse", "failed", error="sample 0: NotImplementedError"),
+        compiled_task("jiterator_unary", "skipped", error="CPU raises for every sample"),
+        torch="2.3.1",
+    )
+    with_compiled = judged_record(path, EAGER, compiled, torch="2.3.1")
+    without = judged_record(path, EAGER, torch="2.3.1")
+    part = with_compiled.pop("compiled")
+    for record in (with_compiled, without):
+        record.pop("timestamp")
+    assert with_compiled == without  # eager counts, failures, tasks and verdict: untouched
+    assert part["ok"] and part["skipped"] is None and part["ops"] == 4
+    assert part["outcomes"] == {"passed": 1, "failed": 2, "crashed": 0, "timeout": 0, "skipped": 1}
+    assert part["float32"] == {"ops": 4, "compared": 3, "matched": 1, "percent": 33.33}
+    assert [(f["op"], f["state"], f["reason"]) for f in part["failures"]] == [
+        ("nonzero", "failed", "dynamo cannot capture a data-dependent output shape on this era"),
+        ("to_sparse", "unsupported", "strided only"),  # an entry without kinds covers compiled tasks too
+    ]
+    assert [t["op"] for t in part["tasks"]] == ["nonzero", "to_sparse", "jiterator_unary"]
+
+
+def test_a_compiled_expectation_holds_for_compiled_tasks_only_and_in_its_era(tmp_path):
+    path = write(tmp_path, COMPILED_EXPECTATIONS)
+    eager_failure = judged_record(path, (task("nonzero", "failed"),), torch="2.3.1")
+    assert eager_failure["problems"][0]["problem"] == "new failure"  # kinds: [compiled] says nothing of eager
+    newer = sweep_of(compiled_task("nonzero", "failed", error="sample 0: boom"), torch="2.4.0")
+    record = judged_record(path, EAGER, newer, torch="2.4.0")
+    assert not record["ok"] and not record["compiled"]["ok"]
+    assert record["compiled"]["problems"] == [
+        {"task": "nonzero/float32/compiled", "outcome": "failed", "problem": "new failure", "error": "sample 0: boom"}
+    ]
+    passes = sweep_of(compiled_task("nonzero"), torch="2.3.1")
+    problem = judged_record(path, EAGER, passes, torch="2.3.1")["compiled"]["problems"][0]["problem"]
+    assert problem.startswith("passes now, but ") and "remove or narrow the entry" in problem
+
+
+def test_a_compiler_the_device_declares_absent_is_a_skip_with_its_reason(tmp_path):
+    from adapter_matrix.cli.ops import compiled_counts
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    absent = run_sweep("npu", "shims", ops=["absent", "add"], env=env, workers=(FAKE,), kinds=(ex.COMPILED,))
+    assert absent.tasks == [] and absent.absent == "capability inductor is absent: not on this torch"
+    record = judged_record(write(tmp_path, COMPILED_EXPECTATIONS), EAGER, absent)
+    part = record["compiled"]
+    assert record["ok"] and part["skipped"] == absent.absent and part["ops"] == 0
+    assert part["float32"]["percent"] is None
+    counts = compiled_counts(part)
+    assert (counts.passed, counts.failed, counts.skipped) == (0, 0, 1)
+    assert counts.skips == ("compiled sample: capability inductor is absent: not on this torch",)
+    assert rec.summary(record)["compiled"]["skipped"] == absent.absent
+
+
+def test_the_suite_group_of_the_compiled_sample_counts_ops_by_their_verdict(tmp_path):
+    from adapter_matrix.cli.ops import compiled_counts
+
+    path = write(tmp_path, COMPILED_EXPECTATIONS)
+    compiled = sweep_of(
+        compiled_task("add"),
+        compiled_task("mul", "crashed", error="SIGSEGV: boom"),
+        compiled_task("nonzero", "failed"),
+        compiled_task("jiterator_unary", "skipped", error="CPU raises for every sample"),
+        torch="2.3.1",
+    )
+    counts = compiled_counts(judged_record(path, EAGER, compiled, torch="2.3.1")["compiled"])
+    assert (counts.passed, counts.failed, counts.skipped) == (1, 1, 2)  # mul: a new crash
+    assert counts.skips == (
+        "nonzero (compiled): dynamo cannot capture a data-dependent output shape on this era",
+        "jiterator_unary (compiled): CPU raises for every sample",
+    )
+
+
+def test_summaries_and_the_results_table_read_records_with_and_without_the_compiled_sample(tmp_path):
+    from adapter_matrix.ci.results import _op_sweep
+
+    path = write(tmp_path, COMPILED_EXPECTATIONS)
+    old = judged_record(path, EAGER)
+    old_summary = rec.summary(old)
+    assert "compiled" not in old_summary
+    assert _op_sweep({"ops": old_summary}) == "sample"
+    new = rec.summary(judged_record(path, EAGER, sweep_of(compiled_task("add"), compiled_task("mul", "failed"))))
+    assert new["compiled"]["outcomes"]["failed"] == 1 and new["compiled"]["problems"] == 1 and not new["ok"]
+    assert _op_sweep({"ops": new}) == "sample, compiled 1/2"
+    skipped = dict(new, compiled=dict(new["compiled"], skipped="capability inductor is absent: x"))
+    assert _op_sweep({"ops": skipped}) == "sample, compiled skipped"
+
+
+def test_ops_sweep_keeps_the_compiled_kind_for_compile(tmp_path):
+    result = cli("ops", "sweep", "--kind", "compiled")
+    assert result.code == 2 and "--kind 'compiled': choose from forward, backward, module" in result.err
+    assert "--compile" in result.err
+
+
+def test_the_compiled_worker_asks_the_adapters_capability_api(monkeypatch):
+    import types
+
+    from adapter_matrix.device.opsweep.compiled import absent_reason
+
+    declared = {"inductor": "torch 2.0's inductor has no device registry"}
+
+    def capability(feature):
+        if feature not in declared and feature != "known":
+            raise KeyError(feature)
+        return declared.get(feature)
+
+    monkeypatch.setitem(sys.modules, "fake_adapter", types.SimpleNamespace(capability=capability))
+    monkeypatch.setitem(sys.modules, "plain_adapter", types.ModuleType("plain_adapter"))
+    assert absent_reason("fake_adapter") == "capability inductor is absent: torch 2.0's inductor has no device registry"
+    declared.clear()
+    assert absent_reason("fake_adapter") is None  # KeyError: an adapter that does not know the feature tries it
+    declared["inductor"] = None
+    assert absent_reason("fake_adapter") is None
+    assert absent_reason("plain_adapter") is None  # no capability API: try it
+
+
+def test_in_a_cell_the_compiled_sample_counts_in_the_ops_group(tmp_path, monkeypatch):
+    from adapter_matrix.ci.suites import SUMMARIES_ENV, read_summaries
+    from adapter_matrix.cli.ops import _leave_suite_counts
+
+    path = write(tmp_path, COMPILED_EXPECTATIONS)
+    monkeypatch.setenv(SUMMARIES_ENV, str(tmp_path / "suites"))
+    _leave_suite_counts(judged_record(path, EAGER))
+    eager = read_summaries(str(tmp_path / "suites"))["ops"]
+    compiled = sweep_of(compiled_task("add"), compiled_task("mul", "failed", error="sample 0: differs"))
+    _leave_suite_counts(judged_record(path, EAGER, compiled))
+    both = read_summaries(str(tmp_path / "suites"))["ops"]
+    assert (eager.passed, eager.failed, eager.skipped) == (3, 0, 1)  # to_sparse: a known failure
+    assert (both.passed, both.failed, both.skipped) == (4, 1, 1)  # mul compiled: a new failure fails the cell

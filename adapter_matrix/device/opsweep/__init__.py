@@ -2,6 +2,8 @@
 
 - :mod:`.worker` runs inside a worker process with torch: for each OpInfo of
   ``op_db`` and each dtype CPU supports, the op on the device against the op on CPU;
+- :mod:`.compiled` is the compiled sample's worker (``ops sweep --compile``): each op of
+  the sample through ``torch.compile(backend="inductor")`` on the device, against CPU;
 - :mod:`.runner` starts the worker and starts a new one after a crash;
 - :mod:`.expected` reads the expected results (known failures, per torch era) and
   judges a sweep against them;
@@ -15,7 +17,7 @@ from typing import List
 
 from ..build import requirements_for
 
-__all__ = ["requirements", "OPS_ENV", "SWEEP_MODES"]
+__all__ = ["requirements", "OPS_ENV", "SWEEP_MODES", "OPS_COMPILE_ENV", "COMPILE_MODES"]
 
 # What the sweep needs next to torch: PyTorch's test machinery imports expecttest and
 # numpy. torch < 2.4 was compiled against NumPy 1 and cannot use NumPy 2's C API.
@@ -28,6 +30,10 @@ _REQUIREMENTS = (
 # =none skips the sweep.
 OPS_ENV = "ADAPTER_MATRIX_OPS"
 SWEEP_MODES = ("sample", "full", "none")
+# The nox cells add the compiled sample (--compile; skipped with the reason where the
+# device declares inductor absent); ADAPTER_MATRIX_OPS_COMPILE=off leaves it out.
+OPS_COMPILE_ENV = "ADAPTER_MATRIX_OPS_COMPILE"
+COMPILE_MODES = ("on", "off")
 
 
 def requirements(torch: str) -> List[str]:

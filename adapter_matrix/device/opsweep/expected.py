@@ -13,7 +13,7 @@ the judgement fail, so the file stays true::
         reason: the npu device holds strided tensors only
         torch: ">=2.5"                           # optional: a PEP 440 specifier of torch releases
         dtypes: [float32]                        # optional: only these dtypes
-        kinds: [backward]                        # optional: forward | backward | module
+        kinds: [backward]                        # optional: forward | backward | module | compiled
         issue: 12                                # optional: where the fix is tracked
 
 The first entry that matches a task decides. ``fails`` and ``unsupported`` match a task
@@ -39,6 +39,8 @@ from .runner import Sweep, Task
 __all__ = [
     "EXPECTED_OUTCOMES",
     "KINDS",
+    "EAGER_KINDS",
+    "COMPILED",
     "DTYPES",
     "ExpectationsError",
     "Expectation",
@@ -55,7 +57,9 @@ EXPECTED_OUTCOMES: Dict[str, Tuple[str, ...]] = {
     "crashes": ("crashed",),
     "hangs": ("timeout",),
 }
-KINDS = ("forward", "backward", "module")  # module: PyTorch's device-generic module test (forward and backward)
+EAGER_KINDS = ("forward", "backward", "module")  # module: PyTorch's device-generic module test (forward and backward)
+COMPILED = "compiled"  # the compiled sample: float32 forward through torch.compile(backend="inductor")
+KINDS = EAGER_KINDS + (COMPILED,)
 DTYPES = ("float32", "float64", "bfloat16", "int64", "bool", "complex64")
 ENTRY_KEYS = ("ops", "outcome", "reason", "torch", "dtypes", "kinds", "issue")
 

@@ -17,7 +17,7 @@ import json
 import sys
 import time
 import warnings
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 from ...files import atomic_write
 
@@ -64,13 +64,17 @@ def _write(log: Any, record: Dict[str, Any]) -> None:
 
 
 def serve(
-    args: argparse.Namespace, torch: Any, tasks: List[Dict[str, Any]], run: Callable[[Dict[str, Any]], Dict[str, Any]]
+    args: argparse.Namespace,
+    torch: Any,
+    tasks: List[Dict[str, Any]],
+    run: Callable[[Dict[str, Any]], Dict[str, Any]],
+    about: Optional[Dict[str, Any]] = None,
 ) -> int:
-    """Write the plan (on the first start) and run the tasks from ``--start`` on."""
+    """Write the plan (on the first start) and run the tasks from ``--start`` on. ``about``:
+    more for the plan, such as why a worker has no tasks (``absent``)."""
     if args.start == 0:
-        atomic_write(
-            args.plan, json.dumps({"torch": torch.__version__, "python": sys.version.split()[0], "tasks": tasks})
-        )
+        plan = dict(about or {}, torch=torch.__version__, python=sys.version.split()[0], tasks=tasks)
+        atomic_write(args.plan, json.dumps(plan))
     with open(args.log, "a", encoding="utf-8") as log:
         for index in range(args.start, len(tasks)):
             _write(log, {"start": index})

@@ -7,6 +7,11 @@ the list of failures with their reasons. The ``ops`` table view only formats it.
 An op's status is the worst of its tasks': ``unexpected`` (a task disagrees with the
 expectations), ``failed`` (a known failure, crash or hang), ``unsupported`` (rejected by
 design), ``passed``, else ``skipped`` (nothing could be compared).
+
+The compiled sample (``ops sweep --compile``) is kept apart, under ``compiled``: its
+tasks (kind ``compiled``, one per op) never enter the eager counts, so the eager numbers
+of a sweep do not depend on whether it also compiled. A record without ``compiled`` (from
+before it existed, or a sweep without ``--compile``) reads as "not run".
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ __all__ = [
     "OP_STATES",
     "SweepRecordError",
     "build_record",
+    "compiled_record",
     "summary",
     "is_sweep_record",
     "read_record",
@@ -61,8 +67,16 @@ def torch_line(version: str) -> str:
     return str(minor_line(v))
 
 
-def build_record(sweep: Sweep, verdicts: List[Verdict], expectations: Expectations, mode: str) -> Dict[str, Any]:
-    """The JSON document of a judged sweep (``mode``: full, sample or custom)."""
+def build_record(
+    sweep: Sweep,
+    verdicts: List[Verdict],
+    expectations: Expectations,
+    mode: str,
+    compiled: Optional[Dict[str, Any]] = None,
+) -> Dict[str, Any]:
+    """The JSON document of a judged sweep (``mode``: full, sample or custom), with the
+    compiled sample's part (:func:`compiled_record`) when it ran. ``ok``: both parts
+    agree with the expectations."""
     by_op: OrderedDict[str, List[Verdict]] = OrderedDict()
     for verdict in verdicts:
         by_op.setdefault(verdict.task.op, []).append(verdict)
@@ -106,11 +120,7 @@ def build_record(sweep: Sweep, verdicts: List[Verdict], expectations: Expectatio
         failures.extend(groups.values())
     f32["percent"] = round(100.0 * f32["matched"] / f32["compared"], 2) if f32["compared"] else None
 
-    problems = [
-        {"task": v.task.key, "outcome": v.task.outcome, "problem": v.problem, "error": v.task.error}
-        for v in verdicts
-        if v.problem is not None
-    ]
+    problems = _problems(verdicts)
     return {
         "schema": RECORD_SCHEMA,
         "record": RECORD_KIND,
@@ -124,7 +134,7 @@ def build_record(sweep: Sweep, verdicts: List[Verdict], expectations: Expectatio
         "seconds": sweep.seconds,
         "workers": sweep.workers,
         "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "ok": not problems,
+        "ok": not problems and (compiled is None or compiled["ok"]),
         "problems": problems,
         "ops": len(by_op),
         "tasks_run": len(verdicts),
@@ -133,6 +143,70 @@ def build_record(sweep: Sweep, verdicts: List[Verdict], expectations: Expectatio
         "families": {f: families[f] for f in sorted(families)},
         "failures": failures,
         # every task that did not simply pass, with its error: the evidence behind the counts
+        "tasks": [
+            dict(
+                v.task.to_json(),
+                **({"expected": v.expected.to_json()} if v.expected else {}),
+                **({"problem": v.problem} if v.problem else {}),
+            )
+            for v in verdicts
+            if v.task.outcome != "passed" or v.problem or v.task.note
+        ],
+        **({"compiled": compiled} if compiled is not None else {}),
+    }
+
+
+def _problems(verdicts: List[Verdict]) -> List[Dict[str, Any]]:
+    return [
+        {"task": v.task.key, "outcome": v.task.outcome, "problem": v.problem, "error": v.task.error}
+        for v in verdicts
+        if v.problem is not None
+    ]
+
+
+def compiled_record(sweep: Sweep, verdicts: List[Verdict], backend: str, samples: int) -> Dict[str, Any]:
+    """The compiled sample's part of a record: per op (one task each) passed, failed,
+    crashed, timeout or skipped; the float32 match rate (ops that match eager CPU of
+    those that could be compared); the failures with their expectations. ``skipped``
+    holds the reason when the device declares the compiler absent (then nothing ran)."""
+    outcomes = dict.fromkeys(OUTCOMES, 0)
+    failures: List[Dict[str, Any]] = []
+    for verdict in verdicts:
+        t, entry = verdict.task, verdict.expected
+        outcomes[t.outcome] += 1
+        state = _task_state(verdict)
+        if state in ("unexpected", "failed", "unsupported"):
+            failures.append(
+                {
+                    "op": t.op,
+                    "family": t.family,
+                    "state": state,
+                    "outcome": t.outcome,
+                    "reason": entry.reason if entry else None,
+                    "issue": entry.issue if entry else None,
+                    "problem": verdict.problem,
+                    "error": t.error,
+                }
+            )
+    compared = len(verdicts) - outcomes["skipped"]
+    problems = _problems(verdicts)
+    return {
+        "backend": backend,
+        "samples_per_op": samples,
+        "skipped": sweep.absent,
+        "ok": not problems,
+        "ops": len(verdicts),
+        "outcomes": outcomes,
+        "float32": {
+            "ops": len(verdicts),
+            "compared": compared,
+            "matched": outcomes["passed"],
+            "percent": round(100.0 * outcomes["passed"] / compared, 2) if compared else None,
+        },
+        "seconds": sweep.seconds,
+        "workers": sweep.workers,
+        "problems": problems,
+        "failures": failures,
         "tasks": [
             dict(
                 v.task.to_json(),
@@ -168,7 +242,7 @@ def summary(record: Dict[str, Any], path: Optional[str] = None) -> Dict[str, Any
         for counts in kinds.values():
             for outcome, n in counts.items():
                 totals[outcome] = totals.get(outcome, 0) + n
-    return {
+    out = {
         "mode": record["mode"],
         "ok": record["ok"],
         "ops": record["ops"],
@@ -179,6 +253,18 @@ def summary(record: Dict[str, Any], path: Optional[str] = None) -> Dict[str, Any
         "workers": record["workers"],
         "record": path,
     }
+    compiled = record.get("compiled")
+    if isinstance(compiled, dict):  # absent from records before --compile, and without it
+        out["compiled"] = {
+            "ok": compiled["ok"],
+            "skipped": compiled.get("skipped"),
+            "ops": compiled["ops"],
+            "outcomes": compiled["outcomes"],
+            "problems": len(compiled["problems"]),
+            "float32": compiled["float32"],
+            "seconds": compiled["seconds"],
+        }
+    return out
 
 
 class SweepRecordError(AdapterMatrixError, ValueError):

@@ -22,13 +22,14 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ...errors import AdapterMatrixError
 
-__all__ = ["OUTCOMES", "SweepError", "Task", "Sweep", "run_sweep"]
+__all__ = ["OUTCOMES", "WORKERS", "COMPILED_WORKERS", "SweepError", "Task", "Sweep", "run_sweep"]
 
 # passed: every sample matched CPU; failed: a sample did not (or raised on the device
 # only); crashed: the worker died in the task; timeout: the task outlived the limit;
 # skipped: nothing to compare (no samples, or CPU raises for every one).
 OUTCOMES = ("passed", "failed", "crashed", "timeout", "skipped")
 WORKERS = ("adapter_matrix.device.opsweep.worker", "adapter_matrix.device.opsweep.generic")
+COMPILED_WORKERS = ("adapter_matrix.device.opsweep.compiled",)  # the compiled sample (--compile)
 STDERR_TAIL = 1500
 
 
@@ -98,6 +99,7 @@ class Sweep:
     seconds: float
     workers: int  # processes started: 1 + crashes + timeouts
     selection: Dict[str, Any] = field(default_factory=dict)
+    absent: Optional[str] = None  # why a worker planned nothing (a capability the device declares absent)
 
 
 def _no_core_dumps() -> None:
@@ -169,6 +171,7 @@ def run_sweep(
         round(sum(p.seconds for p in parts), 1),
         sum(p.workers for p in parts),
         {"ops": list(ops), "dtypes": list(dtypes), "kinds": list(kinds)},
+        next((p.absent for p in parts if p.absent), None),
     )
 
 
@@ -277,7 +280,8 @@ def _run_worker(
                 progress(_task(plan["tasks"][running], record), len(results), len(plan["tasks"]))
             start = running + 1
     tasks = [_task(t, results.get(i, {"outcome": "skipped", "error": "not run"})) for i, t in enumerate(plan["tasks"])]
-    return Sweep(plan["torch"], plan["python"], device, tasks, round(time.perf_counter() - began, 1), workers)
+    seconds = round(time.perf_counter() - began, 1)
+    return Sweep(plan["torch"], plan["python"], device, tasks, seconds, workers, absent=plan.get("absent"))
 
 
 def _load_plan(path: str) -> Optional[Dict[str, Any]]:

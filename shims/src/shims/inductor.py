@@ -179,7 +179,36 @@ def _register_device_interface() -> None:
         return
     cpu_interface = getattr(device_interface, "CpuInterface", None)  # 2.6+
     if cpu_interface is not None:
-        device_interface.register_interface_for_device(DEVICE, cpu_interface)
+        device_interface.register_interface_for_device(DEVICE, _npu_interface(cpu_interface))
+
+
+def _npu_interface(cpu_interface: type) -> type:
+    """CPU's interface, with npu's device index: inductor names a device without one
+    (``torch.arange(n, device="npu")`` in a compiled function) through
+    ``Worker.current_device()``, which CPU's worker lacks (CPU needs no index). Found by
+    the op sweep's compiled sample (``arange``: "type object 'Worker' has no attribute
+    'current_device'")."""
+    import torch
+
+    module = getattr(torch, DEVICE)
+
+    class NpuWorker(cpu_interface.Worker):  # type: ignore[name-defined]
+        @staticmethod
+        def current_device() -> int:
+            return int(module.current_device())
+
+        @staticmethod
+        def set_device(device: int) -> None:
+            module.set_device(device)
+
+    class NpuInterface(cpu_interface):
+        Worker = NpuWorker
+
+        @staticmethod
+        def current_device() -> int:
+            return int(module.current_device())
+
+    return NpuInterface
 
 
 def _map_cpp_wrapper_device() -> None:
