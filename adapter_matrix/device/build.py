@@ -56,6 +56,10 @@ __all__ = [
 ]
 
 CFLAGS = ("-O2",)
+# Folders under torch's include directory that go on the include path when this torch
+# ships them: Kineto's headers (torch/include/kineto, 2.4+), which torch's own profiler
+# headers include as <IActivityProfiler.h> (a device's Kineto plugin needs them).
+TORCH_INCLUDE_SUBDIRS = ("kineto",)
 # Bumped when the manifest or the build layout changes, so older cache folders are not reused.
 BUILD_FORMAT = 2  # 2: the manifest records the library's size, SHA-256 and mtime
 MANIFEST = "manifest.json"
@@ -175,7 +179,7 @@ def running_torch() -> TorchBuild:
 def source_hash(ext: Extension) -> str:
     """Hash of the C++ sources and the flags they are built with."""
     digest = hashlib.sha256()
-    digest.update(repr((ext.name, CFLAGS, BUILD_FORMAT)).encode())
+    digest.update(repr((ext.name, CFLAGS, TORCH_INCLUDE_SUBDIRS, BUILD_FORMAT)).encode())
     for path in sorted(ext.csrc.iterdir()):
         if path.suffix in (".cpp", ".h"):
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -318,13 +322,15 @@ def _compile(ext: Extension, target: Path, verbose: bool) -> float:
         needed = " ".join(f"'{r}'" for r in build_requirements(torch.__version__))
         raise BuildError(f"torch.utils.cpp_extension cannot be imported ({exc}); `pip install {needed}`") from None
 
+    torch_include = cpp_extension.include_paths()[0]  # <torch>/include
+    extra = [os.path.join(torch_include, d) for d in TORCH_INCLUDE_SUBDIRS]
     start = time.perf_counter()
     try:
         module = cpp_extension.load(
             name=ext.name,
             sources=ext.sources(),
             extra_cflags=list(CFLAGS),
-            extra_include_paths=[str(ext.csrc)],
+            extra_include_paths=[str(ext.csrc)] + [d for d in extra if os.path.isdir(d)],
             build_directory=str(target),
             verbose=verbose,
             with_cuda=False,

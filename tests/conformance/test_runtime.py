@@ -12,7 +12,7 @@ import torch
 
 import shims
 
-from .support import requires
+from .support import requires, same
 
 
 def _host_memory() -> tuple:
@@ -153,3 +153,88 @@ def test_profiler_chrome_trace_holds_the_npu_ops(npu, tmp_path):
     events = json.loads(path.read_text())["traceEvents"]
     assert any(e.get("name") == "aten::mm" for e in events)
     assert any(e.get("name") == "[memory]" and e.get("args", {}).get("Device Type") == 20 for e in events)
+
+
+# -- ProfilerActivity.PrivateUse1: the core's Kineto plugin (csrc/kineto_plugin.cpp) ---------
+
+
+def _device_profile(*activities):
+    from torch.profiler import ProfilerActivity, profile
+
+    return profile(activities=[ProfilerActivity.CPU, *activities])
+
+
+def _npu_events(prof):
+    """The device events of a profile: the npu op events the core handed Kineto."""
+    return [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.PrivateUse1]
+
+
+@requires("profiler_activity")
+def test_profiler_activity_shows_npu_events_with_device_time_in_key_averages(npu):
+    x, w = torch.randn(64, 64), torch.randn(64, 64)
+    xd, wd = x.to(npu), w.to(npu)
+    with _device_profile(torch.profiler.ProfilerActivity.PrivateUse1) as prof:
+        out = xd.mm(wd) + xd
+    same(out, x.mm(w) + x)
+    events = {e.key: e for e in prof.key_averages()}
+    for op in ("aten::mm", "aten::add"):
+        kernel = events[f"{op} (npu)"]  # the device's event for the op
+        assert kernel.device_type == torch.autograd.DeviceType.PrivateUse1
+        assert kernel.count == 1 and kernel.device_time_total > 0
+        assert kernel.self_cpu_time_total == 0  # device time only, not counted as CPU time
+        # ... and the CPU op that issued it carries its time as device time
+        assert events[op].self_device_time_total == pytest.approx(kernel.device_time_total)
+    assert {e.device_index for e in _npu_events(prof)} == {torch.npu.current_device()}
+
+
+@requires("profiler_activity")
+def test_profiler_activity_events_name_their_device_and_follow_backward(npu):
+    second = torch.device("npu", 1)
+    x = torch.randn(8, 8, device=second, requires_grad=True)
+    with _device_profile(torch.profiler.ProfilerActivity.PrivateUse1) as prof:
+        x.mm(x).sum().backward()  # backward runs on autograd's thread for npu:1
+    assert x.grad is not None
+    mm_kernels = [e for e in _npu_events(prof) if e.name == "aten::mm (npu)"]
+    assert len(mm_kernels) == 3  # forward, and two in the backward of mm
+    assert {e.device_index for e in _npu_events(prof)} == {1}
+    # every mm kernel is attributed to an aten::mm CPU op, the backward ones included
+    cpu_mm = [e for e in prof.events() if e.name == "aten::mm" and e.device_type == torch.autograd.DeviceType.CPU]
+    assert sorted(len(e.kernels) for e in cpu_mm) == [1, 1, 1]
+
+
+@requires("profiler_activity")
+def test_profiler_activity_events_are_in_the_chrome_trace(npu, tmp_path):
+    x = torch.randn(32, 32, device=npu)
+    with _device_profile(torch.profiler.ProfilerActivity.PrivateUse1) as prof:
+        x.mm(x).relu()
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    kernels = {e["name"]: e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"}
+    assert {"aten::mm (npu)", "aten::relu (npu)"} <= set(kernels)
+    mm = kernels["aten::mm (npu)"]
+    assert mm["dur"] > 0 and mm["args"]["device"] == "npu:0"
+    # its row is the device's, named after it ...
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
+    assert names[mm["pid"]] == "npu"
+    # ... and it points at the CPU op that issued it, which encloses it in time
+    cpu_mm = next(e for e in events if e.get("cat") == "cpu_op" and e.get("name") == "aten::mm")
+    assert mm["args"]["External id"] == cpu_mm["args"]["External id"]
+    assert cpu_mm["ts"] <= mm["ts"] and mm["ts"] + mm["dur"] <= cpu_mm["ts"] + cpu_mm["dur"] + 1  # 1 us: rounding
+
+
+@requires("profiler")
+def test_profiler_records_no_npu_events_when_the_activity_is_not_requested(npu, tmp_path):
+    x = torch.randn(32, 32, device=npu)
+    x.mm(x)  # outside any profile: nothing is recorded, nothing carried into the next one
+    with _device_profile() as prof:  # CPU only
+        x.mm(x)
+    assert _npu_events(prof) == []
+    assert next(e for e in prof.key_averages() if e.key == "aten::mm").device_time_total == 0
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    assert not [e for e in json.loads(path.read_text())["traceEvents"] if e.get("cat") == "kernel"]
+    if shims.capability("profiler_activity") is None:  # and a profile that asks still gets its events
+        with _device_profile(torch.profiler.ProfilerActivity.PrivateUse1) as again:
+            x.mm(x)
+        assert [e.name for e in _npu_events(again)] == ["aten::mm (npu)"]

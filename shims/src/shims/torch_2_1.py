@@ -44,8 +44,9 @@ class Shim(_Base):
         "host_allocator": "torch's host-allocator registry (REGISTER_HOST_ALLOCATOR) exists from torch 2.8; pin_memory() "
         "uses the device's pinned allocator through its hooks",
         "empty_host_cache": "torch.accelerator.empty_host_cache exists from torch 2.12",
-        "profiler_activity": "no Kineto activity-profiler plugin for PrivateUse1 before torch 2.12 (the profiler stubs "
-        "time npu ops instead: capability profiler)",
+        "profiler_activity": "torch has no registry for a PrivateUse1 Kineto activity profiler before 2.12 "
+        "(REGISTER_PRIVATEUSE1_PROFILER), so ProfilerActivity.PrivateUse1 records no npu events; "
+        "profile(use_device='npu') times npu ops through the profiler stubs instead (capability profiler)",
         "tensor_parallel": "torch 2.1's ColwiseParallel/RowwiseParallel leave the gradients of replicated parameters "
         "unreduced, so the ranks' replicas drift apart (measured on 2.1.2; 2.2-2.3 not verified, "
         "2.4 verified)",

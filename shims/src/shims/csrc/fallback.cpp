@@ -27,6 +27,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "device_activity.h"
 #include "ops.h"
 
 namespace npu {
@@ -311,6 +312,7 @@ void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::Di
 
   {
     DeviceScope scope(call.index);
+    DeviceActivity activity(call.op_name, call.index);  // the profiler's device event (device_activity.h)
     try {
       op.redispatchBoxed(cpu_keys, stack);
     } catch (const c10::NotImplementedError& e) {

@@ -22,6 +22,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "device_activity.h"
 #include "ops.h"
 
 namespace npu {
@@ -53,6 +54,7 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, c10::opti
 // Both sides are host memory: copy through CPU views of them. CPU's copy_ handles dtype
 // conversion, broadcasting, and the conj/neg bits that the aliases carry.
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  DeviceActivity activity("aten::_copy_from", on_device(dst) ? dst.device().index() : self.device().index());
   at::Tensor src_host = on_device(self) ? host_alias(self) : self;
   at::Tensor dst_host = on_device(dst) ? host_alias(dst) : dst;
   dst_host.copy_(src_host, non_blocking);
@@ -64,7 +66,10 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   return copy_from(self, dst, false);
 }
 
-at::Scalar local_scalar_dense(const at::Tensor& self) { return at::native::_local_scalar_dense_cpu(host_alias(self)); }
+at::Scalar local_scalar_dense(const at::Tensor& self) {
+  DeviceActivity activity("aten::_local_scalar_dense", self.device().index());
+  return at::native::_local_scalar_dense_cpu(host_alias(self));
+}
 
 at::Tensor& set_empty(at::Tensor& self) {
   c10::Storage storage(c10::Storage::use_byte_size_t(), 0, allocator(), /*resizable=*/true);

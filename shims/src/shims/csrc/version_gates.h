@@ -62,6 +62,11 @@
 // (2.12) asks it for the accelerator and crashed with nothing registered (host_allocator.cpp).
 #define ADAPTER_HOST_ALLOCATOR_REGISTRY ADAPTER_TORCH_AT_LEAST(2, 8)
 
+// 2.12: a registry for a PrivateUse1 Kineto activity profiler (REGISTER_PRIVATEUSE1_PROFILER,
+// torch/csrc/profiler/standalone/privateuse1_profiler.h), so ProfilerActivity.PrivateUse1
+// shows the device's op events (kineto_plugin.cpp). Before, Kineto had no way in for us.
+#define ADAPTER_KINETO_PLUGIN ADAPTER_TORCH_AT_LEAST(2, 12)
+
 // Every gate above, for reports (`version_gates()` in Python). `adapter-matrix shims report`
 // reads the versions from the #defines above, so they are written once.
 #define ADAPTER_FOR_EACH_GATE(_)              \
@@ -82,5 +87,6 @@
   _(ADAPTER_AUTOCAST_BY_DEVICE_TYPE)          \
   _(ADAPTER_AUTOCAST_VARIADIC_KERNEL)         \
   _(ADAPTER_SDPA_CHOICE_STUB)                 \
-  _(ADAPTER_SDPA_ENABLE_GQA)                 \
-  _(ADAPTER_HOST_ALLOCATOR_REGISTRY)
+  _(ADAPTER_SDPA_ENABLE_GQA)                  \
+  _(ADAPTER_HOST_ALLOCATOR_REGISTRY)          \
+  _(ADAPTER_KINETO_PLUGIN)
