@@ -3,10 +3,13 @@
     python benchmarks/device_ops.py
 
 Device memory is host memory and the device runs the CPU kernels on it without
-copying, so large ops should cost what they cost on CPU (target <= 1.1x) and small ops
-pay only the dispatch overhead of the zero-copy fallback (target <= 3x for 16-element
-adds). One intra-op thread, so that both sides measure the same kernels; each case is
-timed as the median of several repetitions, alternating CPU and device.
+copying, so large ops should cost what they cost on CPU (target <= 1.05x). Small ops
+pay the device's per-op overhead on top of CPU's: host aliases of the inputs and the
+adoption of the output as device memory. The hot elementwise and reduction ops (add,
+sub, mul, div, ...) have direct kernels that skip the boxed fallback's boxing and
+redispatch (the core's direct.cpp), so 16-element adds should cost at most 1.2x CPU.
+One intra-op thread, so that both sides measure the same kernels; each case is timed as
+the median of several repetitions, alternating CPU and device.
 """
 
 from __future__ import annotations
@@ -64,9 +67,9 @@ def small_adds(dev: torch.device) -> Callable[[], object]:
 
 
 CASES = [
-    ("16M-element add", big_add, 9, 1.1),
-    ("1024x1024 matmul", matmul, 7, 1.1),
-    ("10,000 adds of 16 elements", small_adds, 3, 3.0),
+    ("16M-element add", big_add, 9, 1.05),
+    ("1024x1024 matmul", matmul, 7, 1.05),
+    ("10,000 adds of 16 elements", small_adds, 3, 1.2),
 ]
 
 

@@ -104,115 +104,131 @@ at::Tensor zero_tensor_like(const at::Tensor& h, c10::DeviceIndex index) {
   return tensor_over(std::move(storage), c10::DispatchKey::PrivateUse1, h);
 }
 
+}  // namespace
+
+// -- one CPU kernel call on host aliases ------------------------------------------------------
+
+void HostCall::note_device(const at::Tensor& t) {
+  c10::DeviceIndex i = t.device().index();
+  if (index_ < 0) {
+    index_ = i;
+  } else {
+    TORCH_CHECK(i == index_, "Expected all tensors to be on the same device, but found at least two devices, ",
+                device(index_), " and ", t.device(), "! (when checking arguments of ", op_name_, ")");
+  }
+}
+
+c10::DeviceIndex HostCall::checked_index() {
+  if (index_ < 0) index_ = current_device();
+  TORCH_CHECK(!saw_cpu_tensor_ || arguments_.empty(),
+              "Expected all tensors to be on the same device, but found at least two devices, ", device(index_), " and ",
+              cpu_seen_, "! (when checking arguments of ", op_name_, ")");
+  return index_;
+}
+
+const c10::Storage& HostCall::host_for(const at::Tensor& t) {
+  c10::StorageImpl* impl = t.storage().unsafeGetStorageImpl();
+  for (auto& a : aliases_) {
+    if (a.device.unsafeGetStorageImpl() == impl) return a.host;
+  }
+  aliases_.push_back(Alias{t.storage(), host_storage(t.storage()), impl->data(), impl->nbytes()});
+  return aliases_.back().host;
+}
+
+at::Tensor HostCall::to_host(const at::Tensor& t, bool writes) {
+  note_device(t);
+  TORCH_CHECK(t.layout() == c10::kStrided, "npu: ", op_name_, " got a ", t.layout(), " tensor; only strided tensors are supported");
+  at::Tensor host = tensor_over(host_for(t), c10::DispatchKey::CPU, t);
+  arguments_.push_back(Argument{borrow_ ? c10::MaybeOwned<at::Tensor>::borrowed(t) : c10::MaybeOwned<at::Tensor>::owned(at::Tensor(t)),
+                                host, writes});
+  return host;
+}
+
+void HostCall::write_back() {
+  for (auto& a : aliases_) {
+    c10::StorageImpl* host = a.host.unsafeGetStorageImpl();
+    if (host->data() != a.data || host->nbytes() != a.nbytes) {
+      size_t nbytes = host->nbytes();
+      c10::StorageImpl* dev = a.device.unsafeGetStorageImpl();
+      dev->set_data_ptr_noswap(adopt(host->set_data_ptr(c10::DataPtr(nullptr, kCpu)), nbytes, index_));
+      dev->set_nbytes(nbytes);
+    }
+  }
+  for (auto& arg : arguments_) {
+    if (!arg.mutable_) continue;
+    c10::TensorImpl* d = arg.device->unsafeGetTensorImpl();
+    const at::Tensor& h = arg.host;
+    if (h.storage().unsafeGetStorageImpl() != alias_of(*arg.device)) {
+      d->set_storage_keep_dtype(device_storage_for(h.storage()));  // the kernel swapped storage (set_)
+    }
+    if (d->sizes() != h.sizes() || d->strides() != h.strides() || d->storage_offset() != h.storage_offset()) {
+      d->set_sizes_and_strides(h.sizes(), h.strides(), h.storage_offset());
+    }
+  }
+}
+
+c10::StorageImpl* HostCall::alias_of(const at::Tensor& device_tensor) {
+  c10::StorageImpl* impl = device_tensor.storage().unsafeGetStorageImpl();
+  for (auto& a : aliases_) {
+    if (a.device.unsafeGetStorageImpl() == impl) return a.host.unsafeGetStorageImpl();
+  }
+  return nullptr;
+}
+
+// The device storage behind a host storage: the aliased one, or a fresh one adopted once.
+c10::Storage HostCall::device_storage_for(const c10::Storage& host) {
+  c10::StorageImpl* impl = host.unsafeGetStorageImpl();
+  for (auto& a : aliases_) {
+    if (a.host.unsafeGetStorageImpl() == impl) return a.device;
+  }
+  for (auto& f : adopted_) {
+    if (f.first == impl) return f.second;
+  }
+  adopted_.emplace_back(impl, adopt_storage(host, index_));
+  return adopted_.back().second;
+}
+
+at::Tensor HostCall::to_device(const at::Tensor& h) {
+  if (!h.defined() || h.device().type() != c10::DeviceType::CPU) return h;
+  for (auto& arg : arguments_) {
+    if (arg.host.unsafeGetTensorImpl() == h.unsafeGetTensorImpl()) return *arg.device;  // in-place / out=
+  }
+  // A CPU kernel that makes a sparse (or mkldnn) tensor from device inputs: the device
+  // holds strided tensors only, and handing back the CPU tensor would move the result
+  // off the device without a word (to_sparse() on npu returned a CPU tensor).
+  TORCH_CHECK_NOT_IMPLEMENTED(h.layout() == c10::kStrided, "npu: ", op_name_, " returns a ", h.layout(),
+                              " tensor; the npu device supports strided tensors only");
+  if (h._is_zerotensor()) return zero_tensor_like(h, index_);  // no memory behind it to adopt
+  if (sole_owner(h)) return become_device_tensor(h);
+  return tensor_over(device_storage_for(h.storage()), c10::DispatchKey::PrivateUse1, h);
+}
+
+// A fresh output that nothing else holds, tensor or storage: the common case, and the one
+// that can skip making a second storage and tensor (what a small op costs is mostly such
+// allocations).
+bool HostCall::sole_owner(const at::Tensor& h) {
+  return h.use_count() == 1 && h.storage().use_count() == 1 && !h.is_quantized() && !h.is_nested() &&
+         h.storage().data_ptr().device().type() == c10::DeviceType::CPU;
+}
+
+// The device tensor made of `h` itself, as the general path would make it: its storage takes
+// the memory as adopted device memory (counted, reported to the profiler) and the device
+// allocator for later resizes; the tensor takes the device's dispatch keys and device.
+at::Tensor HostCall::become_device_tensor(const at::Tensor& h) {
+  c10::StorageImpl* impl = h.storage().unsafeGetStorageImpl();
+  size_t nbytes = impl->nbytes();
+  impl->set_data_ptr_noswap(adopt(impl->set_data_ptr(c10::DataPtr(nullptr, kCpu)), nbytes, index_));
+  impl->set_allocator(allocator());
+  c10::TensorImpl* t = h.unsafeGetTensorImpl();
+  t->set_storage_keep_dtype(h.storage());  // re-reads the device from the storage
+  t->_change_backend_component_keys(device(index_));
+  adopted_.emplace_back(impl, h.storage());  // later outputs over the same memory find it
+  return h;
+}
+
 // -- the zero-copy fallback ----------------------------------------------------------------
 
-// The state of one fallback call: which device storages were aliased, and how.
-struct Call {
-  struct Alias {
-    c10::Storage device;  // the device storage
-    c10::Storage host;    // its CPU alias
-    const void* data;          // the bytes it aliased
-    size_t nbytes;
-  };
-  struct Argument {
-    at::Tensor device;  // the caller's tensor
-    at::Tensor host;    // what the CPU kernel saw
-    bool mutable_;
-  };
-  c10::SmallVector<Alias, 4> aliases;
-  c10::SmallVector<Argument, 6> arguments;
-  c10::SmallVector<std::pair<c10::StorageImpl*, c10::Storage>, 2> adopted;  // fresh host storage -> device
-  c10::DeviceIndex index = -1;
-  const char* op_name = "";
-
-  void note_device(const at::Tensor& t) {
-    c10::DeviceIndex i = t.device().index();
-    if (index < 0) {
-      index = i;
-    } else {
-      TORCH_CHECK(i == index, "Expected all tensors to be on the same device, but found at least two devices, ",
-                  device(index), " and ", t.device(), "! (when checking arguments of ", op_name, ")");
-    }
-  }
-
-  // One host alias per device storage, so that overlap checks see real aliasing.
-  const c10::Storage& host_for(const at::Tensor& t) {
-    c10::StorageImpl* impl = t.storage().unsafeGetStorageImpl();
-    for (auto& a : aliases) {
-      if (a.device.unsafeGetStorageImpl() == impl) return a.host;
-    }
-    aliases.push_back(Alias{t.storage(), host_storage(t.storage()), impl->data(), impl->nbytes()});
-    return aliases.back().host;
-  }
-
-  at::Tensor to_host(const at::Tensor& t, bool mutable_) {
-    note_device(t);
-    TORCH_CHECK(t.layout() == c10::kStrided, "npu: ", op_name, " got a ", t.layout(), " tensor; only strided tensors are supported");
-    at::Tensor host = tensor_over(host_for(t), c10::DispatchKey::CPU, t);
-    arguments.push_back(Argument{t, host, mutable_});
-    return host;
-  }
-
-  // After the kernel: memory a CPU kernel reallocated (an out= resize) becomes the
-  // device storage's memory, and mutated arguments take the kernel's sizes and strides.
-  void write_back() {
-    for (auto& a : aliases) {
-      c10::StorageImpl* host = a.host.unsafeGetStorageImpl();
-      if (host->data() != a.data || host->nbytes() != a.nbytes) {
-        size_t nbytes = host->nbytes();
-        c10::StorageImpl* dev = a.device.unsafeGetStorageImpl();
-        dev->set_data_ptr_noswap(adopt(host->set_data_ptr(c10::DataPtr(nullptr, kCpu)), nbytes, index));
-        dev->set_nbytes(nbytes);
-      }
-    }
-    for (auto& arg : arguments) {
-      if (!arg.mutable_) continue;
-      c10::TensorImpl* d = arg.device.unsafeGetTensorImpl();
-      const at::Tensor& h = arg.host;
-      if (h.storage().unsafeGetStorageImpl() != alias_of(arg.device)) {
-        d->set_storage_keep_dtype(device_storage_for(h.storage()));  // the kernel swapped storage (set_)
-      }
-      if (d->sizes() != h.sizes() || d->strides() != h.strides() || d->storage_offset() != h.storage_offset()) {
-        d->set_sizes_and_strides(h.sizes(), h.strides(), h.storage_offset());
-      }
-    }
-  }
-
-  c10::StorageImpl* alias_of(const at::Tensor& device_tensor) {
-    c10::StorageImpl* impl = device_tensor.storage().unsafeGetStorageImpl();
-    for (auto& a : aliases) {
-      if (a.device.unsafeGetStorageImpl() == impl) return a.host.unsafeGetStorageImpl();
-    }
-    return nullptr;
-  }
-
-  // The device storage behind a host storage: the aliased one, or a fresh one adopted once.
-  c10::Storage device_storage_for(const c10::Storage& host) {
-    c10::StorageImpl* impl = host.unsafeGetStorageImpl();
-    for (auto& a : aliases) {
-      if (a.host.unsafeGetStorageImpl() == impl) return a.device;
-    }
-    for (auto& f : adopted) {
-      if (f.first == impl) return f.second;
-    }
-    adopted.emplace_back(impl, adopt_storage(host, index));
-    return adopted.back().second;
-  }
-
-  c10::IValue to_device(const at::Tensor& h) {
-    if (!h.defined() || h.device().type() != c10::DeviceType::CPU) return h;
-    for (auto& arg : arguments) {
-      if (arg.host.unsafeGetTensorImpl() == h.unsafeGetTensorImpl()) return arg.device;  // in-place / out=
-    }
-    // A CPU kernel that makes a sparse (or mkldnn) tensor from device inputs: the device
-    // holds strided tensors only, and handing back the CPU tensor would move the result
-    // off the device without a word (to_sparse() on npu returned a CPU tensor).
-    TORCH_CHECK_NOT_IMPLEMENTED(h.layout() == c10::kStrided, "npu: ", op_name, " returns a ", h.layout(),
-                                " tensor; the npu device supports strided tensors only");
-    if (h._is_zerotensor()) return zero_tensor_like(h, index);  // no memory behind it to adopt
-    return tensor_over(device_storage_for(h.storage()), c10::DispatchKey::PrivateUse1, h);
-  }
-};
+namespace {
 
 bool is_optional_generator(const c10::Argument& arg) {
   const auto* opt = arg.type()->castRaw<c10::OptionalType>();
@@ -242,36 +258,20 @@ void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::Di
   const auto& params = schema.arguments();
   const size_t num_args = params.size();
   const size_t first = stack->size() - num_args;
-  Call call;
-  call.op_name = schema.name().c_str();
+  HostCall call(schema.name().c_str());
   c10::SmallVector<size_t, 2> default_generators;
-  bool saw_cpu_tensor = false;
   bool results_on_cpu = false;  // the op was asked for CPU results
-  c10::Device cpu_seen = kCpu;
 
   for (size_t i = 0; i < num_args; ++i) {
     c10::IValue& value = (*stack)[first + i];
     const bool writes = is_write(params[i]);
     if (value.isTensor()) {
-      const at::Tensor& t = value.toTensor();
-      if (on_device(t)) {
-        value = call.to_host(t, writes);
-      } else if (t.defined() && t.dim() > 0) {  // 0-dim CPU tensors are scalars, as on CUDA
-        saw_cpu_tensor = true;
-        cpu_seen = t.device();
-      }
+      value = call.input(value.toTensor(), writes);
     } else if (value.isTensorList()) {
       auto list = value.toTensorList();
       c10::List<at::Tensor> host;
       host.reserve(list.size());
-      for (const at::Tensor& t : list) {
-        if (on_device(t)) {
-          host.push_back(call.to_host(t, writes));
-        } else {
-          if (t.defined() && t.dim() > 0) saw_cpu_tensor = true;
-          host.push_back(t);
-        }
-      }
+      for (const at::Tensor& t : list) host.push_back(call.input(t, writes));
       value = host;
     } else if (value.isList() && is_optional_tensor_list(params[i])) {
       // Tensor?[] (index lists): CPU index tensors are allowed, as on CUDA.
@@ -285,7 +285,7 @@ void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::Di
       c10::Device d = value.toDevice();
       c10::DeviceIndex idx = d.has_index() ? d.index() : current_device();
       check_device_index(idx);
-      if (call.index < 0) call.index = idx;
+      call.note_device_index(idx);
       value = c10::IValue(kCpu);  // factories build on CPU; the result is adopted below
     } else if (value.isDevice() && value.toDevice().type() == c10::DeviceType::CPU) {
       results_on_cpu = true;  // e.g. empty_quantized(like=npu tensor, device=cpu) from q.cpu()
@@ -302,17 +302,14 @@ void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::Di
       default_generators.push_back(first + i);
     }
   }
-  if (call.index < 0) call.index = current_device();
-  TORCH_CHECK(!saw_cpu_tensor || call.arguments.empty(),
-              "Expected all tensors to be on the same device, but found at least two devices, ", device(call.index),
-              " and ", cpu_seen, "! (when checking arguments of ", schema.name(), ")");
+  const c10::DeviceIndex index = call.checked_index();
   for (size_t position : default_generators) {
-    (*stack)[position] = c10::IValue(*twin_of(default_generator(call.index)));
+    (*stack)[position] = c10::IValue(*twin_of(default_generator(index)));
   }
 
   {
-    DeviceScope scope(call.index);
-    DeviceActivity activity(call.op_name, call.index);  // the profiler's device event (device_activity.h)
+    DeviceScope scope(index);
+    DeviceActivity activity(call.op_name(), index);  // the profiler's device event (device_activity.h)
     try {
       op.redispatchBoxed(cpu_keys, stack);
     } catch (const c10::NotImplementedError& e) {
@@ -334,7 +331,7 @@ void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::Di
       auto list = value.toTensorList();
       c10::List<at::Tensor> out;
       out.reserve(list.size());
-      for (const at::Tensor& t : list) out.push_back(call.to_device(t).toTensor());
+      for (const at::Tensor& t : list) out.push_back(call.to_device(t));
       value = out;
     }
   }

@@ -1,6 +1,7 @@
 // Which kernel serves each operator on the reference device: the boxed fallback
-// (fallback.cpp) for every op, the device's own kernels (kernels.cpp) for storage,
-// metadata and copies, and the registrations made at activation.
+// (fallback.cpp) for every op, direct kernels (direct.cpp) for the hot elementwise and
+// reduction ops, the device's own kernels (kernels.cpp) for storage, metadata and copies,
+// and the registrations made at activation.
 #include "npu.h"  // first: the version gates decide what else to include
 
 #include <ATen/ATen.h>
@@ -65,6 +66,26 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_pin_memory", TORCH_FN(pin_memory));
   m.impl("is_pinned", TORCH_FN(is_pinned));
 #endif
+}
+
+// The fallback's work for one op each, unboxed (direct.cpp): what small ops cost is mostly
+// the fallback's boxing and redispatch, and these are the ops training loops and optimizer
+// steps call most.
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("add.Tensor", TORCH_FN(add));
+  m.impl("add_.Tensor", TORCH_FN(add_));
+  m.impl("sub.Tensor", TORCH_FN(sub));
+  m.impl("sub_.Tensor", TORCH_FN(sub_));
+  m.impl("mul.Tensor", TORCH_FN(mul));
+  m.impl("mul_.Tensor", TORCH_FN(mul_));
+  m.impl("div.Tensor", TORCH_FN(div));
+  m.impl("div_.Tensor", TORCH_FN(div_));
+  m.impl("sqrt", TORCH_FN(sqrt));
+  m.impl("addcmul_", TORCH_FN(addcmul_));
+  m.impl("addcdiv_", TORCH_FN(addcdiv_));
+  m.impl("lerp_.Scalar", TORCH_FN(lerp_));
+  m.impl("sum.dim_IntList", TORCH_FN(sum));
+  m.impl("mean.dim", TORCH_FN(mean));
 }
 
 // -- registrations made at activation, where they depend on what is already there ----------
