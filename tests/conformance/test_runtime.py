@@ -118,10 +118,7 @@ def test_profiler_reports_npu_op_times(npu):
     with torch.autograd.profiler.profile(use_device="npu") as prof:
         x.mm(x)
     mm = next(e for e in prof.key_averages() if e.key == "aten::mm")
-    device_time = getattr(mm, "self_device_time_total", None)
-    if device_time is None:  # torch 2.1-2.3 name it after the device kind
-        device_time = mm.self_privateuse1_time_total
-    assert device_time > 0
+    assert _device_time(mm, "self_") > 0
 
 
 @requires("profiler")
@@ -156,6 +153,13 @@ def test_profiler_chrome_trace_holds_the_npu_ops(npu, tmp_path):
 
 
 # -- ProfilerActivity.PrivateUse1: the core's Kineto plugin (csrc/kineto_plugin.cpp) ---------
+
+
+def _device_time(event, prefix=""):
+    """An event's (``prefix="self_"``: self) device time; torch 2.1-2.3 name it after the
+    device kind (``privateuse1_time_total``)."""
+    found = getattr(event, f"{prefix}device_time_total", None)
+    return getattr(event, f"{prefix}privateuse1_time_total") if found is None else found
 
 
 def _device_profile(*activities):
@@ -230,7 +234,7 @@ def test_profiler_records_no_npu_events_when_the_activity_is_not_requested(npu, 
     with _device_profile() as prof:  # CPU only
         x.mm(x)
     assert _npu_events(prof) == []
-    assert next(e for e in prof.key_averages() if e.key == "aten::mm").device_time_total == 0
+    assert _device_time(next(e for e in prof.key_averages() if e.key == "aten::mm")) == 0
     path = tmp_path / "trace.json"
     prof.export_chrome_trace(str(path))
     assert not [e for e in json.loads(path.read_text())["traceEvents"] if e.get("cat") == "kernel"]
