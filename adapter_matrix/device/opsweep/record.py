@@ -142,16 +142,7 @@ def build_record(
         "by_dtype": by_dtype,
         "families": {f: families[f] for f in sorted(families)},
         "failures": failures,
-        # every task that did not simply pass, with its error: the evidence behind the counts
-        "tasks": [
-            dict(
-                v.task.to_json(),
-                **({"expected": v.expected.to_json()} if v.expected else {}),
-                **({"problem": v.problem} if v.problem else {}),
-            )
-            for v in verdicts
-            if v.task.outcome != "passed" or v.problem or v.task.note
-        ],
+        "tasks": _task_evidence(verdicts),
         **({"compiled": compiled} if compiled is not None else {}),
     }
 
@@ -161,6 +152,19 @@ def _problems(verdicts: List[Verdict]) -> List[Dict[str, Any]]:
         {"task": v.task.key, "outcome": v.task.outcome, "problem": v.problem, "error": v.task.error}
         for v in verdicts
         if v.problem is not None
+    ]
+
+
+def _task_evidence(verdicts: List[Verdict]) -> List[Dict[str, Any]]:
+    """Every task that did not simply pass, with its error: the evidence behind the counts."""
+    return [
+        dict(
+            v.task.to_json(),
+            **({"expected": v.expected.to_json()} if v.expected else {}),
+            **({"problem": v.problem} if v.problem else {}),
+        )
+        for v in verdicts
+        if v.task.outcome != "passed" or v.problem or v.task.note
     ]
 
 
@@ -207,15 +211,7 @@ def compiled_record(sweep: Sweep, verdicts: List[Verdict], backend: str, samples
         "workers": sweep.workers,
         "problems": problems,
         "failures": failures,
-        "tasks": [
-            dict(
-                v.task.to_json(),
-                **({"expected": v.expected.to_json()} if v.expected else {}),
-                **({"problem": v.problem} if v.problem else {}),
-            )
-            for v in verdicts
-            if v.task.outcome != "passed" or v.problem or v.task.note
-        ],
+        "tasks": _task_evidence(verdicts),
     }
 
 
