@@ -143,6 +143,19 @@ def test_inductor_makes_tensors_on_a_device_named_without_an_index():
     same(out, x + torch.arange(5), **COMPILED)
 
 
+
+@requires("inductor")
+def test_inductor_still_compiles_for_cpu_once_npu_is_registered():
+    """npu's registration answers inductor's per-device questions (scheduling, backend,
+    CPU-like nodes) for npu only: a CPU model compiled after an npu one is CPU's as before
+    (a wrong answer broke CPU's code generation on 2.8, whose backend query has no argument)."""
+    _inductor_in_process()
+    x = torch.randn(6, 8)
+    torch.compile(_mlp().to(DEVICE))(x.to(DEVICE))
+    cpu_model = _mlp()
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(cpu_model)(x), cpu_model(x), **COMPILED)
+
 @requires("inductor_cpp_wrapper")
 def test_inductor_cpp_wrapper_matches_cpu():
     _inductor_in_process()

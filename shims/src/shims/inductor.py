@@ -52,8 +52,8 @@ def register() -> None:
 
 def _register() -> None:
     from torch._inductor.codegen import common
-    from torch._inductor.codegen.cpp import CppScheduling
 
+    CppScheduling = _scheduling_class()
     wrapper, cpp_wrapper = _wrapper_classes()
     _classes.update(Scheduling=CppScheduling, PythonWrapperCodegen=wrapper, CppWrapperCodegen=cpp_wrapper)
     codegens: Dict[str, Any] = {"device_cpp_wrapper_codegen": cpp_wrapper}
@@ -69,6 +69,34 @@ def _register() -> None:
     _register_device_interface()
     _map_cpp_wrapper_device()
     _schedule_like_cpu()
+
+
+def _scheduling_class() -> type:
+    """CPU's scheduling (``CppScheduling``); on 2.6, one that generates its kernels as CPU's.
+
+    2.6's kernels ask which code generator they belong to inline: ``config.cpu_backend`` for
+    cpu, ``config.cuda_backend`` ("triton") for any other device. Kernels of the "triton"
+    backend propagate dtypes the Triton way, and a masked load (embeddings) then reads the
+    ``dtype`` of a C++ expression ("'str' object has no attribute 'dtype'"). 2.7+ ask
+    ``utils.get_current_backend()``, which :func:`_generate_like_cpu` answers instead.
+    """
+    from torch._inductor import config, utils
+    from torch._inductor.codegen import common
+    from torch._inductor.codegen.cpp import CppScheduling
+
+    if hasattr(utils, "get_current_backend") or not hasattr(common, "DtypePropagationOpsHandler"):
+        return CppScheduling  # 2.1-2.5: no dtype propagation; 2.7+: answered by the backend query
+
+    class NpuScheduling(CppScheduling):
+        def codegen_node(self, node):
+            with config.patch(cuda_backend=config.cpu_backend):
+                return super().codegen_node(node)
+
+        def codegen_template(self, *args, **kwargs):
+            with config.patch(cuda_backend=config.cpu_backend):
+                return super().codegen_template(*args, **kwargs)
+
+    return NpuScheduling
 
 
 def _wrapper_classes():
@@ -143,6 +171,12 @@ def _cpp_wrapper_class() -> Optional[type]:
         def get_c_shim_func_name(kernel: str, device: str) -> str:
             return CppWrapperCpu.get_c_shim_func_name(kernel, "cpu" if device == DEVICE else device)
 
+    import inspect
+
+    if "device" not in inspect.signature(CppWrapperCpu.get_c_shim_func_name).parameters:
+        # 2.4-2.6: a method naming the shims after the wrapper's own device, "cpu" for CPU's
+        # wrapper (the device argument came in 2.7)
+        del NpuCppWrapper.get_c_shim_func_name
     return NpuCppWrapper
 
 
@@ -261,7 +295,7 @@ def _generate_like_cpu() -> None:
 
         if (device_type or V.graph.get_current_device_or_throw().type) == DEVICE:
             return config.cpu_backend
-        return original(device_type)
+        return original() if device_type is None else original(device_type)  # 2.8: no argument
 
     get_current_backend._npu = True  # type: ignore[attr-defined]
     for name in (
