@@ -16,6 +16,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import shims
+
 from .support import DEVICE, requires, same
 
 pytestmark = pytest.mark.suite("compile")
@@ -96,14 +98,15 @@ def test_compiled_attention_matches_cpu(backend):
     x_cpu, mask_cpu = _attention_inputs("cpu")
     expected = cpu_model(x_cpu, mask_cpu)
     expected.square().mean().backward()
-    tolerance = COMPILED if backend == "inductor" else {}
+    # eager kernels are bitwise CPU's, except SDPA where npu cannot take CPU's fused kernel
+    # (capability sdpa_cpu_kernels: measured on 2.3, whose CPU takes it with a mask)
+    rounded = backend == "inductor" or shims.capability("sdpa_cpu_kernels") is not None
+    tolerance = COMPILED if rounded else {}
     same(out, expected, **tolerance)
     same([p.grad for p in npu_model.parameters()], [p.grad for p in cpu_model.parameters()], **tolerance)
 
 
 def _inductor_absent():
-    import shims
-
     why = shims.capability("inductor")
     return None if why is None else f"capability inductor absent: {why}"
 
@@ -143,7 +146,6 @@ def test_inductor_makes_tensors_on_a_device_named_without_an_index():
     same(out, x + torch.arange(5), **COMPILED)
 
 
-
 @requires("inductor")
 def test_inductor_still_compiles_for_cpu_once_npu_is_registered():
     """npu's registration answers inductor's per-device questions (scheduling, backend,
@@ -155,6 +157,7 @@ def test_inductor_still_compiles_for_cpu_once_npu_is_registered():
     cpu_model = _mlp()
     with torch.no_grad():
         torch.testing.assert_close(torch.compile(cpu_model)(x), cpu_model(x), **COMPILED)
+
 
 @requires("inductor_cpp_wrapper")
 def test_inductor_cpp_wrapper_matches_cpu():

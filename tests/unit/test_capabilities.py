@@ -15,7 +15,10 @@ def test_capabilities_view_carries_each_shims_declarations():
     data = json.loads(res.out)
     lines = {entry["torch_line"]: entry for entry in data["lines"]}
     assert set(lines) == {f"2.{m}" for m in range(1, 16)}
-    assert lines["2.2"]["shim"] == "shims.torch_2_1"
+    assert lines["2.2"]["shim"] == "shims.torch_2_2"
+    assert (
+        "inductor_dynamic_shapes" in lines["2.1"]["absent"] and "inductor_dynamic_shapes" not in lines["2.2"]["absent"]
+    )
     assert "sdpa_cpu_kernels" in lines["2.3"]["absent"] and "sdpa_cpu_kernels" not in lines["2.4"]["absent"]
     assert lines["2.2"]["absent"]["grad_scaler"] == "torch.amp.GradScaler takes a device from torch 2.3"
     assert "grad_scaler" not in lines["2.3"]["absent"]

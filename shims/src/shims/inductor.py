@@ -206,27 +206,34 @@ def _register_op_overrides(common: ModuleType) -> None:
 
 
 def _register_device_interface() -> None:
-    """2.6+: inductor asks dynamo's device interface about every device (reductions' hints)."""
+    """2.2+: inductor asks dynamo's device interface for the index of a device named without
+    one (``torch.arange(n, device="npu")``), and 2.6+ about every device (reductions' hints)."""
     try:
         from torch._dynamo import device_interface
-    except ImportError:  # 2.1: no device interfaces yet
+    except ImportError:  # 2.1: no device interfaces yet (inductor names the device as written)
         return
     cpu_interface = getattr(device_interface, "CpuInterface", None)  # 2.6+
-    if cpu_interface is not None:
-        device_interface.register_interface_for_device(DEVICE, _npu_interface(cpu_interface))
+    if cpu_interface is None:  # 2.2-2.5: only the abstract interface, every method to fill in
+        interface = _npu_interface(device_interface.DeviceInterface, runtime=True)
+    else:
+        interface = _npu_interface(cpu_interface, runtime=False)
+    device_interface.register_interface_for_device(DEVICE, interface)
 
 
-def _npu_interface(cpu_interface: type) -> type:
-    """CPU's interface, with npu's device index: inductor names a device without one
-    (``torch.arange(n, device="npu")`` in a compiled function) through
-    ``Worker.current_device()``, which CPU's worker lacks (CPU needs no index). Found by
-    the op sweep's compiled sample (``arange``: "type object 'Worker' has no attribute
-    'current_device'")."""
+def _npu_interface(base: type, runtime: bool) -> type:
+    """npu's interface: ``base`` with npu's device index, and with ``runtime`` npu's device
+    count, availability, synchronization and properties too (2.2-2.5's abstract base raises
+    NotImplementedError for each; 2.6+ take CPU's, which the measured cells ran with).
+
+    The index: inductor names a device without one through ``Worker.current_device()``,
+    which CPU's worker lacks (CPU needs no index). Found by the op sweep's compiled sample
+    (``arange``: "type object 'Worker' has no attribute 'current_device'" on 2.6+, "No
+    interface for device npu" on 2.2)."""
     import torch
 
     module = getattr(torch, DEVICE)
 
-    class NpuWorker(cpu_interface.Worker):  # type: ignore[name-defined]
+    class NpuWorker(base.Worker):  # type: ignore[name-defined]
         @staticmethod
         def current_device() -> int:
             return int(module.current_device())
@@ -235,13 +242,21 @@ def _npu_interface(cpu_interface: type) -> type:
         def set_device(device: int) -> None:
             module.set_device(device)
 
-    class NpuInterface(cpu_interface):
+    class NpuInterface(base):
         Worker = NpuWorker
 
         @staticmethod
         def current_device() -> int:
             return int(module.current_device())
 
+    if runtime:
+        NpuWorker.get_device_properties = staticmethod(module.get_device_properties)
+        for name in ("set_device", "device_count", "is_available", "synchronize", "get_device_properties"):
+            setattr(NpuInterface, name, staticmethod(getattr(module, name)))
+        # 2.2-2.5's dynamo reads ``Event`` of every registered interface while it traces
+        # (InternalTorchDynamoError without it). Set after the class is made: the interface
+        # metaclass wants torch's _EventBase, which npu's Event (host timing) does not extend.
+        NpuInterface.Event = module.Event
     return NpuInterface
 
 

@@ -1,4 +1,4 @@
-"""torch 2.1-2.2: the oldest era.
+"""torch 2.1: the oldest era (2.2 shares it but for two capabilities: torch_2_2).
 
 - ``torch.autocast("npu")`` asks the device module for five functions and the
   PrivateUse1 autocast state lives behind ``*_privateuseone_*`` C++ functions;
@@ -39,8 +39,8 @@ class Shim(_Base):
         "inductor_cpp_wrapper": "before torch 2.4 inductor picks its C++ wrapper itself (CPU's for every device that "
         "is not CUDA) and a device cannot register one; the Python wrapper works",
         "inductor_dynamic_shapes": "torch 2.1's inductor fails an internal assertion generating code for npu buffers "
-        "of symbolic shape (torch.compile(dynamic=True) of GPT-2 generation, measured on 2.1.2 in the smoke cell; "
-        "2.2-2.3 not verified, 2.4 verified); static shapes compile",
+        "of symbolic shape (torch.compile(dynamic=True) of GPT-2 generation, measured on 2.1.2; works on 2.2.2); "
+        "static shapes compile",
         "host_allocator": "torch's host-allocator registry (REGISTER_HOST_ALLOCATOR) exists from torch 2.8; pin_memory() "
         "uses the device's pinned allocator through its hooks",
         "empty_host_cache": "torch.accelerator.empty_host_cache exists from torch 2.12",
@@ -48,8 +48,7 @@ class Shim(_Base):
         "(REGISTER_PRIVATEUSE1_PROFILER), so ProfilerActivity.PrivateUse1 records no npu events; "
         "profile(use_device='npu') times npu ops through the profiler stubs instead (capability profiler)",
         "tensor_parallel": "torch 2.1's ColwiseParallel/RowwiseParallel leave the gradients of replicated parameters "
-        "unreduced, so the ranks' replicas drift apart (measured on 2.1.2; 2.2-2.3 not verified, "
-        "2.4 verified)",
+        "unreduced, so the ranks' replicas drift apart (measured on 2.1.2; works on 2.2.2)",
         "fsdp2": "fully_shard is public from torch 2.6 (torch.distributed.fsdp); 2.4's private one creates torch.cuda "
         "streams whatever the device",
     }

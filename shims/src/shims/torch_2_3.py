@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .torch_2_1 import Shim as _Previous
+from .torch_2_2 import Shim as _Previous
 
 
 class Shim(_Previous):

@@ -24,8 +24,6 @@ class Shim(_Previous):
                 "safe_globals",
                 "sdpa_cpu_kernels",
                 "inductor_cpp_wrapper",
-                "inductor_dynamic_shapes",
-                "tensor_parallel",
             )
         },
         "profiler_device_time": "torch 2.4's key_averages() reports 0 device time for npu ops although the stubs "
