@@ -209,7 +209,7 @@ HostCall::~HostCall() {
 }
 
 // A pooled alias goes back only if nothing but the call holds it or its storage, and the
-// kernel left it as pooled_alias() can reset it: same storage and bytes, no autograd
+// kernel left it as pooled_alias() can reset it: same storage and bytes (not owned), no autograd
 // metadata or wrapped-number flag. Anything else is freed as a fresh alias would be.
 void HostCall::return_to_pool(Alias& a) {
   at::Tensor alias = std::move(a.pooled);
@@ -218,7 +218,7 @@ void HostCall::return_to_pool(Alias& a) {
   a.host = c10::Storage();
   if (!own_storage || alias.use_count() != 1 || alias.weak_use_count() != 1 || impl->storage().use_count() != 1) return;
   c10::StorageImpl* storage = impl->storage().unsafeGetStorageImpl();
-  if (storage->data() != a.data || storage->nbytes() != a.nbytes || storage->data_ptr().get_deleter() != nullptr) return;
+  if (storage->data() != a.data || storage->nbytes() != a.nbytes || storage->data_ptr().get_context() != nullptr) return;
   if (impl->autograd_meta() != nullptr || impl->is_wrapped_number()) return;
   storage->set_data_ptr_noswap(c10::DataPtr(nullptr, kCpu));  // keeps no pointer into device memory
   alias_pool().give(std::move(alias));
