@@ -116,6 +116,24 @@ def test_conjugate_and_negative_views_are_read_as_such(npu):
     same(d.conj().sum(), c.conj().sum())
 
 
+def test_host_aliases_reused_across_calls_take_each_operand_as_it_is(npu):
+    """The direct kernels recycle their host aliases (one per device operand) from call to
+    call: nothing of an earlier operand (dtype, conj/neg bit, shape, offset, bytes) may leak
+    into a later one."""
+    torch.manual_seed(1)
+    c = torch.randn(6, dtype=torch.complex64)
+    f = torch.randn(3, 4, dtype=torch.float64)
+    i = torch.arange(12, dtype=torch.int32).reshape(4, 3)
+    dc, df, di = c.to(npu), f.to(npu), i.to(npu)
+    for _ in range(3):  # each round reuses the aliases the previous calls handed back
+        same(torch.mul(dc.conj(), dc._neg_view()), torch.mul(c.conj(), c._neg_view()))
+        same(torch.add(dc, dc), torch.add(c, c))
+        same(torch.sub(df[1:, ::2], df[:2, 1::2]), torch.sub(f[1:, ::2], f[:2, 1::2]))
+        same(torch.add(di.t(), di.t()[:1]), torch.add(i.t(), i.t()[:1]))
+        same(df.sum(dim=0), f.sum(dim=0))
+        same(dc.clone().mul_(dc.conj()), c.clone().mul_(c.conj()))
+
+
 def test_zero_tensors_read_as_zeros(npu):
     z = torch._efficientzerotensor(3, device=npu)
     x = torch.randn(3)

@@ -34,3 +34,21 @@ def test_memory_is_counted_per_device(npu):
     assert torch.npu.memory_allocated(0) == before0
     del x
     assert torch.npu.memory_allocated(1) == before1
+
+
+def test_resizing_an_npu_1_tensor_allocates_on_npu_1():
+    """resize_ grows a tensor into new storage: it belongs to the tensor's device, not the
+    current one (npu:0), in the storage's device and in the per-device statistics."""
+    cpu = torch.arange(8, dtype=torch.float32)
+    x = cpu.to("npu:1")
+    before0, before1 = torch.npu.memory_allocated(0), torch.npu.memory_allocated(1)
+    x.resize_(1024)
+    cpu.resize_(1024)
+    assert x.device == torch.device("npu:1")
+    assert x.untyped_storage().device == torch.device("npu:1")
+    assert torch.npu.memory_allocated(1) - before1 == (1024 - 8) * 4  # the new block, less the old one
+    assert torch.npu.memory_allocated(0) == before0
+    assert torch.equal(x[:8].cpu(), cpu[:8])  # the old elements are kept, as on CPU
+    x.add_(1)  # the grown tensor computes on npu:1
+    assert x.device == torch.device("npu:1")
+    assert torch.npu.memory_allocated(0) == before0

@@ -138,10 +138,90 @@ const c10::Storage& HostCall::host_for(const at::Tensor& t) {
 at::Tensor HostCall::to_host(const at::Tensor& t, bool writes) {
   note_device(t);
   TORCH_CHECK(t.layout() == c10::kStrided, "npu: ", op_name_, " got a ", t.layout(), " tensor; only strided tensors are supported");
-  at::Tensor host = tensor_over(host_for(t), c10::DispatchKey::CPU, t);
+  at::Tensor host = borrow_ ? pooled_alias(t) : at::Tensor();
+  if (!host.defined()) host = tensor_over(host_for(t), c10::DispatchKey::CPU, t);
   arguments_.push_back(Argument{borrow_ ? c10::MaybeOwned<at::Tensor>::borrowed(t) : c10::MaybeOwned<at::Tensor>::owned(at::Tensor(t)),
                                 host, writes});
   return host;
+}
+
+namespace {
+
+// The host aliases that direct kernels' calls handed back, for the next calls on the same
+// thread: plain CPU tensors, each with a storage of its own that points at nothing.
+class AliasPool {
+ public:
+  at::Tensor take() {
+    if (spare_.empty()) return at::Tensor();
+    at::Tensor alias = std::move(spare_.back());
+    spare_.pop_back();
+    return alias;
+  }
+  void give(at::Tensor&& alias) noexcept {
+    if (spare_.size() < kCapacity) spare_.push_back(std::move(alias));  // within the inline capacity
+  }
+
+ private:
+  static constexpr size_t kCapacity = 8;  // a direct kernel takes at most three
+  c10::SmallVector<at::Tensor, kCapacity> spare_;
+};
+
+AliasPool& alias_pool() {
+  thread_local AliasPool pool;
+  return pool;
+}
+
+}  // namespace
+
+// The first alias of a device storage in a direct kernel's call, from the pool: what
+// tensor_over(host_storage(...)) would make, by re-pointing a spare alias instead of
+// allocating one. Undefined for what the pool does not serve (quantized tensors and
+// ZeroTensors, whose aliases carry more than a dtype; a second view of a storage that the
+// call aliased already, which shares that alias's storage through host_for()).
+at::Tensor HostCall::pooled_alias(const at::Tensor& t) {
+  if (t.is_quantized() || t._is_zerotensor()) return at::Tensor();
+  c10::StorageImpl* device_storage = t.storage().unsafeGetStorageImpl();
+  for (auto& a : aliases_) {
+    if (a.device.unsafeGetStorageImpl() == device_storage) return at::Tensor();
+  }
+  at::Tensor host = alias_pool().take();
+  if (host.defined()) {
+    c10::TensorImpl* impl = host.unsafeGetTensorImpl();
+    c10::Storage storage = impl->storage();
+    storage.unsafeGetStorageImpl()->set_data_ptr_noswap(c10::DataPtr(const_cast<void*>(device_storage->data()), kCpu));
+    storage.unsafeGetStorageImpl()->set_nbytes(device_storage->nbytes());
+    impl->set_storage_and_dtype(std::move(storage), t.dtype());
+    impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+    impl->_set_conj(t.is_conj());
+    impl->_set_neg(t.is_neg());
+  } else {
+    host = tensor_over(host_storage(t.storage()), c10::DispatchKey::CPU, t);
+  }
+  aliases_.push_back(Alias{t.storage(), host.storage(), device_storage->data(), device_storage->nbytes(), host});
+  return host;
+}
+
+HostCall::~HostCall() {
+  arguments_.clear();  // their references to the aliases
+  for (auto& a : aliases_) {
+    if (a.pooled.defined()) return_to_pool(a);
+  }
+}
+
+// A pooled alias goes back only if nothing but the call holds it or its storage, and the
+// kernel left it as pooled_alias() can reset it: same storage and bytes (not owned), no autograd
+// metadata or wrapped-number flag. Anything else is freed as a fresh alias would be.
+void HostCall::return_to_pool(Alias& a) {
+  at::Tensor alias = std::move(a.pooled);
+  c10::TensorImpl* impl = alias.unsafeGetTensorImpl();
+  const bool own_storage = impl->storage().unsafeGetStorageImpl() == a.host.unsafeGetStorageImpl();
+  a.host = c10::Storage();
+  if (!own_storage || alias.use_count() != 1 || alias.weak_use_count() != 1 || impl->storage().use_count() != 1) return;
+  c10::StorageImpl* storage = impl->storage().unsafeGetStorageImpl();
+  if (storage->data() != a.data || storage->nbytes() != a.nbytes || storage->data_ptr().get_context() != nullptr) return;
+  if (impl->autograd_meta() != nullptr || impl->is_wrapped_number()) return;
+  storage->set_data_ptr_noswap(c10::DataPtr(nullptr, kCpu));  // keeps no pointer into device memory
+  alias_pool().give(std::move(alias));
 }
 
 void HostCall::write_back() {

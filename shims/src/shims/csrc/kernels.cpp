@@ -61,8 +61,15 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   return dst;
 }
 
+// Growing a tensor allocates its new storage through our allocator, which allocates on the
+// current device: make that the tensor's, so that an npu:1 tensor stays on npu:1.
+const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size, c10::optional<at::MemoryFormat> memory_format) {
+  DeviceScope scope(self.device().index());
+  return at::native::resize_(self, size, memory_format);
+}
+
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
-  if (dst.sizes() != self.sizes()) at::native::resize_(dst, self.sizes(), c10::nullopt);
+  if (dst.sizes() != self.sizes()) resize_(dst, self.sizes(), c10::nullopt);
   return copy_from(self, dst, false);
 }
 

@@ -29,13 +29,16 @@ void set_current_device(c10::DeviceIndex index);
 void check_device_index(c10::DeviceIndex index);
 c10::Device device(c10::DeviceIndex index);
 
-// Makes `index` the current device for a scope.
+// Makes `index` the current device for a scope. Setting and restoring are skipped when
+// the device is current already (the common case: every op runs its kernels in one).
 class DeviceScope {
  public:
   explicit DeviceScope(c10::DeviceIndex index) : previous_(current_device()) {
     if (index != previous_) set_current_device(index);
   }
-  ~DeviceScope() { set_current_device(previous_); }
+  ~DeviceScope() {
+    if (current_device() != previous_) set_current_device(previous_);
+  }
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;
 

@@ -34,11 +34,19 @@ class HostCall {
 
   explicit HostCall(const char* op_name, Arguments arguments = Arguments::kOwned)
       : op_name_(op_name), borrow_(arguments == Arguments::kBorrowed) {}
+  // Hands the recyclable host aliases back to the thread's pool (fallback.cpp).
+  ~HostCall();
+  HostCall(const HostCall&) = delete;
+  HostCall& operator=(const HostCall&) = delete;
 
   // The tensor the CPU kernel sees for the argument `t`: a host alias of a device tensor (one
   // host storage per device storage, so that overlap checks see real aliasing); any other
-  // tensor as is. A CPU tensor that is not 0-dim (0-dim ones are scalars, as on CUDA) is
-  // refused by checked_index() if any device tensor comes with it.
+  // tensor as is. A direct kernel's aliases (kBorrowed) come from a per-thread pool and go
+  // back to it after the call when nothing else holds them: making and freeing a CPU tensor
+  // and its storage costs as much as a 16-element add. Only C++ CPU kernels (at::cpu::*),
+  // which neither keep nor expose their arguments, see pooled aliases.
+  // A CPU tensor that is not 0-dim (0-dim ones are scalars, as on CUDA) is refused by
+  // checked_index() if any device tensor comes with it.
   at::Tensor input(const at::Tensor& t, bool writes = false) {
     if (on_device(t)) return to_host(t, writes);
     note_cpu(t);
@@ -74,6 +82,7 @@ class HostCall {
     c10::Storage host;    // its CPU alias
     const void* data;     // the bytes it aliased
     size_t nbytes;
+    at::Tensor pooled;    // the pool's tensor over `host`, if it came from the pool
   };
   struct Argument {
     c10::MaybeOwned<at::Tensor> device;  // the caller's tensor
@@ -83,6 +92,8 @@ class HostCall {
 
   void note_device(const at::Tensor& t);
   const c10::Storage& host_for(const at::Tensor& t);
+  at::Tensor pooled_alias(const at::Tensor& t);
+  void return_to_pool(Alias& a);
   c10::StorageImpl* alias_of(const at::Tensor& device_tensor);
   c10::Storage device_storage_for(const c10::Storage& host);
   static bool sole_owner(const at::Tensor& h);
@@ -131,6 +142,7 @@ at::Tensor empty_memory_format(at::IntArrayRef size, c10::optional<at::ScalarTyp
                                c10::optional<at::MemoryFormat> memory_format);
 at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, c10::optional<at::ScalarType> dtype,
                          c10::optional<at::Layout> layout, c10::optional<at::Device> d, c10::optional<bool> pin);
+const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size, c10::optional<at::MemoryFormat> memory_format);
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst);
 at::Scalar local_scalar_dense(const at::Tensor& self);
