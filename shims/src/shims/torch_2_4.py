@@ -26,8 +26,8 @@ class Shim(_Previous):
                 "inductor_cpp_wrapper",
             )
         },
-        "profiler_device_time": "torch 2.4's key_averages() reports 0 device time for npu ops although the stubs "
-        "record their events (measured on 2.4.1; 2.5-2.7 not verified, 2.8 verified)",
+        "profiler_device_time": "torch 2.4-2.7's key_averages() report 0 device time for npu ops although the "
+        "stubs record their events (measured on 2.4.1 and 2.6.0; works on 2.8)",
     }
 
     def extend_device_module(self, module: types.ModuleType) -> None:
