@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -42,10 +43,23 @@ def run_ranks(worker: Path, tmp_path: Path, world: int, *args: str, extra: tuple
         try:
             out, _ = proc.communicate(timeout=300)
         except subprocess.TimeoutExpired:
-            for p in procs:
-                p.kill()
-            raise
+            raise AssertionError(f"the ranks of {' '.join(args)} hang:\n{_stacks(procs)}") from None
         logs.append(out.decode(errors="replace"))
     for rank, proc in enumerate(procs):
         assert proc.returncode == 0, f"rank {rank} exited with {proc.returncode}:\n{logs[rank][-4000:]}"
     return [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(world)]
+
+
+def _stacks(procs: List[subprocess.Popen]) -> str:
+    """Every rank's Python stacks (faulthandler prints them on SIGABRT), then kills the ranks."""
+    tails = []
+    for rank, proc in enumerate(procs):
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGABRT)
+        try:
+            out, _ = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+        tails.append(f"--- rank {rank} (exit {proc.returncode}):\n{(out or b'').decode(errors='replace')[-3000:]}")
+    return "\n".join(tails)
