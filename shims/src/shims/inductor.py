@@ -15,6 +15,7 @@ from a version: each such test below names the release that changed it.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
 from types import ModuleType
@@ -128,8 +129,6 @@ def _wrapper_classes():
 
     if not hasattr(base, "_generate_kernel_call_helper"):
         del NpuWrapperCodegen._generate_kernel_call_helper
-        import inspect
-
         routed_by_flag = {"cuda", "gpu"} & set(inspect.signature(base.generate_kernel_call).parameters)
         if not routed_by_flag:  # 2.7: generate_kernel_call launches non-CPU devices as GPU kernels
 
@@ -170,8 +169,6 @@ def _cpp_wrapper_class() -> Optional[type]:
         @staticmethod
         def get_c_shim_func_name(kernel: str, device: str) -> str:
             return CppWrapperCpu.get_c_shim_func_name(kernel, "cpu" if device == DEVICE else device)
-
-    import inspect
 
     if "device" not in inspect.signature(CppWrapperCpu.get_c_shim_func_name).parameters:
         # 2.4-2.6: a method naming the shims after the wrapper's own device, "cpu" for CPU's
