@@ -4,10 +4,11 @@
 
 Device memory is host memory and the device runs the CPU kernels on it without
 copying, so large ops should cost what they cost on CPU (target <= 1.05x). Small ops
-pay the device's per-op overhead on top of CPU's: host aliases of the inputs and the
-adoption of the output as device memory. The hot elementwise and reduction ops (add,
-sub, mul, div, ...) have direct kernels that skip the boxed fallback's boxing and
-redispatch (the core's direct.cpp), so 16-element adds should cost at most 1.2x CPU.
+pay the device's per-op overhead on top of CPU's. Through the boxed fallback that is host
+aliases of the inputs and the adoption of the output as device memory. The hot
+elementwise ops (add, sub, mul, div, ...) have direct kernels (the core's direct.cpp)
+that run CPU's structured implementation on the device tensors themselves, so
+16-element adds should cost at most 1.2x CPU.
 One intra-op thread, so that both sides measure the same kernels; each case is timed as
 the median of several repetitions, alternating CPU and device.
 """

@@ -95,6 +95,46 @@ def test_type_promotion_is_cpu_s(npu, make):
         same(r, op(a, b))
 
 
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.bool, torch.uint8, torch.int32, torch.int64, torch.float16, torch.bfloat16, torch.float64, torch.complex64],
+)
+def test_operands_of_one_dtype_give_cpu_s_results_errors_and_strides(npu, dtype):
+    """Operands of one dtype on one device run CPU's structured implementation on the device
+    tensors themselves; every dtype its kernels serve must come out as CPU's, and what CPU
+    refuses (sub of bools, integer division in place) must be refused with CPU's words."""
+    torch.manual_seed(4)
+    a = (torch.randn(2, 3, 4, 5) * 4).to(dtype)
+    b = (torch.randn(2, 3, 4, 5) * 4 + 5).to(dtype)
+    cl = torch.channels_last
+    cases = list(BINARY.items()) + [("sqrt", lambda x, y: torch.sqrt(x.abs() if x.dtype != torch.bool else x))]
+    for name, op in cases:
+        for x, y in ((a, b), (a.to(memory_format=cl), b.to(memory_format=cl)), (a[:, 1:], b[:1, 1:])):
+            try:
+                expected = op(x, y)
+            except RuntimeError as cpu_error:
+                with pytest.raises(RuntimeError) as npu_error:
+                    op(x.to(npu), y.to(npu))
+                assert str(npu_error.value) == str(cpu_error), name
+                continue
+            result = op(x.to(npu), y.to(npu))
+            assert result.dtype == expected.dtype, name
+            assert result.stride() == expected.stride(), name  # channels-last stays channels-last
+            same(result, expected)
+
+
+def test_named_operands_keep_their_names_as_on_cpu(npu):
+    try:
+        x = torch.randn(2, 3, names=("N", "C"))
+        expected = x + x, x.clone().mul_(x), x.sqrt()
+    except (RuntimeError, TypeError):  # a release without named tensors (2.13 dropped names=)
+        pytest.skip("this torch has no named tensors")
+    d = x.to(npu)
+    result = d + d, d.clone().mul_(d), d.sqrt()
+    assert [r.names for r in result] == [e.names for e in expected]
+    same([r.rename(None) for r in result], [e.rename(None) for e in expected])
+
+
 def test_an_in_place_op_that_cannot_hold_the_promoted_type_raises_as_on_cpu(npu):
     i = torch.arange(4)
     with pytest.raises(RuntimeError, match="can't be cast") as on_cpu:

@@ -67,6 +67,10 @@
 // shows the device's op events (kineto_plugin.cpp). Before, Kineto had no way in for us.
 #define ADAPTER_KINETO_PLUGIN ADAPTER_TORCH_AT_LEAST(2, 12)
 
+// 2.13: named tensors left structured kernels: set_output_raw_strided() lost its
+// DimnameList argument (direct.cpp's device outputs override it).
+#define ADAPTER_STRUCTURED_OUTPUT_NAMES (!ADAPTER_TORCH_AT_LEAST(2, 13))
+
 // Every gate above, for reports (`version_gates()` in Python). `adapter-matrix shims report`
 // reads the versions from the #defines above, so they are written once.
 #define ADAPTER_FOR_EACH_GATE(_)              \
@@ -89,4 +93,5 @@
   _(ADAPTER_SDPA_CHOICE_STUB)                 \
   _(ADAPTER_SDPA_ENABLE_GQA)                  \
   _(ADAPTER_HOST_ALLOCATOR_REGISTRY)          \
-  _(ADAPTER_KINETO_PLUGIN)
+  _(ADAPTER_KINETO_PLUGIN)                    \
+  _(ADAPTER_STRUCTURED_OUTPUT_NAMES)
