@@ -1,4 +1,4 @@
-// Direct kernels: the hot elementwise ops without the boxed fallback.
+// Direct kernels: the hot elementwise and reduction ops without the boxed fallback.
 //
 // The fallback (fallback.cpp) serves every op the same way: it boxes the arguments onto a
 // stack, wraps the device tensors in host aliases, redispatches to CPU, which unboxes them
