@@ -82,6 +82,7 @@ def test_sdpa_under_meta_tensors():
     assert F.scaled_dot_product_attention(q, q, q).shape == (2, 2, 5, 8)
 
 
+@requires("dynamo")
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
 def test_compiled_attention_matches_cpu(backend):
     if backend == "inductor":

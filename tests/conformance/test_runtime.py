@@ -207,6 +207,19 @@ def test_profiler_activity_events_name_their_device_and_follow_backward(npu):
 
 
 @requires("profiler_activity")
+def test_profiler_activity_records_one_event_per_op_also_when_a_direct_kernel_hands_over(npu):
+    """Integer div promotes to float: the direct kernel gives the call to the fallback, and
+    the profile still shows one device event for it, as for a float div it runs itself."""
+    a, b = torch.arange(1, 7), torch.arange(2, 8)
+    with _device_profile(torch.profiler.ProfilerActivity.PrivateUse1) as prof:
+        ints = torch.div(a.to(npu), b.to(npu))
+        floats = torch.div(a.float().to(npu), b.float().to(npu))
+    same(ints, torch.div(a, b))
+    same(floats, torch.div(a.float(), b.float()))
+    assert [e.name for e in _npu_events(prof) if e.name == "aten::div (npu)"] == ["aten::div (npu)"] * 2
+
+
+@requires("profiler_activity")
 def test_profiler_activity_events_are_in_the_chrome_trace(npu, tmp_path):
     x = torch.randn(32, 32, device=npu)
     with _device_profile(torch.profiler.ProfilerActivity.PrivateUse1) as prof:

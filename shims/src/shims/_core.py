@@ -35,6 +35,7 @@ FEATURES: Dict[str, str] = {
     "distributed": "the npu_gloo process group: collectives and DDP on npu tensors",
     "quantized": "quantized npu tensors (torch.quantize_per_tensor) running QuantizedCPU kernels",
     # torch.compile (shims/inductor.py): CPU's C++/OpenMP code generator, registered for npu
+    "dynamo": "torch.compile's graph capture (Dynamo) of npu code, with any backend (eager, aot_eager, inductor)",
     "inductor": "torch.compile with its default backend (inductor) on npu tensors",
     "inductor_cpp_wrapper": "torch.compile with inductor's C++ wrapper (options={'cpp_wrapper': True})",
     "inductor_dynamic_shapes": "torch.compile(dynamic=True) with inductor on npu tensors (GPT-2 generation)",

@@ -3,11 +3,13 @@ module needs only ``get_amp_supported_dtype``), checkpointing uses ``torch.autoc
 and ``torch.get_device_module`` and ``add_safe_globals`` exist. SDPA asks the device's kernel
 chooser, so npu runs CPU's attention kernels (C++ gate ADAPTER_SDPA_CHOICE_STUB). Inductor
 takes a C++ wrapper class per device (``cpp_wrapper=True``). DTensor tensor parallel keeps
-replicated parameters in sync across ranks (first release verified)."""
+replicated parameters in sync across ranks (first release verified). Dynamo supports
+Python 3.12 (2.2-2.3 refused it)."""
 
 from __future__ import annotations
 
 import types
+from typing import Dict, Tuple
 
 from .torch_2_3 import Shim as _Previous
 
@@ -29,6 +31,7 @@ class Shim(_Previous):
         "profiler_device_time": "torch 2.4-2.7's key_averages() report 0 device time for npu ops although the "
         "stubs record their events (measured on 2.4.1 and 2.6.0; works on 2.8)",
     }
+    on_python: Dict[str, Tuple[str, str]] = {}
 
     def extend_device_module(self, module: types.ModuleType) -> None:
         """The five-function autocast protocol and ``amp.autocast`` are gone."""

@@ -159,14 +159,16 @@ class InPlaceOnDevice final : public Implementation {
 
 // Runs `op` (an OnDevice or InPlaceOnDevice) on its arguments: meta (shapes, dtypes, the
 // output), then the implementation. False, having run nothing but meta, if the iterator
-// would have to cast (meta's type promotion gave another dtype than the operands').
+// would have to cast (meta's type promotion gave another dtype than the operands'); the
+// caller's fallback then runs the op, and only that run is a device event for the profiler.
 template <class Op, typename... Args>
 bool run_on_device(const char* name, c10::DeviceIndex index, c10::ScalarType dtype, Op& op, const Args&... args) {
-  Running running(name, index);
+  DeviceScope scope(index);  // meta allocates the output with the device allocator
   op.meta(args...);
   for (int i = 0; i < op.ntensors(); ++i) {
     if (op.dtype(i) != dtype) return false;
   }
+  DeviceActivity activity(name, index);
   op.impl(args..., op.maybe_get_output(0));
   return true;
 }
