@@ -28,6 +28,10 @@ def test_capabilities_view_carries_each_shims_declarations():
             ("dynamo", "inductor", "inductor_dynamic_shapes"), ">=3.12"
         )
     assert "dynamo" not in lines["2.4"]["absent_on_python"] and "dynamo" not in lines["2.4"]["absent"]
+    assert {k: v["python"] for k, v in lines["2.5"]["absent_on_python"].items()} == dict.fromkeys(
+        ("serialization", "dynamo", "inductor", "inductor_dynamic_shapes"), ">=3.13"
+    )  # 2.5's Dynamo refuses Python 3.13
+    assert lines["2.6"]["absent_on_python"] == {}
     assert lines["2.15"]["absent"] == {}  # every feature, the Kineto plugin included (torch_2_12.py)
     assert "profiler_activity" in lines["2.11"]["absent"] and "profiler_activity" not in lines["2.12"]["absent"]
     assert "host_allocator" in lines["2.7"]["absent"] and "host_allocator" not in lines["2.8"]["absent"]
@@ -51,14 +55,19 @@ def test_committed_capabilities_page_is_current():
 
 
 def test_a_feature_absent_on_some_pythons_is_absent_only_there(monkeypatch):
-    """Shim.capability reads the running Python: torch 2.2-2.3 compile on 3.11, not on 3.12."""
+    """Shim.capability reads the running Python: torch 2.2-2.3 compile on 3.11, not on 3.12;
+    torch 2.5 on 3.12, not on 3.13."""
     import platform
 
-    from shims import torch_2_2, torch_2_3, torch_2_4
+    from shims import torch_2_2, torch_2_3, torch_2_4, torch_2_5, torch_2_6
 
     monkeypatch.setattr(platform, "python_version", lambda: "3.12.1")
     assert "Dynamo is not supported on Python 3.12+" in torch_2_3.Shim().capability("dynamo")
     assert torch_2_2.Shim().capability("inductor") == torch_2_3.Shim().capability("inductor_dynamic_shapes")
     assert torch_2_4.Shim().capability("dynamo") is None and torch_2_4.Shim().capability("inductor") is None
+    assert torch_2_5.Shim().capability("dynamo") is None  # 2.5 compiles on 3.12 ...
+    monkeypatch.setattr(platform, "python_version", lambda: "3.13.0")
+    assert "Dynamo is not supported on Python 3.13+" in torch_2_5.Shim().capability("inductor")  # ... not on 3.13
+    assert torch_2_6.Shim().capability("inductor") is None
     monkeypatch.setattr(platform, "python_version", lambda: "3.11.7")
     assert torch_2_2.Shim().capability("dynamo") is None and torch_2_3.Shim().capability("inductor") is None

@@ -5,7 +5,9 @@ without a device pins for the current accelerator, which is ``npu`` once registe
 
 On Python 3.13 torch 2.5's own ``torch.save`` fails for every tensor, CPU included: it
 assigns ``Pickler.persistent_id``, which CPython 3.13 made read-only (torch 2.6 subclasses
-the pickler instead). The shim declares serialization absent there.
+the pickler instead). The shim declares serialization absent there. Its Dynamo refuses
+Python 3.13 too (``torch.compile`` raises "Dynamo is not supported on Python 3.13+" whatever
+the device; torch 2.6 supports it), as 2.2-2.3's refused 3.12.
 
 Inductor's ``init_backend_registration`` reads npu's scheduling and wrapper classes from the
 device module (``torch.npu.Scheduling`` ...): npu registers with inductor when it starts.
@@ -25,5 +27,13 @@ class Shim(_Previous):
             ">=3.13",
             "torch 2.5 cannot torch.save on Python 3.13 ('_pickle.Pickler' object attribute 'persistent_id' "
             "is read-only), CPU tensors included; torch 2.6 fixed it",
-        )
+        ),
+        **dict.fromkeys(
+            ("dynamo", "inductor", "inductor_dynamic_shapes"),
+            (
+                ">=3.13",
+                "torch 2.5's Dynamo refuses Python 3.13 ('Dynamo is not supported on Python 3.13+'), CPU included; "
+                "torch 2.6 supports it",
+            ),
+        ),
     }
