@@ -29,7 +29,7 @@ def test_capabilities_view_carries_each_shims_declarations():
         )
     assert "dynamo" not in lines["2.4"]["absent_on_python"] and "dynamo" not in lines["2.4"]["absent"]
     assert {k: v["python"] for k, v in lines["2.5"]["absent_on_python"].items()} == dict.fromkeys(
-        ("serialization", "dynamo", "inductor", "inductor_dynamic_shapes"), ">=3.13"
+        ("serialization", "dynamo", "inductor", "inductor_cpp_wrapper", "inductor_dynamic_shapes"), ">=3.13"
     )  # 2.5's Dynamo refuses Python 3.13
     assert lines["2.6"]["absent_on_python"] == {}
     assert lines["2.15"]["absent"] == {}  # every feature, the Kineto plugin included (torch_2_12.py)

@@ -29,7 +29,7 @@ class Shim(_Previous):
             "is read-only), CPU tensors included; torch 2.6 fixed it",
         ),
         **dict.fromkeys(
-            ("dynamo", "inductor", "inductor_dynamic_shapes"),
+            ("dynamo", "inductor", "inductor_cpp_wrapper", "inductor_dynamic_shapes"),
             (
                 ">=3.13",
                 "torch 2.5's Dynamo refuses Python 3.13 ('Dynamo is not supported on Python 3.13+'), CPU included; "
