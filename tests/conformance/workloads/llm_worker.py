@@ -1,8 +1,8 @@
 """One rank of an LLM-parallelism case (started as a script, twice; see test_llm_parallel.py).
 
-    python llm_worker.py CASE RANK WORLD INIT_FILE OUT_JSON [CHECKPOINT_DIR]
+    python llm_worker.py CASE RANK WORLD INIT_FILE OUT_JSON [ARG]  (dcp: a folder; teardown: a count)
 
-CASE is ``collectives``, ``fsdp``, ``fsdp2``, ``tp`` or ``dcp``. Each trains llm_data's
+CASE is ``collectives``, ``teardown``, ``fsdp``, ``fsdp2``, ``tp`` or ``dcp``. Each trains llm_data's
 GPT-2 on ``npu:RANK`` over the ``npu_gloo`` group (or checks the collectives those need)
 and writes the losses and the full (unsharded) parameters as JSON, for the test to compare
 with the same training on CPU in one process.
@@ -27,7 +27,14 @@ def main() -> None:
     device = torch.device("npu", rank)
     torch.npu.set_device(device)
     dist.init_process_group("npu_gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
-    run = {"collectives": collectives, "fsdp": fsdp, "fsdp2": fsdp2, "tp": tensor_parallel, "dcp": checkpoint}[case]
+    run = {
+        "collectives": collectives,
+        "teardown": teardown,
+        "fsdp": fsdp,
+        "fsdp2": fsdp2,
+        "tp": tensor_parallel,
+        "dcp": checkpoint,
+    }[case]
     result = run(llm_data, rank, world, device, *sys.argv[6:])
     dist.barrier()
     dist.destroy_process_group()
@@ -62,6 +69,27 @@ def collectives(data, rank: int, world: int, device) -> dict:
     out["mesh"] = str(mesh.device_type)
     out["on_device"] = all(t.device == device for t in (gathered, scattered))
     return out
+
+
+def teardown(data, rank: int, world: int, device, groups: str) -> dict:
+    """Groups destroyed right after their collectives, as FSDP's and DeviceMesh's are at the end.
+
+    gloo's destructor joins its worker threads while a worker may still be freeing the last
+    collective's tensors, which takes the GIL; before the fix this hung in about one of 60.
+    """
+    import torch
+    import torch.distributed as dist
+
+    total = 0.0
+    for _ in range(int(groups)):
+        group = dist.new_group(list(range(world)))
+        t = torch.ones(1024, device=device)
+        dist.all_reduce(t, group=group)  # the Python group's path
+        gathered = torch.empty(1024 * world, device=device)
+        dist.all_gather_into_tensor(gathered, t, group=group)  # the C++ backend's path
+        total += float(gathered.sum())
+        dist.destroy_process_group(group)
+    return {"groups": int(groups), "total": total}
 
 
 def _result(data, losses, parameters) -> dict:

@@ -63,6 +63,14 @@ def test_collectives_fsdp_and_dtensor_need_work_on_npu_tensors(npu, tmp_path):
     assert results[0]["group_name"] == results[1]["group_name"]
 
 
+@requires("distributed")
+def test_destroying_groups_right_after_their_collectives_does_not_hang(npu, tmp_path):
+    # 200 groups: without the fix, 2 runs of 2 hung before their 100th
+    results = _run("teardown", tmp_path, "200")
+    for r in results:
+        assert r == {"groups": 200, "total": 200 * 1024 * 2 * 2.0}  # all_reduce of ones over 2 ranks, gathered twice
+
+
 @requires("fsdp")
 def test_fsdp_gpt2_matches_single_process_cpu_training_bitwise(npu, tmp_path):
     results = _run("fsdp", tmp_path)

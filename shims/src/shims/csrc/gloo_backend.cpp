@@ -13,6 +13,8 @@
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
+#include <Python.h>  // the GIL, released while gloo goes (release())
+
 #include <string>
 #include <vector>
 
@@ -188,7 +190,23 @@ class GlooBackend final : public c10d::Backend {
   c10::intrusive_ptr<c10d::Backend> gloo_;
 
  public:
-  void release() { gloo_.reset(); }
+  ~GlooBackend() override { release(); }
+
+  // gloo's destructor joins its worker threads, and a worker may still be freeing the tensors
+  // of a collective that has finished; a tensor with a Python wrapper takes the GIL to go. So
+  // let gloo go without the GIL, or the two threads wait for each other for ever (seen:
+  // destroy_process_group() hung in ~ProcessGroupGloo's join while the worker waited for the
+  // GIL in TensorImpl::decref_pyobject, once in ~60 groups torn down right after a collective).
+  void release() {
+    if (!gloo_) return;
+    if (Py_IsInitialized() && PyGILState_Check()) {
+      PyThreadState* state = PyEval_SaveThread();
+      gloo_.reset();
+      PyEval_RestoreThread(state);
+    } else {
+      gloo_.reset();
+    }
+  }
 };
 
 }  // namespace
