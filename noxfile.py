@@ -131,10 +131,20 @@ def _compile_sample(cell: cells_api.CellRun) -> bool:
     return mode == "on"
 
 
+# What the conformance suite needs beyond pytest. torch 2.7's torch.distributed.checkpoint
+# imports the importlib_metadata backport on Python < 3.10 without declaring it; the marker
+# keeps it out of newer Pythons' cells.
+SUITE_REQUIREMENTS = ['importlib_metadata; python_version < "3.10"']
+
+
 def requirements(row) -> list:
-    """Beside the wheels: what the C++ build and the op sweep need for this torch."""
+    """Beside the wheels: what the C++ build, the op sweep and the suite need for this torch."""
     torch = str(row.cell.torch)
-    return [*cells_api.native_build_requirements(torch), *cells_api.op_sweep_requirements(torch)]
+    return [
+        *cells_api.native_build_requirements(torch),
+        *cells_api.op_sweep_requirements(torch),
+        *SUITE_REQUIREMENTS,
+    ]
 
 
 def refusals(cell: cells_api.CellRun) -> None:
