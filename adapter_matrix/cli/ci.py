@@ -1,9 +1,12 @@
-"""`plan` and `results`: what CI runs, and what its runs recorded."""
+"""`plan`, `results`, `release` and `tier`: what CI runs, what its runs recorded, the
+freeze of a release, and a tier of cells run in parts."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from typing import List, Optional
 
 import typer
@@ -215,3 +218,85 @@ def release(
             f"`adapter-matrix validate --results {folder} --strict` names them",
             markup=False,
         )
+
+
+@app.command()
+def tier(
+    strategy: str = typer.Argument(..., help="The tier: a plan strategy (full, edges, latest or smoke)."),
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    tag: List[str] = typer.Option(
+        [], "--tag", "-t", help="Only cells with this nox tag (torch2.4, py3.8, ...); repeat for several."
+    ),
+    python: List[str] = typer.Option([], "--python", "-p", help="Only cells of this Python; repeat for several."),
+    force: bool = typer.Option(False, "--force", help="Also run cells that have a fresh passing record."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would run and why; run nothing."),
+    commit: bool = typer.Option(
+        False, "--commit", help="git-commit each torch line's evidence records as soon as the line is done."
+    ),
+    docs: Optional[List[str]] = typer.Option(
+        None,
+        "--docs",
+        metavar="FILE",
+        help="With --commit: regenerate these documents' tables and commit them too "
+        "(default: docs/compatibility.md if it exists).",
+    ),
+    min_free_gb: float = typer.Option(
+        25.0, "--min-free-gb", help="Below this much free disk before a torch line, drop torch wheels from uv's cache."
+    ),
+) -> None:
+    """Run a tier of the matrix's cells in parts: each cell without a fresh passing evidence
+    record (the release gate's rule), through ./noxfile.py, one torch line after another.
+    Cells that have one are skipped, so an interrupted tier picks up where it stopped.
+    Exit 0 when every selected cell ends with a fresh passing record, 1 otherwise, 2 for a
+    usage error (docs/releasing.md)."""
+    from ..ci import tier as tiers
+    from ..ci.evidence import evidence_folder
+    from ..ci.plan import STRATEGIES
+
+    if strategy not in STRATEGIES:
+        fail(f"{strategy!r} is not a tier: choose from {', '.join(STRATEGIES)}")
+    if docs and not commit:
+        fail("--docs names the documents --commit commits: give --commit too")
+    target = one_matrix(matrix).matrix
+    steps = tiers.select(target, strategy, tag, python, force)
+    out = console_for()
+
+    def echo(line: str) -> None:
+        out.print(line, markup=False)
+
+    if not steps and (tag or python):  # a typo in a tag must not pass as a tier with nothing to do
+        from ..ci.plan import plan as make_plan
+        from ..ci.release import past_releases
+
+        rows = make_plan(target, strategy, skip=past_releases(target))
+        known = sorted({t for r in rows for t in r.tags}, key=lambda t: (t.rstrip("0123456789."), len(t), t))
+        asked = ", ".join([*(f"-t {t}" for t in tag), *(f"-p {p}" for p in python)])
+        fail(f"no cell of the {strategy} tier matches {asked} (its tags: {', '.join(known)})")
+    for step in steps:
+        echo(step.describe())
+    if dry_run:
+        return
+    cwd = os.getcwd()
+    nox = tiers._tool("nox")
+    if not os.path.isfile(os.path.join(cwd, "noxfile.py")):
+        fail(f"no noxfile.py in {cwd}: run the tier from the adapter's repository (docs/nox.md)")
+    if nox is None:
+        fail("nox is not installed: pip install nox (uv too, for the shared wheel cache)")
+    if docs is None:
+        docs = [d for d in ("docs/compatibility.md",) if os.path.exists(d)]
+    done = tiers.run(target, steps, [nox], cwd, echo, commit=commit, docs=docs, min_free_gb=min_free_gb)
+    folder = evidence_folder(target)
+    if os.path.isdir(folder):
+        subprocess.run(
+            [sys.executable, "-m", "adapter_matrix", "results", "--matrix", target.path, folder], check=False
+        )
+    echo(
+        f"{done.final.get('verified', 0)} of {done.selected} selected cells have a fresh passing record"
+        + "".join(f", {n} {state}" for state, n in sorted(done.final.items()) if state != "verified")
+    )
+    echo(
+        f"wall time {done.minutes:.0f} min for {done.ran} cells; disk free {done.free_at_start:.0f} GB at the start, "
+        f"{done.lowest_free:.0f} GB at the lowest (after a line)"
+    )
+    if not done.ok:
+        raise typer.Exit(EXIT_UNSUPPORTED)

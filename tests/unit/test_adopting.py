@@ -97,6 +97,7 @@ def test_every_command_of_the_page_runs_and_the_cell_is_green(adopted):
     record = json.loads((repo / "evidence" / "0.1.0" / f"{CELL}.json").read_text())
     assert record["outcome"] == "passed" and record["torch"] == "2.13.0+cpu" and record["tests"]["passed"] == 1
     assert "from adapter_matrix import require" in proc.stdout  # init showed the require() lines
+    assert f"skip device({CELL}): verified" in proc.stdout  # the tier's dry run counts the record
 
 
 @pytest.mark.slow  # runs pre-commit on the adopted project built from the wheels

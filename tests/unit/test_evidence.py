@@ -342,22 +342,15 @@ def test_the_repository_evidence_folder_holds_only_evidence_records():
         assert path.parent.name == record["release"] and path.stem == record["cell"], path
 
 
-RUN_TIER = REPO / "scripts" / "run_tier.py"
+def _tier(project: Path, *args: str):
+    return cli("tier", "full", "--matrix", str(project / "compat.yaml"), *args, cwd=project)
 
 
-def test_run_tier_runs_a_part_by_tags_and_skips_fresh_cells(project):
-    env = dict(os.environ, ADAPTER_MATRIX_NOX_MATRIX=str(project / "compat.yaml"))
-
+def test_tier_runs_a_part_by_tags_and_skips_fresh_cells(project):
     def dry(*args):
-        proc = subprocess.run(
-            [sys.executable, str(RUN_TIER), "full", "--dry-run", *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout
+        res = _tier(project, "--dry-run", *args)
+        assert res.code == 0, res.err
+        return res.out
 
     out = dry("-t", "torch2.3")
     assert "skip device(py3.10-torch2.3): verified" in out
@@ -368,6 +361,81 @@ def test_run_tier_runs_a_part_by_tags_and_skips_fresh_cells(project):
     _edit(project, "py3.10-torch2.2", timestamp="2020-01-01T00:00:00+00:00")
     out = dry()
     assert "run  device(py3.10-torch2.2): stale" in out and "skip device(py3.11-torch2.2)" in out
+
+
+def test_a_tier_part_that_selects_nothing_is_a_usage_error_naming_the_tags(project):
+    res = _tier(project, "--dry-run", "-t", "torch2.30")  # a typo must not pass as a part with nothing to do
+    assert res.code == 2
+    assert (
+        "no cell of the full tier matches -t torch2.30" in res.err
+        and "(its tags: edges, full, latest, py3.10, py3.11, smoke, torch2.2, torch2.3)" in res.err
+    )
+    assert _tier(project, "--dry-run", "-p", "3.12").code == 2
+    assert cli("tier", "every", "--matrix", str(project / "compat.yaml"), cwd=project).code == 2
+
+
+# A stand-in for nox: it writes, for every session it is given, the record a passing cell
+# writes, from the matrix the tier hands the cells; and it logs how it was called.
+FAKE_NOX = """\
+import json, os, sys
+sys.path.insert(0, {repo!r})
+from adapter_matrix.matrix.loader import load
+from tests.unit.test_evidence import _run_cell
+matrix = load(os.environ["ADAPTER_MATRIX_NOX_MATRIX"]).matrix
+sessions = sys.argv[sys.argv.index("-s") + 1:]
+with open("nox-calls.jsonl", "a") as fh:
+    fh.write(json.dumps({{"sessions": sessions, "drop": os.environ.get("ADAPTER_MATRIX_DROP_ENVS")}}) + "\\n")
+for session in sessions:
+    cell = session[len("device("):-1]
+    _run_cell(matrix, cell, outcome="failed" if cell == os.environ.get("FAIL_CELL") else "passed")
+"""
+
+
+def test_a_tier_runs_each_torch_line_once_and_commits_its_records(project, monkeypatch):
+    from adapter_matrix.ci import tier
+
+    (project / ".gitignore").write_text("__pycache__/\nresults/\nnox-calls.jsonl\n")  # the sources hash as frozen
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    subprocess.run(["git", "add", "."], cwd=project, check=True)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(["git", "commit", "-q", "-m", "start"], cwd=project, check=True, env=dict(os.environ, **env))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    (project / "notes.txt").write_text("work in progress\n")  # staged, and none of the tier's business
+    subprocess.run(["git", "add", "notes.txt"], cwd=project, check=True)
+    monkeypatch.setenv("FAIL_CELL", "py3.11-torch2.3")
+    _edit(project, "py3.10-torch2.2", timestamp="2020-01-01T00:00:00+00:00")  # stale: runs again
+    matrix = load(project / "compat.yaml").matrix
+    steps = tier.select(matrix, "full")
+    assert [s.row.id for s in steps if s.runs] == ["py3.10-torch2.2", "py3.11-torch2.3"]
+    lines_seen = []
+    done = tier.run(
+        matrix,
+        steps,
+        [sys.executable, "-c", FAKE_NOX.format(repo=str(REPO))],
+        str(project),
+        lines_seen.append,
+        commit=True,
+        min_free_gb=0,
+    )
+    calls = [json.loads(line) for line in (project / "nox-calls.jsonl").read_text().splitlines()]
+    # one nox run per torch line, only the cells that need it, environments dropped
+    assert calls == [
+        {"sessions": ["device(py3.10-torch2.2)"], "drop": "1"},
+        {"sessions": ["device(py3.11-torch2.3)"], "drop": "1"},
+    ]
+    assert [line.split(":")[0] for line in lines_seen] == ["== torch 2.2", "== torch 2.3"]
+    # the failing cell keeps the tier from passing; the others end verified
+    assert (done.final, done.selected, done.ran, done.ok) == ({"verified": 3, "failed": 1}, 4, 2, False)
+    log = subprocess.run(["git", "log", "--format=%B"], cwd=project, capture_output=True, text=True).stdout
+    assert "evidence: torch 2.3, 0 of 1 cells passed, 1 failed" in log
+    assert "evidence: torch 2.2, 1 of 1 cells passed\n\npy3.10-torch2.2: verified" in log
+    shown = subprocess.run(
+        ["git", "show", "--stat", "--format=", "HEAD~1"], cwd=project, capture_output=True, text=True
+    )
+    assert "records/2.0.0/py3.10-torch2.2.json" in shown.stdout and "notes.txt" not in shown.stdout
+    staged = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=project, capture_output=True, text=True)
+    assert staged.stdout.split() == ["notes.txt"]
 
 
 def test_a_compiled_matrix_of_another_model_is_never_read(monkeypatch):
