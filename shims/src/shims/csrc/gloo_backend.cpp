@@ -50,6 +50,33 @@ Tensors flat(const TensorLists& lists) {
   return out;
 }
 
+// Gives the GIL up for its scope when this thread holds it. Whoever calls into gloo must not
+// hold it: gloo's worker thread frees a finished collective's tensors while it holds gloo's
+// queue lock, and a tensor with a Python wrapper (the host aliases of the Python group's calls)
+// takes the GIL to go; a caller that holds the GIL and enqueues (or waits for) the next
+// collective then waits for that worker for ever. torch 2.14's binding of all_gather_single
+// calls the backend with the GIL held (2.13's all_gather_into_tensor released it first): an
+// all-gather right after an all_reduce on the same group hung within ~100 groups.
+class WithoutGil {
+ public:
+  WithoutGil() : state_(Py_IsInitialized() && PyGILState_Check() ? PyEval_SaveThread() : nullptr) {}
+  ~WithoutGil() {
+    if (state_) PyEval_RestoreThread(state_);
+  }
+  WithoutGil(const WithoutGil&) = delete;
+  WithoutGil& operator=(const WithoutGil&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
+// Runs a gloo collective (a call that returns its Work) to completion without the GIL.
+template <typename Collective>
+void complete(Collective&& collective) {
+  WithoutGil released;
+  collective()->wait();
+}
+
 bool unsupported(const c10::Error& e) { return std::string(e.what()).find("does not support") != std::string::npos; }
 
 class GlooBackend final : public c10d::Backend {
@@ -61,54 +88,54 @@ class GlooBackend final : public c10d::Backend {
 
   WorkPtr broadcast(Tensors& tensors, const c10d::BroadcastOptions& opts) override {
     auto h = hosts(tensors);
-    return finish(gloo_->broadcast(h, opts), tensors);
+    return finish([&] { return gloo_->broadcast(h, opts); }, tensors);
   }
   WorkPtr allreduce(Tensors& tensors, const c10d::AllreduceOptions& opts) override {
     auto h = hosts(tensors);
-    return finish(gloo_->allreduce(h, opts), tensors);
+    return finish([&] { return gloo_->allreduce(h, opts); }, tensors);
   }
   WorkPtr allreduce_coalesced(Tensors& tensors, const c10d::AllreduceCoalescedOptions& opts) override {
     auto h = hosts(tensors);
-    return finish(gloo_->allreduce_coalesced(h, opts), tensors);
+    return finish([&] { return gloo_->allreduce_coalesced(h, opts); }, tensors);
   }
   WorkPtr reduce(Tensors& tensors, const c10d::ReduceOptions& opts) override {
     auto h = hosts(tensors);
-    return finish(gloo_->reduce(h, opts), tensors);
+    return finish([&] { return gloo_->reduce(h, opts); }, tensors);
   }
   WorkPtr allgather(TensorLists& outputs, Tensors& inputs, const c10d::AllgatherOptions& opts) override {
     auto ho = hosts(outputs);
     auto hi = hosts(inputs);
-    return finish(gloo_->allgather(ho, hi, opts), flat(outputs));
+    return finish([&] { return gloo_->allgather(ho, hi, opts); }, flat(outputs));
   }
   WorkPtr _allgather_base(at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts) override {
     at::Tensor ho = host_alias(output), hi = host_alias(input);
-    return finish(gloo_->_allgather_base(ho, hi, opts), {output});
+    return finish([&] { return gloo_->_allgather_base(ho, hi, opts); }, {output});
   }
   WorkPtr allgather_coalesced(TensorLists& outputs, Tensors& inputs, const c10d::AllgatherOptions& opts) override {
     auto ho = hosts(outputs);
     auto hi = hosts(inputs);
-    return finish(gloo_->allgather_coalesced(ho, hi, opts), flat(outputs));
+    return finish([&] { return gloo_->allgather_coalesced(ho, hi, opts); }, flat(outputs));
   }
   WorkPtr allgather_into_tensor_coalesced(Tensors& outputs, Tensors& inputs, const c10d::AllgatherOptions& opts) override {
     auto ho = hosts(outputs);
     auto hi = hosts(inputs);
-    return finish(gloo_->allgather_into_tensor_coalesced(ho, hi, opts), outputs);
+    return finish([&] { return gloo_->allgather_into_tensor_coalesced(ho, hi, opts); }, outputs);
   }
   WorkPtr gather(TensorLists& outputs, Tensors& inputs, const c10d::GatherOptions& opts) override {
     auto ho = hosts(outputs);
     auto hi = hosts(inputs);
-    return finish(gloo_->gather(ho, hi, opts), flat(outputs));
+    return finish([&] { return gloo_->gather(ho, hi, opts); }, flat(outputs));
   }
   WorkPtr scatter(Tensors& outputs, TensorLists& inputs, const c10d::ScatterOptions& opts) override {
     auto ho = hosts(outputs);
     auto hi = hosts(inputs);
-    return finish(gloo_->scatter(ho, hi, opts), outputs);
+    return finish([&] { return gloo_->scatter(ho, hi, opts); }, outputs);
   }
   WorkPtr reduce_scatter(Tensors& outputs, TensorLists& inputs, const c10d::ReduceScatterOptions& opts) override {
     auto ho = hosts(outputs);
     auto hi = hosts(inputs);
     try {
-      return finish(gloo_->reduce_scatter(ho, hi, opts), outputs);
+      return finish([&] { return gloo_->reduce_scatter(ho, hi, opts); }, outputs);
     } catch (const c10::Error& e) {
       if (!unsupported(e)) throw;
     }
@@ -117,7 +144,7 @@ class GlooBackend final : public c10d::Backend {
     for (size_t i = 0; i < ho.size(); ++i) {
       for (size_t r = 0; r < hi[i].size(); ++r) {
         Tensors reduced{hi[i][r].clone()};
-        gloo_->allreduce(reduced, allreduce_options(opts))->wait();
+        complete([&] { return gloo_->allreduce(reduced, allreduce_options(opts)); });
         if (static_cast<int>(r) == getRank()) ho[i].copy_(reduced[0]);
       }
     }
@@ -126,7 +153,7 @@ class GlooBackend final : public c10d::Backend {
   WorkPtr _reduce_scatter_base(at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override {
     at::Tensor ho = host_alias(output), hi = host_alias(input);
     try {
-      return finish(gloo_->_reduce_scatter_base(ho, hi, opts), {output});
+      return finish([&] { return gloo_->_reduce_scatter_base(ho, hi, opts); }, {output});
     } catch (const c10::Error& e) {
       if (!unsupported(e)) throw;
     }
@@ -137,7 +164,7 @@ class GlooBackend final : public c10d::Backend {
     auto ho = hosts(outputs);
     auto hi = hosts(inputs);
     try {
-      return finish(gloo_->reduce_scatter_tensor_coalesced(ho, hi, opts), outputs);
+      return finish([&] { return gloo_->reduce_scatter_tensor_coalesced(ho, hi, opts); }, outputs);
     } catch (const c10::Error& e) {
       if (!unsupported(e)) throw;
     }
@@ -147,31 +174,35 @@ class GlooBackend final : public c10d::Backend {
   WorkPtr alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
                         std::vector<int64_t>& input_splits, const c10d::AllToAllOptions& opts) override {
     at::Tensor ho = host_alias(output), hi = host_alias(input);
-    return finish(gloo_->alltoall_base(ho, hi, output_splits, input_splits, opts), {output});
+    return finish([&] { return gloo_->alltoall_base(ho, hi, output_splits, input_splits, opts); }, {output});
   }
   WorkPtr alltoall(Tensors& outputs, Tensors& inputs, const c10d::AllToAllOptions& opts) override {
     auto ho = hosts(outputs);
     auto hi = hosts(inputs);
-    return finish(gloo_->alltoall(ho, hi, opts), outputs);
+    return finish([&] { return gloo_->alltoall(ho, hi, opts); }, outputs);
   }
   WorkPtr send(Tensors& tensors, int dst, int tag) override {
     auto h = hosts(tensors);
-    return finish(gloo_->send(h, dst, tag), tensors);
+    return finish([&] { return gloo_->send(h, dst, tag); }, tensors);
   }
   WorkPtr recv(Tensors& tensors, int src, int tag) override {
     auto h = hosts(tensors);
-    return finish(gloo_->recv(h, src, tag), tensors);
+    return finish([&] { return gloo_->recv(h, src, tag); }, tensors);
   }
   WorkPtr recvAnysource(Tensors& tensors, int tag) override {
     auto h = hosts(tensors);
-    return finish(gloo_->recvAnysource(h, tag), tensors);
+    return finish([&] { return gloo_->recvAnysource(h, tag); }, tensors);
   }
-  WorkPtr barrier(const c10d::BarrierOptions& opts) override { return finish(gloo_->barrier(opts), {}); }
+  WorkPtr barrier(const c10d::BarrierOptions& opts) override {
+    return finish([&] { return gloo_->barrier(opts); }, {});
+  }
 
  private:
-  // Work on this device is synchronous: wait for gloo here, then stand for the caller's tensors.
-  static WorkPtr finish(const WorkPtr& work, Tensors result) {
-    work->wait();
+  // Work on this device is synchronous: run gloo's collective to completion here, then stand
+  // for the caller's tensors.
+  template <typename Collective>
+  static WorkPtr finish(Collective&& collective, Tensors result) {
+    complete(collective);
     return done_work(std::move(result));
   }
   static c10d::AllreduceOptions allreduce_options(const c10d::ReduceScatterOptions& opts) {
@@ -183,7 +214,7 @@ class GlooBackend final : public c10d::Backend {
   // Rank r's output is chunk r of the reduction of every rank's input.
   void reduce_scatter_by_allreduce(at::Tensor& output, const at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
     Tensors reduced{input.clone()};
-    gloo_->allreduce(reduced, allreduce_options(opts))->wait();
+    complete([&] { return gloo_->allreduce(reduced, allreduce_options(opts)); });
     output.copy_(reduced[0].flatten().chunk(getSize())[getRank()].view_as(output));
   }
 
@@ -199,13 +230,8 @@ class GlooBackend final : public c10d::Backend {
   // GIL in TensorImpl::decref_pyobject, once in ~60 groups torn down right after a collective).
   void release() {
     if (!gloo_) return;
-    if (Py_IsInitialized() && PyGILState_Check()) {
-      PyThreadState* state = PyEval_SaveThread();
-      gloo_.reset();
-      PyEval_RestoreThread(state);
-    } else {
-      gloo_.reset();
-    }
+    WithoutGil released;
+    gloo_.reset();
   }
 };
 
