@@ -134,18 +134,23 @@ def results(
             matrix
         ).matrix  # a record must be evidence of its release, and no weaker than the committed one
         inside = os.path.join(os.path.realpath(into), "")
-        merged, refused = [], []
+        merged, unchanged, refused = [], [], []
         for record in records:
             if os.path.realpath(record["_path"]).startswith(inside):
                 continue
             try:
-                merged.append(write_evidence(into, record, target))
+                before = _committed(into, record)
+                path = write_evidence(into, record, target)
             except EvidenceError as exc:
                 refused.append(str(exc))
+                continue
+            (unchanged if _read_bytes(path) == before else merged).append(path)
         for why in refused:
             console_for(stderr=True).print(f"[yellow]{why}[/]", markup=True, highlight=False)
         console_for(stderr=True).print(
-            f"{into}: {len(merged)} evidence record(s) written" + (f", {len(refused)} refused" if refused else "")
+            f"{into}: {len(merged)} evidence record(s) written"
+            + (f", {len(unchanged)} unchanged" if unchanged else "")
+            + (f", {len(refused)} refused" if refused else "")
         )
     expected = None
     if expect is not None:
@@ -181,6 +186,23 @@ def results(
         fail(f"--format {fmt!r}: choose from text, markdown, json")
     if not summary.ok:
         raise typer.Exit(EXIT_UNSUPPORTED)
+
+
+def _committed(folder: str, record: dict) -> Optional[bytes]:
+    """The bytes of the evidence record ``record`` would replace in ``folder``, if any (its
+    names vetted first: records are untrusted input)."""
+    from ..ci.names import check_name
+
+    release = check_name(str(record.get("release") or "any"), "release")
+    return _read_bytes(os.path.join(folder, release, f"{check_name(record.get('cell'), 'cell')}.json"))
+
+
+def _read_bytes(path: str) -> Optional[bytes]:
+    """A regular file's bytes, or ``None`` if there is none."""
+    if not os.path.isfile(path):
+        return None
+    with open(path, "rb") as fh:
+        return fh.read()
 
 
 @app.command()

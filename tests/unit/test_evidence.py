@@ -322,6 +322,20 @@ def test_results_merges_folders_into_the_evidence_folder_newest_first(project, t
     assert "| py3.11-torch2.2 | 3.11.9 | 2.2.2+cpu | passed  | 570/0/12/0" in res.out and "| feedfac |" in res.out
 
 
+def test_merging_a_copy_of_the_evidence_folder_says_what_it_changed(project):
+    """A lane's worktree holds every committed record plus the ones it ran: merging it back
+    names the new records apart from the copies that change nothing."""
+    import shutil
+
+    shutil.copytree(project / "records", project / "lane" / "records")
+    _run_cell(load(project / "compat.yaml").matrix, "py3.11-torch2.3")  # a cell only main's folder lacks ...
+    moved = project / "lane" / "records" / "2.0.0" / "py3.11-torch2.3.json"
+    (project / "records" / "2.0.0" / "py3.11-torch2.3.json").rename(moved)  # ... because the lane ran it
+    res = cli("results", "lane", "--into", "records", cwd=project)
+    assert "records: 1 evidence record(s) written, 3 unchanged" in res.err, res.err
+    assert json.loads((project / "records" / "2.0.0" / "py3.11-torch2.3.json").read_text())["cell"] == "py3.11-torch2.3"
+
+
 # -- the repository ----------------------------------------------------------------------
 
 
