@@ -134,7 +134,9 @@ def results(
             matrix
         ).matrix  # a record must be evidence of its release, and no weaker than the committed one
         inside = os.path.join(os.path.realpath(into), "")
-        merged, unchanged, refused = [], [], []
+        merged: List[str] = []
+        unchanged: List[str] = []
+        refused: List[str] = []
         for record in records:
             if os.path.realpath(record["_path"]).startswith(inside):
                 continue
