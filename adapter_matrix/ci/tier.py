@@ -24,7 +24,7 @@ from .plan import PlanRow, plan
 from .release import past_releases
 from .results import read_records
 
-__all__ = ["Step", "select", "lines", "run", "TierRun", "commit_message", "prune_uv_cache"]
+__all__ = ["Step", "select", "lines", "run", "TierRun", "commit_message", "prune_uv_cache", "tool"]
 
 MATRIX_ENV = "ADAPTER_MATRIX_NOX_MATRIX"  # the matrix the nox cells read (adapter_matrix.nox)
 DROP_ENVS_ENV = "ADAPTER_MATRIX_DROP_ENVS"  # each cell removes its environment when it is done
@@ -89,7 +89,7 @@ def free_gb(path: str) -> float:
     return shutil.disk_usage(path).free / 2**30
 
 
-def _tool(name: str) -> Optional[str]:
+def tool(name: str) -> Optional[str]:
     """``name`` next to this interpreter (a virtual environment's own), else on PATH."""
     beside = Path(sys.executable).parent / name
     return str(beside) if beside.exists() else shutil.which(name)
@@ -98,7 +98,7 @@ def _tool(name: str) -> Optional[str]:
 def prune_uv_cache(echo: Callable[[str], None]) -> None:
     """Drop torch, triton and the CUDA wheels (nvidia-*, cuda-*) from uv's cache (the rest
     stays): the next torch line downloads its own versions anyway."""
-    uv = _tool("uv")
+    uv = tool("uv")
     if not uv:
         return
     cache = subprocess.run([uv, "cache", "dir"], capture_output=True, text=True).stdout.strip()

@@ -301,7 +301,7 @@ def tier(
     if dry_run:
         return
     cwd = os.getcwd()
-    nox = tiers._tool("nox")
+    nox = tiers.tool("nox")
     if not os.path.isfile(os.path.join(cwd, "noxfile.py")):
         fail(f"no noxfile.py in {cwd}: run the tier from the adapter's repository (docs/nox.md)")
     if nox is None:
@@ -309,10 +309,12 @@ def tier(
     if docs is None:
         docs = [d for d in ("docs/compatibility.md",) if os.path.exists(d)]
     done = tiers.run(target, steps, [nox], cwd, echo, commit=commit, docs=docs, min_free_gb=min_free_gb)
-    folder = evidence_folder(target)
-    if os.path.isdir(folder):
+    # The table of the releases this tier ran, not of every release the folder holds.
+    ran = sorted({str(step.row.cell.release.version) for step in steps})
+    shown = [f for f in (os.path.join(evidence_folder(target), r) for r in ran) if os.path.isdir(f)]
+    if shown:
         subprocess.run(
-            [sys.executable, "-m", "adapter_matrix", "results", "--matrix", target.path, folder], check=False
+            [sys.executable, "-m", "adapter_matrix", "results", "--matrix", target.path, *shown], check=False
         )
     echo(
         f"{done.final.get('verified', 0)} of {done.selected} selected cells have a fresh passing record"
