@@ -184,6 +184,7 @@ class CellRun:
         self.suites: Optional[_cells.Suites] = None
         self.ops: Optional[Dict[str, Any]] = None
         self.refusals: List[Dict[str, Any]] = []
+        self.companions_unavailable: Dict[str, str] = {}  # companion name -> why the index had none
         self.attempt: Optional[_cells.InstallAttempt] = None
         self.tree: Dict[str, Any] = {}
         self.offline = [p for p in os.environ.get(WHEELS_ENV, "").split(os.pathsep) if p]
@@ -259,6 +260,7 @@ class CellRun:
             self.tree,
             self.ops,
             self.refusals,
+            self.companions_unavailable,
         )
         self.session.log(f"result record: {written['_path']}")
         if self.session.posargs:  # a narrowed suite is not evidence for the cell
@@ -277,6 +279,35 @@ class CellRun:
         self.session.error(message)
 
 
+def _note_missing_companions(cell: CellRun, attempts: Sequence[_cells.InstallAttempt]) -> None:
+    """After torch went in without the cell's companions: ask the index once more for them
+    beside it. If it says no again, the record names each one as unavailable (no build for
+    this Python and torch on that index), which the evidence gate accepts in place of it;
+    a folder of wheels (``find-links``) is no such answer, so nothing is recorded for it."""
+    installed = cell.attempt
+    assert installed is not None
+    missing = [p for p in _cells.cell_companions(cell.row) if p not in installed.picks]
+    if not missing:
+        return
+    retry = next(
+        (a for a in attempts if a.picks and a.source == installed.source and a.requirement == installed.requirement),
+        None,
+    )
+    if retry is not None and not retry.local:
+        try:
+            cell.session.install(*retry.options, retry.requirement, *retry.companions, env=cell.env)
+            cell.attempt = retry
+            return
+        except nox.command.CommandFailed:
+            cell.companions_unavailable = {
+                p.name: f"{p.requirement(retry.variant)} could not be installed beside {retry.requirement} "
+                f"for Python {cell.row.cell.python} from {retry.source}, twice; {retry.requirement} alone could"
+                for p in missing
+            }
+    names = ", ".join(p.name for p in missing)
+    cell.session.warn(f"installed without {names}: {installed.source} has no build of it for this cell")
+
+
 def _offline_attempts(attempts: Sequence[_cells.InstallAttempt], folders: Sequence[str]) -> List[_cells.InstallAttempt]:
     """The attempts with every index replaced by the wheel folders (each distinct attempt once)."""
     out: List[_cells.InstallAttempt] = []
@@ -289,7 +320,7 @@ def _offline_attempts(attempts: Sequence[_cells.InstallAttempt], folders: Sequen
             if opt == "--find-links":
                 kept += [opt, value]
         kept += ["--no-index", *(o for folder in folders for o in ("--find-links", folder))]
-        moved = _cells.InstallAttempt(a.source, a.requirement, tuple(kept), a.companions, a.picks, a.variant)
+        moved = _cells.InstallAttempt(a.source, a.requirement, tuple(kept), a.companions, a.picks, a.variant, True)
         if all(
             (m.requirement, m.companions, m.options) != (moved.requirement, moved.companions, moved.options)
             for m in out
@@ -364,11 +395,7 @@ class Cells:
                 session.warn(f"could not install {attempt.describe()}; trying the next")
         else:
             cell.fail(f"no source could install torch {row.cell.torch} for Python {row.cell.python}")
-        missing = [p.name for p in _cells.cell_companions(row) if p not in cell.attempt.picks]  # type: ignore[union-attr]
-        if missing:
-            session.warn(
-                f"installed without {', '.join(missing)}: {cell.attempt.source} has no build of it for this cell"  # type: ignore[union-attr]
-            )
+        _note_missing_companions(cell, attempts)
         wanted = self.adapter.requirements
         more = list(wanted(row) if callable(wanted) else wanted)
         tester = ["pytest"] if isinstance(self.adapter.tests, Pytest) else []

@@ -49,6 +49,7 @@ __all__ = [
     "EVIDENCE_ENV",
     "EVIDENCE_KEYS",
     "EvidenceError",
+    "evidence_path",
     "check_name",
     "shortfall",
     "Verification",
@@ -177,6 +178,14 @@ def _inside(folder: str, path: str) -> bool:
     return os.path.commonpath([top, os.path.realpath(path)]) == top
 
 
+def evidence_path(folder: str, record: Mapping[str, Any]) -> str:
+    """Where the evidence form of ``record`` lives: ``folder/<release>/<cell>.json`` (``any``
+    for a record without a release), its names vetted first (:func:`check_name`): records
+    are untrusted input."""
+    release = check_name(str(record.get("release") or "any"), "release")
+    return os.path.join(folder, release, f"{check_name(record.get('cell'), 'cell')}.json")
+
+
 def write_evidence(folder: str, record: Mapping[str, Any], matrix: Optional[Matrix] = None) -> str:
     """Write the evidence form of ``record`` to ``folder/<release>/<cell>.json``; returns the path.
 
@@ -188,12 +197,12 @@ def write_evidence(folder: str, record: Mapping[str, Any], matrix: Optional[Matr
       release: its record belongs to that release);
     * the adapter it ran is another release than the record names;
     * it ran fewer suite groups (``evidence: suites:``) or fewer companions (``ci:
-      companions:``) than the matrix declares, short of something the committed record had.
+      companions:``) than the matrix declares, short of something the committed record had,
+      or finds unavailable a companion the committed record installed (a failed download).
     """
-    release = check_name(str(record.get("release") or "any"), "release")
-    cell = check_name(record.get("cell"), "cell")
-    release_dir = os.path.join(folder, release)
-    path = os.path.join(release_dir, f"{cell}.json")
+    path = evidence_path(folder, record)
+    release_dir = os.path.dirname(path)
+    release = os.path.basename(release_dir)
     if os.path.lexists(folder) and not os.path.isdir(folder):
         raise EvidenceError(f"{folder}: not a folder \u2014 give the evidence folder (e.g. evidence)")
     if matrix is not None:
@@ -228,15 +237,23 @@ def _refuse_if_not_evidence(folder: str, release: str, path: str, record: Mappin
     if cell is None or not os.path.exists(path):
         return
     short = shortfall(matrix, cell, record)
-    if not short:
+    # a companion the committed record installed cannot be unavailable now: a failed download
+    unavailable = record.get("companions_unavailable")
+    if not short and not unavailable:
         return
     try:
         with open(path, encoding="utf-8") as fh:
             committed = json.loads(fh.read(_READ_LIMIT))
         had = set(shortfall(matrix, cell, committed)) if isinstance(committed, dict) else set()
+        installed = committed.get("companions") if isinstance(committed, dict) else None
     except (OSError, ValueError, RecursionError):
-        had = set()  # an unreadable record is no evidence worth keeping
+        had, installed = set(), None  # an unreadable record is no evidence worth keeping
     weaker = [s for s in short if s not in had]
+    if isinstance(unavailable, dict) and isinstance(installed, dict):
+        names = {_canonical(str(n)) for n in installed}
+        weaker += [
+            f"companion {n} (the committed record installed it)" for n in unavailable if _canonical(str(n)) in names
+        ]
     if weaker:
         raise EvidenceError(
             f"{path}: not written \u2014 this run is weaker than the committed record: it has no {', '.join(weaker)} "
@@ -265,11 +282,17 @@ def _ran_on(record: Mapping[str, Any]) -> Optional[str]:
 def shortfall(matrix: Matrix, cell: Cell, record: Mapping[str, Any]) -> List[str]:
     """What ``record`` did not run of what the matrix declares for ``cell``: each suite group
     of ``evidence: suites:`` it has no counts for (``suite group workloads``), and each
-    companion of ``ci: companions:`` with a release for the cell's torch that it did not
-    install (``companion torchvision``). Empty for a complete record."""
+    companion of ``ci: companions:`` with a release for the cell's torch that it neither
+    installed nor found unavailable (``companion torchvision``; ``companions_unavailable``:
+    the index had no build of it for the cell's Python, torchvision 0.20 for 3.13). Empty
+    for a complete record."""
     suites: Any = record.get("suites") if isinstance(record.get("suites"), dict) else {}
-    installed: Any = record.get("companions") if isinstance(record.get("companions"), dict) else {}
-    have = {_canonical(str(name)) for name in installed}
+    have = {
+        _canonical(str(name))
+        for key in ("companions", "companions_unavailable")
+        if isinstance(record.get(key), dict)
+        for name in record[key]
+    }
     missing = [f"suite group {g}" for g in matrix.evidence.suites if g not in suites]
     for entry in matrix.ci_companions:
         comp = matrix.companion(entry.name)

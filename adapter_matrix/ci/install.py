@@ -39,6 +39,7 @@ class InstallAttempt:
     companions: Sequence[str] = ()  # their requirements, in the source's variant
     picks: Sequence[CompanionPick] = ()
     variant: Optional[str] = None
+    local: bool = False  # from a folder of wheels: what it lacks says nothing about the index
 
     def describe(self) -> str:
         return " ".join([self.requirement, *self.companions]) + f" from {self.source}"
@@ -53,7 +54,7 @@ def _attempt(source: InstallSource, torch: Version) -> InstallAttempt:
         options += ["--index-url", source.index_url]
     if source.find_links and not source.index_url:
         options += ["--index-url", "https://pypi.org/simple"]  # torch's own dependencies
-    return InstallAttempt(source.name, requirement, tuple(options))
+    return InstallAttempt(source.name, requirement, tuple(options), local=_is_local(source))
 
 
 def cell_companions(row: PlanRow, environ: Optional[Mapping[str, str]] = None) -> Tuple[CompanionPick, ...]:
@@ -95,14 +96,20 @@ def install_attempts(row: PlanRow, environ: Optional[Mapping[str, str]] = None) 
         sources, extra = row.sources, ()
     bare = [_attempt(source, row.cell.torch) for source in sources]
     bare = [
-        InstallAttempt(a.source, a.requirement, tuple(a.options) + extra, variant=s.variant)
+        InstallAttempt(a.source, a.requirement, tuple(a.options) + extra, variant=s.variant, local=a.local)
         for a, s in zip(bare, sources)
     ]
     if not picks:
         return bare
     together = [
         InstallAttempt(
-            a.source, a.requirement, a.options, tuple(p.requirement(a.variant) for p in picks), picks, a.variant
+            a.source,
+            a.requirement,
+            a.options,
+            tuple(p.requirement(a.variant) for p in picks),
+            picks,
+            a.variant,
+            a.local,
         )
         for a in bare
     ]

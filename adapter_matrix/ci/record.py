@@ -54,7 +54,8 @@ RECORD_LIMIT = 16 * 2**20  # bytes of one JSON file under a records folder: a re
 
 # The keys of an evidence record, in the order they are written: what ran, where, and how it went.
 # No logs, skip reasons or phase timings (those stay in results/): one small file per cell.
-# `companions` are the companion packages the cell installed; `ops` is the op sweep's summary
+# `companions` are the companion packages the cell installed, `companions_unavailable` those of
+# `ci: companions:` its index had no build of (name -> why); `ops` is the op sweep's summary
 # (mode, tasks by outcome, float32 match), not its per-op record.
 EVIDENCE_KEYS: Tuple[str, ...] = (
     "schema",
@@ -80,6 +81,7 @@ EVIDENCE_KEYS: Tuple[str, ...] = (
     "tests",
     "suites",
     "companions",
+    "companions_unavailable",
     "ops",
 )
 
@@ -103,12 +105,14 @@ def write_record(
     tree: Optional[Dict[str, Any]] = None,
     ops: Optional[Dict[str, Any]] = None,
     refusals: Sequence[Dict[str, Any]] = (),
+    unavailable: Optional[Mapping[str, str]] = None,
 ) -> Dict[str, Any]:
     """Write the cell's result record (JSON) to ``folder/<cell>.json`` and return it.
 
     ``tree`` is what the sources were: ``{commit, dirty, sources: {hash, paths}}``
     (:func:`adapter_matrix.ci.evidence.tree_state`). ``ops`` is the op sweep's summary
-    (:func:`adapter_matrix.device.opsweep.record.summary`), when it ran. ``refusals`` are what :func:`adapter_matrix.ci.verify.verify_refusal` kept for each companion. The key order is fixed: :func:`evidence_of` keeps a subset of
+    (:func:`adapter_matrix.device.opsweep.record.summary`), when it ran. ``refusals`` are what :func:`adapter_matrix.ci.verify.verify_refusal` kept for each companion; ``unavailable`` names each companion of the cell its index had
+    no build of, with why (``companions_unavailable``). The key order is fixed: :func:`evidence_of` keeps a subset of
     it, in that order, for the committed evidence folder.
     """
     env = check["checks"][0]["environment"] if check else {}
@@ -135,6 +139,7 @@ def write_record(
         "torch_variant": env.get("torch_variant"),
         "adapter": env.get("adapter"),
         "companions": companions,
+        "companions_unavailable": dict(unavailable or {}),
         "companion_refusals": list(refusals),
         "source_hash": (build or {}).get("source_hash"),
         "platform": f"{platform.system()}-{platform.machine()}",
@@ -198,7 +203,7 @@ _STRINGS = (
 )
 
 
-_MAPPINGS = ("sources", "tests", "suites", "companions", "ops")
+_MAPPINGS = ("sources", "tests", "suites", "companions", "companions_unavailable", "ops")
 
 
 _NUMBERS = ("build_seconds", "duration")
@@ -251,6 +256,8 @@ def check_record(path: str, record: Dict[str, Any], now: Optional[_dt.datetime] 
         raise bad("suites is not a mapping of suite group to whole-number counts")
     if not all(isinstance(v, str) for v in (record.get("companions") or {}).values()):
         raise bad("companions is not a mapping of name to version")
+    if not all(isinstance(v, str) for v in (record.get("companions_unavailable") or {}).values()):
+        raise bad("companions_unavailable is not a mapping of name to reason")
     sources = record.get("sources") or {}
     if sources.get("hash") is not None and not isinstance(sources["hash"], str):
         raise bad(f"sources.hash is {_type(sources['hash'])}, expected a string")

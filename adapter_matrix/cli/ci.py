@@ -128,7 +128,7 @@ def results(
         fail(f"--into {into}: not a folder — give the evidence folder (e.g. evidence)")
     records = res.read_records(folders + ([into] if into and os.path.isdir(into) else []))
     if into:
-        from ..ci.evidence import EvidenceError, write_evidence
+        from ..ci.evidence import EvidenceError, evidence_path, write_evidence
 
         target = one_matrix(
             matrix
@@ -141,7 +141,7 @@ def results(
             if os.path.realpath(record["_path"]).startswith(inside):
                 continue
             try:
-                before = _committed(into, record)
+                before = _read_bytes(evidence_path(into, record))
                 path = write_evidence(into, record, target)
             except EvidenceError as exc:
                 refused.append(str(exc))
@@ -188,15 +188,6 @@ def results(
         fail(f"--format {fmt!r}: choose from text, markdown, json")
     if not summary.ok:
         raise typer.Exit(EXIT_UNSUPPORTED)
-
-
-def _committed(folder: str, record: dict) -> Optional[bytes]:
-    """The bytes of the evidence record ``record`` would replace in ``folder``, if any (its
-    names vetted first: records are untrusted input)."""
-    from ..ci.names import check_name
-
-    release = check_name(str(record.get("release") or "any"), "release")
-    return _read_bytes(os.path.join(folder, release, f"{check_name(record.get('cell'), 'cell')}.json"))
 
 
 def _read_bytes(path: str) -> Optional[bytes]:

@@ -450,3 +450,58 @@ def test_offline_attempts_install_from_the_wheel_folders_only(matrix):
         ("torch==2.13.0", ("torchvision==0.28.0",)),
         ("torch==2.13.0", ()),
     ]
+
+
+class _Session:
+    """What _note_missing_companions asks of a nox session: install (answering as the index would) and warn."""
+
+    def __init__(self, installs: bool) -> None:
+        self.installs, self.calls, self.warnings = installs, [], []
+
+    def install(self, *args, env=None):
+        import nox
+
+        self.calls.append(args)
+        if not self.installs:
+            raise nox.command.CommandFailed("no wheel")
+
+    def warn(self, message):
+        self.warnings.append(message)
+
+
+def _cell_without_companions(row, attempts, installs: bool, source: str):
+    from types import SimpleNamespace
+
+    alone = next(a for a in attempts if a.source == source and not a.picks)
+    return SimpleNamespace(session=_Session(installs), row=row, env={}, attempt=alone, companions_unavailable={})
+
+
+def test_a_companion_the_index_refuses_twice_is_recorded_unavailable_and_a_transient_failure_is_retried(matrix):
+    from adapter_matrix.nox import _note_missing_companions
+
+    row = next(r for r in plan(matrix, "edges", skip=past_releases(matrix)) if r.cell.id == "py3.13-torch2.5")
+    attempts = cells.install_attempts(row, environ={})
+    refused = _cell_without_companions(row, attempts, installs=False, source="pypi")
+    _note_missing_companions(refused, attempts)
+    assert refused.session.calls == [(*attempts[0].options, "torch==2.5.1", "torchvision==0.20.1")]
+    assert list(refused.companions_unavailable) == ["torchvision"]
+    assert (
+        "torchvision==0.20.1 could not be installed beside torch==2.5.1 for Python 3.13 from pypi, twice"
+        in (refused.companions_unavailable["torchvision"])
+    )
+    assert refused.attempt.picks == () and "installed without torchvision" in refused.session.warnings[0]
+    # the index answered this time: the cell has its companion and the check will verify it
+    retried = _cell_without_companions(row, attempts, installs=True, source="pypi")
+    _note_missing_companions(retried, attempts)
+    assert retried.attempt.companions == ("torchvision==0.20.1",) and retried.companions_unavailable == {}
+
+
+def test_a_wheel_folder_without_the_companion_says_nothing_about_the_index(matrix):
+    from adapter_matrix.nox import _note_missing_companions
+
+    row = next(r for r in plan(matrix, "smoke", skip=past_releases(matrix)) if str(r.cell.line.minor) == "2.13")
+    attempts = cells.install_attempts(row, environ={})
+    local = _cell_without_companions(row, attempts, installs=False, source="local")
+    _note_missing_companions(local, attempts)
+    assert local.session.calls == [] and local.companions_unavailable == {}
+    assert "installed without torchvision" in local.session.warnings[0]

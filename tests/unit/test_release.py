@@ -63,7 +63,9 @@ def _with_next(text: str) -> str:
     return text.replace("companions:\n  torchvision", NEXT + "companions:\n  torchvision", 1)
 
 
-def _record(matrix, cell_id: str, release_of: str = "2.0.0", suites=("conformance", "ops"), companions=True) -> dict:
+def _record(
+    matrix, cell_id: str, release_of: str = "2.0.0", suites=("conformance", "ops"), companions=True, unavailable=None
+) -> dict:
     """What a nox cell records (cells.write_record), for the plan row ``cell_id`` of ``release_of``."""
     row = next(r for r in plan(matrix, "full") if r.id == cell_id or r.id == f"{cell_id}-v{release_of}")
     companion = [{"name": "torchvision", "installed": "0.17.2" if "2.2" in cell_id else "0.18.1"}] if companions else []
@@ -83,7 +85,16 @@ def _record(matrix, cell_id: str, release_of: str = "2.0.0", suites=("conformanc
     counts = {name: cells.TestCounts(10, 0, 0, 0) for name in suites}
     results = os.path.join(os.path.dirname(matrix.path), "results")
     return cells.write_record(
-        results, row, check, counts, {"source_hash": "0" * 8}, {"tests": 1.0}, "passed", None, cells.tree_state(matrix)
+        results,
+        row,
+        check,
+        counts,
+        {"source_hash": "0" * 8},
+        {"tests": 1.0},
+        "passed",
+        None,
+        cells.tree_state(matrix),
+        unavailable=unavailable,
     )
 
 
@@ -227,6 +238,28 @@ def test_a_weaker_run_never_replaces_the_committed_record_and_the_gate_refuses_i
     res = _gate(repo)
     assert res.code == 2 and "cell py3.10-torch2.2 of release 2.0.0" in res.out + res.err
     assert f"it ran without {missing}" in res.out + res.err
+
+
+def test_a_companion_the_index_has_no_build_of_counts_as_run_but_never_replaces_an_installed_one(repo):
+    """torchvision 0.20 has no wheel for Python 3.13: a cell whose index said so twice is
+    complete evidence; the same claim against a record that installed it is a failed download."""
+    matrix = load(repo / "compat.yaml").matrix
+    path = repo / "evidence" / "2.0.0" / "py3.10-torch2.2.json"
+    why = {"torchvision": "torchvision==0.17.2 could not be installed beside torch==2.2.2 ..., twice"}
+    with pytest.raises(
+        evidence.EvidenceError, match=r"it has no companion torchvision \(the committed record installed it"
+    ):
+        evidence.write_evidence(
+            str(repo / "evidence"), _record(matrix, "py3.10-torch2.2", companions=False, unavailable=why), matrix
+        )
+    path.unlink()  # a first record of the cell
+    written = evidence.write_evidence(
+        str(repo / "evidence"), _record(matrix, "py3.10-torch2.2", companions=False, unavailable=why), matrix
+    )
+    assert json.loads(Path(written).read_text())["companions_unavailable"] == why
+    assert cli("release", "2.0.0", cwd=repo).code == 0
+    res = _gate(repo)
+    assert res.code == 0, res.out + res.err
 
 
 def test_the_matrix_declares_the_suite_groups_that_count():
