@@ -8,6 +8,9 @@ process (isolation.py), so a crash is a failed test, not a dead session.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,18 @@ from . import isolation  # noqa: E402
 from .support import DEVICE  # noqa: E402
 
 HERE = Path(__file__).parent
+
+
+_inductor_cache = None
+
+
+def pytest_configure(config):
+    """Inductor's on-disk cache in a folder of this run: a cache that another adapter version
+    or another cell on this machine filled must not answer this run's compiles (its key is
+    torch's sources, not npu's code generator, before torch 2.8)."""
+    global _inductor_cache
+    if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+        _inductor_cache = os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="torchinductor-")
 
 
 def pytest_collection_finish(session):
@@ -39,6 +54,8 @@ def pytest_runtest_protocol(item, nextitem):
 
 def pytest_sessionfinish(session):
     isolation.shutdown()
+    if _inductor_cache is not None:
+        shutil.rmtree(_inductor_cache, ignore_errors=True)
 
 
 @pytest.fixture

@@ -9,9 +9,11 @@ kernels and must be bitwise equal.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -149,6 +151,24 @@ def test_inductor_makes_tensors_on_a_device_named_without_an_index():
 
 
 @requires("inductor")
+def test_inductor_compiles_for_a_device_that_is_not_the_current_one():
+    """A model on npu:1 while npu:0 is current, as on every rank but the first of a job that
+    keeps the default device: CPU's wrapper names a buffer's device by type only, so the
+    buffers went to npu:0 ("found at least two devices, npu:1 and npu:0", 0.2.0)."""
+    _inductor_in_process()
+    assert torch.npu.current_device() == 0
+    cpu_model, npu_model = _mlp(), _mlp().to("npu:1")
+    x = torch.randn(6, 8)
+    out = torch.compile(npu_model)(x.to("npu:1"))
+    out.square().sum().backward()
+    expected = cpu_model(x)
+    expected.square().sum().backward()
+    assert out.device == torch.device("npu", 1)
+    same(out, expected, **COMPILED)
+    same([p.grad for p in npu_model.parameters()], [p.grad for p in cpu_model.parameters()], **COMPILED)
+
+
+@requires("inductor")
 def test_inductor_still_compiles_for_cpu_once_npu_is_registered():
     """npu's registration answers inductor's per-device questions (scheduling, backend,
     CPU-like nodes) for npu only: a CPU model compiled after an npu one is CPU's as before
@@ -159,6 +179,25 @@ def test_inductor_still_compiles_for_cpu_once_npu_is_registered():
     cpu_model = _mlp()
     with torch.no_grad():
         torch.testing.assert_close(torch.compile(cpu_model)(x), cpu_model(x), **COMPILED)
+
+
+@requires("inductor")
+def test_inductor_cache_keys_name_npus_code_generator():
+    """Inductor's FX graph cache keys code by torch's sources; after an adapter upgrade it
+    served the older adapter's code (the npu:1 case above kept failing until the cache was
+    cleared). From 2.8 a device pass's uuid is part of the key: npu's names its generator."""
+    from torch._inductor.codegen import common
+
+    _inductor_in_process()
+    torch.compile(_mlp().to(DEVICE))(torch.randn(6, 8, device=DEVICE))
+    passes = getattr(common, "custom_backend_passes", None)
+    if passes is None:
+        pytest.skip("before torch 2.8 device passes are not part of inductor's cache key")
+    import shims.inductor
+
+    digest = hashlib.sha256(Path(shims.inductor.__file__).read_bytes()).hexdigest()[:16]
+    assert passes.get("npu") is not None, "torch registered npu again, without its pass"
+    assert passes["npu"].uuid() == f"shims.inductor {digest}"
 
 
 @requires("inductor_cpp_wrapper")

@@ -16,9 +16,12 @@ backend finds it differs by release; the era shims register it (``register``).
 from __future__ import annotations
 
 import datetime
+import inspect
 from typing import Any, Callable, List
 
 import torch
+
+from ._after_import import after_import
 
 __all__ = ["BACKEND", "ProcessGroupNpu", "register", "create"]
 
@@ -209,7 +212,21 @@ def _process_group_class() -> type:
 
     for name in _COLLECTIVES:
         setattr(ProcessGroupNpu, name, _make_collective(name))
+    after_import("torch._dynamo", lambda: _outside_dynamo(ProcessGroupNpu))
     return ProcessGroupNpu
+
+
+def _outside_dynamo(cls: type) -> None:
+    """Run the group's methods without torch.compile. C++ callers enter them from compiled
+    code (DDP's reducer rebuilding its buckets in a compiled forward), and dynamo traced
+    them there and failed on the group's own attributes ("Member '_gloo' is not registered
+    for this opaque object type", torch 2.13). Done once torch._dynamo is imported, which
+    a job that never compiles does not pay for."""
+    import torch._dynamo
+
+    for name, value in list(vars(cls).items()):
+        if inspect.isfunction(value) and not name.startswith("__"):
+            setattr(cls, name, torch._dynamo.disable(value))
 
 
 ProcessGroupNpu: Any = None

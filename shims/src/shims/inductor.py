@@ -16,10 +16,12 @@ from a version: each such test below names the release that changed it.
 from __future__ import annotations
 
 import inspect
-import sys
 import threading
+from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Dict, Optional
+
+from ._after_import import after_import
 
 __all__ = ["HOOKS", "attach", "register"]
 
@@ -29,6 +31,7 @@ DEVICE = "npu"
 #    torch._inductor.graph is imported (every compile imports it before it picks codegens);
 #  - "module": 2.5-2.14 init_backend_registration() reads Scheduling and the wrapper
 #    classes from the device module; 2.15 first calls torch.npu._inductor_backend_init().
+#    Both register on the import as well (see attach), so torch's own question comes too late.
 HOOKS = ("import", "module")
 
 _lock = threading.Lock()
@@ -62,6 +65,8 @@ def _register() -> None:
     accepted = common.register_backend_for_device.__code__.co_varnames
     if fx_wrapper is not None and "device_fx_wrapper_codegen" in accepted:  # 2.9 (2.8 has the class only)
         codegens["device_fx_wrapper_codegen"] = fx_wrapper
+    if "device_custom_pass" in accepted:  # 2.8+: device passes are part of the cache key
+        codegens["device_custom_pass"] = _cache_key_pass()
     if cpp_wrapper is None:  # 2.1-2.3: the C++ wrapper is not a per-device class
         common.register_backend_for_device(DEVICE, CppScheduling, wrapper)
     else:  # keywords: 2.9 inserted the FX wrapper before the custom pass
@@ -127,6 +132,20 @@ def _wrapper_classes():
                 kernel_name, call_args, *args, device=device, triton=triton, **kwargs
             )
 
+        # CPU's wrapper allocates buffers on the device named by type only (device='npu') and
+        # enters no device guard (GPU types get one), so a graph on npu:1 allocated its buffers
+        # on the current device, npu:0 in the caller's thread ("found at least two devices,
+        # npu:1 and npu:0" at the first kernel). Name the index. 2.1 has only the buffer form.
+        def make_allocation(self, name, device, *args, **kwargs):
+            return _indexed(super().make_allocation(name, device, *args, **kwargs), device)
+
+        def make_buffer_allocation(self, buffer):
+            return _indexed(super().make_buffer_allocation(buffer), buffer.get_device())
+
+    if hasattr(base, "make_allocation"):  # 2.2+: the buffer form calls this one
+        del NpuWrapperCodegen.make_buffer_allocation
+    else:
+        del NpuWrapperCodegen.make_allocation
     if not hasattr(base, "_generate_kernel_call_helper"):
         del NpuWrapperCodegen._generate_kernel_call_helper
         routed_by_flag = {"cuda", "gpu"} & set(inspect.signature(base.generate_kernel_call).parameters)
@@ -142,6 +161,36 @@ def _wrapper_classes():
         # 2.1-2.6 pass the scheduling's cuda/gpu flag, False for CppScheduling: CPU's call as it is
 
     return NpuWrapperCodegen, _cpp_wrapper_class()
+
+
+def _cache_key_pass() -> Any:
+    """A graph pass that changes nothing, registered for its ``uuid()``: inductor's FX graph
+    cache keys compiled code by torch's own sources, not by npu's code generator, so after an
+    adapter upgrade it would serve code the older adapter generated (seen: the npu:1
+    allocation fix of 0.2.1 kept failing until the cache was cleared). 2.8+ add device
+    passes' uuids to the key; before 2.8 only a new torch, a changed config or a cleared
+    cache misses it."""
+    import hashlib
+
+    from torch._inductor.custom_graph_pass import CustomGraphModulePass
+
+    digest = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
+    class NpuCodegenVersion(CustomGraphModulePass):
+        def __call__(self, gm: Any) -> None:
+            return None
+
+        def uuid(self) -> str:
+            return f"shims.inductor {digest}"
+
+    return NpuCodegenVersion()
+
+
+def _indexed(allocation: str, device: Any) -> str:
+    """A line of wrapper code allocating on ``device`` with its index written out."""
+    if device is None or device.type != DEVICE or device.index is None:
+        return allocation
+    return allocation.replace(f"device='{DEVICE}'", f"device='{DEVICE}:{device.index}'")
 
 
 def _cpp_wrapper_class() -> Optional[type]:
@@ -354,36 +403,9 @@ def attach(module: ModuleType, hook: str) -> None:
 
         module.__getattr__ = __getattr__  # type: ignore[method-assign]  # a module-level __getattr__ (PEP 562), set at run time
         module._inductor_backend_init = register  # type: ignore[attr-defined]  # 2.15
-    elif hook == "import":
-        if "torch._inductor.graph" in sys.modules:
-            register()
-        else:
-            sys.meta_path.insert(0, _AfterImport("torch._inductor.graph", register))
-    else:
+    elif hook != "import":
         raise ValueError(f"unknown inductor hook {hook!r}; known: {', '.join(HOOKS)}")
-
-
-class _AfterImport:
-    """A meta path finder that runs ``then()`` once, right after module ``name`` is executed."""
-
-    def __init__(self, name: str, then: Callable[[], None]) -> None:
-        self.name, self.then = name, then
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != self.name:
-            return None
-        sys.meta_path.remove(self)
-        import importlib.util
-
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None:
-            return spec
-        exec_module = spec.loader.exec_module
-        then = self.then
-
-        def exec_then_register(module: ModuleType) -> None:
-            exec_module(module)
-            then()
-
-        spec.loader.exec_module = exec_then_register  # type: ignore[method-assign]
-        return spec
+    # Every era: register as soon as inductor's graph module exists, before a compile asks.
+    # Asked through the device module instead, 2.5-2.14 register npu's classes a second time
+    # themselves, without npu's device pass, and the pass's key (_cache_key_pass) is lost.
+    after_import("torch._inductor.graph", register)

@@ -2,7 +2,7 @@
 
     python llm_worker.py CASE RANK WORLD INIT_FILE OUT_JSON [ARG]  (dcp: a folder; teardown: a count)
 
-CASE is ``collectives``, ``teardown``, ``fsdp``, ``fsdp2``, ``tp`` or ``dcp``. Each trains llm_data's
+CASE is ``collectives``, ``teardown``, ``fsdp``, ``fsdp2``, ``tp``, ``dcp`` or ``ddp_compiled``. Each trains llm_data's
 GPT-2 on ``npu:RANK`` over the ``npu_gloo`` group (or checks the collectives those need)
 and writes the losses and the full (unsharded) parameters as JSON, for the test to compare
 with the same training on CPU in one process.
@@ -34,6 +34,7 @@ def main() -> None:
         "fsdp2": fsdp2,
         "tp": tensor_parallel,
         "dcp": checkpoint,
+        "ddp_compiled": ddp_compiled,
     }[case]
     result = run(llm_data, rank, world, device, *sys.argv[6:])
     dist.barrier()
@@ -115,6 +116,22 @@ def fsdp2(data, rank: int, world: int, device) -> dict:
     fully_shard(model, mesh=_mesh(world))
     losses = data.train_data_parallel(model, rank, world, device)
     return _result(data, losses, [p.full_tensor() for p in model.parameters()])
+
+
+def ddp_compiled(data, rank: int, world: int, device) -> dict:
+    """DDP around the model, compiled with inductor, with npu:0 current on every rank (a job
+    that never calls set_device): DDP's reducer calls the group from compiled code, and
+    rank 1's compiled graphs run on npu:1."""
+    import torch
+    import torch._inductor.config as config
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    config.compile_threads = 1
+    torch.npu.set_device(0)
+    model = data.make_model().to(device)
+    compiled = torch.compile(DDP(model, device_ids=[device]))
+    losses = data.train_data_parallel(compiled, rank, world, device)
+    return _result(data, losses, model.parameters())
 
 
 def tensor_parallel(data, rank: int, world: int, device) -> dict:
