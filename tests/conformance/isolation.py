@@ -34,7 +34,7 @@ import pytest
 from _pytest.reports import TestReport
 from _pytest.runner import runtestprotocol
 
-__all__ = ["ForkServer", "enabled", "start", "run_isolated", "shutdown"]
+__all__ = ["ForkServer", "enabled", "start", "run_isolated", "shutdown", "time_limit"]
 
 ENV = "ADAPTER_MATRIX_NO_FORK"
 TIMEOUT_ENV = "ADAPTER_MATRIX_TEST_TIMEOUT"  # seconds a single test may take in its process
@@ -123,7 +123,7 @@ class ForkServer:
         index = self.index[id(item)]
         _write_int(self.to_server, index)
         child = _read_int(self.from_server)
-        timeout = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT))
+        timeout = time_limit(item)
         status = _read_int(self.from_server, timeout=timeout)
         if status is None:  # hung: kill it, then the server reports its status
             os.kill(child, signal.SIGKILL)
@@ -151,6 +151,14 @@ class ForkServer:
             os.waitpid(self.pid, 0)
         except OSError:
             pass
+
+
+def time_limit(item: pytest.Item) -> float:
+    """Seconds ``item`` may take in its process before it is killed: $ADAPTER_MATRIX_TEST_TIMEOUT
+    (default 900), or more for a test marked ``@pytest.mark.time_limit(SECONDS)``."""
+    limit = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT))
+    marker = item.get_closest_marker("time_limit")
+    return max(limit, float(marker.args[0])) if marker is not None else limit
 
 
 def _describe(status: int) -> str:
