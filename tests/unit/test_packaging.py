@@ -137,7 +137,10 @@ def test_installing_the_tool_leaves_import_torch_alone_and_check_works(wheels, t
     (doc,) = json.loads(proc.stdout)["checks"]
     assert doc["environment"]["torch"] == torch.__version__ and doc["environment"]["adapter"] is None
     assert doc["reasons"][0] == "adapter-matrix-npu is not installed"
-    assert any("adapter-matrix-npu==0.1.0" in " ".join(f["commands"]) for f in doc["fixes"]), doc["fixes"]
+    # The fix installs the newest release claimed supported (no exception covers this cell).
+    newest_supported = max(r.version for r in load(matrix).matrix.releases if r.status.value == "supported")
+    pin = f"adapter-matrix-npu=={newest_supported}"
+    assert any(pin in " ".join(f["commands"]) for f in doc["fixes"]), doc["fixes"]
 
 
 def test_installing_the_adapter_brings_autoload_and_the_registered_matrix(wheels, tmp_path):
