@@ -43,6 +43,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 import nox
 
+from .ci import adapterbuild as _adapterbuild
 from .ci import cells as _cells
 from .ci import evidence as _evidence
 from .ci.interpreters import expose
@@ -155,6 +156,10 @@ class Adapter:
     after_tests: Optional[Callable[[CellRun], None]] = None
     description: str = "Install this cell's torch and the adapter's wheels, check the environment, run the tests."
     root: Optional[str] = None  # the folder the paths are relative to (default: where nox runs, the noxfile's)
+    # a project that compiles against torch (``torch`` in its build requirements) is built in each
+    # cell (ci/adapterbuild.py): from its sdist unless ``sdist`` is off, within ``build_timeout`` s
+    sdist: bool = True
+    build_timeout: float = _adapterbuild.DEFAULT_TIMEOUT
 
 
 class CellRun:
@@ -278,6 +283,68 @@ class CellRun:
         self.record("failed", message)
         self.session.error(message)
 
+    # -- a compiled adapter ------------------------------------------------------------
+
+    def adapter_wheels(self, pure: Sequence[str]) -> List[str]:
+        """The adapter's wheels in ``projects`` order: the pure-Python ones built for the run
+        (``pure``), each compiled one built here, against this cell's torch and Python."""
+        out: List[str] = []
+        pure_left = list(pure)
+        for project in self.adapter.projects:
+            path = os.path.join(self.root, project)
+            if not _adapterbuild.builds_against_torch(path):
+                if pure_left:
+                    out.append(pure_left.pop(0))
+                continue
+            with self.phase("build"):
+                out.append(self._build_compiled(project, path))
+        return out
+
+    def _python(self) -> str:
+        return os.path.join(str(self.session.virtualenv.location), "bin", "python")
+
+    def _build_compiled(self, project: str, path: str) -> str:
+        from packaging.requirements import Requirement
+
+        requires = [r for r in _adapterbuild.build_requires(path) if Requirement(r).name.lower() != "torch"]
+        if requires:  # the backend, from the cell's own sources (offline: the wheel folders)
+            self.step("installing the build requirements", self.install, *requires)
+        probe = (
+            "import importlib.metadata as m, sys, sysconfig; "
+            "print(m.version('torch'), sys.implementation.cache_tag, sysconfig.get_platform())"
+        )
+        torch, tag, platform = str(self.run("python", "-c", probe, silent=True)).split()[-3:]
+        self.session.log(f"building {project} against torch {torch} ({tag}, {platform})")
+        started = time.perf_counter()
+        try:
+            built = _adapterbuild.build_in_cell(
+                path,
+                self._python(),
+                torch,
+                tag,
+                platform,
+                os.path.join(self.root, ".nox", "_wheels", "compiled"),
+                sdist=self.adapter.sdist,
+                offline=bool(self.offline),
+                timeout=self.adapter.build_timeout,
+            )
+        except _adapterbuild.BuildFailed as exc:
+            log = os.path.join(self.results, f"{self.row.id}.build.log")
+            os.makedirs(self.results, exist_ok=True)
+            from .files import atomic_write
+
+            atomic_write(log, exc.log or str(exc), follow=False)
+            self.fail(f"building {project} against torch {torch} failed: {exc} (the whole log: {log})")
+            raise  # not reached: fail() ends the session
+        self.session.log(("compiled " if built.compiled else "cached build ") + f"{built.wheel.name} ({built.key})")
+        if self.build is None:  # the record says what the cell's adapter was built from
+            self.build = {
+                "source_hash": built.key.rsplit("-src", 1)[-1],
+                "build_seconds": round(time.perf_counter() - started, 2),
+                "compiled": built.compiled,
+            }
+        return str(built.wheel)
+
 
 def _note_missing_companions(cell: CellRun, attempts: Sequence[_cells.InstallAttempt]) -> None:
     """After torch went in without the cell's companions: ask the index once more for them
@@ -344,11 +411,14 @@ class Cells:
         self._wheels: List[str] = []
 
     def wheels(self, session: nox.Session) -> List[str]:
-        """The adapter's wheels, built once per nox run into ``.nox/_wheels``."""
+        """The wheels of the pure-Python projects, built once per nox run into ``.nox/_wheels``
+        (a compiled project is built in each cell: :meth:`CellRun.adapter_wheels`)."""
         if not self._wheels:
             projects = [os.path.join(self.root, p) for p in self.adapter.projects]
-            session.log(f"building the wheels of {', '.join(self.adapter.projects)}")
-            self._wheels.extend(str(w) for w in build_wheels(projects, os.path.join(self.root, ".nox", "_wheels")))
+            pure = [p for p in projects if not _adapterbuild.builds_against_torch(p)]
+            if pure:
+                session.log(f"building the wheels of {', '.join(os.path.relpath(p, self.root) for p in pure)}")
+                self._wheels.extend(str(w) for w in build_wheels(pure, os.path.join(self.root, ".nox", "_wheels")))
         return self._wheels
 
     def run(self, session: nox.Session, row: PlanRow) -> None:
@@ -400,7 +470,7 @@ class Cells:
         more = list(wanted(row) if callable(wanted) else wanted)
         tester = ["pytest"] if isinstance(self.adapter.tests, Pytest) else []
         # as a user installs them: wheels, with their dependencies (torch is already the cell's)
-        cell.step("installing the adapter", cell.install, *self.wheels(session), *tester, *more)
+        cell.step("installing the adapter", cell.install, *cell.adapter_wheels(self.wheels(session)), *tester, *more)
         extras = os.environ.get(EXTRAS_ENV, "").split()
         if extras:
             cell.step(f"installing {' '.join(extras)}", cell.install, *extras)

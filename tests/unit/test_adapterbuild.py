@@ -1,0 +1,162 @@
+"""A compiled adapter is built in its cell, against the cell's torch (issue 43): the build's
+identity, its cache, its first error, the sdist check, and a real CppExtension build."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from adapter_matrix.ci import adapterbuild
+
+PYPROJECT = """[build-system]
+requires = ["setuptools>=64", "torch"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "tiny-accel"
+version = "0.0.1"
+"""
+SETUP_PY = """from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+setup(
+    packages=["tiny_accel"],
+    ext_modules=[CppExtension("tiny_accel._C", ["csrc/tiny.cpp"])],
+    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=False)},
+)
+"""
+# torch/version.h only: the version the extension was compiled against, baked in, cheap to compile
+TINY_CPP = """#include <Python.h>
+#include <torch/version.h>
+
+static PyObject* built_for(PyObject*, PyObject*) {
+  return Py_BuildValue("(ii)", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR);
+}
+static PyMethodDef methods[] = {{"built_for", built_for, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", nullptr, -1, methods};
+PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&module); }
+"""
+
+
+def _project(root: Path, cpp: str = TINY_CPP) -> Path:
+    (root / "tiny_accel").mkdir(parents=True)
+    (root / "tiny_accel" / "__init__.py").write_text("")
+    (root / "csrc").mkdir()
+    (root / "csrc" / "tiny.cpp").write_text(cpp)
+    (root / "setup.py").write_text(SETUP_PY)
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    (root / "MANIFEST.in").write_text("recursive-include csrc *.cpp\n")
+    return root
+
+
+def test_a_project_compiles_against_torch_when_torch_is_a_build_requirement(tmp_path):
+    compiled = _project(tmp_path / "c")
+    pure = tmp_path / "p"
+    pure.mkdir()
+    (pure / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools"]\n')
+    assert adapterbuild.builds_against_torch(compiled) and not adapterbuild.builds_against_torch(pure)
+    assert adapterbuild.build_requires(compiled) == ["setuptools>=64", "torch"]
+
+
+def test_each_torch_build_python_and_source_is_its_own_cached_build(tmp_path):
+    project = _project(tmp_path / "c")
+    src = adapterbuild.source_digest(project)
+    keys = {
+        adapterbuild.cache_key(src, "2.13.0+cpu", "cpython-311", "linux-x86_64"),
+        adapterbuild.cache_key(src, "2.13.0", "cpython-311", "linux-x86_64"),  # the CUDA build of the same version
+        adapterbuild.cache_key(src, "2.13.0+cpu", "cpython-312", "linux-x86_64"),
+        adapterbuild.cache_key(src, "2.14.0", "cpython-311", "linux-x86_64"),
+    }
+    assert len(keys) == 4
+    (project / "build").mkdir()
+    (project / "build" / "junk.o").write_text("left by an in-tree build")
+    assert adapterbuild.source_digest(project) == src  # build outputs are not sources
+    (project / "csrc" / "tiny.cpp").write_text(TINY_CPP + "// edited\n")
+    assert adapterbuild.source_digest(project) != src  # an edited .cpp is another build
+
+
+def test_the_first_compiler_linker_or_cmake_error_is_named():
+    gcc = "running build_ext\nbuilding 'x' extension\ncsrc/tiny.cpp:4:3: error: 'nope' was not declared in this scope\n    4 |   nope();\nerror: command '/usr/bin/g++' failed with exit code 1\n"
+    assert adapterbuild.first_error(gcc) == "csrc/tiny.cpp:4:3: error: 'nope' was not declared in this scope"
+    cmake = (
+        '-- Configuring incomplete\nCMake Error: The source directory "/x" does not appear to contain CMakeLists.txt.\n'
+    )
+    assert adapterbuild.first_error(cmake).startswith("CMake Error: The source directory")
+    assert "undefined reference to `c10::foo()'" in adapterbuild.first_error(
+        "ld stuff\nx.o: undefined reference to `c10::foo()'\n"
+    )
+    assert adapterbuild.first_error("all good\n") is None
+
+
+def test_an_sdist_without_the_build_files_is_named(tmp_path):
+    project = _project(tmp_path / "c")
+    (project / "CMakeLists.txt").write_text("project(tiny)\n")
+    sdist = tmp_path / "tiny_accel-0.0.1.tar.gz"
+    with tarfile.open(sdist, "w:gz") as tar:
+        for name in ("setup.py", "pyproject.toml", "csrc/tiny.cpp"):
+            data = (project / name).read_bytes()
+            info = tarfile.TarInfo(f"tiny_accel-0.0.1/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    assert adapterbuild.sdist_missing(sdist, project) == ["CMakeLists.txt"]
+
+
+def _identity():
+    import importlib.metadata
+
+    return importlib.metadata.version("torch"), sys.implementation.cache_tag, sysconfig.get_platform()
+
+
+@pytest.fixture(scope="module")
+def torch_build():
+    pytest.importorskip("torch")
+    pytest.importorskip("setuptools")
+    return _identity()
+
+
+def test_a_cppextension_is_built_from_its_sdist_against_this_torch_and_cached(tmp_path, torch_build):
+    torch, tag, platform = torch_build
+    project = _project(tmp_path / "c")
+    cache = tmp_path / "cache"
+    built = adapterbuild.build_in_cell(project, sys.executable, torch, tag, platform, cache, offline=True)
+    assert built.compiled and built.wheel.name.startswith("tiny_accel-0.0.1-")
+    assert not (project / "build").exists()  # built from the sdist, never in the source tree
+    with zipfile.ZipFile(built.wheel) as whl:
+        assert [n for n in whl.namelist() if n.startswith("tiny_accel/_C")]  # the compiled module is in it
+        whl.extractall(tmp_path / "site")
+    code = (
+        "import torch, sys; sys.path.insert(0, sys.argv[1]); from tiny_accel import _C; "
+        "print(_C.built_for() == tuple(int(x) for x in torch.__version__.split('.')[:2]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "site")], capture_output=True, text=True)
+    assert out.stdout.strip() == "True", out.stderr  # compiled against the torch it runs on
+    again = adapterbuild.build_in_cell(project, sys.executable, torch, tag, platform, cache, offline=True)
+    assert not again.compiled and again.wheel == built.wheel  # a rerun installs the cached wheel
+
+
+def test_a_compile_error_names_the_first_error_and_keeps_the_log(tmp_path, torch_build):
+    torch, tag, platform = torch_build
+    project = _project(tmp_path / "c", TINY_CPP.replace("return Py_BuildValue", "nope(); return Py_BuildValue"))
+    with pytest.raises(adapterbuild.BuildFailed) as err:
+        adapterbuild.build_in_cell(
+            project, sys.executable, torch, tag, platform, tmp_path / "cache", sdist=False, offline=True
+        )
+    assert "csrc/tiny.cpp" in str(err.value) and "error:" in str(err.value) and "nope" in str(err.value)
+    assert "Traceback" not in str(err.value) and "g++" in err.value.log  # the whole log kept for results/
+    assert not list((tmp_path / "cache").glob("*/*.whl"))  # nothing cached from a failed build
+
+
+def test_an_sdist_that_lacks_a_native_source_is_refused_with_the_fix(tmp_path, torch_build):
+    torch, tag, platform = torch_build
+    project = _project(tmp_path / "c", '#include "tiny.h"\n' + TINY_CPP)
+    (project / "csrc" / "tiny.h").write_text("#pragma once\n")
+    (project / "MANIFEST.in").unlink()  # setuptools' sdist takes the listed .cpp, never the header it includes
+    with pytest.raises(adapterbuild.BuildFailed, match=r"csrc/tiny\.h is not in the sdist: add it to MANIFEST\.in"):
+        adapterbuild.build_in_cell(project, sys.executable, torch, tag, platform, tmp_path / "cache", offline=True)
