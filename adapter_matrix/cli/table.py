@@ -39,7 +39,8 @@ def table(
         "--view",
         help="grid (torch x Python; the default), verified (the grid with test evidence), releases, dimension (a dimension x torch), "
         "capabilities, ops (op-sweep counts per torch line and op family), op-dtypes (task counts per torch line, dtype and direction) "
-        "or op-failures (the ops that do not match CPU, and why).",
+        "op-failures (the ops that do not match CPU, and why), or selector (each combination's install commands, as check "
+        "writes them; --format html: the selector page, with --results the evidence of each).",
     ),
     dimension: Optional[str] = typer.Option(
         None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."

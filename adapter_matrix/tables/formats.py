@@ -14,7 +14,7 @@ import io
 import json
 import re
 import unicodedata
-from typing import Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Sequence
 
 from .table import Span, Table, TableCell
 
@@ -28,6 +28,7 @@ __all__ = [
     "render_rst",
     "render_csv",
     "render_json",
+    "json_document",
 ]
 
 JSON_SCHEMA_VERSION = 1  # bump on any incompatible change; see docs/compatibility-table.schema.json
@@ -172,9 +173,9 @@ def render_csv(table: Table) -> str:
     return buf.getvalue()
 
 
-def render_json(table: Table) -> str:
-    """The documented JSON document (``docs/compatibility-table.schema.json``)."""
-    doc = {
+def json_document(table: Table) -> Dict[str, Any]:
+    """The documented JSON document (``docs/compatibility-table.schema.json``) as data."""
+    doc: Dict[str, Any] = {
         "schema_version": JSON_SCHEMA_VERSION,
         "view": table.view,
         "lang": table.lang,
@@ -186,7 +187,12 @@ def render_json(table: Table) -> str:
         "legend": [{"state": s, "label": label, "description": about} for s, label, about in table.legend],
     }
     doc.update(table.data)
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return doc
+
+
+def render_json(table: Table) -> str:
+    """The documented JSON document (``docs/compatibility-table.schema.json``)."""
+    return json.dumps(json_document(table), indent=2, ensure_ascii=False) + "\n"
 
 
 def _render_html(table: Table) -> str:
