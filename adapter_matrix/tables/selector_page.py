@@ -313,7 +313,7 @@ _JS = r"""
     try { history.replaceState(null, "", query()); } catch (e) { /* a sandboxed frame: the page still answers */ }
     var link = document.getElementById("link");
     link.textContent = "";
-    link.appendChild(document.createTextNode(W.sel_link + ": "));
+    link.appendChild(document.createTextNode(W.sel_link));
     link.appendChild(el("code", "", query()));
   }
   // the choices in the URL first; the rest from the best cell that fits them

@@ -189,7 +189,7 @@ WORDS: Dict[str, Tuple[str, str]] = {
         "This page needs JavaScript. The same commands: adapter-matrix table --view selector --format markdown",
         "此页面需要 JavaScript。相同的命令可由 adapter-matrix table --view selector --format markdown 生成",
     ),
-    "sel_link": ("Link to this combination", "此组合的链接"),
+    "sel_link": ("Link to this combination: ", "此组合的链接："),
     # the companions view (and the companion columns of the releases view)
     "companions_title": ("{dist}: companion packages per torch line", "{dist}\uff1a各 torch 版本的配套包"),
     "built": ("built for it", "为其构建"),
