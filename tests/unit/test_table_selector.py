@@ -16,7 +16,7 @@ import datetime as _dt
 import json
 import re
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import pytest
 from packaging.specifiers import SpecifierSet
