@@ -106,6 +106,8 @@ def render_markdown(table: Table) -> str:
 
     out = [line(body[0]), "| " + " | ".join("-" * w for w in widths) + " |"]
     out.extend(line(r) for r in body[1:])
+    if table.note:
+        out += ["", _md_cell(TableCell((Span(table.note),)))]
     return "\n".join(out) + "\n"
 
 
@@ -157,6 +159,8 @@ def render_rst(table: Table) -> str:
         for i, cell in enumerate(row):
             text = _rst_cell(cell)
             out.append(("   * -" if i == 0 else "     -") + (f" {text}" if text else ""))
+    if table.note:
+        out += ["", _rst_cell(TableCell((Span(table.note),)))]
     return "\n".join(out) + "\n"
 
 

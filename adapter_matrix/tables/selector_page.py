@@ -112,7 +112,7 @@ _JS = r"""
   "use strict";
   var D = JSON.parse(document.getElementById("matrix-data").textContent);
   var W = JSON.parse(document.getElementById("page-words").textContent);
-  var axes = D.axes, cells = D.cells, sel = {};
+  var axes = D.axes, cells = D.combinations, sel = {};
   function fmt(t, f) { return t.replace(/\{(\w+)\}/g, function (m, k) { return k in f ? f[k] : m; }); }
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -205,7 +205,7 @@ _JS = r"""
     box.appendChild(el("p", "facts", facts.join(" \u00b7 ")));
     var line = el("p", "dates");
     line.appendChild(el("span", "status cell " + c.status, W[c.status] || c.status));
-    var rel = D.releases[c.release] || {}, dates = [];
+    var rel = D.release_facts[c.release] || {}, dates = [];
     if (rel.date) dates.push(fmt(W.sel_released, {date: rel.date}));
     if (rel.supported_until) dates.push(fmt(W.sel_until, {date: rel.supported_until}));
     line.appendChild(document.createTextNode(dates.join(" \u00b7 ")));

@@ -69,8 +69,8 @@ def generated(request):
 def test_every_usable_cell_has_a_command_and_no_other_has(generated):
     matrix, today, data, _html = generated
     usable = {Status.SUPPORTED.value, Status.EXPERIMENTAL.value, Status.DEPRECATED.value}
-    assert len(data["cells"]) == len(cells(matrix, None, today))
-    for entry in data["cells"]:
+    assert len(data["combinations"]) == len(cells(matrix, None, today))
+    for entry in data["combinations"]:
         assert bool(entry["commands"]) == (entry["status"] in usable), entry
 
 
@@ -80,7 +80,7 @@ def test_installing_the_commands_gives_the_status_check_gives(generated):
     matrix, today, data, _html = generated
     dist = matrix.adapter.distribution
     checked = 0
-    for entry in data["cells"]:
+    for entry in data["combinations"]:
         if not entry["commands"]:
             continue
         text = " ".join(entry["commands"])
@@ -100,11 +100,11 @@ def test_checks_first_fix_for_a_newcomer_is_the_pages_command(generated):
     lands in a cell whose page entry publishes exactly that fix's commands."""
     matrix, today, data, _html = generated
     by_cell = {}
-    for entry in data["cells"]:
+    for entry in data["combinations"]:
         key = (entry["release"], entry["torch_line"], entry["python"], tuple(sorted(entry["dimensions"].items())))
         by_cell.setdefault(key, entry)
     compared = 0
-    for entry in data["cells"]:
+    for entry in data["combinations"]:
         answer = verdict(matrix, _env(matrix, entry), today)
         assert answer.outcome is Outcome.UNSUPPORTED  # nothing installed
         for fix in answer.fixes[:1]:
@@ -125,7 +125,7 @@ def test_the_acceptance_cells_match_check_on_the_command_line():
         tables.render(load(REPO / "compat.yaml").matrix, "selector", "html", today=MATRICES["this repository"][1])
     )
     for torch_line, python in (("2.13", "3.11"), ("2.1", "3.8")):
-        entry = next(e for e in data["cells"] if e["torch_line"] == torch_line and e["python"] == python)
+        entry = next(e for e in data["combinations"] if e["torch_line"] == torch_line and e["python"] == python)
         assert entry["release"] == "0.2.1" and entry["status"] == "supported"
         res = cli(
             "check",

@@ -8,10 +8,10 @@ environment (the cell's Python, nothing installed), computed here when the table
 generated, so the page and ``check`` cannot disagree. A cell no fix reaches (end of
 life, broken) has no command; the page then shows the nearest one that has.
 
-The JSON document holds the axes in the order the page asks them (extra dimensions,
-Python, torch, release), each newest first; the torch lines' Pythons (why a choice is
-disabled); one entry per release (its dates); the cells; and the one the page opens
-on: the newest supported combination.
+The JSON document holds the ``axes`` in the order the page asks them (extra dimensions,
+Python, torch, release), each newest first; the ``torch_lines``' Pythons (why a choice is
+disabled); the ``release_facts`` (dates, whether frozen); the ``combinations``, best
+first; and the ``default`` one the page opens on: the newest supported combination.
 """
 
 from __future__ import annotations
@@ -165,12 +165,13 @@ def selector(
         rows.append(tuple(row))
     data: Dict[str, Any] = {
         "adapter": dist,
+        "release": str(shown[0].version) if release is not None and len(shown) == 1 else None,
         "axes": axes,
         "torch_lines": {str(t.minor): [str(p) for p in t.python] for t in matrix.torch},
-        "releases": releases,
+        "release_facts": releases,
         "evidence_folder": matrix.evidence.folder if index is not None else None,
         "default": 0 if entries and entries[0]["commands"] else None,
-        "cells": entries,
+        "combinations": entries,
     }
     legend = tuple(
         (s.value, word(s.value, lang), word(f"{s.value}_about", lang))
