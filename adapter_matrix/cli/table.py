@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the model stays off the CLI's start-up path
     import datetime as _dt
 
     from ..matrix.model import Matrix
+    from ..matrix.queries import Releases
 
 
 def _table_fix(options: Dict[str, Optional[str]], tail: List[str]) -> str:
@@ -83,6 +84,29 @@ def _platform(
         raise typer.Exit(EXIT_UNSUPPORTED)
 
 
+def _resolve(matrix: Matrix, release: Releases, when: Optional[_dt.date], recorded: List[str]) -> None:
+    """--resolve: every published command, through pip's resolver."""
+    import tempfile
+
+    from ..tables.resolve import build_index, check_commands
+    from ..tables.views.selector import selector
+
+    combinations = selector(matrix, release=release, today=when).data["combinations"]
+    with tempfile.TemporaryDirectory() as index:
+        url = build_index(recorded, index) if recorded else None
+        runs, problems = check_commands(combinations, url)
+    where = f"the recorded index ({', '.join(recorded)})" if recorded else "the commands' indexes"
+    for problem in problems:
+        console_for(stderr=True).print(f"not installable: {problem}", markup=False, style="red")
+    console_for().print(
+        f"{runs} resolutions of {len({tuple(c['commands']) for c in combinations if c['commands']})} published commands "
+        f"against {where}: {len(problems)} problem(s)",
+        markup=False,
+    )
+    if problems:
+        raise typer.Exit(EXIT_UNSUPPORTED)
+
+
 @app.command()
 def table(
     files: List[str] = typer.Argument(None, help="Documents whose adapter-matrix:table blocks to --update or --check."),
@@ -120,6 +144,17 @@ def table(
     ),
     platform_name: Optional[str] = typer.Option(
         None, "--platform-name", help="--view platform: the name pytorch.org shows (default: the distribution)."
+    ),
+    resolve_: bool = typer.Option(
+        False,
+        "--resolve",
+        help="Resolve every install command the selector and the platform entry publish (pip --dry-run) instead of "
+        "rendering; exit 1 naming each that no longer installs what it claims (a yanked pin, another torch).",
+    ),
+    recorded: List[str] = typer.Option(
+        [],
+        "--recorded",
+        help="With --resolve: a folder of recorded index answers (PEP 691 JSON, repeatable) to resolve against, offline.",
     ),
     output: Optional[str] = typer.Option(
         None, "--output", "-o", help="Write the table to this file, atomically; with --check, verify the file instead."
@@ -171,6 +206,13 @@ def table(
     result = one_matrix(matrix)
     common = {"--matrix": matrix, "--today": today, "--results": results}
     console = console_for()
+    if resolve_:
+        if files or output or update or check_ or (view not in (None, "selector", "platform")):
+            fail("--resolve checks the selector's commands: give no FILES, --output, --update, --check or other --view")
+        _resolve(result.matrix, release_or_exit(result, release), when, recorded)
+        return
+    if recorded:
+        fail("--recorded is an option of --resolve")
     if view == "platform":
         _platform(result.matrix, output, support_channel, platform_name, when, check_, {**common})
         return
