@@ -247,3 +247,36 @@ def test_screenshots_are_saved_for_ci(page):
         target = SCREENSHOTS / name
         _chromium(f"--screenshot={target}", f"--window-size={width},{height}", page.as_uri() + query)
         assert target.stat().st_size > 10_000
+
+
+# The compact grid page: a click on a cell's status shows every release's answer there.
+GRID_PROBE = """<script>
+(function () {
+  var details = document.querySelectorAll("td.cell details");
+  var first = details[0], out = {count: details.length, cells: document.querySelectorAll("td.cell").length};
+  out.closed = first.open;
+  out.summary = first.querySelector("summary").textContent;
+  first.querySelector("summary").click();
+  out.open = first.open;
+  out.text = first.innerText;
+  out.note = (document.querySelector("p.note") || {}).textContent;
+  var pre = document.createElement("pre");
+  pre.id = "probe";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>"""
+
+
+def test_the_compact_grid_shows_older_releases_on_a_click(tmp_path):
+    page = tmp_path / "grid.html"
+    text = tables.render(load(REPO / "compat.yaml").matrix, "grid", "html", today=TODAY)
+    page.write_text(text.replace("</body>", GRID_PROBE + "</body>"), encoding="utf-8")
+    parser = _Probe()
+    parser.feed(_chromium("--dump-dom", page.as_uri()))
+    seen = json.loads(parser.text)
+    assert seen["count"] > 0 and seen["closed"] is False
+    assert seen["summary"] == "supported"  # the newest release's status, and nothing else
+    assert seen["open"] is True
+    assert "supported (0.2.1, 0.1.0); experimental (0.2.0)" in seen["text"]
+    assert "0.2.1" in seen["note"] and "0.2.0, 0.1.0" in seen["note"]
