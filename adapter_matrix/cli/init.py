@@ -82,6 +82,7 @@ def init(
     if python is None:
         python = facts.requires_python
     text = None
+    written = None
     if not keep_matrix:
         try:
             index = read_upstream(upstream)
@@ -98,7 +99,7 @@ def init(
         except (UpstreamError, ValueError) as exc:
             fail(str(exc))
         try:
-            load_text(text, output)
+            written = load_text(text, output).matrix
         except MatrixError as exc:  # a name the file cannot hold, e.g. a device that is no identifier
             print_diagnostics(exc.diagnostics)
             fail(f"{output} was not written: the options above make an invalid matrix")
@@ -124,6 +125,12 @@ def init(
                 atomic_write(target, item.text or "")
             elif item.action == "link":
                 os.symlink(item.text or "", target)
+        readme = [i for i in planned if i.path == "README.md" and i.action in ("write", "edit")]
+        if text is not None and written is not None and readme:
+            # the table itself, not only its markers: the tables hook init installs checks it
+            from ..tables.docs import sync
+
+            sync(written, [os.path.join(root, readme[0].path)], write=True)
     except OSError as exc:
         fail(f"{exc.filename}: cannot write: {exc.strerror}")
     if text is not None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from ..matrix.textedit import apply_edits
 from .pyproject import _HEADER, _Locator
@@ -74,7 +74,9 @@ def evidence_sources(root: str, package: str) -> List[str]:
         path = os.path.join(root, name)
         if name.startswith(".") or name in _NOT_SOURCES or os.path.islink(path):
             continue
-        if (os.path.isdir(path) and (name in (package, "tests", "test") or _holds_native(path))) or (os.path.isfile(path) and name in _NATIVE_FILES):
+        if (os.path.isdir(path) and (name in (package, "tests", "test") or _holds_native(path))) or (
+            os.path.isfile(path) and name in _NATIVE_FILES
+        ):
             found.add(name)
     return sorted(found)
 
@@ -197,11 +199,13 @@ repos:
 
 
 def readme_text(distribution: str) -> str:
-    return f"""# {distribution}
+    return f"# {distribution}\n\n" + _readme_block()
 
-## Compatibility
 
-Generated from compat.yaml by `adapter-matrix table --write README.md`:
+def _readme_block() -> str:
+    return """## Compatibility
+
+Generated from compat.yaml by `adapter-matrix table --update README.md`:
 
 <!-- adapter-matrix:table view=grid -->
 <!-- /adapter-matrix:table -->
@@ -261,10 +265,30 @@ def pyproject_edit(text: str, distribution: str, package: str, package_data: boo
                 edits.append((offset, offset, line + "\n"))
         else:
             appended.append(f"\n{header}\n{line}\n")
+    edits += _dependency_edit(at, text)
     if not edits and not appended:
         return None
     out = apply_edits(text, edits)
     return out + ("" if out.endswith("\n") else "\n") + "".join(appended)
+
+
+def _dependency_edit(at: _Locator, text: str) -> List[Tuple[int, int, str]]:
+    """Add ``adapter-matrix`` to ``[project] dependencies``: ``require()`` imports it at the
+    adapter's import, so the wheel must pull it in. Nothing when it is listed already, when
+    dependencies are dynamic, or when there is no ``[project]`` table."""
+    if not any((m := _HEADER.match(raw)) and m.group(1).strip() == "project" for raw in at.lines):
+        return []
+    start, end = at._table("project")
+    offset = sum(len(raw) + 1 for raw in at.lines[:start])
+    body = "\n".join(at.lines[start:end])
+    if re.search(r"""["']adapter[-_.]matrix(?![-_.\w])""", body, re.I) or re.search(
+        r"^\s*dynamic\s*=.*\bdependencies\b", body, re.M
+    ):
+        return []
+    listed = re.search(r"^[ \t]*dependencies[ \t]*=[ \t]*\[", body, re.M)
+    if listed is not None:
+        return [(offset + listed.end(), offset + listed.end(), '"adapter-matrix", ')]
+    return [(offset, offset, 'dependencies = ["adapter-matrix"]\n')]
 
 
 def _minimal_pyproject(distribution: str, package: str) -> str:
@@ -299,6 +323,7 @@ def plan_adoption(root: str, distribution: str, package: str, matrix: str = "com
     out = [
         Planned(path, "keep" if os.path.lexists(os.path.join(root, path)) else "write", text) for path, text in files
     ]
+    out = [_readme_edit(root, item) if item.path == "README.md" and item.action == "keep" else item for item in out]
     link = os.path.join(package, "compat.yaml")
     if os.path.lexists(os.path.join(root, link)):
         out.append(Planned(link, "keep"))
@@ -321,6 +346,21 @@ def plan_adoption(root: str, distribution: str, package: str, matrix: str = "com
         )
         out.append(Planned("pyproject.toml", "keep" if edited is None else "edit", edited, note))
     return out
+
+
+def _readme_edit(root: str, kept: Planned) -> Planned:
+    """An existing README gains the table block at its end, unless it has one (the tables hook
+    that init installs checks the README: without the block it would fail at once)."""
+    path = os.path.join(root, kept.path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return kept
+    if "adapter-matrix:table" in text:
+        return kept
+    sep = "" if text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+    return Planned(kept.path, "edit", text + sep + _readme_block(), "edited (the table block added at its end)")
 
 
 def _setup_py_declares_package_data(root: str) -> bool:

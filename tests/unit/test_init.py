@@ -126,7 +126,8 @@ def test_init_scaffolds_each_file_only_if_absent_and_edits_pyproject_in_place(tm
     dry = cli(*args, "--dry-run")
     assert dry.code == 0, dry.err
     assert (
-        f"{tmp_path / 'noxfile.py'}: would write" in dry.out and f"{tmp_path / 'README.md'}: kept (exists)" in dry.out
+        f"{tmp_path / 'noxfile.py'}: would write" in dry.out
+        and f"{tmp_path / 'README.md'}: edited (the table block added at its end)" in dry.out
     )
     assert f"{tmp_path / 'pyproject.toml'}: would edit" in dry.out
     assert sorted(p.name for p in tmp_path.iterdir()) == [
@@ -137,10 +138,15 @@ def test_init_scaffolds_each_file_only_if_absent_and_edits_pyproject_in_place(tm
     res = cli(*args)
     assert res.code == 0, res.err
     assert "from adapter_matrix import require" in res.out and "support = require(__name__)" in res.out
-    assert (tmp_path / "README.md").read_text() == "# mine\n"
+    readme = (tmp_path / "README.md").read_text()
+    assert readme.startswith("# mine\n\n## Compatibility\n")  # the owner's text first, then the block
+    assert "| torch 2.13 |" in readme or "2.13" in readme.split("<!-- adapter-matrix:table view=grid -->")[1]
+    assert cli("table", "--check", str(tmp_path / "README.md"), "--matrix", str(tmp_path / "compat.yaml")).code == 0
     assert os.readlink(tmp_path / "my_adapter" / "compat.yaml") == "../compat.yaml"
     text = (tmp_path / "pyproject.toml").read_text()
-    assert text.startswith(PYPROJECT.split("[tool.setuptools.package-data]")[0])  # comments and order kept
+    head = PYPROJECT.split("[tool.setuptools.package-data]")[0]
+    assert text.startswith(head.replace("[project]\n", '[project]\ndependencies = ["adapter-matrix"]\n'))
+    # comments and order kept; require() needs the tool at the adapter's import, so the wheel pulls it in
     assert (
         '# data files\nmy_adapter = ["compat.yaml", "kernels/*.so"]\n' in text
     )  # into the existing list: a second key is invalid TOML
@@ -232,7 +238,9 @@ def test_init_respects_an_existing_compiled_project(tmp_path):
     text = (root / "compat.yaml").read_text()
     assert "  - version: 0.0.1\n" in text and '    python: ">=3.10,<3.14"\n' in text
     assert "  sources: [csrc, setup.py, tiny_accel]\n" in text  # not docs/: no example ages a record
-    assert "tool.setuptools.package-data" not in (root / "pyproject.toml").read_text()
+    pyproject = (root / "pyproject.toml").read_text()
+    assert "tool.setuptools.package-data" not in pyproject
+    assert 'dependencies = ["adapter-matrix", "numpy"]' in pyproject  # added to the existing list
     after = _wheel_files(root, tmp_path / "w2")
     assert before <= after  # nothing the project shipped was dropped
     plan = cli("plan", "--matrix", str(root / "compat.yaml"))
