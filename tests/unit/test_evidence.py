@@ -485,3 +485,74 @@ def test_a_rows_record_counts_for_every_cell_the_row_tests(tmp_path, monkeypatch
     named = sorted(set(re.findall(r"cell (\S+) of release", res.out + res.err)))
     assert named == ["py3.11-torch2.2-cann8.0.0", "py3.11-torch2.2-cann8.1.0"]
     assert 'run `nox -s "device(py3.11-torch2.2)"`' in res.err + res.out
+
+
+# A nox that finishes the first cell of its line, then hangs in the second with a child that
+# ignores SIGTERM (as a stuck compile or a torch worker can): only a stop of the whole group,
+# with SIGKILL after the grace, ends it.
+HANGING_NOX = """\
+import json, os, signal, subprocess, sys, time
+sys.path.insert(0, {repo!r})
+from adapter_matrix.matrix.loader import load
+from tests.unit.test_evidence import _run_cell
+matrix = load(os.environ["ADAPTER_MATRIX_NOX_MATRIX"]).matrix
+sessions = sys.argv[sys.argv.index("-s") + 1:]
+_run_cell(matrix, sessions[0][len("device("):-1])
+child = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+with open("pids", "w") as fh:
+    fh.write(f"{{os.getpid()}} {{child.pid}}")
+time.sleep(600)
+"""
+
+TIER_SCRIPT = """\
+import sys
+sys.path.insert(0, {repo!r})
+from adapter_matrix.ci import tier
+tier.GRACE_SECONDS = 1.0
+tier.tool = lambda name: {nox!r}
+sys.argv = ["adapter-matrix", "tier", "full", "--matrix", "compat.yaml", "-t", "torch2.2", "--force"]
+from adapter_matrix.cli import main
+main()
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as fh:  # a zombie is dead, only not yet reaped
+        return fh.read().split(")")[-1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="process groups and /proc as on Linux")
+def test_a_tier_sent_sigterm_mid_cell_stops_its_whole_nox_run_and_keeps_the_finished_record(project):
+    import signal
+    import time
+
+    nox = project / "fake-nox"
+    nox.write_text(f"#!{sys.executable}\n" + HANGING_NOX.format(repo=str(REPO)))
+    nox.chmod(0o755)
+    (project / "noxfile.py").write_text("# the fake nox above stands in for nox and this file\n")
+    first = project / "records" / "2.0.0" / "py3.10-torch2.2.json"
+    before = first.stat().st_mtime
+    time.sleep(0.05)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", TIER_SCRIPT.format(repo=str(REPO), nox=str(nox))],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    pids = project / "pids"
+    deadline = time.monotonic() + 60
+    while not pids.exists() or not pids.read_text():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()[0]
+        time.sleep(0.1)
+    nox_pid, child_pid = map(int, pids.read_text().split())
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 4, out
+    assert not _alive(nox_pid) and not _alive(child_pid), out  # nothing of the nox run is left
+    assert first.stat().st_mtime > before  # the finished cell's record is kept
+    assert "stopped by SIGTERM: device(py3.11-torch2.2) was interrupted (no record)" in out, out
