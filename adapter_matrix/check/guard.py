@@ -150,7 +150,7 @@ def _read_memo(kind: str, key: str) -> Optional[Dict[str, Any]]:
     if not trusted_entry(path):
         return None
     try:
-        value = json.loads(read_regular(path, _MEMO_BYTES))
+        value = json.loads(read_regular(path, _MEMO_BYTES, follow=False))
         return value if isinstance(value, dict) else None
     except (OSError, ValueError, RecursionError):
         return None
@@ -162,7 +162,7 @@ def _write_memo(kind: str, key: str, value: Dict[str, Any]) -> None:
     path = _memo_path(kind, key)
     try:
         private_folder(os.path.dirname(path))
-        atomic_write(path, json.dumps(value), mode=0o600)
+        atomic_write(path, json.dumps(value), mode=0o600, follow=False)
     except OSError:  # a read-only cache only costs time
         pass
 

@@ -556,3 +556,53 @@ def test_a_tier_sent_sigterm_mid_cell_stops_its_whole_nox_run_and_keeps_the_fini
     assert not _alive(nox_pid) and not _alive(child_pid), out  # nothing of the nox run is left
     assert first.stat().st_mtime > before  # the finished cell's record is kept
     assert "stopped by SIGTERM: device(py3.11-torch2.2) was interrupted (no record)" in out, out
+
+
+def test_a_link_planted_at_any_path_the_tool_writes_is_replaced_never_written_through(tmp_path, monkeypatch):
+    """Caches, result records, evidence records, release freezes, suite summaries, guard memos
+    and build locks live in shared folders: a symbolic link planted at an entry's name must
+    not turn the tool's write into a write of the link's target (issue 47)."""
+    from adapter_matrix.check import guard
+    from adapter_matrix.ci import suites
+    from adapter_matrix.device import build
+    from adapter_matrix.matrix import cache
+
+    monkeypatch.setenv("ADAPTER_MATRIX_CACHE", str(tmp_path / "cache"))
+    sentinel = tmp_path / "precious.txt"
+    sentinel.write_text("the user's file\n")
+
+    def plant(path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink() or path.exists():
+            path.unlink()
+        path.symlink_to(sentinel)
+
+    project = _project(tmp_path / "repo")
+    raw = project.read_bytes()
+    from adapter_matrix.matrix.diagnostics import display_path
+
+    compiled = cache.compiled_matrix_path(raw, display_path(str(project)))
+    plant(compiled)
+    with pytest.warns(cache.CacheWarning, match="ignores its cache entry"):
+        matrix = cache.load_matrix(project).matrix  # the planted entry is neither read nor written through
+    assert Path(compiled).is_file() and not Path(compiled).is_symlink()
+    base = project.parent
+    plant(base / "results" / "py3.10-torch2.2.json")
+    plant(base / "records" / "2.0.0" / "py3.10-torch2.2.json")
+    with pytest.raises(evidence.EvidenceError, match="a symbolic link"):  # evidence refuses, writes nothing
+        _run_cell(matrix, "py3.10-torch2.2")
+    plant(base / "records" / "2.0.0" / release.RELEASE_FILE)
+    with pytest.raises(evidence.EvidenceError, match="release.json"):  # refused: not a freeze it can read
+        release.freeze(matrix, "2.0.0", evidence.evidence_folder(matrix, environ={}))
+    plant(tmp_path / "summaries" / "ops.json")
+    suites.write_summary("ops", cells.TestCounts(passed=1), str(tmp_path / "summaries"))
+    memo = guard._memo_path("verdict", "k" * 32)
+    plant(memo)
+    guard._write_memo("verdict", "k" * 32, {"outcome": "supported"})
+    plant(tmp_path / "builds" / "x.lock")
+    with build._locked(tmp_path / "builds" / "x.lock"):
+        pass
+    assert sentinel.read_text() == "the user's file\n"
+    for written in (base / "results" / "py3.10-torch2.2.json", tmp_path / "summaries" / "ops.json", Path(memo)):
+        assert not written.is_symlink() and written.is_file(), written
