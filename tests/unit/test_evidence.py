@@ -593,7 +593,7 @@ def test_a_link_planted_at_any_path_the_tool_writes_is_replaced_never_written_th
     with pytest.raises(evidence.EvidenceError, match="a symbolic link"):  # evidence refuses, writes nothing
         _run_cell(matrix, "py3.10-torch2.2")
     plant(base / "records" / "2.0.0" / release.RELEASE_FILE)
-    with pytest.raises(evidence.EvidenceError, match="release.json"):  # refused: not a freeze it can read
+    with pytest.raises(evidence.EvidenceError, match=r"release\.json"):  # refused: not a freeze it can read
         release.freeze(matrix, "2.0.0", evidence.evidence_folder(matrix, environ={}))
     plant(tmp_path / "summaries" / "ops.json")
     suites.write_summary("ops", cells.TestCounts(passed=1), str(tmp_path / "summaries"))
