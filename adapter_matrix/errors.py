@@ -7,15 +7,16 @@ Like cibuildwheel's errors with their ``return_code``: a module raises a subclas
 the CLI prints or exits.
 
 Exit codes (docs/commands.md): 0 supported, 1 unsupported or failed, 2 a usage error (a
-bad file, option or input), 3 works with a warning.
+bad file, option or input), 3 works with a warning, 4 stopped by a signal (``tier``).
 """
 
 from __future__ import annotations
 
-__all__ = ["AdapterMatrixError", "EXIT_UNSUPPORTED", "EXIT_USAGE"]
+__all__ = ["AdapterMatrixError", "EXIT_UNSUPPORTED", "EXIT_USAGE", "EXIT_INTERRUPTED"]
 
 EXIT_UNSUPPORTED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 4  # SIGTERM or SIGINT stopped a long run (tier); what finished is kept
 
 
 class AdapterMatrixError(Exception):

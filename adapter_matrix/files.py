@@ -81,16 +81,19 @@ def _kind(mode: int) -> str:
     return "it is not a regular file"
 
 
-def read_regular(path: str, limit: Optional[int] = MAX_READ_BYTES, *, truncate: bool = False) -> bytes:
+def read_regular(
+    path: str, limit: Optional[int] = MAX_READ_BYTES, *, truncate: bool = False, follow: bool = True
+) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them.
 
     Anything else (a folder, a FIFO, a device, a socket) is a :class:`FileReadError`
     before a byte is read; so is a file larger than ``limit``, unless ``truncate`` asks
     for its first ``limit`` bytes (a file detector reads a prefix). ``limit=None``
-    reads the whole file.
+    reads the whole file. ``follow=False`` refuses a symbolic link (an entry of a shared
+    cache or records folder is never one the tool wrote).
     """
     try:
-        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY)
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY | (0 if follow else _NOFOLLOW))
     except OSError as exc:
         raise FileReadError(path, _reason(exc, path)) from None
     try:
@@ -134,6 +137,8 @@ def _reason(exc: OSError, path: str) -> str:
         return "the disk is full (no space left on the device); the file is unchanged"
     if exc.errno in (errno.EACCES, errno.EPERM):
         return "permission denied"
+    if exc.errno == errno.ELOOP:
+        return "it is a symbolic link, which this folder never holds: remove it"
     if exc.errno == errno.EROFS:
         return "the file system is read-only"
     if exc.errno == errno.EISDIR:
@@ -147,6 +152,7 @@ def atomic_write(
     write: Optional[Callable[[Any, Any], None]] = None,
     *,
     mode: Optional[int] = None,
+    follow: bool = True,
 ) -> None:
     """Replace ``path`` with ``data`` so that readers see the old file or the new one only.
 
@@ -158,11 +164,16 @@ def atomic_write(
     write into the open file (tests pass one that fails midway to prove the original
     survives). A symbolic link *as the target* is written through: its target is
     replaced and the link stays (this repository's ``compat.yaml`` links to the
-    adapter's packaged copy).
+    adapter's packaged copy). ``follow=False`` is for files in shared folders (caches,
+    results, evidence), where a link at the entry's name is planted, never the user's:
+    the link itself is replaced and its target left alone.
 
     Raises :class:`FileWriteError` with one readable line; the target is then unchanged.
     """
-    path = os.path.realpath(path)
+    if follow:
+        path = os.path.realpath(path)
+    else:  # the folder may be a link (a cache moved elsewhere); the entry's own name never
+        path = os.path.join(os.path.realpath(os.path.dirname(path) or "."), os.path.basename(path))
     folder = os.path.dirname(path)
     base = os.path.basename(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
@@ -199,7 +210,7 @@ def atomic_write(
             os.chmod(tmp, mode)
         else:
             try:
-                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+                os.chmod(tmp, os.stat(path, follow_symlinks=follow).st_mode & 0o7777)
             except FileNotFoundError:
                 pass
         os.replace(tmp, path)

@@ -22,7 +22,7 @@ from ..matrix.queries import Cell, claimed_lines, claimed_patches, dimension_val
 from .claims import assess
 from .outcome import RANK, Environment, Fix, Outcome
 
-__all__ = ["fixes", "torch_requirement"]
+__all__ = ["fixes", "install_fix", "torch_requirement"]
 
 
 def torch_requirement(release: Release, line: TorchLine) -> str:
@@ -311,3 +311,25 @@ def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Outcome, limit
             continue
         (driver if target.changed_dims else kept).append(_fix_for(matrix, env, target))
     return kept[: limit - len(driver)] + driver if kept else driver
+
+
+def install_fix(matrix: Matrix, cell: Cell, today: _dt.date) -> Optional[Fix]:
+    """The fix that reaches ``cell`` from a fresh environment: the cell's Python and
+    extra-dimension values, no torch and no adapter installed (what a newcomer has). The
+    same search and the same commands as :func:`fixes`, for one chosen cell rather than
+    the best ranked; ``None`` when no fix reaches it (its status is not usable, or no
+    known index has its torch). The selector page publishes these commands."""
+    env = Environment(python=cell.python, dimensions=tuple(cell.dimensions))
+    wanted = dict(cell.dimensions)
+    found = [
+        target
+        for target in _targets(matrix, env, today)
+        if target.cell.release is cell.release
+        and target.cell.line.minor == cell.line.minor
+        and target.cell.python == cell.python
+        and all(wanted.get(name) == value for name, value in target.cell.dimensions)
+    ]
+    if not found:
+        return None
+    exact = [t for t in found if t.cell.torch.public == cell.torch.public]
+    return _fix_for(matrix, env, (exact or found)[0])

@@ -25,8 +25,9 @@ unsupported, broken        raises :class:`UnsupportedEnvironment`   ``RuntimeWar
                            with the fix                             ``usable`` is False
 =========================  =======================================  =================================
 
-``ADAPTER_MATRIX_ALLOW_UNSUPPORTED=1`` turns the error into a warning when a shim serves
-the torch. Under autoload a missing or invalid matrix warns too: an exception there would
+``ADAPTER_MATRIX_ALLOW_UNSUPPORTED=1`` turns the error into a warning for an adapter without
+shims, and for one whose shim serves the torch (where none does, there is no code to run, and
+the refusal says so instead of advertising the variable). Under autoload a missing or invalid matrix warns too: an exception there would
 break ``import torch`` itself.
 
 It runs inside ``import torch``, so a warm start costs a file read and two small JSON
@@ -84,6 +85,9 @@ class Selection(NamedTuple):
     outcome: str  # an Outcome value: supported, experimental, deprecated, eol, broken, unsupported
     shim: Optional[str]
     message: str
+    # whether the escape hatch can activate anything: an adapter without shims always can; one
+    # with shims only when a shim serves this torch (else there is no code to run)
+    forceable: bool
 
 
 class Support(NamedTuple):
@@ -146,7 +150,7 @@ def _read_memo(kind: str, key: str) -> Optional[Dict[str, Any]]:
     if not trusted_entry(path):
         return None
     try:
-        value = json.loads(read_regular(path, _MEMO_BYTES))
+        value = json.loads(read_regular(path, _MEMO_BYTES, follow=False))
         return value if isinstance(value, dict) else None
     except (OSError, ValueError, RecursionError):
         return None
@@ -158,7 +162,7 @@ def _write_memo(kind: str, key: str, value: Dict[str, Any]) -> None:
     path = _memo_path(kind, key)
     try:
         private_folder(os.path.dirname(path))
-        atomic_write(path, json.dumps(value), mode=0o600)
+        atomic_write(path, json.dumps(value), mode=0o600, follow=False)
     except OSError:  # a read-only cache only costs time
         pass
 
@@ -281,7 +285,10 @@ def _decide(
     answer = verdict(matrix, env)
     shim = answer.shim or (shim_for(matrix, env.torch) if env.torch is not None else None)
     return Selection(
-        answer.outcome.value, shim.module if shim else None, explain(answer, matrix.adapter.distribution, torch_version)
+        answer.outcome.value,
+        shim.module if shim else None,
+        explain(answer, matrix.adapter.distribution, torch_version),
+        shim is not None or not (matrix.declares_shims and matrix.shims),
     )
 
 
@@ -311,9 +318,10 @@ def select(
         and memo.get("outcome") in _OUTCOMES
         and isinstance(memo.get("message"), str)
         and (memo.get("shim") is None or isinstance(memo.get("shim"), str))
-        and len(memo) == 3
+        and isinstance(memo.get("forceable"), bool)
+        and len(memo) == 4
     ):
-        return Selection(memo["outcome"], memo["shim"], memo["message"])
+        return Selection(memo["outcome"], memo["shim"], memo["message"], memo["forceable"])
     selection = _decide(matrix_path, torch_version, adapter_version, found)
     _write_memo("verdict", key, selection._asdict())
     return selection
@@ -441,7 +449,7 @@ def require(
             return Support("unsupported", selection.shim, clash, path, False)
         raise UnsupportedEnvironment(clash)
     if selection.outcome in _BLOCKING:
-        if os.environ.get(ALLOW_ENV) and selection.shim is not None:
+        if os.environ.get(ALLOW_ENV) and selection.forceable:
             warnings.warn(
                 selection.message + f"\n({ALLOW_ENV} is set: activating anyway)", RuntimeWarning, stacklevel=2
             )
@@ -452,8 +460,12 @@ def require(
                 stacklevel=2,
             )
             usable = False
-        else:
+        elif selection.forceable:
             raise UnsupportedEnvironment(selection.message + f"\n(set {ALLOW_ENV}=1 to try anyway)")
+        else:  # the hatch would be a lie: no shim of this adapter serves this torch
+            raise UnsupportedEnvironment(
+                selection.message + f"\n({ALLOW_ENV} cannot help: no shim of {package} serves torch {torch_text})"
+            )
     elif selection.outcome in _WARNING:
         warnings.warn(selection.message, FutureWarning, stacklevel=2)
     return Support(selection.outcome, selection.shim, selection.message, path, usable)

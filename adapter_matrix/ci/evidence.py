@@ -210,7 +210,7 @@ def write_evidence(folder: str, record: Mapping[str, Any], matrix: Optional[Matr
     os.makedirs(release_dir, exist_ok=True)
     if not _inside(folder, path):
         raise EvidenceError(f"{path}: outside the evidence folder {folder} (a symbolic link?) \u2014 nothing written")
-    atomic_write(path, json.dumps(evidence_of(record), indent=2, ensure_ascii=False) + "\n")
+    atomic_write(path, json.dumps(evidence_of(record), indent=2, ensure_ascii=False) + "\n", follow=False)
     return path
 
 

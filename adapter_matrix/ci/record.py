@@ -154,7 +154,7 @@ def write_record(
     }
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{row.id}.json")
-    atomic_write(path, json.dumps(record, indent=2) + "\n")
+    atomic_write(path, json.dumps(record, indent=2) + "\n", follow=False)
     record["_path"] = path
     return record
 

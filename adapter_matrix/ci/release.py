@@ -102,7 +102,7 @@ def freeze(matrix: Matrix, version: str, folder: str, today: Optional[_dt.date] 
     path = os.path.join(folder, version, RELEASE_FILE)
     entry = FrozenRelease(version, now, tuple(matrix.evidence.sources), commit, day, path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    atomic_write(path, json.dumps(entry.as_dict(), indent=2) + "\n")
+    atomic_write(path, json.dumps(entry.as_dict(), indent=2) + "\n", follow=False)
     return entry, True
 
 

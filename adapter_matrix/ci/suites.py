@@ -117,7 +117,9 @@ def write_summary(suite: str, counts: TestCounts, folder: Optional[str] = None) 
         return None
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{suite}.json")
-    atomic_write(path, json.dumps(dict(suite=suite, **counts.as_dict(), skips=list(counts.skips)), indent=2) + "\n")
+    atomic_write(
+        path, json.dumps(dict(suite=suite, **counts.as_dict(), skips=list(counts.skips)), indent=2) + "\n", follow=False
+    )
     return path
 
 

@@ -9,14 +9,17 @@ tier interrupted anywhere picks up where it stopped. ``adapter-matrix tier`` is 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence
+from types import FrameType
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from ..matrix.model import Matrix
 from .evidence import Verification, evidence_folder, freshness_of, index_records, judge
@@ -24,10 +27,11 @@ from .plan import PlanRow, plan
 from .release import past_releases
 from .results import read_records
 
-__all__ = ["Step", "select", "lines", "run", "TierRun", "commit_message", "prune_uv_cache", "tool"]
+__all__ = ["Step", "select", "lines", "run", "TierRun", "commit_message", "prune_uv_cache", "tool", "GRACE_SECONDS"]
 
 MATRIX_ENV = "ADAPTER_MATRIX_NOX_MATRIX"  # the matrix the nox cells read (adapter_matrix.nox)
 DROP_ENVS_ENV = "ADAPTER_MATRIX_DROP_ENVS"  # each cell removes its environment when it is done
+GRACE_SECONDS = 10.0  # after SIGTERM, how long nox and its cells have to end before SIGKILL
 
 
 @dataclass(frozen=True)
@@ -134,10 +138,67 @@ class TierRun:
     minutes: float
     free_at_start: float
     lowest_free: float
+    # set when a signal stopped the tier: the cell that was running, and the signal's name
+    interrupted: Optional[str] = None
+    signal: Optional[str] = None
+    not_started: List[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return self.final.get("verified", 0) == self.selected
+        return self.interrupted is None and self.signal is None and self.final.get("verified", 0) == self.selected
+
+
+class _Stop(Exception):
+    """A SIGTERM or SIGINT arrived while a torch line ran."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGINT become :class:`_Stop` in the tier's own process while it waits for a
+    line; the previous handlers come back afterwards (only the main thread may set them)."""
+
+    def stop(signum: int, frame: Optional[FrameType]) -> None:
+        raise _Stop(signum)
+
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def _stop_group(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """End nox and everything it started (its cells' interpreters, their workers): nox runs in a
+    process group of its own, so one signal reaches all of them; SIGKILL after ``grace``."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, grace)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    # the group may outlive its leader (a cell's child that ignored SIGTERM): make sure
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _finished(matrix: Matrix, rows: Sequence[PlanRow], since: float) -> List[bool]:
+    """Whether each row's evidence record was written by this run (after ``since``)."""
+    folder = evidence_folder(matrix)
+    out = []
+    for r in rows:
+        path = os.path.join(folder, str(r.cell.release.version), f"{r.id}.json")
+        try:
+            out.append(os.stat(path, follow_symlinks=False).st_mtime >= since)
+        except OSError:
+            out.append(False)
+    return out
 
 
 def _commit(matrix: Matrix, minor: str, rows: Sequence[PlanRow], docs: Sequence[str], cwd: str) -> None:
@@ -170,25 +231,54 @@ def run(
     docs: Sequence[str] = (),
     min_free_gb: float = 25.0,
     environ: Optional[Mapping[str, str]] = None,
+    grace: Optional[float] = None,
 ) -> TierRun:
     """Run the rows of ``steps`` that need it with the ``nox`` command line, in ``cwd`` (where
     the adapter's ``noxfile.py`` is), one torch line per nox invocation. A failing cell does not
     stop the tier. Before each line, below ``min_free_gb`` of free disk, the torch wheels leave
-    uv's cache. With ``commit``, each line's records are committed as soon as it is done."""
+    uv's cache. With ``commit``, each line's records are committed as soon as it is done.
+
+    SIGTERM or SIGINT stops the tier cleanly: nox's whole process group is ended (SIGTERM, then
+    SIGKILL after ``grace`` seconds, default :data:`GRACE_SECONDS`), the records of the cells that finished stay (and are
+    committed with ``commit``), and the result names the cell that was running and the cells
+    that never started (:attr:`TierRun.interrupted`)."""
     env = dict(os.environ if environ is None else environ)
     env.update({MATRIX_ENV: os.path.abspath(matrix.path), DROP_ENVS_ENV: "1"})
     started, free_at_start = time.monotonic(), free_gb(cwd)
     lowest = free_at_start
     todo = lines(steps)
+    stopped: Optional[_Stop] = None
+    interrupted: Optional[str] = None
+    not_started: List[str] = []
     for minor, rows in todo.items():
         if free_gb(cwd) < min_free_gb:
             echo(f"== {free_gb(cwd):.0f} GB free, below {min_free_gb:g}")
             prune_uv_cache(echo)
         echo(f"== torch {minor}: {', '.join(r.session for r in rows)} ({free_gb(cwd):.0f} GB free)")
-        subprocess.run([*nox, "-s", *(r.session for r in rows)], cwd=cwd, env=env, check=False)
+        line_started = time.time()
+        try:
+            with _stop_on_signals():
+                # a group of its own: a stop must reach every cell's processes, not nox alone
+                proc = subprocess.Popen(
+                    [*nox, "-s", *(r.session for r in rows)], cwd=cwd, env=env, start_new_session=True
+                )
+                try:
+                    proc.wait()
+                except _Stop as stop:
+                    _stop_group(proc, GRACE_SECONDS if grace is None else grace)
+                    stopped = stop
+        except _Stop as late:  # arrived between the start and the wait: nothing else ran yet
+            stopped = late
         lowest = min(lowest, free_gb(cwd))
         if commit:
             _commit(matrix, minor, rows, docs, cwd)
+        if stopped is not None:
+            done = _finished(matrix, rows, line_started)
+            pending = [r.session for r, d in zip(rows, done) if not d]
+            interrupted = pending[0] if pending else None
+            later = [r.session for rs in list(todo.values())[list(todo).index(minor) + 1 :] for r in rs]
+            not_started = pending[1:] + later
+            break
     final: Dict[str, int] = {}
     for found in judged(matrix, [s.row for s in steps]):
         final[found.state] = final.get(found.state, 0) + 1
@@ -199,4 +289,7 @@ def run(
         minutes=(time.monotonic() - started) / 60,
         free_at_start=free_at_start,
         lowest_free=lowest,
+        interrupted=interrupted,
+        signal=str(stopped) if stopped is not None else None,
+        not_started=not_started,
     )

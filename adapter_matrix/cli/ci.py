@@ -263,10 +263,12 @@ def tier(
     record (the release gate's rule), through ./noxfile.py, one torch line after another.
     Cells that have one are skipped, so an interrupted tier picks up where it stopped.
     Exit 0 when every selected cell ends with a fresh passing record, 1 otherwise, 2 for a
-    usage error (docs/releasing.md)."""
+    usage error, 4 when SIGTERM or SIGINT stopped it (nox's whole process group is ended, the
+    finished cells' records are kept; docs/testing.md)."""
     from ..ci import tier as tiers
     from ..ci.evidence import evidence_folder
     from ..ci.plan import STRATEGIES
+    from ..errors import EXIT_INTERRUPTED
 
     if strategy not in STRATEGIES:
         fail(f"{strategy!r} is not a tier: choose from {', '.join(STRATEGIES)}")
@@ -315,5 +317,13 @@ def tier(
         f"wall time {done.minutes:.0f} min for {done.ran} cells; disk free {done.free_at_start:.0f} GB at the start, "
         f"{done.lowest_free:.0f} GB at the lowest (after a line)"
     )
+    if done.signal is not None:
+        echo(
+            f"stopped by {done.signal}: "
+            + (f"{done.interrupted} was interrupted (no record)" if done.interrupted else "no cell was running")
+            + (f"; not started: {', '.join(done.not_started)}" if done.not_started else "")
+            + "; the finished cells' records are kept: run the tier again to go on"
+        )
+        raise typer.Exit(EXIT_INTERRUPTED)
     if not done.ok:
         raise typer.Exit(EXIT_UNSUPPORTED)

@@ -22,9 +22,15 @@ def init(
         help="A torch line (2.12) or a specifier set ('>=2.9') to cover; repeatable (default: the newest line).",
     ),
     python: Optional[str] = typer.Option(
-        None, "--python", help="The release's Python range (default: every Python its torch lines have)."
+        None,
+        "--python",
+        help="The release's Python range (default: the project's requires-python, else every Python its torch lines have).",
     ),
-    version: str = typer.Option("0.1.0", "--version", help="The adapter's first release."),
+    version: Optional[str] = typer.Option(
+        None,
+        "--version",
+        help="The adapter's first release (default: the project's [project] version, else 0.1.0).",
+    ),
     upstream: str = typer.Option(
         "pypi", "--upstream", help="Where the torch facts come from: 'pypi', or a recorded Simple JSON file (offline)."
     ),
@@ -54,7 +60,7 @@ def init(
     from ..files import atomic_write
     from ..matrix.diagnostics import MatrixError
     from ..matrix.loader import load_text
-    from ..upstream.adopt import package_name, plan_adoption, require_lines
+    from ..upstream.adopt import evidence_sources, package_name, plan_adoption, project_facts, require_lines
     from ..upstream.index import UpstreamError, read_upstream
     from ..upstream.starter import choose_lines, starter_text
 
@@ -62,7 +68,21 @@ def init(
     keep_matrix = os.path.exists(output) and not force
     if keep_matrix and matrix_only:
         fail(f"{output} exists; give --force to replace it, or --output another file")
+    root = os.path.dirname(os.path.abspath(output))
+    pkg = package or package_name(distribution)
+    if not pkg.isidentifier():
+        fail(f"--package {pkg!r} is not an importable name; give --package")
+    # an existing project's own declarations win over the defaults: a matrix that disagrees
+    # with them fails `validate --pyproject` at once, and plans cells pip would refuse
+    facts = project_facts(root)
+    if version is None:
+        if facts.why and not keep_matrix:
+            fail(f"{os.path.join(root, 'pyproject.toml')}: {facts.why}")
+        version = facts.version or "0.1.0"
+    if python is None:
+        python = facts.requires_python
     text = None
+    written = None
     if not keep_matrix:
         try:
             index = read_upstream(upstream)
@@ -74,18 +94,15 @@ def init(
                 "PyPI" if upstream == "pypi" else os.path.basename(upstream),
                 version,
                 python,
+                sources=[] if matrix_only else evidence_sources(root, pkg),
             )
         except (UpstreamError, ValueError) as exc:
             fail(str(exc))
         try:
-            load_text(text, output)
+            written = load_text(text, output).matrix
         except MatrixError as exc:  # a name the file cannot hold, e.g. a device that is no identifier
             print_diagnostics(exc.diagnostics)
             fail(f"{output} was not written: the options above make an invalid matrix")
-    root = os.path.dirname(os.path.abspath(output))
-    pkg = package or package_name(distribution)
-    if not pkg.isidentifier():
-        fail(f"--package {pkg!r} is not an importable name; give --package")
     planned = [] if matrix_only else plan_adoption(root, distribution, pkg, os.path.basename(output))
     if dry_run:
         console.print(f"{output}: {'kept (exists)' if keep_matrix else 'would write'}", markup=False)
@@ -108,6 +125,12 @@ def init(
                 atomic_write(target, item.text or "")
             elif item.action == "link":
                 os.symlink(item.text or "", target)
+        readme = [i for i in planned if i.path == "README.md" and i.action in ("write", "edit")]
+        if text is not None and written is not None and readme:
+            # the table itself, not only its markers: the tables hook init installs checks it
+            from ..tables.docs import sync
+
+            sync(written, [os.path.join(root, readme[0].path)], write=True)
     except OSError as exc:
         fail(f"{exc.filename}: cannot write: {exc.strerror}")
     if text is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 import typer
 
@@ -18,6 +18,12 @@ from .common import (
     release_or_exit,
 )
 
+if TYPE_CHECKING:  # the model stays off the CLI's start-up path
+    import datetime as _dt
+
+    from ..matrix.model import Matrix
+    from ..matrix.queries import Releases
+
 
 def _table_fix(options: Dict[str, Optional[str]], tail: List[str]) -> str:
     """The ``adapter-matrix table`` command line that rewrites what ``--check`` found stale."""
@@ -30,6 +36,77 @@ def _table_fix(options: Dict[str, Optional[str]], tail: List[str]) -> str:
     return " ".join(shlex.quote(a) for a in args + tail)
 
 
+def _platform(
+    matrix: Matrix,
+    output: Optional[str],
+    support_channel: Optional[str],
+    platform_name: Optional[str],
+    when: Optional[_dt.date],
+    check_: bool,
+    common: Dict[str, Optional[str]],
+) -> None:
+    """--view platform: write (or --check) ID.json and ID.md in the --output folder."""
+    import os
+
+    from ..files import printable
+    from ..tables import docs
+    from ..tables.platform import platform_entry
+
+    if not output:
+        fail("--view platform writes two files: give --output FOLDER")
+    try:
+        entry = platform_entry(matrix, support_channel or "", platform_name, when)
+    except ValueError as exc:
+        fail(str(exc))
+    stale = []
+    for suffix, text in ((".json", entry.json_text), (".md", entry.markdown)):
+        path = os.path.join(output, entry.platform_id + suffix)
+        try:
+            if not check_:
+                os.makedirs(output, exist_ok=True)
+            outcome = docs.sync_output(path, text, write=not check_)
+        except OSError as exc:
+            fail(str(exc))
+        if check_ and outcome.changed:
+            typer.echo(outcome.diff, nl=False)
+            stale.append(path)
+        else:
+            console_for().print(f"{printable(path)}: {'written' if outcome.changed else 'up to date'}", markup=False)
+    if stale:
+        options = {
+            **common,
+            "--view": "platform",
+            "--support-channel": support_channel,
+            "--platform-name": platform_name,
+        }
+        fix = _table_fix(options, ["--output", output])
+        console_for(stderr=True).print(f"{' '.join(stale)} stale; fix with:\n    {fix}", markup=False, style="red")
+        raise typer.Exit(EXIT_UNSUPPORTED)
+
+
+def _resolve(matrix: Matrix, release: Releases, when: Optional[_dt.date], recorded: List[str]) -> None:
+    """--resolve: every published command, through pip's resolver."""
+    import tempfile
+
+    from ..tables.resolve import build_index, check_commands
+    from ..tables.views.selector import selector
+
+    combinations = selector(matrix, release=release, today=when).data["combinations"]
+    with tempfile.TemporaryDirectory() as index:
+        url = build_index(recorded, index) if recorded else None
+        runs, problems = check_commands(combinations, url)
+    where = f"the recorded index ({', '.join(recorded)})" if recorded else "the commands' indexes"
+    for problem in problems:
+        console_for(stderr=True).print(f"not installable: {problem}", markup=False, style="red")
+    console_for().print(
+        f"{runs} resolutions of {len({tuple(c['commands']) for c in combinations if c['commands']})} published commands "
+        f"against {where}: {len(problems)} problem(s)",
+        markup=False,
+    )
+    if problems:
+        raise typer.Exit(EXIT_UNSUPPORTED)
+
+
 @app.command()
 def table(
     files: List[str] = typer.Argument(None, help="Documents whose adapter-matrix:table blocks to --update or --check."),
@@ -39,7 +116,9 @@ def table(
         "--view",
         help="grid (torch x Python; the default), verified (the grid with test evidence), releases, dimension (a dimension x torch), "
         "capabilities, ops (op-sweep counts per torch line and op family), op-dtypes (task counts per torch line, dtype and direction) "
-        "or op-failures (the ops that do not match CPU, and why).",
+        "op-failures (the ops that do not match CPU, and why), platform (pytorch.org's Additional Platforms entry: "
+        "ID.json and ID.md in the --output folder), or selector (each combination's install commands, as check "
+        "writes them; --format html: the selector page, with --results the evidence of each).",
     ),
     dimension: Optional[str] = typer.Option(
         None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."
@@ -60,6 +139,23 @@ def table(
         "or of op-sweep records for --view ops, op-dtypes and op-failures.",
     ),
     today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
+    support_channel: Optional[str] = typer.Option(
+        None, "--support-channel", help="--view platform: the URL where users get help (pytorch.org requires one)."
+    ),
+    platform_name: Optional[str] = typer.Option(
+        None, "--platform-name", help="--view platform: the name pytorch.org shows (default: the distribution)."
+    ),
+    resolve_: bool = typer.Option(
+        False,
+        "--resolve",
+        help="Resolve every install command the selector and the platform entry publish (pip --dry-run) instead of "
+        "rendering; exit 1 naming each that no longer installs what it claims (a yanked pin, another torch).",
+    ),
+    recorded: List[str] = typer.Option(
+        [],
+        "--recorded",
+        help="With --resolve: a folder of recorded index answers (PEP 691 JSON, repeatable) to resolve against, offline.",
+    ),
     output: Optional[str] = typer.Option(
         None, "--output", "-o", help="Write the table to this file, atomically; with --check, verify the file instead."
     ),
@@ -110,6 +206,18 @@ def table(
     result = one_matrix(matrix)
     common = {"--matrix": matrix, "--today": today, "--results": results}
     console = console_for()
+    if resolve_:
+        if files or output or update or check_ or (view not in (None, "selector", "platform")):
+            fail("--resolve checks the selector's commands: give no FILES, --output, --update, --check or other --view")
+        _resolve(result.matrix, release_or_exit(result, release), when, recorded)
+        return
+    if recorded:
+        fail("--recorded is an option of --resolve")
+    if view == "platform":
+        _platform(result.matrix, output, support_channel, platform_name, when, check_, {**common})
+        return
+    if support_channel or platform_name:
+        fail("--support-channel and --platform-name are options of --view platform")
     if files:
         try:
             outcomes = docs.sync(result.matrix, files, write=update, today=when, results=results)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import hashlib
 import json
 import os
@@ -295,7 +296,17 @@ def _locked(path: Path) -> Iterator[None]:
     import fcntl
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as fh:
+    # no truncation and no link followed: a link planted at the lock's name in a shared cache
+    # must not let the build empty the file it points at
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        os.unlink(path)  # the lock is the cache's own file: a link in its place is dropped, not followed
+        fd = os.open(path, flags | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield

@@ -138,7 +138,7 @@ def _read(path: str) -> object:
 
     from ..files import read_regular
 
-    return _ModelUnpickler(io.BytesIO(read_regular(path))).load()
+    return _ModelUnpickler(io.BytesIO(read_regular(path, follow=False))).load()
 
 
 def _store(path: str, value: object) -> None:
@@ -146,7 +146,7 @@ def _store(path: str, value: object) -> None:
 
     try:
         private_folder(os.path.dirname(path))
-        atomic_write(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), mode=0o600)
+        atomic_write(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), mode=0o600, follow=False)
     except OSError:  # a read-only home is not an error: the next run parses again
         pass
 

@@ -14,7 +14,7 @@ import io
 import json
 import re
 import unicodedata
-from typing import Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Sequence
 
 from .table import Span, Table, TableCell
 
@@ -28,6 +28,7 @@ __all__ = [
     "render_rst",
     "render_csv",
     "render_json",
+    "json_document",
 ]
 
 JSON_SCHEMA_VERSION = 1  # bump on any incompatible change; see docs/compatibility-table.schema.json
@@ -105,6 +106,8 @@ def render_markdown(table: Table) -> str:
 
     out = [line(body[0]), "| " + " | ".join("-" * w for w in widths) + " |"]
     out.extend(line(r) for r in body[1:])
+    if table.note:
+        out += ["", _md_cell(TableCell((Span(table.note),)))]
     return "\n".join(out) + "\n"
 
 
@@ -156,6 +159,8 @@ def render_rst(table: Table) -> str:
         for i, cell in enumerate(row):
             text = _rst_cell(cell)
             out.append(("   * -" if i == 0 else "     -") + (f" {text}" if text else ""))
+    if table.note:
+        out += ["", _rst_cell(TableCell((Span(table.note),)))]
     return "\n".join(out) + "\n"
 
 
@@ -172,9 +177,9 @@ def render_csv(table: Table) -> str:
     return buf.getvalue()
 
 
-def render_json(table: Table) -> str:
-    """The documented JSON document (``docs/compatibility-table.schema.json``)."""
-    doc = {
+def json_document(table: Table) -> Dict[str, Any]:
+    """The documented JSON document (``docs/compatibility-table.schema.json``) as data."""
+    doc: Dict[str, Any] = {
         "schema_version": JSON_SCHEMA_VERSION,
         "view": table.view,
         "lang": table.lang,
@@ -186,7 +191,12 @@ def render_json(table: Table) -> str:
         "legend": [{"state": s, "label": label, "description": about} for s, label, about in table.legend],
     }
     doc.update(table.data)
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return doc
+
+
+def render_json(table: Table) -> str:
+    """The documented JSON document (``docs/compatibility-table.schema.json``)."""
+    return json.dumps(json_document(table), indent=2, ensure_ascii=False) + "\n"
 
 
 def _render_html(table: Table) -> str:

@@ -85,6 +85,10 @@ ${states}
 .legend li { display: flex; align-items: baseline; gap: .5rem; }
 .swatch { display: inline-block; padding: .1rem .5rem; border-radius: 4px; border: 1px solid var(--line); }
 .generated { color: var(--muted); font-size: .85rem; margin-top: 1.5rem; }
+.note { color: var(--muted); margin: .5rem 0 0; }
+details summary { cursor: pointer; }
+details[open] { white-space: normal; min-width: 12rem; }
+details[open] summary { margin-bottom: .25rem; }
 @media (max-width: 40rem) {
   body { font-size: 13px; }
   main { padding: .5rem; }
@@ -110,11 +114,18 @@ def _td(cell: TableCell) -> str:
     attrs = f' class="cell {cell.state}"' if cell.state else ""
     if cell.title:
         attrs += f' title="{html.escape(cell.title)}"'
+    if cell.detail:  # the older releases: one click (or Enter) away, no script needed
+        return f"<td{attrs}><details><summary>{_content(cell)}</summary>{html.escape(cell.detail)}</details></td>"
     return f"<td{attrs}>{_content(cell)}</td>"
 
 
 def render_html(table: Table) -> str:
-    """The standalone page: inline CSS, light and dark colors, legend, phone-sized layout."""
+    """The standalone page: inline CSS, light and dark colors, legend, phone-sized layout.
+    The selector view is a page of its own (:mod:`.selector_page`)."""
+    if table.view == "selector":
+        from .selector_page import render_selector
+
+        return render_selector(table)
     esc = html.escape
     lines: List[str] = [
         "<!DOCTYPE html>",
@@ -142,6 +153,8 @@ def render_html(table: Table) -> str:
     for row in table.rows:
         lines.append(f'<tr><th scope="row">{_content(row[0])}</th>' + "".join(_td(c) for c in row[1:]) + "</tr>")
     lines += ["</tbody>", "</table>", "</div>"]
+    if table.note:
+        lines.append(f'<p class="note">{esc(table.note)}</p>')
     if table.legend:
         lines.append(f"<h2>{esc(word('legend', table.lang))}</h2>")
         lines.append('<ul class="legend">')

@@ -59,6 +59,9 @@ class TableCell:
     spans: Tuple[Span, ...] = ()
     state: str = ""
     title: str = ""
+    # more than the cell shows, one click away on the HTML page (the older releases of a
+    # compact grid cell); other formats leave it to the table's note or to another view
+    detail: str = ""
 
     @property
     def text(self) -> str:
@@ -98,6 +101,7 @@ class Table:
     """A rendered-format-independent table. The first column holds the row headers.
 
     ``legend`` lists (state, label, description) for the states that occur in the body;
+    ``note`` is a sentence every format writes under the table;
     ``data`` holds the facts behind the rows for the JSON format (see
     ``docs/compatibility-table.schema.json``).
     """
@@ -110,3 +114,4 @@ class Table:
     legend: Tuple[Tuple[str, str, str], ...] = ()
     data: Dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     matrix: str = ""
+    note: str = ""  # a sentence under the table (where the cells' older releases are)

@@ -98,6 +98,12 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "mixed": ("depends on the extra dimensions", "取决于额外维度"),
     "mixed_about": ("the cell differs per extra-dimension value", "该组合因额外维度的取值而异"),
     "served_cell": ("{status} ({versions})", "{status}（{versions}）"),
+    "grid_note": (
+        "Each cell shows the newest release that serves it: {newest} unless the cell names another. "
+        "Older releases ({older}) are in the releases view, in each cell's details on the HTML page, and in --release tables.",
+        "每个单元格显示支持它的最新版本：除非单元格注明其他版本，均为 {newest}。"
+        "更早的版本（{older}）见版本视图、HTML 页面中各单元格的详情，以及 --release 表格。",
+    ),
     # the capabilities view
     "capabilities_title": ("{dist}: device features per torch line", "{dist}\uff1a各 torch 版本的设备功能"),
     "shim": ("shim", "shim 模块"),
@@ -156,6 +162,40 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "opf_tasks": ("dtypes", "数据类型"),
     "opf_status": ("status", "状态"),
     "opf_why": ("why", "原因"),
+    # the selector view and page (adapter-matrix table --view selector)
+    "selector_title": ("{dist}: install command", "{dist}\uff1a安装命令"),
+    "sel_command": ("install commands", "安装命令"),
+    "sel_choose": ("Choose your combination", "选择你的组合"),
+    "sel_result": ("Your combination", "你的组合"),
+    "sel_released": ("released {date}", "发布于 {date}"),
+    "sel_until": ("supported until {date}", "支持至 {date}"),
+    "sel_env": ("In a Python {python} environment:", "在 Python {python} 环境中："),
+    "sel_first": (
+        "First install {name} {value}: it is not a pip package.",
+        "请先安装 {name} {value}（它不是 pip 包）。",
+    ),
+    "sel_machine": ("For machines with {name} {value}.", "适用于 {name} 为 {value} 的机器。"),
+    "sel_nowheel": (
+        "torch {torch} has no wheel for Python {python}",
+        "torch {torch} 没有适用于 Python {python} 的安装包",
+    ),
+    "sel_noclaim": ("no {dist} release supports {value} with {picked}", "没有 {dist} 版本在 {picked} 下支持 {value}"),
+    "sel_nocell": ("{dist} does not describe this combination", "{dist} 的兼容矩阵未描述此组合"),
+    "sel_nearest": ("The nearest supported combination:", "最接近的受支持组合："),
+    "sel_nocommand": (
+        "No install command is published for a combination whose status is {status}.",
+        "状态为{status}的组合不提供安装命令。",
+    ),
+    "sel_copy": ("Copy", "复制"),
+    "sel_copied": ("Copied", "已复制"),
+    "sel_evidence": ("Tested: {state} on {date} with torch {torch}", "测试：{date}，torch {torch}，{state}"),
+    "sel_evidence_folder": ("Test records: {folder}", "测试记录：{folder}"),
+    "sel_frozen": ("release {release} is frozen: its records prove it", "版本 {release} 已冻结：其测试记录即为证明"),
+    "sel_noscript": (
+        "This page needs JavaScript. The same commands: adapter-matrix table --view selector --format markdown",
+        "此页面需要 JavaScript。相同的命令可由 adapter-matrix table --view selector --format markdown 生成",
+    ),
+    "sel_link": ("Link to this combination: ", "此组合的链接："),
     # the companions view (and the companion columns of the releases view)
     "companions_title": ("{dist}: companion packages per torch line", "{dist}\uff1a各 torch 版本的配套包"),
     "built": ("built for it", "为其构建"),

@@ -71,6 +71,7 @@ def starter_text(
     version: str = "0.1.0",
     python: Optional[str] = None,
     today: Optional[_dt.date] = None,
+    sources: Sequence[str] = (),
 ) -> str:
     """The text of a first ``compat.yaml``. ``python`` is the release's Python claim
     (default: from the oldest Python any of its torch lines has a wheel for).
@@ -118,4 +119,12 @@ def starter_text(
         "    status: experimental",
         "    reason: not tested yet; mark it supported once its cells pass (`adapter-matrix plan`)",
     ]
+    if sources:
+        out += [
+            "",
+            "# What a cell's record is judged on: the package, its native sources and build files, its",
+            "# tests. A change to any of them makes the records stale (`adapter-matrix validate --results`).",
+            "evidence:",
+            f"  sources: {_flow(list(sources))}",
+        ]
     return "\n".join(out) + "\n"

@@ -485,3 +485,124 @@ def test_a_rows_record_counts_for_every_cell_the_row_tests(tmp_path, monkeypatch
     named = sorted(set(re.findall(r"cell (\S+) of release", res.out + res.err)))
     assert named == ["py3.11-torch2.2-cann8.0.0", "py3.11-torch2.2-cann8.1.0"]
     assert 'run `nox -s "device(py3.11-torch2.2)"`' in res.err + res.out
+
+
+# A nox that finishes the first cell of its line, then hangs in the second with a child that
+# ignores SIGTERM (as a stuck compile or a torch worker can): only a stop of the whole group,
+# with SIGKILL after the grace, ends it.
+HANGING_NOX = """\
+import json, os, signal, subprocess, sys, time
+sys.path.insert(0, {repo!r})
+from adapter_matrix.matrix.loader import load
+from tests.unit.test_evidence import _run_cell
+matrix = load(os.environ["ADAPTER_MATRIX_NOX_MATRIX"]).matrix
+sessions = sys.argv[sys.argv.index("-s") + 1:]
+_run_cell(matrix, sessions[0][len("device("):-1])
+child = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+with open("pids", "w") as fh:
+    fh.write(f"{{os.getpid()}} {{child.pid}}")
+time.sleep(600)
+"""
+
+TIER_SCRIPT = """\
+import sys
+sys.path.insert(0, {repo!r})
+from adapter_matrix.ci import tier
+tier.GRACE_SECONDS = 1.0
+tier.tool = lambda name: {nox!r}
+sys.argv = ["adapter-matrix", "tier", "full", "--matrix", "compat.yaml", "-t", "torch2.2", "--force"]
+from adapter_matrix.cli import main
+main()
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as fh:  # a zombie is dead, only not yet reaped
+        return fh.read().split(")")[-1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="process groups and /proc as on Linux")
+def test_a_tier_sent_sigterm_mid_cell_stops_its_whole_nox_run_and_keeps_the_finished_record(project):
+    import signal
+    import time
+
+    nox = project / "fake-nox"
+    nox.write_text(f"#!{sys.executable}\n" + HANGING_NOX.format(repo=str(REPO)))
+    nox.chmod(0o755)
+    (project / "noxfile.py").write_text("# the fake nox above stands in for nox and this file\n")
+    first = project / "records" / "2.0.0" / "py3.10-torch2.2.json"
+    before = first.stat().st_mtime
+    time.sleep(0.05)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", TIER_SCRIPT.format(repo=str(REPO), nox=str(nox))],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    pids = project / "pids"
+    deadline = time.monotonic() + 60
+    while not pids.exists() or not pids.read_text():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()[0]
+        time.sleep(0.1)
+    nox_pid, child_pid = map(int, pids.read_text().split())
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 4, out
+    assert not _alive(nox_pid) and not _alive(child_pid), out  # nothing of the nox run is left
+    assert first.stat().st_mtime > before  # the finished cell's record is kept
+    assert "stopped by SIGTERM: device(py3.11-torch2.2) was interrupted (no record)" in out, out
+
+
+def test_a_link_planted_at_any_path_the_tool_writes_is_replaced_never_written_through(tmp_path, monkeypatch):
+    """Caches, result records, evidence records, release freezes, suite summaries, guard memos
+    and build locks live in shared folders: a symbolic link planted at an entry's name must
+    not turn the tool's write into a write of the link's target (issue 47)."""
+    from adapter_matrix.check import guard
+    from adapter_matrix.ci import suites
+    from adapter_matrix.device import build
+    from adapter_matrix.matrix import cache
+
+    monkeypatch.setenv("ADAPTER_MATRIX_CACHE", str(tmp_path / "cache"))
+    sentinel = tmp_path / "precious.txt"
+    sentinel.write_text("the user's file\n")
+
+    def plant(path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink() or path.exists():
+            path.unlink()
+        path.symlink_to(sentinel)
+
+    project = _project(tmp_path / "repo")
+    raw = project.read_bytes()
+    from adapter_matrix.matrix.diagnostics import display_path
+
+    compiled = cache.compiled_matrix_path(raw, display_path(str(project)))
+    plant(compiled)
+    with pytest.warns(cache.CacheWarning, match="ignores its cache entry"):
+        matrix = cache.load_matrix(project).matrix  # the planted entry is neither read nor written through
+    assert Path(compiled).is_file() and not Path(compiled).is_symlink()
+    base = project.parent
+    plant(base / "results" / "py3.10-torch2.2.json")
+    plant(base / "records" / "2.0.0" / "py3.10-torch2.2.json")
+    with pytest.raises(evidence.EvidenceError, match="a symbolic link"):  # evidence refuses, writes nothing
+        _run_cell(matrix, "py3.10-torch2.2")
+    plant(base / "records" / "2.0.0" / release.RELEASE_FILE)
+    with pytest.raises(evidence.EvidenceError, match=r"release\.json"):  # refused: not a freeze it can read
+        release.freeze(matrix, "2.0.0", evidence.evidence_folder(matrix, environ={}))
+    plant(tmp_path / "summaries" / "ops.json")
+    suites.write_summary("ops", cells.TestCounts(passed=1), str(tmp_path / "summaries"))
+    memo = guard._memo_path("verdict", "k" * 32)
+    plant(memo)
+    guard._write_memo("verdict", "k" * 32, {"outcome": "supported"})
+    plant(tmp_path / "builds" / "x.lock")
+    with build._locked(tmp_path / "builds" / "x.lock"):
+        pass
+    assert sentinel.read_text() == "the user's file\n"
+    for written in (base / "results" / "py3.10-torch2.2.json", tmp_path / "summaries" / "ops.json", Path(memo)):
+        assert not written.is_symlink() and written.is_file(), written

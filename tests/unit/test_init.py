@@ -126,7 +126,8 @@ def test_init_scaffolds_each_file_only_if_absent_and_edits_pyproject_in_place(tm
     dry = cli(*args, "--dry-run")
     assert dry.code == 0, dry.err
     assert (
-        f"{tmp_path / 'noxfile.py'}: would write" in dry.out and f"{tmp_path / 'README.md'}: kept (exists)" in dry.out
+        f"{tmp_path / 'noxfile.py'}: would write" in dry.out
+        and f"{tmp_path / 'README.md'}: edited (the table block added at its end)" in dry.out
     )
     assert f"{tmp_path / 'pyproject.toml'}: would edit" in dry.out
     assert sorted(p.name for p in tmp_path.iterdir()) == [
@@ -137,10 +138,15 @@ def test_init_scaffolds_each_file_only_if_absent_and_edits_pyproject_in_place(tm
     res = cli(*args)
     assert res.code == 0, res.err
     assert "from adapter_matrix import require" in res.out and "support = require(__name__)" in res.out
-    assert (tmp_path / "README.md").read_text() == "# mine\n"
+    readme = (tmp_path / "README.md").read_text()
+    assert readme.startswith("# mine\n\n## Compatibility\n")  # the owner's text first, then the block
+    assert "| torch 2.13 |" in readme or "2.13" in readme.split("<!-- adapter-matrix:table view=grid -->")[1]
+    assert cli("table", "--check", str(tmp_path / "README.md"), "--matrix", str(tmp_path / "compat.yaml")).code == 0
     assert os.readlink(tmp_path / "my_adapter" / "compat.yaml") == "../compat.yaml"
     text = (tmp_path / "pyproject.toml").read_text()
-    assert text.startswith(PYPROJECT.split("[tool.setuptools.package-data]")[0])  # comments and order kept
+    head = PYPROJECT.split("[tool.setuptools.package-data]")[0]
+    assert text.startswith(head.replace("[project]\n", '[project]\ndependencies = ["adapter-matrix"]\n'))
+    # comments and order kept; require() needs the tool at the adapter's import, so the wheel pulls it in
     assert (
         '# data files\nmy_adapter = ["compat.yaml", "kernels/*.so"]\n' in text
     )  # into the existing list: a second key is invalid TOML
@@ -151,3 +157,106 @@ def test_init_scaffolds_each_file_only_if_absent_and_edits_pyproject_in_place(tm
     assert (
         again.code == 0 and "noxfile.py: kept (exists)" in again.out and "pyproject.toml: kept (exists)" in again.out
     )  # nothing left to add
+
+
+COMPILED_SETUP_PY = """from setuptools import setup
+
+setup(
+    name="tiny-accel",
+    version="0.0.1",
+    packages=["tiny_accel"],
+    package_data={"tiny_accel": ["lib/*.so"]},
+)
+"""
+COMPILED_PYPROJECT = """[build-system]
+requires = ["setuptools>=64", "torch"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "tiny-accel"
+version = "0.0.1"
+requires-python = ">=3.10,<3.14"
+dependencies = ["numpy"]
+"""
+
+
+def _compiled_project(root):
+    """A setup.py adapter shaped like OpenReg: lib/*.so shipped as package data, native sources in csrc/."""
+    (root / "tiny_accel" / "lib").mkdir(parents=True)
+    (root / "tiny_accel" / "__init__.py").write_text("")
+    (root / "tiny_accel" / "lib" / "libtiny.so").write_bytes(b"\x7fELF not really")
+    (root / "csrc").mkdir()
+    (root / "csrc" / "tiny.cpp").write_text("int tiny() { return 1; }\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "x.cpp").write_text("// an example in the docs, not a source\n")
+    (root / "setup.py").write_text(COMPILED_SETUP_PY)
+    (root / "pyproject.toml").write_text(COMPILED_PYPROJECT)
+
+
+def _wheel_files(root, out):
+    import subprocess
+    import sys
+    import zipfile
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(root)],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = out.glob("*.whl")
+    names = {n for n in zipfile.ZipFile(wheel).namelist() if ".dist-info/" not in n}
+    wheel.unlink()
+    return names
+
+
+def test_init_respects_an_existing_compiled_project(tmp_path):
+    """Its version and requires-python are the first release's, its setup.py package data stays in
+    the wheel, and the evidence ages with its native sources (issue 43)."""
+    import pytest
+
+    pytest.importorskip("setuptools")
+    root = tmp_path / "repo"
+    root.mkdir()
+    _compiled_project(root)
+    before = _wheel_files(root, tmp_path / "w1")
+    assert "tiny_accel/lib/libtiny.so" in before
+    res = cli(
+        "init",
+        "--distribution",
+        "tiny-accel",
+        "--device",
+        "tiny",
+        "--torch",
+        ">=2.13",
+        "--upstream",
+        RECORDED,
+        "-o",
+        str(root / "compat.yaml"),
+    )
+    assert res.code == 0, res.err
+    assert 'add "compat.yaml" to package_data' in res.out  # said, not done behind setup.py's back
+    text = (root / "compat.yaml").read_text()
+    assert "  - version: 0.0.1\n" in text and '    python: ">=3.10,<3.14"\n' in text
+    assert "  sources: [csrc, setup.py, tiny_accel]\n" in text  # not docs/: no example ages a record
+    pyproject = (root / "pyproject.toml").read_text()
+    assert "tool.setuptools.package-data" not in pyproject
+    assert 'dependencies = ["adapter-matrix", "numpy"]' in pyproject  # added to the existing list
+    after = _wheel_files(root, tmp_path / "w2")
+    assert before <= after  # nothing the project shipped was dropped
+    plan = cli("plan", "--matrix", str(root / "compat.yaml"))
+    assert plan.code == 0 and "py3.14" not in plan.out and "py3.10" in plan.out
+
+
+def test_a_dynamic_version_is_named_and_version_taken_instead(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "dyn"\ndynamic = ["version"]\n\n[tool.setuptools.dynamic]\nversion = {attr = "dyn.V"}\n'
+    )
+    args = ("init", "--distribution", "dyn", "--device", "dyn", "--upstream", RECORDED, "-o", str(root / "compat.yaml"))
+    res = cli(*args)
+    assert res.code == 2 and "the project's version is dynamic" in res.err and "--version" in res.err
+    assert not (root / "compat.yaml").exists()
+    res = cli(*args, "--version", "3.1.0")
+    assert res.code == 0, res.err
+    assert "  - version: 3.1.0\n" in (root / "compat.yaml").read_text()

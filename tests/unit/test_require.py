@@ -166,8 +166,24 @@ def test_the_escape_hatch_activates_an_unsupported_pairing_that_a_shim_serves(to
     with pytest.warns(RuntimeWarning, match="ADAPTER_MATRIX_ALLOW_UNSUPPORTED is set: activating anyway"):
         support = require("toy_adapter", version="1.0.0", torch_version="2.13.0")
     assert support.usable and support.outcome == "unsupported" and support.shim == "toy_adapter.eras.torch_2_10"
-    with pytest.raises(UnsupportedEnvironment):  # no shim serves torch 2.9: nothing to activate
+    with pytest.raises(UnsupportedEnvironment) as err:  # no shim serves torch 2.9: nothing to activate
         require("toy_adapter", version="1.0.0", torch_version="2.9.1")
+    assert "ADAPTER_MATRIX_ALLOW_UNSUPPORTED cannot help: no shim of toy_adapter serves torch 2.9.1" in str(err.value)
+
+
+def test_the_escape_hatch_lets_an_adapter_without_shims_import_with_a_warning(toy, monkeypatch):
+    """Most adapters (a compiled extension built for one torch) have no shims: the variable that
+    every refusal advertises must work for them too."""
+    _narrow(toy)
+    path = toy / "compat.yaml"
+    text = path.read_text().replace("  shims: toy_adapter.eras\n", "")
+    path.write_text(text.replace('shims:\n  - module: toy_adapter.eras.torch_2_10\n    torch: ">=2.10,<2.16"\n', ""))
+    with pytest.raises(UnsupportedEnvironment, match=r"set ADAPTER_MATRIX_ALLOW_UNSUPPORTED=1 to try anyway"):
+        require("toy_adapter", version="1.0.0", torch_version="2.13.0")
+    monkeypatch.setenv("ADAPTER_MATRIX_ALLOW_UNSUPPORTED", "1")
+    with pytest.warns(RuntimeWarning, match="ADAPTER_MATRIX_ALLOW_UNSUPPORTED is set: activating anyway"):
+        support = require("toy_adapter", version="1.0.0", torch_version="2.13.0")
+    assert (support.outcome, support.shim, support.usable) == ("unsupported", None, True)
 
 
 HEAVY = ("yaml", "packaging", "adapter_matrix.matrix.model", "adapter_matrix.matrix.loader", "typer", "rich")

@@ -33,6 +33,9 @@ and renders any of them. Views:
 ``ops``, ``op-dtypes``, ``op-failures``
     what PyTorch's OpInfo sweep found on the device per torch line, from op-sweep
     records.
+``selector``
+    one row per cell with the exact commands that install it (check's fixes, for a fresh
+    environment); as HTML, the selector page: pick the values, copy the command.
 ``companions``
     torch minor x companion package (torchvision, torchaudio): the releases built for each
     line, or the earlier releases whose open requirement admits it, or none.
@@ -59,6 +62,7 @@ from .op_dtypes import op_dtypes
 from .op_failures import op_failures
 from .ops import ops
 from .releases import releases
+from .selector import selector
 from .verified import verified
 
 __all__ = ["Span", "TableCell", "Column", "Table", "STATES", "VIEWS", "RECORDS", "build", "render"]
@@ -73,6 +77,7 @@ VIEWS: Dict[str, Callable[..., Table]] = {
     "op-dtypes": op_dtypes,
     "op-failures": op_failures,
     "companions": companions,
+    "selector": selector,
 }
 # Views drawn from records, and which: the nox cells' result records, or op-sweep records.
 RECORDS: Dict[str, str] = {

@@ -129,6 +129,21 @@ def _served(here: Sequence[Cell], lang: str) -> TableCell:
     return TableCell(tuple(spans), statuses[0].value, title)
 
 
+def _newest(here: Sequence[Cell], lang: str, newest: Version) -> TableCell:
+    """A compact grid position: the status the newest release serving it gives (by
+    extra-dimension value when they differ), its version named unless it is ``newest``
+    (the newest release the table shows). Every release's answer is the cell's detail
+    (one click away on the HTML page) and title."""
+    version = max(c.release.version for c in here)
+    own = [c for c in here if c.release.version == version]
+    cell = _served(own, lang)
+    if version == newest and len({c.status for c in own}) == 1:
+        cell = plain(word(own[0].status.value, lang), cell.state, cell.title)
+    full = _served(here, lang).text if len(own) < len(here) else ""
+    title = "; ".join(t for t in (full, cell.title) if t)
+    return TableCell(cell.spans, cell.state, title, full)
+
+
 def grid_table(
     matrix: Matrix,
     shown_releases: Sequence[Release],
@@ -140,6 +155,7 @@ def grid_table(
 ) -> Table:
     shown = cells(matrix, shown_releases, today) if shown_releases else []
     single = shown_releases[0] if len(shown_releases) == 1 else None
+    newest = max((r.version for r in shown_releases), default=None)
     at: Dict[Tuple[str, PythonVersion], List[Tuple[Cell, TableCell]]] = {}
     for cell in shown:
         at.setdefault((cell.torch_row, cell.python), []).append((cell, content(cell)))
@@ -158,7 +174,8 @@ def grid_table(
                 elif single is not None:
                     row.append(_merge(here))
                 else:
-                    row.append(_served([c for c, _content in here], lang))
+                    assert newest is not None  # a cell shown is a release shown
+                    row.append(_newest([c for c, _content in here], lang, newest))
             rows.append(tuple(row))
     dist = matrix.adapter.distribution
     if not shown_releases:
@@ -175,11 +192,23 @@ def grid_table(
         "release": str(single.version) if single else None,
         "cells": [facts(c) for c in shown],
     }
+    note = ""
     if single is None and shown_releases:
         newest_first = sorted(shown_releases, key=lambda r: r.version, reverse=True)
         data["releases_shown"] = list(dict.fromkeys(str(r.version) for r in newest_first))
+        older = data["releases_shown"][1:]
+        if older:
+            note = word("grid_note", lang).format(newest=data["releases_shown"][0], older=", ".join(older))
     return Table(
-        view, lang, title, header, tuple(rows), legend(rows, lang, matrix.evidence.max_age_days), data, matrix.path
+        view,
+        lang,
+        title,
+        header,
+        tuple(rows),
+        legend(rows, lang, matrix.evidence.max_age_days),
+        data,
+        matrix.path,
+        note,
     )
 
 

@@ -1,0 +1,385 @@
+"""The selector page: pick a combination, copy the command that installs it.
+
+One standalone file: inline CSS and script, no request of any kind (no font, image,
+stylesheet or script to fetch), so it works from ``file://`` and on any static host. Its
+data is the selector view's JSON document (``table --view selector --format json``),
+embedded once, compact; its words are the page language's entries of
+:data:`adapter_matrix.tables.words.WORDS`. The script only reads them: every command
+was computed by ``check``'s code when the page was generated.
+
+Choices are ordered as the view's axes (extra dimensions, Python, torch, release). A
+choice no described combination has, given the ones before it, stays visible but
+``aria-disabled`` (focusable, so its reason shows on focus as on hover). The choices live
+in the query string (``?torch=2.13&python=3.11``); a combination the matrix does not
+make usable shows why, and the nearest supported one with its command.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from typing import Any, Dict
+
+from .formats import json_document
+from .html import COLORS
+from .table import Table
+from .words import WORDS, word
+
+__all__ = ["render_selector", "PAGE_WORDS"]
+
+# The words the script shows; statuses and evidence states come with them.
+PAGE_WORDS = tuple(k for k in WORDS if k.startswith("sel_")) + (
+    "supported",
+    "experimental",
+    "deprecated",
+    "eol",
+    "broken",
+    "verified",
+    "stale",
+    "failed",
+    "generated",
+)
+
+_CSS = """\
+:root {
+  color-scheme: light dark;
+  --bg: #ffffff; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --head: #f6f8fa; --accent: #0969da;
+  --off: #8c959f;
+%(light)s
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --line: #3d444d; --head: #151b23; --accent: #4493f8;
+    --off: #6e7681;
+%(dark)s
+  }
+}
+* { box-sizing: border-box; }
+body {
+  margin: 0; background: var(--bg); color: var(--fg);
+  font: 15px/1.45 system-ui, -apple-system, "Segoe UI", "Noto Sans", "PingFang SC", "Microsoft YaHei", sans-serif;
+}
+main { max-width: 56rem; margin: 0 auto; padding: 1rem; }
+h1 { font-size: 1.35rem; margin: 0 0 .75rem; overflow-wrap: anywhere; }
+h2 { font-size: 1.05rem; margin: 1.25rem 0 .5rem; }
+.axis { display: grid; grid-template-columns: 9rem 1fr; gap: .5rem; align-items: start; margin: 0 0 .6rem; }
+.axis-label { font-weight: 600; padding-top: .3rem; overflow-wrap: anywhere; }
+.choices { display: flex; flex-wrap: wrap; gap: .35rem; }
+.choices button {
+  position: relative; font: inherit; min-width: 3.2rem; padding: .3rem .6rem; border-radius: 6px;
+  border: 1px solid var(--line); background: var(--head); color: var(--fg); cursor: pointer;
+}
+.choices button[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: #ffffff; }
+.choices button[aria-disabled="true"] { color: var(--off); border-style: dashed; cursor: not-allowed; background: transparent; }
+.choices button[aria-disabled="true"][aria-pressed="true"] { color: #ffffff; background: var(--off); }
+.choices button:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+.choices button[data-why]:hover::after, .choices button[data-why]:focus::after {
+  content: attr(data-why); position: absolute; left: 0; top: calc(100%% + 4px); z-index: 2; width: max-content;
+  max-width: 18rem; white-space: normal; padding: .3rem .5rem; border-radius: 4px; font-size: .85rem;
+  background: var(--fg); color: var(--bg); text-align: left;
+}
+#why { min-height: 1.4em; color: var(--muted); font-size: .9rem; margin: .25rem 0 0; }
+.result { border: 1px solid var(--line); border-radius: 8px; padding: .75rem 1rem; margin-top: .5rem; }
+.result + .result { margin-top: 1rem; }
+.facts { margin: 0 0 .5rem; font-weight: 600; overflow-wrap: anywhere; }
+.status { display: inline-block; padding: .1rem .5rem; border-radius: 4px; border: 1px solid var(--line); margin-right: .5rem; }
+%(states)s
+.dates, .evidence, .note { color: var(--muted); margin: .25rem 0; }
+.steps { margin: .5rem 0; padding-left: 1.25rem; }
+.command { display: flex; gap: .5rem; align-items: flex-start; margin: .35rem 0; }
+pre {
+  flex: 1; margin: 0; padding: .5rem .75rem; border-radius: 6px; background: var(--head);
+  border: 1px solid var(--line); white-space: pre-wrap; overflow-wrap: anywhere;
+}
+code, pre { font: .9em ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.copy { font: inherit; padding: .3rem .6rem; border-radius: 6px; border: 1px solid var(--line); background: var(--bg); color: var(--fg); cursor: pointer; }
+.copy:focus-visible { outline: 3px solid var(--accent); }
+.link { font-size: .9rem; overflow-wrap: anywhere; }
+.generated { color: var(--muted); font-size: .85rem; margin-top: 1.5rem; }
+@media (max-width: 40rem) {
+  body { font-size: 14px; }
+  main { padding: .6rem; }
+  .axis { grid-template-columns: 1fr; gap: .25rem; }
+  .command { flex-direction: column; }
+}
+"""
+
+# The script: reads the two JSON blocks, draws the choices and the answer. No network
+# API is used (no fetch, XMLHttpRequest, import or src), which the browser test checks.
+_JS = r"""
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("matrix-data").textContent);
+  var W = JSON.parse(document.getElementById("page-words").textContent);
+  var axes = D.axes, cells = D.combinations, sel = {};
+  function fmt(t, f) { return t.replace(/\{(\w+)\}/g, function (m, k) { return k in f ? f[k] : m; }); }
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function val(c, key) {
+    if (key === "python") return c.python;
+    if (key === "torch") return c.torch_line;
+    if (key === "release") return c.release;
+    return c.dimensions[key];
+  }
+  // whether cell c agrees with the choices of the first `upto` axes (a cell without a
+  // value of a dimension serves every value of it)
+  function fits(c, choice, upto) {
+    for (var i = 0; i < upto; i++) {
+      var k = axes[i].key, v = val(c, k);
+      if (choice[k] !== undefined && v !== undefined && v !== choice[k]) return false;
+    }
+    return true;
+  }
+  function has(c, key, v) { var x = val(c, key); return x === undefined || x === v; }
+  function enabled(i, v) {
+    return cells.some(function (c) { return fits(c, sel, i) && has(c, axes[i].key, v); });
+  }
+  function picked(i) {
+    var parts = [];
+    for (var j = 0; j < i; j++) if (sel[axes[j].key] !== undefined) parts.push(axes[j].label + " " + sel[axes[j].key]);
+    return parts.join(", ");
+  }
+  function why(i, v) {
+    var key = axes[i].key;
+    if (key === "torch" && sel.python !== undefined && D.torch_lines[v] && D.torch_lines[v].indexOf(sel.python) < 0)
+      return fmt(W.sel_nowheel, {torch: v, python: sel.python});
+    return fmt(W.sel_noclaim, {dist: D.adapter, value: axes[i].label + " " + v, picked: picked(i)});
+  }
+  // after a choice at axis i: keep each later choice that still fits, else take the best cell's
+  function settle(from) {
+    for (var j = from; j < axes.length; j++) {
+      var key = axes[j].key;
+      var fitting = cells.filter(function (c) { return fits(c, sel, j); });
+      if (!fitting.length || fitting.some(function (c) { return has(c, key, sel[key]) && sel[key] !== undefined; })) continue;
+      for (var n = 0; n < fitting.length; n++) {
+        if (val(fitting[n], key) !== undefined) { sel[key] = val(fitting[n], key); break; }
+      }
+    }
+  }
+  function current() {
+    return cells.filter(function (c) { return fits(c, sel, axes.length); })[0];
+  }
+  function distance(c) {
+    var differ = 0, far = 0;
+    axes.forEach(function (a) {
+      var v = val(c, a.key), s = sel[a.key];
+      if (v === undefined || s === undefined || v === s) return;
+      differ += 1;
+      var i = a.values.indexOf(v), k = a.values.indexOf(s);
+      far += k < 0 ? a.values.length : Math.abs(i - k);
+    });
+    return [differ, far];
+  }
+  function nearest() {
+    var usable = cells.filter(function (c) { return c.commands.length; });
+    var best = usable.filter(function (c) { return c.status === "supported"; });
+    var pool = best.length ? best : usable, found = null, key = null;
+    pool.forEach(function (c) {
+      var d = distance(c);
+      if (!found || d[0] < key[0] || (d[0] === key[0] && d[1] < key[1])) { found = c; key = d; }
+    });
+    return found;
+  }
+  function query() {
+    var parts = [];
+    axes.forEach(function (a) { if (sel[a.key] !== undefined) parts.push(encodeURIComponent(a.key) + "=" + encodeURIComponent(sel[a.key])); });
+    return "?" + parts.join("&");
+  }
+  function copyButton(text) {
+    var b = el("button", "copy", W.sel_copy);
+    b.type = "button";
+    b.addEventListener("click", function () {
+      var done = function () { b.textContent = W.sel_copied; };
+      if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, function () {});
+    });
+    return b;
+  }
+  function answer(c, box) {
+    var facts = [D.adapter + " " + c.release, "torch " + c.torch, "Python " + c.python];
+    Object.keys(c.dimensions).forEach(function (k) { facts.push(k + " " + c.dimensions[k]); });
+    box.appendChild(el("p", "facts", facts.join(" \u00b7 ")));
+    var line = el("p", "dates");
+    line.appendChild(el("span", "status cell " + c.status, W[c.status] || c.status));
+    var rel = D.release_facts[c.release] || {}, dates = [];
+    if (rel.date) dates.push(fmt(W.sel_released, {date: rel.date}));
+    if (rel.supported_until) dates.push(fmt(W.sel_until, {date: rel.supported_until}));
+    line.appendChild(document.createTextNode(dates.join(" \u00b7 ")));
+    box.appendChild(line);
+    if (c.reason) box.appendChild(el("p", "note from-matrix", c.reason));
+    if (!c.commands.length) {
+      box.appendChild(el("p", "note", fmt(W.sel_nocommand, {status: W[c.status] || c.status})));
+      return;
+    }
+    var steps = el("ul", "steps");
+    axes.forEach(function (a) {
+      var v = c.dimensions[a.key];
+      if (v === undefined) return;
+      steps.appendChild(el("li", "", fmt(a.changeable ? W.sel_first : W.sel_machine, {name: a.key, value: v})));
+    });
+    steps.appendChild(el("li", "", fmt(W.sel_env, {python: c.python})));
+    box.appendChild(steps);
+    c.commands.forEach(function (command) {
+      var row = el("div", "command");
+      var pre = el("pre");
+      pre.appendChild(el("code", "install", command));
+      row.appendChild(pre);
+      row.appendChild(copyButton(command));
+      box.appendChild(row);
+    });
+    var v = c.verification;
+    if (v) {
+      var said = fmt(W.sel_evidence, {state: W[v.state] || v.state, date: v.date || "?", torch: v.torch || "?"});
+      var ev = el("p", "evidence", said + (v.commit ? " (" : ""));
+      if (v.commit) { ev.appendChild(el("code", "", v.commit)); ev.appendChild(document.createTextNode(")")); }
+      box.appendChild(ev);
+    }
+    if (D.evidence_folder && v) {
+      var where = el("p", "evidence", fmt(W.sel_evidence_folder, {folder: ""}));
+      where.appendChild(el("code", "", D.evidence_folder + "/" + c.release + "/"));
+      if (rel.frozen) where.appendChild(document.createTextNode(" \u00b7 " + fmt(W.sel_frozen, {release: c.release})));
+      box.appendChild(where);
+    }
+  }
+  function draw() {
+    var form = document.getElementById("choices");
+    form.textContent = "";
+    axes.forEach(function (a, i) {
+      var row = el("div", "axis");
+      var label = el("div", "axis-label", a.label);
+      label.id = "axis-" + i;
+      var group = el("div", "choices");
+      group.setAttribute("role", "group");
+      group.setAttribute("aria-labelledby", label.id);
+      a.values.forEach(function (v) {
+        var b = el("button", "", v);
+        b.type = "button";
+        b.dataset.axis = a.key;
+        b.dataset.value = v;
+        b.setAttribute("aria-pressed", sel[a.key] === v ? "true" : "false");
+        if (!enabled(i, v)) {
+          var reason = why(i, v);
+          b.setAttribute("aria-disabled", "true");
+          b.dataset.why = reason;
+          b.setAttribute("aria-description", reason);
+          b.addEventListener("focus", function () { document.getElementById("why").textContent = reason; });
+          b.addEventListener("click", function () { document.getElementById("why").textContent = reason; });
+        } else {
+          b.addEventListener("click", function () {
+            sel[a.key] = v;
+            settle(i + 1);
+            update();
+            var again = document.querySelector('button[data-axis="' + a.key + '"][data-value="' + v + '"]');
+            if (again) again.focus();
+          });
+        }
+        group.appendChild(b);
+      });
+      row.appendChild(label);
+      row.appendChild(group);
+      form.appendChild(row);
+    });
+  }
+  function update() {
+    draw();
+    document.getElementById("why").textContent = "";
+    var out = document.getElementById("answer");
+    out.textContent = "";
+    var c = current(), box = el("section", "result");
+    box.id = "picked";
+    out.appendChild(box);
+    if (c) answer(c, box);
+    else {
+      box.className += " missing";
+      var reason = W.sel_nocell.replace("{dist}", D.adapter);
+      if (sel.python !== undefined && sel.torch !== undefined && D.torch_lines[sel.torch] && D.torch_lines[sel.torch].indexOf(sel.python) < 0)
+        reason = fmt(W.sel_nowheel, {torch: sel.torch, python: sel.python});
+      box.appendChild(el("p", "note", reason));
+    }
+    if (!c || !c.commands.length) {
+      var n = nearest();
+      if (n) {
+        var near = el("section", "result");
+        near.id = "nearest";
+        near.appendChild(el("h2", "", W.sel_nearest));
+        answer(n, near);
+        out.appendChild(near);
+      }
+    }
+    try { history.replaceState(null, "", query()); } catch (e) { /* a sandboxed frame: the page still answers */ }
+    var link = document.getElementById("link");
+    link.textContent = "";
+    link.appendChild(document.createTextNode(W.sel_link));
+    link.appendChild(el("code", "", query()));
+  }
+  // the choices in the URL first; the rest from the best cell that fits them
+  var params = new URLSearchParams(window.location.search), given = {};
+  axes.forEach(function (a) { if (params.has(a.key)) given[a.key] = params.get(a.key); });
+  var start = cells.filter(function (c) {
+    return axes.every(function (a) { return given[a.key] === undefined || has(c, a.key, given[a.key]); });
+  })[0] || (D["default"] !== null ? cells[D["default"]] : cells[0]);
+  axes.forEach(function (a) {
+    var v = given[a.key] !== undefined ? given[a.key] : start ? val(start, a.key) : undefined;
+    sel[a.key] = v !== undefined ? v : a.values[0];  // a cell for every value of a dimension: show the first
+  });
+  update();
+})();
+"""
+
+
+def _css() -> str:
+    light = "\n".join(f"  --{s}-bg: {c[0]}; --{s}-fg: {c[1]};" for s, c in COLORS.items())
+    dark = "\n".join(f"    --{s}-bg: {c[2]}; --{s}-fg: {c[3]};" for s, c in COLORS.items())
+    states = "\n".join(f".cell.{s} {{ background-color: var(--{s}-bg); color: var(--{s}-fg); }}" for s in COLORS)
+    return _CSS % {"light": light, "dark": dark, "states": states}
+
+
+def _script_json(data: Any) -> str:
+    """JSON safe inside ``<script>``: compact, and no ``<`` that could close the element."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
+def render_selector(table: Table) -> str:
+    """The selector page of a selector table (see the module's docstring)."""
+    esc = html.escape
+    words: Dict[str, str] = {key: word(key, table.lang) for key in PAGE_WORDS}
+    footer = esc(word("generated", table.lang)).format(
+        matrix=esc(os.path.basename(table.matrix) or "compat.yaml"),
+        command="<code>adapter-matrix table --view selector</code>",
+    )
+    lines = [
+        "<!DOCTYPE html>",
+        f'<html lang="{esc(table.lang)}">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<meta name="color-scheme" content="light dark">',
+        '<meta name="generator" content="adapter-matrix">',
+        f"<title>{esc(table.title)}</title>",
+        "<style>",
+        _css().rstrip("\n"),
+        "</style>",
+        "</head>",
+        "<body>",
+        "<main>",
+        f"<h1>{esc(table.title)}</h1>",
+        f"<noscript><p>{esc(word('sel_noscript', table.lang))}</p></noscript>",
+        f"<h2>{esc(word('sel_choose', table.lang))}</h2>",
+        '<div id="choices"></div>',
+        '<p id="why" role="status" aria-live="polite"></p>',
+        f"<h2>{esc(word('sel_result', table.lang))}</h2>",
+        '<div id="answer" aria-live="polite"></div>',
+        '<p id="link" class="link"></p>',
+        f'<p class="generated">{footer}</p>',
+        "</main>",
+        f'<script type="application/json" id="matrix-data">{_script_json(json_document(table))}</script>',
+        f'<script type="application/json" id="page-words">{_script_json(words)}</script>',
+        f"<script>{_JS}</script>",
+        "</body>",
+        "</html>",
+    ]
+    return "\n".join(lines) + "\n"
