@@ -60,3 +60,40 @@ def test_the_toy_adapters_committed_evidence_passed_on_the_local_torch():
     committed = json.loads((TOY / "evidence" / "1.0.0" / "py3.11-torch2.13.json").read_text())
     assert committed["outcome"] == "passed" and committed["torch"] == "2.13.0+cpu"
     assert committed["suites"]["tests"]["passed"] == 3
+
+
+CPP = REPO / "examples" / "cpp-adapter"
+
+
+@needs_nox
+@pytest.mark.slow  # a nox cell in a fresh venv, with a C++ build in it
+def test_a_compiled_adapter_is_built_in_its_cell_against_the_cells_torch(tmp_path):
+    """examples/cpp-adapter (a setuptools CppExtension, its files as `init` wrote them) runs a
+    cell offline: the cell compiles it against its own torch 2.13, and the adapter's own test
+    that it was compiled against the torch it runs on passes (issue 43)."""
+    if not glob.glob(os.path.join(LOCAL_TORCH, "torch-2.13.0*.whl")):
+        pytest.skip("no local torch 2.13 wheel in /opt/wheels")
+    env = dict(
+        os.environ,
+        ADAPTER_MATRIX_WHEELS=cell_wheelhouse(tmp_path / "wheelhouse"),
+        ADAPTER_MATRIX_RESULTS=str(tmp_path / "results"),
+        ADAPTER_MATRIX_EVIDENCE=str(tmp_path / "evidence"),
+        UV_OFFLINE="1",
+    )
+    proc = subprocess.run(
+        [NOX, "--envdir", str(tmp_path / "nox"), "-s", f"device({CELL})"],
+        cwd=CPP,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "building . against torch 2.13.0+cpu" in proc.stdout + proc.stderr
+    record = json.loads((tmp_path / "results" / f"{CELL}.json").read_text())
+    assert record["outcome"] == "passed" and record["torch"] == "2.13.0+cpu"
+    assert record["suites"]["tests"]["passed"] == 2 and record["suites"]["tests"]["failed"] == 0
+    out = proc.stdout + proc.stderr
+    cached = "cached build tiny_accel-0.1.0-" in out  # a rerun installs the wheel built for this torch before
+    assert cached or "compiled tiny_accel-0.1.0-" in out
+    assert record["source_hash"] and record["build_cached"] is cached

@@ -1,0 +1,14 @@
+"""The extension was compiled against the torch it runs on: the cell built it in place."""
+
+import torch
+
+import tiny_accel
+
+
+def test_the_extension_was_compiled_against_the_running_torch():
+    major, minor = (int(x) for x in torch.__version__.split(".")[:2])
+    assert tiny_accel.built_for() == (major, minor)
+
+
+def test_the_matrix_supports_this_environment():
+    assert tiny_accel.support.usable and tiny_accel.support.outcome in ("supported", "experimental")
