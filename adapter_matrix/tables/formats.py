@@ -200,6 +200,10 @@ def render_json(table: Table) -> str:
 
 
 def _render_html(table: Table) -> str:
+    if table.view == "selector":  # a page of its own, its data the JSON document embedded once
+        from .selector_page import render_selector
+
+        return render_selector(table, json_document(table))
     from .html import render_html
 
     return render_html(table)

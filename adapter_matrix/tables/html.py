@@ -121,11 +121,7 @@ def _td(cell: TableCell) -> str:
 
 def render_html(table: Table) -> str:
     """The standalone page: inline CSS, light and dark colors, legend, phone-sized layout.
-    The selector view is a page of its own (:mod:`.selector_page`)."""
-    if table.view == "selector":
-        from .selector_page import render_selector
-
-        return render_selector(table)
+    The selector view is a page of its own (:mod:`.selector_page`, chosen by the caller)."""
     esc = html.escape
     lines: List[str] = [
         "<!DOCTYPE html>",

@@ -21,7 +21,6 @@ import json
 import os
 from typing import Any, Dict
 
-from .formats import json_document
 from .html import COLORS
 from .table import Table
 from .words import WORDS, word
@@ -343,7 +342,7 @@ def _script_json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
-def render_selector(table: Table) -> str:
+def render_selector(table: Table, document: Dict[str, Any]) -> str:
     """The selector page of a selector table (see the module's docstring)."""
     esc = html.escape
     words: Dict[str, str] = {key: word(key, table.lang) for key in PAGE_WORDS}
@@ -376,7 +375,7 @@ def render_selector(table: Table) -> str:
         '<p id="link" class="link"></p>',
         f'<p class="generated">{footer}</p>',
         "</main>",
-        f'<script type="application/json" id="matrix-data">{_script_json(json_document(table))}</script>',
+        f'<script type="application/json" id="matrix-data">{_script_json(document)}</script>',
         f'<script type="application/json" id="page-words">{_script_json(words)}</script>',
         f"<script>{_JS}</script>",
         "</body>",
