@@ -523,15 +523,9 @@ class Cells:
         ran = _cells.read_junit(junit, root) if junit and os.path.exists(junit) else {}
         suites = _cells.merge_suites(ran, _cells.read_summaries(cell.summaries))
         wanted = self.adapter.suites if self.adapter.suites is not None else (self.matrix.evidence.suites or None)
-        if wanted is not None:
-            absent = [g for g in wanted if suites.get(g, _cells.TestCounts()).passed == 0]
-            suites = {g: c for g, c in suites.items() if g in wanted}
-        else:
-            absent = []
-        cell.suites = suites
-        broken = [f"{group}: {c.failed} failed, {c.errors} errors" for group, c in suites.items() if not c.ok]
-        if broken or _cells.total(suites).passed == 0 or (absent and not cell.session.posargs):
-            cell.fail("; ".join(broken + [f"suite group {g} passed no test" for g in absent]) or "no test passed")
+        cell.suites, problem = _cells.judge(suites, wanted, narrowed=bool(cell.session.posargs))
+        if problem:
+            cell.fail(problem)
 
 
 def cells(adapter: Adapter) -> Cells:

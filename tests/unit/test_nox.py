@@ -266,6 +266,21 @@ def test_junit_counts_and_skip_reasons_per_suite_group(tmp_path):
     assert (total.passed, total.failed, total.skipped, total.errors, total.ok) == (2, 1, 1, 1, False)
 
 
+def test_a_failure_fails_the_cell_in_a_group_its_record_leaves_out():
+    """The record keeps the matrix's groups only (`evidence: suites:`), but a test of another
+    group still ran: its failure is the cell's (the clean-exit and compile tests are groups
+    `exit` and `compile`, which this repository's record does not list)."""
+    ok, failed = cells.TestCounts(passed=3), cells.TestCounts(passed=1, failed=1)
+    wanted = ["conformance", "ops"]
+    assert cells.judge({"conformance": ok, "ops": ok, "exit": ok}, wanted) == ({"conformance": ok, "ops": ok}, None)
+    kept, problem = cells.judge({"conformance": ok, "ops": ok, "exit": failed}, wanted)
+    assert kept == {"conformance": ok, "ops": ok} and problem == "exit: 1 failed, 0 errors"
+    assert cells.judge({"conformance": ok}, wanted)[1] == "suite group ops passed no test"
+    assert cells.judge({"conformance": ok}, wanted, narrowed=True) == ({"conformance": ok}, None)
+    assert cells.judge({"exit": ok}, wanted, narrowed=True)[1] == "no test passed"
+    assert cells.judge({"exit": failed}, None) == ({"exit": failed}, "exit: 1 failed, 0 errors")
+
+
 def test_a_suite_outside_pytest_reports_its_counts_through_a_summary(tmp_path, monkeypatch):
     monkeypatch.setenv(cells.SUMMARIES_ENV, str(tmp_path / "suites"))
     assert cells.write_summary("ops", cells.TestCounts(passed=480, failed=2, skipped=9)) == str(
