@@ -39,7 +39,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import nox
 
@@ -54,6 +54,7 @@ from .device import opsweep as _opsweep
 from .device.build import build_requirements as _build_requirements
 from .device.opsweep.record import read_record as _read_sweep
 from .device.opsweep.record import summary as _sweep_summary
+from .files import atomic_write
 from .matrix.cache import load_matrix
 from .matrix.model import Matrix
 
@@ -94,6 +95,12 @@ SWEEP_MODES = _opsweep.SWEEP_MODES
 OPS_COMPILE_ENV = _opsweep.OPS_COMPILE_ENV  # on (default) or off: whether an op sweep adds the compiled sample
 COMPILE_MODES = _opsweep.COMPILE_MODES
 expose_pythons = expose  # put interpreters of these feature releases on PATH (pyenv's, uv's), for other sessions
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of the commands it ran (waited-for children), in seconds."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def native_build_requirements(torch: str) -> List[str]:
@@ -183,7 +190,8 @@ class CellRun:
             **self.adapter.env,
         }  # the cell decides torch, not a machine-wide pin
         self.phases: Dict[str, float] = {}
-        self._nested: List[float] = []  # time spent in phases inside the open ones
+        self.phase_cpu: Dict[str, float] = {}
+        self._nested: List[Tuple[float, float]] = []  # wall and CPU time spent in phases inside the open ones
         self.check: Optional[Dict[str, Any]] = None
         self.build: Optional[Dict[str, Any]] = None
         self.suites: Optional[_cells.Suites] = None
@@ -236,18 +244,21 @@ class CellRun:
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        """Time a phase of the cell (the record's ``phases``). A phase inside another (a hook's
+        """Time a phase of the cell (the record's ``phases``, wall seconds, and ``phase_cpu``,
+        CPU seconds of this process and the commands it ran). A phase inside another (a hook's
         ``probe`` inside ``build``) is its own: the outer one does not count it twice."""
-        start = time.perf_counter()
-        self._nested.append(0.0)
+        start, cpu = time.perf_counter(), _cpu_seconds()
+        self._nested.append((0.0, 0.0))
         try:
             yield
         finally:
-            spent = time.perf_counter() - start
-            inner = self._nested.pop()
+            spent, used = time.perf_counter() - start, _cpu_seconds() - cpu
+            inner, inner_cpu = self._nested.pop()
             self.phases[name] = self.phases.get(name, 0.0) + spent - inner
+            self.phase_cpu[name] = self.phase_cpu.get(name, 0.0) + used - inner_cpu
             if self._nested:
-                self._nested[-1] += spent
+                outer, outer_cpu = self._nested[-1]
+                self._nested[-1] = (outer + spent, outer_cpu + used)
 
     # -- the record -------------------------------------------------------------------
 
@@ -266,6 +277,7 @@ class CellRun:
             self.ops,
             self.refusals,
             self.companions_unavailable,
+            self.phase_cpu,
         )
         self.session.log(f"result record: {written['_path']}")
         if self.session.posargs:  # a narrowed suite is not evidence for the cell
@@ -344,6 +356,17 @@ class CellRun:
                 "compiled": built.compiled,
             }
         return str(built.wheel)
+
+
+def _keep_junit(junit: str, cell: CellRun) -> None:
+    """The test run's report as ``results/junit/<cell>.xml``: each test's time (and, from the
+    conformance suite, its CPU time) outlives the cell's environment (benchmarks/cell_split.py)."""
+    if os.path.exists(junit):
+        with open(junit, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        folder = os.path.join(cell.results, "junit")
+        os.makedirs(folder, exist_ok=True)
+        atomic_write(os.path.join(folder, f"{cell.row.id}.xml"), text, follow=False)
 
 
 def _note_missing_companions(cell: CellRun, attempts: Sequence[_cells.InstallAttempt]) -> None:
@@ -502,6 +525,7 @@ class Cells:
                 env=summaries,
                 codes=(0, 1),
             )
+            _keep_junit(junit, cell)
             return junit
         args = list(tests.args)
         if "{posargs}" in args:

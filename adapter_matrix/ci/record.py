@@ -106,13 +106,15 @@ def write_record(
     ops: Optional[Dict[str, Any]] = None,
     refusals: Sequence[Dict[str, Any]] = (),
     unavailable: Optional[Mapping[str, str]] = None,
+    phase_cpu: Optional[Mapping[str, float]] = None,
 ) -> Dict[str, Any]:
     """Write the cell's result record (JSON) to ``folder/<cell>.json`` and return it.
 
     ``tree`` is what the sources were: ``{commit, dirty, sources: {hash, paths}}``
     (:func:`adapter_matrix.ci.evidence.tree_state`). ``ops`` is the op sweep's summary
     (:func:`adapter_matrix.device.opsweep.record.summary`), when it ran. ``refusals`` are what :func:`adapter_matrix.ci.verify.verify_refusal` kept for each companion; ``unavailable`` names each companion of the cell its index had
-    no build of, with why (``companions_unavailable``). The key order is fixed: :func:`evidence_of` keeps a subset of
+    no build of, with why (``companions_unavailable``). ``phase_cpu`` is the CPU seconds of each of ``phases``
+    (the session's and its commands'), what a phase costs however busy the machine was. The key order is fixed: :func:`evidence_of` keeps a subset of
     it, in that order, for the committed evidence folder.
     """
     env = check["checks"][0]["environment"] if check else {}
@@ -151,6 +153,7 @@ def write_record(
         "skips": list(counts.skips) if counts else [],
         "ops": ops,  # the OpInfo sweep: mode, task counts by outcome, float32 match rate, its record's path
         "phases": {k: round(v, 2) for k, v in phases.items()},
+        "phase_cpu": {k: round(v, 2) for k, v in (phase_cpu or {}).items()},
     }
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{row.id}.json")
