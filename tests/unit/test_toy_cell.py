@@ -92,7 +92,7 @@ def test_a_compiled_adapter_is_built_in_its_cell_against_the_cells_torch(tmp_pat
     assert "building . against torch 2.13.0+cpu" in proc.stdout + proc.stderr
     record = json.loads((tmp_path / "results" / f"{CELL}.json").read_text())
     assert record["outcome"] == "passed" and record["torch"] == "2.13.0+cpu"
-    assert record["suites"]["tests"]["passed"] == 2 and record["suites"]["tests"]["failed"] == 0
+    assert record["suites"]["tests"]["passed"] == 3 and record["suites"]["tests"]["failed"] == 0
     out = proc.stdout + proc.stderr
     cached = "cached build tiny_accel-0.1.0-" in out  # a rerun installs the wheel built for this torch before
     assert cached or "compiled tiny_accel-0.1.0-" in out
