@@ -29,7 +29,7 @@ LOAD_MODES = ("tensor", "import")  # import the adapter and create a tensor on i
 
 def top_level_modules(distribution: str) -> List[str]:
     """The top-level import names of an installed distribution: its packages (a folder with an
-    ``__init__.py``) and modules, from the files it installed."""
+    ``__init__.py``) and modules, from the files it installed (else its ``top_level.txt``)."""
     dist = metadata.distribution(distribution)
     names = set()
     for f in dist.files or ():
@@ -40,6 +40,8 @@ def top_level_modules(distribution: str) -> List[str]:
             names.add(parts[0])
         elif len(parts) == 1 and parts[0].endswith(".py") and not parts[0].startswith("_"):
             names.add(parts[0][:-3])
+    if not names:  # an editable install lists a .pth file; setuptools' top_level.txt names the packages
+        names.update(line.strip() for line in (dist.read_text("top_level.txt") or "").splitlines() if line.strip())
     return sorted(names)
 
 
