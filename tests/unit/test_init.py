@@ -195,6 +195,12 @@ def _compiled_project(root):
     (root / "pyproject.toml").write_text(COMPILED_PYPROJECT)
 
 
+def _init_tiny(root, *more):
+    """``init`` of the tiny-accel project in ``root``, offline (every torch line of the recording)."""
+    args = ("--distribution", "tiny-accel", "--device", "tiny", "--upstream", RECORDED, "-o", str(root / "compat.yaml"))
+    return cli("init", *args, *more)
+
+
 def _wheel_files(root, out):
     import subprocess
     import sys
@@ -222,19 +228,7 @@ def test_init_respects_an_existing_compiled_project(tmp_path):
     _compiled_project(root)
     before = _wheel_files(root, tmp_path / "w1")
     assert "tiny_accel/lib/libtiny.so" in before
-    res = cli(
-        "init",
-        "--distribution",
-        "tiny-accel",
-        "--device",
-        "tiny",
-        "--torch",
-        ">=2.13",
-        "--upstream",
-        RECORDED,
-        "-o",
-        str(root / "compat.yaml"),
-    )
+    res = _init_tiny(root, "--torch", ">=2.13")
     assert res.code == 0, res.err
     # the matrix ships through MANIFEST.in (include_package_data adds to setup.py's package_data)
     assert (root / "MANIFEST.in").read_text() == "include tiny_accel/compat.yaml\n"
@@ -258,10 +252,9 @@ def test_an_existing_manifest_gains_one_line_and_keeps_the_rest(tmp_path):
     root.mkdir()
     _compiled_project(root)
     (root / "MANIFEST.in").write_text("recursive-include csrc *.cpp *.h")  # no final newline
-    args = ("init", "--distribution", "tiny-accel", "--device", "tiny", "--upstream", RECORDED)
-    assert cli(*args, "-o", str(root / "compat.yaml")).code == 0
+    assert _init_tiny(root).code == 0
     assert (root / "MANIFEST.in").read_text() == "recursive-include csrc *.cpp *.h\ninclude tiny_accel/compat.yaml\n"
-    again = cli(*args, "-o", str(root / "compat.yaml"))
+    again = _init_tiny(root)
     assert again.code == 0 and "MANIFEST.in: kept (exists)" in again.out
 
 
@@ -274,17 +267,7 @@ def test_a_setup_py_project_without_project_table_keeps_its_metadata_where_it_is
     (root / "setup.py").write_text(
         COMPILED_SETUP_PY.replace('    version="0.0.1",', '    version="0.4.2",\n    python_requires=">=3.11",')
     )
-    res = cli(
-        "init",
-        "--distribution",
-        "tiny-accel",
-        "--device",
-        "tiny",
-        "--upstream",
-        RECORDED,
-        "-o",
-        str(root / "compat.yaml"),
-    )
+    res = _init_tiny(root)
     assert res.code == 0, res.err
     assert not (root / "pyproject.toml").exists()
     assert "pyproject.toml: not written: the metadata is in setup.py" in res.out
@@ -292,18 +275,7 @@ def test_a_setup_py_project_without_project_table_keeps_its_metadata_where_it_is
     text = (root / "compat.yaml").read_text()
     assert "  - version: 0.4.2\n" in text and '    python: ">=3.11"\n' in text  # read from setup(...)
     (root / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools"]\n')
-    res = cli(
-        "init",
-        "--distribution",
-        "tiny-accel",
-        "--device",
-        "tiny",
-        "--upstream",
-        RECORDED,
-        "-o",
-        str(root / "compat.yaml"),
-        "--force",
-    )
+    res = _init_tiny(root, "--force")
     assert res.code == 0 and (root / "pyproject.toml").read_text() == '[build-system]\nrequires = ["setuptools"]\n'
 
 
@@ -402,10 +374,7 @@ def test_the_generated_workflow_is_pinned_complete_and_lint_clean(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
     _compiled_project(root)
-    res = cli(
-        "init", "--distribution", "tiny-accel", "--device", "tiny", "--upstream", RECORDED,
-        "--tool-ref", SHA, "-o", str(root / "compat.yaml"),
-    )  # fmt: skip
+    res = _init_tiny(root, "--tool-ref", SHA)
     assert res.code == 0, res.err
     path = root / ".github" / "workflows" / "matrix.yml"
     text = path.read_text()
