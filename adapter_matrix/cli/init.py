@@ -181,6 +181,15 @@ def init(
             "keep": "kept (exists)",
         }[item.action]
         console.print(f"{item.path}: {item.note or done}", markup=False)
+    pyproject = os.path.join(root, "pyproject.toml")
+    if written is not None and not matrix_only and os.path.isfile(pyproject):
+        # what init keeps of the project (its requires-python) may disagree with the torch lines
+        # chosen: said now, not first by the hook or CI
+        from ..upstream.pyproject import check_pyproject
+
+        for finding in check_pyproject(written, pyproject):
+            if finding.severity == "error":
+                console.print(f"note: `adapter-matrix validate --pyproject` will say: {finding}", markup=False)
     if planned and not pin.is_commit:
         console.print(
             f"\nThe workflow and the hooks use adapter-matrix at the tag {pin.ref}: pin them to its commit "

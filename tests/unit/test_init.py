@@ -486,3 +486,24 @@ def test_the_pin_is_the_commit_pip_installed_from_git(monkeypatch, direct_url, r
     assert pin.ref == expected
     assert pin.uses("w.yml").endswith(uses_tail if ref == SHA else f"@{expected}")
     assert pin.requirement == f"adapter-matrix @ git+{toolpin.REPOSITORY}@{expected}"
+
+
+def test_a_requires_python_the_torch_lines_cannot_serve_is_said_at_once(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "old"\nversion = "1.0"\nrequires-python = ">=3.8"\n')
+    res = cli(
+        "init",
+        "--distribution",
+        "old",
+        "--device",
+        "old",
+        "--torch",
+        "2.13",
+        "--upstream",
+        RECORDED,
+        "-o",
+        str(tmp_path / "compat.yaml"),
+    )
+    assert res.code == 0, res.err
+    assert "note: `adapter-matrix validate --pyproject` will say: " in res.out
+    assert "admits Python 3.9, which it does not support" in res.out  # torch 2.13 has wheels from 3.10
+    assert '    python: ">=3.8"\n' in (tmp_path / "compat.yaml").read_text()  # the project's claim, kept
