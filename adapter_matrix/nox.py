@@ -344,7 +344,8 @@ class CellRun:
             "print(m.version('torch'), sys.implementation.cache_tag, sysconfig.get_platform())"
         )
         torch, tag, platform = str(self.run("python", "-c", probe, silent=True)).split()[-3:]
-        self.session.log(f"building {project} against torch {torch} ({tag}, {platform})")
+        name = _adapterbuild.project_name(path) or project
+        self.session.log(f"building {name} against torch {torch} ({tag}, {platform})")
         started = time.perf_counter()
         try:
             built = _adapterbuild.build_in_cell(
@@ -365,7 +366,7 @@ class CellRun:
             from .files import atomic_write
 
             atomic_write(log, exc.log or str(exc), follow=False)
-            self.fail(f"building {project} against torch {torch} failed: {exc} (the whole log: {log})")
+            self.fail(f"building {name} against torch {torch} failed: {exc} (the whole log: {log})")
             raise  # not reached: fail() ends the session
         self.session.log(("compiled " if built.compiled else "cached build ") + f"{built.wheel.name} ({built.key})")
         if self.build is None:  # the record says what the cell's adapter was built from

@@ -160,3 +160,66 @@ def test_an_sdist_that_lacks_a_native_source_is_refused_with_the_fix(tmp_path, t
     (project / "MANIFEST.in").unlink()  # setuptools' sdist takes the listed .cpp, never the header it includes
     with pytest.raises(adapterbuild.BuildFailed, match=r"csrc/tiny\.h is not in the sdist: add it to MANIFEST\.in"):
         adapterbuild.build_in_cell(project, sys.executable, torch, tag, platform, tmp_path / "cache", offline=True)
+
+
+class _FakeSession:
+    """Just enough of a nox session for a cell's build step: the probe of the cell's torch answers
+    ``identity``; the cell's interpreter is this one (its real torch compiles the extension)."""
+
+    posargs: tuple = ()
+
+    def __init__(self, tmp: Path, identity: str) -> None:
+        self.tmp, self.identity, self.logged = tmp, identity, []
+        (tmp / "venv" / "bin").mkdir(parents=True)
+        python = tmp / "venv" / "bin" / "python"
+        python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        python.chmod(0o755)
+        self.virtualenv = type("Env", (), {"location": str(tmp / "venv")})()
+
+    def create_tmp(self) -> str:
+        return str(self.tmp)
+
+    def run(self, *args, **kwargs):
+        assert args[:2] == ("python", "-c"), args  # the probe of the cell's torch build
+        return self.identity
+
+    def install(self, *args, **kwargs) -> None:
+        pass  # the build requirements: this environment has them
+
+    def log(self, message: str) -> None:
+        self.logged.append(message)
+
+    warn = log
+
+    def error(self, message: str) -> None:
+        raise AssertionError(message)
+
+
+def test_two_cells_of_one_nox_run_each_get_their_own_build(tmp_path, torch_build, monkeypatch):
+    """Cells of two torch lines in one run: two builds, each keyed by its cell's torch; the first
+    cell's torch again is the cached wheel. The torch build identity is faked at the cell's probe
+    (``2.14.0+cpu``): the compile itself uses this environment's torch, so no second torch is needed."""
+    from adapter_matrix import nox as cells_api
+
+    _, tag, platform = torch_build
+    project = _project(tmp_path / "adapter")
+    matrix = (Path(__file__).parents[2] / "examples" / "cpp-adapter" / "compat.yaml").read_text()
+    (project / "compat.yaml").write_text(matrix)
+    monkeypatch.setenv("ADAPTER_MATRIX_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("ADAPTER_MATRIX_WHEELS", "/nonexistent")  # offline: the build asks no index
+    declared = cells_api.Cells(cells_api.Adapter(root=str(project)))
+
+    def build(cell_id: str, torch: str) -> dict:
+        session = _FakeSession(tmp_path / f"{cell_id}-{len(list(tmp_path.iterdir()))}", f"{torch} {tag} {platform}")
+        cell = cells_api.CellRun(session, declared.rows[cell_id], declared)  # type: ignore[arg-type]
+        (wheel,) = cell.adapter_wheels([])
+        return dict(cell.build or {}, wheel=wheel, log=session.logged)
+
+    first = build("py3.11-torch2.13", "2.13.0+cpu")
+    other = build("py3.11-torch2.14", "2.14.0+cpu")
+    again = build("py3.11-torch2.13", "2.13.0+cpu")
+    assert first["compiled"] and other["compiled"] and not again["compiled"]
+    assert Path(first["wheel"]).parent != Path(other["wheel"]).parent  # one cache entry per torch build
+    assert "torch2.14.0+cpu" in Path(other["wheel"]).parent.name and again["wheel"] == first["wheel"]
+    assert any("against torch 2.14.0+cpu" in line for line in other["log"])
+    assert first["source_hash"] == other["source_hash"]  # the same sources, built twice

@@ -89,7 +89,7 @@ def test_a_compiled_adapter_is_built_in_its_cell_against_the_cells_torch(tmp_pat
         env=env,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "building . against torch 2.13.0+cpu" in proc.stdout + proc.stderr
+    assert "building tiny-accel against torch 2.13.0+cpu" in proc.stdout + proc.stderr
     record = json.loads((tmp_path / "results" / f"{CELL}.json").read_text())
     assert record["outcome"] == "passed" and record["torch"] == "2.13.0+cpu"
     assert record["suites"]["tests"]["passed"] == 3 and record["suites"]["tests"]["failed"] == 0

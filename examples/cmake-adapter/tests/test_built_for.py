@@ -3,9 +3,8 @@ carried it as package data, and its device holds tensors."""
 
 import os
 
-import torch
-
 import tiny_openreg
+import torch
 
 
 def test_the_device_library_was_compiled_against_the_running_torch():

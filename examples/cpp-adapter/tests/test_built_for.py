@@ -1,9 +1,8 @@
 """The extension was compiled against the torch it runs on (the cell built it in place), and its
 device holds tensors."""
 
-import torch
-
 import tiny_accel
+import torch
 
 
 def test_the_extension_was_compiled_against_the_running_torch():
