@@ -66,7 +66,7 @@ _BUILD_FILES = ("CMakeLists.txt", "setup.py", "setup.cfg", "pyproject.toml")
 # the first line a person must read in a failed build: a compiler, linker or CMake error
 _ERROR = re.compile(
     r"(\berror\b\s*:|\bfatal error\b|undefined reference to|CMake Error|collect2: error|ld: cannot find|"
-    r"ninja: build stopped|No module named)",
+    r"ninja: build stopped|^\s*(?:ModuleNotFoundError|ImportError):)",
     re.I,
 )
 

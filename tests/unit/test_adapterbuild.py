@@ -93,6 +93,12 @@ def test_the_first_compiler_linker_or_cmake_error_is_named():
         "ld stuff\nx.o: undefined reference to `c10::foo()'\n"
     )
     assert adapterbuild.first_error("all good\n") is None
+    # a warning that mentions a missing module is no error; the backend's own import error is
+    warned = "x.py:368: UserWarning: Failed to initialize NumPy: No module named 'numpy'\n"
+    assert adapterbuild.first_error(warned) is None
+    assert adapterbuild.first_error(warned + "ModuleNotFoundError: No module named 'torch'\n") == (
+        "ModuleNotFoundError: No module named 'torch'"
+    )
 
 
 def test_an_sdist_without_the_build_files_is_named(tmp_path):
