@@ -124,9 +124,7 @@ def _run(args: list, repo: Path, env: dict, timeout: float = 900) -> subprocess.
 
 
 @pytest.mark.parametrize("example", sorted(ADAPTERS))
-def test_a_compiled_adapter_adopts_the_tool_and_its_cell_builds_it_against_the_cells_torch(
-    runner, tmp_path, example
-):
+def test_a_compiled_adapter_adopts_the_tool_and_its_cell_builds_it_against_the_cells_torch(runner, tmp_path, example):
     venv, env = runner
     distribution, package, device, cpp, tests = ADAPTERS[example]
     repo = tmp_path / example
@@ -178,7 +176,9 @@ def test_a_compiled_adapter_adopts_the_tool_and_its_cell_builds_it_against_the_c
     assert record["outcome"] == "failed"
     assert f"building {distribution} against torch 2.13.0+cpu failed: " in record["error"]
     first = re.search(r"(\S+):\d+:\d+: error: .undeclared_name. was not declared", record["error"])
-    assert first and first.group(1).endswith(cpp), record["error"]  # the compiler's own line (its quotes are the locale's)
+    assert first and first.group(1).endswith(cpp), record[
+        "error"
+    ]  # the compiler's own line (its quotes are the locale's)
     log = repo / "results" / f"{CELL}.build.log"
     assert "undeclared_name" in log.read_text() and str(log) in record["error"]  # the whole log kept
     assert not (repo / "build").exists()  # never built in the source tree and not (repo / package / "lib").exists()
