@@ -88,7 +88,13 @@ def test_install_attempts_follow_the_source_chain(matrix):
         },
     )
     assert override.requirement == "torch==2.13.0+cpu"
-    assert override.options[:2] == ("--index-url", "https://download.pytorch.org/whl/cpu")
+    # uv asks an extra index first: the override is the extra index, PyPI the index (pip takes the best of both)
+    assert override.options == (
+        "--index-url",
+        "https://pypi.org/simple",
+        "--extra-index-url",
+        "https://download.pytorch.org/whl/cpu",
+    )
 
 
 def test_companions_are_installed_with_torch_in_the_variant_of_each_source(matrix):
