@@ -255,6 +255,8 @@ class CellRun:
             f"{adapter.distribution} loads: import {', '.join(found.get('modules', []))}"
             + (f"; a tensor on {found['tensor']}" if found.get("tensor") else "")
         )
+        if found.get("note"):
+            self.session.warn(found["note"])
         return found
 
     def step(self, what: str, run: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -5,6 +5,9 @@ torch (``undefined symbol``), a ``lib/*.so`` the wheel left out, an rpath that p
 build folder. ``adapter-matrix check`` never imports the adapter (it must not import torch),
 so the cell asks here: import torch, import each top-level package of the adapter's
 distribution as installed (never the source tree), and create a tensor on the matrix's device.
+An adapter after whose import torch knows no such device (a pure-Python adapter that registers
+none yet) loads without a tensor, and the answer says so (``note``); a device torch knows must
+hold one.
 
 The cell runs it as a script, with the working directory taken off ``sys.path``::
 
@@ -70,6 +73,12 @@ def load(distribution: str, device: str, tensor: bool = True) -> Dict[str, Any]:
             import_module(current)
         current = None
         if tensor:
+            try:
+                torch.device(device)
+            except RuntimeError:  # the adapter registers no device (yet): nothing to hold a tensor
+                out["note"] = f"torch knows no device {device!r} after importing {', '.join(modules)}: no tensor made"
+                out["loaded"] = True
+                return out
             made = torch.empty(2, device=device)
             if made.device.type != torch.device(device).type:
                 out["error"] = f"torch.empty(2, device={device!r}) made a tensor on {made.device}"

@@ -57,12 +57,21 @@ def test_an_adapter_that_installs_but_does_not_load_names_its_import_error(tmp_p
     assert found["error"] == "import tiny_accel: ImportError: _C.so: undefined symbol: _ZN3c104impl3fooEv"
 
 
-def test_an_adapter_whose_device_holds_no_tensor_fails_unless_the_cell_only_imports_it(tmp_path):
-    _installed(tmp_path / "site", "skeleton-accel", "")
-    found = _load(tmp_path / "site", "skeleton-accel", "nodevice", cwd=tmp_path)
-    assert not found["loaded"] and found["error"].startswith("torch.empty(2, device='nodevice'): RuntimeError")
-    found = _load(tmp_path / "site", "skeleton-accel", "nodevice", False, cwd=tmp_path)
+def test_a_registered_device_that_holds_no_tensor_fails_unless_the_cell_only_imports_it(tmp_path):
+    # the backend is named, but no allocator or kernel serves it
+    init = "import torch\ntorch.utils.rename_privateuse1_backend('skel')\n"
+    _installed(tmp_path / "site", "skeleton-accel", init)
+    found = _load(tmp_path / "site", "skeleton-accel", "skel", cwd=tmp_path)
+    assert not found["loaded"] and found["error"].startswith("torch.empty(2, device='skel'): ")
+    found = _load(tmp_path / "site", "skeleton-accel", "skel", False, cwd=tmp_path)
     assert found["loaded"] and "tensor" not in found
+
+
+def test_an_adapter_that_registers_no_device_loads_and_says_no_tensor_was_made(tmp_path):
+    _installed(tmp_path / "site", "plain-accel", "import torch\n")
+    found = _load(tmp_path / "site", "plain-accel", "mydev", cwd=tmp_path)
+    assert found["loaded"] and "tensor" not in found
+    assert found["note"] == "torch knows no device 'mydev' after importing plain_accel: no tensor made"
 
 
 def test_the_installed_adapter_is_imported_never_the_source_tree_the_cell_runs_in(tmp_path):
