@@ -229,3 +229,67 @@ def test_two_cells_of_one_nox_run_each_get_their_own_build(tmp_path, torch_build
     assert "torch2.14.0+cpu" in Path(other["wheel"]).parent.name and again["wheel"] == first["wheel"]
     assert any("against torch 2.14.0+cpu" in line for line in other["log"])
     assert first["source_hash"] == other["source_hash"]  # the same sources, built twice
+
+
+SKBUILD_PYPROJECT = """[build-system]
+requires = ["scikit-build-core>=0.8", "torch"]
+build-backend = "scikit_build_core.build"
+
+[project]
+name = "tiny-skbuild"
+version = "0.0.1"
+"""
+# torch's headers from the torch installed where the build runs (no find_package(Torch): no CUDA toolkit needed)
+SKBUILD_CMAKE = """cmake_minimum_required(VERSION 3.18)
+project(tiny_skbuild LANGUAGES CXX)
+find_package(Python COMPONENTS Interpreter Development.Module REQUIRED)
+execute_process(
+  COMMAND "${Python_EXECUTABLE}" -c "import torch.utils.cpp_extension as c; print(';'.join(c.include_paths()))"
+  OUTPUT_VARIABLE TORCH_INCLUDES OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
+python_add_library(_C MODULE csrc/tiny.cpp WITH_SOABI)
+target_include_directories(_C PRIVATE ${TORCH_INCLUDES})
+install(TARGETS _C DESTINATION tiny_skbuild)
+"""
+
+
+def test_a_scikit_build_core_project_is_built_against_this_torch(tmp_path, torch_build):
+    pytest.importorskip("scikit_build_core")
+    torch, tag, platform = torch_build
+    root = tmp_path / "s"
+    (root / "src" / "tiny_skbuild").mkdir(parents=True)
+    (root / "src" / "tiny_skbuild" / "__init__.py").write_text("")
+    (root / "csrc").mkdir()
+    (root / "csrc" / "tiny.cpp").write_text(TINY_CPP)
+    (root / "CMakeLists.txt").write_text(SKBUILD_CMAKE)
+    (root / "pyproject.toml").write_text(SKBUILD_PYPROJECT)
+    assert adapterbuild.builds_against_torch(root)
+    built = adapterbuild.build_in_cell(root, sys.executable, torch, tag, platform, tmp_path / "cache", offline=True)
+    with zipfile.ZipFile(built.wheel) as whl:
+        assert [n for n in whl.namelist() if n.startswith("tiny_skbuild/_C.")]
+        whl.extractall(tmp_path / "site")
+    code = (
+        "import torch, sys; sys.path.insert(0, sys.argv[1]); from tiny_skbuild import _C; "
+        "print(_C.built_for() == tuple(int(x) for x in torch.__version__.split('.')[:2]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "site")], capture_output=True, text=True)
+    assert out.stdout.strip() == "True", out.stderr
+    assert not (root / "build").exists()
+
+
+def test_an_adapters_own_build_command_runs_in_a_copy_and_leaves_the_wheel(tmp_path, torch_build):
+    """``Adapter(build_command=...)``: the adapter's own build instead of ``uv build --wheel``,
+    ``python`` being the cell's and ``{out}`` where its one wheel goes."""
+    torch, tag, platform = torch_build
+    project = _project(tmp_path / "c")
+    command = ("python", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-q", "-w", "{out}", ".")
+    built = adapterbuild.build_in_cell(
+        project, sys.executable, torch, tag, platform, tmp_path / "cache", sdist=False, command=command
+    )
+    assert built.compiled and built.wheel.name.startswith("tiny_accel-0.0.1-")
+    assert not (project / "build").exists() and not list(project.glob("*.egg-info"))
+    plain = adapterbuild.build_in_cell(project, sys.executable, torch, tag, platform, tmp_path / "cache", sdist=False)
+    assert plain.key != built.key  # another command is another build of the same sources
+    with pytest.raises(adapterbuild.BuildFailed, match="the build left 0 wheels"):
+        adapterbuild.build_in_cell(
+            project, sys.executable, torch, tag, platform, tmp_path / "c2", sdist=False, command=("true",)
+        )
