@@ -507,3 +507,14 @@ def test_a_requires_python_the_torch_lines_cannot_serve_is_said_at_once(tmp_path
     assert "note: `adapter-matrix validate --pyproject` will say: " in res.out
     assert "admits Python 3.9, which it does not support" in res.out  # torch 2.13 has wheels from 3.10
     assert '    python: ">=3.8"\n' in (tmp_path / "compat.yaml").read_text()  # the project's claim, kept
+
+
+def test_the_adopting_page_lists_every_input_of_the_reusable_workflow():
+    import re
+
+    import yaml
+
+    reusable = yaml.safe_load((REPO / ".github" / "workflows" / "adapter-matrix.yml").read_text())
+    page = (REPO / "docs" / "adopting.md").read_text().split("## 6. CI", 1)[1]
+    listed = re.findall(r"^\| `([a-z-]+)` \| ", page, re.M)
+    assert listed == list(reusable[True]["workflow_call"]["inputs"])
