@@ -129,7 +129,7 @@ def test_init_scaffolds_each_file_only_if_absent_and_edits_pyproject_in_place(tm
     assert dry.code == 0, dry.err
     assert (
         f"{tmp_path / 'noxfile.py'}: would write" in dry.out
-        and f"{tmp_path / 'README.md'}: edited (the table block added at its end)" in dry.out
+        and f"{tmp_path / 'README.md'}: would edit (the table block added at its end)" in dry.out
     )
     assert f"{tmp_path / 'pyproject.toml'}: would edit" in dry.out
     assert sorted(p.name for p in tmp_path.iterdir()) == [
