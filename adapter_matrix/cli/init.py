@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import os
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from .common import app, console_for, fail, print_diagnostics
+
+if TYPE_CHECKING:
+    from ..upstream.adopt import Planned
+
+
+def _said(action: str, item: Planned) -> str:
+    """What init says of one file: the action and its note, or for a kept file its note alone."""
+    if not item.note:
+        return action
+    return item.note if item.action == "keep" else f"{action} ({item.note})"
 
 
 @app.command()
@@ -101,7 +111,6 @@ def init(
         python = facts.requires_python
     try:
         pin = tool_pin(tool_repository, tool_ref, tool)
-        pin.slug  # noqa: B018 - a repository `uses:` cannot name is a usage error now, not a broken workflow later
     except ValueError as exc:
         fail(str(exc))
     sources = evidence_sources(root, pkg)
@@ -144,7 +153,7 @@ def init(
                 "link": f"would link to {item.text}",
                 "keep": "kept (exists)",
             }[item.action]
-            console.print(f"{os.path.join(root, item.path)}: {item.note or what}", markup=False)
+            console.print(f"{os.path.join(root, item.path)}: {_said(what, item)}", markup=False)
         return
     try:
         if text is not None:
@@ -180,7 +189,7 @@ def init(
             "link": "linked to the matrix",
             "keep": "kept (exists)",
         }[item.action]
-        console.print(f"{item.path}: {item.note or done}", markup=False)
+        console.print(f"{item.path}: {_said(done, item)}", markup=False)
     pyproject = os.path.join(root, "pyproject.toml")
     if written is not None and not matrix_only and os.path.isfile(pyproject):
         # what init keeps of the project (its requires-python) may disagree with the torch lines

@@ -51,7 +51,8 @@ __all__ = [
 @dataclass(frozen=True)
 class Planned:
     """One file of the adoption: ``action`` is ``write``, ``edit``, ``link`` or ``keep``
-    (present already: left alone), ``text`` what a write or edit puts there."""
+    (present already: left alone), ``text`` what a write or edit puts there, ``note`` why or
+    what (shown after the action; for ``keep``, instead of it)."""
 
     path: str
     action: str
@@ -352,11 +353,11 @@ def _manifest_edit(root: str, package: str, declared_in: str) -> Planned:
         return Planned("MANIFEST.in", "keep", note=f"unreadable: add the line {line!r}")
     why = f"{declared_in} declares package_data, which a pyproject table would replace"
     if text is None:
-        return Planned("MANIFEST.in", "write", line + "\n", f"written ({line}: {why})")
+        return Planned("MANIFEST.in", "write", line + "\n", f"{line}: {why}")
     if re.search(rf"^\s*include\s+(?:\S+\s+)*{re.escape(package)}/compat\.yaml\b", text, re.M):
         return Planned("MANIFEST.in", "keep")
     sep = "" if not text or text.endswith("\n") else "\n"
-    return Planned("MANIFEST.in", "edit", text + sep + line + "\n", f"edited ({line} added: {why})")
+    return Planned("MANIFEST.in", "edit", text + sep + line + "\n", f"{line} added: {why}")
 
 
 def _readme_edit(root: str, kept: Planned) -> Planned:
@@ -371,4 +372,4 @@ def _readme_edit(root: str, kept: Planned) -> Planned:
     if "adapter-matrix:table" in text:
         return kept
     sep = "" if text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
-    return Planned(kept.path, "edit", text + sep + _readme_block(), "edited (the table block added at its end)")
+    return Planned(kept.path, "edit", text + sep + _readme_block(), "the table block added at its end")

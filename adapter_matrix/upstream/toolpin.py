@@ -113,4 +113,6 @@ def tool_pin(repository: Optional[str] = None, ref: Optional[str] = None, requir
         requirement = (
             f"adapter-matrix=={__version__}" if ON_PYPI and ref == tag else f"adapter-matrix @ git+{repository}@{ref}"
         )
-    return ToolPin(repository, ref, label, requirement)
+    pin = ToolPin(repository, ref, label or ref, requirement)
+    pin.slug  # noqa: B018 - a repository `uses:` cannot name fails init, not the workflow later
+    return pin

@@ -129,7 +129,7 @@ def test_init_scaffolds_each_file_only_if_absent_and_edits_pyproject_in_place(tm
     assert dry.code == 0, dry.err
     assert (
         f"{tmp_path / 'noxfile.py'}: would write" in dry.out
-        and f"{tmp_path / 'README.md'}: edited (the table block added at its end)" in dry.out
+        and f"{tmp_path / 'README.md'}: would edit (the table block added at its end)" in dry.out
     )
     assert f"{tmp_path / 'pyproject.toml'}: would edit" in dry.out
     assert sorted(p.name for p in tmp_path.iterdir()) == [
@@ -195,9 +195,9 @@ def _compiled_project(root):
     (root / "pyproject.toml").write_text(COMPILED_PYPROJECT)
 
 
-def _init_tiny(root, *more):
-    """``init`` of the tiny-accel project in ``root``, offline (every torch line of the recording)."""
-    args = ("--distribution", "tiny-accel", "--device", "tiny", "--upstream", RECORDED, "-o", str(root / "compat.yaml"))
+def _init_tiny(root, *more, distribution="tiny-accel", device="tiny"):
+    """``init`` of the project in ``root`` (tiny-accel), offline (every torch line of the recording)."""
+    args = ("--distribution", distribution, "--device", device, "--upstream", RECORDED, "-o", str(root / "compat.yaml"))
     return cli("init", *args, *more)
 
 
@@ -490,20 +490,19 @@ def test_the_pin_is_the_commit_pip_installed_from_git(monkeypatch, direct_url, r
 
 def test_a_requires_python_the_torch_lines_cannot_serve_is_said_at_once(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "old"\nversion = "1.0"\nrequires-python = ">=3.8"\n')
-    res = cli(
-        "init",
-        "--distribution",
-        "old",
-        "--device",
-        "old",
-        "--torch",
-        "2.13",
-        "--upstream",
-        RECORDED,
-        "-o",
-        str(tmp_path / "compat.yaml"),
-    )
+    res = _init_tiny(tmp_path, "--torch", "2.13", distribution="old", device="old")
     assert res.code == 0, res.err
     assert "note: `adapter-matrix validate --pyproject` will say: " in res.out
     assert "admits Python 3.9, which it does not support" in res.out  # torch 2.13 has wheels from 3.10
     assert '    python: ">=3.8"\n' in (tmp_path / "compat.yaml").read_text()  # the project's claim, kept
+
+
+def test_the_adopting_page_lists_every_input_of_the_reusable_workflow():
+    import re
+
+    import yaml
+
+    reusable = yaml.safe_load((REPO / ".github" / "workflows" / "adapter-matrix.yml").read_text())
+    page = (REPO / "docs" / "adopting.md").read_text().split("## 6. CI", 1)[1]
+    listed = re.findall(r"^\| `([a-z-]+)` \| ", page, re.M)
+    assert listed == list(reusable[True]["workflow_call"]["inputs"])
