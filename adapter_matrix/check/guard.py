@@ -410,6 +410,12 @@ def _privateuse1_clash(package: str, path: str) -> Optional[str]:
     )
 
 
+def _allowed() -> bool:
+    """Whether the escape hatch is set: ``1``, ``true``, ``yes``; ``0``, ``false``, ``no``,
+    ``off`` or empty mean unset (a user who writes ``=0`` to be safe must not be forced)."""
+    return os.environ.get(ALLOW_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
 def require(
     package: str,
     *,
@@ -449,7 +455,7 @@ def require(
             return Support("unsupported", selection.shim, clash, path, False)
         raise UnsupportedEnvironment(clash)
     if selection.outcome in _BLOCKING:
-        if os.environ.get(ALLOW_ENV) and selection.forceable:
+        if _allowed() and selection.forceable:
             warnings.warn(
                 selection.message + f"\n({ALLOW_ENV} is set: activating anyway)", RuntimeWarning, stacklevel=2
             )
