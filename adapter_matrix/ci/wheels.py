@@ -33,7 +33,7 @@ from urllib.parse import unquote, urlparse
 
 from ..errors import AdapterMatrixError
 
-__all__ = ["WheelBuildError", "find_uv", "build_wheels", "repack", "tool_wheel", "TOOL"]
+__all__ = ["WheelBuildError", "find_uv", "build_wheels", "repack", "installed_tool", "tool_wheel", "TOOL"]
 
 TOOL = "adapter-matrix"
 
@@ -134,13 +134,23 @@ def _checkout(dist: metadata.Distribution) -> Optional[Path]:
     return Path(unquote(url.path)) if url.scheme == "file" else None
 
 
+def installed_tool() -> metadata.Distribution:
+    """The adapter-matrix installed in this environment: the one an installer recorded (its
+    RECORD), not the ``adapter_matrix.egg-info`` that setuptools leaves in a checkout, which
+    shadows it whenever the checkout is the working directory (``python -m pytest`` there)."""
+    for dist in metadata.distributions(name=TOOL):
+        if dist.read_text("RECORD") is not None:
+            return dist
+    raise WheelBuildError(f"{TOOL} is not installed in this environment: pip install {TOOL}")
+
+
 def tool_wheel(out_dir: os.PathLike[str] | str, python: str = sys.executable) -> Path:
     """This adapter-matrix as a wheel in ``out_dir``, to install into a cell.
 
     An editable install (a checkout) is built from its folder, as the cells build any project;
     any other install (from an index, a git URL, a wheel) is packed back from its installed
     files, so the cell gets the very copy running nox without asking an index again."""
-    dist = metadata.distribution(TOOL)
+    dist = installed_tool()
     folder = _checkout(dist)
     if folder is not None and (folder / "pyproject.toml").is_file():
         (wheel,) = build_wheels([folder], out_dir, python)

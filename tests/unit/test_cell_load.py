@@ -94,22 +94,57 @@ def test_an_adapter_not_installed_is_named(tmp_path):
     }
 
 
-def test_the_tool_goes_into_the_cell_as_the_copy_running_nox(tmp_path):
-    """An installed (not editable) adapter-matrix is packed back from its files: the cell gets
-    this very copy, offline, whatever index it came from."""
-    dist = metadata.distribution(wheels.TOOL)
-    whl = wheels.repack(dist, tmp_path)
-    assert whl.name.startswith(f"adapter_matrix-{dist.version}-")
+def test_an_installed_tool_is_packed_back_from_its_files(tmp_path):
+    """An installed (not editable) adapter-matrix goes into the cell as the very copy running nox,
+    offline, whatever index it came from: its RECORD's files, without the installer's own files,
+    bytecode or scripts, with a new RECORD that lists exactly what the wheel holds."""
+    site = tmp_path / "site"
+    info = site / "adapter_matrix-9.1.dist-info"
+    files = {
+        "adapter_matrix/__init__.py": "VERSION = '9.1'\n",
+        "adapter_matrix/__pycache__/__init__.cpython-311.pyc": "bytecode",
+        "adapter_matrix/_vendor/dep-1.0.dist-info/RECORD": "vendored,,\n",  # not the tool's own RECORD
+        f"{info.name}/METADATA": "Metadata-Version: 2.1\nName: adapter-matrix\nVersion: 9.1\n",
+        f"{info.name}/WHEEL": "Wheel-Version: 1.0\nTag: py3-none-any\n",
+        f"{info.name}/INSTALLER": "pip\n",
+        f"{info.name}/direct_url.json": '{"url": "https://example.invalid/a.whl", "archive_info": {}}',
+        "../../bin/adapter-matrix": "#!/bin/sh\n",
+    }
+    for name, text in files.items():
+        path = site / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (info / "RECORD").write_text("".join(f"{name},,\n" for name in files) + f"{info.name}/RECORD,,\n")
+    whl = wheels.repack(metadata.Distribution.at(info), tmp_path)
+    assert whl.name == "adapter_matrix-9.1-py3-none-any.whl"
     with zipfile.ZipFile(whl) as z:
         names = set(z.namelist())
-        record = z.read(next(n for n in names if n.endswith(".dist-info/RECORD"))).decode()
-    listed = {line.split(",")[0] for line in record.splitlines()}
-    assert names == listed  # every file the wheel holds is in its RECORD, and only those
-    assert not [n for n in names if n.endswith("direct_url.json")]  # the copy is an ordinary install
+        assert z.read("adapter_matrix/__init__.py") == b"VERSION = '9.1'\n"
+        record = z.read(f"{info.name}/RECORD").decode()
+    assert names == {
+        "adapter_matrix/__init__.py",
+        "adapter_matrix/_vendor/dep-1.0.dist-info/RECORD",
+        f"{info.name}/METADATA",
+        f"{info.name}/WHEEL",
+        f"{info.name}/RECORD",
+    }
+    assert {line.split(",")[0] for line in record.splitlines()} == names
+
+
+def test_the_installed_tool_is_not_a_checkouts_egg_info(tmp_path, monkeypatch):
+    """setuptools leaves adapter_matrix.egg-info in a checkout; from there it shadows the installed
+    copy (no RECORD) and the cell was given a wheel of nothing."""
+    (tmp_path / "adapter_matrix.egg-info").mkdir()
+    (tmp_path / "adapter_matrix.egg-info" / "PKG-INFO").write_text(
+        "Metadata-Version: 2.1\nName: adapter-matrix\nVersion: 0\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert metadata.distribution(wheels.TOOL).read_text("RECORD") is None  # what shadowed it
+    assert wheels.installed_tool().read_text("RECORD") is not None
 
 
 def test_an_editable_tool_is_built_from_its_checkout(tmp_path):
-    dist = metadata.distribution(wheels.TOOL)
+    dist = wheels.installed_tool()
     if wheels._checkout(dist) is None:
         pytest.skip("adapter-matrix is not installed from a checkout here")
     whl = wheels.tool_wheel(tmp_path)
