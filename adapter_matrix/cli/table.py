@@ -39,7 +39,7 @@ def table(
         "--view",
         help="grid (torch x Python; the default), verified (the grid with test evidence), releases, dimension (a dimension x torch), "
         "capabilities, ops (op-sweep counts per torch line and op family), op-dtypes (task counts per torch line, dtype and direction) "
-        "or op-failures (the ops that do not match CPU, and why).",
+        "op-failures (the ops that do not match CPU, and why) or history (releases per torch line, post-releases grouped).",
     ),
     dimension: Optional[str] = typer.Option(
         None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."

@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from email.parser import HeaderParser
-from typing import Dict, List, Mapping, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 from .._version import __version__
 from ..errors import AdapterMatrixError
@@ -30,7 +30,12 @@ HEADERS_KEPT = ("Metadata-Version", "Name", "Version", "Requires-Python", "Requi
 
 
 class MetadataError(AdapterMatrixError, RuntimeError):
-    """A wheel's metadata could not be read; the message names the wheel and why."""
+    """A wheel's metadata could not be read; the message names the wheel and why
+    (``status``: the HTTP status, when the server answered one)."""
+
+    def __init__(self, message: str, status: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def http_get(url: str, headers: Mapping[str, str], timeout: float = TIMEOUT) -> Tuple[bytes, Dict[str, str]]:
@@ -40,7 +45,7 @@ def http_get(url: str, headers: Mapping[str, str], timeout: float = TIMEOUT) -> 
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.read(), {k.lower(): v for k, v in response.headers.items()}
     except urllib.error.HTTPError as exc:
-        raise MetadataError(f"{url}: HTTP {exc.code} {exc.reason}") from None
+        raise MetadataError(f"{url}: HTTP {exc.code} {exc.reason}", exc.code) from None
     except (urllib.error.URLError, OSError) as exc:
         raise MetadataError(f"{url}: {getattr(exc, 'reason', exc)}") from None
 

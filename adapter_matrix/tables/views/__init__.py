@@ -33,6 +33,9 @@ and renders any of them. Views:
 ``ops``, ``op-dtypes``, ``op-failures``
     what PyTorch's OpInfo sweep found on the device per torch line, from op-sweep
     records.
+``history``
+    releases as a vendor publishes them: rows grouped by torch line, one per release and
+    its post-releases (the newest build, the earlier ones, the torch per platform).
 ``companions``
     torch minor x companion package (torchvision, torchaudio): the releases built for each
     line, or the earlier releases whose open requirement admits it, or none.
@@ -55,6 +58,7 @@ from .capabilities import capabilities
 from .companions import companions
 from .dimension import dimension
 from .grid import grid
+from .history import history
 from .op_dtypes import op_dtypes
 from .op_failures import op_failures
 from .ops import ops
@@ -73,6 +77,7 @@ VIEWS: Dict[str, Callable[..., Table]] = {
     "op-dtypes": op_dtypes,
     "op-failures": op_failures,
     "companions": companions,
+    "history": history,
 }
 # Views drawn from records, and which: the nox cells' result records, or op-sweep records.
 RECORDS: Dict[str, str] = {
