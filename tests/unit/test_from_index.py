@@ -316,3 +316,19 @@ def test_the_history_view_groups_post_releases_per_torch_line(imported, lang):
     markdown = cli("table", "--matrix", str(imported), "--view", "history", "--lang", lang).out
     row = next(line for line in markdown.splitlines() if "2.9.0.post9" in line)
     assert {"en": "supported", "zh": "支持"}[lang] in row and "3.10–3.14" in row
+
+
+def test_the_published_table_is_checked_against_the_wheels():
+    # tests/fixtures/matrices/torch_npu.yaml encodes Ascend's COMPATIBILITY table: the wheels disagree
+    res = cli("validate", "--matrix", str(FIXTURES / "matrices" / "torch_npu.yaml"), "--upstream", str(RECORDED))
+    assert res.code == 2
+    errors = [line for line in res.err.splitlines() if ": warning: " not in line]
+    # the table says 3.10-3.13 for torch-npu 2.9.0; its wheels have cp310-cp312
+    assert any("torch-npu 2.9.0 has no wheel for Python 3.13" in line for line in errors)
+    # the table says torch 2.9.0; the x86_64 wheels require torch's +cpu build
+    assert any(
+        "torch-npu 2.9.0.post6 requires torch 2.9.0+cpu on linux/x86_64" in line and "not torch 2.9.0" in line
+        for line in errors
+    )
+    assert any("torch-npu 2.1.0.post4 is not on the index" in line for line in errors)
+    assert "warning: torch-npu 2.9.0.post9 is on the index" in res.err  # newer than the table
