@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -79,22 +79,14 @@ def python_text(pythons: Sequence[PythonVersion]) -> Tuple[str, bool]:
     return f"[{listed}]", False
 
 
-class Entry:
+class Entry(NamedTuple):
     """One release entry to write: a release on the platforms whose wheels agree."""
 
-    def __init__(
-        self,
-        release: Published,
-        platforms: Tuple[Platform, ...],
-        torch: str,
-        python: Tuple[PythonVersion, ...],
-        inferred: str = "",
-    ) -> None:
-        self.release = release
-        self.platforms = platforms
-        self.torch = torch
-        self.python = python
-        self.inferred = inferred  # why this torch, when no wheel declares one
+    release: Published
+    platforms: Tuple[Platform, ...]
+    torch: str
+    python: Tuple[PythonVersion, ...]
+    inferred: str = ""  # why this torch, when no wheel declares one
 
 
 def _inferred_torch(release: Published, platform: Platform, history: History) -> Tuple[str, str]:

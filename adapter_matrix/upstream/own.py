@@ -23,13 +23,13 @@ remove, a platform) stays a diagnostic.
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..matrix.diagnostics import Diagnostic, Mark
-from ..matrix.model import Matrix, PythonVersion, Release, requirement
+from ..matrix.model import Constraint, Matrix, PythonVersion, Release, Value, requirement
 from ..matrix.queries import claimed_lines, pythons_for
 from ..matrix.textedit import Edit, apply_edits, line_offsets, rewrite_file
 from .companions import NotOnIndex
@@ -80,7 +80,8 @@ def _builds(matrix: Matrix, release: Release, published: Published) -> Tuple[Lis
     return wanted, missing
 
 
-def _values(matrix: Matrix, name: str, constraint) -> list:
+def _values(matrix: Matrix, name: str, constraint: Optional[Constraint]) -> List[Value]:
+    """The declared values of dimension ``name`` that ``constraint`` admits (``absent`` aside)."""
     dim = matrix.dimension(name)
     values = dim.values if dim is not None else ()
     return [v for v in values if not v.absent and (constraint is None or constraint.contains(v))]
@@ -100,10 +101,9 @@ def expected_torch(builds: Iterable[Build]) -> Optional[str]:
     return texts.pop() if len(texts) == 1 else None
 
 
-def expected_python(matrix: Matrix, release: Release, builds: List[Build]) -> Tuple[PythonVersion, ...]:
-    """The Pythons a release has wheels for on every platform it admits."""
-    sets = [b.python for b in builds]
-    common = set.intersection(*map(set, sets)) if sets else set()
+def expected_python(builds: Sequence[Build]) -> Tuple[PythonVersion, ...]:
+    """The Pythons a release has wheels for on every platform of ``builds``."""
+    common = set(builds[0].python).intersection(*(b.python for b in builds[1:])) if builds else set()
     return tuple(sorted(common, key=python_order))
 
 
@@ -221,7 +221,7 @@ def _shown(release: Release) -> str:
 
 def _verify_python(matrix: Matrix, name: str, release: Release, builds: List[Build], fix: str) -> List[Diagnostic]:
     out = []
-    have = expected_python(matrix, release, builds)
+    have = expected_python(builds)
     claimed = _claimed_pythons(matrix, release)
     lacking = [p for p in claimed if p not in have]
     if lacking:
@@ -290,7 +290,7 @@ def rewrite(text: str, matrix: Matrix, history: History) -> str:
             and SpecifierSet(requirement_of(torch)) != _written_torch(release)
         ):
             edits.append(_edit(lines, starts, release.mark_of("torch"), torch if torch[:1].isalnum() else f'"{torch}"'))
-        have = expected_python(matrix, release, builds)
+        have = expected_python(builds)
         claimed = _claimed_pythons(matrix, release)
         if have and set(claimed) != {
             p for p in have if any(p in line.python for line, _ in claimed_lines(matrix, release))
