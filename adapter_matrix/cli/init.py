@@ -22,10 +22,17 @@ def _said(action: str, item: Planned) -> str:
 
 @app.command()
 def init(
-    distribution: str = typer.Option(
-        ..., "--distribution", help="The adapter's distribution name on PyPI, e.g. my-adapter."
+    distribution: Optional[str] = typer.Option(
+        None, "--distribution", help="The adapter's distribution name on PyPI, e.g. my-adapter."
     ),
-    device: str = typer.Option(..., "--device", help="The PrivateUse1 device name, e.g. npu."),
+    device: Optional[str] = typer.Option(None, "--device", help="The PrivateUse1 device name, e.g. npu."),
+    from_index: Optional[str] = typer.Option(
+        None,
+        "--from-index",
+        metavar="DISTRIBUTION",
+        help="Import this adapter's published releases from --upstream (pypi or a recorded folder) as the matrix, "
+        "and write nothing else (docs/adopting.md).",
+    ),
     torch: List[str] = typer.Option(
         [],
         "--torch",
@@ -83,6 +90,12 @@ def init(
     package's link to the matrix; pyproject.toml gets the entry point, the dependency and package
     data (MANIFEST.in the package data when setup.py declares its own). An existing project's
     version and requires-python are the first release's. Exit 0 written, 2 usage error."""
+    if from_index is not None:  # an adapter's published history: a code path of its own
+        from .from_index import init_from_index
+
+        return init_from_index(from_index, device, upstream, output, force, dry_run)
+    if distribution is None or device is None:
+        fail("give --distribution NAME and --device NAME (or --from-index DISTRIBUTION to import a published history)")
     from ..files import atomic_write
     from ..matrix.diagnostics import MatrixError
     from ..matrix.loader import load_text

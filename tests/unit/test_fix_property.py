@@ -254,6 +254,7 @@ def _pip_only_exists(matrix: Matrix, env: Environment, now: Outcome) -> bool:
 
 
 _RANKS = {o: i for i, o in enumerate(Outcome)}
+_STATUS = [Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED]
 
 
 def _parts(env: Environment) -> Dict[str, object]:
@@ -285,15 +286,25 @@ def test_every_proposed_fix_reaches_the_status_it_promises(seed):
             f"a pip-only fix exists, but the first fix is {answer.fixes[:1]}; {where}"
         )
     assert pip_only == sorted(pip_only, reverse=True), f"a fix with a manual step ranked before a pip-only one; {where}"
+    for a in answer.fixes:  # the ranking rule: no fix changes more than another for a status no better
+        for b in answer.fixes:
+            assert not (
+                set(a.changes) > set(b.changes)
+                and set(a.manual) >= set(b.manual)
+                and _STATUS.index(a.cell.status) >= _STATUS.index(b.cell.status)
+            ), f"{a.summary} changes more than {b.summary} for a status no better; {where}"
     for fix in answer.fixes:
         after = apply(matrix, env, fix)
         got = verdict(matrix, after, TODAY)
         assert got.outcome in USABLE, (fix.summary, got.reasons, where)
         assert _RANKS[got.outcome] < _RANKS[answer.outcome], f"{fix.summary} does not improve {answer.outcome}; {where}"
         if env.torch is not None:
-            assert after.torch is not None and after.torch.local == env.torch.local, (
-                f"{fix.summary} leaves torch's variant family; {where}"
-            )
+            # the family is kept, or is the one the kept adapter requires (IPEX 2.8.0+cpu beside PyPI's torch)
+            kept_for = {r.variant for r in matrix.releases_of(env.adapter)} if env.adapter is not None else set()
+            assert after.torch is not None and (
+                after.torch.local == env.torch.local
+                or ("adapter" not in fix.changes and not fix.manual and after.torch.local in kept_for)
+            ), f"{fix.summary} leaves torch's variant family; {where}"
         assert got.outcome.value == fix.cell.status.value, (fix.summary, got.outcome, got.reasons, where)
         before, now = _parts(env), _parts(after)
         changed = {name for name in before if before[name] != now[name]}

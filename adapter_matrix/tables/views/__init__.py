@@ -36,6 +36,9 @@ and renders any of them. Views:
 ``selector``
     one row per cell with the exact commands that install it (check's fixes, for a fresh
     environment); as HTML, the selector page: pick the values, copy the command.
+``history``
+    releases as a vendor publishes them: rows grouped by torch line, one per release and
+    its post-releases (the newest build, the earlier ones, the torch per platform).
 ``companions``
     torch minor x companion package (torchvision, torchaudio): the releases built for each
     line, or the earlier releases whose open requirement admits it, or none.
@@ -58,6 +61,7 @@ from .capabilities import capabilities
 from .companions import companions
 from .dimension import dimension
 from .grid import grid
+from .history import history
 from .op_dtypes import op_dtypes
 from .op_failures import op_failures
 from .ops import ops
@@ -78,6 +82,7 @@ VIEWS: Dict[str, Callable[..., Table]] = {
     "op-failures": op_failures,
     "companions": companions,
     "selector": selector,
+    "history": history,
 }
 # Views drawn from records, and which: the nox cells' result records, or op-sweep records.
 RECORDS: Dict[str, str] = {
