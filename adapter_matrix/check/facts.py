@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
-__all__ = ["python_identity", "distribution_version", "distribution_requires"]
+__all__ = ["python_identity", "distribution_version", "distribution_requires", "distribution_folder"]
 
 
 def python_identity() -> Tuple[str, str, str]:
@@ -112,3 +112,21 @@ def distribution_requires(name: str) -> Tuple[str, ...]:
                 except OSError:
                     return ()
     return ()
+
+
+def distribution_folder(name: str, paths: Optional[Sequence[str]] = None) -> Optional[Tuple[str, str]]:
+    """``(site folder, dist-info folder)`` of the installed distribution ``name``, looked
+    up along ``paths`` (default ``sys.path``) as :func:`distribution_version` looks; None
+    when absent. The binary check reads its ``RECORD`` from there."""
+    wanted = _normalize(name)
+    for entry in sys.path if paths is None else paths:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for item in names:
+            if item.endswith(".dist-info") and _normalize(item.split("-", 1)[0]) == wanted:
+                folder = os.path.join(entry or ".", item)
+                if _metadata_version(os.path.join(folder, "METADATA")):
+                    return entry or ".", folder
+    return None

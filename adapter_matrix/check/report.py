@@ -117,7 +117,7 @@ def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
     """The report of one check document as lines of styled segments (no markup to escape)."""
     env = doc["environment"]
     rows = [
-        ("matrix", f"{doc['matrix']}  ({doc['origin']})"),
+        ("matrix", f"{doc['matrix'] or 'none'}  ({doc['origin']})"),
         ("Python", f"{env['python']} ({env['implementation']}{', free-threaded' if env['free_threaded'] else ''})"),
         ("torch", env["torch"] or "not installed"),
         (doc["adapter"], env["adapter"] or "not installed"),
@@ -139,6 +139,10 @@ def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
         lines.append([("fix:" if i == 0 else "or:", "bold"), (" " + fix["summary"], "")])
         lines += [[("    by hand: ", "yellow"), (step, "")] for step in fix["manual"]]
         lines += [[(f"    {command}", "")] for command in fix["commands"]]
+    if "binary" in doc:
+        from .binary import binary_lines
+
+        lines += binary_lines(doc["binary"])
     if "deep" in doc:
         lines.append([("deep check", "bold")])
         for step in doc["deep"]["steps"]:

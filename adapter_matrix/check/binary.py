@@ -1,0 +1,127 @@
+"""The binary check's place in ``check``: its section of the document, its effect on the
+verdict, and its lines in the report. The check itself is :mod:`adapter_matrix.binary.audit`.
+
+A problem the loader would hit (a missing symbol or library, another C++ ABI, a system
+library too old) makes the verdict ``unsupported`` whatever the matrix says: the matrix
+judges versions, the binary check the files actually installed. Its reasons come after
+the matrix's, each naming the adapter, the file and torch; each problem carries its fix.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from .outcome import RANK, Environment, Outcome, Verdict
+
+__all__ = ["binary_section", "with_binary", "binary_lines", "binary_document", "built_for", "is_distribution_name"]
+
+
+def is_distribution_name(text: str) -> bool:
+    """Whether ``--adapter TEXT`` names a distribution rather than a version (``0.2.1``)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(text)
+        return False
+    except InvalidVersion:
+        return bool(re.match(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$", text))
+
+
+def built_for(release: Any) -> Optional[str]:
+    """The torch a matrix release pins exactly (``torch: 2.2.0`` or ``==2.2.0``), which its
+    binaries were built for; None for a range."""
+    if release is None:
+        return None
+    specs = list(release.torch.specifier)
+    if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
+        return specs[0].version
+    return None
+
+
+def binary_section(distribution: str, release: Any = None, site: Any = None) -> Optional[Dict[str, Any]]:
+    """The ``binary`` section for the installed ``distribution``; None when it is not installed."""
+    from ..binary.audit import audit
+
+    return audit(distribution, site, built_for=built_for(release))
+
+
+def with_binary(answer: Verdict, section: Optional[Dict[str, Any]]) -> Verdict:
+    """``answer`` made unsupported, with the binary problems as reasons, when there are any."""
+    if not section or section.get("ok", True):
+        return answer
+    reasons = tuple(p["message"] for p in section["problems"])
+    outcome = answer.outcome if RANK[answer.outcome] >= RANK[Outcome.UNSUPPORTED] else Outcome.UNSUPPORTED
+    return answer._replace(outcome=outcome, reasons=answer.reasons + reasons)
+
+
+def binary_document(
+    distribution: str, section: Dict[str, Any], environment: Environment, torch_text: Optional[str]
+) -> Dict[str, Any]:
+    """The ``check --json`` entry of an adapter without a matrix (``check --adapter DIST``):
+    the binary check alone decides; the matrix's keys are empty."""
+    answer = with_binary(Verdict(Outcome.SUPPORTED, ()), section)
+    if answer.outcome is Outcome.SUPPORTED:
+        answer = answer._replace(
+            reasons=(
+                f"{distribution} ships no compat.yaml: only its binaries were checked, and they load beside this torch",
+            )
+        )
+    return {
+        "matrix": None,
+        "origin": "--adapter",
+        "adapter": distribution,
+        "environment": {
+            "python": environment.python_full or str(environment.python),
+            "python_minor": str(environment.python),
+            "implementation": environment.implementation,
+            "free_threaded": environment.python.free_threaded,
+            "torch": torch_text,
+            "torch_variant": environment.torch.local if environment.torch is not None else None,
+            "torch_family": None,
+            "adapter": section.get("version"),
+            "dimensions": {},
+        },
+        "verdict": answer.outcome.value,
+        "exit_code": answer.exit_code,
+        "reasons": list(answer.reasons),
+        "assumptions": [],
+        "release": None,
+        "torch_line": None,
+        "shim": None,
+        "decided_by": [],
+        "companions": [],
+        "fixes": [],
+        "binary": section,
+    }
+
+
+Segment = Tuple[str, str]
+
+
+def binary_lines(section: Dict[str, Any]) -> List[List[Segment]]:
+    """The report's lines for the binary section: what was checked, then each problem's fix."""
+    files = len(section.get("files", ()))
+    against = f" against torch {section['torch']}" if section.get("torch") else ""
+    problems: Sequence[Dict[str, Any]] = section.get("problems", ())
+    if problems:
+        head = [
+            ("binary check: ", "bold"),
+            (
+                f"{len(problems)} problem{'s' if len(problems) > 1 else ''} in {files} librar{'ies' if files != 1 else 'y'}{against}",
+                "red",
+            ),
+        ]
+    else:
+        head = [
+            ("binary check: ", "bold"),
+            (
+                f"{files} librar{'ies' if files != 1 else 'y'} load{'s' if files == 1 else ''}{against}",
+                "green" if files else "",
+            ),
+        ]
+    lines = [head]
+    for fix in dict.fromkeys(p["fix"] for p in problems):
+        lines.append([("fix:", "bold"), (" " + fix, "")])
+    lines += [[("    note: ", "dim"), (note, "")] for note in section.get("notes", ())]
+    return lines
