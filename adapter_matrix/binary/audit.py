@@ -464,7 +464,8 @@ def _check_file(
                 symbols=symbols_of(missing_torch),
             )
         )
-    if missing_other:
+    if missing_other and not any(where.path is None for _o, where, _c in closure.found):
+        # (with a library missing, its symbols are missing too: that library is the problem)
         loads = sorted({os.path.basename(p) for p in closure.objects if p != path})
         problems.append(
             _problem(
