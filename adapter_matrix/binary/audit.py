@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from .elf import ElfError, ElfFacts
 from .ldso import Found, Search
-from .store import Stamp, facts_for, load_verdict, stamp, store_verdict, verdict_key
+from .site import Site
+from .store import Stamp, environment_key, facts_for, load_verdict, stamp, store_verdict
 
-__all__ = ["Site", "audit", "TORCH_NAMESPACES", "cxx11_abi"]
+__all__ = ["Site", "audit", "TORCH_NAMESPACES", "cxx11_abi", "pinned_torch"]
 
 # Where torch's own symbols live: the first component of a nested name (N5torch..., N3c10...).
 TORCH_NAMESPACES = re.compile(r"N[rVK]*(?:5torch|3c10|2at|6caffe2)\d|^_Z(?:5torch|3c10|2at)\d|^THP")
@@ -40,21 +40,6 @@ _OLD_ABI = re.compile(r"^_ZN[K]?Ss|^_ZNSs|[RPK]Ss|Ss[EI]|^_ZNSt5_List")
 _PYTHON_API = ("Py", "_Py")  # provided by the interpreter, which no extension names in DT_NEEDED
 MAX_LIBRARIES = 400  # a dependency closure larger than this is cut short, with a note
 SHOWN_SYMBOLS = 3  # missing symbols named in a reason; the JSON lists them all
-
-
-class Site(NamedTuple):
-    """An environment as files: its import path (site-packages folders), the root its
-    absolute paths live under (``/``, or an image's unpacked root), its loader settings,
-    and its interpreter's cache tag (``cpython-311``, which names compiled cores)."""
-
-    paths: Tuple[str, ...]
-    root: str = "/"
-    ld_library_path: str = ""
-    cache_tag: str = ""
-
-    @classmethod
-    def running(cls) -> Site:
-        return cls(tuple(sys.path), "/", os.environ.get("LD_LIBRARY_PATH", ""), sys.implementation.cache_tag or "")
 
 
 def cxx11_abi(names: Iterable[str]) -> Optional[int]:
@@ -510,9 +495,7 @@ def audit(
     if located is None:
         return None
     site_dir, info = located
-    key = verdict_key(
-        distribution, site_dir, site.root, site.ld_library_path, site.cache_tag, built_for or "", *site.paths
-    )
+    key = environment_key(distribution, site_dir, site, built_for)
     if use_cache:
         cached = load_verdict(key)
         if cached is not None:

@@ -17,16 +17,19 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 try:  # built into CPython; hashlib would load OpenSSL first
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover
     from hashlib import blake2b
 
-from .elf import ElfFacts, Undefined, read_elf
+from .site import Site
 
-__all__ = ["FORMAT", "Stamp", "stamp", "facts_for", "load_verdict", "store_verdict", "verdict_key"]
+if TYPE_CHECKING:  # the warm path (a stored verdict) never reads ELF
+    from .elf import ElfFacts
+
+__all__ = ["FORMAT", "Stamp", "stamp", "facts_for", "load_verdict", "store_verdict", "environment_key"]
 
 FORMAT = 1  # bumped when an entry's shape or the reader's answers change
 Stamp = Optional[Tuple[int, int, int]]  # (size, mtime_ns, inode); None: the path does not exist
@@ -84,6 +87,8 @@ def _to_json(facts: ElfFacts) -> Dict[str, Any]:
 
 
 def _from_json(raw: Dict[str, Any]) -> ElfFacts:
+    from .elf import ElfFacts, Undefined
+
     exports = raw["exports"]
     return ElfFacts(
         elf_class=raw["elf_class"],
@@ -113,16 +118,19 @@ def facts_for(path: str) -> ElfFacts:
             return _from_json(raw)
         except (KeyError, TypeError, ValueError):
             pass
+    from .elf import read_elf
+
     facts = read_elf(real)
     _write(entry, _to_json(facts))
     return facts
 
 
-def verdict_key(*parts: str) -> str:
-    """The entry of one environment's answer: the tool's version, the adapter, the
-    environment's location and loader settings (``parts``)."""
+def environment_key(distribution: str, site_dir: str, site: Site, built_for: Optional[str]) -> str:
+    """The entry of one environment's answer: the tool's version, the adapter and the
+    folder it is installed in, the environment's import path, root and loader settings."""
     from .._version import __version__
 
+    parts = (distribution, site_dir, site.root, site.ld_library_path, site.cache_tag, built_for or "", *site.paths)
     return os.path.join(_folder("verdicts"), _digest(__version__, str(FORMAT), *parts) + ".json")
 
 

@@ -40,10 +40,25 @@ def built_for(release: Any) -> Optional[str]:
 
 
 def binary_section(distribution: str, release: Any = None, site: Any = None) -> Optional[Dict[str, Any]]:
-    """The ``binary`` section for the installed ``distribution``; None when it is not installed."""
+    """The ``binary`` section for the installed ``distribution``; None when it is not installed.
+
+    The warm path (nothing changed since the last check) is a stored answer and a stat of
+    each file it was decided from: it imports neither the ELF reader nor the audit."""
+    from ..binary.site import Site
+    from ..binary.store import environment_key, load_verdict
+    from .facts import distribution_folder
+
+    site = site or Site.running()
+    located = distribution_folder(distribution, site.paths)
+    if located is None:
+        return None
+    pin = built_for(release)
+    cached = load_verdict(environment_key(distribution, located[0], site, pin))
+    if cached is not None:
+        return cached
     from ..binary.audit import audit
 
-    return audit(distribution, site, built_for=built_for(release))
+    return audit(distribution, site, built_for=pin)
 
 
 def with_binary(answer: Verdict, section: Optional[Dict[str, Any]]) -> Verdict:
