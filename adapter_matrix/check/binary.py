@@ -9,12 +9,22 @@ the matrix's, each naming the adapter, the file and torch; each problem carries 
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .outcome import RANK, Environment, Outcome, Verdict
 
-__all__ = ["binary_section", "with_binary", "binary_lines", "binary_document", "built_for", "is_distribution_name"]
+__all__ = [
+    "binary_section",
+    "with_binary",
+    "binary_lines",
+    "binary_document",
+    "built_for",
+    "is_distribution_name",
+    "with_pins",
+    "pins_document",
+]
 
 
 def is_distribution_name(text: str) -> bool:
@@ -46,8 +56,12 @@ def binary_section(distribution: str, release: Any = None, site: Any = None) -> 
     each file it was decided from: it imports neither the ELF reader nor the audit."""
     from ..binary.site import Site
     from ..binary.store import environment_key, load_verdict
-    from .facts import distribution_folder
+    from .facts import distribution_folder, judged
 
+    target = judged()
+    if site is None and target is not None:  # `check --env`: that environment's files and root
+        tag = "cpython-" + target.python.rstrip("t").replace(".", "")
+        site = Site(target.paths, target.root, "" if target.root != "/" else os.environ.get("LD_LIBRARY_PATH", ""), tag)
     site = site or Site.running()
     located = distribution_folder(distribution, site.paths)
     if located is None:
@@ -140,3 +154,65 @@ def binary_lines(section: Dict[str, Any]) -> List[List[Segment]]:
         lines.append([("fix:", "bold"), (" " + fix, "")])
     lines += [[("    note: ", "dim"), (note, "")] for note in section.get("notes", ())]
     return lines
+
+
+def _installed_pin(distribution: str) -> Optional[Tuple[str, str]]:
+    """(installed version, the torch its metadata pins exactly) of an installed adapter."""
+    from ..binary.audit import pinned_torch
+    from .facts import distribution_requires, distribution_version
+
+    version = distribution_version(distribution)
+    pin = pinned_torch(distribution_requires(distribution)) if version else None
+    return (version, pin) if version and pin else None
+
+
+def with_pins(answer: Verdict, distribution: str, adapter_pin: Optional[str], torch: str, source: str) -> Verdict:
+    """``check --requirements``: the installed adapter (unless the file installs another
+    version of it) refused beside the file's torch when its metadata pins another."""
+    found = _installed_pin(distribution)
+    if found is None or (adapter_pin and adapter_pin != found[0]) or found[1] == torch:
+        return answer
+    from packaging.version import Version
+
+    if Version(found[1]) == Version(torch):
+        return answer
+    reason = f"{distribution} {found[0]} (installed) was built for torch {found[1]}, but {source} would install torch {torch}"
+    outcome = answer.outcome if RANK[answer.outcome] >= RANK[Outcome.UNSUPPORTED] else Outcome.UNSUPPORTED
+    return answer._replace(outcome=outcome, reasons=answer.reasons + (reason,))
+
+
+def pins_document(distribution: str, pins: Any, python: Any, full: str, implementation: str) -> Dict[str, Any]:
+    """``check --adapter DIST --requirements FILE`` for an adapter without a matrix: the
+    torch its metadata pins against the file's."""
+    from packaging.version import InvalidVersion, Version
+
+    from .facts import distribution_version
+
+    torch = pins.get("torch")
+    found = _installed_pin(distribution)
+    answer = Verdict(Outcome.SUPPORTED, ())
+    if torch is None:
+        answer = Verdict(Outcome.UNSUPPORTED, (f"{pins.source} pins no torch: nothing to judge (--resolve asks pip)",))
+    elif found is None:
+        answer = Verdict(
+            Outcome.EXPERIMENTAL,
+            (f"{distribution} declares no torch it was built for: only installing {pins.source} would tell",),
+        )
+    else:
+        answer = with_pins(answer, distribution, pins.get(distribution), torch, pins.source)
+        if answer.outcome is Outcome.SUPPORTED:
+            answer = answer._replace(
+                reasons=(f"{distribution} {found[0]} was built for torch {found[1]}, which {pins.source} installs",)
+            )
+    try:
+        torch_version = Version(torch) if torch else None
+    except InvalidVersion:
+        torch_version = None
+    env = Environment(python=python, python_full=full, implementation=implementation, torch=torch_version)
+    doc = binary_document(
+        distribution, {"ok": True, "problems": [], "version": distribution_version(distribution)}, env, torch
+    )
+    doc.update(verdict=answer.outcome.value, exit_code=answer.exit_code, reasons=list(answer.reasons))
+    del doc["binary"]  # the binaries of a torch not yet installed: nothing was read
+    doc["origin"] = f"--adapter, --requirements {pins.source}"
+    return doc

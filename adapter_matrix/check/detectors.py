@@ -100,6 +100,11 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
         return _match(detector.regex, raw, detector.template)
     if kind == "file":
         path = os.path.expanduser(os.path.expandvars(target[0]))
+        from .facts import judged
+
+        other = judged()
+        if other is not None and other.root != "/" and os.path.isabs(path):  # check --env IMAGE_ROOT: the image's file
+            path = os.path.join(other.root, path.lstrip("/"))
         try:
             data = read_regular(path, FILE_BYTES, truncate=True)
         except FileReadError as exc:

@@ -128,6 +128,8 @@ def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
         )
     rows += [(entry["name"], companion_line(entry)) for entry in doc.get("companions", ()) if entry["installed"]]
     rows += [(label, doc[key]) for label, key in (("release", "release"), ("shim", "shim")) if doc[key]]
+    if env.get("location"):  # check --env: another environment, judged from its files
+        rows.insert(0, ("environment", env["location"]))
     width = max(len(label) for label, _ in rows) + 2
     lines: List[List[Segment]] = [[(label.ljust(width), "dim"), (value, "")] for label, value in rows]
     verdict = doc["verdict"]

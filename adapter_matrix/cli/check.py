@@ -42,6 +42,19 @@ def check(
     no_binary: bool = typer.Option(
         False, "--no-binary", help="Skip the binary check (the adapter's libraries against the installed torch)."
     ),
+    env: Optional[str] = typer.Option(
+        None,
+        "--env",
+        help="Judge another environment from its files, without running it: a virtual environment, a prefix, a site-packages folder or an image's unpacked root.",
+    ),
+    requirements: Optional[str] = typer.Option(
+        None,
+        "--requirements",
+        help="Judge what this requirements file (or pylock.toml, uv.lock) would install, before installing it: its exact pins.",
+    ),
+    resolve: bool = typer.Option(
+        False, "--resolve", help="With --requirements: ask pip's resolver what it would install (ranges, no lock)."
+    ),
     today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
 ) -> None:
     """Is this environment a supported combination? If not, what exactly to install.
@@ -50,4 +63,20 @@ def check(
     loader will: never imports torch (unless --deep).
     Exit 0 supported, 1 unsupported or broken, 2 usage/matrix error, 3 experimental/deprecated/eol.
     """
-    raise typer.Exit(run_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions, no_binary))
+    raise typer.Exit(
+        run_check(
+            matrix,
+            torch,
+            python,
+            adapter,
+            sets,
+            as_json,
+            deep,
+            today,
+            companions,
+            no_binary,
+            env,
+            requirements,
+            resolve,
+        )
+    )

@@ -78,7 +78,8 @@ def install(
     """Install ``library`` as ``fake_adapter/_C.so`` of the distribution fake-adapter 1.0 into ``site``."""
     package = site / "fake_adapter"
     package.mkdir(parents=True, exist_ok=True)
-    files = {"fake_adapter/_C.so": library, **{f"fake_adapter/{k}": v for k, v in (extra or {}).items()}}
+    files = {"fake_adapter/_C.so": library} if library is not None else {}
+    files.update({f"fake_adapter/{k}": v for k, v in (extra or {}).items()})
     for rel, src in files.items():
         (site / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src, site / rel)
@@ -91,6 +92,7 @@ def install(
     )
     (info / "top_level.txt").write_text("fake_adapter\n")
     (info / "RECORD").write_text("".join(f"{rel},,\n" for rel in [*files, "fake_adapter-1.0.dist-info/METADATA"]))
+    (package / "__init__.py").write_text("")
     return site
 
 
@@ -98,19 +100,17 @@ def site_of(folder: Path, ld_library_path: str = "") -> Site:
     return Site((str(folder), *sys.path), "/", ld_library_path, sys.implementation.cache_tag)
 
 
-def check(folder: Path, *args: str, env: Optional[Dict[str, str]] = None):
-    """``adapter-matrix check --adapter fake-adapter ARGS`` with ``folder`` on the import path."""
+def check_cli(folder: Path, *args: str, env: Optional[Dict[str, str]] = None):
+    """``adapter-matrix check ARGS`` with ``folder`` on the import path and as the working directory."""
     environ = {**os.environ, "PYTHONPATH": str(folder), **(env or {})}
     script = Path(sys.executable).with_name("adapter-matrix")
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "adapter_matrix"]
-    return subprocess.run(
-        [*cmd, "check", "--adapter", "fake-adapter", *args],
-        cwd=folder,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return subprocess.run([*cmd, "check", *args], cwd=folder, env=environ, capture_output=True, text=True, timeout=300)
+
+
+def check(folder: Path, *args: str, env: Optional[Dict[str, str]] = None):
+    """``adapter-matrix check --adapter fake-adapter ARGS``."""
+    return check_cli(folder, "--adapter", "fake-adapter", *args, env=env)
 
 
 def test_a_library_built_for_this_torch_loads(tiny, tmp_path):
@@ -252,6 +252,136 @@ def test_the_reference_device_passes(monkeypatch):
     assert entry["file"].endswith("shims_npu_core.so") and f"-torch-{TORCH}-" in entry["file"]
     assert entry["needed"]["libtorch_cpu.so"] == str(_torch_lib() / "libtorch_cpu.so")
     assert report["built_for"] == TORCH and report["notes"] == []
+
+
+# -- another environment, a file not yet installed ---------------------------------------
+
+
+@pytest.mark.slow
+def test_check_env_judges_a_venv_as_check_inside_it_does(wheels, tmp_path):
+    """A fresh venv with the tool and the reference adapter (torch linked from here): `check
+    --env VENV` from this interpreter answers as `check` run by the venv's own interpreter,
+    binary check included, without running anything of the venv."""
+    from .freshvenv import FreshVenv, requirements_of
+
+    venv = FreshVenv(tmp_path / "venv")
+    venv.install(wheels["tool"], wheels["adapter"])
+    venv.link(*requirements_of(wheels["tool"]), *requirements_of(wheels["adapter"]))
+    here = tmp_path / "work"  # no compat.yaml: the matrix the adapter registers
+    here.mkdir()
+    environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ADAPTER_MATRIX_CACHE")}
+    inside = subprocess.run(
+        [venv.bin("adapter-matrix"), "check", "--json"],
+        cwd=here,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    script = Path(sys.executable).with_name("adapter-matrix")
+    outside = subprocess.run(
+        [str(script), "check", "--json", "--env", str(venv.root)],
+        cwd=here,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert inside.returncode == outside.returncode, inside.stdout + inside.stderr + outside.stdout + outside.stderr
+    (a,) = json.loads(inside.stdout)["checks"]
+    (b,) = json.loads(outside.stdout)["checks"]
+    assert b["environment"].pop("location") == f"virtual environment {venv.root}"
+    keys = (
+        "matrix",
+        "origin",
+        "adapter",
+        "environment",
+        "verdict",
+        "exit_code",
+        "reasons",
+        "release",
+        "torch_line",
+        "shim",
+    )
+    assert {k: a[k] for k in keys} == {k: b[k] for k in keys}
+    assert a["environment"]["torch"] == TORCH and a["matrix"].startswith(str(venv.purelib))
+    assert a["binary"]["problems"] == b["binary"]["problems"] and a["binary"]["ok"] == b["binary"]["ok"]
+    assert a["binary"]["files"] == b["binary"]["files"]
+
+
+def test_check_env_refuses_a_folder_without_packages(tmp_path):
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("adapter-matrix")), "check", "--env", str(tmp_path)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and "no site-packages found" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_image_root_is_read_under_its_root(tmp_path):
+    from adapter_matrix.check.elsewhere import locate
+
+    site = tmp_path / "usr" / "local" / "lib" / "python3.10" / "site-packages"
+    site.mkdir(parents=True)
+    install(site, None, requires=("torch==2.13.0",))
+    (site / "extra.pth").write_text("/opt/extra\nimport os\n")
+    (tmp_path / "opt" / "extra").mkdir(parents=True)
+    target = locate(str(tmp_path))
+    assert target.root == str(tmp_path) and target.python == "3.10"
+    assert target.paths == (str(site), str(tmp_path / "opt" / "extra"))  # the image's /opt/extra, not this machine's
+    assert target.description == f"image root {tmp_path}"
+
+
+def test_requirements_pinning_another_torch_is_unsupported_before_install(tmp_path):
+    """A file pinning torch 2.14.0 beside fake-adapter 1.0, a build for torch 2.13.0: the
+    matrix says unsupported, with nothing installed (neither is, here)."""
+    req = tmp_path / "requirements.txt"
+    req.write_text(
+        "# pip-compile output\ntorch==2.14.0 \\\n    --hash=sha256:00\nfake-adapter==1.0 ; python_version >= '3'\nrich>=13\n"
+    )
+    matrix = FIXTURES / "binary" / "built-for-2.13.yaml"
+    done = check_cli(tmp_path, "--matrix", str(matrix), "--requirements", str(req), "--json")
+    assert done.returncode == 1, done.stderr
+    (doc,) = json.loads(done.stdout)["checks"]
+    assert doc["environment"]["torch"] == "2.14.0" and doc["environment"]["adapter"] == "1.0"
+    assert doc["reasons"] == ["fake-adapter 1.0 supports torch 2.13.0, not 2.14.0"]
+    assert doc["fixes"][0]["commands"] == ["pip install 'torch==2.13.0'"]
+    assert "binary" not in doc  # nothing of it is installed to read
+    lock = tmp_path / "pylock.toml"
+    lock.write_text(
+        'lock-version = "1.0"\n[[packages]]\nname = "torch"\nversion = "2.13.0"\n[[packages]]\nname = "fake_adapter"\nversion = "1.0"\n'
+    )
+    ok = check_cli(tmp_path, "--matrix", str(matrix), "--requirements", str(lock))
+    assert ok.returncode == 0 and "supported" in ok.stdout, ok.stdout + ok.stderr
+
+
+def test_requirements_beside_an_installed_adapter_built_for_another_torch(tmp_path):
+    """No matrix: the installed adapter's metadata pins the torch it was built for."""
+    install(tmp_path / "site", None, requires=("torch==2.13.0",))
+    req = tmp_path / "req.txt"
+    req.write_text("torch==2.14.0\n")
+    done = check(tmp_path / "site", "--requirements", str(req))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        f"unsupported: fake-adapter 1.0 (installed) was built for torch 2.13.0, but {req} would install torch 2.14.0"
+        in done.stdout
+    )
+    req.write_text("torch==2.13.0\n")
+    assert check(tmp_path / "site", "--requirements", str(req)).returncode == 0
+
+
+def test_pins_are_read_from_requirements_and_lock_files(tmp_path):
+    from adapter_matrix.check.requirements import RequirementsError, read_pins
+
+    (tmp_path / "base.txt").write_text("torch==2.13.0+cpu\n--index-url https://download.pytorch.org/whl/cpu\n")
+    (tmp_path / "req.txt").write_text(
+        "-r base.txt\nnumpy==1.26.4 ; python_version < '3'\nTorch_NPU==2.2.0  # vendor\nyaml\n"
+    )
+    assert read_pins(str(tmp_path / "req.txt")).versions == {"torch": "2.13.0+cpu", "torch-npu": "2.2.0"}
+    (tmp_path / "uv.lock").write_text('version = 1\n[[package]]\nname = "torch"\nversion = "2.14.0"\n')
+    assert read_pins(str(tmp_path / "uv.lock")).get("torch") == "2.14.0"
+    (tmp_path / "bad.txt").write_text("torch===\n")
+    with pytest.raises(RequirementsError, match=r"bad.txt:1: "):
+        read_pins(str(tmp_path / "bad.txt"))
 
 
 # -- the pieces ---------------------------------------------------------------------------
