@@ -117,7 +117,7 @@ def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
     """The report of one check document as lines of styled segments (no markup to escape)."""
     env = doc["environment"]
     rows = [
-        ("matrix", f"{doc['matrix']}  ({doc['origin']})"),
+        ("matrix", f"{doc['matrix'] or 'none'}  ({doc['origin']})"),
         ("Python", f"{env['python']} ({env['implementation']}{', free-threaded' if env['free_threaded'] else ''})"),
         ("torch", env["torch"] or "not installed"),
         (doc["adapter"], env["adapter"] or "not installed"),
@@ -128,6 +128,8 @@ def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
         )
     rows += [(entry["name"], companion_line(entry)) for entry in doc.get("companions", ()) if entry["installed"]]
     rows += [(label, doc[key]) for label, key in (("release", "release"), ("shim", "shim")) if doc[key]]
+    if env.get("location"):  # check --env: another environment, judged from its files
+        rows.insert(0, ("environment", env["location"]))
     width = max(len(label) for label, _ in rows) + 2
     lines: List[List[Segment]] = [[(label.ljust(width), "dim"), (value, "")] for label, value in rows]
     verdict = doc["verdict"]
@@ -139,6 +141,10 @@ def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
         lines.append([("fix:" if i == 0 else "or:", "bold"), (" " + fix["summary"], "")])
         lines += [[("    by hand: ", "yellow"), (step, "")] for step in fix["manual"]]
         lines += [[(f"    {command}", "")] for command in fix["commands"]]
+    if "binary" in doc:
+        from .binary import binary_lines
+
+        lines += binary_lines(doc["binary"])
     if "deep" in doc:
         lines.append([("deep check", "bold")])
         for step in doc["deep"]["steps"]:

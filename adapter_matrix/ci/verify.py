@@ -1,6 +1,6 @@
 """Whether the environment a cell installed is the cell: what ``adapter-matrix check --json``
-saw there (Python, torch and its variant, each companion paired), and that ``check`` refuses
-a companion built for another torch.
+saw there (Python, torch and its variant, each companion paired, the adapter's libraries
+loadable beside that torch), and that ``check`` refuses a companion built for another torch.
 """
 
 from __future__ import annotations
@@ -44,6 +44,11 @@ def verify_environment(row: PlanRow, check: Dict[str, Any], picks: Sequence[Comp
     if env.get("python_minor") != str(row.cell.python):
         raise CellMismatch(
             f"cell {row.cell.id} claims Python {row.cell.python}, but the session runs {env.get('python')}"
+        )
+    binary = doc.get("binary") or {}
+    if binary.get("problems"):  # the loader would refuse the adapter's libraries beside this torch
+        raise CellMismatch(
+            "adapter-matrix check's binary check: " + "; ".join(p["message"] for p in binary["problems"])
         )
     if doc["verdict"] in ("unsupported", "broken"):
         raise CellMismatch(f"adapter-matrix check says {doc['verdict']}: " + "; ".join(doc["reasons"]))

@@ -47,6 +47,10 @@ CHECK_OPTIONS = (
     CheckOption(("--companion",), "companions", "multiple"),
     CheckOption(("--json",), "as_json", "flag"),
     CheckOption(("--deep",), "deep", "flag"),
+    CheckOption(("--no-binary",), "no_binary", "flag"),
+    CheckOption(("--env",), "env", "value"),
+    CheckOption(("--requirements",), "requirements", "value"),
+    CheckOption(("--resolve",), "resolve", "flag"),
     CheckOption(("--today",), "today", "value"),
 )
 _BY_FLAG = {flag: option for option in CHECK_OPTIONS for flag in option.flags}
@@ -115,13 +119,32 @@ def run_check(
     deep: bool = False,
     today: Optional[str] = None,
     companions: Sequence[str] = (),
+    no_binary: bool = False,
+    env: Optional[str] = None,
+    requirements: Optional[str] = None,
+    resolve: bool = False,
 ) -> int:
     """Run ``check`` and print its report; returns the exit code (usage errors exit 2 themselves,
     with ``--json`` after printing a document that holds the error)."""
+    args = (
+        matrix,
+        torch,
+        python,
+        adapter,
+        sets,
+        as_json,
+        deep,
+        today,
+        companions,
+        no_binary,
+        env,
+        requirements,
+        resolve,
+    )
     if not as_json:
-        return _mapped_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
+        return _mapped_check(*args)
     try:
-        return _mapped_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
+        return _mapped_check(*args)
     except CommandError as exc:
         from ..check.report import CHECK_SCHEMA
 
@@ -152,7 +175,58 @@ def _run_check(
     deep: bool,
     today: Optional[str],
     companions: Sequence[str],
+    no_binary: bool,
+    env: Optional[str],
+    requirements: Optional[str],
+    resolve: bool,
 ) -> int:
+    from ..check.facts import judge
+
+    target = None
+    if env is not None:  # another environment: its files, never its interpreter
+        from ..check.elsewhere import locate
+
+        try:
+            target = locate(env)
+        except ValueError as exc:
+            fail(str(exc))
+    judge(target)
+    try:
+        return _check_here(
+            matrix,
+            torch,
+            python,
+            adapter,
+            sets,
+            as_json,
+            deep,
+            today,
+            companions,
+            no_binary,
+            requirements,
+            resolve,
+            target,
+        )
+    finally:
+        judge(None)
+
+
+def _check_here(
+    matrix: Optional[str],
+    torch: Optional[str],
+    python: Optional[str],
+    adapter: Optional[str],
+    sets: Sequence[str],
+    as_json: bool,
+    deep: bool,
+    today: Optional[str],
+    companions: Sequence[str],
+    no_binary: bool,
+    requirements: Optional[str],
+    resolve: bool,
+    target: Any,
+) -> int:
+    from ..check.binary import binary_section, is_distribution_name, with_binary, with_pins
     from ..check.companions import detect_companions, judge_companions, with_companions
     from ..check.environment import detect_environment
     from ..check.report import CHECK_SCHEMA, check_document, combined_exit_code, render_check
@@ -170,7 +244,25 @@ def _run_check(
     when = date_or_exit(today)
     docs = []
     invalid: List[Dict[str, Any]] = []
-    found_matrices = find_or_exit(matrix)
+    named = None  # `--adapter DIST`: that distribution, with or without a matrix
+    if adapter is not None and is_distribution_name(adapter):
+        named, adapter = adapter, None
+    pins = None
+    if requirements is not None:  # what the file would install, assumed as --torch etc. would be
+        from ..check.requirements import RequirementsError, read_pins, resolve_pins
+
+        try:
+            pins = resolve_pins(requirements) if resolve else read_pins(requirements)
+        except RequirementsError as exc:
+            fail(str(exc))
+        torch = torch or pins.get("torch")
+    elif resolve:
+        fail("--resolve resolves a --requirements FILE: give one")
+    if deep and target is not None:
+        fail("--deep imports torch in this process: it cannot judge another environment (--env)")
+    # the binary check judges the installed files: not a what-if torch, Python or adapter
+    binary = not no_binary and torch is None and python is None and adapter is None
+    found_matrices = _matrices_of(named, matrix) if named else find_or_exit(matrix)
     for located in found_matrices:
         if located.origin.startswith("entry point") and len(found_matrices) > 1:
             from ..matrix.cache import load_matrix
@@ -184,16 +276,32 @@ def _run_check(
                 continue
         else:
             result = load_or_exit(located.path)
+        pinned = dict(assumed_companions)
+        if pins is not None:
+            pinned.update(
+                (c.name, pins.get(c.name) or "none") for c in result.matrix.companions if c.name not in pinned
+            )
+        adapter_pin = adapter or (pins.get(result.matrix.adapter.distribution) if pins is not None else None)
         try:
             installed = detect_environment(
-                result.matrix, python=python_override, torch=torch, adapter=adapter, dimensions=overrides
+                result.matrix, python=python_override, torch=torch, adapter=adapter_pin, dimensions=overrides
             )
-            found = detect_companions(result.matrix, assumed_companions)
+            found = detect_companions(result.matrix, pinned)
         except ValueError as exc:
             fail(str(exc))
         judged = judge_companions(result.matrix, installed.environment, found)
         answer = with_companions(verdict(result.matrix, installed.environment, when), result.matrix, judged)
+        section = None
+        if binary and installed.adapter_text is not None:
+            section = binary_section(result.matrix.adapter.distribution, answer.release)
+            answer = with_binary(answer, section)
+        if pins is not None and torch is not None:
+            answer = with_pins(answer, result.matrix.adapter.distribution, adapter_pin, torch, pins.source)
         doc = check_document(result.matrix, located.origin, installed, answer, judged)
+        if section is not None:
+            doc["binary"] = section
+        if target is not None:
+            doc["environment"]["location"] = target.description
         if deep:
             from ..device.deep import deep_check
             from .device import shims_package
@@ -204,6 +312,10 @@ def _run_check(
             if not report.ok and doc["exit_code"] in (0, 3):
                 doc["exit_code"] = EXIT_UNSUPPORTED
         docs.append(doc)
+    if named and not docs:
+        docs.append(_unmatrixed(named, pins))
+        if target is not None:
+            docs[-1]["environment"]["location"] = target.description
     code = combined_exit_code([d["exit_code"] for d in docs]) if docs else EXIT_USAGE
     for bad in invalid:
         fail_line = (
@@ -224,6 +336,63 @@ def _run_check(
             render_check(doc, console)
     sys.stdout.flush()
     return code
+
+
+def _normalized(name: str) -> str:
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _matrices_of(distribution: str, explicit: Optional[str]) -> List[Any]:
+    """The matrices that describe ``distribution`` (``--adapter DIST``): ``--matrix``, else
+    ./compat.yaml and the registered ones whose adapter it is; none is no error (the
+    binary check answers alone)."""
+    from ..matrix.cache import load_matrix
+    from ..matrix.diagnostics import MatrixError
+    from ..matrix.discovery import find_matrices, registered_matrices
+
+    if explicit:
+        return find_matrices(explicit)
+    out: List[Any] = []
+    for located in find_matrices() + registered_matrices():
+        try:
+            described = load_matrix(located.path).matrix.adapter.distribution
+        except MatrixError:
+            continue
+        if _normalized(described) == _normalized(distribution) and located.path not in [o.path for o in out]:
+            out.append(located)
+    return out[:1]
+
+
+def _unmatrixed(distribution: str, pins: Any = None) -> Dict[str, Any]:
+    """``check --adapter DIST`` for an adapter without a matrix: its binary check alone
+    (with ``--requirements``: the torch it was built for against the file's)."""
+    from packaging.version import InvalidVersion, Version
+
+    from ..check.binary import binary_document, binary_section
+    from ..check.environment import current_python
+    from ..check.facts import distribution_version
+    from ..check.outcome import Environment
+
+    if pins is not None:
+        from ..check.binary import pins_document
+
+        if distribution_version(distribution) is None:
+            fail(f"--adapter {distribution}: no distribution of that name is installed (nor is it a version)")
+        python, full, implementation = current_python()
+        return pins_document(distribution, pins, python, full, implementation)
+    section = binary_section(distribution)
+    if section is None:
+        fail(f"--adapter {distribution}: no distribution of that name is installed (nor is it a version)")
+    python, full, implementation = current_python()
+    torch_text = distribution_version("torch")
+    try:
+        torch = Version(torch_text) if torch_text else None
+    except InvalidVersion:
+        torch = None
+    env = Environment(python=python, python_full=full, implementation=implementation, torch=torch)
+    return binary_document(distribution, section, env, torch_text)
 
 
 def main(argv: Sequence[str]) -> Optional[int]:

@@ -32,6 +32,14 @@ class Located(NamedTuple):  # not a dataclass: `check` would import dataclasses 
 def _entry_points() -> list:
     from importlib import metadata
 
+    from ..check.facts import judged
+
+    target = judged()
+    if target is not None:  # `check --env`: the entry points installed there
+        found = []
+        for dist in metadata.distributions(path=list(target.paths)):
+            found += [ep for ep in dist.entry_points if ep.group == GROUP]
+        return found
     eps = metadata.entry_points()
     if hasattr(eps, "select"):
         return list(eps.select(group=GROUP))
@@ -41,18 +49,25 @@ def _entry_points() -> list:
 def _package_file(value: str) -> Optional[str]:
     import importlib.util
 
+    from ..check.facts import judged
+
     module, _, resource = value.partition(":")
     module = module.strip()
     top, _, rest = module.partition(".")
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
+    target = judged()
+    if target is not None:  # another environment: its folders, never this process's finders
+        locations = [os.path.join(p, top) for p in target.paths if os.path.isdir(os.path.join(p, top))][:1]
+    else:
+        try:
+            spec = importlib.util.find_spec(top)
+        except (ImportError, ValueError):
+            return None
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        locations = list(spec.submodule_search_locations)
     # a namespace package has a portion per folder (one may be a project folder named like
     # the package, found on the working directory): the file is in one of them, or none
-    for location in spec.submodule_search_locations:
+    for location in locations:
         path = os.path.join(location, *[p for p in rest.split(".") if p], resource.strip() or DEFAULT_NAME)
         if os.path.isfile(path):
             return path

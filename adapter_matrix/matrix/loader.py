@@ -26,6 +26,7 @@ from .model import (
     ABSENT,
     DEFAULT_EVIDENCE,
     ENUM,
+    PRESET_NAMES,
     SCHEMA_VERSION,
     SCHEMA_VERSIONS,
     VERSION,
@@ -323,9 +324,9 @@ class _Builder(Reader):
 
     def detector(self, node: Node) -> Optional[Detector]:
         f = self.fields(node, "detector", "detector")
-        kinds = [k for k in ("env", "file", "command", "distribution", "builtin") if k in f]
+        kinds = [k for k in ("env", "file", "command", "distribution", "builtin", "preset") if k in f]
         if len(kinds) != 1:
-            choices = "env, file, command, distribution" + (", builtin" if self.schema_version >= 2 else "")
+            choices = "env, file, command, distribution" + (", builtin, preset" if self.schema_version >= 2 else "")
             self.diags.error(
                 node.mark, f"a detector needs exactly one of {choices}", "split it into one detector per source"
             )
@@ -349,6 +350,13 @@ class _Builder(Reader):
                 self.diags.error(f[kind].mark, f"{value!r} is not an environment variable name")
             if kind == "builtin" and value not in BUILTIN_DETECTORS:
                 self.diags.error(f[kind].mark, f"unknown built-in detector {value!r}", "use os or arch")
+            if kind == "preset" and value not in PRESET_NAMES:
+                close = difflib.get_close_matches(value, PRESET_NAMES, 1)
+                self.diags.error(
+                    f[kind].mark,
+                    f"unknown detector preset {value!r}",
+                    f"did you mean {close[0]}?" if close else "use one of " + ", ".join(PRESET_NAMES),
+                )
         regex = self.string(f.get("regex"), "regex")
         if regex is not None and len(regex) > MAX_REGEX_CHARS:
             self.diags.error(

@@ -199,13 +199,17 @@ class TorchLine(NamedTuple):
         return str(self.minor)
 
 
+PRESET_NAMES = ("cann", "ascend-driver", "musa", "oneapi", "neuware")  # adapter_matrix.check.presets
+
+
 class Detector(NamedTuple):
     """How to read an extra dimension's installed value.
 
     ``kind`` is ``env`` (variable name), ``file`` (path, read with ``regex``),
     ``command`` (argv, run without a shell, stdout matched with ``regex``),
-    ``distribution`` (a Python distribution's version) or ``builtin`` (``os`` or
-    ``arch``: the platform this process runs on). ``template`` composes the value from
+    ``distribution`` (a Python distribution's version), ``builtin`` (``os`` or
+    ``arch``: the platform this process runs on) or ``preset`` (a vendor toolkit,
+    :data:`PRESET_NAMES`, read by :mod:`adapter_matrix.check.presets`). ``template`` composes the value from
     the regex's named groups (``"{id}{version_id}"`` gives ``ubuntu22.04`` from
     /etc/os-release's ``ID`` and ``VERSION_ID`` lines).
     """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -220,6 +221,23 @@ def test_verify_accepts_the_claimed_torch_with_a_local_label(matrix):
     check["checks"][0]["environment"]["python_minor"] = "3.12"
     with pytest.raises(cells.CellMismatch, match=r"claims Python 3.11"):
         cells.verify_environment(row, check)
+
+
+def test_verify_refuses_a_cell_whose_libraries_the_loader_would_refuse(matrix):
+    """The cell's verification runs the binary check (check --json's `binary` section): a
+    record cannot pass with an adapter library that does not load beside the cell's torch."""
+    row = next(r for r in plan(matrix, "full", skip=past_releases(matrix)) if r.id == "py3.11-torch2.13")
+    problem = "adapter-matrix-npu 0.2.1's shims_npu_core.so needs `c10::foo()`, which torch 2.13.0+cpu does not export"
+    doc = {
+        "environment": {"torch": "2.13.0+cpu", "python_minor": "3.11", "python": "3.11.7"},
+        "verdict": "supported",
+        "reasons": [],
+        "binary": {"ok": True, "problems": []},
+    }
+    cells.verify_environment(row, {"checks": [doc]})
+    doc["binary"] = {"ok": False, "problems": [{"message": problem}]}
+    with pytest.raises(cells.CellMismatch, match="binary check: " + re.escape(problem)):
+        cells.verify_environment(row, {"checks": [doc]})
 
 
 def test_a_cell_of_a_torch_variant_installs_and_verifies_that_build():
