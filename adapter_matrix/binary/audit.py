@@ -30,7 +30,7 @@ from .ldso import Found, Search
 from .site import Site
 from .store import Stamp, environment_key, facts_for, load_verdict, stamp, store_verdict
 
-__all__ = ["Site", "audit", "TORCH_NAMESPACES", "cxx11_abi", "pinned_torch"]
+__all__ = ["Site", "audit", "TORCH_NAMESPACES", "cxx11_abi"]
 
 # Where torch's own symbols live: the first component of a nested name (N5torch..., N3c10...).
 TORCH_NAMESPACES = re.compile(r"N[rVK]*(?:5torch|3c10|2at|6caffe2)\d|^_Z(?:5torch|3c10|2at)\d|^THP")
@@ -129,15 +129,6 @@ def _metadata(info: str) -> Tuple[str, List[str]]:
     except OSError:
         pass
     return version, requires
-
-
-def pinned_torch(requires: Sequence[str]) -> Optional[str]:
-    """The torch an adapter's metadata pins exactly (``torch==2.2.0``): the torch it was built for."""
-    for line in requires:
-        m = re.match(r"^torch\s*(?:\(\s*)?==\s*([0-9][^,;\s)]*)\s*\)?\s*(?:;|$)", line)
-        if m and "*" not in m.group(1):
-            return m.group(1)
-    return None
 
 
 def _torch_git(torch_dir: str) -> str:
@@ -507,6 +498,8 @@ def audit(
     version, requires = _metadata(info)
     label = f"{distribution} {version}".strip()
     torch = _torch(env)
+    from ..check.binary import pinned_torch
+
     pinned = pinned_torch(requires)
     built_for = pinned or built_for
     files = [p for p in _record_files(site_dir, info) if env.header(p) is not None]

@@ -1,5 +1,6 @@
 """The binary check's place in ``check``: its section of the document, its effect on the
-verdict, and its lines in the report. The check itself is :mod:`adapter_matrix.binary.audit`.
+verdict, and its lines in the report. The check itself is :mod:`adapter_matrix.binary.audit`, and
+:mod:`adapter_matrix.binary.section` runs it for ``check``.
 
 A problem the loader would hit (a missing symbol or library, another C++ ABI, a system
 library too old) makes the verdict ``unsupported`` whatever the matrix says: the matrix
@@ -9,18 +10,17 @@ the matrix's, each naming the adapter, the file and torch; each problem carries 
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .outcome import RANK, Environment, Outcome, Verdict
 
 __all__ = [
-    "binary_section",
     "with_binary",
     "binary_lines",
     "binary_document",
     "built_for",
+    "pinned_torch",
     "is_distribution_name",
     "with_pins",
     "pins_document",
@@ -38,6 +38,26 @@ def is_distribution_name(text: str) -> bool:
         return bool(re.match(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$", text))
 
 
+def pinned_torch(requires: Sequence[str]) -> Optional[str]:
+    """The torch an adapter's metadata pins exactly (``Requires-Dist: torch==2.2.0``): the
+    torch its binaries were built for. A pin of an extra is not installed with it, and a
+    wildcard (``==2.14.0.*``, torch_npu's) pins no one build."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    for line in requires:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name) != "torch" or (req.marker is not None and "extra" in str(req.marker)):
+            continue
+        specs = list(req.specifier)
+        if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
+            return specs[0].version
+    return None
+
+
 def built_for(release: Any) -> Optional[str]:
     """The torch a matrix release pins exactly (``torch: 2.2.0`` or ``==2.2.0``), which its
     binaries were built for; None for a range."""
@@ -47,32 +67,6 @@ def built_for(release: Any) -> Optional[str]:
     if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
         return specs[0].version
     return None
-
-
-def binary_section(distribution: str, release: Any = None, site: Any = None) -> Optional[Dict[str, Any]]:
-    """The ``binary`` section for the installed ``distribution``; None when it is not installed.
-
-    The warm path (nothing changed since the last check) is a stored answer and a stat of
-    each file it was decided from: it imports neither the ELF reader nor the audit."""
-    from ..binary.site import Site
-    from ..binary.store import environment_key, load_verdict
-    from .facts import distribution_folder, judged
-
-    target = judged()
-    if site is None and target is not None:  # `check --env`: that environment's files and root
-        tag = "cpython-" + target.python.rstrip("t").replace(".", "")
-        site = Site(target.paths, target.root, "" if target.root != "/" else os.environ.get("LD_LIBRARY_PATH", ""), tag)
-    site = site or Site.running()
-    located = distribution_folder(distribution, site.paths)
-    if located is None:
-        return None
-    pin = built_for(release)
-    cached = load_verdict(environment_key(distribution, located[0], site, pin))
-    if cached is not None:
-        return cached
-    from ..binary.audit import audit
-
-    return audit(distribution, site, built_for=pin)
 
 
 def with_binary(answer: Verdict, section: Optional[Dict[str, Any]]) -> Verdict:
@@ -158,7 +152,6 @@ def binary_lines(section: Dict[str, Any]) -> List[List[Segment]]:
 
 def _installed_pin(distribution: str) -> Optional[Tuple[str, str]]:
     """(installed version, the torch its metadata pins exactly) of an installed adapter."""
-    from ..binary.audit import pinned_torch
     from .facts import distribution_requires, distribution_version
 
     version = distribution_version(distribution)

@@ -9,7 +9,7 @@ failure ends the command with ``SystemExit(code)``, which typer passes through a
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, List, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, List, NoReturn, Optional, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..errors import AdapterMatrixError
@@ -76,10 +76,10 @@ def load_or_exit(path: str, fresh: bool = False) -> LoadResult:
     return result
 
 
-def find_or_exit(explicit: Optional[str]) -> List[Any]:
+def find_or_exit(explicit: Optional[str], paths: Optional[Sequence[str]] = None) -> List[Any]:
     from ..matrix.discovery import find_matrices
 
-    found = find_matrices(explicit)
+    found = find_matrices(explicit, paths=paths)
     if not found:
         fail("no ./compat.yaml and no installed adapter registers a matrix; pass --matrix PATH")
     return found

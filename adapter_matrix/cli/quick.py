@@ -226,7 +226,8 @@ def _check_here(
     resolve: bool,
     target: Any,
 ) -> int:
-    from ..check.binary import binary_section, is_distribution_name, with_binary, with_pins
+    from ..binary.section import binary_section
+    from ..check.binary import is_distribution_name, with_binary, with_pins
     from ..check.companions import detect_companions, judge_companions, with_companions
     from ..check.environment import detect_environment
     from ..check.report import CHECK_SCHEMA, check_document, combined_exit_code, render_check
@@ -262,7 +263,8 @@ def _check_here(
         fail("--deep imports torch in this process: it cannot judge another environment (--env)")
     # the binary check judges the installed files: not a what-if torch, Python or adapter
     binary = not no_binary and torch is None and python is None and adapter is None
-    found_matrices = _matrices_of(named, matrix) if named else find_or_exit(matrix)
+    paths = target.paths if target is not None else None  # `check --env`: that environment's adapters
+    found_matrices = _matrices_of(named, matrix, paths) if named else find_or_exit(matrix, paths)
     for located in found_matrices:
         if located.origin.startswith("entry point") and len(found_matrices) > 1:
             from ..matrix.cache import load_matrix
@@ -344,7 +346,7 @@ def _normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _matrices_of(distribution: str, explicit: Optional[str]) -> List[Any]:
+def _matrices_of(distribution: str, explicit: Optional[str], paths: Optional[Sequence[str]] = None) -> List[Any]:
     """The matrices that describe ``distribution`` (``--adapter DIST``): ``--matrix``, else
     ./compat.yaml and the registered ones whose adapter it is; none is no error (the
     binary check answers alone)."""
@@ -355,7 +357,7 @@ def _matrices_of(distribution: str, explicit: Optional[str]) -> List[Any]:
     if explicit:
         return find_matrices(explicit)
     out: List[Any] = []
-    for located in find_matrices() + registered_matrices():
+    for located in find_matrices(paths=paths) + registered_matrices(paths):
         try:
             described = load_matrix(located.path).matrix.adapter.distribution
         except MatrixError:
@@ -370,7 +372,8 @@ def _unmatrixed(distribution: str, pins: Any = None) -> Dict[str, Any]:
     (with ``--requirements``: the torch it was built for against the file's)."""
     from packaging.version import InvalidVersion, Version
 
-    from ..check.binary import binary_document, binary_section
+    from ..binary.section import binary_section
+    from ..check.binary import binary_document
     from ..check.environment import current_python
     from ..check.facts import distribution_version
     from ..check.outcome import Environment

@@ -14,7 +14,7 @@ usually imports torch, which ``check`` must not do).
 from __future__ import annotations
 
 import os
-from typing import List, NamedTuple, Optional
+from typing import List, NamedTuple, Optional, Sequence
 
 __all__ = ["GROUP", "Located", "registered_matrices", "package_matrices", "find_matrices"]
 
@@ -29,15 +29,12 @@ class Located(NamedTuple):  # not a dataclass: `check` would import dataclasses 
     origin: str  # "--matrix", "argument", "working directory", or "entry point NAME (DISTRIBUTION)"
 
 
-def _entry_points() -> list:
+def _entry_points(paths: Optional[Sequence[str]] = None) -> list:
     from importlib import metadata
 
-    from ..check.facts import judged
-
-    target = judged()
-    if target is not None:  # `check --env`: the entry points installed there
+    if paths is not None:  # `check --env`: the entry points installed there
         found = []
-        for dist in metadata.distributions(path=list(target.paths)):
+        for dist in metadata.distributions(path=list(paths)):
             found += [ep for ep in dist.entry_points if ep.group == GROUP]
         return found
     eps = metadata.entry_points()
@@ -46,17 +43,14 @@ def _entry_points() -> list:
     return list(eps.get(GROUP, []))  # Python 3.8/3.9: a dict of groups
 
 
-def _package_file(value: str) -> Optional[str]:
+def _package_file(value: str, paths: Optional[Sequence[str]] = None) -> Optional[str]:
     import importlib.util
-
-    from ..check.facts import judged
 
     module, _, resource = value.partition(":")
     module = module.strip()
     top, _, rest = module.partition(".")
-    target = judged()
-    if target is not None:  # another environment: its folders, never this process's finders
-        locations = [os.path.join(p, top) for p in target.paths if os.path.isdir(os.path.join(p, top))][:1]
+    if paths is not None:  # another environment: its folders, never this process's finders
+        locations = [os.path.join(p, top) for p in paths if os.path.isdir(os.path.join(p, top))][:1]
     else:
         try:
             spec = importlib.util.find_spec(top)
@@ -74,12 +68,13 @@ def _package_file(value: str) -> Optional[str]:
     return None
 
 
-def registered_matrices() -> List[Located]:
-    """Matrices registered by installed distributions, one per entry point."""
+def registered_matrices(paths: Optional[Sequence[str]] = None) -> List[Located]:
+    """Matrices registered by installed distributions, one per entry point; ``paths``: the
+    import path of another environment (``check --env``), not this process's."""
     out = []
     seen = set()
-    for ep in _entry_points():
-        path = _package_file(ep.value)
+    for ep in _entry_points(paths):
+        path = _package_file(ep.value, paths)
         if path is None or os.path.realpath(path) in seen:
             continue
         seen.add(os.path.realpath(path))
@@ -100,11 +95,14 @@ def package_matrices(package: str) -> List[str]:
     return out
 
 
-def find_matrices(explicit: Optional[str] = None, cwd: Optional[str] = None) -> List[Located]:
-    """``--matrix`` if given; else ./compat.yaml; else every registered matrix."""
+def find_matrices(
+    explicit: Optional[str] = None, cwd: Optional[str] = None, paths: Optional[Sequence[str]] = None
+) -> List[Located]:
+    """``--matrix`` if given; else ./compat.yaml; else every registered matrix (of the
+    environment whose import path is ``paths``, default this process's)."""
     if explicit:
         return [Located(explicit, "--matrix")]
     here = os.path.join(cwd or os.getcwd(), DEFAULT_NAME)
     if os.path.isfile(here):
         return [Located(DEFAULT_NAME if cwd is None else here, "working directory")]
-    return registered_matrices()
+    return registered_matrices(paths)

@@ -26,6 +26,7 @@ STAGES = [
     "matrix",
     "check",
     "device",
+    "binary",
     "ci",
     "tables",
     "upstream",
