@@ -164,7 +164,12 @@ def render_check(doc: Dict[str, Any], console: Any = None) -> None:
     otherwise (pipes and CI logs; rich is then not even imported). Every text is escaped
     first: values come from the matrix, the environment, files and programs' output, and
     none may move the cursor, retitle or clear the terminal."""
-    lines = [[(printable(text), style) for text, style in line] for line in check_lines(doc)]
+    render_lines(check_lines(doc), console)
+
+
+def render_lines(lines: List[List[Segment]], console: Any = None) -> None:
+    """Print styled lines as :func:`render_check` does (escaped; plain text without a console)."""
+    lines = [[(printable(text), style) for text, style in line] for line in lines]
     if console is None:
         sys.stdout.write("".join("".join(text for text, _style in line) + "\n" for line in lines))
         return

@@ -305,11 +305,11 @@ def _check_here(
         if target is not None:
             doc["environment"]["location"] = target.description
         if deep:
-            from ..device.deep import deep_check
+            from ..device.deep import deep_check_isolated
             from .device import shims_package
 
             shims_package(result)
-            report = deep_check(result.matrix)
+            report = deep_check_isolated(result.matrix.path)
             doc["deep"] = report.as_dict()
             if not report.ok and doc["exit_code"] in (0, 3):
                 doc["exit_code"] = EXIT_UNSUPPORTED
@@ -319,6 +319,12 @@ def _check_here(
         if target is not None:
             docs[-1]["environment"]["location"] = target.description
     code = combined_exit_code([d["exit_code"] for d in docs]) if docs else EXIT_USAGE
+    from ..binary.autoload import autoload_lines, autoload_section
+    from ..check.facts import search_path
+
+    autoload = autoload_section(search_path())  # the torch.backends entry points `import torch` will run
+    if not autoload["ok"] and code != EXIT_USAGE:
+        code = combined_exit_code([code, EXIT_UNSUPPORTED])
     for bad in invalid:
         fail_line = (
             f"{bad['matrix']} ({bad['origin']}) is not a valid matrix: no verdict for it; fix or uninstall that adapter"
@@ -326,7 +332,11 @@ def _check_here(
         sys.stderr.write(f"warning: {fail_line}\n")
     if as_json:
         sys.stdout.write(
-            json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs, "invalid": invalid}, indent=2) + "\n"
+            json.dumps(
+                {"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs, "invalid": invalid, "autoload": autoload},
+                indent=2,
+            )
+            + "\n"
         )
     else:
         from .base import console_for
@@ -336,6 +346,10 @@ def _check_here(
             if i:
                 sys.stdout.write("\n")
             render_check(doc, console)
+        if not autoload["ok"]:
+            from ..check.report import render_lines
+
+            render_lines(autoload_lines(autoload), console)
     sys.stdout.flush()
     return code
 
