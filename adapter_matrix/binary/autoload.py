@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 __all__ = ["GROUP", "lint", "autoload_section"]
 
@@ -142,6 +142,7 @@ def lint(paths: Sequence[str]) -> Dict[str, Any]:
     """The ``autoload`` section of ``check --json``: the entry points found and the problems."""
     entries: List[Dict[str, Any]] = []
     problems: List[Dict[str, Any]] = []
+    earlier: Set[str] = set()  # distributions of earlier folders: importlib's entry_points() keeps the first
     for site in paths:
         try:
             names = sorted(os.listdir(site or "."))
@@ -151,6 +152,8 @@ def lint(paths: Sequence[str]) -> Dict[str, Any]:
         for item in names:
             if item.endswith(".dist-info"):
                 dist, _, rest = item[: -len(".dist-info")].partition("-")
+                if _normalize(dist) in earlier:
+                    continue  # shadowed: the same distribution in a folder earlier on the path
                 infos.setdefault(_normalize(dist), []).append(rest)
                 for ep_name, value in _entry_points(os.path.join(site, item)):
                     entries.append(
@@ -172,6 +175,7 @@ def lint(paths: Sequence[str]) -> Dict[str, Any]:
                         "fix": f"pip uninstall {dist} until none is left, then install it once",
                     }
                 )
+        earlier.update(infos)
     for entry in entries:
         label = f"entry point {entry['name']} = {entry['value']} ({entry['distribution']} {entry['version']})"
         site = os.path.dirname(entry["dist_info"])

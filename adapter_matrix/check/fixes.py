@@ -22,7 +22,7 @@ from ..matrix.queries import Cell, claimed_lines, claimed_patches, dimension_val
 from .claims import assess
 from .outcome import RANK, Environment, Fix, Outcome
 
-__all__ = ["fixes", "install_fix", "torch_requirement"]
+__all__ = ["fixes", "install_fix", "torch_index", "torch_requirement"]
 
 
 def torch_requirement(release: Release, line: TorchLine) -> str:
@@ -130,7 +130,7 @@ def _source_label(url: str) -> Optional[str]:
     return last if _PYTORCH_LABEL.match(last) else None
 
 
-def _torch_index(matrix: Matrix, release: Release, line: TorchLine, label: Optional[str]) -> Optional[str]:
+def torch_index(matrix: Matrix, release: Release, line: TorchLine, label: Optional[str]) -> Optional[str]:
     """The pip options that find torch of ``label`` for ``release`` ('' for PyPI), or
     ``None`` when no known index has that build."""
     src = None
@@ -172,7 +172,7 @@ def _targets(matrix: Matrix, env: Environment, today: _dt.date) -> List[_Target]
             continue
         cell_dims = tuple((name, value) for name, _c in release.dimensions if (value := dims.get(name)) is not None)
         for line, patches in claimed_lines(matrix, release):
-            if _torch_index(matrix, release, line, label) is None:
+            if torch_index(matrix, release, line, label) is None:
                 continue
             claims_installed = (
                 installed is not None
@@ -263,7 +263,7 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
         f" --extra-index-url {release.index_url}" if release.index_url else ""
     )
     requirement = _torch_pin(env, release, cell)
-    index = _torch_index(matrix, release, cell.line, cell.torch.local) or ""
+    index = torch_index(matrix, release, cell.line, cell.torch.local) or ""
     # A new Python is a new environment: it needs torch and the adapter, changed or not.
     install_torch, install_adapter = torch_changes or python_changes, adapter_changes or python_changes
     commands: List[str] = []

@@ -55,6 +55,12 @@ def check(
     resolve: bool = typer.Option(
         False, "--resolve", help="With --requirements: ask pip's resolver what it would install (ranges, no lock)."
     ),
+    constraints: Optional[str] = typer.Option(
+        None,
+        "--constraints",
+        metavar="pip|uv",
+        help="Print the pins that keep this working environment as it is: a pip constraints file, or a [tool.uv] block (override-dependencies) for pyproject.toml.",
+    ),
     today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
 ) -> None:
     """Is this environment a supported combination? If not, what exactly to install.
@@ -78,5 +84,6 @@ def check(
             env,
             requirements,
             resolve,
+            constraints,
         )
     )

@@ -51,6 +51,7 @@ CHECK_OPTIONS = (
     CheckOption(("--env",), "env", "value"),
     CheckOption(("--requirements",), "requirements", "value"),
     CheckOption(("--resolve",), "resolve", "flag"),
+    CheckOption(("--constraints",), "constraints", "value"),
     CheckOption(("--today",), "today", "value"),
 )
 _BY_FLAG = {flag: option for option in CHECK_OPTIONS for flag in option.flags}
@@ -123,6 +124,7 @@ def run_check(
     env: Optional[str] = None,
     requirements: Optional[str] = None,
     resolve: bool = False,
+    constraints: Optional[str] = None,
 ) -> int:
     """Run ``check`` and print its report; returns the exit code (usage errors exit 2 themselves,
     with ``--json`` after printing a document that holds the error)."""
@@ -140,6 +142,7 @@ def run_check(
         env,
         requirements,
         resolve,
+        constraints,
     )
     if not as_json:
         return _mapped_check(*args)
@@ -179,6 +182,7 @@ def _run_check(
     env: Optional[str],
     requirements: Optional[str],
     resolve: bool,
+    constraints: Optional[str],
 ) -> int:
     from ..check.facts import judge
 
@@ -205,6 +209,7 @@ def _run_check(
             no_binary,
             requirements,
             resolve,
+            constraints,
             target,
         )
     finally:
@@ -224,6 +229,7 @@ def _check_here(
     no_binary: bool,
     requirements: Optional[str],
     resolve: bool,
+    constraints: Optional[str],
     target: Any,
 ) -> int:
     from ..binary.section import binary_section
@@ -262,7 +268,19 @@ def _check_here(
     if deep and target is not None:
         fail("--deep imports torch in this process: it cannot judge another environment (--env)")
     # the binary check judges the installed files: not a what-if torch, Python or adapter
-    binary = not no_binary and torch is None and python is None and adapter is None
+    what_if = torch is not None or python is not None or adapter is not None
+    binary = not no_binary and not what_if
+    if constraints is not None:
+        from ..check.constraints import FORMATS
+
+        if constraints not in FORMATS:
+            fail(f"--constraints {constraints!r}: write one of {', '.join(FORMATS)}")
+        if what_if or as_json:
+            fail(
+                "--constraints pins what is installed: it takes no --torch, --python, --adapter, --requirements or --json"
+            )
+    kept: List[Any] = []
+    refused: List[str] = []
     paths = target.paths if target is not None else None  # `check --env`: that environment's adapters
     found_matrices = _matrices_of(named, matrix, paths) if named else find_or_exit(matrix, paths)
     for located in found_matrices:
@@ -314,6 +332,22 @@ def _check_here(
             if not report.ok and doc["exit_code"] in (0, 3):
                 doc["exit_code"] = EXIT_UNSUPPORTED
         docs.append(doc)
+        if constraints is not None:
+            from ..check.constraints import NothingToKeep, keep_pins
+
+            try:
+                kept.append(keep_pins(result.matrix, installed.environment, answer, judged))
+            except NothingToKeep as exc:
+                refused.append(str(exc))
+    if constraints is not None:
+        if not kept:
+            fail("; ".join(refused) or "nothing to pin: no matrix was found", code=EXIT_UNSUPPORTED)
+        for reason in refused:  # another adapter works: its pins are written, this one is named
+            sys.stderr.write(f"warning: {reason}\n")
+        from ..check.constraints import render_pins
+
+        sys.stdout.write(render_pins(kept, constraints))
+        return 0
     if named and not docs:
         docs.append(_unmatrixed(named, pins))
         if target is not None:

@@ -114,3 +114,14 @@ def test_the_deep_check_names_the_cause_behind_an_import_error():
     assert text == (
         "ImportError: torch_npu failed to load; caused by OSError: libascendcl.so: cannot open shared object file"
     )
+
+
+def test_a_distribution_shadowed_by_an_earlier_folder_is_loaded_once(tmp_path):
+    """importlib (and so torch's autoload) keeps the first folder's copy of a distribution: the
+    same adapter in a venv and in the system site it includes is one adapter, no conflict."""
+    claim = "import torch\ndef _autoload():\n    torch.utils.rename_privateuse1_backend('npu')\n"
+    for folder in ("venv", "system"):
+        _adapter(tmp_path / folder, "npu-accel", "npu_accel:_autoload", {"npu_accel/__init__.py": claim})
+    report = lint([str(tmp_path / "venv"), str(tmp_path / "system")])
+    assert report["ok"], report["problems"]
+    assert [e["dist_info"] for e in report["entry_points"]] == [str(tmp_path / "venv" / "npu_accel-1.0.dist-info")]
