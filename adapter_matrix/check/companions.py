@@ -33,11 +33,13 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
+from ..answer import CompanionFix, CompanionSeen
 from ..matrix.diagnostics import Mark
 from ..matrix.model import Companion, CompanionRelease, Matrix, requirement
 from ..matrix.queries import cells
+from ..matrix.status import Status
 from .facts import distribution_version
-from .outcome import Environment, Fix, Outcome, Verdict
+from .outcome import Environment, Fix, Verdict
 
 __all__ = [
     "BAD",
@@ -46,7 +48,7 @@ __all__ = [
     "detect_companions",
     "judge_companions",
     "with_companions",
-    "companion_document",
+    "companion_seen",
     "companion_line",
 ]
 
@@ -332,7 +334,7 @@ def with_companions(verdict: Verdict, matrix: Matrix, states: Sequence[Companion
     assumptions = verdict.assumptions + tuple(s.reason for s in states if s.state == "unknown")
     if not bad:
         return verdict._replace(fixes=fixes, assumptions=assumptions)
-    worse = verdict.outcome if verdict.outcome.exit_code == 1 else Outcome.UNSUPPORTED
+    worse = verdict.outcome if verdict.outcome.blocks else Status.UNSUPPORTED
     return verdict._replace(
         outcome=worse,
         reasons=verdict.reasons + tuple(s.reason for s in bad),
@@ -351,24 +353,24 @@ _SAYS = {
 }
 
 
-def companion_document(state: CompanionState) -> Dict[str, object]:
-    """One entry of ``check --json``'s ``companions`` list (keys documented in docs/commands.md)."""
+def companion_seen(state: CompanionState) -> CompanionSeen:
+    """One entry of the answer's ``companions`` (keys documented in docs/commands.md)."""
     release = state.release
-    return {
-        "name": state.companion.name,
-        "installed": state.installed,
-        "variant": state.version.local if state.version is not None else None,
-        "source": state.source,
-        "state": state.state,
-        "requires": f"torch{requirement(release.torch)}" if release is not None else None,
-        "reason": state.reason or None,
-        "decided_by": [str(m) for m in state.decided_by],
-        "fix": None if state.fix is None else {"summary": state.fix.summary, "commands": list(state.fix.commands)},
-    }
+    return CompanionSeen(
+        name=state.companion.name,
+        installed=state.installed,
+        variant=state.version.local if state.version is not None else None,
+        source=state.source,
+        state=state.state,
+        requires=f"torch{requirement(release.torch)}" if release is not None else None,
+        reason=state.reason or None,
+        decided_by=tuple(str(m) for m in state.decided_by),
+        fix=None if state.fix is None else CompanionFix(state.fix.summary, tuple(state.fix.commands)),
+    )
 
 
-def companion_line(entry: Dict[str, object]) -> str:
+def companion_line(seen: CompanionSeen) -> str:
     """The report's line for an installed companion, e.g. ``0.29.1  (requires torch>=2.14.0: does not pair)``."""
-    requires = f"requires {entry['requires']}" if entry["requires"] else ""
-    detail = ": ".join(x for x in (requires, _SAYS.get(str(entry["state"]), "")) if x)
-    return f"{entry['installed']}  ({detail})" if detail else str(entry["installed"])
+    requires = f"requires {seen.requires}" if seen.requires else ""
+    detail = ": ".join(x for x in (requires, _SAYS.get(seen.state, "")) if x)
+    return f"{seen.installed}  ({detail})" if detail else str(seen.installed)

@@ -20,7 +20,7 @@ from packaging.version import Version
 from ..matrix.model import Matrix, Release, Status, TorchLine, Value
 from ..matrix.queries import Cell, claimed_lines, claimed_patches, dimension_values, pythons_for
 from .claims import assess
-from .outcome import RANK, Environment, Fix, Outcome
+from .outcome import Environment, Fix
 
 __all__ = ["fixes", "torch_requirement"]
 
@@ -245,7 +245,7 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     return Fix(summary, tuple(commands), changes, cell, manual)
 
 
-def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Outcome, limit: int = 3) -> List[Fix]:
+def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Status, limit: int = 3) -> List[Fix]:
     """The fixes for an environment whose verdict is ``now``, ranked as a user would
     choose (docs/check.md, "How fixes are ranked"):
 
@@ -271,7 +271,7 @@ def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Outcome, limit
     ranked = []
     for target in _targets(matrix, env, today):
         cell = target.cell
-        if RANK[Outcome(cell.status.value)] >= RANK[now]:
+        if cell.status.rank >= now.rank:
             continue  # rule 4: it would not improve the verdict
         changes, manual = _what_changes(env, target)[:2]
         if not changes:

@@ -48,7 +48,7 @@ from types import FrameType
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from .._version import __version__
-from ..errors import AdapterMatrixError
+from ..errors import EXIT_UNSUPPORTED, AdapterMatrixError
 from ..matrix.cache import cache_root, trusted_entry
 from .facts import distribution_version, python_identity
 
@@ -75,7 +75,7 @@ _OUTCOMES = ("supported", "experimental", "deprecated", "eol", "broken", "unsupp
 class UnsupportedEnvironment(AdapterMatrixError, RuntimeError):
     """The running torch/Python is not a combination the adapter supports; the message has the fix."""
 
-    exit_code = 1
+    exit_code = EXIT_UNSUPPORTED
 
 
 class Selection(NamedTuple):

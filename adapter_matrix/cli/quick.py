@@ -15,9 +15,8 @@ import json
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
+from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, worst_exit_code
 from .base import (
-    EXIT_UNSUPPORTED,
-    EXIT_USAGE,
     CommandError,
     date_or_exit,
     fail,
@@ -123,23 +122,27 @@ def run_check(
     try:
         return _mapped_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
     except CommandError as exc:
-        from ..check.report import CHECK_SCHEMA
-
-        code = exc.code if isinstance(exc.code, int) else 2
-        sys.stdout.write(
-            json.dumps(
-                {"schema": CHECK_SCHEMA, "exit_code": code, "error": exc.message, "checks": [], "invalid": []}, indent=2
-            )
-            + "\n"
-        )
-        sys.stdout.flush()
+        _print_document(_refusal(exc.code if isinstance(exc.code, int) else EXIT_USAGE, exc.message))
         raise
 
 
-def _invalid(located: Any, exc: Any) -> Dict[str, Any]:
+def _refusal(code: int, error: str) -> Any:
+    """The ``check --json`` document of a command line ``check`` cannot answer."""
+    from ..answer import CHECK_SCHEMA, CheckDocument
+
+    return CheckDocument(CHECK_SCHEMA, code, error)
+
+
+def _print_document(document: Any) -> None:
+    sys.stdout.write(json.dumps(document.to_json(), indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def _invalid(located: Any, exc: Any) -> Any:
     """What ``check`` says of an installed matrix it cannot load (it answers for the others)."""
-    errors = [str(d) for d in exc.diagnostics if d.severity == "error"]
-    return {"origin": located.origin, "matrix": located.path, "errors": errors}
+    from ..answer import Invalid
+
+    return Invalid(located.origin, located.path, tuple(str(d) for d in exc.diagnostics if d.severity == "error"))
 
 
 def _run_check(
@@ -153,9 +156,10 @@ def _run_check(
     today: Optional[str],
     companions: Sequence[str],
 ) -> int:
+    from ..answer import CHECK_SCHEMA, CheckDocument
     from ..check.companions import detect_companions, judge_companions, with_companions
     from ..check.environment import detect_environment
-    from ..check.report import CHECK_SCHEMA, check_document, combined_exit_code, render_check
+    from ..check.report import answer_of, render_check
     from ..check.verdict import verdict
     from ..matrix.model import PythonVersion
 
@@ -168,8 +172,8 @@ def _run_check(
     overrides = _parse_sets(list(sets))
     assumed_companions = _parse_sets(list(companions), "--companion", "torchvision=0.19.1")
     when = date_or_exit(today)
-    docs = []
-    invalid: List[Dict[str, Any]] = []
+    answers: List[Any] = []
+    invalid: List[Any] = []
     found_matrices = find_or_exit(matrix)
     for located in found_matrices:
         if located.origin.startswith("entry point") and len(found_matrices) > 1:
@@ -192,36 +196,33 @@ def _run_check(
         except ValueError as exc:
             fail(str(exc))
         judged = judge_companions(result.matrix, installed.environment, found)
-        answer = with_companions(verdict(result.matrix, installed.environment, when), result.matrix, judged)
-        doc = check_document(result.matrix, located.origin, installed, answer, judged)
+        decided = with_companions(verdict(result.matrix, installed.environment, when), result.matrix, judged)
+        answer = answer_of(result.matrix, located.origin, installed, decided, judged)
         if deep:
             from ..device.deep import deep_check
             from .device import shims_package
 
             shims_package(result)
             report = deep_check(result.matrix)
-            doc["deep"] = report.as_dict()
-            if not report.ok and doc["exit_code"] in (0, 3):
-                doc["exit_code"] = EXIT_UNSUPPORTED
-        docs.append(doc)
-    code = combined_exit_code([d["exit_code"] for d in docs]) if docs else EXIT_USAGE
+            failed = not report.ok and answer.exit_code in (EXIT_OK, EXIT_WARNING)
+            answer = answer._replace(deep=report.as_dict(), exit_code=EXIT_UNSUPPORTED if failed else answer.exit_code)
+        answers.append(answer)
+    code = worst_exit_code(a.exit_code for a in answers) if answers else EXIT_USAGE
     for bad in invalid:
         fail_line = (
-            f"{bad['matrix']} ({bad['origin']}) is not a valid matrix: no verdict for it; fix or uninstall that adapter"
+            f"{bad.matrix} ({bad.origin}) is not a valid matrix: no verdict for it; fix or uninstall that adapter"
         )
         sys.stderr.write(f"warning: {fail_line}\n")
     if as_json:
-        sys.stdout.write(
-            json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs, "invalid": invalid}, indent=2) + "\n"
-        )
+        _print_document(CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid)))
     else:
         from .base import console_for
 
         console = console_for() if sys.stdout.isatty() else None  # colors only where someone sees them
-        for i, doc in enumerate(docs):
+        for i, answer in enumerate(answers):
             if i:
                 sys.stdout.write("\n")
-            render_check(doc, console)
+            render_check(answer, console)
     sys.stdout.flush()
     return code
 
@@ -234,14 +235,6 @@ def main(argv: Sequence[str]) -> Optional[int]:
     args = parse_check(argv[1:])
     if args is None and "--json" in argv and not {"-h", "--help"} & set(argv):
         # typer answers the usage error on stderr; the document on stdout says the same
-        from ..check.report import CHECK_SCHEMA
-
         error = "the command line is not one `check` takes (see `adapter-matrix check --help`)"
-        sys.stdout.write(
-            json.dumps(
-                {"schema": CHECK_SCHEMA, "exit_code": EXIT_USAGE, "error": error, "checks": [], "invalid": []}, indent=2
-            )
-            + "\n"
-        )
-        sys.stdout.flush()
+        _print_document(_refusal(EXIT_USAGE, error))
     return None if args is None else run_check(**args)

@@ -20,6 +20,7 @@ Three contracts:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -53,16 +54,16 @@ def _same_as_golden(name: str, text: str) -> None:
 
 def _evidence_text(record) -> str:
     """The bytes :func:`~adapter_matrix.ci.evidence.write_evidence` writes for ``record``."""
-    return json.dumps(evidence.evidence_of(record), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(record.evidence_json(), indent=2, ensure_ascii=False) + "\n"
 
 
 def _full_text(record) -> str:
     """The bytes :func:`~adapter_matrix.ci.record.write_record` wrote for ``record``."""
-    return json.dumps({k: v for k, v in record.items() if k != "_path"}, indent=2) + "\n"
+    return json.dumps(record.to_json(), indent=2) + "\n"
 
 
 def _path_of(record) -> str:
-    return record["_path"]
+    return record.path
 
 
 @pytest.mark.parametrize(
@@ -80,9 +81,25 @@ def test_every_record_of_the_repository_reads_back_to_the_bytes_of_its_file(fold
 
 # -- a record written by a cell ------------------------------------------------------------
 
-_CHECK_ARGS = ("--matrix", "tests/fixtures/companions.yaml", "--torch", "2.2.2+cpu", "--python", "3.11", "--adapter", "2.0.0")
+_CHECK_ARGS = (
+    "--matrix",
+    "tests/fixtures/companions.yaml",
+    "--torch",
+    "2.2.2+cpu",
+    "--python",
+    "3.11",
+    "--adapter",
+    "2.0.0",
+)
 _TODAY = ("--today", "2026-12-01")  # the verdict of a release with an end date depends on the day
-_PAIRED = ("--companion", "torchvision=0.17.2+cpu", "--companion", "torchaudio=2.2.0+cpu", "--companion", "demo-vision=2.0.0")
+_PAIRED = (
+    "--companion",
+    "torchvision=0.17.2+cpu",
+    "--companion",
+    "torchaudio=2.2.0+cpu",
+    "--companion",
+    "demo-vision=2.0.0",
+)
 
 
 def _stable(text: str) -> str:
@@ -104,19 +121,17 @@ def test_a_cell_writes_the_golden_record_and_evidence(tmp_path):
     tree = {"commit": "0123456789abcdef", "dirty": False, "sources": {"hash": "feedc0ffee000000", "paths": ["adapter"]}}
     ops = {"mode": "full", "tasks": {"passed": 10}, "record": "results/ops.json"}
     refusals = [{"installed": "0.16.0", "exit_code": 1, "reason": "paired with torch 2.1", "fix": "pip install x"}]
+    record = cells.ResultRecord.planned(row).seen(check).tested(suites).on_sources(tree)
+    record = record.built({"source_hash": "c0ffee" * 4, "build_seconds": 61.25, "compiled": True})
+    record = dataclasses.replace(
+        record,
+        ops=ops,
+        companion_refusals=refusals,
+        companions_unavailable={"torchaudio": "no build for Python 3.11 — the index"},
+    )
     record = cells.write_record(
         str(tmp_path / "results"),
-        row,
-        check,
-        suites,
-        {"source_hash": "c0ffee" * 4, "build_seconds": 61.25, "compiled": True},
-        {"install": 3.0, "tests": 40.004},
-        "failed",
-        "ops: 1 failed, 0 errors",
-        tree,
-        ops,
-        refusals,
-        {"torchaudio": "no build for Python 3.11 — the index"},
+        record.finished("failed", "ops: 1 failed, 0 errors", {"install": 3.0, "tests": 40.004}),
     )
     written = (tmp_path / "results" / "py3.11-torch2.2-v2.0.0.json").read_text(encoding="utf-8")
     _same_as_golden("record/result.json", _stable(written))
@@ -159,8 +174,24 @@ COMMAND_LINES: List[Tuple[str, Tuple[str, ...]]] = [
     ("no-adapter", (*_MINIMAL, "--torch", "2.2.2", "--python", "3.10", "--adapter", "9.9")),
     ("free-threaded", ("-m", "tests/fixtures/matrices/torch_npu.yaml", "--torch", "2.8.0", "--python", "3.13t", *_NPU)),
     ("npu", ("-m", "tests/fixtures/matrices/torch_npu.yaml", "--torch", "2.4.0", "--python", "3.10", *_NPU)),
-    ("ipex-cxx11", (*_IPEX, "--torch", "2.5.1+cxx11.abi", "--python", "3.11", "--adapter", "2.5.10+xpu", "--set", "oneapi=2025.0.4")),
-    ("ipex-variant", (*_IPEX, "--torch", "2.8.0", "--python", "3.11", "--adapter", "2.8.0+cpu", "--set", "oneapi=absent")),
+    (
+        "ipex-cxx11",
+        (
+            *_IPEX,
+            "--torch",
+            "2.5.1+cxx11.abi",
+            "--python",
+            "3.11",
+            "--adapter",
+            "2.5.10+xpu",
+            "--set",
+            "oneapi=2025.0.4",
+        ),
+    ),
+    (
+        "ipex-variant",
+        (*_IPEX, "--torch", "2.8.0", "--python", "3.11", "--adapter", "2.8.0+cpu", "--set", "oneapi=absent"),
+    ),
     ("companion-paired", (*_CHECK_ARGS, *_PAIRED)),
     ("companion-absent", (*_CHECK_ARGS, "--companion", "torchvision=none", "--companion", "torchaudio=none")),
     (
