@@ -12,7 +12,6 @@ Whatever a fix does not name in ``changes`` stays as installed.
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from packaging.version import Version
@@ -21,6 +20,7 @@ from ..matrix.model import Matrix, Release, Status, TorchLine, Value
 from ..matrix.queries import Cell, claimed_lines, claimed_patches, dimension_values, pythons_for
 from .claims import assess
 from .outcome import Environment, Fix
+from .variants import pytorch_index
 
 __all__ = ["fixes", "torch_requirement"]
 
@@ -40,10 +40,6 @@ def torch_requirement(release: Release, line: TorchLine) -> str:
 
 
 _REACHABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
-# torch's own indexes, one per local label (cpu, xpu, cu126, rocm6.2): where a kept
-# variant comes from when the matrix declares no source for it
-_PYTORCH_INDEX = "https://download.pytorch.org/whl/{label}"
-_PYTORCH_LABEL = re.compile(r"(cpu|xpu|cu\d+|rocm\d+(\.\d+)*)\Z")
 
 
 class _Target(NamedTuple):
@@ -105,7 +101,8 @@ def _torch_index(matrix: Matrix, release: Release, line: TorchLine, label: Optio
         # a source the user's pip can reach: an index; a find-links folder is one machine's disk
         src = next((s for s in matrix.sources if s.variant == label and s.index_url), None)
         if src is None:
-            return f" --index-url {_PYTORCH_INDEX.format(label=label)}" if _PYTORCH_LABEL.match(label) else None
+            index = pytorch_index(label)  # torch's own index for a kept variant, if it has one
+            return f" --index-url {index}" if index else None
     if src is None or src.name == "pypi":
         return ""
     if src.index_url:

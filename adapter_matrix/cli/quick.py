@@ -138,6 +138,19 @@ def _print_document(document: Any) -> None:
     sys.stdout.flush()
 
 
+_OPTIONS = {"torch": "--torch", "adapter": "--adapter", "dimension": "--set", "companion": "--companion"}
+
+
+def _as_option(exc: Any) -> str:
+    """An :class:`~adapter_matrix.check.environment.AssumptionError` in the words of the
+    option that assumed it: ``--set cann='8.x' is not a PEP 440 version``."""
+    option = _OPTIONS[exc.kind]
+    if exc.value is None:
+        return f"{option} {exc.problem}"
+    given = f"{exc.name}={exc.value!r}" if exc.name else repr(exc.value)
+    return f"{option} {given} {exc.problem}"
+
+
 def _invalid(located: Any, exc: Any) -> Any:
     """What ``check`` says of an installed matrix it cannot load (it answers for the others)."""
     from ..answer import Invalid
@@ -158,7 +171,7 @@ def _run_check(
 ) -> int:
     from ..answer import CHECK_SCHEMA, CheckDocument
     from ..check.companions import detect_companions, judge_companions, with_companions
-    from ..check.environment import detect_environment
+    from ..check.environment import AssumptionError, detect_environment
     from ..check.report import answer_of, render_check
     from ..check.verdict import verdict
     from ..matrix.model import PythonVersion
@@ -193,8 +206,8 @@ def _run_check(
                 result.matrix, python=python_override, torch=torch, adapter=adapter, dimensions=overrides
             )
             found = detect_companions(result.matrix, assumed_companions)
-        except ValueError as exc:
-            fail(str(exc))
+        except AssumptionError as exc:
+            fail(_as_option(exc))
         judged = judge_companions(result.matrix, installed.environment, found)
         decided = with_companions(verdict(result.matrix, installed.environment, when), result.matrix, judged)
         answer = answer_of(result.matrix, located.origin, installed, decided, judged)
