@@ -19,9 +19,7 @@ Three contracts:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
 import json
 import os
 import re
@@ -36,6 +34,7 @@ from adapter_matrix.ci.results import read_records
 from adapter_matrix.matrix.loader import load
 
 from .helpers import FIXTURES, REPO
+from .helpers import quick_check as _check
 
 GOLDEN = FIXTURES / "golden"
 UPDATE = bool(os.environ.get("GOLDEN_UPDATE"))
@@ -142,24 +141,6 @@ def test_a_cell_writes_the_golden_record_and_evidence(tmp_path):
 
 
 # -- check --json and the terminal report ---------------------------------------------------
-
-
-def _check(*args: str) -> Tuple[int, str, str]:
-    """``adapter-matrix check ARGS`` through the command's own entry, in the repository."""
-    from adapter_matrix.cli import quick
-
-    out, err = io.StringIO(), io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(REPO)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = quick.main(["check", *args])
-            except SystemExit as exc:
-                code = exc.code
-    finally:
-        os.chdir(cwd)
-    return int(code or 0), out.getvalue(), err.getvalue()
 
 
 _NPU = ("--set", "cann=8.2.RC1", "--set", "soc=Ascend910B")
