@@ -121,8 +121,9 @@ def json_type(hint: Any) -> str:
     """How a message and the reference name the JSON type of ``hint``: ``a string or null``."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Union:
-        named = [json_type(a) for a in args if a is not type(None)]
-        return " or ".join(named + (["null"] if type(None) in args else []))
+        named = [json_type(a).replace(" or ", ", ") for a in args if a is not type(None)]
+        named += ["null"] if type(None) in args else []
+        return ", ".join(named[:-1]) + " or " + named[-1]
     if hint is Any:
         return "any JSON value"
     if hint is bool:

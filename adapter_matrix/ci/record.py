@@ -119,46 +119,48 @@ class ResultRecord:
         evidence=True,
     )
     cell: CellId = declare(
-        "what ran: the plan row's id, e.g. `py3.11-torch2.13` (`-v0.2.0` appended in a plan of several releases)",
+        "what ran: the plan row's id, e.g. `py3.11-torch2.13` (`-v0.2.0` appended in a plan of several releases); "
+        "it speaks for every cell of its release that the row tests (cells that differ only in a dimension no runner "
+        "provides)",
         default=CellId(""),
         required=True,
         evidence=True,
         check=_plain_name("cell"),
     )
-    session: Optional[str] = declare("the nox session that ran it, e.g. `device(py3.11-torch2.13)`", evidence=True)
+    session: Optional[str] = declare("the nox session that ran it, `device(ID)`", evidence=True)
     release: Optional[str] = declare(
-        "the adapter release it is evidence for (its folder under `evidence/`)",
+        "the adapter release it is evidence for: its folder under `evidence/`",
         evidence=True,
         check=_plain_name("release"),
     )
     outcome: str = declare("`passed` or `failed`", default="", required=True, evidence=True)
-    error: Optional[str] = declare("why it failed: the step and its message", evidence=True)
+    error: Optional[str] = declare("why it failed: the step and its message, or null", evidence=True)
     timestamp: str = declare(
-        "when it finished, ISO 8601 in UTC",
+        "when it ran, ISO 8601 in UTC",
         default="",
         required=True,
         evidence=True,
         expected="an ISO date and time",
         check=_iso_time,
     )
-    commit: Optional[str] = declare("the git commit of the tree it ran on", evidence=True)
+    commit: Optional[str] = declare("the git commit it ran on (null outside git)", evidence=True)
     dirty: Optional[bool] = declare("whether the evidence sources differed from that commit", evidence=True)
     sources: Optional[Dict[str, Any]] = declare(
-        "the evidence sources it ran on: `{hash, paths}` (the hash the gate compares)",
+        "`{paths, hash}`: the evidence sources and the hash of their contents when it ran (the gate compares the hash)",
         evidence=True,
         check=_hash_is_text,
     )
-    python: Optional[str] = declare("the Python that ran, e.g. `3.11.9`", evidence=True)
+    python: Optional[str] = declare("the Python patch that ran, e.g. `3.11.9`", evidence=True)
     python_minor: Optional[str] = declare("the cell's Python, e.g. `3.11`")
     torch_claimed: Optional[str] = declare("the torch the cell claims, e.g. `2.13.0`", evidence=True)
-    torch: Optional[str] = declare("the torch installed, with its local label, e.g. `2.13.0+cpu`", evidence=True)
-    torch_variant: Optional[str] = declare("torch's local label, e.g. `cpu`", evidence=True)
-    adapter: Optional[str] = declare("the adapter version installed", evidence=True)
+    torch: Optional[str] = declare("the torch that ran, with its local label, e.g. `2.13.0+cpu`", evidence=True)
+    torch_variant: Optional[str] = declare("its variant: the local label, e.g. `cpu`", evidence=True)
+    adapter: Optional[str] = declare("the adapter version that ran", evidence=True)
     companions: Optional[Dict[str, str]] = declare(
-        "the companion packages installed beside torch: name to version", factory=dict, evidence="suites"
+        "the companion packages the cell installed, name → version", factory=dict, evidence="suites"
     )
     companions_unavailable: Optional[Dict[str, str]] = declare(
-        "the companions of `ci: companions:` the index had no build of for the cell: name to why",
+        "the companions of `ci: companions:` its index had no build of for the cell, name → why",
         factory=dict,
         evidence="companions",
     )
@@ -166,24 +168,23 @@ class ResultRecord:
         "what `check` answered for a companion built for another torch: `{installed, exit_code, reason, fix}`",
         factory=list,
     )
-    source_hash: Optional[str] = declare("the hash of the native sources compiled", evidence=True)
-    platform: Optional[str] = declare("the system and machine, e.g. `Linux-x86_64`", evidence=True)
-    build_seconds: Optional[float] = declare("the compile's seconds, now or when it was cached", evidence=True)
-    build_cached: Optional[bool] = declare("whether the compile came from the cache", evidence=True)
-    duration: Optional[float] = declare("the run's seconds, every phase", evidence=True)
-    tests: Optional[Dict[str, int]] = declare(
-        "the test counts of every suite: passed, failed, skipped, errors", evidence=True
-    )
+    source_hash: Optional[str] = declare("the hash of the compiled C++ core", evidence=True)
+    platform: Optional[str] = declare("the OS and machine, e.g. `Linux-x86_64`", evidence=True)
+    build_seconds: Optional[float] = declare("the compile, now or when it was cached, in seconds", evidence=True)
+    build_cached: Optional[bool] = declare("whether the compile came from the build cache", evidence=True)
+    duration: Optional[float] = declare("the whole session, in seconds", evidence=True)
+    tests: Optional[Dict[str, int]] = declare("passed, failed, skipped and errors in total", evidence=True)
     suites: Optional[Dict[str, Dict[str, int]]] = declare(
-        "the test counts per suite group (`evidence: suites:`)", evidence=True
+        "the same per suite group (`evidence: suites:` names the groups a record must have run)", evidence=True
     )
-    skips: Optional[List[str]] = declare("why tests were skipped, one line each", factory=list)
+    skips: Optional[List[str]] = declare("why each skipped test was skipped, one line each", factory=list)
     ops: Optional[Dict[str, Any]] = declare(
-        "the op sweep's summary: mode, tasks by outcome, float32 match (the evidence form drops its `record` path)",
+        "the op sweep's summary: mode (`sample` or `full`), tasks by outcome, the float32 match, seconds (the "
+        "evidence form drops `record`, the path of the sweep's own record)",
         evidence=True,
     )
     phases: Optional[Dict[str, float]] = declare(
-        "the seconds of each phase: install, check, build, tests, ...", factory=dict
+        "the seconds of each phase of the session: install, check, build, tests, ...", factory=dict
     )
     path: Optional[str] = declare("the file it was read from or written to", json=False)
     keys: Optional[FrozenSet[str]] = declare("the keys its file had: it is written back with no others", json=False)
@@ -342,12 +343,14 @@ def evidence_keys() -> Tuple[str, ...]:
 
 
 def reference_markdown() -> str:
-    """The table of the record's keys for docs/evidence.md: key, JSON type, evidence, meaning."""
-    kept = set(evidence_keys())
+    """The reference of the record for docs/evidence.md: a table of its keys (JSON type,
+    whether the evidence form keeps it, meaning) and the evidence form's key order."""
+    kept = evidence_keys()
     lines = ["| key | JSON type | evidence | meaning |", "| --- | --- | --- | --- |"]
     for key in keys_of(ResultRecord):
         lines.append(f"| `{key.name}` | {json_type(key.hint)} | {'yes' if key.name in kept else 'no'} | {key.doc} |")
-    return "\n".join(lines) + "\n"
+    order = ", ".join(f"`{name}`" for name in kept)
+    return "\n".join(lines) + f"\n\nThe evidence record writes its keys in this order: {order}.\n"
 
 
 # -- writing -------------------------------------------------------------------------------
