@@ -38,6 +38,7 @@ Hooks (``after_check``, ``after_tests``; ``build`` may be a function too) receiv
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -283,23 +284,18 @@ class CellRun:
 
     # -- the record -------------------------------------------------------------------
 
-    def record(self, outcome: str, message: Optional[str] = None) -> Dict[str, Any]:
+    def record(self, outcome: str, message: Optional[str] = None) -> _cells.ResultRecord:
         """Write the result record and, unless posargs narrowed the run, the evidence record."""
-        written = _cells.write_record(
-            self.results,
-            self.row,
-            self.check,
-            self.suites,
-            self.build,
-            self.phases,
-            outcome,
-            message,
-            self.tree,
-            self.ops,
-            self.refusals,
-            self.companions_unavailable,
+        record = _cells.ResultRecord.planned(self.row).seen(self.check)
+        record = record.built(self.build).tested(self.suites).on_sources(self.tree)
+        record = dataclasses.replace(
+            record,
+            ops=self.ops,
+            companion_refusals=list(self.refusals),
+            companions_unavailable=dict(self.companions_unavailable),
         )
-        self.session.log(f"result record: {written['_path']}")
+        written = _cells.write_record(self.results, record.finished(outcome, message, self.phases))
+        self.session.log(f"result record: {written.path}")
         if self.session.posargs:  # a narrowed suite is not evidence for the cell
             self.session.log("posargs narrow the suite: no evidence record written")
         else:  # into the folder of the record's release; refused (with why) when it is not evidence of it

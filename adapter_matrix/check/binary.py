@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .outcome import RANK, Environment, Outcome, Verdict
+from ..matrix.status import Status
+from .outcome import Environment, Verdict
 
 __all__ = [
     "with_binary",
@@ -74,7 +75,7 @@ def with_binary(answer: Verdict, section: Optional[Dict[str, Any]]) -> Verdict:
     if not section or section.get("ok", True):
         return answer
     reasons = tuple(p["message"] for p in section["problems"])
-    outcome = answer.outcome if RANK[answer.outcome] >= RANK[Outcome.UNSUPPORTED] else Outcome.UNSUPPORTED
+    outcome = answer.outcome if answer.outcome.rank >= Status.UNSUPPORTED.rank else Status.UNSUPPORTED
     return answer._replace(outcome=outcome, reasons=answer.reasons + reasons)
 
 
@@ -83,8 +84,8 @@ def binary_document(
 ) -> Dict[str, Any]:
     """The ``check --json`` entry of an adapter without a matrix (``check --adapter DIST``):
     the binary check alone decides; the matrix's keys are empty."""
-    answer = with_binary(Verdict(Outcome.SUPPORTED, ()), section)
-    if answer.outcome is Outcome.SUPPORTED:
+    answer = with_binary(Verdict(Status.SUPPORTED, ()), section)
+    if answer.outcome is Status.SUPPORTED:
         answer = answer._replace(
             reasons=(
                 f"{distribution} ships no compat.yaml: only its binaries were checked, and they load beside this torch",
@@ -170,7 +171,7 @@ def with_pins(answer: Verdict, distribution: str, adapter_pin: Optional[str], to
     if Version(found[1]) == Version(torch):
         return answer
     reason = f"{distribution} {found[0]} (installed) was built for torch {found[1]}, but {source} would install torch {torch}"
-    outcome = answer.outcome if RANK[answer.outcome] >= RANK[Outcome.UNSUPPORTED] else Outcome.UNSUPPORTED
+    outcome = answer.outcome if answer.outcome.rank >= Status.UNSUPPORTED.rank else Status.UNSUPPORTED
     return answer._replace(outcome=outcome, reasons=answer.reasons + (reason,))
 
 
@@ -183,17 +184,17 @@ def pins_document(distribution: str, pins: Any, python: Any, full: str, implemen
 
     torch = pins.get("torch")
     found = _installed_pin(distribution)
-    answer = Verdict(Outcome.SUPPORTED, ())
+    answer = Verdict(Status.SUPPORTED, ())
     if torch is None:
-        answer = Verdict(Outcome.UNSUPPORTED, (f"{pins.source} pins no torch: nothing to judge (--resolve asks pip)",))
+        answer = Verdict(Status.UNSUPPORTED, (f"{pins.source} pins no torch: nothing to judge (--resolve asks pip)",))
     elif found is None:
         answer = Verdict(
-            Outcome.EXPERIMENTAL,
+            Status.EXPERIMENTAL,
             (f"{distribution} declares no torch it was built for: only installing {pins.source} would tell",),
         )
     else:
         answer = with_pins(answer, distribution, pins.get(distribution), torch, pins.source)
-        if answer.outcome is Outcome.SUPPORTED:
+        if answer.outcome is Status.SUPPORTED:
             answer = answer._replace(
                 reasons=(f"{distribution} {found[0]} was built for torch {found[1]}, which {pins.source} installs",)
             )

@@ -22,9 +22,10 @@ import json
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from ..matrix.model import Matrix
+from ..matrix.status import Status
 from .companions import CompanionState
 from .fixes import torch_index
-from .outcome import RANK, Environment, Outcome, Verdict
+from .outcome import Environment, Verdict
 
 __all__ = ["FORMATS", "Pins", "keep_pins", "render_pins"]
 
@@ -48,7 +49,7 @@ class NothingToKeep(ValueError):
 
 def keep_pins(matrix: Matrix, env: Environment, answer: Verdict, companions: Sequence[CompanionState]) -> Pins:
     """The pins of ``env`` as ``check`` judged it; :class:`NothingToKeep` when it does not work."""
-    if RANK[answer.outcome] > RANK[Outcome.DEPRECATED] or env.torch is None or env.adapter is None:
+    if answer.outcome.rank > Status.DEPRECATED.rank or env.torch is None or env.adapter is None:
         raise NothingToKeep(
             f"{matrix.adapter.distribution} is {answer.outcome.value} here, or not installed: there is nothing to keep"
             " (adapter-matrix check names the fixes; pin after installing one)"

@@ -12,7 +12,6 @@ Whatever a fix does not name in ``changes`` stays as installed.
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from typing import Dict, FrozenSet, List, NamedTuple, Optional, Tuple
 
 from packaging.version import Version
@@ -20,7 +19,8 @@ from packaging.version import Version
 from ..matrix.model import Matrix, Release, Status, TorchLine, Value
 from ..matrix.queries import Cell, claimed_lines, claimed_patches, dimension_values, pythons_for
 from .claims import assess
-from .outcome import RANK, Environment, Fix, Outcome
+from .outcome import Environment, Fix
+from .variants import index_label, pytorch_index
 
 __all__ = ["fixes", "install_fix", "torch_index", "torch_requirement"]
 
@@ -40,11 +40,6 @@ def torch_requirement(release: Release, line: TorchLine) -> str:
 
 
 _REACHABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
-# torch's own indexes, one per local label (cpu, xpu, cu126, rocm6.2): where a kept
-# variant comes from when the matrix declares no source for it
-_PYTORCH_HOST = "https://download.pytorch.org/whl/"
-_PYTORCH_INDEX = _PYTORCH_HOST + "{label}"
-_PYTORCH_LABEL = re.compile(r"(cpu|xpu|cu\d+|rocm\d+(\.\d+)*)\Z")
 
 
 class _Target(NamedTuple):
@@ -121,29 +116,21 @@ def _family_label(
     return True, env.torch.local
 
 
-def _source_label(url: str) -> Optional[str]:
-    """The local label every torch on one of PyTorch's own indexes carries
-    (``…/whl/nightly/xpu`` has ``+xpu`` builds only); ``None`` for any other index."""
-    if not url.startswith(_PYTORCH_HOST):
-        return None
-    last = url.rstrip("/").rsplit("/", 1)[-1]
-    return last if _PYTORCH_LABEL.match(last) else None
-
-
 def torch_index(matrix: Matrix, release: Release, line: TorchLine, label: Optional[str]) -> Optional[str]:
     """The pip options that find torch of ``label`` for ``release`` ('' for PyPI), or
     ``None`` when no known index has that build."""
     src = None
     if release.torch_source:
         src = matrix.source(release.torch_source)
-        serves = src.variant or _source_label(src.index_url or "") if src is not None else None
+        serves = src.variant or index_label(src.index_url or "") if src is not None else None
         if label and serves and serves != label:
             return None  # the source has another build only: no +cpu nightly on the xpu nightly index
     elif label:
         # a source the user's pip can reach: an index; a find-links folder is one machine's disk
         src = next((s for s in matrix.sources if s.variant == label and s.index_url), None)
         if src is None:
-            return f" --index-url {_PYTORCH_INDEX.format(label=label)}" if _PYTORCH_LABEL.match(label) else None
+            index = pytorch_index(label)  # torch's own index for a kept variant, if it has one
+            return f" --index-url {index}" if index else None
     if src is None or src.name == "pypi":
         return ""
     if src.index_url:
@@ -290,7 +277,7 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     return Fix(summary, tuple(commands), changes, cell, manual)
 
 
-def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Outcome, limit: int = 3) -> List[Fix]:
+def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Status, limit: int = 3) -> List[Fix]:
     """The fixes for an environment whose verdict is ``now``, ranked as a user would
     choose (docs/check.md, "How fixes are ranked"):
 
@@ -321,7 +308,7 @@ def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Outcome, limit
     ranked = []
     for target in _targets(matrix, env, today):
         cell = target.cell
-        if RANK[Outcome(cell.status.value)] >= RANK[now]:
+        if cell.status.rank >= now.rank:
             continue  # rule 4: it would not improve the verdict
         changes, manual = _what_changes(env, target)[:2]
         if not changes:

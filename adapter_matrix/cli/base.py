@@ -1,5 +1,5 @@
-"""What every command shares without typer: the exit codes (see :mod:`adapter_matrix.cli`),
-matrix loading and error output. ``check`` answers through these alone, so its start-up
+"""What every command shares without typer: the exit codes (defined in
+:mod:`adapter_matrix.errors`), matrix loading and error output. ``check`` answers through these alone, so its start-up
 never pays for typer and click (see :mod:`adapter_matrix.cli.quick`).
 
 Helpers import rich and the matrix modules when they run, never at import time. A
@@ -11,12 +11,14 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, List, NoReturn, Optional, Sequence
 
+from ..errors import EXIT_USAGE
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..errors import AdapterMatrixError
     from ..matrix.model import LoadResult
 
+
 MATRIX_HELP = "Matrix file (default: ./compat.yaml, else the matrices of installed adapters)."
-EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING = 0, 1, 2, 3
 
 
 def console_for(stderr: bool = False) -> Any:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, List, Optional
 import typer
 
 if TYPE_CHECKING:
-    from ..ci.record import Records
+    from ..ci.record import RecordSet
 
 from .common import (
     EXIT_USAGE,
@@ -73,9 +73,9 @@ def validate(
     if (strict or today) and not results:
         fail("--strict and --today need --results")
     on = date_or_exit(today)
-    records: Optional[Records] = None
+    records: Optional[RecordSet] = None
     if results is not None:
-        from ..ci.results import read_records
+        from ..ci.record import read_records
 
         records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
     from ..matrix.discovery import Located
@@ -146,9 +146,9 @@ def validate(
         if records is not None:
             from ..ci.evidence import claimed_supported, gate
 
-            missing = gate(result.matrix, records, on, strict)
-            found += missing
-            missing = [d for d in missing if d.message.startswith("cell ")]
+            gated = gate(result.matrix, records, on, strict)
+            found += [g.diagnostic for g in gated]
+            missing = [g for g in gated if g.cell is not None]
             claimed = len(claimed_supported(result.matrix, on))
             notes.append(
                 f"{result.matrix.path}: evidence in {results} — {claimed - len(missing)} of {claimed} cells claimed supported have a fresh passing record"

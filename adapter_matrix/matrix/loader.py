@@ -16,8 +16,9 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
+from ..files import printable
 from ..matrix import companions as _companions
 from ..matrix import consistency
 from .diagnostics import Diagnostic, Mark, MatrixError, display_path, read_matrix_file
@@ -62,8 +63,15 @@ PYPI = "https://pypi.org/simple"
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
-_LOCAL = re.compile(r"^[A-Za-z0-9]+([._-][A-Za-z0-9]+)*\Z")  # a PEP 440 local label: cpu, cxx11.abi
 BUILTIN_DETECTORS = ("os", "arch")  # dimensions of these names detect themselves (schema 2)
+
+
+def _local_label(text: str) -> bool:
+    """Whether ``text`` is a PEP 440 local version label (``cpu``, ``cxx11.abi``), as packaging reads one."""
+    try:
+        return Version(f"0+{text}").local is not None
+    except InvalidVersion:
+        return False
 
 
 def _label(name: str) -> str:
@@ -71,17 +79,11 @@ def _label(name: str) -> str:
     return name if _IDENT.match(name) else repr(name)
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
 def _one_line(diagnostic: Diagnostic) -> Diagnostic:
-    """Escape the control characters a file can put into a message (a key with a newline):
-    each diagnostic must stay one ``FILE:LINE:COL: ...`` line."""
-
-    def escape(text: str) -> str:
-        return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
-
-    return diagnostic._replace(message=escape(diagnostic.message), hint=escape(diagnostic.hint))
+    """Escape the control characters a file can put into a message (a key with a newline,
+    a bidi override): each diagnostic must stay one ``FILE:LINE:COL: ...`` line, shown as
+    written (:func:`~adapter_matrix.files.printable`, the one terminal escaper)."""
+    return diagnostic._replace(message=printable(diagnostic.message), hint=printable(diagnostic.hint))
 
 
 _DAYS = re.compile(r"[0-9]{1,6}\Z")
@@ -491,7 +493,7 @@ class _Builder(Reader):
         torch, variant = self.torch_claim(f["torch"]) if "torch" in f else (None, None)
         if "torch-variant" in f:
             written = self.string(f["torch-variant"], "torch variant")
-            if written is not None and not _LOCAL.match(written):
+            if written is not None and not _local_label(written):
                 self.diags.error(
                     f["torch-variant"].mark,
                     f"torch variant {written!r} is not a local version label",

@@ -105,7 +105,7 @@ def _setup_cfg(root: str) -> Optional[configparser.ConfigParser]:
 
 def _attr_version(root: str, target: str) -> Optional[str]:
     """The ``__version__`` of ``module`` in ``module.__version__`` (flat or ``src/`` layout)."""
-    from ..ci.release import _dunder_version
+    from ..files import dunder_version
 
     module, _dot, name = target.strip().rpartition(".")
     if not module or name != "__version__":
@@ -114,18 +114,18 @@ def _attr_version(root: str, target: str) -> Optional[str]:
     for base in (root, os.path.join(root, "src")):
         for candidate in (os.path.join(base, *parts, "__init__.py"), os.path.join(base, *parts) + ".py"):
             if os.path.isfile(candidate):
-                return _dunder_version(candidate)
+                return dunder_version(candidate)
     return None
 
 
 def project_facts(root: str) -> ProjectFacts:
     """What the project in ``root`` declares (module docstring); an empty record for a new one."""
-    from ..ci.release import _toml
+    from ..files import read_toml
 
     pyproject = os.path.join(root, "pyproject.toml")
     doc: Dict[str, Any] = {}
     if os.path.isfile(pyproject):
-        read = _toml(pyproject)
+        read = read_toml(pyproject)
         if read is None:
             return ProjectFacts(why="pyproject.toml cannot be read as TOML")
         doc = read

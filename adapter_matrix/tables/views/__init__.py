@@ -50,7 +50,7 @@ the torch the adapter release supports, or the adapter's own pin.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Callable, Dict, Optional
 
 from ...matrix.model import Matrix
 from ...matrix.queries import Releases
@@ -58,6 +58,7 @@ from ..formats import render_table
 from ..table import STATES, Column, Span, Table, TableCell
 from ..words import LANGS
 from .capabilities import capabilities
+from .common import Records
 from .companions import companions
 from .dimension import dimension
 from .grid import grid
@@ -99,7 +100,7 @@ def build(
     lang: str = "en",
     release: Releases = None,
     today: Optional[_dt.date] = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[Records] = None,
     dimension: Optional[str] = None,
 ) -> Table:
     """The table of ``view`` (``dimension`` names the dimension of the dimension view);
@@ -121,7 +122,7 @@ def render(
     lang: str = "en",
     release: Releases = None,
     today: Optional[_dt.date] = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[Records] = None,
     dimension: Optional[str] = None,
 ) -> str:
     """``view`` rendered as ``fmt`` (see :data:`adapter_matrix.tables.formats.FORMATS`)."""
