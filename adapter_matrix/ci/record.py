@@ -156,6 +156,11 @@ class ResultRecord:
     torch: Optional[str] = declare("the torch that ran, with its local label, e.g. `2.13.0+cpu`", evidence=True)
     torch_variant: Optional[str] = declare("its variant: the local label, e.g. `cpu`", evidence=True)
     adapter: Optional[str] = declare("the adapter version that ran", evidence=True)
+    binary: Optional[Dict[str, Any]] = declare(
+        "the binary check in the cell: `{ok, libraries, problems}`, the adapter's libraries read as the loader "
+        "will beside the cell's torch (null where check ran none)",
+        evidence=True,
+    )
     companions: Optional[Dict[str, str]] = declare(
         "the companion packages the cell installed, name → version", factory=dict, evidence="suites"
     )
@@ -221,6 +226,13 @@ class ResultRecord:
             torch=env.torch,
             torch_variant=env.torch_variant,
             adapter=env.adapter,
+            binary=None
+            if answer.binary is None
+            else {
+                "ok": bool(answer.binary.get("ok")),
+                "libraries": len(answer.binary.get("files") or ()),
+                "problems": [p.get("message", "") for p in answer.binary.get("problems") or ()],
+            },
             companions={c.name: c.installed for c in answer.companions if c.installed},
         )
 

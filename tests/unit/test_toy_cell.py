@@ -97,6 +97,8 @@ def test_a_compiled_adapter_is_built_in_its_cell_against_the_cells_torch(tmp_pat
     cached = "cached build tiny_accel-0.1.0-" in out  # a rerun installs the wheel built for this torch before
     assert cached or "compiled tiny_accel-0.1.0-" in out
     assert record["source_hash"] and record["build_cached"] is cached
+    # the cell's own check read the compiled extension against the cell's torch, and says so
+    assert record["binary"] == {"ok": True, "libraries": 1, "problems": []}, record["binary"]
 
 
 @pytest.mark.parametrize("example", ["cpp-adapter", "cmake-adapter"])
