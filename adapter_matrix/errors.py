@@ -1,4 +1,4 @@
-"""The one base of the errors a user can cause, each with the exit code it ends a command with.
+"""The one base of the errors a user can cause, and the exit codes every command ends with.
 
 Like cibuildwheel's errors with their ``return_code``: a module raises a subclass of
 :class:`AdapterMatrixError` with a one-line message (``compat.yaml:12:5: ...``), and
@@ -6,17 +6,36 @@ Like cibuildwheel's errors with their ``return_code``: a module raises a subclas
 ``error: MESSAGE`` and exits with :attr:`~AdapterMatrixError.exit_code`. No module below
 the CLI prints or exits.
 
-Exit codes (docs/commands.md): 0 supported, 1 unsupported or failed, 2 a usage error (a
-bad file, option or input), 3 works with a warning, 4 stopped by a signal (``tier``).
+The exit codes (docs/commands.md) are defined here and nowhere else: 0 supported, 1
+unsupported or failed, 2 a usage error (a bad file, option or input), 3 works with a
+warning, 4 stopped by a signal (``tier``; what finished is kept). A verdict's code is :attr:`adapter_matrix.matrix.status.Status.exit_code`.
 """
 
 from __future__ import annotations
 
-__all__ = ["AdapterMatrixError", "EXIT_UNSUPPORTED", "EXIT_USAGE", "EXIT_INTERRUPTED"]
+from typing import Iterable
 
-EXIT_UNSUPPORTED = 1
-EXIT_USAGE = 2
+__all__ = [
+    "AdapterMatrixError",
+    "EXIT_OK",
+    "EXIT_UNSUPPORTED",
+    "EXIT_USAGE",
+    "EXIT_WARNING",
+    "EXIT_INTERRUPTED",
+    "worst_exit_code",
+]
+
+EXIT_OK = 0
+EXIT_UNSUPPORTED = 1  # unsupported, broken, or a failed check
+EXIT_USAGE = 2  # a bad file, option or input
+EXIT_WARNING = 3  # works, with a warning: experimental, deprecated, end of life
 EXIT_INTERRUPTED = 4  # SIGTERM or SIGINT stopped a long run (tier); what finished is kept
+
+
+def worst_exit_code(codes: Iterable[int]) -> int:
+    """The worst of several answers' codes: a usage error, then unsupported, then a warning."""
+    found = set(codes)
+    return next((code for code in (EXIT_USAGE, EXIT_UNSUPPORTED, EXIT_WARNING) if code in found), EXIT_OK)
 
 
 class AdapterMatrixError(Exception):

@@ -18,11 +18,13 @@ import json
 import os
 import re
 import stat
-from typing import Any, Callable, Iterator, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple, Union
 
 from .errors import AdapterMatrixError
 
 __all__ = [
+    "read_toml",
+    "dunder_version",
     "MAX_READ_BYTES",
     "FileReadError",
     "FileWriteError",
@@ -336,3 +338,40 @@ def json_files(folder: str, limit: int = JSON_LIMIT, skip: Tuple[str, ...] = ())
 
 def _size(n: int) -> str:
     return f"{n // 2**20} MiB" if n >= 2**20 else f"{n // 2**10} KiB" if n >= 2**10 else f"{n} bytes"
+
+
+def read_toml(path: str) -> Optional[Dict[str, Any]]:
+    """A TOML file (pyproject.toml) as a dict; None when it cannot be read or parsed."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, ValueError):
+        return None  # `validate --pyproject` reports a broken file
+
+
+def dunder_version(path: str) -> Optional[str]:
+    """``__version__ = "X"`` in a Python file, read without importing it (importing an adapter activates it)."""
+    import ast
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), path)
+    except (OSError, ValueError, SyntaxError):
+        return None
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            if (
+                any(isinstance(t, ast.Name) and t.id == "__version__" for t in targets)
+                and isinstance(value, ast.Constant)
+                and isinstance(value.value, str)
+            ):
+                return value.value
+    return None

@@ -14,13 +14,17 @@ Each cell, in a fresh environment of the cell's Python:
 
 1. installs the cell's torch from the matrix's source and variant (its fallbacks after
    it) together with its companions (``ci: companions:``) in one resolver call;
-2. installs the adapter: the ``projects`` folders, built into wheels (sdist first, as an
-   index serves them) once per nox run, with their dependencies;
-3. proves with ``adapter-matrix check --json`` that the environment is the cell it claims
-   (Python, torch, variant, companions, a verdict that is not unsupported);
+2. installs the adapter: the ``projects`` folders built into wheels (sdist first, as an
+   index serves them), with their dependencies, and adapter-matrix itself (the copy running
+   nox). A pure-Python project is built once per nox run; a compiled one (``torch`` among its
+   build requirements) in each cell, against the cell's torch (:mod:`.ci.adapterbuild`);
+3. proves with the cell's own ``adapter-matrix check --json`` that the environment is the
+   cell it claims (Python, torch, variant, companions, a verdict that is not unsupported);
 4. builds the native part (``build``), if the adapter has one;
-5. runs the tests (a pytest path, or a command), with ``nox ... -- ARGS`` passed on;
-6. writes the result record to ``results/`` and the evidence record to the matrix's
+5. imports the adapter as installed and creates a tensor on the matrix's device
+   (``adapter: device:``): an adapter that installs but does not load fails here, with its error;
+6. runs the tests (a pytest path, or a command), with ``nox ... -- ARGS`` passed on;
+7. writes the result record to ``results/`` and the evidence record to the matrix's
    evidence folder (a run narrowed with posargs writes no evidence).
 
 Offline: ``ADAPTER_MATRIX_WHEELS=/opt/wheels:/path/to/wheelhouse`` (folders, ``:``
@@ -34,6 +38,7 @@ Hooks (``after_check``, ``after_tests``; ``build`` may be a function too) receiv
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -46,10 +51,11 @@ import nox
 from .ci import adapterbuild as _adapterbuild
 from .ci import cells as _cells
 from .ci import evidence as _evidence
+from .ci import load as _load
 from .ci.interpreters import expose
 from .ci.plan import SESSION, PlanRow, plan
 from .ci.release import past_releases
-from .ci.wheels import build_wheels
+from .ci.wheels import TOOL, WheelBuildError, build_wheels, tool_wheel
 from .device import opsweep as _opsweep
 from .device.build import build_requirements as _build_requirements
 from .device.opsweep.record import read_record as _read_sweep
@@ -164,9 +170,18 @@ class Adapter:
     description: str = "Install this cell's torch and the adapter's wheels, check the environment, run the tests."
     root: Optional[str] = None  # the folder the paths are relative to (default: where nox runs, the noxfile's)
     # a project that compiles against torch (``torch`` in its build requirements) is built in each
-    # cell (ci/adapterbuild.py): from its sdist unless ``sdist`` is off, within ``build_timeout`` s
+    # cell (ci/adapterbuild.py): from its sdist unless ``sdist`` is off, within ``build_timeout`` s,
+    # by ``build_command`` when given (the adapter's own: it leaves one wheel in ``{out}``)
     sdist: bool = True
     build_timeout: float = _adapterbuild.DEFAULT_TIMEOUT
+    build_command: Optional[Sequence[str]] = None
+    # before the tests: import the adapter and create a tensor on its device ("tensor"), or only
+    # import it ("import", for an adapter whose device holds no memory yet)
+    load: str = "tensor"
+
+    def __post_init__(self) -> None:
+        if self.load not in _load.LOAD_MODES:
+            raise ValueError(f"Adapter(load={self.load!r}): choose from {', '.join(_load.LOAD_MODES)}")
 
 
 class CellRun:
@@ -180,6 +195,7 @@ class CellRun:
         self.session = session
         self.row = row
         self.adapter = cells_.adapter
+        self.cells = cells_
         self.matrix: Matrix = cells_.matrix
         self.root = cells_.root
         self.results = _cells.results_dir(self.root)
@@ -232,8 +248,25 @@ class CellRun:
         _cells.verify_environment(self.row, dict(check), self.attempt.picks if self.attempt else ())
 
     def check_json(self) -> Dict[str, Any]:
-        """``adapter-matrix check --json`` on this matrix, inside the cell (exit 0, 1 or 3)."""
-        return self.json_run("adapter-matrix", "check", "--json", "--matrix", self.matrix.path, codes=(0, 1, 3))
+        """The cell's own ``adapter-matrix check --json`` on this matrix (exit 0, 1 or 3): never the
+        copy running nox, which would judge nox's environment instead of the cell's."""
+        return self.json_run(self._bin(TOOL), "check", "--json", "--matrix", self.matrix.path, codes=(0, 1, 3))
+
+    def load(self) -> Dict[str, Any]:
+        """Import the installed adapter and (``Adapter(load="tensor")``) create a tensor on the
+        matrix's device, in the cell; fail the cell with the adapter's own error if it does not load."""
+        adapter = self.matrix.adapter
+        args = _load.command(adapter.distribution, adapter.device, self.adapter.load == "tensor")
+        found = self.json_run("python", *args, codes=(0, 1))
+        if not found.get("loaded"):
+            self.fail(f"{adapter.distribution} is installed but does not load: {found.get('error')}")
+        self.session.log(
+            f"{adapter.distribution} loads: import {', '.join(found.get('modules', []))}"
+            + (f"; a tensor on {found['tensor']}" if found.get("tensor") else "")
+        )
+        if found.get("note"):
+            self.session.warn(found["note"])
+        return found
 
     def step(self, what: str, run: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run one step; a failing command (a compile error, a crashed suite) fails the cell with a record."""
@@ -262,24 +295,20 @@ class CellRun:
 
     # -- the record -------------------------------------------------------------------
 
-    def record(self, outcome: str, message: Optional[str] = None) -> Dict[str, Any]:
+    def record(self, outcome: str, message: Optional[str] = None) -> _cells.ResultRecord:
         """Write the result record and, unless posargs narrowed the run, the evidence record."""
-        written = _cells.write_record(
-            self.results,
-            self.row,
-            self.check,
-            self.suites,
-            self.build,
-            self.phases,
-            outcome,
-            message,
-            self.tree,
-            self.ops,
-            self.refusals,
-            self.companions_unavailable,
-            self.phase_cpu,
+        record = _cells.ResultRecord.planned(self.row).seen(self.check)
+        record = record.built(self.build).tested(self.suites).on_sources(self.tree)
+        record = dataclasses.replace(
+            record,
+            ops=self.ops,
+            companion_refusals=list(self.refusals),
+            companions_unavailable=dict(self.companions_unavailable),
         )
-        self.session.log(f"result record: {written['_path']}")
+        written = _cells.write_record(
+            self.results, record.finished(outcome, message, self.phases, phase_cpu=self.phase_cpu)
+        )
+        self.session.log(f"result record: {written.path}")
         if self.session.posargs:  # a narrowed suite is not evidence for the cell
             self.session.log("posargs narrow the suite: no evidence record written")
         else:  # into the folder of the record's release; refused (with why) when it is not evidence of it
@@ -304,7 +333,7 @@ class CellRun:
         pure_left = list(pure)
         for project in self.adapter.projects:
             path = os.path.join(self.root, project)
-            if not _adapterbuild.builds_against_torch(path):
+            if not self.cells.compiled(path):
                 if pure_left:
                     out.append(pure_left.pop(0))
                 continue
@@ -312,8 +341,8 @@ class CellRun:
                 out.append(self._build_compiled(project, path))
         return out
 
-    def _python(self) -> str:
-        return os.path.join(str(self.session.virtualenv.location), "bin", "python")
+    def _bin(self, name: str) -> str:
+        return os.path.join(str(self.session.virtualenv.location), "bin", name)
 
     def _build_compiled(self, project: str, path: str) -> str:
         from packaging.requirements import Requirement
@@ -326,12 +355,13 @@ class CellRun:
             "print(m.version('torch'), sys.implementation.cache_tag, sysconfig.get_platform())"
         )
         torch, tag, platform = str(self.run("python", "-c", probe, silent=True)).split()[-3:]
-        self.session.log(f"building {project} against torch {torch} ({tag}, {platform})")
+        name = _adapterbuild.project_name(path) or project
+        self.session.log(f"building {name} against torch {torch} ({tag}, {platform})")
         started = time.perf_counter()
         try:
             built = _adapterbuild.build_in_cell(
                 path,
-                self._python(),
+                self._bin("python"),
                 torch,
                 tag,
                 platform,
@@ -339,6 +369,7 @@ class CellRun:
                 sdist=self.adapter.sdist,
                 offline=bool(self.offline),
                 timeout=self.adapter.build_timeout,
+                command=self.adapter.build_command,
             )
         except _adapterbuild.BuildFailed as exc:
             log = os.path.join(self.results, f"{self.row.id}.build.log")
@@ -346,7 +377,7 @@ class CellRun:
             from .files import atomic_write
 
             atomic_write(log, exc.log or str(exc), follow=False)
-            self.fail(f"building {project} against torch {torch} failed: {exc} (the whole log: {log})")
+            self.fail(f"building {name} against torch {torch} failed: {exc} (the whole log: {log})")
             raise  # not reached: fail() ends the session
         self.session.log(("compiled " if built.compiled else "cached build ") + f"{built.wheel.name} ({built.key})")
         if self.build is None:  # the record says what the cell's adapter was built from
@@ -432,17 +463,38 @@ class Cells:
             row.id: row for row in plan(self.matrix, "full", skip=past_releases(self.matrix))
         }
         self._wheels: List[str] = []
+        self._tool: Optional[List[str]] = None
+
+    def compiled(self, project: str) -> bool:
+        """Whether ``project`` (a folder) is built in each cell: it compiles against torch, or
+        the adapter brings its own build command."""
+        return _adapterbuild.builds_against_torch(project) or (
+            self.adapter.build_command is not None and _adapterbuild.project_name(project) != TOOL
+        )
 
     def wheels(self, session: nox.Session) -> List[str]:
         """The wheels of the pure-Python projects, built once per nox run into ``.nox/_wheels``
         (a compiled project is built in each cell: :meth:`CellRun.adapter_wheels`)."""
         if not self._wheels:
             projects = [os.path.join(self.root, p) for p in self.adapter.projects]
-            pure = [p for p in projects if not _adapterbuild.builds_against_torch(p)]
+            pure = [p for p in projects if not self.compiled(p)]
             if pure:
                 session.log(f"building the wheels of {', '.join(os.path.relpath(p, self.root) for p in pure)}")
                 self._wheels.extend(str(w) for w in build_wheels(pure, os.path.join(self.root, ".nox", "_wheels")))
         return self._wheels
+
+    def tool(self, session: nox.Session) -> List[str]:
+        """adapter-matrix for the cell, as a wheel of the copy running nox (once per run), so that
+        the cell's ``check`` and the adapter's ``require()`` run in the cell's own environment;
+        none when a project is adapter-matrix itself (this repository)."""
+        if self._tool is None:
+            projects = [os.path.join(self.root, p) for p in self.adapter.projects]
+            if any(_adapterbuild.project_name(p) == TOOL for p in projects):
+                self._tool = []
+            else:
+                session.log(f"packing {TOOL} (the copy running nox) for the cells")
+                self._tool = [str(tool_wheel(os.path.join(self.root, ".nox", "_wheels", "tool")))]
+        return self._tool
 
     def run(self, session: nox.Session, row: PlanRow) -> None:
         cell = CellRun(session, row, self)
@@ -464,6 +516,8 @@ class Cells:
         if build is not None:
             with cell.phase("build"):
                 cell.build = build(cell) if callable(build) else cell.step("the build", cell.json_run, *build)
+        with cell.phase("load"):
+            cell.step("loading the adapter", cell.load)
         with cell.phase("tests"):
             junit = self._test(cell)
         if self.adapter.after_tests:
@@ -493,7 +547,13 @@ class Cells:
         more = list(wanted(row) if callable(wanted) else wanted)
         tester = ["pytest"] if isinstance(self.adapter.tests, Pytest) else []
         # as a user installs them: wheels, with their dependencies (torch is already the cell's)
-        cell.step("installing the adapter", cell.install, *cell.adapter_wheels(self.wheels(session)), *tester, *more)
+        try:
+            tool = self.tool(session)
+        except WheelBuildError as exc:
+            cell.fail(f"cannot install {TOOL} into the cell: {exc}")
+        cell.step(
+            "installing the adapter", cell.install, *cell.adapter_wheels(self.wheels(session)), *tool, *tester, *more
+        )
         extras = os.environ.get(EXTRAS_ENV, "").split()
         if extras:
             cell.step(f"installing {' '.join(extras)}", cell.install, *extras)

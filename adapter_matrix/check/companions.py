@@ -28,33 +28,31 @@ another torch), the companions move with it in the same command.
 
 from __future__ import annotations
 
-import re
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
+from ..answer import CompanionFix, CompanionSeen
 from ..matrix.diagnostics import Mark
 from ..matrix.model import Companion, CompanionRelease, Matrix, requirement
 from ..matrix.queries import cells
+from ..matrix.status import Status
+from .environment import AssumptionError
 from .facts import distribution_version
-from .outcome import Environment, Fix, Outcome, Verdict
+from .outcome import Environment, Fix, Verdict
+from .variants import is_variant, pytorch_index
 
 __all__ = [
     "BAD",
-    "PYTORCH_INDEX",
     "CompanionState",
     "detect_companions",
     "judge_companions",
     "with_companions",
-    "companion_document",
+    "companion_seen",
     "companion_line",
 ]
 
 BAD = ("unpaired", "variant")
-PYTORCH_INDEX = "https://download.pytorch.org/whl/{variant}"  # where PyTorch publishes labelled builds
-# Local labels that name a build variant on PyTorch's indexes; anything else (a source build's
-# +git1234) is not judged.
-_VARIANT = re.compile(r"^(cpu|cu\d+|rocm\d+(\.\d+)*|xpu|cpu\.cxx11\.abi|cxx11\.abi)$")
 
 
 class CompanionState(NamedTuple):
@@ -87,7 +85,8 @@ def detect_companions(
     """(companion, installed version or None, how it was found) for every declared companion.
 
     ``overrides`` maps a companion name to an assumed version, or to ``none`` for "not
-    installed". Raises :class:`ValueError` for an unknown name or a bad version.
+    installed". Raises :class:`~adapter_matrix.check.environment.AssumptionError` for an
+    unknown name or a bad version.
     """
     overrides = dict(overrides or {})
     out = []
@@ -95,21 +94,21 @@ def detect_companions(
         given = next((v for k, v in overrides.items() if matrix.companion(k) is comp), None)
         if given is not None:
             if given != "none" and _parse(given) is None:
-                raise ValueError(f"--companion {comp.name}={given!r} is not a PEP 440 version (or none)")
+                raise AssumptionError("companion", "is not a PEP 440 version (or none)", comp.name, given)
             out.append((comp, None if given == "none" else given, "--companion"))
         else:
             out.append((comp, distribution_version(comp.name), "distribution metadata"))
     unknown = [k for k in overrides if matrix.companion(k) is None]
     if unknown:
         declared = ", ".join(c.name for c in matrix.companions) or "none"
-        raise ValueError(
-            f"--companion names unknown companion(s) {', '.join(unknown)}; the matrix declares: {declared}"
+        raise AssumptionError(
+            "companion", f"names unknown companion(s) {', '.join(unknown)}; the matrix declares: {declared}"
         )
     return out
 
 
 def _judged(variant: Optional[str]) -> bool:
-    return variant is None or bool(_VARIANT.match(variant))
+    return variant is None or is_variant(variant)
 
 
 def _requirement(comp: Companion, release: CompanionRelease, variant: Optional[str]) -> str:
@@ -119,11 +118,13 @@ def _requirement(comp: Companion, release: CompanionRelease, variant: Optional[s
 
 def _index_options(matrix: Matrix, variant: Optional[str]) -> str:
     """Where a labelled build comes from: a source of the matrix with that variant and an
-    index, else PyTorch's index for the variant; PyPI (the default) for unlabelled ones."""
+    index, else PyTorch's index for the variant, if it has one (a C++11-ABI build has not:
+    the user's own index then); PyPI (the default) for unlabelled ones."""
     if not variant:
         return ""
     source = next((s for s in matrix.sources if s.variant == variant and s.index_url), None)
-    return f" --index-url {source.index_url if source else PYTORCH_INDEX.format(variant=variant)}"
+    index = source.index_url if source else pytorch_index(variant)
+    return f" --index-url {index}" if index else ""
 
 
 def judge_companions(
@@ -332,7 +333,7 @@ def with_companions(verdict: Verdict, matrix: Matrix, states: Sequence[Companion
     assumptions = verdict.assumptions + tuple(s.reason for s in states if s.state == "unknown")
     if not bad:
         return verdict._replace(fixes=fixes, assumptions=assumptions)
-    worse = verdict.outcome if verdict.outcome.exit_code == 1 else Outcome.UNSUPPORTED
+    worse = verdict.outcome if verdict.outcome.blocks else Status.UNSUPPORTED
     return verdict._replace(
         outcome=worse,
         reasons=verdict.reasons + tuple(s.reason for s in bad),
@@ -351,24 +352,24 @@ _SAYS = {
 }
 
 
-def companion_document(state: CompanionState) -> Dict[str, object]:
-    """One entry of ``check --json``'s ``companions`` list (keys documented in docs/commands.md)."""
+def companion_seen(state: CompanionState) -> CompanionSeen:
+    """One entry of the answer's ``companions`` (keys documented in docs/commands.md)."""
     release = state.release
-    return {
-        "name": state.companion.name,
-        "installed": state.installed,
-        "variant": state.version.local if state.version is not None else None,
-        "source": state.source,
-        "state": state.state,
-        "requires": f"torch{requirement(release.torch)}" if release is not None else None,
-        "reason": state.reason or None,
-        "decided_by": [str(m) for m in state.decided_by],
-        "fix": None if state.fix is None else {"summary": state.fix.summary, "commands": list(state.fix.commands)},
-    }
+    return CompanionSeen(
+        name=state.companion.name,
+        installed=state.installed,
+        variant=state.version.local if state.version is not None else None,
+        source=state.source,
+        state=state.state,
+        requires=f"torch{requirement(release.torch)}" if release is not None else None,
+        reason=state.reason or None,
+        decided_by=tuple(str(m) for m in state.decided_by),
+        fix=None if state.fix is None else CompanionFix(state.fix.summary, tuple(state.fix.commands)),
+    )
 
 
-def companion_line(entry: Dict[str, object]) -> str:
+def companion_line(seen: CompanionSeen) -> str:
     """The report's line for an installed companion, e.g. ``0.29.1  (requires torch>=2.14.0: does not pair)``."""
-    requires = f"requires {entry['requires']}" if entry["requires"] else ""
-    detail = ": ".join(x for x in (requires, _SAYS.get(str(entry["state"]), "")) if x)
-    return f"{entry['installed']}  ({detail})" if detail else str(entry["installed"])
+    requires = f"requires {seen.requires}" if seen.requires else ""
+    detail = ": ".join(x for x in (requires, _SAYS.get(seen.state, "")) if x)
+    return f"{seen.installed}  ({detail})" if detail else str(seen.installed)

@@ -3,7 +3,8 @@
 Each :class:`~adapter_matrix.matrix.model.Detector` names one source: an environment
 variable, a file matched with a regex, a command (run without a shell, with a
 timeout) whose output is matched with a regex, a Python distribution, or a built-in
-(``os``: linux, windows, macos; ``arch``: x86_64, aarch64, as wheel tags spell them). Detectors
+(``os``: linux, windows, macos; ``arch``: x86_64, aarch64, as wheel tags spell them), or a
+preset for a vendor toolkit (:mod:`.presets`: ``cann``, ``ascend-driver``, ...). Detectors
 are tried in order; the first that yields a version wins. A detector that fails says
 why, and a dimension no detector can read is *unknown*, never an exception.
 """
@@ -100,6 +101,11 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
         return _match(detector.regex, raw, detector.template)
     if kind == "file":
         path = os.path.expanduser(os.path.expandvars(target[0]))
+        from .facts import judged
+
+        other = judged()
+        if other is not None and other.root != "/" and os.path.isabs(path):  # check --env IMAGE_ROOT: the image's file
+            path = os.path.join(other.root, path.lstrip("/"))
         try:
             data = read_regular(path, FILE_BYTES, truncate=True)
         except FileReadError as exc:
@@ -116,6 +122,9 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
     if kind == "builtin":
         found = builtin_value(target[0])
         return (found, None) if found else (None, f"no built-in detector {target[0]!r}")
+    if kind == "preset":
+        found, _where, why = _preset(target[0])
+        return found, why
     if kind == "distribution":
         from .facts import distribution_version
 
@@ -126,13 +135,26 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
     return None, f"unknown detector kind {kind!r}"  # pragma: no cover - the loader rejects these
 
 
+def _preset(name: str) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+    from .facts import judged
+    from .presets import run_preset
+
+    other = judged()
+    return run_preset(name, other.root if other is not None else "/")
+
+
 def detect(dimension: Dimension) -> Detection:
     """Try each detector of ``dimension`` in order."""
     failures: List[str] = []
     for detector in dimension.detectors:
-        value, error = run_detector(detector)
+        if detector.kind == "preset":  # its source names where it read the version
+            value, where, error = _preset(detector.target[0])
+            source = f"{detector.describe()}: {where}"
+        else:
+            value, error = run_detector(detector)
+            source = detector.describe()
         if value is not None:
-            return Detection(dimension.name, value, detector.describe(), None)
+            return Detection(dimension.name, value, source, None)
         failures.append(error or "no answer")
     why = "; ".join(failures) if failures else "no detector is declared"
     return Detection(dimension.name, None, None, why)

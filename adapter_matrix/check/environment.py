@@ -10,12 +10,24 @@ from typing import Dict, NamedTuple, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
+from ..errors import AdapterMatrixError
 from ..matrix.model import ABSENT, Dimension, Matrix, PythonVersion, Value
 from .detectors import Detection, detect
 from .facts import distribution_requires, distribution_version, python_identity
 from .outcome import Environment
 
-__all__ = ["Installed", "current_python", "dimension_value", "detect_environment", "torch_family"]
+__all__ = ["AssumptionError", "Installed", "current_python", "dimension_value", "detect_environment", "torch_family"]
+
+
+class AssumptionError(AdapterMatrixError, ValueError):
+    """A value a what-if question assumes that the matrix cannot take. ``kind`` is what was
+    assumed (``torch``, ``adapter``, ``dimension``, ``companion``); ``name`` and ``value``
+    the assumption (no ``value``: the names in ``problem`` are not the matrix's)."""
+
+    def __init__(self, kind: str, problem: str, name: Optional[str] = None, value: Optional[str] = None) -> None:
+        self.kind, self.problem, self.name, self.value = kind, problem, name, value
+        said = f"{name}={value!r}" if name and value is not None else repr(value) if value is not None else ""
+        super().__init__(f"assumed {kind} {said} {problem}".replace("  ", " "))
 
 
 class Installed(NamedTuple):
@@ -80,7 +92,7 @@ def detect_environment(
 ) -> Installed:
     """Detect the environment; each keyword overrides one detected value (what-if questions).
 
-    Raises :class:`ValueError` for an override that is not a valid version.
+    Raises :class:`AssumptionError` for an override that is not a valid version or value.
     """
     detected_python, full, implementation = current_python()
     if python is not None:
@@ -90,7 +102,7 @@ def detect_environment(
     adapter_text = adapter if adapter is not None else distribution_version(matrix.adapter.distribution)
     for label, text, given in (("torch", torch_text, torch), ("adapter", adapter_text, adapter)):
         if given is not None and _parse(text) is None:
-            raise ValueError(f"--{label} {text!r} is not a PEP 440 version")
+            raise AssumptionError(label, "is not a PEP 440 version", value=text)
     overrides = dimensions or {}
     detections = []
     dim_values = []
@@ -106,7 +118,7 @@ def detect_environment(
         if found.value is not None and value is None:
             found = Detection(dim.name, None, found.source, f"{found.value!r} is not a PEP 440 version")
             if dim.name in overrides:
-                raise ValueError(f"--set {dim.name}={overrides[dim.name]!r} is not a PEP 440 version")
+                raise AssumptionError("dimension", "is not a PEP 440 version", dim.name, overrides[dim.name])
         if (
             value is not None
             and dim.kind == "enum"
@@ -114,14 +126,15 @@ def detect_environment(
             and not any(value.same(v) for v in dim.values)
         ):
             known = ", ".join(str(v) for v in dim.values)
-            raise ValueError(f"--set {dim.name}={overrides[dim.name]!r} is not one of its values ({known})")
+            raise AssumptionError("dimension", f"is not one of its values ({known})", dim.name, overrides[dim.name])
         detections.append(found)
         dim_values.append((dim.name, value))
     unknown = set(overrides) - {d.name for d in matrix.dimensions}
     if unknown:
-        raise ValueError(
-            f"--set names unknown dimension(s) {', '.join(sorted(unknown))}; the matrix declares: "
-            + (", ".join(d.name for d in matrix.dimensions) or "none")
+        raise AssumptionError(
+            "dimension",
+            f"names unknown dimension(s) {', '.join(sorted(unknown))}; the matrix declares: "
+            + (", ".join(d.name for d in matrix.dimensions) or "none"),
         )
     env = Environment(
         python=python or detected_python,

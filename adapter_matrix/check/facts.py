@@ -8,13 +8,44 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
-__all__ = ["python_identity", "distribution_version", "distribution_requires"]
+if TYPE_CHECKING:
+    from .elsewhere import Target
+
+__all__ = [
+    "python_identity",
+    "distribution_version",
+    "distribution_requires",
+    "distribution_folder",
+    "judge",
+    "judged",
+    "search_path",
+]
+
+_judged: Optional[Target] = None  # `check --env`: another environment's files instead of this process
+
+
+def judge(target: Optional[Target]) -> None:
+    """Read the facts of ``target`` from now on (None: this process again)."""
+    global _judged
+    _judged = target
+
+
+def judged() -> Optional[Target]:
+    """The other environment being judged, if any."""
+    return _judged
+
+
+def search_path() -> List[str]:
+    """Where distributions are looked up: ``sys.path``, or the judged environment's import path."""
+    return list(_judged.paths) if _judged is not None else sys.path
 
 
 def python_identity() -> Tuple[str, str, str]:
     """(feature release such as ``3.11`` or ``3.13t``, full version, implementation name)."""
+    if _judged is not None:
+        return _judged.python, _judged.python_full, "cpython"
     info = sys.version_info
     feature = f"{info.major}.{info.minor}" + ("t" if _free_threaded() else "")
     full = f"{info.major}.{info.minor}.{info.micro}" + (
@@ -63,7 +94,7 @@ def distribution_version(name: str) -> Optional[str]:
     """
     wanted = _normalize(name)
     archives = False
-    for entry in sys.path:
+    for entry in search_path():
         try:
             names = os.listdir(entry or ".")
         except NotADirectoryError:
@@ -79,7 +110,7 @@ def distribution_version(name: str) -> Optional[str]:
                 )
                 if version:
                     return version
-    if not archives:
+    if not archives or _judged is not None:
         return None
     from importlib import metadata
 
@@ -93,7 +124,7 @@ def distribution_requires(name: str) -> Tuple[str, ...]:
     """The ``Requires-Dist`` lines of an installed distribution (``()`` when it is not
     installed): PyPI's CUDA torch is told from a CPU one by its ``nvidia-*`` requirements."""
     wanted = _normalize(name)
-    for entry in sys.path:
+    for entry in search_path():
         try:
             names = os.listdir(entry or ".")
         except OSError:
@@ -112,3 +143,21 @@ def distribution_requires(name: str) -> Tuple[str, ...]:
                 except OSError:
                     return ()
     return ()
+
+
+def distribution_folder(name: str, paths: Optional[Sequence[str]] = None) -> Optional[Tuple[str, str]]:
+    """``(site folder, dist-info folder)`` of the installed distribution ``name``, looked
+    up along ``paths`` (default ``sys.path``) as :func:`distribution_version` looks; None
+    when absent. The binary check reads its ``RECORD`` from there."""
+    wanted = _normalize(name)
+    for entry in search_path() if paths is None else paths:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for item in names:
+            if item.endswith(".dist-info") and _normalize(item.split("-", 1)[0]) == wanted:
+                folder = os.path.join(entry or ".", item)
+                if _metadata_version(os.path.join(folder, "METADATA")):
+                    return entry or ".", folder
+    return None

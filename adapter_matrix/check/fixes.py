@@ -12,17 +12,17 @@ Whatever a fix does not name in ``changes`` stays as installed.
 from __future__ import annotations
 
 import datetime as _dt
-import re
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Tuple
 
 from packaging.version import Version
 
 from ..matrix.model import Matrix, Release, Status, TorchLine, Value
 from ..matrix.queries import Cell, claimed_lines, claimed_patches, dimension_values, pythons_for
 from .claims import assess
-from .outcome import RANK, Environment, Fix, Outcome
+from .outcome import Environment, Fix
+from .variants import index_label, pytorch_index
 
-__all__ = ["fixes", "install_fix", "torch_requirement"]
+__all__ = ["fixes", "install_fix", "torch_index", "torch_requirement"]
 
 
 def torch_requirement(release: Release, line: TorchLine) -> str:
@@ -40,10 +40,6 @@ def torch_requirement(release: Release, line: TorchLine) -> str:
 
 
 _REACHABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
-# torch's own indexes, one per local label (cpu, xpu, cu126, rocm6.2): where a kept
-# variant comes from when the matrix declares no source for it
-_PYTORCH_INDEX = "https://download.pytorch.org/whl/{label}"
-_PYTORCH_LABEL = re.compile(r"(cpu|xpu|cu\d+|rocm\d+(\.\d+)*)\Z")
 
 
 class _Target(NamedTuple):
@@ -82,30 +78,59 @@ def _dimension_plan(
     return dims, tuple(changed), tuple(unknown)
 
 
-def _family_label(matrix: Matrix, env: Environment, release: Release) -> Tuple[bool, Optional[str]]:
-    """Whether ``release`` keeps the user's torch variant family, and the local label its
-    torch carries then. The family is the installed torch's label (``+xpu``; none for
-    PyPI's build): the user's hardware, like an OS, so a fix keeps it unless the matrix
-    says ``torch-variants: {changeable: true}`` or no torch is installed."""
+def _families(matrix: Matrix, env: Environment) -> FrozenSet[Optional[str]]:
+    """The torch variant families a fix may land in: the installed torch's (its local
+    label, ``None`` for PyPI's build: the user's hardware), and the one the installed
+    adapter release requires on this machine (a user who installed IPEX 2.8.0+cpu beside
+    PyPI's torch chose the CPU build: torch 2.8.0+cpu is their fix)."""
+    families = {env.torch.local if env.torch is not None else None}
+    if env.adapter is not None:
+        entries = matrix.releases_of(env.adapter)
+        here = [r for r in entries if _fits(matrix, r, env)] or list(entries)
+        families.update(r.variant for r in here if r.variant is not None)
+    return frozenset(families)
+
+
+def _fits(matrix: Matrix, release: Release, env: Environment) -> bool:
+    """Whether ``release`` accepts every detected value the user cannot change (an OS, an arch)."""
+    for name, constraint in release.dimensions:
+        dim, value = matrix.dimension(name), env.dimension(name)
+        if dim is not None and not dim.changeable and value is not None and not constraint.contains(value):
+            return False
+    return True
+
+
+def _family_label(
+    matrix: Matrix, env: Environment, release: Release, families: FrozenSet[Optional[str]]
+) -> Tuple[bool, Optional[str]]:
+    """Whether ``release`` keeps to a torch variant family a fix may land in
+    (:func:`_families`), and the local label its torch carries then. The installed torch's
+    family is kept unless the release is the installed adapter and needs the family the
+    user chose with it, the matrix says ``torch-variants: {changeable: true}``, or no
+    torch is installed."""
     if env.torch is None or matrix.variants_changeable:
         return True, release.variant
-    label = env.torch.local
-    if release.variant is not None and release.variant != label:
-        return False, None
-    return True, label
+    if release.variant is not None and release.variant != env.torch.local:
+        # the family the installed adapter requires, for a fix that keeps that adapter
+        return release.version == env.adapter and release.variant in families, release.variant
+    return True, env.torch.local
 
 
-def _torch_index(matrix: Matrix, release: Release, line: TorchLine, label: Optional[str]) -> Optional[str]:
+def torch_index(matrix: Matrix, release: Release, line: TorchLine, label: Optional[str]) -> Optional[str]:
     """The pip options that find torch of ``label`` for ``release`` ('' for PyPI), or
     ``None`` when no known index has that build."""
     src = None
     if release.torch_source:
         src = matrix.source(release.torch_source)
+        serves = src.variant or index_label(src.index_url or "") if src is not None else None
+        if label and serves and serves != label:
+            return None  # the source has another build only: no +cpu nightly on the xpu nightly index
     elif label:
         # a source the user's pip can reach: an index; a find-links folder is one machine's disk
         src = next((s for s in matrix.sources if s.variant == label and s.index_url), None)
         if src is None:
-            return f" --index-url {_PYTORCH_INDEX.format(label=label)}" if _PYTORCH_LABEL.match(label) else None
+            index = pytorch_index(label)  # torch's own index for a kept variant, if it has one
+            return f" --index-url {index}" if index else None
     if src is None or src.name == "pypi":
         return ""
     if src.index_url:
@@ -119,17 +144,22 @@ def _targets(matrix: Matrix, env: Environment, today: _dt.date) -> List[_Target]
     installed torch itself where the release claims it. One pass over the releases."""
     out: List[_Target] = []
     installed = env.torch
+    families = _families(matrix, env)
     for order, release in enumerate(matrix.releases):
-        keeps_family, label = _family_label(matrix, env, release)
+        keeps_family, label = _family_label(matrix, env, release, families)
         if not keeps_family:
             continue
         plan = _dimension_plan(matrix, release, env)
         if plan is None:
             continue
         dims, changed, unknown = plan
+        # another family only by pip in this environment: the evidence is the user's adapter, not the machine
+        leaves = installed is not None and not matrix.variants_changeable and label != installed.local
+        if leaves and (changed or unknown):
+            continue
         cell_dims = tuple((name, value) for name, _c in release.dimensions if (value := dims.get(name)) is not None)
         for line, patches in claimed_lines(matrix, release):
-            if _torch_index(matrix, release, line, label) is None:
+            if torch_index(matrix, release, line, label) is None:
                 continue
             claims_installed = (
                 installed is not None
@@ -140,6 +170,8 @@ def _targets(matrix: Matrix, env: Environment, today: _dt.date) -> List[_Target]
             newest = max(patches)
             fresh = Version(f"{newest}+{label}") if label else newest
             for python in pythons_for(release, line):
+                if leaves and python != env.python:
+                    continue
                 # keep the installed torch (not in a new environment: a new Python), or
                 # install the one the release claims
                 choices = [fresh]
@@ -218,7 +250,7 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
         f" --extra-index-url {release.index_url}" if release.index_url else ""
     )
     requirement = _torch_pin(env, release, cell)
-    index = _torch_index(matrix, release, cell.line, cell.torch.local) or ""
+    index = torch_index(matrix, release, cell.line, cell.torch.local) or ""
     # A new Python is a new environment: it needs torch and the adapter, changed or not.
     install_torch, install_adapter = torch_changes or python_changes, adapter_changes or python_changes
     commands: List[str] = []
@@ -245,7 +277,7 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     return Fix(summary, tuple(commands), changes, cell, manual)
 
 
-def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Outcome, limit: int = 3) -> List[Fix]:
+def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Status, limit: int = 3) -> List[Fix]:
     """The fixes for an environment whose verdict is ``now``, ranked as a user would
     choose (docs/check.md, "How fixes are ranked"):
 
@@ -255,14 +287,19 @@ def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Outcome, limit
     3. supported before experimental or deprecated at the same cost;
     4. only fixes that improve the verdict (an experimental user is offered supported
        cells only);
-    5. never one that reinstalls what is installed, or leaves the installed torch's
-       variant family or a dimension the user cannot change.
+    5. never one that reinstalls what is installed, or changes a dimension the user
+       cannot change; never one that leaves the installed torch's variant family, unless
+       it keeps the installed adapter and installs the torch build that adapter requires,
+       by pip alone (then after those that keep the family).
 
-    Ties go to the torch line nearest the installed one (the newer on ties), then as the
-    file orders releases, then the nearest Python. A fix that changes more than a listed
-    one (with the same manual steps) for a status no better is left out. At most
-    ``limit`` fixes, the best driver-level fix always among them, last. Cost: one pass
-    over the releases and a sort of the usable cells.
+    Ties go to the torch line nearest the installed one (the newer on ties), then to the
+    installed torch's own version (``2.9.0`` -> ``2.9.0+cpu`` before ``2.9.1+cpu``), then
+    as the file orders releases (the newest release first: a line's newest post-release),
+    then the nearest Python. A fix that changes more than a listed one, with no fewer
+    manual steps, for a status no better, is left out: no listed fix changes more
+    packages than another for a status no better. At most ``limit`` fixes, the best
+    driver-level fix always among them, last. Cost: one pass over the releases and a
+    sort of the usable cells.
     """
 
     def line_key(v: Version) -> int:
@@ -271,7 +308,7 @@ def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Outcome, limit
     ranked = []
     for target in _targets(matrix, env, today):
         cell = target.cell
-        if RANK[Outcome(cell.status.value)] >= RANK[now]:
+        if cell.status.rank >= now.rank:
             continue  # rule 4: it would not improve the verdict
         changes, manual = _what_changes(env, target)[:2]
         if not changes:
@@ -283,12 +320,17 @@ def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Outcome, limit
             distance = abs(gap) * 2 + int(gap < 0)  # the nearest line, the newer one on ties
         python_gap = abs(line_key(cell.python.version) - line_key(env.python.version))
         pip_only = not manual and "python" not in changes
+        # another variant family after those that keep it, unless the matrix says the family is no machine's
+        other_family = env.torch is not None and not matrix.variants_changeable and cell.torch.local != env.torch.local
+        other_version = env.torch is not None and Version(cell.torch.public) != Version(env.torch.public)
         key = (
             bool(target.changed_dims),
             not pip_only,
             len(changes),
             _REACHABLE.index(cell.status),
+            other_family,
             distance,
+            other_version,
             -target.order,
             python_gap,
         )
@@ -303,9 +345,9 @@ def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Outcome, limit
         if not target.changed_dims and len(kept) >= limit:
             continue
         rank = _REACHABLE.index(target.cell.status)
-        # dominated: a listed fix with the same manual steps changes less for a status as good
+        # dominated: a listed fix changes less, with no manual step this one lacks, for a status as good
         if any(
-            c.manual == manual and set(c.changes) <= set(changes) and _REACHABLE.index(c.cell.status) <= rank
+            set(c.manual) <= set(manual) and set(c.changes) <= set(changes) and _REACHABLE.index(c.cell.status) <= rank
             for c in kept + driver
         ):
             continue

@@ -49,8 +49,9 @@ from types import FrameType
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from .._version import __version__
-from ..errors import AdapterMatrixError
+from ..errors import EXIT_UNSUPPORTED, AdapterMatrixError
 from ..matrix.cache import cache_root, trusted_entry
+from ..matrix.status import Status
 from .facts import distribution_version, python_identity
 
 __all__ = [
@@ -67,22 +68,19 @@ __all__ = [
 
 ALLOW_ENV = "ADAPTER_MATRIX_ALLOW_UNSUPPORTED"
 MATRIX_NAME = "compat.yaml"
-_BLOCKING = ("unsupported", "broken")
-_WARNING = ("deprecated", "eol")
 _CHEAP = ("env", "file", "distribution", "builtin")  # detectors an import may run; `command` is check's
-_OUTCOMES = ("supported", "experimental", "deprecated", "eol", "broken", "unsupported")
 
 
 class UnsupportedEnvironment(AdapterMatrixError, RuntimeError):
     """The running torch/Python is not a combination the adapter supports; the message has the fix."""
 
-    exit_code = 1
+    exit_code = EXIT_UNSUPPORTED
 
 
 class Selection(NamedTuple):
     """The verdict for one environment and the shim module that serves its torch."""
 
-    outcome: str  # an Outcome value: supported, experimental, deprecated, eol, broken, unsupported
+    outcome: Status
     shim: Optional[str]
     message: str
     # whether the escape hatch can activate anything: an adapter without shims always can; one
@@ -93,7 +91,7 @@ class Selection(NamedTuple):
 class Support(NamedTuple):
     """What :func:`require` found: the verdict, the shim to use, and whether to activate."""
 
-    outcome: str
+    outcome: Status
     shim: Optional[str]  # the shim module for this torch (e.g. ``my_adapter.shims.torch_2_4``)
     message: str  # the verdict and the fix, one paragraph
     matrix: str  # the matrix file that decided
@@ -121,13 +119,14 @@ def under_autoload() -> bool:
 
 
 def explain(answer: Any, distribution: str, torch_version: Optional[str]) -> str:
-    """One message for a :class:`~adapter_matrix.check.verdict.Verdict`: what is wrong and the fix."""
+    """One message for a :class:`~adapter_matrix.check.verdict.Verdict`: what is wrong and the
+    fix, as ``check`` shows them (:func:`~adapter_matrix.check.report.verdict_lines`): the
+    first reason and the first two fixes."""
+    from .report import verdict_lines
+
     torch_text = f"torch {torch_version}" if torch_version else "no torch"
-    lines = [f"{distribution} with {torch_text}: {answer.outcome}" + "".join(f": {r}" for r in answer.reasons[:1])]
-    for i, fix in enumerate(answer.fixes[:2]):
-        lines.append(("fix: " if i == 0 else "or:  ") + fix.summary)
-        lines.extend(f"    {c}" for c in fix.commands)
-    return "\n".join(lines)
+    lines = verdict_lines(f"{distribution} with {torch_text}: ", answer, reasons=1, fixes=2)
+    return "\n".join("".join(text for text, _style in line) for line in lines)
 
 
 # -- memos -------------------------------------------------------------------------------
@@ -285,7 +284,7 @@ def _decide(
     answer = verdict(matrix, env)
     shim = answer.shim or (shim_for(matrix, env.torch) if env.torch is not None else None)
     return Selection(
-        answer.outcome.value,
+        answer.outcome,
         shim.module if shim else None,
         explain(answer, matrix.adapter.distribution, torch_version),
         shim is not None or not (matrix.declares_shims and matrix.shims),
@@ -315,16 +314,19 @@ def select(
     memo = _read_memo("verdict", key)
     if (
         memo is not None
-        and memo.get("outcome") in _OUTCOMES
+        and memo.get("outcome") in _STATUSES
         and isinstance(memo.get("message"), str)
         and (memo.get("shim") is None or isinstance(memo.get("shim"), str))
         and isinstance(memo.get("forceable"), bool)
         and len(memo) == 4
     ):
-        return Selection(memo["outcome"], memo["shim"], memo["message"], memo["forceable"])
+        return Selection(Status(memo["outcome"]), memo["shim"], memo["message"], memo["forceable"])
     selection = _decide(matrix_path, torch_version, adapter_version, found)
-    _write_memo("verdict", key, selection._asdict())
+    _write_memo("verdict", key, {**selection._asdict(), "outcome": selection.outcome.value})
     return selection
+
+
+_STATUSES = {s.value for s in Status}  # what a verdict memo may say
 
 
 # -- the adapter's call ------------------------------------------------------------------
@@ -410,6 +412,12 @@ def _privateuse1_clash(package: str, path: str) -> Optional[str]:
     )
 
 
+def _allowed() -> bool:
+    """Whether the escape hatch is set: ``1``, ``true``, ``yes``; ``0``, ``false``, ``no``,
+    ``off`` or empty mean unset (a user who writes ``=0`` to be safe must not be forced)."""
+    return os.environ.get(ALLOW_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
 def require(
     package: str,
     *,
@@ -438,7 +446,7 @@ def require(
         if not autoload:
             raise
         warnings.warn(f"{package} was not activated: {exc}", RuntimeWarning, stacklevel=2)
-        return Support("unsupported", None, str(exc), "", False)
+        return Support(Status.UNSUPPORTED, None, str(exc), "", False)
     usable = True
     clash = (
         None if torch_version else _privateuse1_clash(package, path)
@@ -446,10 +454,10 @@ def require(
     if clash is not None:  # torch would say only "already been set! Current backend: npu"
         if autoload:
             warnings.warn(f"{package} was not activated: {clash}", RuntimeWarning, stacklevel=2)
-            return Support("unsupported", selection.shim, clash, path, False)
+            return Support(Status.UNSUPPORTED, selection.shim, clash, path, False)
         raise UnsupportedEnvironment(clash)
-    if selection.outcome in _BLOCKING:
-        if os.environ.get(ALLOW_ENV) and selection.forceable:
+    if selection.outcome.blocks:
+        if _allowed() and selection.forceable:
             warnings.warn(
                 selection.message + f"\n({ALLOW_ENV} is set: activating anyway)", RuntimeWarning, stacklevel=2
             )
@@ -466,6 +474,6 @@ def require(
             raise UnsupportedEnvironment(
                 selection.message + f"\n({ALLOW_ENV} cannot help: no shim of {package} serves torch {torch_text})"
             )
-    elif selection.outcome in _WARNING:
+    elif selection.outcome.warns:
         warnings.warn(selection.message, FutureWarning, stacklevel=2)
     return Support(selection.outcome, selection.shim, selection.message, path, usable)

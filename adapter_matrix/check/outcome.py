@@ -1,12 +1,12 @@
-"""What ``check`` answers with: the outcome and its exit code, the environment asked
-about, the fixes and the verdict that carries them.
+"""What ``check`` answers with: the environment asked about, the fixes and the verdict
+that carries them (its outcome is a :class:`~adapter_matrix.matrix.status.Status`, with
+its exit code).
 
 Types only: :mod:`.verdict` decides, :mod:`.fixes` searches, and both speak these.
 """
 
 from __future__ import annotations
 
-import enum
 from typing import NamedTuple, Optional, Tuple
 
 from packaging.version import Version
@@ -14,31 +14,9 @@ from packaging.version import Version
 from ..matrix.diagnostics import Mark
 from ..matrix.model import PythonVersion, Release, ShimRange, TorchLine, Value
 from ..matrix.queries import Cell
+from ..matrix.status import Status
 
-__all__ = ["Outcome", "Environment", "Fix", "Verdict", "RANK"]
-
-
-class Outcome(str, enum.Enum):
-    """The answer of ``check``; each has a documented exit code."""
-
-    SUPPORTED = "supported"
-    EXPERIMENTAL = "experimental"
-    DEPRECATED = "deprecated"
-    EOL = "eol"
-    BROKEN = "broken"
-    UNSUPPORTED = "unsupported"
-
-    @property
-    def exit_code(self) -> int:
-        """0 supported; 3 works with a warning; 1 unsupported or known broken."""
-        if self is Outcome.SUPPORTED:
-            return 0
-        if self in (Outcome.EXPERIMENTAL, Outcome.DEPRECATED, Outcome.EOL):
-            return 3
-        return 1
-
-    def __str__(self) -> str:
-        return self.value
+__all__ = ["Environment", "Fix", "Verdict"]
 
 
 class Environment(NamedTuple):
@@ -75,7 +53,7 @@ class Fix(NamedTuple):
 class Verdict(NamedTuple):
     """The answer for one environment, with the rows that decided it."""
 
-    outcome: Outcome
+    outcome: Status  # the status of the environment's cell; unsupported when none claims it
     reasons: Tuple[str, ...]
     release: Optional[Release] = None
     line: Optional[TorchLine] = None
@@ -87,7 +65,3 @@ class Verdict(NamedTuple):
     @property
     def exit_code(self) -> int:
         return self.outcome.exit_code
-
-
-RANK = {o: i for i, o in enumerate(Outcome)}
-"""Outcomes from best to worst: the verdict keeps the best answer, a fix must improve on it."""

@@ -1,103 +1,74 @@
-"""The answer of ``adapter-matrix check``, as a JSON document and as a terminal report.
-
-The JSON document (``check --json``) is a stable interface, documented in docs/commands.md
-(``CHECK_KEYS`` lists its keys; a test holds the two together).
+"""The answer of ``adapter-matrix check``: built once (:func:`answer_of`), then printed as the
+JSON document (:class:`~adapter_matrix.answer.CheckDocument`) or rendered for the terminal
+(:func:`render_check`). :func:`verdict_lines` is the one rendering of a verdict and its
+fixes: the report shows it, and :func:`~adapter_matrix.check.guard.require` raises it.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
+from ..answer import ANSWER_SECTIONS, Answer, CellSeen, DimensionSeen, EnvironmentSeen, FixSeen
+from ..documents import keys_of
 from ..files import printable
 from ..matrix.model import Matrix
 from ..matrix.queries import Cell
-from .companions import CompanionState, companion_document, companion_line
+from .companions import CompanionState, companion_line, companion_seen
 from .environment import Installed
 from .outcome import Fix, Verdict
 
-__all__ = ["CHECK_SCHEMA", "CHECK_KEYS", "check_document", "combined_exit_code", "render_check"]
+__all__ = ["CHECK_KEYS", "answer_of", "check_lines", "verdict_lines", "render_check"]
 
-CHECK_SCHEMA = 1
-CHECK_KEYS = (
-    "matrix",
-    "origin",
-    "adapter",
-    "environment",
-    "verdict",
-    "exit_code",
-    "reasons",
-    "assumptions",
-    "release",
-    "torch_line",
-    "shim",
-    "decided_by",
-    "companions",
-    "fixes",
-)
+CHECK_KEYS = tuple(k.name for k in keys_of(Answer) if k.name not in ANSWER_SECTIONS)
+"""The keys of every answer (docs/commands.md documents each; a test holds the two together)."""
 
 
-def _cell(cell: Cell) -> Dict[str, Any]:
-    return {
-        "release": str(cell.release.version),
-        "torch": str(cell.torch),
-        "python": str(cell.python),
-        "dimensions": {name: str(value) for name, value in cell.dimensions},
-        "status": cell.status.value,
-    }
+def _cell(cell: Cell) -> CellSeen:
+    return CellSeen(
+        release=str(cell.release.version),
+        torch=str(cell.torch),
+        python=str(cell.python),
+        dimensions={name: str(value) for name, value in cell.dimensions},
+        status=cell.status,
+    )
 
 
-def _fix(fix: Fix) -> Dict[str, Any]:
-    return {
-        "summary": fix.summary,
-        "manual": list(fix.manual),
-        "commands": list(fix.commands),
-        "changes": list(fix.changes),
-        "cell": _cell(fix.cell),
-    }
+def _fix(fix: Fix) -> FixSeen:
+    return FixSeen(fix.summary, tuple(fix.manual), tuple(fix.commands), tuple(fix.changes), _cell(fix.cell))
 
 
-def check_document(
+def answer_of(
     matrix: Matrix, origin: str, installed: Installed, verdict: Verdict, companions: Sequence[CompanionState] = ()
-) -> Dict[str, Any]:
-    """One adapter's answer as plain JSON-able data (keys: :data:`CHECK_KEYS`)."""
+) -> Answer:
+    """One adapter's answer, as ``check --json`` prints it and the report renders it."""
     env = installed.environment
-    return {
-        "matrix": matrix.path,
-        "origin": origin,
-        "adapter": matrix.adapter.distribution,
-        "environment": {
-            "python": env.python_full or str(env.python),
-            "python_minor": str(env.python),
-            "implementation": env.implementation,
-            "free_threaded": env.python.free_threaded,
-            "torch": installed.torch_text,
-            "torch_variant": installed.torch_variant,
-            "torch_family": installed.torch_family,
-            "adapter": installed.adapter_text,
-            "dimensions": {
-                d.dimension: {"value": d.value, "source": d.source, "error": d.error} for d in installed.detections
-            },
-        },
-        "verdict": verdict.outcome.value,
-        "exit_code": verdict.exit_code,
-        "reasons": list(verdict.reasons),
-        "assumptions": list(verdict.assumptions),
-        "release": str(verdict.release.version) if verdict.release else None,
-        "torch_line": str(verdict.line.minor) if verdict.line else None,
-        "shim": verdict.shim.module if verdict.shim else None,
-        "decided_by": [str(m) for m in verdict.decided_by],
-        "companions": [companion_document(c) for c in companions],
-        "fixes": [_fix(f) for f in verdict.fixes],
-    }
-
-
-def combined_exit_code(codes: Sequence[int]) -> int:
-    """Worst of several answers: 2 (error) > 1 (unsupported) > 3 (warning) > 0."""
-    for code in (2, 1, 3):
-        if code in codes:
-            return code
-    return 0
+    return Answer(
+        matrix=matrix.path,
+        origin=origin,
+        adapter=matrix.adapter.distribution,
+        environment=EnvironmentSeen(
+            python=env.python_full or str(env.python),
+            python_minor=str(env.python),
+            implementation=env.implementation,
+            free_threaded=env.python.free_threaded,
+            torch=installed.torch_text,
+            torch_variant=installed.torch_variant,
+            torch_family=installed.torch_family,
+            adapter=installed.adapter_text,
+            dimensions={d.dimension: DimensionSeen(d.value, d.source, d.error) for d in installed.detections},
+        ),
+        verdict=verdict.outcome,
+        exit_code=verdict.exit_code,
+        reasons=tuple(verdict.reasons),
+        assumptions=tuple(verdict.assumptions),
+        release=str(verdict.release.version) if verdict.release else None,
+        torch_line=str(verdict.line.minor) if verdict.line else None,
+        shim=verdict.shim.module if verdict.shim else None,
+        decided_by=tuple(str(m) for m in verdict.decided_by),
+        companions=tuple(companion_seen(c) for c in companions),
+        fixes=tuple(_fix(f) for f in verdict.fixes),
+    )
 
 
 _STYLE = {
@@ -113,35 +84,53 @@ _STYLE = {
 Segment = Tuple[str, str]  # (text, rich style; "" for none)
 
 
-def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
-    """The report of one check document as lines of styled segments (no markup to escape)."""
-    env = doc["environment"]
-    rows = [
-        ("matrix", f"{doc['matrix']}  ({doc['origin']})"),
-        ("Python", f"{env['python']} ({env['implementation']}{', free-threaded' if env['free_threaded'] else ''})"),
-        ("torch", env["torch"] or "not installed"),
-        (doc["adapter"], env["adapter"] or "not installed"),
+def verdict_lines(head: str, verdict: Any, reasons: int = -1, fixes: int = -1) -> List[List[Segment]]:
+    """A verdict (its ``outcome`` or ``verdict``, ``reasons`` and ``fixes``: a
+    :class:`~adapter_matrix.check.outcome.Verdict` or an :class:`~adapter_matrix.answer.Answer`)
+    as lines of styled segments: ``HEAD: OUTCOME: REASON`` and each fix, the steps by hand
+    before the commands. ``reasons`` and ``fixes`` limit how many are shown (-1: all)."""
+    outcome = str(getattr(verdict, "outcome", None) or verdict.verdict)
+    said = list(verdict.reasons if reasons < 0 else verdict.reasons[:reasons])
+    lines: List[List[Segment]] = [
+        [(head, "")] * bool(head) + [(outcome, _STYLE[outcome])] + [(": " + "; ".join(said), "")] * bool(said)
     ]
-    for name, found in env["dimensions"].items():
-        rows.append(
-            (name, f"{found['value']}  (from {found['source']})" if found["value"] else f"unknown: {found['error']}")
-        )
-    rows += [(entry["name"], companion_line(entry)) for entry in doc.get("companions", ()) if entry["installed"]]
-    rows += [(label, doc[key]) for label, key in (("release", "release"), ("shim", "shim")) if doc[key]]
+    for i, fix in enumerate(verdict.fixes if fixes < 0 else verdict.fixes[:fixes]):
+        lines.append([("fix:" if i == 0 else "or:", "bold"), (" " + fix.summary, "")])
+        lines += [[("    by hand: ", "yellow"), (step, "")] for step in fix.manual]
+        lines += [[(f"    {command}", "")] for command in fix.commands]
+    return lines
+
+
+def check_lines(answer: Answer) -> List[List[Segment]]:
+    """The report of one answer as lines of styled segments (no markup to escape)."""
+    env = answer.environment
+    rows = [
+        ("matrix", f"{answer.matrix or 'none'}  ({answer.origin})"),
+        ("Python", f"{env.python} ({env.implementation}{', free-threaded' if env.free_threaded else ''})"),
+        ("torch", env.torch or "not installed"),
+        (answer.adapter, env.adapter or "not installed"),
+    ]
+    for name, found in env.dimensions.items():
+        rows.append((name, f"{found.value}  (from {found.source})" if found.value else f"unknown: {found.error}"))
+    rows += [(c.name, companion_line(c)) for c in answer.companions if c.installed]
+    rows += [(label, value) for label, value in (("release", answer.release), ("shim", answer.shim)) if value]
+    if env.location:  # check --env: another environment, judged from its files
+        rows.insert(0, ("environment", env.location))
     width = max(len(label) for label, _ in rows) + 2
     lines: List[List[Segment]] = [[(label.ljust(width), "dim"), (value, "")] for label, value in rows]
-    verdict = doc["verdict"]
-    lines.append([(verdict, _STYLE[verdict])] + ([(": " + "; ".join(doc["reasons"]), "")] if doc["reasons"] else []))
-    lines += [[("assumed:", "yellow"), (" " + note, "")] for note in doc["assumptions"]]
-    if doc["decided_by"]:
-        lines.append([("decided by " + ", ".join(doc["decided_by"]), "dim")])
-    for i, fix in enumerate(doc["fixes"]):
-        lines.append([("fix:" if i == 0 else "or:", "bold"), (" " + fix["summary"], "")])
-        lines += [[("    by hand: ", "yellow"), (step, "")] for step in fix["manual"]]
-        lines += [[(f"    {command}", "")] for command in fix["commands"]]
-    if "deep" in doc:
+    verdict, *fixes = verdict_lines("", answer)
+    lines.append(verdict)
+    lines += [[("assumed:", "yellow"), (" " + note, "")] for note in answer.assumptions]
+    if answer.decided_by:
+        lines.append([("decided by " + ", ".join(answer.decided_by), "dim")])
+    lines += fixes
+    if answer.binary is not None:
+        from .binary import binary_lines
+
+        lines += binary_lines(answer.binary)
+    if answer.deep is not None:
         lines.append([("deep check", "bold")])
-        for step in doc["deep"]["steps"]:
+        for step in answer.deep["steps"]:
             detail = f"  {step['detail']}" if step["detail"] else ""
             lines.append(
                 [
@@ -153,12 +142,17 @@ def check_lines(doc: Dict[str, Any]) -> List[List[Segment]]:
     return lines
 
 
-def render_check(doc: Dict[str, Any], console: Any = None) -> None:
-    """Print one check document: with colors through rich on a terminal, as plain text
-    otherwise (pipes and CI logs; rich is then not even imported). Every text is escaped
-    first: values come from the matrix, the environment, files and programs' output, and
-    none may move the cursor, retitle or clear the terminal."""
-    lines = [[(printable(text), style) for text, style in line] for line in check_lines(doc)]
+def render_check(answer: Answer, console: Any = None) -> None:
+    """Print one answer: with colors through rich on a terminal, as plain text otherwise
+    (pipes and CI logs; rich is then not even imported). Every text is escaped first:
+    values come from the matrix, the environment, files and programs' output, and none
+    may move the cursor, retitle or clear the terminal."""
+    render_lines(check_lines(answer), console)
+
+
+def render_lines(lines: List[List[Segment]], console: Any = None) -> None:
+    """Print styled lines as :func:`render_check` does (escaped; plain text without a console)."""
+    lines = [[(printable(text), style) for text, style in line] for line in lines]
     if console is None:
         sys.stdout.write("".join("".join(text for text, _style in line) + "\n" for line in lines))
         return

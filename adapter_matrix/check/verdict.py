@@ -15,12 +15,13 @@ from packaging.version import Version
 from ..matrix.diagnostics import Mark
 from ..matrix.model import Matrix, PythonVersion, Release, Value
 from ..matrix.queries import shim_for
+from ..matrix.status import Status
 from .claims import assess, torch_label
 from .fixes import fixes, torch_requirement
-from .outcome import RANK, Environment, Fix, Outcome, Verdict
+from .outcome import Environment, Fix, Verdict
 
 # The types and helpers callers have always imported from here.
-__all__ = ["Outcome", "Environment", "Fix", "Verdict", "verdict", "torch_requirement", "torch_label"]
+__all__ = ["Environment", "Fix", "Verdict", "verdict", "torch_requirement", "torch_label"]
 
 
 def _variant_label(torch: Version) -> str:
@@ -48,16 +49,16 @@ def verdict(matrix: Matrix, env: Environment, today: Optional[_dt.date] = None) 
     if not entries:
         known = ", ".join(dict.fromkeys(str(r.version) for r in matrix.releases))
         reason = f"{matrix.adapter.distribution} {env.adapter} is not a release this matrix describes (known: {known})"
-        return _withfixes(matrix, env, today, Verdict(Outcome.UNSUPPORTED, (reason,)))
+        return _withfixes(matrix, env, today, Verdict(Status.UNSUPPORTED, (reason,)))
     # Entries of one version serve different values of a dimension (an OS): the one for
     # this machine answers, else the best answer.
     answers = [(not _fits_machine(matrix, rel, env), _verdict_for_release(matrix, env, rel, today)) for rel in entries]
-    return _withfixes(matrix, env, today, min(answers, key=lambda a: (RANK[a[1].outcome], a[0]))[1])
+    return _withfixes(matrix, env, today, min(answers, key=lambda a: (a[1].outcome.rank, a[0]))[1])
 
 
 def _withfixes(matrix: Matrix, env: Environment, today: _dt.date, answer: Verdict) -> Verdict:
     """``answer`` with the fixes that reach a usable cell, unless it is supported."""
-    if answer.outcome is Outcome.SUPPORTED:
+    if answer.outcome is Status.SUPPORTED:
         return answer
     return answer._replace(fixes=tuple(fixes(matrix, env, today, answer.outcome)))
 
@@ -79,12 +80,12 @@ def _machine_mismatch(matrix: Matrix, release: Release, env: Environment) -> Opt
 def _verdict_without_adapter(matrix: Matrix, env: Environment, today: _dt.date) -> Verdict:
     """No adapter installed: say which release would serve this environment, and how to get it."""
     answers = [_verdict_for_release(matrix, env, rel, today) for rel in reversed(matrix.releases)]
-    best = min(answers, key=lambda v: RANK[v.outcome], default=None)
+    best = min(answers, key=lambda v: v.outcome.rank, default=None)
     reason = f"{matrix.adapter.distribution} is not installed"
-    if best is None or best.release is None or best.outcome is Outcome.UNSUPPORTED:
-        return _withfixes(matrix, env, today, Verdict(Outcome.UNSUPPORTED, (reason,)))
+    if best is None or best.release is None or best.outcome is Status.UNSUPPORTED:
+        return _withfixes(matrix, env, today, Verdict(Status.UNSUPPORTED, (reason,)))
     would_be = f"release {best.release.version} would be {best.outcome}" + "".join(f": {r}" for r in best.reasons[:1])
-    return _withfixes(matrix, env, today, best._replace(outcome=Outcome.UNSUPPORTED, reasons=(reason, would_be)))
+    return _withfixes(matrix, env, today, best._replace(outcome=Status.UNSUPPORTED, reasons=(reason, would_be)))
 
 
 def _verdict_for_release(matrix: Matrix, env: Environment, release: Release, today: _dt.date) -> Verdict:
@@ -92,7 +93,7 @@ def _verdict_for_release(matrix: Matrix, env: Environment, release: Release, tod
     dist = matrix.adapter.distribution
 
     def fail(reason: str, *marks: Mark) -> Verdict:
-        return Verdict(Outcome.UNSUPPORTED, (reason,), release, None, None, tuple(marks))
+        return Verdict(Status.UNSUPPORTED, (reason,), release, None, None, tuple(marks))
 
     if env.implementation.lower() != "cpython":
         return fail(f"torch publishes wheels for CPython only, not {env.implementation}")
@@ -134,8 +135,7 @@ def _verdict_for_release(matrix: Matrix, env: Environment, release: Release, tod
                 f"{dist} {release.label} needs {name} {constraint}, found {detected}", release.mark_of("dimensions")
             )
     status, reasons, _link, marks = assess(matrix, release, env.torch, env.python, dict(env.dimensions), today)
-    outcome = Outcome(status.value)
     shim = shim_for(matrix, env.torch)
     if shim is not None:
         marks = marks + (shim.mark,)
-    return Verdict(outcome, reasons, release, line, shim, (line.mark,) + marks, tuple(assumptions))
+    return Verdict(status, reasons, release, line, shim, (line.mark,) + marks, tuple(assumptions))

@@ -19,11 +19,17 @@ ccache when it is on ``PATH`` (``CMAKE_<LANG>_COMPILER_LAUNCHER``).
 The build never runs in the source tree: the project is built from its sdist (which is first
 checked for what the build needs: ``CMakeLists.txt is not in the sdist: add it to
 MANIFEST.in``), or, with the sdist step turned off, from a copy of the tree.
+
+An adapter with a build of its own (``python setup.py bdist_wheel``, a script around ``cmake
+--build``) declares it as ``command``: it runs there instead of ``uv build --wheel``, with the
+cell's ``bin`` first on ``PATH`` (``python`` is the cell's), ``{out}`` standing for the folder
+where it must leave one wheel and ``{python}`` for the cell's interpreter.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -41,6 +47,7 @@ __all__ = [
     "BuildFailed",
     "build_requires",
     "builds_against_torch",
+    "project_name",
     "source_digest",
     "cache_key",
     "first_error",
@@ -53,11 +60,13 @@ DEFAULT_TIMEOUT = 1800.0  # seconds; a CMake build of a real adapter on 2 cores 
 # what never belongs to the sources of a build: VCS data, build outputs, environments, our records
 _SKIP = {".git", ".hg", ".nox", ".tox", ".venv", "venv", "build", "dist", "__pycache__", "results", "evidence"}
 _NATIVE = (".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hh", ".hpp", ".cuh")
+_NOT_BUILT = {"tests", "test", "docs", "examples", "benchmarks"}  # top-level folders a build does not compile
+_CCACHE_DIRS = ("/usr/lib/ccache", "/usr/lib64/ccache", "/usr/local/opt/ccache/libexec")
 _BUILD_FILES = ("CMakeLists.txt", "setup.py", "setup.cfg", "pyproject.toml")
 # the first line a person must read in a failed build: a compiler, linker or CMake error
 _ERROR = re.compile(
     r"(\berror\b\s*:|\bfatal error\b|undefined reference to|CMake Error|collect2: error|ld: cannot find|"
-    r"ninja: build stopped|No module named)",
+    r"ninja: build stopped|^\s*(?:ModuleNotFoundError|ImportError):)",
     re.I,
 )
 
@@ -93,6 +102,14 @@ def build_requires(project: os.PathLike[str] | str) -> List[str]:
     if not isinstance(requires, list):
         return ["setuptools>=40.8.0", "wheel"]
     return [r for r in requires if isinstance(r, str)]
+
+
+def project_name(project: os.PathLike[str] | str) -> str:
+    """``[project] name`` of ``project``, normalized (``""`` when it declares none)."""
+    from packaging.utils import canonicalize_name
+
+    name = (_load_toml(Path(project) / "pyproject.toml").get("project") or {}).get("name")
+    return canonicalize_name(name) if isinstance(name, str) else ""
 
 
 def _name(requirement: str) -> str:
@@ -147,13 +164,17 @@ def first_error(log: str) -> Optional[str]:
 
 
 def sdist_missing(sdist: Path, project: Path) -> List[str]:
-    """Files the build needs that the sdist lacks: the build files at the project's top and
-    every native source the tree holds."""
+    """Files the build needs that the sdist lacks: the build files at the project's top, and
+    every native source and CMakeLists.txt the tree holds outside its tests, docs and examples."""
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     wanted = [f for f in _BUILD_FILES if (project / f).is_file()]
-    wanted += [p.relative_to(project).as_posix() for p in _files(project) if p.suffix in _NATIVE]
-    return [w for w in wanted if w not in names]
+    for path in _files(project):
+        rel = path.relative_to(project)
+        if rel.parts[0] in _NOT_BUILT or not (path.suffix in _NATIVE or path.name == "CMakeLists.txt"):
+            continue
+        wanted.append(rel.as_posix())
+    return [w for w in dict.fromkeys(wanted) if w not in names]
 
 
 def _uv() -> str:
@@ -165,9 +186,11 @@ def _uv() -> str:
     return uv
 
 
-def _run(cmd: Sequence[str], timeout: float, env: dict) -> str:
+def _run(cmd: Sequence[str], timeout: float, env: dict, cwd: Optional[Path] = None) -> str:
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+    except FileNotFoundError:
+        raise BuildFailed(f"{cmd[0]}: no such command") from None
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or "") if isinstance(exc.stdout, str) else ""
         raise BuildFailed(f"the build took longer than {timeout:g} s (Adapter(build_timeout=...))", out) from None
@@ -199,29 +222,43 @@ def build_in_cell(
     sdist: bool = True,
     offline: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
+    command: Optional[Sequence[str]] = None,
 ) -> Built:
     """The wheel of ``project`` for the cell whose interpreter is ``python`` (torch ``torch``
-    installed there): from the cache, else built there without isolation."""
+    installed there): from the cache, else built there without isolation (or by ``command``)."""
     root = Path(project).resolve()
-    key = cache_key(source_digest(root), torch, python_tag, platform)
+    sources = source_digest(root)
+    if command:  # another build command is another build of the same sources
+        sources = hashlib.sha256(json.dumps([sources, list(command)]).encode()).hexdigest()[:16]
+    key = cache_key(sources, torch, python_tag, platform)
     folder = Path(cache) / key
     found = sorted(folder.glob("*.whl")) if folder.is_dir() else []
     if len(found) == 1:
         return Built(found[0], False, key)
-    env = dict(os.environ, PIP_CONSTRAINT="")
-    if shutil.which("ccache"):
+    # the cell's bin first: `python`, `cmake`, `ninja` of a build are the cell's
+    bindir = os.path.dirname(python)
+    env = dict(os.environ, PIP_CONSTRAINT="", PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+    env["VIRTUAL_ENV"] = os.path.dirname(bindir)
+    if shutil.which("ccache"):  # compiler objects survive a changed source hash: a rerun recompiles only what changed
         env.setdefault("CMAKE_C_COMPILER_LAUNCHER", "ccache")
         env.setdefault("CMAKE_CXX_COMPILER_LAUNCHER", "ccache")
+        # setuptools (CppExtension) calls gcc/g++ by name: ccache's masquerade folder goes first
+        masquerade = next((d for d in _CCACHE_DIRS if os.path.isdir(d)), None)
+        if masquerade:
+            env["PATH"] = os.pathsep.join([bindir, masquerade, os.environ.get("PATH", "")])
     uv = _uv()
     common = ["--python", python, "--no-build-isolation", *(["--offline"] if offline else [])]
     Path(cache).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache) as scratch:
         out = Path(scratch) / "out"
         log = ""
+        # a copy of the tree, without build outputs: even the sdist step writes there (egg-info)
+        tree = Path(scratch) / "tree" / root.name
+        shutil.copytree(root, tree, ignore=lambda d, names: [n for n in names if n in _SKIP], symlinks=True)
         if sdist:
-            log += _run([uv, "build", "--sdist", *common, "--out-dir", str(out), str(root)], timeout, env)
-            (made,) = out.glob("*.tar.gz")
-            missing = sdist_missing(made, root)
+            log += _run([uv, "build", "--sdist", *common, "--out-dir", str(out), str(tree)], timeout, env)
+            (archive,) = out.glob("*.tar.gz")
+            missing = sdist_missing(archive, root)
             if missing:
                 raise BuildFailed(
                     f"{missing[0]} is not in the sdist: add it to MANIFEST.in"
@@ -229,17 +266,26 @@ def build_in_cell(
                     + " (or Adapter(sdist=False) to build from the tree)",
                     log,
                 )
-            with tarfile.open(made) as tar:
+            with tarfile.open(archive) as tar:
                 if sys.version_info >= (3, 12):
                     tar.extractall(Path(scratch) / "src", filter="data")
                 else:
                     tar.extractall(Path(scratch) / "src")  # our own sdist, just built
             (source,) = (Path(scratch) / "src").iterdir()
-        else:  # never in the source tree: a copy, without build outputs
-            source = Path(scratch) / "src" / root.name
-            shutil.copytree(root, source, ignore=lambda d, names: [n for n in names if n in _SKIP], symlinks=True)
-        log += _run([uv, "build", "--wheel", *common, "--out-dir", str(out), str(source)], timeout, env)
-        (wheel,) = out.glob("*.whl")
+        else:
+            source = tree
+        if command:
+            out.mkdir(parents=True, exist_ok=True)
+            own = [a.replace("{out}", str(out)).replace("{python}", python) for a in command]
+            log += _run(own, timeout, env, cwd=source)
+        else:
+            log += _run([uv, "build", "--wheel", *common, "--out-dir", str(out), str(source)], timeout, env)
+        wheels = sorted(out.glob("*.whl"))
+        if len(wheels) != 1:
+            raise BuildFailed(
+                f"the build left {len(wheels)} wheels in {{out}}, not one: {[w.name for w in wheels]}", log
+            )
+        (wheel,) = wheels
         staged = Path(scratch) / "staged"
         staged.mkdir()
         os.replace(wheel, staged / wheel.name)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .evidence import tree_state
 from .install import COMPANIONS_ENV, INDEX_ENV, VARIANT_ENV, InstallAttempt, cell_companions, install_attempts
-from .record import RECORD_SCHEMA, RESULTS_ENV, results_dir, write_record
+from .record import RECORD_SCHEMA, RESULTS_ENV, ResultRecord, results_dir, write_record
 from .suites import (
     SUITE_ROOT,
     SUMMARIES_ENV,
@@ -54,6 +54,7 @@ __all__ = [
     "judge",
     "total",
     "results_dir",
+    "ResultRecord",
     "write_record",
     "tree_state",
 ]

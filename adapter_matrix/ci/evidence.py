@@ -32,22 +32,23 @@ import json
 import os
 import subprocess
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ..files import atomic_write
+from ..matrix.cellid import CellId
 from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, Status
 from ..matrix.queries import Cell, cells
 from .frozen import FrozenRelease, read_frozen
 from .names import EvidenceError, check_name
 from .plan import SESSION, PlanRow, plan
-from .record import EVIDENCE_KEYS, evidence_of
+from .record import RecordSet, ResultRecord
 
 __all__ = [
     "EVIDENCE_ENV",
-    "EVIDENCE_KEYS",
     "EvidenceError",
     "evidence_path",
     "check_name",
@@ -58,7 +59,6 @@ __all__ = [
     "evidence_folder",
     "sources_hash",
     "git_state",
-    "evidence_of",
     "tree_state",
     "write_evidence",
     "RecordIndex",
@@ -67,6 +67,7 @@ __all__ = [
     "freshness_of",
     "judge",
     "claimed_supported",
+    "GateFinding",
     "gate",
 ]
 
@@ -178,15 +179,15 @@ def _inside(folder: str, path: str) -> bool:
     return os.path.commonpath([top, os.path.realpath(path)]) == top
 
 
-def evidence_path(folder: str, record: Mapping[str, Any]) -> str:
+def evidence_path(folder: str, record: ResultRecord) -> str:
     """Where the evidence form of ``record`` lives: ``folder/<release>/<cell>.json`` (``any``
     for a record without a release), its names vetted first (:func:`check_name`): records
     are untrusted input."""
-    release = check_name(str(record.get("release") or "any"), "release")
-    return os.path.join(folder, release, f"{check_name(record.get('cell'), 'cell')}.json")
+    release = check_name(record.release or "any", "release")
+    return os.path.join(folder, release, f"{check_name(str(record.cell), 'cell')}.json")
 
 
-def write_evidence(folder: str, record: Mapping[str, Any], matrix: Optional[Matrix] = None) -> str:
+def write_evidence(folder: str, record: ResultRecord, matrix: Optional[Matrix] = None) -> str:
     """Write the evidence form of ``record`` to ``folder/<release>/<cell>.json``; returns the path.
 
     The names are vetted first (:func:`check_name`) and the path must resolve inside
@@ -210,20 +211,20 @@ def write_evidence(folder: str, record: Mapping[str, Any], matrix: Optional[Matr
     os.makedirs(release_dir, exist_ok=True)
     if not _inside(folder, path):
         raise EvidenceError(f"{path}: outside the evidence folder {folder} (a symbolic link?) \u2014 nothing written")
-    atomic_write(path, json.dumps(evidence_of(record), indent=2, ensure_ascii=False) + "\n", follow=False)
+    atomic_write(path, json.dumps(record.evidence_json(), indent=2, ensure_ascii=False) + "\n", follow=False)
     return path
 
 
-def _refuse_if_not_evidence(folder: str, release: str, path: str, record: Mapping[str, Any], matrix: Matrix) -> None:
+def _refuse_if_not_evidence(folder: str, release: str, path: str, record: ResultRecord, matrix: Matrix) -> None:
     frozen = read_frozen(folder).get(release)
-    ran_on = _ran_on(record)
+    ran_on = record.ran_on
     if frozen is not None and ran_on != frozen.sources_hash:
         raise EvidenceError(
             f"{path}: not written \u2014 release {release} is frozen with sources hash {frozen.sources_hash} "
             f"({frozen.path}), and this run tested {ran_on or 'unrecorded sources'}: changed code is a new release "
             f"(add one with status: experimental, bump the adapter's version, run its cells; docs/releasing.md)"
         )
-    adapter = record.get("adapter")
+    adapter = record.adapter
     try:
         other = adapter is not None and Version(Version(str(adapter)).public) != Version(Version(release).public)
     except InvalidVersion:
@@ -238,22 +239,20 @@ def _refuse_if_not_evidence(folder: str, release: str, path: str, record: Mappin
         return
     short = shortfall(matrix, cell, record)
     # a companion the committed record installed cannot be unavailable now: a failed download
-    unavailable = record.get("companions_unavailable")
+    unavailable = record.companions_unavailable or {}
     if not short and not unavailable:
         return
     try:
         with open(path, encoding="utf-8") as fh:
-            committed = json.loads(fh.read(_READ_LIMIT))
-        had = set(shortfall(matrix, cell, committed)) if isinstance(committed, dict) else set()
-        installed = committed.get("companions") if isinstance(committed, dict) else None
-    except (OSError, ValueError, RecursionError):
-        had, installed = set(), None  # an unreadable record is no evidence worth keeping
+            committed = ResultRecord.from_json(json.loads(fh.read(_READ_LIMIT)), path)
+        had, installed = set(shortfall(matrix, cell, committed)), committed.companions or {}
+    except (OSError, ValueError, RecursionError):  # RecordError is a ValueError
+        had, installed = set(), {}  # an unreadable record is no evidence worth keeping
     weaker = [s for s in short if s not in had]
-    if isinstance(unavailable, dict) and isinstance(installed, dict):
-        names = {_canonical(str(n)) for n in installed}
-        weaker += [
-            f"companion {n} (the committed record installed it)" for n in unavailable if _canonical(str(n)) in names
-        ]
+    names = {canonicalize_name(n) for n in installed}
+    weaker += [
+        f"companion {n} (the committed record installed it)" for n in unavailable if canonicalize_name(n) in names
+    ]
     if weaker:
         raise EvidenceError(
             f"{path}: not written \u2014 this run is weaker than the committed record: it has no {', '.join(weaker)} "
@@ -264,45 +263,30 @@ def _refuse_if_not_evidence(folder: str, release: str, path: str, record: Mappin
 _READ_LIMIT = 4 * 2**20  # an evidence record is about 2 KB
 
 
-def _cell_of(matrix: Matrix, record: Mapping[str, Any]) -> Optional[Cell]:
+def _cell_of(matrix: Matrix, record: ResultRecord) -> Optional[Cell]:
     """The cell a record names: its plan row's cell (the row id, e.g. ``py3.11-torch2.13-v0.2.0``), or a cell id."""
-    name, release = record.get("cell"), str(record.get("release") or "")
+    name, release = record.cell, record.release or ""
     for row in plan(matrix, "full"):
         if row.id == name and str(row.cell.release.version) == release:
             return row.cell
     return next((c for c in cells(matrix) if c.id == name and str(c.release.version) == release), None)
 
 
-def _ran_on(record: Mapping[str, Any]) -> Optional[str]:
-    sources = record.get("sources")
-    found = sources.get("hash") if isinstance(sources, dict) else None
-    return found if isinstance(found, str) else None
-
-
-def shortfall(matrix: Matrix, cell: Cell, record: Mapping[str, Any]) -> List[str]:
+def shortfall(matrix: Matrix, cell: Cell, record: ResultRecord) -> List[str]:
     """What ``record`` did not run of what the matrix declares for ``cell``: each suite group
     of ``evidence: suites:`` it has no counts for (``suite group workloads``), and each
     companion of ``ci: companions:`` with a release for the cell's torch that it neither
     installed nor found unavailable (``companion torchvision``; ``companions_unavailable``:
     the index had no build of it for the cell's Python, torchvision 0.20 for 3.13). Empty
     for a complete record."""
-    suites: Any = record.get("suites") if isinstance(record.get("suites"), dict) else {}
-    have = {
-        _canonical(str(name))
-        for key in ("companions", "companions_unavailable")
-        if isinstance(record.get(key), dict)
-        for name in record[key]
-    }
+    suites = record.suites or {}
+    have = {canonicalize_name(name) for name in [*(record.companions or {}), *(record.companions_unavailable or {})]}
     missing = [f"suite group {g}" for g in matrix.evidence.suites if g not in suites]
     for entry in matrix.ci_companions:
         comp = matrix.companion(entry.name)
-        if comp is not None and comp.choose(cell.torch) is not None and _canonical(comp.name) not in have:
+        if comp is not None and comp.choose(cell.torch) is not None and canonicalize_name(comp.name) not in have:
             missing.append(f"companion {comp.name}")
     return missing
-
-
-def _canonical(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
 
 
 # -- what a record says ------------------------------------------------------------------
@@ -344,17 +328,6 @@ class Verification:
 UNVERIFIED = Verification("unverified")
 
 
-def _record_date(record: Mapping[str, Any]) -> _dt.date:
-    stamp = str(record.get("timestamp", ""))
-    try:
-        return _dt.date.fromisoformat(stamp[:10])
-    except ValueError:
-        where = record.get("_path", record.get("cell", "?"))
-        raise EvidenceError(
-            f"{where}: timestamp {stamp!r} is not an ISO date \u2014 re-run the session to rewrite it"
-        ) from None
-
-
 class RecordIndex:
     """The records of a folder, found by cell.
 
@@ -366,15 +339,11 @@ class RecordIndex:
     (written by hand), which speaks for every release.
     """
 
-    def __init__(
-        self, records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None
-    ):
-        # the releases frozen in the folder the records came from (results.read_records keeps them)
-        self.frozen: Mapping[str, FrozenRelease] = getattr(records, "frozen", {})
-        self.records: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    def __init__(self, records: RecordSet, matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None):
+        self.frozen: Mapping[str, FrozenRelease] = records.frozen  # the releases frozen where the records are
+        self.records: Dict[Tuple[str, str], ResultRecord] = {}
         for record in records:
-            _record_date(record)  # a broken timestamp is reported now, not in the middle of a table
-            self.records[(str(record["cell"]), str(record.get("release") or ""))] = record
+            self.records[(record.cell, record.release or "")] = record
         self._rows: Dict[Tuple[str, str, str], List[PlanRow]] = {}
         for row in plan(matrix, "full", today=today) if matrix is not None else ():
             self._rows.setdefault(_place(row.cell), []).append(row)
@@ -388,7 +357,7 @@ class RecordIndex:
         row = self.row_for(cell)
         return row.session if row else f"{SESSION}({cell.id})"
 
-    def for_cell(self, cell: Cell) -> Optional[Dict[str, Any]]:
+    def for_cell(self, cell: Cell) -> Optional[ResultRecord]:
         row = self.row_for(cell)
         release = str(cell.release.version)
         for key in ((cell.id, release), (row.id, release) if row else None, (cell.id, "")):
@@ -401,15 +370,13 @@ def _place(cell: Cell) -> Tuple[str, str, str]:
     return (str(cell.release.version), cell.torch_row, str(cell.python))
 
 
-def index_records(
-    records: Sequence[Dict[str, Any]], matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None
-) -> RecordIndex:
+def index_records(records: RecordSet, matrix: Optional[Matrix] = None, today: Optional[_dt.date] = None) -> RecordIndex:
     """:class:`RecordIndex` of ``records``; with ``matrix``, a row's record counts for the cells it tests."""
     return RecordIndex(records, matrix, today)
 
 
-def _torch_ran(record: Mapping[str, Any]) -> Optional[Version]:
-    text = record.get("torch") or record.get("torch_claimed")
+def _torch_ran(record: ResultRecord) -> Optional[Version]:
+    text = record.torch or record.torch_claimed
     try:
         return Version(Version(str(text)).public) if text else None
     except InvalidVersion:
@@ -423,16 +390,15 @@ def verification_of(cell: Cell, records: RecordIndex) -> Verification:
     if record is None:
         return UNVERIFIED
     ran = _torch_ran(record)
-    commit = str(record["commit"]) if record.get("commit") else None
     facts: Dict[str, Any] = {
-        "date": _record_date(record).isoformat(),
-        "session": str(record.get("session") or cell.id),
+        "date": record.date.isoformat(),
+        "session": record.session or cell.id,
         "torch": str(ran) if ran else None,
-        "commit": commit,
-        "release": str(record.get("release") or cell.release.version),
+        "commit": record.commit or None,
+        "release": record.release or str(cell.release.version),
     }
-    if record.get("outcome") != "passed":
-        return Verification("failed", reason=str(record.get("error") or "the session failed"), **facts)
+    if not record.passed:
+        return Verification("failed", reason=record.error or "the session failed", **facts)
     if ran != cell.torch:
         return Verification(
             "stale", reason=f"ran torch {ran or 'unknown'}; the cell claims torch {cell.torch}", **facts
@@ -474,18 +440,19 @@ def judge(cell: Cell, records: RecordIndex, rules: Freshness, matrix: Optional[M
     found = verification_of(cell, records)
     if found.state != "verified":
         return found
-    record = records.for_cell(cell) or {}
+    record = records.for_cell(cell)
+    assert record is not None  # verified: it has a record
 
     def stale(reason: str) -> Verification:
         return dataclasses.replace(found, state="stale", reason=reason)
 
-    age = (rules.today - _record_date(record)).days
+    age = (rules.today - record.date).days
     if age > rules.max_age_days:
         return stale(
             f"the record is {age} days old; records count for {rules.max_age_days} days (evidence: max-age-days)"
         )
     release = str(cell.release.version)
-    expected, ran_on = rules.expected_hash(release), _ran_on(record)
+    expected, ran_on = rules.expected_hash(release), record.ran_on
     if expected and ran_on != expected:
         if release in rules.frozen:
             return stale(
@@ -512,13 +479,26 @@ def claimed_supported(matrix: Matrix, today: Optional[_dt.date] = None) -> List[
     return [c for c in cells(matrix, today=today) if c.status is Status.SUPPORTED]
 
 
+class GateFinding(NamedTuple):
+    """One finding of the release gate: a release claimed supported that is not frozen
+    (``cell`` None), or a cell claimed supported without a fresh passing record."""
+
+    release: str
+    cell: Optional[CellId]
+    diagnostic: Diagnostic  # at the line that claims it, with the fix
+
+    @property
+    def message(self) -> str:
+        return self.diagnostic.message
+
+
 def gate(
-    matrix: Matrix, records: Sequence[Dict[str, Any]], today: Optional[_dt.date] = None, strict: bool = False
-) -> List[Diagnostic]:
+    matrix: Matrix, records: RecordSet, today: Optional[_dt.date] = None, strict: bool = False
+) -> List[GateFinding]:
     """The release gate: one finding per cell claimed ``supported`` without a fresh passing
     record (:func:`judge`), at the line that claims it, and one per release claimed
-    ``supported`` that is not frozen (the releases ``records`` were read with, see
-    :func:`adapter_matrix.ci.results.read_records`); warnings, or errors when ``strict``."""
+    ``supported`` that is not frozen in the folders ``records`` were read from;
+    warnings, or errors when ``strict``."""
     index = index_records(records, matrix, today)
     rules = freshness_of(matrix, today, index.frozen)
     severity = "error" if strict else "warning"
@@ -528,13 +508,17 @@ def gate(
         version = str(release.version)
         if version not in rules.frozen:
             found.append(
-                Diagnostic(
-                    release.mark_of("status"),
-                    f"release {version} is claimed supported but is not frozen: its records would be judged against "
-                    f"whatever the code is now",
-                    f"once its cells pass, run `adapter-matrix release {version}` and commit "
-                    f"{matrix.evidence.folder}/{version}/release.json (docs/releasing.md)",
-                    severity,
+                GateFinding(
+                    version,
+                    None,
+                    Diagnostic(
+                        release.mark_of("status"),
+                        f"release {version} is claimed supported but is not frozen: its records would be judged "
+                        f"against whatever the code is now",
+                        f"once its cells pass, run `adapter-matrix release {version}` and commit "
+                        f"{matrix.evidence.folder}/{version}/release.json (docs/releasing.md)",
+                        severity,
+                    ),
                 )
             )
     for cell in claimed:
@@ -548,12 +532,16 @@ def gate(
         }
         detail = f" ({evidence.reason})" if evidence.reason else ""
         found.append(
-            Diagnostic(
-                _claim_mark(cell),
-                f"cell {cell.id} of release {cell.release.version} is claimed supported without a fresh passing record: "
-                f"{what[evidence.state]}{detail}",
-                f'run `nox -s "{index.session_for(cell)}"` and commit its record from {matrix.evidence.folder}/',
-                severity,
+            GateFinding(
+                str(cell.release.version),
+                cell.id,
+                Diagnostic(
+                    _claim_mark(cell),
+                    f"cell {cell.id} of release {cell.release.version} is claimed supported without a fresh passing "
+                    f"record: {what[evidence.state]}{detail}",
+                    f'run `nox -s "{index.session_for(cell)}"` and commit its record from {matrix.evidence.folder}/',
+                    severity,
+                ),
             )
         )
     return found

@@ -89,9 +89,14 @@ def install_attempts(row: PlanRow, environ: Optional[Mapping[str, str]] = None) 
     picks = cell_companions(row, env)
     index = env.get(INDEX_ENV)
     if index:
-        override = InstallSource("$" + INDEX_ENV, index, None, env.get(VARIANT_ENV) or None, None, row.cell.line.mark)
+        # PyPI as the index and the override as the extra one: pip takes the best match of both, and
+        # uv, which asks an extra index first and keeps to the first index that has a package, takes
+        # torch (2.13.0+cpu) from the override, not torch 2.13.0 from PyPI (which has no +cpu)
+        override = InstallSource(
+            "$" + INDEX_ENV, "https://pypi.org/simple", None, env.get(VARIANT_ENV) or None, None, row.cell.line.mark
+        )
         sources: Sequence[InstallSource] = (override,)
-        extra: Tuple[str, ...] = ("--extra-index-url", "https://pypi.org/simple")
+        extra: Tuple[str, ...] = ("--extra-index-url", index)
     else:
         sources, extra = row.sources, ()
     bare = [_attempt(source, row.cell.torch) for source in sources]

@@ -34,6 +34,7 @@ from typing import Collection, Dict, List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
+from ..matrix.cellid import CellId
 from ..matrix.model import Companion, InstallSource, Matrix, Release, Value
 from ..matrix.queries import Cell, Releases, cells, chosen, maintained, torch_source
 
@@ -116,7 +117,7 @@ class PlanRow:
     cell: Cell
     tiers: Tuple[str, ...]
     sources: Tuple[InstallSource, ...]
-    id: str
+    id: CellId
     requires: Tuple[Tuple[str, Value], ...] = ()
     runs_on: Tuple[str, ...] = ()
     release_tags: Tuple[str, ...] = ()
@@ -196,9 +197,8 @@ def _runner_values(matrix: Matrix, cell: Cell) -> Tuple[Tuple[str, Value], ...]:
     return tuple(out)
 
 
-def _row_id(cell: Cell, requires: Tuple[Tuple[str, Value], ...], several: bool) -> str:
-    dims = "".join(f"-{name}{value}" for name, value in requires)
-    return f"py{cell.python}-torch{cell.torch_row}{dims}" + (f"-v{cell.release.version}" if several else "")
+def _row_id(cell: Cell, requires: Tuple[Tuple[str, Value], ...], several: bool) -> CellId:
+    return CellId.of(cell.python, cell.torch_row, requires, cell.release.version if several else None)
 
 
 def plan(
@@ -249,7 +249,7 @@ def plan(
         requires = group[1]
         row_id = _row_id(c, requires, several)
         if row_id in ids:  # entries of one version for other dimension values (IPEX on Linux and Windows)
-            row_id = f"{c.id}-v{c.release.version}"
+            row_id = CellId.of(c.python, c.torch_row, c.dimensions, c.release.version)
         ids[row_id] = 1
         runner = tuple(matrix.dimension(n).runner.label(v) for n, v in requires)  # type: ignore[union-attr]
         release_tags = (f"v{c.release.version}",) + (

@@ -1,25 +1,38 @@
-"""The result record: the JSON file a ``device(...)`` session writes for its cell, the one
-module that knows its format.
+"""The result record: the JSON file a ``device(...)`` session writes for its cell, declared once.
 
-It writes the full record into ``results/`` (:func:`write_record`), gives its compact
-evidence form (:func:`evidence_of`, the :data:`EVIDENCE_KEYS` that
-:mod:`adapter_matrix.ci.evidence` commits), and reads either back (:func:`read_records`,
-each vetted by :func:`check_record`). Records are read recursively, so a folder of
-downloaded CI artifacts works as is, and several folders merge: the newest record of
-each cell wins.
+:class:`ResultRecord` declares every key of the record: its JSON type, what it means, and
+whether the evidence form (the compact copy committed under ``evidence/``) keeps it. The
+record's checks when it is read back (:func:`~adapter_matrix.documents.from_json`), its
+evidence form (:meth:`ResultRecord.evidence_json`) and its reference in docs/evidence.md
+(:func:`reference_markdown`) all come from that one declaration: a new key is one field
+here.
+
+A cell builds its record step by step, each step setting what it knows
+(:meth:`~ResultRecord.planned`, :meth:`~ResultRecord.seen`, :meth:`~ResultRecord.built`,
+:meth:`~ResultRecord.tested`, :meth:`~ResultRecord.on_sources`, then
+:meth:`~ResultRecord.finished`), and writes it into ``results/`` (:func:`write_record`).
+:func:`read_records` reads records back, recursively (a folder of downloaded CI
+artifacts works as is): several folders merge, the newest record of each cell winning,
+into a :class:`RecordSet` with the releases frozen in those folders.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import functools
 import json
 import os
 import platform
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ..answer import CheckDocument, read_check
+from ..documents import DocumentError, declare, from_json, json_type, keys_of, to_json, what_is
 from ..errors import AdapterMatrixError
 from ..files import JSONFileError, atomic_write, json_files
-from .frozen import read_frozen
+from ..matrix.cellid import CellId
+from .frozen import FrozenRelease, read_frozen
 from .names import RELEASE_FILE, EvidenceError, check_name
 from .plan import PlanRow
 from .suites import Suites, total
@@ -27,16 +40,16 @@ from .suites import Suites, total
 __all__ = [
     "RECORD_SCHEMA",
     "RESULTS_ENV",
-    "EVIDENCE_KEYS",
     "CLOCK_SKEW",
     "RECORD_LIMIT",
     "RecordError",
-    "Records",
+    "ResultRecord",
+    "RecordSet",
     "results_dir",
     "write_record",
-    "evidence_of",
-    "check_record",
     "read_records",
+    "evidence_keys",
+    "reference_markdown",
 ]
 
 
@@ -52,261 +65,385 @@ CLOCK_SKEW = _dt.timedelta(days=1)  # a record may be dated this far after the r
 RECORD_LIMIT = 16 * 2**20  # bytes of one JSON file under a records folder: a result record is a few KB
 
 
-# The keys of an evidence record, in the order they are written: what ran, where, and how it went.
-# No logs, skip reasons or phase timings (those stay in results/): one small file per cell.
-# `companions` are the companion packages the cell installed, `companions_unavailable` those of
-# `ci: companions:` its index had no build of (name -> why); `ops` is the op sweep's summary
-# (mode, tasks by outcome, float32 match), not its per-op record.
-EVIDENCE_KEYS: Tuple[str, ...] = (
-    "schema",
-    "cell",
-    "session",
-    "release",
-    "outcome",
-    "error",
-    "timestamp",
-    "commit",
-    "dirty",
-    "sources",
-    "python",
-    "torch_claimed",
-    "torch",
-    "torch_variant",
-    "adapter",
-    "source_hash",
-    "platform",
-    "build_seconds",
-    "build_cached",
-    "duration",
-    "tests",
-    "suites",
-    "companions",
-    "companions_unavailable",
-    "ops",
-)
+class RecordError(AdapterMatrixError, ValueError):
+    """A folder without records, or a record that is not one."""
 
 
-# -- writing -----------------------------------------------------------------------------
+# -- checks of single keys (a type check says no more than "a string") --------------------
+
+
+def _plain_name(what: str) -> Callable[[str], Optional[str]]:
+    def check(name: str) -> Optional[str]:
+        try:
+            check_name(name, what)
+        except EvidenceError as exc:
+            return str(exc)
+        return None
+
+    return check
+
+
+def _when(stamp: str) -> Optional[_dt.datetime]:
+    """The UTC time of an ISO ``stamp`` (``Z`` or an offset; none is UTC), or None."""
+    try:
+        when = _dt.datetime.fromisoformat(stamp[:-1] + "+00:00" if stamp.endswith("Z") else stamp)
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=_dt.timezone.utc)
+
+
+def _iso_time(stamp: str) -> Optional[str]:
+    return None if _when(stamp) else f"{stamp[:40]!r} is not an ISO date and time"
+
+
+def _hash_is_text(sources: Mapping[str, Any]) -> Optional[str]:
+    found = sources.get("hash")
+    return None if found is None or isinstance(found, str) else f"sources.hash is {what_is(found)}, expected a string"
+
+
+# -- the record ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResultRecord:
+    """What one cell run says: what ran, where, and how it went.
+
+    The fields are the record's keys, in the order they are written. ``evidence``: the
+    evidence form keeps the key (a key name: keeps it, written after that key). No logs,
+    skip reasons or phase timings in the evidence: one small file per cell in git.
+    """
+
+    schema: int = declare(
+        f"the record format: {RECORD_SCHEMA} (suites per group, the commit, the sources hash)",
+        default=RECORD_SCHEMA,
+        evidence=True,
+    )
+    cell: CellId = declare(
+        "what ran: the plan row's id, e.g. `py3.11-torch2.13` (`-v0.2.0` appended in a plan of several releases); "
+        "it speaks for every cell of its release that the row tests (cells that differ only in a dimension no runner "
+        "provides)",
+        default=CellId(""),
+        required=True,
+        evidence=True,
+        check=_plain_name("cell"),
+    )
+    session: Optional[str] = declare("the nox session that ran it, `device(ID)`", evidence=True)
+    release: Optional[str] = declare(
+        "the adapter release it is evidence for: its folder under `evidence/`",
+        evidence=True,
+        check=_plain_name("release"),
+    )
+    outcome: str = declare("`passed` or `failed`", default="", required=True, evidence=True)
+    error: Optional[str] = declare("why it failed: the step and its message, or null", evidence=True)
+    timestamp: str = declare(
+        "when it ran, ISO 8601 in UTC",
+        default="",
+        required=True,
+        evidence=True,
+        expected="an ISO date and time",
+        check=_iso_time,
+    )
+    commit: Optional[str] = declare("the git commit it ran on (null outside git)", evidence=True)
+    dirty: Optional[bool] = declare("whether the evidence sources differed from that commit", evidence=True)
+    sources: Optional[Dict[str, Any]] = declare(
+        "`{paths, hash}`: the evidence sources and the hash of their contents when it ran (the gate compares the hash)",
+        evidence=True,
+        check=_hash_is_text,
+    )
+    python: Optional[str] = declare("the Python patch that ran, e.g. `3.11.9`", evidence=True)
+    python_minor: Optional[str] = declare("the cell's Python, e.g. `3.11`")
+    torch_claimed: Optional[str] = declare("the torch the cell claims, e.g. `2.13.0`", evidence=True)
+    torch: Optional[str] = declare("the torch that ran, with its local label, e.g. `2.13.0+cpu`", evidence=True)
+    torch_variant: Optional[str] = declare("its variant: the local label, e.g. `cpu`", evidence=True)
+    adapter: Optional[str] = declare("the adapter version that ran", evidence=True)
+    binary: Optional[Dict[str, Any]] = declare(
+        "the binary check in the cell: `{ok, libraries, problems}`, the adapter's libraries read as the loader "
+        "will beside the cell's torch (null where check ran none)",
+        evidence=True,
+    )
+    companions: Optional[Dict[str, str]] = declare(
+        "the companion packages the cell installed, name → version", factory=dict, evidence="suites"
+    )
+    companions_unavailable: Optional[Dict[str, str]] = declare(
+        "the companions of `ci: companions:` its index had no build of for the cell, name → why",
+        factory=dict,
+        evidence="companions",
+    )
+    companion_refusals: Optional[List[Dict[str, Any]]] = declare(
+        "what `check` answered for a companion built for another torch: `{installed, exit_code, reason, fix}`",
+        factory=list,
+    )
+    source_hash: Optional[str] = declare("the hash of the compiled C++ core", evidence=True)
+    platform: Optional[str] = declare("the OS and machine, e.g. `Linux-x86_64`", evidence=True)
+    build_seconds: Optional[float] = declare("the compile, now or when it was cached, in seconds", evidence=True)
+    build_cached: Optional[bool] = declare("whether the compile came from the build cache", evidence=True)
+    duration: Optional[float] = declare("the whole session, in seconds", evidence=True)
+    tests: Optional[Dict[str, int]] = declare("passed, failed, skipped and errors in total", evidence=True)
+    suites: Optional[Dict[str, Dict[str, int]]] = declare(
+        "the same per suite group (`evidence: suites:` names the groups a record must have run)", evidence=True
+    )
+    skips: Optional[List[str]] = declare("why each skipped test was skipped, one line each", factory=list)
+    ops: Optional[Dict[str, Any]] = declare(
+        "the op sweep's summary: mode (`sample` or `full`), tasks by outcome, the float32 match, seconds (the "
+        "evidence form drops `record`, the path of the sweep's own record)",
+        evidence=True,
+    )
+    phases: Optional[Dict[str, float]] = declare(
+        "the seconds of each phase of the session: install, check, build, tests, ...", factory=dict
+    )
+    phase_cpu: Optional[Dict[str, float]] = declare(
+        "the CPU seconds of each phase (the session's and its commands'): what a phase costs however busy "
+        "the machine was",
+        factory=dict,
+    )
+    path: Optional[str] = declare("the file it was read from or written to", json=False)
+    keys: Optional[FrozenSet[str]] = declare("the keys its file had: it is written back with no others", json=False)
+
+    # -- what a cell knows, step by step -------------------------------------------------
+
+    @classmethod
+    def planned(cls, row: PlanRow) -> ResultRecord:
+        """What the plan says of the run before it starts."""
+        return cls(
+            cell=row.id,  # the plan row, which tests every cell it stands for
+            session=row.session,
+            release=str(row.cell.release.version),
+            python=str(row.cell.python),
+            python_minor=str(row.cell.python),
+            torch_claimed=str(row.cell.torch),
+            platform=f"{platform.system()}-{platform.machine()}",
+            build_cached=True,
+        )
+
+    def seen(self, check: Union[CheckDocument, Mapping[str, Any], None]) -> ResultRecord:
+        """What ``check --json`` saw in the cell: the Python, torch and adapter installed, and
+        the companions beside them. A check that printed no answer says nothing."""
+        try:
+            answer = read_check(check).answer if check is not None else None
+        except (DocumentError, ValueError):  # not a document, or not one answer: the cell failed there
+            answer = None
+        if answer is None:
+            return self
+        env = answer.environment
+        return dataclasses.replace(
+            self,
+            python=env.python or self.python,
+            torch=env.torch,
+            torch_variant=env.torch_variant,
+            adapter=env.adapter,
+            binary=None
+            if answer.binary is None
+            else {
+                "ok": bool(answer.binary.get("ok")),
+                "libraries": len(answer.binary.get("files") or ()),
+                "problems": [p.get("message", "") for p in answer.binary.get("problems") or ()],
+            },
+            companions={c.name: c.installed for c in answer.companions if c.installed},
+        )
+
+    def built(self, build: Optional[Mapping[str, Any]]) -> ResultRecord:
+        """What the build step says (:func:`adapter_matrix.device.build.build_requirements`)."""
+        build = build or {}
+        return dataclasses.replace(
+            self,
+            source_hash=build.get("source_hash"),
+            build_seconds=build.get("build_seconds"),
+            build_cached=not build.get("compiled", False),
+        )
+
+    def tested(self, suites: Optional[Suites]) -> ResultRecord:
+        """The test counts, in all and per suite group, and why tests were skipped."""
+        if suites is None:
+            return self
+        counts = total(suites)
+        return dataclasses.replace(
+            self,
+            tests=counts.as_dict(),
+            suites={group: c.as_dict() for group, c in sorted(suites.items())},
+            skips=list(counts.skips),
+        )
+
+    def on_sources(self, tree: Optional[Mapping[str, Any]]) -> ResultRecord:
+        """The sources it ran on: ``{commit, dirty, sources}`` (:func:`adapter_matrix.ci.evidence.tree_state`)."""
+        tree = tree or {}
+        return dataclasses.replace(
+            self, commit=tree.get("commit"), dirty=tree.get("dirty"), sources=tree.get("sources")
+        )
+
+    def finished(
+        self,
+        outcome: str,
+        error: Optional[str],
+        phases: Mapping[str, float],
+        now: Optional[_dt.datetime] = None,
+        phase_cpu: Optional[Mapping[str, float]] = None,
+    ) -> ResultRecord:
+        """How it ended, when, and how long each phase took (wall and, where measured, CPU seconds)."""
+        now = now or _dt.datetime.now(_dt.timezone.utc)
+        return dataclasses.replace(
+            self,
+            outcome=outcome,
+            error=error,
+            timestamp=now.isoformat(timespec="seconds"),
+            duration=round(sum(phases.values()), 2),
+            phases={k: round(v, 2) for k, v in phases.items()},
+            phase_cpu={k: round(v, 2) for k, v in (phase_cpu or {}).items()},
+        )
+
+    # -- what it says ----------------------------------------------------------------------
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    @property
+    def ran_on(self) -> Optional[str]:
+        """The hash of the evidence sources it ran on, if it recorded one."""
+        found = (self.sources or {}).get("hash")
+        return found if isinstance(found, str) else None
+
+    @property
+    def when(self) -> _dt.datetime:
+        """When it finished (a record read back has a valid timestamp: :func:`read_records`)."""
+        found = _when(self.timestamp)
+        if found is None:
+            raise EvidenceError(
+                f"{self.path or self.cell}: timestamp {self.timestamp!r} is not an ISO date and time \u2014 "
+                "re-run the session to rewrite it"
+            )
+        return found
+
+    @property
+    def date(self) -> _dt.date:
+        """The day it finished, as its timestamp writes it."""
+        return self.when.date()
+
+    # -- JSON ------------------------------------------------------------------------------
+
+    @classmethod
+    def _from_keys(cls, values: Dict[str, Any], keys: FrozenSet[str]) -> ResultRecord:
+        return cls(**values, keys=keys)
+
+    def _written(self, name: str) -> bool:
+        return self.keys is None or name in self.keys
+
+    def to_json(self) -> Dict[str, Any]:
+        """The full record, as ``results/<cell>.json`` holds it."""
+        return to_json(self)
+
+    def evidence_json(self) -> Dict[str, Any]:
+        """The evidence form: the keys :func:`evidence_keys` names, in that order; the op
+        sweep's summary loses its ``record`` (a path under ``results/``, not in git)."""
+        full = to_json(self, keep=lambda key: bool(key.tag("evidence")))
+        kept = {name: full[name] for name in evidence_keys() if name in full}
+        if isinstance(kept.get("ops"), dict):
+            kept["ops"] = {k: v for k, v in kept["ops"].items() if k != "record"}
+        return kept
+
+    @classmethod
+    def from_json(cls, data: Any, path: str) -> ResultRecord:
+        """A record read from ``path``: :class:`RecordError` unless every key has the type
+        the declaration gives it."""
+        try:
+            record = from_json(cls, data, "the record")
+        except DocumentError as exc:
+            raise RecordError(
+                f"{path}: not a result record ({exc}) \u2014 delete it, or re-run its cell to rewrite it"
+            ) from None
+        return dataclasses.replace(record, path=path)
+
+
+@functools.lru_cache(maxsize=None)
+def evidence_keys() -> Tuple[str, ...]:
+    """The keys of the evidence form, in the order it writes them (from the ``evidence`` tags)."""
+    keys = keys_of(ResultRecord)
+    order = [key.name for key in keys if key.tag("evidence") is True]
+    for key in keys:
+        after = key.tag("evidence")
+        if isinstance(after, str):  # written after another evidence key (in order of declaration)
+            order.insert(order.index(after) + 1, key.name)
+    return tuple(order)
+
+
+def reference_markdown() -> str:
+    """The reference of the record for docs/evidence.md: a table of its keys (JSON type,
+    whether the evidence form keeps it, meaning) and the evidence form's key order."""
+    kept = evidence_keys()
+    lines = ["| key | JSON type | evidence | meaning |", "| --- | --- | --- | --- |"]
+    for key in keys_of(ResultRecord):
+        lines.append(f"| `{key.name}` | {json_type(key.hint)} | {'yes' if key.name in kept else 'no'} | {key.doc} |")
+    order = ", ".join(f"`{name}`" for name in kept)
+    return "\n".join(lines) + f"\n\nThe evidence record writes its keys in this order: {order}.\n"
+
+
+# -- writing -------------------------------------------------------------------------------
 
 
 def results_dir(root: str) -> str:
     return os.environ.get(RESULTS_ENV) or os.path.join(root, "results")
 
 
-def write_record(
-    folder: str,
-    row: PlanRow,
-    check: Optional[Dict[str, Any]],
-    suites: Optional[Suites],
-    build: Optional[Dict[str, Any]],
-    phases: Dict[str, float],
-    outcome: str,
-    error: Optional[str] = None,
-    tree: Optional[Dict[str, Any]] = None,
-    ops: Optional[Dict[str, Any]] = None,
-    refusals: Sequence[Dict[str, Any]] = (),
-    unavailable: Optional[Mapping[str, str]] = None,
-    phase_cpu: Optional[Mapping[str, float]] = None,
-) -> Dict[str, Any]:
-    """Write the cell's result record (JSON) to ``folder/<cell>.json`` and return it.
-
-    ``tree`` is what the sources were: ``{commit, dirty, sources: {hash, paths}}``
-    (:func:`adapter_matrix.ci.evidence.tree_state`). ``ops`` is the op sweep's summary
-    (:func:`adapter_matrix.device.opsweep.record.summary`), when it ran. ``refusals`` are what :func:`adapter_matrix.ci.verify.verify_refusal` kept for each companion; ``unavailable`` names each companion of the cell its index had
-    no build of, with why (``companions_unavailable``). ``phase_cpu`` is the CPU seconds of each of ``phases``
-    (the session's and its commands'), what a phase costs however busy the machine was. The key order is fixed: :func:`evidence_of` keeps a subset of
-    it, in that order, for the committed evidence folder.
-    """
-    env = check["checks"][0]["environment"] if check else {}
-    counts = total(suites) if suites is not None else None
-    tree = tree or {}
-    companions = {
-        c["name"]: c["installed"] for c in (check["checks"][0].get("companions", ()) if check else ()) if c["installed"]
-    }
-    record = {
-        "schema": RECORD_SCHEMA,
-        "cell": row.id,  # what ran: the plan row, which tests every cell it stands for
-        "session": row.session,
-        "release": str(row.cell.release.version),
-        "outcome": outcome,
-        "error": error,
-        "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "commit": tree.get("commit"),
-        "dirty": tree.get("dirty"),
-        "sources": tree.get("sources"),
-        "python": env.get("python") or str(row.cell.python),
-        "python_minor": str(row.cell.python),
-        "torch_claimed": str(row.cell.torch),
-        "torch": env.get("torch"),
-        "torch_variant": env.get("torch_variant"),
-        "adapter": env.get("adapter"),
-        "companions": companions,
-        "companions_unavailable": dict(unavailable or {}),
-        "companion_refusals": list(refusals),
-        "source_hash": (build or {}).get("source_hash"),
-        "platform": f"{platform.system()}-{platform.machine()}",
-        "build_seconds": (build or {}).get("build_seconds"),  # the compile, now or when it was cached
-        "build_cached": not (build or {}).get("compiled", False),
-        "duration": round(sum(phases.values()), 2),
-        "tests": None if counts is None else counts.as_dict(),
-        "suites": None if suites is None else {group: c.as_dict() for group, c in sorted(suites.items())},
-        "skips": list(counts.skips) if counts else [],
-        "ops": ops,  # the OpInfo sweep: mode, task counts by outcome, float32 match rate, its record's path
-        "phases": {k: round(v, 2) for k, v in phases.items()},
-        "phase_cpu": {k: round(v, 2) for k, v in (phase_cpu or {}).items()},
-    }
+def write_record(folder: str, record: ResultRecord) -> ResultRecord:
+    """Write ``record`` to ``folder/<cell>.json``; returns it with its ``path``."""
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"{row.id}.json")
-    atomic_write(path, json.dumps(record, indent=2) + "\n", follow=False)
-    record["_path"] = path
-    return record
+    path = os.path.join(folder, f"{record.cell}.json")
+    atomic_write(path, json.dumps(record.to_json(), indent=2) + "\n", follow=False)
+    return dataclasses.replace(record, path=path)
 
 
-def evidence_of(record: Mapping[str, Any]) -> Dict[str, Any]:
-    """The evidence form of a result record: its :data:`EVIDENCE_KEYS`, in that order.
-
-    The op sweep's summary loses its ``record`` (a path under ``results/``, not in git)."""
-    kept = {key: record[key] for key in EVIDENCE_KEYS if key in record}
-    if isinstance(kept.get("ops"), Mapping):
-        kept["ops"] = {k: v for k, v in kept["ops"].items() if k != "record"}
-    return kept
+# -- reading -------------------------------------------------------------------------------
 
 
-# -- reading -----------------------------------------------------------------------------
-
-
-class RecordError(AdapterMatrixError, ValueError):
-    """A folder without records, or a record that is not one."""
-
-
-class Records(List[Dict[str, Any]]):
-    """The records of some folders, and (``frozen``) the releases frozen in them
-    (:func:`adapter_matrix.ci.release.read_frozen`): the gate and the verified view judge
+@dataclass(frozen=True)
+class RecordSet:
+    """The records of some folders, sorted by cell, and the releases frozen in those folders
+    (:func:`adapter_matrix.ci.frozen.read_frozen`): the gate and the verified view judge
     a frozen release's records against its hash."""
 
-    frozen: Mapping[str, Any]
+    records: Tuple[ResultRecord, ...] = ()
+    frozen: Mapping[str, FrozenRelease] = dataclasses.field(default_factory=dict)
 
-    def __init__(self, records: Sequence[Dict[str, Any]] = (), frozen: Optional[Mapping[str, Any]] = None) -> None:
-        super().__init__(records)
-        self.frozen = dict(frozen or {})
+    def __iter__(self) -> Iterator[ResultRecord]:
+        return iter(self.records)
 
-
-# The keys a record is read by, and the JSON types each may hold (None: may be null).
-_STRINGS = (
-    "session",
-    "error",
-    "commit",
-    "python",
-    "torch_claimed",
-    "torch",
-    "torch_variant",
-    "adapter",
-    "source_hash",
-    "platform",
-)
-
-
-_MAPPINGS = ("sources", "tests", "suites", "companions", "companions_unavailable", "ops")
-
-
-_NUMBERS = ("build_seconds", "duration")
-
-
-def _type(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), f"a {type(value).__name__}"
-    )
-
-
-def _counts_ok(counts: Any) -> bool:
-    return isinstance(counts, dict) and all(isinstance(n, int) and not isinstance(n, bool) for n in counts.values())
-
-
-def check_record(path: str, record: Dict[str, Any], now: Optional[_dt.datetime] = None) -> None:
-    """:class:`RecordError` naming ``path`` unless ``record`` is a result record the tool can
-    judge: a plain cell and release name (:func:`adapter_matrix.ci.evidence.check_name`),
-    each key of the type the writer gives it, an ISO timestamp no later than ``now`` (the
-    reading run's clock, UTC) plus :data:`CLOCK_SKEW`."""
-
-    def bad(why: str) -> RecordError:
-        return RecordError(f"{path}: not a result record ({why}) — delete it, or re-run its cell to rewrite it")
-
-    try:
-        check_name(record.get("cell"), "cell")
-        if record.get("release") is not None:
-            check_name(record["release"], "release")
-    except EvidenceError as exc:
-        raise bad(str(exc)) from None
-    if not isinstance(record.get("outcome"), str):
-        raise bad(f"outcome is {_type(record.get('outcome'))}, expected a string")
-    for key in _STRINGS:
-        if record.get(key) is not None and not isinstance(record[key], str):
-            raise bad(f"{key} is {_type(record[key])}, expected a string or null")
-    for key in _MAPPINGS:
-        if record.get(key) is not None and not isinstance(record[key], dict):
-            raise bad(f"{key} is {_type(record[key])}, expected a mapping or null")
-    for key in _NUMBERS:
-        value = record.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise bad(f"{key} is {_type(value)}, expected a number or null")
-    for key in ("dirty", "build_cached"):
-        if record.get(key) is not None and not isinstance(record[key], bool):
-            raise bad(f"{key} is {_type(record[key])}, expected true, false or null")
-    if record.get("tests") is not None and not _counts_ok(record["tests"]):
-        raise bad("tests holds something other than whole numbers")
-    suites = record.get("suites") or {}
-    if not all(isinstance(group, str) and _counts_ok(counts) for group, counts in suites.items()):
-        raise bad("suites is not a mapping of suite group to whole-number counts")
-    if not all(isinstance(v, str) for v in (record.get("companions") or {}).values()):
-        raise bad("companions is not a mapping of name to version")
-    if not all(isinstance(v, str) for v in (record.get("companions_unavailable") or {}).values()):
-        raise bad("companions_unavailable is not a mapping of name to reason")
-    sources = record.get("sources") or {}
-    if sources.get("hash") is not None and not isinstance(sources["hash"], str):
-        raise bad(f"sources.hash is {_type(sources['hash'])}, expected a string")
-    stamp = record.get("timestamp")
-    if not isinstance(stamp, str):
-        raise bad(f"timestamp is {_type(stamp)}, expected an ISO date and time")
-    try:
-        when = _dt.datetime.fromisoformat(stamp[:-1] + "+00:00" if stamp.endswith("Z") else stamp)
-    except ValueError:
-        raise bad(f"timestamp {stamp[:40]!r} is not an ISO date and time") from None
-    when = when if when.tzinfo else when.replace(tzinfo=_dt.timezone.utc)
-    now = now or _dt.datetime.now(_dt.timezone.utc)
-    if when > now + CLOCK_SKEW:
-        raise RecordError(
-            f"{path}: dated {stamp}, after this run ({now.isoformat(timespec='seconds')}) by more than the "
-            f"{CLOCK_SKEW.days}-day clock skew allowed — a record cannot come from the future: delete it, or fix the clock "
-            "of the machine that wrote it and re-run its cell"
-        )
+    def __len__(self) -> int:
+        return len(self.records)
 
 
 def read_records(
     folders: Union[str, Sequence[str]], allow_empty: bool = False, now: Optional[_dt.datetime] = None
-) -> Records:
+) -> RecordSet:
     """Every result record under ``folders``: the newest per (cell, adapter release), sorted by cell,
-    with the releases frozen in those folders (:class:`Records`).
+    with the releases frozen in those folders.
 
     ``RecordError`` for a missing folder, a file that is not JSON (or too large, or not
-    UTF-8), a record that fails :func:`check_record`, a broken ``release.json``, or (unless
-    ``allow_empty``) no records at all. Other JSON documents (op-sweep records) are skipped.
+    UTF-8), a record that is not one (:meth:`ResultRecord.from_json`) or dated after ``now``
+    (the reading run's clock, UTC) plus :data:`CLOCK_SKEW`, a broken ``release.json``, or
+    (unless ``allow_empty``) no records at all. Other JSON documents (op-sweep records) are
+    skipped.
     """
     folders = [folders] if isinstance(folders, str) else list(folders)
     for folder in folders:
         if not os.path.isdir(folder):
             raise RecordError(f"{folder}: no such folder" if not os.path.exists(folder) else f"{folder}: not a folder")
-    by_cell: Dict[Any, Dict[str, Any]] = {}
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    by_cell: Dict[Tuple[str, Optional[str]], ResultRecord] = {}
     try:
-        for path, record in (
+        for path, data in (
             entry for folder in folders for entry in json_files(folder, RECORD_LIMIT, skip=(RELEASE_FILE,))
         ):
-            if not isinstance(record, dict) or "cell" not in record or "outcome" not in record:
+            if not isinstance(data, dict) or "cell" not in data or "outcome" not in data:
                 continue  # other JSON files (op-sweep records, junit conversions) are not ours
-            check_record(path, record, now)
-            record["_path"] = path
-            key = (record["cell"], record.get("release"))  # one release's evidence never hides another's
+            record = ResultRecord.from_json(data, path)
+            if record.when > now + CLOCK_SKEW:
+                raise RecordError(
+                    f"{path}: dated {record.timestamp}, after this run ({now.isoformat(timespec='seconds')}) by more than the "
+                    f"{CLOCK_SKEW.days}-day clock skew allowed \u2014 a record cannot come from the future: delete it, or fix "
+                    "the clock of the machine that wrote it and re-run its cell"
+                )
+            key = (record.cell, record.release)  # one release's evidence never hides another's
             old = by_cell.get(key)
-            if old is None or record["timestamp"] > old["timestamp"]:
+            if old is None or record.timestamp > old.timestamp:
                 by_cell[key] = record
         frozen = read_frozen(folders)
     except JSONFileError as exc:
@@ -315,15 +452,5 @@ def read_records(
         raise RecordError(str(exc)) from None
     if not by_cell and not allow_empty:
         raise RecordError(f"{', '.join(folders)}: no result records")
-    return Records([by_cell[k] for k in sorted(by_cell, key=lambda k: (_cell_key(k[0]), str(k[1])))], frozen)
-
-
-def _cell_key(cell: str) -> tuple:
-    """Sort py3.9-torch2.10 after py3.13-torch2.9: by torch line, then Python."""
-    try:
-        py, torch = cell.split("-torch", 1)
-        t = tuple(int(x) for x in torch.split("-")[0].split("."))
-        p = tuple(int(x) for x in py[2:].rstrip("t").split("."))
-        return (t, p, cell)
-    except ValueError:
-        return ((999,), (999,), cell)
+    ordered = sorted(by_cell, key=lambda k: (by_cell[k].cell.sort_key, str(k[1])))
+    return RecordSet(tuple(by_cell[k] for k in ordered), frozen)

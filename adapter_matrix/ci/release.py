@@ -14,17 +14,15 @@ the matrix has no later release to hold the change.
 
 from __future__ import annotations
 
-import ast
 import datetime as _dt
 import json
 import os
-import sys
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from ..files import atomic_write
+from ..files import atomic_write, dunder_version, read_toml
 from ..matrix.diagnostics import Diagnostic, display_path
 from ..matrix.model import Matrix, Release
 from .evidence import git_state, sources_hash
@@ -115,41 +113,9 @@ class AdapterVersion:
     where: str  # the file that says it, as messages show it
 
 
-def _toml(path: str) -> Optional[Dict[str, Any]]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python < 3.11 only
-        import tomli as tomllib
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except (OSError, ValueError):
-        return None  # `validate --pyproject` reports a broken file
-
-
-def _dunder_version(path: str) -> Optional[str]:
-    """``__version__ = "X"`` in a Python file, read without importing it (importing an adapter activates it)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read(), path)
-    except (OSError, ValueError, SyntaxError):
-        return None
-    for node in tree.body:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            value = node.value
-            if (
-                any(isinstance(t, ast.Name) and t.id == "__version__" for t in targets)
-                and isinstance(value, ast.Constant)
-                and isinstance(value.value, str)
-            ):
-                return value.value
-    return None
-
-
 def _from_pyproject(path: str) -> Optional[Tuple[str, str]]:
     """The version ``pyproject.toml`` states: ``[project] version``, or setuptools' dynamic ``attr``."""
-    doc = _toml(path)
+    doc = read_toml(path)
     if doc is None:
         return None
     project = doc.get("project") or {}
@@ -163,7 +129,7 @@ def _from_pyproject(path: str) -> Optional[Tuple[str, str]]:
     base = os.path.dirname(os.path.abspath(path))
     for root in (base, os.path.join(base, "src")):
         for candidate in (os.path.join(root, *module, "__init__.py"), os.path.join(root, *module) + ".py"):
-            found = _dunder_version(candidate) if os.path.isfile(candidate) else None
+            found = dunder_version(candidate) if os.path.isfile(candidate) else None
             if found:
                 return found, candidate
     return None
@@ -180,7 +146,7 @@ def adapter_version(matrix: Matrix, pyproject: Optional[str] = None) -> Optional
     else:
         package = os.path.dirname(os.path.realpath(matrix.path))
         init = os.path.join(package, "__init__.py")
-        text = _dunder_version(init) if os.path.isfile(init) else None
+        text = dunder_version(init) if os.path.isfile(init) else None
         found = (text, init) if text else None
         beside = os.path.join(os.path.dirname(os.path.abspath(matrix.path)), "pyproject.toml")
         if found is None and os.path.isfile(beside):

@@ -1,67 +1,68 @@
 """Result records of test sessions, aggregated: which cells passed, which failed or are
-missing, as a table (``adapter-matrix ci results``).
+missing, as a table (``adapter-matrix results``).
 
-The records are read by :mod:`adapter_matrix.ci.record`, which owns their format; the
+The records are read by :mod:`adapter_matrix.ci.record`, which declares their format; the
 reader's names are re-exported here for the callers that have always imported them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Iterable, List, Optional, Sequence
 
-from .record import CLOCK_SKEW, RECORD_LIMIT, RecordError, Records, check_record, read_records
+from .record import CLOCK_SKEW, RECORD_LIMIT, RecordError, RecordSet, ResultRecord, read_records
 
 __all__ = [
     "RecordError",
-    "Records",
+    "RecordSet",
     "CLOCK_SKEW",
     "RECORD_LIMIT",
-    "Summary",
-    "check_record",
     "read_records",
+    "Summary",
     "summarize",
+    "rows",
+    "HEADERS",
     "render_markdown",
 ]
 
 
 @dataclass(frozen=True)
 class Summary:
-    records: List[Dict[str, Any]]
+    records: Sequence[ResultRecord]
     missing: List[str]  # expected cells without a record
 
     @property
-    def failed(self) -> List[Dict[str, Any]]:
-        return [r for r in self.records if r.get("outcome") != "passed"]
+    def failed(self) -> List[ResultRecord]:
+        return [r for r in self.records if not r.passed]
 
     @property
     def ok(self) -> bool:
         return not self.failed and not self.missing
 
 
-def summarize(records: List[Dict[str, Any]], expected: Optional[Sequence[str]] = None) -> Summary:
-    seen = {r["cell"] for r in records}
-    missing = [cell for cell in (expected or ()) if cell not in seen]
-    return Summary(records, missing)
+def summarize(records: Iterable[ResultRecord], expected: Optional[Sequence[str]] = None) -> Summary:
+    kept = list(records)
+    seen = {r.cell for r in kept}
+    return Summary(kept, [cell for cell in (expected or ()) if cell not in seen])
 
 
-def _tests(record: Dict[str, Any]) -> str:
-    t = record.get("tests") or {}
+def _tests(record: ResultRecord) -> str:
+    t = record.tests or {}
     return f"{t.get('passed', 0)}/{t.get('failed', 0)}/{t.get('skipped', 0)}/{t.get('errors', 0)}" if t else "-"
 
 
-def _workloads(record: Dict[str, Any]) -> str:
+def _workloads(record: ResultRecord) -> str:
     """The workloads group's passed/failed/skipped, "-" when the cell did not report the group."""
-    w = (record.get("suites") or {}).get("workloads")
+    w = (record.suites or {}).get("workloads")
     return f"{w.get('passed', 0)}/{w.get('failed', 0)}/{w.get('skipped', 0)}" if w else "-"
 
 
-def _op_sweep(record: Dict[str, Any]) -> str:
+def _op_sweep(record: ResultRecord) -> str:
     """How much of the op sweep ran: ``full`` with the float32 match rate, ``sample``, or "-";
     then the compiled sample's match rate (or "compiled skipped"), when it ran."""
-    ops = record.get("ops")
-    if not isinstance(ops, dict):  # a record from before the summary was kept: only the suite counts
-        return "ran" if (record.get("suites") or {}).get("ops") else "-"
+    ops = record.ops
+    if ops is None:  # a record from before the summary was kept: only the suite counts
+        return "ran" if (record.suites or {}).get("ops") else "-"
     f32: Any = ops.get("float32") if isinstance(ops.get("float32"), dict) else {}
     if ops.get("mode") == "full" and f32.get("compared"):
         out = f"full, f32 {f32.get('matched', 0)}/{f32['compared']}"
@@ -83,20 +84,20 @@ def rows(summary: Summary) -> List[List[str]]:
     build s, duration s, when, commit."""
     out = []
     for r in summary.records:
-        build = f"{r.get('build_seconds') or 0:.0f}" + (" (cached)" if r.get("build_cached") else "")
+        build = f"{r.build_seconds or 0:.0f}" + (" (cached)" if r.build_cached else "")
         out.append(
             [
-                r["cell"],
-                str(r.get("python", "")),
-                str(r.get("torch") or r.get("torch_claimed", "")),
-                r["outcome"],
+                r.cell,
+                r.python or "",
+                r.torch or r.torch_claimed or "",
+                r.outcome,
                 _tests(r),
                 _workloads(r),
                 _op_sweep(r),
                 build,
-                f"{r.get('duration', 0):.0f}",
-                str(r.get("timestamp", ""))[:16].replace("T", " "),
-                str(r.get("commit") or "")[:7] + ("+" if r.get("dirty") else ""),
+                f"{r.duration or 0:.0f}",
+                r.timestamp[:16].replace("T", " "),
+                (r.commit or "")[:7] + ("+" if r.dirty else ""),
             ]
         )
     for cell in summary.missing:

@@ -24,8 +24,8 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence
 from ..matrix.model import Matrix
 from .evidence import Verification, evidence_folder, freshness_of, index_records, judge
 from .plan import PlanRow, plan
+from .record import RecordSet, read_records
 from .release import past_releases
-from .results import read_records
 
 __all__ = ["Step", "select", "lines", "run", "TierRun", "commit_message", "prune_uv_cache", "tool", "GRACE_SECONDS"]
 
@@ -54,7 +54,7 @@ class Step:
 def judged(matrix: Matrix, rows: Sequence[PlanRow]) -> List[Verification]:
     """What each row's evidence record says today, by the release gate's rule."""
     folder = evidence_folder(matrix)
-    records = read_records(folder, allow_empty=True) if os.path.isdir(folder) else []
+    records = read_records(folder, allow_empty=True) if os.path.isdir(folder) else RecordSet()
     index = index_records(records, matrix)
     rules = freshness_of(matrix, frozen=index.frozen)
     return [judge(row.cell, index, rules, matrix) for row in rows]

@@ -1,5 +1,5 @@
-"""What every command shares without typer: the exit codes (see :mod:`adapter_matrix.cli`),
-matrix loading and error output. ``check`` answers through these alone, so its start-up
+"""What every command shares without typer: the exit codes (defined in
+:mod:`adapter_matrix.errors`), matrix loading and error output. ``check`` answers through these alone, so its start-up
 never pays for typer and click (see :mod:`adapter_matrix.cli.quick`).
 
 Helpers import rich and the matrix modules when they run, never at import time. A
@@ -9,14 +9,16 @@ failure ends the command with ``SystemExit(code)``, which typer passes through a
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, List, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, List, NoReturn, Optional, Sequence
+
+from ..errors import EXIT_USAGE
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..errors import AdapterMatrixError
     from ..matrix.model import LoadResult
 
+
 MATRIX_HELP = "Matrix file (default: ./compat.yaml, else the matrices of installed adapters)."
-EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING = 0, 1, 2, 3
 
 
 def console_for(stderr: bool = False) -> Any:
@@ -76,10 +78,10 @@ def load_or_exit(path: str, fresh: bool = False) -> LoadResult:
     return result
 
 
-def find_or_exit(explicit: Optional[str]) -> List[Any]:
+def find_or_exit(explicit: Optional[str], paths: Optional[Sequence[str]] = None) -> List[Any]:
     from ..matrix.discovery import find_matrices
 
-    found = find_matrices(explicit)
+    found = find_matrices(explicit, paths=paths)
     if not found:
         fail("no ./compat.yaml and no installed adapter registers a matrix; pass --matrix PATH")
     return found

@@ -25,7 +25,9 @@ def check(
         None, "--python", help="Assume this Python (e.g. 3.9) instead of this interpreter."
     ),
     adapter: Optional[str] = typer.Option(
-        None, "--adapter", help="Assume this adapter version instead of the installed one."
+        None,
+        "--adapter",
+        help="Assume this adapter version instead of the installed one; or, a distribution name, check that installed adapter (its binaries alone when it ships no compat.yaml).",
     ),
     sets: List[str] = typer.Option([], "--set", help="Assume an extra dimension's version, NAME=VALUE (repeatable)."),
     companions: List[str] = typer.Option(
@@ -37,11 +39,51 @@ def check(
     deep: bool = typer.Option(
         False, "--deep", help="Also import torch, activate the adapter and run a timed smoke on its device."
     ),
+    no_binary: bool = typer.Option(
+        False, "--no-binary", help="Skip the binary check (the adapter's libraries against the installed torch)."
+    ),
+    env: Optional[str] = typer.Option(
+        None,
+        "--env",
+        help="Judge another environment from its files, without running it: a virtual environment, a prefix, a site-packages folder or an image's unpacked root.",
+    ),
+    requirements: Optional[str] = typer.Option(
+        None,
+        "--requirements",
+        help="Judge what this requirements file (or pylock.toml, uv.lock) would install, before installing it: its exact pins.",
+    ),
+    resolve: bool = typer.Option(
+        False, "--resolve", help="With --requirements: ask pip's resolver what it would install (ranges, no lock)."
+    ),
+    constraints: Optional[str] = typer.Option(
+        None,
+        "--constraints",
+        metavar="pip|uv",
+        help="Print the pins that keep this working environment as it is: a pip constraints file, or a [tool.uv] block (override-dependencies) for pyproject.toml.",
+    ),
     today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
 ) -> None:
     """Is this environment a supported combination? If not, what exactly to install.
 
-    Reads versions from distribution metadata: never imports torch (unless --deep).
+    Reads versions from distribution metadata and the adapter's libraries as the dynamic
+    loader will: never imports torch (unless --deep).
     Exit 0 supported, 1 unsupported or broken, 2 usage/matrix error, 3 experimental/deprecated/eol.
     """
-    raise typer.Exit(run_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions))
+    raise typer.Exit(
+        run_check(
+            matrix,
+            torch,
+            python,
+            adapter,
+            sets,
+            as_json,
+            deep,
+            today,
+            companions,
+            no_binary,
+            env,
+            requirements,
+            resolve,
+            constraints,
+        )
+    )

@@ -123,10 +123,11 @@ def results(
     exit 2 for a record that is not one (malformed, dated in the future, a name that is not
     a plain file name) or an --into that is not a folder, with nothing written."""
     from ..ci import results as res
+    from ..ci.record import read_records
 
     if into and os.path.lexists(into) and not os.path.isdir(into):
         fail(f"--into {into}: not a folder — give the evidence folder (e.g. evidence)")
-    records = res.read_records(folders + ([into] if into and os.path.isdir(into) else []))
+    records = read_records(folders + ([into] if into and os.path.isdir(into) else []))
     if into:
         from ..ci.evidence import EvidenceError, evidence_path, write_evidence
 
@@ -138,7 +139,7 @@ def results(
         unchanged: List[str] = []
         refused: List[str] = []
         for record in records:
-            if os.path.realpath(record["_path"]).startswith(inside):
+            if os.path.realpath(record.path or "").startswith(inside):
                 continue
             try:
                 before = _read_bytes(evidence_path(into, record))
@@ -172,8 +173,8 @@ def results(
 
     fmt = FORMAT_ALIASES.get(fmt, fmt)  # the short names `table --format` takes
     if fmt == "json":
-        clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in summary.records]
-        typer.echo(json.dumps({"ok": summary.ok, "records": clean, "missing": summary.missing}, indent=2))
+        written = [r.to_json() for r in summary.records]
+        typer.echo(json.dumps({"ok": summary.ok, "records": written, "missing": summary.missing}, indent=2))
     elif fmt == "markdown":
         typer.echo(res.render_markdown(summary), nl=False)
     elif fmt == "text":
@@ -211,16 +212,16 @@ def release(
     not the working tree (docs/releasing.md). Exit 2 if it is frozen already with other sources,
     the sources are uncommitted, or the matrix has no such release."""
     from ..ci.evidence import evidence_folder
+    from ..ci.record import read_records
     from ..ci.release import freeze
-    from ..ci.results import read_records
     from ..matrix.diagnostics import display_path
 
     target = one_matrix(matrix).matrix
     folder = results or evidence_folder(target, environ={})
     frozen, written = freeze(target, version, folder)
     records = read_records(folder, allow_empty=True)
-    own = [r for r in records if str(r.get("release") or "") == frozen.version]
-    ran = sum(1 for r in own if isinstance(r.get("sources"), dict) and r["sources"].get("hash") == frozen.sources_hash)
+    own = [r for r in records if r.release == frozen.version]
+    ran = sum(1 for r in own if r.ran_on == frozen.sources_hash)
     where = f"commit {frozen.commit[:10]}" if frozen.commit else "no git commit"
     console_for().print(
         f"{display_path(frozen.path)}: release {frozen.version} {'frozen' if written else 'was frozen already'} on {frozen.date} "

@@ -9,11 +9,8 @@ import click
 import typer
 from typer.core import TyperGroup
 
+from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING  # noqa: F401  (re-exported for the command modules)
 from .base import (  # noqa: F401  (re-exported for the command modules)
-    EXIT_OK,
-    EXIT_UNSUPPORTED,
-    EXIT_USAGE,
-    EXIT_WARNING,
     MATRIX_HELP,
     TODAY_HELP,
     console_for,

@@ -3,19 +3,36 @@
 from __future__ import annotations
 
 import os
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from .common import app, console_for, fail, print_diagnostics
 
+if TYPE_CHECKING:
+    from ..upstream.adopt import Planned
+
+
+def _said(action: str, item: Planned) -> str:
+    """What init says of one file: the action and its note, or for a kept file its note alone."""
+    if not item.note:
+        return action
+    return item.note if item.action == "keep" else f"{action} ({item.note})"
+
 
 @app.command()
 def init(
-    distribution: str = typer.Option(
-        ..., "--distribution", help="The adapter's distribution name on PyPI, e.g. my-adapter."
+    distribution: Optional[str] = typer.Option(
+        None, "--distribution", help="The adapter's distribution name on PyPI, e.g. my-adapter."
     ),
-    device: str = typer.Option(..., "--device", help="The PrivateUse1 device name, e.g. npu."),
+    device: Optional[str] = typer.Option(None, "--device", help="The PrivateUse1 device name, e.g. npu."),
+    from_index: Optional[str] = typer.Option(
+        None,
+        "--from-index",
+        metavar="DISTRIBUTION",
+        help="Import this adapter's published releases from --upstream (pypi or a recorded folder) as the matrix, "
+        "and write nothing else (docs/adopting.md).",
+    ),
     torch: List[str] = typer.Option(
         [],
         "--torch",
@@ -50,19 +67,43 @@ def init(
         False, "--matrix-only", help="Write only the matrix, none of the adoption's other files."
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="List what would be written, write nothing."),
+    tool_ref: Optional[str] = typer.Option(
+        None,
+        "--tool-ref",
+        help="The ref of adapter-matrix the workflow and the hooks are pinned to, a commit SHA or a tag "
+        "(default: the commit this copy was installed from by git URL, else its version's tag).",
+    ),
+    tool_repository: Optional[str] = typer.Option(
+        None, "--tool-repository", help="The https://github.com/OWNER/NAME of adapter-matrix (a fork's, say)."
+    ),
+    tool: Optional[str] = typer.Option(
+        None,
+        "--tool",
+        help="What CI installs adapter-matrix with, a pip requirement (default: PyPI's release once published, "
+        "else a git URL at the pinned ref).",
+    ),
 ) -> None:
     """Adopt adapter-matrix: a first compat.yaml (the adapter, its torch lines with their wheel
     facts, one experimental release; it validates as written), and next to it, each only if
     absent: noxfile.py with the cells, .github/workflows/matrix.yml calling the reusable
     workflow, .pre-commit-config.yaml with the hooks, a README.md with the table markers, the
-    package's link to the matrix; pyproject.toml gets the entry point and package data.
-    Exit 0 written, 2 usage error."""
+    package's link to the matrix; pyproject.toml gets the entry point, the dependency and package
+    data (MANIFEST.in the package data when setup.py declares its own). An existing project's
+    version and requires-python are the first release's. Exit 0 written, 2 usage error."""
+    if from_index is not None:  # an adapter's published history: a code path of its own
+        from .from_index import init_from_index
+
+        return init_from_index(from_index, device, upstream, output, force, dry_run)
+    if distribution is None or device is None:
+        fail("give --distribution NAME and --device NAME (or --from-index DISTRIBUTION to import a published history)")
     from ..files import atomic_write
     from ..matrix.diagnostics import MatrixError
     from ..matrix.loader import load_text
-    from ..upstream.adopt import evidence_sources, package_name, plan_adoption, project_facts, require_lines
+    from ..upstream.adopt import package_name, plan_adoption, require_lines
     from ..upstream.index import UpstreamError, read_upstream
+    from ..upstream.project import evidence_sources, holds_native_sources, project_facts
     from ..upstream.starter import choose_lines, starter_text
+    from ..upstream.toolpin import tool_pin
 
     console = console_for()
     keep_matrix = os.path.exists(output) and not force
@@ -77,10 +118,15 @@ def init(
     facts = project_facts(root)
     if version is None:
         if facts.why and not keep_matrix:
-            fail(f"{os.path.join(root, 'pyproject.toml')}: {facts.why}")
+            fail(f"{root}: {facts.why}")
         version = facts.version or "0.1.0"
     if python is None:
         python = facts.requires_python
+    try:
+        pin = tool_pin(tool_repository, tool_ref, tool)
+    except ValueError as exc:
+        fail(str(exc))
+    sources = evidence_sources(root, pkg)
     text = None
     written = None
     if not keep_matrix:
@@ -94,7 +140,7 @@ def init(
                 "PyPI" if upstream == "pypi" else os.path.basename(upstream),
                 version,
                 python,
-                sources=[] if matrix_only else evidence_sources(root, pkg),
+                sources=[] if matrix_only else sources,
             )
         except (UpstreamError, ValueError) as exc:
             fail(str(exc))
@@ -103,7 +149,14 @@ def init(
         except MatrixError as exc:  # a name the file cannot hold, e.g. a device that is no identifier
             print_diagnostics(exc.diagnostics)
             fail(f"{output} was not written: the options above make an invalid matrix")
-    planned = [] if matrix_only else plan_adoption(root, distribution, pkg, os.path.basename(output))
+    compiled = facts.builds_with_torch or holds_native_sources(root, sources)
+    planned = (
+        []
+        if matrix_only
+        else plan_adoption(
+            root, distribution, pkg, os.path.basename(output), version=version, facts=facts, pin=pin, compiled=compiled
+        )
+    )
     if dry_run:
         console.print(f"{output}: {'kept (exists)' if keep_matrix else 'would write'}", markup=False)
         for item in planned:
@@ -113,7 +166,7 @@ def init(
                 "link": f"would link to {item.text}",
                 "keep": "kept (exists)",
             }[item.action]
-            console.print(f"{os.path.join(root, item.path)}: {item.note or what}", markup=False)
+            console.print(f"{os.path.join(root, item.path)}: {_said(what, item)}", markup=False)
         return
     try:
         if text is not None:
@@ -134,8 +187,9 @@ def init(
     except OSError as exc:
         fail(f"{exc.filename}: cannot write: {exc.strerror}")
     if text is not None:
+        read = f" (from {facts.version_from})" if facts.version_from and version == facts.version else ""
         console.print(
-            f"{output}: written \u2014 torch {lines[0].minor}\u2013{lines[-1].minor}, release {version}; "
+            f"{output}: written \u2014 torch {lines[0].minor}\u2013{lines[-1].minor}, release {version}{read}; "
             "next: `adapter-matrix validate`, `adapter-matrix table`, `adapter-matrix plan`",
             markup=False,
         )
@@ -144,10 +198,26 @@ def init(
     for item in planned:
         done = {
             "write": "written",
-            "edit": "edited (entry point and package data added)",
+            "edit": "edited (entry point, dependency and package data added)",
             "link": "linked to the matrix",
             "keep": "kept (exists)",
         }[item.action]
-        console.print(f"{item.path}: {item.note or done}", markup=False)
+        console.print(f"{item.path}: {_said(done, item)}", markup=False)
+    pyproject = os.path.join(root, "pyproject.toml")
+    if written is not None and not matrix_only and os.path.isfile(pyproject):
+        # what init keeps of the project (its requires-python) may disagree with the torch lines
+        # chosen: said now, not first by the hook or CI
+        from ..upstream.pyproject import check_pyproject
+
+        for finding in check_pyproject(written, pyproject):
+            if finding.severity == "error":
+                console.print(f"note: `adapter-matrix validate --pyproject` will say: {finding}", markup=False)
+    if planned and not pin.is_commit:
+        console.print(
+            f"\nThe workflow and the hooks use adapter-matrix at the tag {pin.ref}: pin them to its commit "
+            f"(`git ls-remote {pin.repository} {pin.ref}`, then `init --tool-ref SHA` in a fresh checkout, "
+            "or edit the two refs)",
+            markup=False,
+        )
     if planned:
         console.print("\n" + require_lines(pkg), markup=False)

@@ -15,9 +15,8 @@ import json
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
+from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, worst_exit_code
 from .base import (
-    EXIT_UNSUPPORTED,
-    EXIT_USAGE,
     CommandError,
     date_or_exit,
     fail,
@@ -47,6 +46,11 @@ CHECK_OPTIONS = (
     CheckOption(("--companion",), "companions", "multiple"),
     CheckOption(("--json",), "as_json", "flag"),
     CheckOption(("--deep",), "deep", "flag"),
+    CheckOption(("--no-binary",), "no_binary", "flag"),
+    CheckOption(("--env",), "env", "value"),
+    CheckOption(("--requirements",), "requirements", "value"),
+    CheckOption(("--resolve",), "resolve", "flag"),
+    CheckOption(("--constraints",), "constraints", "value"),
     CheckOption(("--today",), "today", "value"),
 )
 _BY_FLAG = {flag: option for option in CHECK_OPTIONS for flag in option.flags}
@@ -115,31 +119,69 @@ def run_check(
     deep: bool = False,
     today: Optional[str] = None,
     companions: Sequence[str] = (),
+    no_binary: bool = False,
+    env: Optional[str] = None,
+    requirements: Optional[str] = None,
+    resolve: bool = False,
+    constraints: Optional[str] = None,
 ) -> int:
     """Run ``check`` and print its report; returns the exit code (usage errors exit 2 themselves,
     with ``--json`` after printing a document that holds the error)."""
+    args = (
+        matrix,
+        torch,
+        python,
+        adapter,
+        sets,
+        as_json,
+        deep,
+        today,
+        companions,
+        no_binary,
+        env,
+        requirements,
+        resolve,
+        constraints,
+    )
     if not as_json:
-        return _mapped_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
+        return _mapped_check(*args)
     try:
-        return _mapped_check(matrix, torch, python, adapter, sets, as_json, deep, today, companions)
+        return _mapped_check(*args)
     except CommandError as exc:
-        from ..check.report import CHECK_SCHEMA
-
-        code = exc.code if isinstance(exc.code, int) else 2
-        sys.stdout.write(
-            json.dumps(
-                {"schema": CHECK_SCHEMA, "exit_code": code, "error": exc.message, "checks": [], "invalid": []}, indent=2
-            )
-            + "\n"
-        )
-        sys.stdout.flush()
+        _print_document(_refusal(exc.code if isinstance(exc.code, int) else EXIT_USAGE, exc.message))
         raise
 
 
-def _invalid(located: Any, exc: Any) -> Dict[str, Any]:
+def _refusal(code: int, error: str) -> Any:
+    """The ``check --json`` document of a command line ``check`` cannot answer."""
+    from ..answer import CHECK_SCHEMA, CheckDocument
+
+    return CheckDocument(CHECK_SCHEMA, code, error)
+
+
+def _print_document(document: Any) -> None:
+    sys.stdout.write(json.dumps(document.to_json(), indent=2) + "\n")
+    sys.stdout.flush()
+
+
+_OPTIONS = {"torch": "--torch", "adapter": "--adapter", "dimension": "--set", "companion": "--companion"}
+
+
+def _as_option(exc: Any) -> str:
+    """An :class:`~adapter_matrix.check.environment.AssumptionError` in the words of the
+    option that assumed it: ``--set cann='8.x' is not a PEP 440 version``."""
+    option = _OPTIONS[exc.kind]
+    if exc.value is None:
+        return f"{option} {exc.problem}"
+    given = f"{exc.name}={exc.value!r}" if exc.name else repr(exc.value)
+    return f"{option} {given} {exc.problem}"
+
+
+def _invalid(located: Any, exc: Any) -> Any:
     """What ``check`` says of an installed matrix it cannot load (it answers for the others)."""
-    errors = [str(d) for d in exc.diagnostics if d.severity == "error"]
-    return {"origin": located.origin, "matrix": located.path, "errors": errors}
+    from ..answer import Invalid
+
+    return Invalid(located.origin, located.path, tuple(str(d) for d in exc.diagnostics if d.severity == "error"))
 
 
 def _run_check(
@@ -152,10 +194,66 @@ def _run_check(
     deep: bool,
     today: Optional[str],
     companions: Sequence[str],
+    no_binary: bool,
+    env: Optional[str],
+    requirements: Optional[str],
+    resolve: bool,
+    constraints: Optional[str],
 ) -> int:
+    from ..check.facts import judge
+
+    target = None
+    if env is not None:  # another environment: its files, never its interpreter
+        from ..check.elsewhere import locate
+
+        try:
+            target = locate(env)
+        except ValueError as exc:
+            fail(str(exc))
+    judge(target)
+    try:
+        return _check_here(
+            matrix,
+            torch,
+            python,
+            adapter,
+            sets,
+            as_json,
+            deep,
+            today,
+            companions,
+            no_binary,
+            requirements,
+            resolve,
+            constraints,
+            target,
+        )
+    finally:
+        judge(None)
+
+
+def _check_here(
+    matrix: Optional[str],
+    torch: Optional[str],
+    python: Optional[str],
+    adapter: Optional[str],
+    sets: Sequence[str],
+    as_json: bool,
+    deep: bool,
+    today: Optional[str],
+    companions: Sequence[str],
+    no_binary: bool,
+    requirements: Optional[str],
+    resolve: bool,
+    constraints: Optional[str],
+    target: Any,
+) -> int:
+    from ..answer import CHECK_SCHEMA, CheckDocument
+    from ..binary.section import binary_section
+    from ..check.binary import is_distribution_name, with_binary, with_pins
     from ..check.companions import detect_companions, judge_companions, with_companions
-    from ..check.environment import detect_environment
-    from ..check.report import CHECK_SCHEMA, check_document, combined_exit_code, render_check
+    from ..check.environment import AssumptionError, detect_environment
+    from ..check.report import answer_of, render_check
     from ..check.verdict import verdict
     from ..matrix.model import PythonVersion
 
@@ -168,9 +266,40 @@ def _run_check(
     overrides = _parse_sets(list(sets))
     assumed_companions = _parse_sets(list(companions), "--companion", "torchvision=0.19.1")
     when = date_or_exit(today)
-    docs = []
-    invalid: List[Dict[str, Any]] = []
-    found_matrices = find_or_exit(matrix)
+    answers: List[Any] = []
+    invalid: List[Any] = []
+    named = None  # `--adapter DIST`: that distribution, with or without a matrix
+    if adapter is not None and is_distribution_name(adapter):
+        named, adapter = adapter, None
+    pins = None
+    if requirements is not None:  # what the file would install, assumed as --torch etc. would be
+        from ..check.requirements import RequirementsError, read_pins, resolve_pins
+
+        try:
+            pins = resolve_pins(requirements) if resolve else read_pins(requirements)
+        except RequirementsError as exc:
+            fail(str(exc))
+        torch = torch or pins.get("torch")
+    elif resolve:
+        fail("--resolve resolves a --requirements FILE: give one")
+    if deep and target is not None:
+        fail("--deep imports torch in this process: it cannot judge another environment (--env)")
+    # the binary check judges the installed files: not a what-if torch, Python or adapter
+    what_if = torch is not None or python is not None or adapter is not None
+    binary = not no_binary and not what_if
+    if constraints is not None:
+        from ..check.constraints import FORMATS
+
+        if constraints not in FORMATS:
+            fail(f"--constraints {constraints!r}: write one of {', '.join(FORMATS)}")
+        if what_if or as_json:
+            fail(
+                "--constraints pins what is installed: it takes no --torch, --python, --adapter, --requirements or --json"
+            )
+    kept: List[Any] = []
+    refused: List[str] = []
+    paths = target.paths if target is not None else None  # `check --env`: that environment's adapters
+    found_matrices = _matrices_of(named, matrix, paths) if named else find_or_exit(matrix, paths)
     for located in found_matrices:
         if located.origin.startswith("entry point") and len(found_matrices) > 1:
             from ..matrix.cache import load_matrix
@@ -184,46 +313,159 @@ def _run_check(
                 continue
         else:
             result = load_or_exit(located.path)
+        pinned = dict(assumed_companions)
+        if pins is not None:
+            pinned.update(
+                (c.name, pins.get(c.name) or "none") for c in result.matrix.companions if c.name not in pinned
+            )
+        adapter_pin = adapter or (pins.get(result.matrix.adapter.distribution) if pins is not None else None)
         try:
             installed = detect_environment(
-                result.matrix, python=python_override, torch=torch, adapter=adapter, dimensions=overrides
+                result.matrix, python=python_override, torch=torch, adapter=adapter_pin, dimensions=overrides
             )
-            found = detect_companions(result.matrix, assumed_companions)
+            found = detect_companions(result.matrix, pinned)
+        except AssumptionError as exc:
+            fail(_as_option(exc))
         except ValueError as exc:
             fail(str(exc))
         judged = judge_companions(result.matrix, installed.environment, found)
-        answer = with_companions(verdict(result.matrix, installed.environment, when), result.matrix, judged)
-        doc = check_document(result.matrix, located.origin, installed, answer, judged)
+        decided = with_companions(verdict(result.matrix, installed.environment, when), result.matrix, judged)
+        section = None
+        if binary and installed.adapter_text is not None:
+            section = binary_section(result.matrix.adapter.distribution, decided.release)
+            decided = with_binary(decided, section)
+        if pins is not None and torch is not None:
+            decided = with_pins(decided, result.matrix.adapter.distribution, adapter_pin, torch, pins.source)
+        answer = answer_of(result.matrix, located.origin, installed, decided, judged)
+        if section is not None:
+            answer = answer._replace(binary=section)
+        if target is not None:  # check --env: say which environment was judged
+            answer = answer._replace(environment=answer.environment._replace(location=target.description))
         if deep:
-            from ..device.deep import deep_check
+            from ..device.deep import deep_check_isolated
             from .device import shims_package
 
             shims_package(result)
-            report = deep_check(result.matrix)
-            doc["deep"] = report.as_dict()
-            if not report.ok and doc["exit_code"] in (0, 3):
-                doc["exit_code"] = EXIT_UNSUPPORTED
-        docs.append(doc)
-    code = combined_exit_code([d["exit_code"] for d in docs]) if docs else EXIT_USAGE
+            report = deep_check_isolated(result.matrix.path)
+            failed = not report.ok and answer.exit_code in (EXIT_OK, EXIT_WARNING)
+            answer = answer._replace(deep=report.as_dict(), exit_code=EXIT_UNSUPPORTED if failed else answer.exit_code)
+        answers.append(answer)
+        if constraints is not None:
+            from ..check.constraints import NothingToKeep, keep_pins
+
+            try:
+                kept.append(keep_pins(result.matrix, installed.environment, decided, judged))
+            except NothingToKeep as exc:
+                refused.append(str(exc))
+    if constraints is not None:
+        if not kept:
+            fail("; ".join(refused) or "nothing to pin: no matrix was found", code=EXIT_UNSUPPORTED)
+        for reason in refused:  # another adapter works: its pins are written, this one is named
+            sys.stderr.write(f"warning: {reason}\n")
+        from ..check.constraints import render_pins
+
+        sys.stdout.write(render_pins(kept, constraints))
+        return 0
+    if named and not answers:
+        answers.append(_unmatrixed(named, pins))
+        if target is not None:
+            answers[-1] = answers[-1]._replace(
+                environment=answers[-1].environment._replace(location=target.description)
+            )
+    code = worst_exit_code(a.exit_code for a in answers) if answers else EXIT_USAGE
+    from ..binary.autoload import autoload_lines, autoload_section
+    from ..check.facts import search_path
+
+    autoload = autoload_section(search_path())  # the torch.backends entry points `import torch` will run
+    if not autoload["ok"] and code != EXIT_USAGE:
+        code = worst_exit_code([code, EXIT_UNSUPPORTED])
     for bad in invalid:
         fail_line = (
-            f"{bad['matrix']} ({bad['origin']}) is not a valid matrix: no verdict for it; fix or uninstall that adapter"
+            f"{bad.matrix} ({bad.origin}) is not a valid matrix: no verdict for it; fix or uninstall that adapter"
         )
         sys.stderr.write(f"warning: {fail_line}\n")
     if as_json:
-        sys.stdout.write(
-            json.dumps({"schema": CHECK_SCHEMA, "exit_code": code, "checks": docs, "invalid": invalid}, indent=2) + "\n"
-        )
+        _print_document(CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload))
     else:
         from .base import console_for
 
         console = console_for() if sys.stdout.isatty() else None  # colors only where someone sees them
-        for i, doc in enumerate(docs):
+        for i, answer in enumerate(answers):
             if i:
                 sys.stdout.write("\n")
-            render_check(doc, console)
+            render_check(answer, console)
+        if not autoload["ok"]:
+            from ..check.report import render_lines
+
+            render_lines(autoload_lines(autoload), console)
     sys.stdout.flush()
     return code
+
+
+def _normalized(name: str) -> str:
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _matrices_of(distribution: str, explicit: Optional[str], paths: Optional[Sequence[str]] = None) -> List[Any]:
+    """The matrices that describe ``distribution`` (``--adapter DIST``): ``--matrix``, else
+    ./compat.yaml and the registered ones whose adapter it is; none is no error (the
+    binary check answers alone)."""
+    from ..matrix.cache import load_matrix
+    from ..matrix.diagnostics import MatrixError
+    from ..matrix.discovery import find_matrices, registered_matrices
+
+    if explicit:
+        return find_matrices(explicit)
+    out: List[Any] = []
+    for located in find_matrices(paths=paths) + registered_matrices(paths):
+        try:
+            described = load_matrix(located.path).matrix.adapter.distribution
+        except MatrixError:
+            continue
+        if _normalized(described) == _normalized(distribution) and located.path not in [o.path for o in out]:
+            out.append(located)
+    return out[:1]
+
+
+def _unmatrixed(distribution: str, pins: Any = None) -> Any:
+    """``check --adapter DIST`` for an adapter without a matrix: its binary check alone
+    (with ``--requirements``: the torch it was built for against the file's)."""
+    from packaging.version import InvalidVersion, Version
+
+    from ..binary.section import binary_section
+    from ..check.binary import binary_document
+    from ..check.environment import current_python
+    from ..check.facts import distribution_version
+    from ..check.outcome import Environment
+
+    if pins is not None:
+        from ..check.binary import pins_document
+
+        if distribution_version(distribution) is None:
+            fail(f"--adapter {distribution}: no distribution of that name is installed (nor is it a version)")
+        python, full, implementation = current_python()
+        return _typed(pins_document(distribution, pins, python, full, implementation))
+    section = binary_section(distribution)
+    if section is None:
+        fail(f"--adapter {distribution}: no distribution of that name is installed (nor is it a version)")
+    python, full, implementation = current_python()
+    torch_text = distribution_version("torch")
+    try:
+        torch = Version(torch_text) if torch_text else None
+    except InvalidVersion:
+        torch = None
+    env = Environment(python=python, python_full=full, implementation=implementation, torch=torch)
+    return _typed(binary_document(distribution, section, env, torch_text))
+
+
+def _typed(document: Dict[str, Any]) -> Any:
+    """An answer built as JSON (an adapter without a matrix) as the declared :class:`Answer`."""
+    from ..answer import Answer
+    from ..documents import from_json
+
+    return from_json(Answer, document, "the answer")
 
 
 def main(argv: Sequence[str]) -> Optional[int]:
@@ -234,14 +476,6 @@ def main(argv: Sequence[str]) -> Optional[int]:
     args = parse_check(argv[1:])
     if args is None and "--json" in argv and not {"-h", "--help"} & set(argv):
         # typer answers the usage error on stderr; the document on stdout says the same
-        from ..check.report import CHECK_SCHEMA
-
         error = "the command line is not one `check` takes (see `adapter-matrix check --help`)"
-        sys.stdout.write(
-            json.dumps(
-                {"schema": CHECK_SCHEMA, "exit_code": EXIT_USAGE, "error": error, "checks": [], "invalid": []}, indent=2
-            )
-            + "\n"
-        )
-        sys.stdout.flush()
+        _print_document(_refusal(EXIT_USAGE, error))
     return None if args is None else run_check(**args)

@@ -117,8 +117,8 @@ def table(
         help="grid (torch x Python; the default), verified (the grid with test evidence), releases, dimension (a dimension x torch), "
         "capabilities, ops (op-sweep counts per torch line and op family), op-dtypes (task counts per torch line, dtype and direction) "
         "op-failures (the ops that do not match CPU, and why), platform (pytorch.org's Additional Platforms entry: "
-        "ID.json and ID.md in the --output folder), or selector (each combination's install commands, as check "
-        "writes them; --format html: the selector page, with --results the evidence of each).",
+        "ID.json and ID.md in the --output folder), selector (each combination's install commands, as check "
+        "writes them; --format html: the selector page, with --results the evidence of each), or history (releases per torch line, post-releases grouped).",
     ),
     dimension: Optional[str] = typer.Option(
         None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."

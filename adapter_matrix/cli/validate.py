@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, List, Optional
 import typer
 
 if TYPE_CHECKING:
-    from ..ci.record import Records
+    from ..ci.record import RecordSet
 
 from .common import (
     EXIT_USAGE,
@@ -73,9 +73,9 @@ def validate(
     if (strict or today) and not results:
         fail("--strict and --today need --results")
     on = date_or_exit(today)
-    records: Optional[Records] = None
+    records: Optional[RecordSet] = None
     if results is not None:
-        from ..ci.results import read_records
+        from ..ci.record import read_records
 
         records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
     from ..matrix.discovery import Located
@@ -98,6 +98,7 @@ def validate(
         from ..upstream import companion_write
         from ..upstream import companions as upstream_companions
         from ..upstream import index as up
+        from ..upstream import own as upstream_own
         from ..upstream import write as upstream_write
 
         if record:
@@ -109,6 +110,13 @@ def validate(
         index = up.read_upstream(upstream)
 
     notes: list = []
+    histories: dict = {}  # the adapter's own releases on the index, read once per distribution
+
+    def own_history(m: Any) -> Any:
+        name = m.adapter.distribution
+        if name not in histories and upstream is not None:
+            histories[name] = upstream_own.read_own(upstream, m)
+        return histories.get(name)
 
     def findings_of(path: str) -> Any:
         notes.clear()  # a --write re-reads the file: report on what it says now
@@ -126,6 +134,7 @@ def validate(
             except OSError as exc:  # FileWriteError: a full disk, a read-only folder; the file is unchanged
                 fail(str(exc))
             found += upstream_companions.verify_companions(result.matrix, *companion_answers, upstream)
+            found += upstream_own.verify_own(result.matrix, own_history(result.matrix), upstream)
         from ..ci.evidence import evidence_folder
         from ..ci.release import adapter_version, read_frozen, version_findings
 
@@ -137,9 +146,9 @@ def validate(
         if records is not None:
             from ..ci.evidence import claimed_supported, gate
 
-            missing = gate(result.matrix, records, on, strict)
-            found += missing
-            missing = [d for d in missing if d.message.startswith("cell ")]
+            gated = gate(result.matrix, records, on, strict)
+            found += [g.diagnostic for g in gated]
+            missing = [g for g in gated if g.cell is not None]
             claimed = len(claimed_supported(result.matrix, on))
             notes.append(
                 f"{result.matrix.path}: evidence in {results} — {claimed - len(missing)} of {claimed} cells claimed supported have a fresh passing record"
@@ -155,9 +164,16 @@ def validate(
                 if changed:
                     m, findings, answers = findings_of(located.path)
                 changed_companions = companion_write.write_companions(located.path, m, answers[0])
+                if changed_companions:
+                    m, findings, answers = findings_of(located.path)
+                changed_own = upstream_own.write_own(located.path, m, own_history(m))
             except OSError as exc:  # FileWriteError: a full disk, a read-only folder; the file is unchanged
                 fail(str(exc))
-            what = [w for w, done in (("torch", changed), ("companion", changed_companions)) if done]
+            what = [
+                w
+                for w, done in (("torch", changed), ("companion", changed_companions), ("release", changed_own))
+                if done
+            ]
             if what:
                 console_for().print(f"{m.path}: updated the {' and '.join(what)} facts from {upstream}")
                 m, findings, answers = findings_of(located.path)  # report on what the file says now

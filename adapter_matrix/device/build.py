@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..errors import AdapterMatrixError
+from ..errors import EXIT_UNSUPPORTED, AdapterMatrixError
 
 __all__ = [
     "build_requirements",
@@ -98,7 +98,7 @@ class BuildError(AdapterMatrixError, RuntimeError):
 class BuildMismatch(AdapterMatrixError, RuntimeError):
     """A build made for another torch (or Python) than the running one."""
 
-    exit_code = 1
+    exit_code = EXIT_UNSUPPORTED
 
 
 class DamagedBuild(BuildMismatch):

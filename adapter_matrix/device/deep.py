@@ -1,5 +1,10 @@
 """``check --deep``: import torch, activate the adapter, run a short smoke on its device.
 
+It runs in a fresh interpreter with torch's device-backend autoload off
+(:func:`deep_check_isolated`): the adapter is then activated by its own step, so an
+adapter that fails inside the autoload (which breaks ``import torch`` itself, and hides
+why) shows its error, with the chain of causes behind it.
+
 Each step is timed. Before the adapter's C++ library is loaded, its build manifest is
 compared with the running torch, so a library built for another torch is reported
 with both versions and the fix, never as ``undefined symbol`` from the loader.
@@ -16,7 +21,7 @@ from typing import Any, Dict, List, Optional
 
 from ..matrix.model import Matrix
 
-__all__ = ["Step", "DeepReport", "deep_check"]
+__all__ = ["Step", "DeepReport", "deep_check", "deep_check_isolated", "described"]
 
 
 @dataclass
@@ -52,12 +57,25 @@ class _Stop(Exception):
     pass
 
 
+def described(exc: BaseException) -> str:
+    """``Type: message``, then each cause behind it (``raise ... from``, or an error raised
+    while handling another): an adapter's ImportError often wraps the loader's real answer."""
+    parts: List[str] = []
+    seen = set()
+    current: Optional[BaseException] = exc
+    while current is not None and id(current) not in seen and len(parts) < 8:
+        seen.add(id(current))
+        parts.append(f"{type(current).__name__}: {current}")
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return "; caused by ".join(parts)
+
+
 def _step(report: DeepReport, name: str, fn: Any) -> Any:
     start = time.perf_counter()
     try:
         value = fn()
     except Exception as exc:
-        report.steps.append(Step(name, False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}"))
+        report.steps.append(Step(name, False, time.perf_counter() - start, described(exc)))
         raise _Stop() from None
     detail = value if isinstance(value, str) else ""
     report.steps.append(Step(name, True, time.perf_counter() - start, detail))
@@ -113,3 +131,36 @@ def deep_check(matrix: Matrix) -> DeepReport:
     except _Stop:
         pass
     return report
+
+
+def deep_check_isolated(matrix_path: str, timeout: float = 600) -> DeepReport:
+    """:func:`deep_check` in a fresh interpreter of this environment, with torch's device
+    backend autoload off: no adapter is activated behind the steps' backs, and a crash of the
+    adapter (a segfault in its library) is a failed step, not the end of ``check``."""
+    import json
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", __name__, matrix_path], capture_output=True, text=True, env=env, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return DeepReport([Step("run the deep check", False, timeout, f"no answer within {timeout:.0f} s")])
+    try:
+        doc = json.loads(proc.stdout.strip().splitlines()[-1])
+        return DeepReport([Step(**step) for step in doc["steps"]])
+    except (ValueError, IndexError, KeyError, TypeError):
+        tail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        return DeepReport([Step("run the deep check", False, time.perf_counter() - start, tail)])
+
+
+if __name__ == "__main__":  # the isolated interpreter of deep_check_isolated
+    import json
+    import sys
+
+    from ..matrix.cache import load_matrix
+
+    print(json.dumps(deep_check(load_matrix(sys.argv[1]).matrix).as_dict()))

@@ -5,8 +5,9 @@ Location: ``$ADAPTER_MATRIX_CACHE``, else ``$XDG_CACHE_HOME/adapter-matrix``, el
 
 A *compiled matrix* is the validated model pickled under the BLAKE2b digest of the
 file's bytes (plus the tool version, the Python, the file's display name, and the size
-and time of the modules that build the model: a development checkout that changes the
-model between versions never reads a pickle of the old one). ``check`` and the runtime
+and time of every module of ``adapter_matrix/matrix``, which builds the model: a
+development checkout that changes the model between versions never reads a pickle of
+the old one). ``check`` and the runtime
 guard read it instead of parsing YAML: same answers, a fraction of the start-up time.
 A changed file has a new hash, so a stale entry is never read.
 
@@ -48,30 +49,26 @@ def cache_root() -> str:
     return os.path.join(base, "adapter-matrix")
 
 
-_MODEL_MODULES = (
-    "model.py",
-    "loader.py",
-    "schema.py",
-    "consistency.py",
-    "source.py",
-    "diagnostics.py",
-    "companions.py",
-)
 _stamp: Optional[bytes] = None
 
 
 def _model_stamp() -> bytes:
-    """Size and modification time of the modules that build the pickled model (a few stat
-    calls, once per process): an edited model is a new key, an unchanged install the same."""
+    """Name, size and modification time of every module of this folder, the model's package
+    (one listing and a few stat calls, once per process): an edited model, reader or loader
+    is a new key, an unchanged install the same. No hand-kept list to forget a module in."""
     global _stamp
     if _stamp is None:
         here = os.path.dirname(os.path.abspath(__file__))
         stats = []
-        for name in _MODEL_MODULES:
+        try:
+            names = sorted(n for n in os.listdir(here) if n.endswith(".py"))
+        except OSError:  # a zipped install: the version alone decides
+            names = []
+        for name in names:
             try:
                 st = os.stat(os.path.join(here, name))
                 stats.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
-            except OSError:  # a zipped install: the version alone decides
+            except OSError:
                 pass
         _stamp = ";".join(stats).encode()
     return _stamp
@@ -106,6 +103,8 @@ def trusted_entry(path: str) -> bool:
     return False
 
 
+# the modules whose named tuples and enums make up the model
+_MODEL_PACKAGES = ("adapter_matrix.matrix.model", "adapter_matrix.matrix.diagnostics", "adapter_matrix.matrix.status")
 _ALLOWED = {  # what a compiled matrix may contain besides plain values
     "datetime": {"date"},
     "packaging.version": {"Version"},
@@ -118,7 +117,7 @@ class _ModelUnpickler(pickle.Unpickler):
     name ``os.system`` or any other callable."""
 
     def find_class(self, module: str, name: str) -> object:
-        if module in ("adapter_matrix.matrix.model", "adapter_matrix.matrix.diagnostics"):
+        if module in _MODEL_PACKAGES:
             found = super().find_class(module, name)
             import enum
 

@@ -14,7 +14,7 @@ usually imports torch, which ``check`` must not do).
 from __future__ import annotations
 
 import os
-from typing import List, NamedTuple, Optional
+from typing import List, NamedTuple, Optional, Sequence
 
 __all__ = ["GROUP", "Located", "registered_matrices", "package_matrices", "find_matrices"]
 
@@ -29,42 +29,52 @@ class Located(NamedTuple):  # not a dataclass: `check` would import dataclasses 
     origin: str  # "--matrix", "argument", "working directory", or "entry point NAME (DISTRIBUTION)"
 
 
-def _entry_points() -> list:
+def _entry_points(paths: Optional[Sequence[str]] = None) -> list:
     from importlib import metadata
 
+    if paths is not None:  # `check --env`: the entry points installed there
+        found = []
+        for dist in metadata.distributions(path=list(paths)):
+            found += [ep for ep in dist.entry_points if ep.group == GROUP]
+        return found
     eps = metadata.entry_points()
     if hasattr(eps, "select"):
         return list(eps.select(group=GROUP))
     return list(eps.get(GROUP, []))  # Python 3.8/3.9: a dict of groups
 
 
-def _package_file(value: str) -> Optional[str]:
+def _package_file(value: str, paths: Optional[Sequence[str]] = None) -> Optional[str]:
     import importlib.util
 
     module, _, resource = value.partition(":")
     module = module.strip()
     top, _, rest = module.partition(".")
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
+    if paths is not None:  # another environment: its folders, never this process's finders
+        locations = [os.path.join(p, top) for p in paths if os.path.isdir(os.path.join(p, top))][:1]
+    else:
+        try:
+            spec = importlib.util.find_spec(top)
+        except (ImportError, ValueError):
+            return None
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        locations = list(spec.submodule_search_locations)
     # a namespace package has a portion per folder (one may be a project folder named like
     # the package, found on the working directory): the file is in one of them, or none
-    for location in spec.submodule_search_locations:
+    for location in locations:
         path = os.path.join(location, *[p for p in rest.split(".") if p], resource.strip() or DEFAULT_NAME)
         if os.path.isfile(path):
             return path
     return None
 
 
-def registered_matrices() -> List[Located]:
-    """Matrices registered by installed distributions, one per entry point."""
+def registered_matrices(paths: Optional[Sequence[str]] = None) -> List[Located]:
+    """Matrices registered by installed distributions, one per entry point; ``paths``: the
+    import path of another environment (``check --env``), not this process's."""
     out = []
     seen = set()
-    for ep in _entry_points():
-        path = _package_file(ep.value)
+    for ep in _entry_points(paths):
+        path = _package_file(ep.value, paths)
         if path is None or os.path.realpath(path) in seen:
             continue
         seen.add(os.path.realpath(path))
@@ -85,11 +95,14 @@ def package_matrices(package: str) -> List[str]:
     return out
 
 
-def find_matrices(explicit: Optional[str] = None, cwd: Optional[str] = None) -> List[Located]:
-    """``--matrix`` if given; else ./compat.yaml; else every registered matrix."""
+def find_matrices(
+    explicit: Optional[str] = None, cwd: Optional[str] = None, paths: Optional[Sequence[str]] = None
+) -> List[Located]:
+    """``--matrix`` if given; else ./compat.yaml; else every registered matrix (of the
+    environment whose import path is ``paths``, default this process's)."""
     if explicit:
         return [Located(explicit, "--matrix")]
     here = os.path.join(cwd or os.getcwd(), DEFAULT_NAME)
     if os.path.isfile(here):
         return [Located(DEFAULT_NAME if cwd is None else here, "working directory")]
-    return registered_matrices()
+    return registered_matrices(paths)

@@ -16,8 +16,9 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
+from ..files import printable
 from ..matrix import companions as _companions
 from ..matrix import consistency
 from .diagnostics import Diagnostic, Mark, MatrixError, display_path, read_matrix_file
@@ -26,6 +27,7 @@ from .model import (
     ABSENT,
     DEFAULT_EVIDENCE,
     ENUM,
+    PRESET_NAMES,
     SCHEMA_VERSION,
     SCHEMA_VERSIONS,
     VERSION,
@@ -61,8 +63,15 @@ PYPI = "https://pypi.org/simple"
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
-_LOCAL = re.compile(r"^[A-Za-z0-9]+([._-][A-Za-z0-9]+)*\Z")  # a PEP 440 local label: cpu, cxx11.abi
 BUILTIN_DETECTORS = ("os", "arch")  # dimensions of these names detect themselves (schema 2)
+
+
+def _local_label(text: str) -> bool:
+    """Whether ``text`` is a PEP 440 local version label (``cpu``, ``cxx11.abi``), as packaging reads one."""
+    try:
+        return Version(f"0+{text}").local is not None
+    except InvalidVersion:
+        return False
 
 
 def _label(name: str) -> str:
@@ -70,17 +79,11 @@ def _label(name: str) -> str:
     return name if _IDENT.match(name) else repr(name)
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
 def _one_line(diagnostic: Diagnostic) -> Diagnostic:
-    """Escape the control characters a file can put into a message (a key with a newline):
-    each diagnostic must stay one ``FILE:LINE:COL: ...`` line."""
-
-    def escape(text: str) -> str:
-        return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
-
-    return diagnostic._replace(message=escape(diagnostic.message), hint=escape(diagnostic.hint))
+    """Escape the control characters a file can put into a message (a key with a newline,
+    a bidi override): each diagnostic must stay one ``FILE:LINE:COL: ...`` line, shown as
+    written (:func:`~adapter_matrix.files.printable`, the one terminal escaper)."""
+    return diagnostic._replace(message=printable(diagnostic.message), hint=printable(diagnostic.hint))
 
 
 _DAYS = re.compile(r"[0-9]{1,6}\Z")
@@ -323,9 +326,9 @@ class _Builder(Reader):
 
     def detector(self, node: Node) -> Optional[Detector]:
         f = self.fields(node, "detector", "detector")
-        kinds = [k for k in ("env", "file", "command", "distribution", "builtin") if k in f]
+        kinds = [k for k in ("env", "file", "command", "distribution", "builtin", "preset") if k in f]
         if len(kinds) != 1:
-            choices = "env, file, command, distribution" + (", builtin" if self.schema_version >= 2 else "")
+            choices = "env, file, command, distribution" + (", builtin, preset" if self.schema_version >= 2 else "")
             self.diags.error(
                 node.mark, f"a detector needs exactly one of {choices}", "split it into one detector per source"
             )
@@ -349,6 +352,13 @@ class _Builder(Reader):
                 self.diags.error(f[kind].mark, f"{value!r} is not an environment variable name")
             if kind == "builtin" and value not in BUILTIN_DETECTORS:
                 self.diags.error(f[kind].mark, f"unknown built-in detector {value!r}", "use os or arch")
+            if kind == "preset" and value not in PRESET_NAMES:
+                close = difflib.get_close_matches(value, PRESET_NAMES, 1)
+                self.diags.error(
+                    f[kind].mark,
+                    f"unknown detector preset {value!r}",
+                    f"did you mean {close[0]}?" if close else "use one of " + ", ".join(PRESET_NAMES),
+                )
         regex = self.string(f.get("regex"), "regex")
         if regex is not None and len(regex) > MAX_REGEX_CHARS:
             self.diags.error(
@@ -483,7 +493,7 @@ class _Builder(Reader):
         torch, variant = self.torch_claim(f["torch"]) if "torch" in f else (None, None)
         if "torch-variant" in f:
             written = self.string(f["torch-variant"], "torch variant")
-            if written is not None and not _LOCAL.match(written):
+            if written is not None and not _local_label(written):
                 self.diags.error(
                     f["torch-variant"].mark,
                     f"torch variant {written!r} is not a local version label",

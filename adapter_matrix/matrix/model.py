@@ -10,7 +10,6 @@ definition so that answers can cite the row that decided them.
 from __future__ import annotations
 
 import datetime as _dt
-import enum
 import functools
 import re
 from typing import List, NamedTuple, Optional, Tuple
@@ -19,6 +18,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from .diagnostics import Diagnostic, Mark
+from .status import Status
 
 __all__ = [
     "Status",
@@ -54,28 +54,6 @@ __all__ = [
 
 SCHEMA_VERSION = 2  # the newest; files of every version in SCHEMA_VERSIONS load
 SCHEMA_VERSIONS = (1, 2)
-
-
-class Status(str, enum.Enum):
-    """Support status of a release or of one of its cells, from best to worst.
-
-    ``unsupported`` is for exceptions only: it takes cells out of a release's claim
-    (no table, plan or fix shows them; ``check`` answers unsupported with the reason)."""
-
-    SUPPORTED = "supported"
-    EXPERIMENTAL = "experimental"
-    DEPRECATED = "deprecated"
-    EOL = "eol"
-    BROKEN = "broken"
-    UNSUPPORTED = "unsupported"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-def _canonical(name: str) -> str:
-    """A distribution name normalized as PEP 503 does (``Torch_Vision`` is ``torch-vision``)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 _PYTHON_RE = re.compile(r"^(?P<major>\d+)\.(?P<minor>\d+)(?P<t>t?)$")
@@ -199,13 +177,17 @@ class TorchLine(NamedTuple):
         return str(self.minor)
 
 
+PRESET_NAMES = ("cann", "ascend-driver", "musa", "oneapi", "neuware")  # adapter_matrix.check.presets
+
+
 class Detector(NamedTuple):
     """How to read an extra dimension's installed value.
 
     ``kind`` is ``env`` (variable name), ``file`` (path, read with ``regex``),
     ``command`` (argv, run without a shell, stdout matched with ``regex``),
-    ``distribution`` (a Python distribution's version) or ``builtin`` (``os`` or
-    ``arch``: the platform this process runs on). ``template`` composes the value from
+    ``distribution`` (a Python distribution's version), ``builtin`` (``os`` or
+    ``arch``: the platform this process runs on) or ``preset`` (a vendor toolkit,
+    :data:`PRESET_NAMES`, read by :mod:`adapter_matrix.check.presets`). ``template`` composes the value from
     the regex's named groups (``"{id}{version_id}"`` gives ``ubuntu22.04`` from
     /etc/os-release's ``ID`` and ``VERSION_ID`` lines).
     """
@@ -564,8 +546,10 @@ class Matrix(NamedTuple):
         return None
 
     def companion(self, name: str) -> Optional[Companion]:
-        wanted = _canonical(name)
-        return next((c for c in self.companions if _canonical(c.name) == wanted), None)
+        from packaging.utils import canonicalize_name  # only a lookup by name pays for packaging.tags
+
+        wanted = canonicalize_name(name)
+        return next((c for c in self.companions if canonicalize_name(c.name) == wanted), None)
 
     def dimension(self, name: str) -> Optional[Dimension]:
         for dim in self.dimensions:

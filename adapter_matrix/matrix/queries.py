@@ -13,6 +13,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from packaging.version import InvalidVersion, Version
 
+from .cellid import CellId
 from .diagnostics import Mark
 from .model import Constraint, Matrix, PythonVersion, Release, ShimRange, Spec, Status, TorchLine, Value
 
@@ -57,10 +58,9 @@ class Cell(NamedTuple):
         return self.row or str(self.line.minor)
 
     @property
-    def id(self) -> str:
+    def id(self) -> CellId:
         """A stable, readable id such as ``py3.11-torch2.4`` (dimensions appended if any)."""
-        extra = "".join(f"-{name}{value}" for name, value in self.dimensions)
-        return f"py{self.python}-torch{self.torch_row}{extra}"
+        return CellId.of(self.python, self.torch_row, self.dimensions)
 
 
 # -- claims ------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
-from .model import SCHEMA_VERSIONS, Status
+from .model import PRESET_NAMES, SCHEMA_VERSIONS, Status
 
 __all__ = ["Field", "Struct", "STRUCTS", "json_schema", "SCHEMA_ID", "RELEASE_DEFAULTS"]
 
@@ -286,7 +286,7 @@ STRUCTS: Dict[str, Struct] = {
         ),
         Struct(
             "detector",
-            "One way to read a dimension's value. Give exactly one of env, file, command, distribution, builtin.",
+            "One way to read a dimension's value. Give exactly one of env, file, command, distribution, builtin, preset.",
             (
                 Field("env", _STRING, "An environment variable holding the version."),
                 Field("file", _STRING, "A file to read; 'regex' picks the version from it."),
@@ -300,6 +300,12 @@ STRUCTS: Dict[str, Struct] = {
                     "builtin",
                     {"enum": ["os", "arch"]},
                     "The platform: os (linux, windows, macos) or arch (x86_64, aarch64).",
+                    since=2,
+                ),
+                Field(
+                    "preset",
+                    {"enum": list(PRESET_NAMES)},
+                    "A vendor toolkit's version, read where its installers put it in each of their layouts: cann (both the ascend-toolkit/latest and the 8.5 cann-<version> layouts), ascend-driver, musa, oneapi, neuware.",
                     since=2,
                 ),
                 Field(
@@ -477,7 +483,9 @@ def json_schema(schema_id: Optional[str] = None) -> Dict[str, Any]:
     """The JSON Schema (draft 2020-12) of ``compat.yaml``."""
     root = _struct_schema(STRUCTS["root"])
     defs = {name: _struct_schema(s) for name, s in STRUCTS.items() if name != "root"}
-    defs["detector"]["oneOf"] = [{"required": [k]} for k in ("env", "file", "command", "distribution", "builtin")]
+    defs["detector"]["oneOf"] = [
+        {"required": [k]} for k in ("env", "file", "command", "distribution", "builtin", "preset")
+    ]
     # version 1 requires what version 2 made optional
     root["allOf"] = [
         {

@@ -17,6 +17,7 @@ from ..files import FileReadError, atomic_write, printable, read_regular, unifie
 from ..matrix.model import Matrix
 from ..tables import views as tables
 from .markers import Block, MarkerError, rewrite, syntax_for
+from .views.common import Records
 
 __all__ = ["DocError", "Outcome", "BLOCK_OPTIONS", "load_records", "sync", "sync_output"]
 
@@ -36,7 +37,7 @@ class Outcome:
     diff: str
 
 
-def load_records(folder: str, kind: str = "results") -> List[Dict[str, Any]]:
+def load_records(folder: str, kind: str = "results") -> Records:
     """The records under ``folder`` of ``kind`` (:data:`views.RECORDS`: the nox cells'
     ``results``, or ``op-sweeps``); ``DocError`` when it has none."""
     if kind == "op-sweeps":
@@ -50,7 +51,7 @@ def load_records(folder: str, kind: str = "results") -> List[Dict[str, Any]]:
                 f"{exc} \u2014 run `adapter-matrix ops sweep --output FILE` (the nox cells write results/ops/), "
                 "or point results= / --results at its records"
             ) from None
-    from ..ci.results import RecordError, read_records
+    from ..ci.record import RecordError, read_records
 
     try:
         return read_records(folder)
@@ -67,9 +68,9 @@ class _Renderer:
         self.matrix = matrix
         self.today = today
         self.results = results
-        self._records: Dict[str, List[Dict[str, Any]]] = {}
+        self._records: Dict[str, Records] = {}
 
-    def records(self, folder: str, kind: str) -> List[Dict[str, Any]]:
+    def records(self, folder: str, kind: str) -> Records:
         key = os.path.abspath(folder) + "\0" + kind
         if key not in self._records:
             self._records[key] = load_records(folder, kind)

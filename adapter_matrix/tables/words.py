@@ -34,6 +34,13 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "dimension_title": ("{dist}: {dimension} \u00d7 torch", "{dist}\uff1a{dimension} \u00d7 torch"),
     "verified_title": ("{dist} {version}: verified combinations", "{dist} {version}\uff1a已验证的组合"),
     "releases_title": ("{dist} releases", "{dist} 版本"),
+    # the history view: releases per torch line, post-releases grouped, as a vendor publishes them
+    "history_title": ("{dist}: releases per torch line", "{dist}\uff1a各 torch 版本系列的版本"),
+    "torch_line": ("torch line", "torch 版本系列"),
+    "newest_build": ("newest build", "最新构建"),
+    "earlier_builds": ("earlier builds", "更早的构建"),
+    "platforms": ("platforms", "平台"),
+    "released": ("released", "发布日期"),
     "no_release": ("{dist}: no release yet", "{dist}\uff1a尚无版本"),
     "no_dimension": ("{dist}: no extra dimension", "{dist}\uff1a没有额外维度"),
     "legend": ("Legend", "图例"),

@@ -5,17 +5,22 @@ Beside the first ``compat.yaml`` (:mod:`adapter_matrix.upstream.starter`), ``ini
 ``noxfile.py``
     the ``device(...)`` cells on :mod:`adapter_matrix.nox`;
 ``.github/workflows/matrix.yml``
-    a caller of adapter-matrix's reusable workflow;
+    a caller of adapter-matrix's reusable workflow, pinned to a ref ``init`` knows
+    (:mod:`adapter_matrix.upstream.toolpin`);
 ``.pre-commit-config.yaml``
-    the two hooks (``adapter-matrix-validate``, ``adapter-matrix-tables``);
+    the two hooks (``adapter-matrix-validate``, ``adapter-matrix-tables``), at the same ref;
 ``README.md``
-    a block with the table markers (only when there is no README);
+    a block with the table markers (appended to an existing README);
 ``PKG/compat.yaml``
     a link to the root ``compat.yaml``, so the wheel carries the matrix;
 ``pyproject.toml``
-    the package-data and entry-point lines, added in place (comments and order kept).
+    the entry-point, dependency and package-data lines, added in place (comments and order
+    kept); where ``setup.py`` declares ``package_data``, ``MANIFEST.in`` ships the matrix
+    instead (a pyproject table would replace setup.py's);
 
-Every file is written only if absent; :func:`plan_adoption` says what would happen to each.
+and reads what an existing project declares (:mod:`adapter_matrix.upstream.project`).
+Every file is written only if absent, README, pyproject.toml and MANIFEST.in excepted;
+:func:`plan_adoption` says what would happen to each.
 """
 
 from __future__ import annotations
@@ -26,10 +31,11 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from ..matrix.textedit import apply_edits
+from .project import ProjectFacts, project_facts
 from .pyproject import _HEADER, _Locator
+from .toolpin import ToolPin, tool_pin
 
 __all__ = [
-    "TOOL_REPOSITORY",
     "Planned",
     "package_name",
     "noxfile_text",
@@ -39,88 +45,14 @@ __all__ = [
     "require_lines",
     "pyproject_edit",
     "plan_adoption",
-    "evidence_sources",
-    "ProjectFacts",
-    "project_facts",
 ]
-
-TOOL_REPOSITORY = (
-    "OWNER/adapter-matrix"  # where the reusable workflow and the hooks live (.pre-commit-hooks.yaml says the same)
-)
-TOOL_REV = "v0.1.0"
-
-
-# What a compiled adapter's build reads besides its package: a change to any of these can change
-# the binary a cell tested, so the cell's evidence must age with them (issue 43).
-_NATIVE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hh", ".hpp", ".cuh", ".cmake", ".in")
-_NATIVE_FILES = ("CMakeLists.txt", "setup.py", "setup.cfg", "MANIFEST.in")
-_NOT_SOURCES = {"build", "dist", "docs", "evidence", "results", "examples", "venv", "site", "node_modules"}
-
-
-def _holds_native(folder: str) -> bool:
-    for _, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _NOT_SOURCES]
-        if any(f.endswith(_NATIVE_SUFFIXES) or f == "CMakeLists.txt" for f in files):
-            return True
-    return False
-
-
-def evidence_sources(root: str, package: str) -> List[str]:
-    """The paths (relative to ``root``) a cell's evidence is judged on: the package, the folders
-    holding native sources (``csrc/``, ``cmake/``, a ``src/`` layout), the build's own files
-    (``setup.py``, ``CMakeLists.txt``) and the tests. Sorted; only what exists."""
-    found = set()
-    for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
-        path = os.path.join(root, name)
-        if name.startswith(".") or name in _NOT_SOURCES or os.path.islink(path):
-            continue
-        if (os.path.isdir(path) and (name in (package, "tests", "test") or _holds_native(path))) or (
-            os.path.isfile(path) and name in _NATIVE_FILES
-        ):
-            found.add(name)
-    return sorted(found)
-
-
-@dataclass(frozen=True)
-class ProjectFacts:
-    """What an existing ``pyproject.toml`` declares that the first release must agree with;
-    ``None`` where it declares nothing readable, ``why`` says what could not be read."""
-
-    version: Optional[str] = None
-    requires_python: Optional[str] = None
-    why: str = ""
-
-
-def project_facts(root: str) -> ProjectFacts:
-    """The version and ``requires-python`` of the project in ``root`` (``[project]``), read
-    without building it. A dynamic version cannot be known without running the build backend:
-    ``why`` says so, and the caller takes ``--version``."""
-    path = os.path.join(root, "pyproject.toml")
-    if not os.path.isfile(path):
-        return ProjectFacts()
-    try:
-        import tomllib  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
-    try:
-        with open(path, "rb") as fh:
-            project = tomllib.load(fh).get("project") or {}
-    except (OSError, ValueError):
-        return ProjectFacts(why="pyproject.toml cannot be read as TOML")
-    version = project.get("version")
-    requires = project.get("requires-python")
-    why = ""
-    if not isinstance(version, str):
-        version = None
-        if "version" in (project.get("dynamic") or []):
-            why = "the project's version is dynamic (set by its build backend): give --version"
-    return ProjectFacts(version, requires if isinstance(requires, str) else None, why)
 
 
 @dataclass(frozen=True)
 class Planned:
     """One file of the adoption: ``action`` is ``write``, ``edit``, ``link`` or ``keep``
-    (present already: left alone), ``text`` what a write or edit puts there."""
+    (present already: left alone), ``text`` what a write or edit puts there, ``note`` why or
+    what (shown after the action; for ``keep``, instead of it)."""
 
     path: str
     action: str
@@ -163,34 +95,62 @@ cells(
 '''
 
 
-def workflow_text() -> str:
-    return f"""# The compatibility matrix on GitHub Actions: one job per cell of compat.yaml, through
-# adapter-matrix's reusable workflow (pin it to the commit SHA of the release you adopt).
-name: matrix
+def workflow_text(pin: Optional[ToolPin] = None, compiled: bool = False) -> str:
+    """The caller of adapter-matrix's reusable workflow, pinned to ``pin`` (its workflow and the
+    tool at one ref). ``compiled``: the adapter builds native code, so its cells keep their
+    compiler objects (ccache)."""
+    pin = tool_pin() if pin is None else pin
+    how = (
+        f"the commit of {pin.label}"
+        if pin.is_commit and pin.label != pin.ref
+        else f"{pin.label} (pin both to its commit: `git ls-remote {pin.repository} {pin.label}`)"
+    )
+    lines = [
+        "# The compatibility matrix on GitHub Actions: one job per cell of compat.yaml, through",
+        f"# adapter-matrix's reusable workflow and the tool at {how}.",
+        "# Each cell builds the adapter against the cell's torch and Python, then runs its tests.",
+        "name: matrix",
+        "",
+        "on:",
+        "  push:",
+        "    branches: [main]",
+        "  pull_request:",
+        "",
+        "permissions: {}",
+        "",
+        "jobs:",
+        "  matrix:",
+        "    permissions:",
+        "      contents: read",
+        f"    uses: {pin.uses('.github/workflows/adapter-matrix.yml')}",
+        "    with:",
+        "      strategy: ${{ github.event_name == 'pull_request' && 'smoke' || 'edges' }}",
+        f"      tool: {_yaml_string(pin.requirement)}",
+        '      env: \'{"ADAPTER_MATRIX_TORCH_INDEX_URL": "https://download.pytorch.org/whl/cpu", '
+        '"ADAPTER_MATRIX_TORCH_VARIANT": "cpu"}\'',
+    ]
+    if compiled:
+        lines.append("      ccache: true  # keep the compiler's objects between runs, per cell")
+    lines += [
+        "      # A build that needs more than torch (docs/adopting.md): `setup`, a bash script each cell",
+        "      # runs first (sudo apt-get install -y libnuma-dev); `container`, a vendor toolkit's image",
+        "      # to run each cell in, pinned by its digest.",
+    ]
+    return "\n".join(lines) + "\n"
 
-on:
-  push:
-    branches: [main]
-  pull_request:
 
-permissions: {{}}
-
-jobs:
-  matrix:
-    permissions:
-      contents: read
-    uses: {TOOL_REPOSITORY}/.github/workflows/adapter-matrix.yml@{TOOL_REV}
-    with:
-      strategy: ${{{{ github.event_name == 'pull_request' && 'smoke' || 'edges' }}}}
-      env: '{{"ADAPTER_MATRIX_TORCH_INDEX_URL": "https://download.pytorch.org/whl/cpu", "ADAPTER_MATRIX_TORCH_VARIANT": "cpu"}}'
-"""
+def _yaml_string(text: str) -> str:
+    """``text`` as a double-quoted YAML scalar (a requirement holds ``@`` and ``:``)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def precommit_text() -> str:
+def precommit_text(pin: Optional[ToolPin] = None) -> str:
+    pin = tool_pin() if pin is None else pin
+    rev = f"{pin.ref}  # frozen: {pin.label}" if pin.is_commit and pin.label != pin.ref else pin.ref
     return f"""# adapter-matrix's hooks: compat.yaml is valid, and the tables in README.md agree with it.
 repos:
-  - repo: https://github.com/{TOOL_REPOSITORY}
-    rev: {TOOL_REV}
+  - repo: {pin.repository}
+    rev: {rev}
     hooks:
       - id: adapter-matrix-validate
       - id: adapter-matrix-tables
@@ -226,11 +186,15 @@ def _entry(distribution: str, package: str) -> str:
 
 
 def pyproject_edit(text: str, distribution: str, package: str, package_data: bool = True) -> Optional[str]:
-    """``text`` with the entry point and the package data added (``None``: both are there).
-    Lines are inserted under an existing table, or a new table is appended; nothing else changes.
-    ``package_data=False`` leaves package data alone: a ``[tool.setuptools.package-data]`` table
-    would replace what a ``setup.py`` declares (its ``lib/*.so`` silently leave the wheel)."""
+    """``text`` with the entry point, the ``adapter-matrix`` dependency and the package data
+    added (``None``: all are there). Lines are inserted under an existing table, or a new table
+    is appended; nothing else changes. ``package_data=False`` leaves package data alone: a
+    ``[tool.setuptools.package-data]`` table would replace what a ``setup.py`` declares (its
+    ``lib/*.so`` silently leave the wheel). A file without ``[project]`` is left alone: a
+    ``[project.entry-points]`` table would make a ``[project]`` without a name or version."""
     at = _Locator("pyproject.toml", text)
+    if not any((m := _HEADER.match(raw)) and m.group(1).strip() == "project" for raw in at.lines):
+        return None
     wanted = [
         (
             "project.entry-points.adapter_matrix.matrices",
@@ -291,14 +255,14 @@ def _dependency_edit(at: _Locator, text: str) -> List[Tuple[int, int, str]]:
     return [(offset, offset, 'dependencies = ["adapter-matrix"]\n')]
 
 
-def _minimal_pyproject(distribution: str, package: str) -> str:
+def _minimal_pyproject(distribution: str, package: str, version: str = "0.1.0") -> str:
     return f"""[build-system]
 requires = ["setuptools>=64"]
 build-backend = "setuptools.build_meta"
 
 [project]
 name = "{distribution}"
-version = "0.1.0"
+version = "{version}"
 dependencies = ["adapter-matrix"]
 
 [tool.setuptools]
@@ -312,12 +276,27 @@ packages = ["{package}"]
 """
 
 
-def plan_adoption(root: str, distribution: str, package: str, matrix: str = "compat.yaml") -> List[Planned]:
-    """What adopting adapter-matrix writes in ``root`` (``matrix`` is written by the caller)."""
+def plan_adoption(
+    root: str,
+    distribution: str,
+    package: str,
+    matrix: str = "compat.yaml",
+    *,
+    version: str = "0.1.0",
+    facts: Optional[ProjectFacts] = None,
+    pin: Optional[ToolPin] = None,
+    compiled: bool = False,
+) -> List[Planned]:
+    """What adopting adapter-matrix writes in ``root`` (``matrix`` is written by the caller).
+    ``facts`` is what the project declares (read when not given), ``pin`` where the workflow
+    and the hooks take adapter-matrix from, ``compiled`` whether the adapter builds native code
+    (its workflow caches compiler objects)."""
+    facts = project_facts(root) if facts is None else facts
+    pin = tool_pin() if pin is None else pin
     files = [
         ("noxfile.py", noxfile_text(distribution)),
-        (os.path.join(".github", "workflows", "matrix.yml"), workflow_text()),
-        (".pre-commit-config.yaml", precommit_text()),
+        (os.path.join(".github", "workflows", "matrix.yml"), workflow_text(pin, compiled)),
+        (".pre-commit-config.yaml", precommit_text(pin)),
         ("README.md", readme_text(distribution)),
     ]
     out = [
@@ -332,20 +311,53 @@ def plan_adoption(root: str, distribution: str, package: str, matrix: str = "com
     else:
         out.append(Planned(link, "keep", note=f"no package folder {package}/: link {link} to {matrix} once it exists"))
     pyproject = os.path.join(root, "pyproject.toml")
-    if not os.path.exists(pyproject):
-        out.append(Planned("pyproject.toml", "write", _minimal_pyproject(distribution, package)))
+    legacy = os.path.exists(os.path.join(root, "setup.py")) or os.path.exists(os.path.join(root, "setup.cfg"))
+    if legacy and not facts.has_project_table:
+        # the metadata lives in setup.py/setup.cfg: a [project] table (a new pyproject.toml, or an
+        # entry-point table in the existing one) would take it over with a name and version of ours
+        where = facts.package_data_in or "setup.py"
+        out.append(
+            Planned(
+                "pyproject.toml",
+                "keep",
+                note=f"{'kept' if os.path.exists(pyproject) else 'not written'}: the metadata is in {where}; add to it "
+                f'the entry point adapter_matrix.matrices: "{_entry(distribution, package).replace(chr(34), "")}", '
+                f'the requirement "adapter-matrix", and "compat.yaml" to the package data of {package}',
+            )
+        )
+    elif not os.path.exists(pyproject):
+        out.append(Planned("pyproject.toml", "write", _minimal_pyproject(distribution, package, version)))
     else:
-        own_data = _setup_py_declares_package_data(root)
+        own_data = bool(facts.package_data_in)
         with open(pyproject, encoding="utf-8") as fh:
             edited = pyproject_edit(fh.read(), distribution, package, package_data=not own_data)
-        note = (
-            f"{'edited (entry point added)' if edited else 'kept'}; setup.py declares package_data, which a "
-            f'pyproject table would replace: add "compat.yaml" to package_data[{package!r}] in setup.py'
-            if own_data
-            else ""
-        )
-        out.append(Planned("pyproject.toml", "keep" if edited is None else "edit", edited, note))
+        out.append(Planned("pyproject.toml", "keep" if edited is None else "edit", edited))
+        if own_data:
+            out.append(_manifest_edit(root, package, facts.package_data_in))
     return out
+
+
+def _manifest_edit(root: str, package: str, declared_in: str) -> Planned:
+    """Ship ``PKG/compat.yaml`` through MANIFEST.in when setup.py/setup.cfg declares
+    package_data: setuptools' ``include_package_data`` (on for a project with ``[project]``)
+    adds what MANIFEST.in names to the package data setup.py declares, where a
+    ``[tool.setuptools.package-data]`` table would replace it."""
+    line = f"include {package}/compat.yaml"
+    path = os.path.join(root, "MANIFEST.in")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        text = None
+    except (OSError, UnicodeDecodeError):
+        return Planned("MANIFEST.in", "keep", note=f"unreadable: add the line {line!r}")
+    why = f"{declared_in} declares package_data, which a pyproject table would replace"
+    if text is None:
+        return Planned("MANIFEST.in", "write", line + "\n", f"{line}: {why}")
+    if re.search(rf"^\s*include\s+(?:\S+\s+)*{re.escape(package)}/compat\.yaml\b", text, re.M):
+        return Planned("MANIFEST.in", "keep")
+    sep = "" if not text or text.endswith("\n") else "\n"
+    return Planned("MANIFEST.in", "edit", text + sep + line + "\n", f"{line} added: {why}")
 
 
 def _readme_edit(root: str, kept: Planned) -> Planned:
@@ -360,13 +372,4 @@ def _readme_edit(root: str, kept: Planned) -> Planned:
     if "adapter-matrix:table" in text:
         return kept
     sep = "" if text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
-    return Planned(kept.path, "edit", text + sep + _readme_block(), "edited (the table block added at its end)")
-
-
-def _setup_py_declares_package_data(root: str) -> bool:
-    path = os.path.join(root, "setup.py")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return "package_data" in fh.read()
-    except OSError:
-        return False
+    return Planned(kept.path, "edit", text + sep + _readme_block(), "the table block added at its end")

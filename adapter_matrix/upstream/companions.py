@@ -26,11 +26,12 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from email.parser import HeaderParser
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from packaging.markers import InvalidMarker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
@@ -43,12 +44,19 @@ from .index import ACCEPT, UpstreamError
 
 __all__ = [
     "SIMPLE",
+    "NotOnIndex",
     "UpstreamRelease",
     "CompanionIndex",
     "fetch_document",
     "parse_companion",
     "read_companions",
     "record",
+    "intersection",
+    "marker_environment",
+    "torch_requirements",
+    "trim",
+    "wheel_tags",
+    "write_answer",
     "built_for",
     "verify_companions",
     "wanted_lines",
@@ -61,6 +69,10 @@ WORKERS = 8  # metadata requests in flight
 _LINUX_X86_64 = re.compile(r"^manylinux[0-9a-z_]*_x86_64$")
 _CPYTHON = re.compile(r"^cp(\d)(\d+)$")
 _KEPT = ("filename", "upload-time", "requires-python", "yanked", "core-metadata", "data-dist-info-metadata")
+
+
+class NotOnIndex(UpstreamError):
+    """The index does not know the project (HTTP 404): nothing published yet."""
 
 
 @dataclass(frozen=True)
@@ -92,14 +104,23 @@ class CompanionIndex:
 # -- reading -------------------------------------------------------------------------------
 
 
-def _linux_wheel(filename: str) -> Optional[Tuple[Version, str]]:
-    """(version, python version for markers) of a final release's Linux x86_64 wheel."""
+def wheel_tags(filename: str) -> Optional[Tuple[Version, FrozenSet[Tag]]]:
+    """(version, tags) of a wheel's filename; ``None`` for anything that is not a wheel's."""
     if not filename.endswith(".whl"):
         return None
     try:
         _name, version, _build, tags = parse_wheel_filename(filename)
     except (InvalidWheelFilename, InvalidVersion):
         return None
+    return version, tags
+
+
+def _linux_wheel(filename: str) -> Optional[Tuple[Version, str]]:
+    """(version, python version for markers) of a final release's Linux x86_64 wheel."""
+    parsed = wheel_tags(filename)
+    if parsed is None:
+        return None
+    version, tags = parsed
     if version.is_prerelease or version.local or not any(_LINUX_X86_64.match(t.platform) for t in tags):
         return None
     match = next((_CPYTHON.match(t.interpreter) for t in tags if _CPYTHON.match(t.interpreter)), None)
@@ -113,14 +134,25 @@ def _day(value: object) -> Optional[_dt.date]:
         return None
 
 
-def fetch_document(name: str, floor: Optional[_dt.date], *, timeout: float = 30.0) -> dict:
-    """PyPI's PEP 691 answer for ``name``, trimmed, each in-scope Linux x86_64 wheel with
-    the headers of its ``METADATA`` under ``"metadata"`` (the form a recording keeps)."""
+def fetch_document(
+    name: str,
+    floor: Optional[_dt.date],
+    *,
+    timeout: float = 30.0,
+    wheel: Callable[[str], bool] = lambda filename: _linux_wheel(filename) is not None,
+    keep: Callable[[str], str] = _metadata.headers,
+    workers: int = WORKERS,
+) -> dict:
+    """PyPI's PEP 691 answer for ``name``, trimmed, each in-scope wheel (by default: Linux
+    x86_64, final releases) with what ``keep`` takes of its ``METADATA`` under
+    ``"metadata"`` (the form a recording keeps)."""
     url = SIMPLE.format(name=canonicalize_name(name))
     try:
         body, _reply = _metadata.http_get(url, {"Accept": ACCEPT}, timeout)
         document = json.loads(body)
     except _metadata.MetadataError as exc:
+        if exc.status == 404:
+            raise NotOnIndex(f"{url}: the index has no project {name} (HTTP 404)") from None
         raise UpstreamError(
             f"cannot read {exc} \u2014 check the network, or pass a recorded folder: --upstream DIR"
         ) from None
@@ -137,7 +169,7 @@ def fetch_document(name: str, floor: Optional[_dt.date], *, timeout: float = 30.
         for entry, source in zip(
             trimmed, [f for f in files if isinstance(f, dict) and isinstance(f.get("filename"), str)]
         )
-        if _linux_wheel(entry["filename"])
+        if wheel(entry["filename"])
         and not _yanked(entry)
         and (floor is None or (_day(entry.get("upload-time")) or floor) >= floor)
     ]
@@ -146,11 +178,11 @@ def fetch_document(name: str, floor: Optional[_dt.date], *, timeout: float = 30.
         entry, source = pair
         announced = bool(source.get("core-metadata") or source.get("data-dist-info-metadata"))
         try:
-            entry["metadata"] = _metadata.headers(_metadata.wheel_metadata(source["url"], announced, timeout))
+            entry["metadata"] = keep(_metadata.wheel_metadata(source["url"], announced, timeout))
         except (_metadata.MetadataError, KeyError) as exc:
             raise UpstreamError(f"cannot read the metadata of {entry['filename']}: {exc}") from None
 
-    with ThreadPoolExecutor(WORKERS) as pool:
+    with ThreadPoolExecutor(workers) as pool:
         list(pool.map(read, wanted))
     return {
         "meta": document.get("meta"),
@@ -165,22 +197,26 @@ def _yanked(entry: dict) -> bool:
     return value is True or isinstance(value, str)  # PEP 691: false, true, or the reason
 
 
-def _torch_requirement(text: str, python: str) -> Tuple[Optional[SpecifierSet], Tuple[str, ...]]:
-    """The torch requirement of a METADATA text for Linux x86_64 CPython ``python``:
-    (the intersection of the applicable ones, their texts); extras do not apply."""
-    environment = {
+def marker_environment(python: str, os_name: str = "linux", arch: str = "x86_64") -> Dict[str, str]:
+    """The PEP 508 marker values of CPython ``python`` on a platform (``os`` and ``arch`` as
+    the built-in detectors name them: linux, windows, macos; x86_64, aarch64)."""
+    return {
         "extra": "",
-        "sys_platform": "linux",
-        "platform_system": "Linux",
-        "platform_machine": "x86_64",
-        "os_name": "posix",
+        "sys_platform": {"windows": "win32", "macos": "darwin"}.get(os_name, os_name),
+        "platform_system": {"linux": "Linux", "windows": "Windows", "macos": "Darwin"}.get(os_name, os_name),
+        "platform_machine": "AMD64" if (os_name, arch) == ("windows", "x86_64") else arch,
+        "os_name": "nt" if os_name == "windows" else "posix",
         "implementation_name": "cpython",
         "platform_python_implementation": "CPython",
         "python_version": python,
         "python_full_version": f"{python}.0",
     }
-    found: List[Requirement] = []
-    texts: List[str] = []
+
+
+def torch_requirements(text: str, environment: Dict[str, str]) -> List[Tuple[Requirement, str]]:
+    """The ``torch`` requirements of a METADATA text that apply in ``environment`` (extras do
+    not), each with its text as written (whitespace folded)."""
+    found: List[Tuple[Requirement, str]] = []
     for line in HeaderParser().parsestr(text, headersonly=True).get_all("Requires-Dist") or []:
         try:
             req = Requirement(line)
@@ -193,14 +229,20 @@ def _torch_requirement(text: str, python: str) -> Tuple[Optional[SpecifierSet], 
                 continue
         except InvalidMarker:  # pragma: no cover - a marker packaging parsed but cannot evaluate
             continue
-        found.append(req)
-        texts.append(line.strip())
+        found.append((req, " ".join(line.split())))
+    return found
+
+
+def _torch_requirement(text: str, python: str) -> Tuple[Optional[SpecifierSet], Tuple[str, ...]]:
+    """The torch requirement of a METADATA text for Linux x86_64 CPython ``python``:
+    (the intersection of the applicable ones, their texts)."""
+    found = torch_requirements(text, marker_environment(python))
     if not found:
         return None, ()
-    return _intersection(req.specifier for req in found), tuple(texts)
+    return intersection(req.specifier for req, _text in found), tuple(line for _req, line in found)
 
 
-def _intersection(specs: Iterable[SpecifierSet]) -> SpecifierSet:
+def intersection(specs: Iterable[SpecifierSet]) -> SpecifierSet:
     """What every specifier set allows, each specifier once (packaging 26's ``&`` keeps repeats)."""
     return SpecifierSet(",".join(sorted({str(one) for spec in specs for one in spec})))
 
@@ -241,7 +283,7 @@ def parse_companion(document: object, name: str, origin: str) -> CompanionIndex:
     releases = {}
     for version, per_wheel in sorted(declared.items()):
         specs = [spec for spec, _texts in per_wheel]
-        together = _intersection(s for s in specs if s is not None) if any(s is not None for s in specs) else None
+        together = intersection(s for s in specs if s is not None) if any(s is not None for s in specs) else None
         texts = tuple(dict.fromkeys(t for _spec, ts in per_wheel for t in ts))
         releases[version] = UpstreamRelease(version, together, texts, uploaded.get(version), len(per_wheel))
     return CompanionIndex(name, origin, releases, frozenset(seen - live))
@@ -285,25 +327,34 @@ def record(folder: str, matrix: Matrix, torch_answer: bytes) -> List[str]:
     """Record PyPI's answers for torch and every companion with torch facts into ``folder``
     (one JSON file each, one file entry per line so diffs stay readable); the paths written."""
     os.makedirs(folder, exist_ok=True)
-    torch_doc = json.loads(torch_answer)
-    torch_doc = {
-        "meta": torch_doc.get("meta"),
-        "name": torch_doc.get("name"),
-        "versions": torch_doc.get("versions"),
-        "files": [{k: f[k] for k in _KEPT if k in f} for f in torch_doc.get("files", [])],
-    }
-    documents = {"torch": torch_doc}
+    documents = {"torch": trim(json.loads(torch_answer))}
     for comp in matrix.companions:
         if comp.torch_facts:
             documents[canonicalize_name(comp.name)] = fetch_document(comp.name, _floor(matrix))
     paths = []
     for name, document in documents.items():
-        head = "".join(f"  {json.dumps(k)}: {json.dumps(document[k])},\n" for k in ("meta", "name", "versions"))
-        body = ",\n".join("    " + json.dumps(f) for f in document["files"])
         path = os.path.join(folder, f"{name}.json")
-        atomic_write(path, "{\n" + head + '  "files": [\n' + body + "\n  ]\n}\n")
+        write_answer(path, document)
         paths.append(path)
     return paths
+
+
+def trim(document: dict) -> dict:
+    """A PEP 691 answer as a recording keeps it: what this tool reads of each file."""
+    return {
+        "meta": document.get("meta"),
+        "name": document.get("name"),
+        "versions": document.get("versions"),
+        "files": [{k: f[k] for k in _KEPT if k in f} for f in document.get("files", []) if isinstance(f, dict)],
+    }
+
+
+def write_answer(path: str, document: dict) -> None:
+    """Save a trimmed answer as a recording keeps it: one file entry per line, so that a
+    re-recording's diff shows what the index changed."""
+    head = "".join(f"  {json.dumps(k)}: {json.dumps(document.get(k))},\n" for k in ("meta", "name", "versions"))
+    body = ",\n".join("    " + json.dumps(f) for f in document["files"])
+    atomic_write(path, "{\n" + head + '  "files": [\n' + body + "\n  ]\n}\n")
 
 
 # -- verification ---------------------------------------------------------------------------

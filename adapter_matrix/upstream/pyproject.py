@@ -9,11 +9,18 @@ newest release of the matrix:
     with the wheels of the torch lines it claims) and rejects the Python just below
     the oldest. No upper bound is asked for: caps on requires-python make resolvers
     pick ancient releases instead of failing, and ``check`` explains a too-new Python.
+    A project without one gets a warning (pip would install it on any Python).
 ``Programming Language :: Python :: 3.X`` classifiers
-    exactly one per supported Python (free-threaded builds have no such classifier).
+    exactly one per supported Python (free-threaded builds have no such classifier),
+    when the project declares any: a project without Python version classifiers
+    claims nothing to disagree with.
 the torch requirement
     every ``torch`` requirement in ``dependencies`` or in an extra (e.g. ``device``)
     has the release's torch specifier set. A project without one is not checked.
+
+Only what the project declares is judged: a dynamic field, an absent one, or a
+``pyproject.toml`` without ``[project]`` (the metadata lives in ``setup.py``) is no
+disagreement.
 
 Each finding is a :class:`~adapter_matrix.matrix.diagnostics.Diagnostic` at the line and
 column of the offending key or value, with the value it should have.
@@ -119,10 +126,13 @@ def _check_requires_python(
     oldest = pythons[0].version
     expected = f">={oldest}"
     text = project.get("requires-python")
-    if text is None:
+    if text is None:  # nothing declared to disagree with, but pip would install it on any Python
         return [
             Diagnostic(
-                at.key("project", "name"), "[project] has no requires-python", f'add requires-python = "{expected}"'
+                at.key("project", "name"),
+                "[project] has no requires-python",
+                f'add requires-python = "{expected}"',
+                severity="warning",
             )
         ]
     mark = at.value("project", "requires-python", str(text))
@@ -152,6 +162,8 @@ def _check_classifiers(
         found = _CLASSIFIER.match(classifier)
         if found:
             declared[found.group(1)] = classifier
+    if not declared:  # the project claims no Python version: nothing to disagree with
+        return []
     wanted = {str(p) for p in pythons}
     out = []
     for version, classifier in sorted(declared.items(), key=lambda kv: Version(kv[0])):
@@ -220,8 +232,15 @@ def check_pyproject(matrix: Matrix, path: str) -> List[Diagnostic]:
     with open(path, encoding="utf-8") as fh:
         at = _Locator(display_path(path), fh.read())
     project = data.get("project")
-    if not isinstance(project, dict):
-        return [Diagnostic(at.mark(1, 1), "no [project] table", "declare the metadata in [project] (PEP 621)")]
+    if not isinstance(project, dict):  # the metadata lives elsewhere (setup.py, setup.cfg): nothing declared here
+        return [
+            Diagnostic(
+                at.mark(1, 1),
+                "no [project] table, so there is nothing to compare",
+                "declare the metadata in [project] (PEP 621) to have it checked",
+                severity="warning",
+            )
+        ]
     release = matrix.newest_release
     if release is None:
         return [

@@ -18,9 +18,7 @@ nox.options.sessions = ["device"]  # a bare `nox` runs every cell: select a tier
 cells(
     Adapter(
         matrix="compat.yaml",
-        # this checkout's adapter-matrix first (offline; an adopter installs it from its index), then
-        # the adapter: its build requirements name torch, so each cell compiles it against its own torch
-        projects=["../..", "."],
+        projects=["."],  # the folders built into wheels and installed, in order
         tests=Pytest("tests"),  # or Command(["python", "-m", "mysuite", "{posargs}"])
         # build=("adapter-matrix", "build", "--json"),  # a native part, compiled against the cell's torch
         # env={"MY_DRIVER_VERSION": "2.1"},  # what a runner provides

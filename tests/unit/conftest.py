@@ -25,6 +25,16 @@ def wheels(tmp_path_factory) -> Dict[str, object]:
     return dict(zip(PROJECTS, built))
 
 
+def pytest_configure(config):
+    """Warnings are errors in the tests of the tool's own code. Not in pyproject.toml's pytest
+    section: that would also govern the conformance suite, which runs against 15 torch
+    releases whose warnings are not ours, and the example adapters' cells, whose pytest finds
+    this repository's configuration above their folders. Later lines win: typer's own use of
+    click APIs that click 8.2 deprecates is typer's to fix."""
+    config.addinivalue_line("filterwarnings", "error")
+    config.addinivalue_line("filterwarnings", "ignore::DeprecationWarning:typer")
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests by cost: one that builds wheels or runs pre-commit must carry the `slow`
     marker, so that `pytest -m 'not slow'` stays fast (pyproject.toml: markers)."""

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional, Sequence
+from typing import Dict, Optional, Sequence, Tuple
 
 from typer.testing import CliRunner
 
@@ -38,6 +38,29 @@ def cli(*args: str, cwd: Optional[Path] = None) -> Result:
     finally:
         os.chdir(old)
     return Result(res.exit_code, res.stdout, res.stderr)
+
+
+def quick_check(*args: str) -> Tuple[int, str, str]:
+    """``adapter-matrix check ARGS`` through the typer-free path the command takes, in-process,
+    in the repository: (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+    import os
+
+    from adapter_matrix.cli import quick
+
+    out, err = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = quick.main(["check", *args])
+            except SystemExit as exc:
+                code = exc.code
+    finally:
+        os.chdir(cwd)
+    return int(code or 0), out.getvalue(), err.getvalue()
 
 
 def run(

@@ -93,6 +93,12 @@ def test_the_first_compiler_linker_or_cmake_error_is_named():
         "ld stuff\nx.o: undefined reference to `c10::foo()'\n"
     )
     assert adapterbuild.first_error("all good\n") is None
+    # a warning that mentions a missing module is no error; the backend's own import error is
+    warned = "x.py:368: UserWarning: Failed to initialize NumPy: No module named 'numpy'\n"
+    assert adapterbuild.first_error(warned) is None
+    assert adapterbuild.first_error(warned + "ModuleNotFoundError: No module named 'torch'\n") == (
+        "ModuleNotFoundError: No module named 'torch'"
+    )
 
 
 def test_an_sdist_without_the_build_files_is_named(tmp_path):
@@ -160,3 +166,130 @@ def test_an_sdist_that_lacks_a_native_source_is_refused_with_the_fix(tmp_path, t
     (project / "MANIFEST.in").unlink()  # setuptools' sdist takes the listed .cpp, never the header it includes
     with pytest.raises(adapterbuild.BuildFailed, match=r"csrc/tiny\.h is not in the sdist: add it to MANIFEST\.in"):
         adapterbuild.build_in_cell(project, sys.executable, torch, tag, platform, tmp_path / "cache", offline=True)
+
+
+class _FakeSession:
+    """Just enough of a nox session for a cell's build step: the probe of the cell's torch answers
+    ``identity``; the cell's interpreter is this one (its real torch compiles the extension)."""
+
+    posargs: tuple = ()
+
+    def __init__(self, tmp: Path, identity: str) -> None:
+        self.tmp, self.identity, self.logged = tmp, identity, []
+        (tmp / "venv" / "bin").mkdir(parents=True)
+        python = tmp / "venv" / "bin" / "python"
+        python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        python.chmod(0o755)
+        self.virtualenv = type("Env", (), {"location": str(tmp / "venv")})()
+
+    def create_tmp(self) -> str:
+        return str(self.tmp)
+
+    def run(self, *args, **kwargs):
+        assert args[:2] == ("python", "-c"), args  # the probe of the cell's torch build
+        return self.identity
+
+    def install(self, *args, **kwargs) -> None:
+        pass  # the build requirements: this environment has them
+
+    def log(self, message: str) -> None:
+        self.logged.append(message)
+
+    warn = log
+
+    def error(self, message: str) -> None:
+        raise AssertionError(message)
+
+
+def test_two_cells_of_one_nox_run_each_get_their_own_build(tmp_path, torch_build, monkeypatch):
+    """Cells of two torch lines in one run: two builds, each keyed by its cell's torch; the first
+    cell's torch again is the cached wheel. The torch build identity is faked at the cell's probe
+    (``2.14.0+cpu``): the compile itself uses this environment's torch, so no second torch is needed."""
+    from adapter_matrix import nox as cells_api
+
+    _, tag, platform = torch_build
+    project = _project(tmp_path / "adapter")
+    matrix = (Path(__file__).parents[2] / "examples" / "cpp-adapter" / "compat.yaml").read_text()
+    (project / "compat.yaml").write_text(matrix)
+    monkeypatch.setenv("ADAPTER_MATRIX_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("ADAPTER_MATRIX_WHEELS", "/nonexistent")  # offline: the build asks no index
+    declared = cells_api.Cells(cells_api.Adapter(root=str(project)))
+
+    def build(cell_id: str, torch: str) -> dict:
+        session = _FakeSession(tmp_path / f"{cell_id}-{len(list(tmp_path.iterdir()))}", f"{torch} {tag} {platform}")
+        cell = cells_api.CellRun(session, declared.rows[cell_id], declared)  # type: ignore[arg-type]
+        (wheel,) = cell.adapter_wheels([])
+        return dict(cell.build or {}, wheel=wheel, log=session.logged)
+
+    first = build("py3.11-torch2.13", "2.13.0+cpu")
+    other = build("py3.11-torch2.14", "2.14.0+cpu")
+    again = build("py3.11-torch2.13", "2.13.0+cpu")
+    assert first["compiled"] and other["compiled"] and not again["compiled"]
+    assert Path(first["wheel"]).parent != Path(other["wheel"]).parent  # one cache entry per torch build
+    assert "torch2.14.0+cpu" in Path(other["wheel"]).parent.name and again["wheel"] == first["wheel"]
+    assert any("against torch 2.14.0+cpu" in line for line in other["log"])
+    assert first["source_hash"] == other["source_hash"]  # the same sources, built twice
+
+
+SKBUILD_PYPROJECT = """[build-system]
+requires = ["scikit-build-core>=0.8", "torch"]
+build-backend = "scikit_build_core.build"
+
+[project]
+name = "tiny-skbuild"
+version = "0.0.1"
+"""
+# torch's headers from the torch installed where the build runs (no find_package(Torch): no CUDA toolkit needed)
+SKBUILD_CMAKE = """cmake_minimum_required(VERSION 3.18)
+project(tiny_skbuild LANGUAGES CXX)
+find_package(Python COMPONENTS Interpreter Development.Module REQUIRED)
+execute_process(
+  COMMAND "${Python_EXECUTABLE}" -c "import torch.utils.cpp_extension as c; print(';'.join(c.include_paths()))"
+  OUTPUT_VARIABLE TORCH_INCLUDES OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
+python_add_library(_C MODULE csrc/tiny.cpp WITH_SOABI)
+target_include_directories(_C PRIVATE ${TORCH_INCLUDES})
+install(TARGETS _C DESTINATION tiny_skbuild)
+"""
+
+
+def test_a_scikit_build_core_project_is_built_against_this_torch(tmp_path, torch_build):
+    pytest.importorskip("scikit_build_core")
+    torch, tag, platform = torch_build
+    root = tmp_path / "s"
+    (root / "src" / "tiny_skbuild").mkdir(parents=True)
+    (root / "src" / "tiny_skbuild" / "__init__.py").write_text("")
+    (root / "csrc").mkdir()
+    (root / "csrc" / "tiny.cpp").write_text(TINY_CPP)
+    (root / "CMakeLists.txt").write_text(SKBUILD_CMAKE)
+    (root / "pyproject.toml").write_text(SKBUILD_PYPROJECT)
+    assert adapterbuild.builds_against_torch(root)
+    built = adapterbuild.build_in_cell(root, sys.executable, torch, tag, platform, tmp_path / "cache", offline=True)
+    with zipfile.ZipFile(built.wheel) as whl:
+        assert [n for n in whl.namelist() if n.startswith("tiny_skbuild/_C.")]
+        whl.extractall(tmp_path / "site")
+    code = (
+        "import torch, sys; sys.path.insert(0, sys.argv[1]); from tiny_skbuild import _C; "
+        "print(_C.built_for() == tuple(int(x) for x in torch.__version__.split('.')[:2]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "site")], capture_output=True, text=True)
+    assert out.stdout.strip() == "True", out.stderr
+    assert not (root / "build").exists()
+
+
+def test_an_adapters_own_build_command_runs_in_a_copy_and_leaves_the_wheel(tmp_path, torch_build):
+    """``Adapter(build_command=...)``: the adapter's own build instead of ``uv build --wheel``,
+    ``python`` being the cell's and ``{out}`` where its one wheel goes."""
+    torch, tag, platform = torch_build
+    project = _project(tmp_path / "c")
+    command = ("python", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-q", "-w", "{out}", ".")
+    built = adapterbuild.build_in_cell(
+        project, sys.executable, torch, tag, platform, tmp_path / "cache", sdist=False, command=command
+    )
+    assert built.compiled and built.wheel.name.startswith("tiny_accel-0.0.1-")
+    assert not (project / "build").exists() and not list(project.glob("*.egg-info"))
+    plain = adapterbuild.build_in_cell(project, sys.executable, torch, tag, platform, tmp_path / "cache", sdist=False)
+    assert plain.key != built.key  # another command is another build of the same sources
+    with pytest.raises(adapterbuild.BuildFailed, match="the build left 0 wheels"):
+        adapterbuild.build_in_cell(
+            project, sys.executable, torch, tag, platform, tmp_path / "c2", sdist=False, command=("true",)
+        )

@@ -25,15 +25,19 @@ BLOCK = re.compile(r"^<!-- adopting:run(?P<tags>[^>]*?) -->\n```sh\n(?P<body>.*?
 CELL = f"py{sys.version_info[0]}.{sys.version_info[1]}-torch2.13"
 
 
-def blocks(precommit: bool = False):
-    """The page's command blocks; those marked `precommit` only when asked."""
+def blocks(precommit: bool = False, compiled: bool = False):
+    """The page's command blocks: the pure-Python path (those marked `precommit` only when asked),
+    or the compiled adapter's path (marked `compiled`) alone."""
     found = [(m.group("tags").split(), m.group("body")) for m in BLOCK.finditer(PAGE.read_text(encoding="utf-8"))]
-    return [body for tags, body in found if precommit or "precommit" not in tags]
+    if compiled:
+        return [body for tags, body in found if "compiled" in tags]
+    return [body for tags, body in found if "compiled" not in tags and (precommit or "precommit" not in tags)]
 
 
 def test_the_page_has_its_command_blocks_and_every_sh_block_is_run():
     text = PAGE.read_text(encoding="utf-8")
-    assert len(blocks(precommit=True)) == text.count("```sh") >= 5
+    assert len(blocks(precommit=True)) + len(blocks(compiled=True)) == text.count("```sh") >= 8
+    assert len(blocks(compiled=True)) == 3
     assert "adapter-matrix init" in "".join(blocks()) and 'nox -s "device(' in "".join(blocks())
 
 
@@ -129,3 +133,27 @@ def test_the_pages_hooks_pass_under_pre_commit_try_repo(adopted):
     assert status == {"adapter-matrix validate": "Passed", "adapter-matrix tables are current": "Passed"}, proc.stdout[
         -3000:
     ]
+
+
+@pytest.mark.slow  # builds the wheels through `adopted`
+@pytest.mark.compiled  # two nox cells with a C++ build: `pytest -m compiled`
+@needs_nox
+def test_the_compiled_path_of_the_page_builds_the_adapter_in_its_cell(adopted):
+    base, env = adopted
+    start = base / "compiled" / "my-adapter"  # the page's reader is in my-adapter when section 7 begins
+    start.mkdir(parents=True)
+    proc = _run("\n".join(blocks(compiled=True)), start, env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    assert "building tiny-accel against torch 2.13.0+cpu" in out and "compiled tiny_accel-0.1.0-" in out
+    assert "tiny-accel loads: import tiny_accel; a tensor on tiny:0" in out
+    assert f"run  device({CELL}): stale (the evidence sources changed" in out  # the .cpp edit
+    repo = base / "compiled" / "my-compiled"
+    assert f"Session device({CELL}) was successful" in out  # the first cell; the second failed, as the page says
+    failed = json.loads((repo / "results" / f"{CELL}.json").read_text())
+    assert failed["outcome"] == "failed" and "csrc/tiny.cpp:" in failed["error"]
+    assert "undeclared_name" in failed["error"]
+    # the evidence of the edited sources is that failure: the pass was on other sources
+    evidence = json.loads((repo / "evidence" / "0.1.0" / f"{CELL}.json").read_text())
+    assert evidence["outcome"] == "failed" and evidence["error"] == failed["error"]
+    assert "Traceback" not in out

@@ -14,6 +14,7 @@ import pytest
 from adapter_matrix.check.report import CHECK_KEYS
 
 from .helpers import REPO, cli
+from .helpers import quick_check as _quick
 
 COMMANDS_DOC = (REPO / "docs" / "commands.md").read_text()  # the reference of `check --json`
 
@@ -140,27 +141,6 @@ def test_a_plain_check_never_imports_typer_or_click_and_anything_else_goes_to_ty
     assert "'typer'" in loaded("check", "--help")
     assert "'typer'" in loaded("check", "--no-such-option")
     assert "'typer'" in loaded("validate")
-
-
-def _quick(*args):
-    """``adapter-matrix check ARGS`` through the typer-free path, in-process."""
-    import contextlib
-    import io
-
-    from adapter_matrix.cli import quick
-
-    out, err = io.StringIO(), io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(REPO)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = quick.main(["check", *args])
-            except SystemExit as exc:
-                code = exc.code
-    finally:
-        os.chdir(cwd)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.mark.parametrize(

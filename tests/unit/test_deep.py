@@ -51,15 +51,20 @@ def test_deep_check_passes_and_times_each_step():
     assert steps[-1]["detail"] == "64x64 matmul + relu + sum equals CPU"
 
 
-def test_deep_check_refuses_a_build_for_another_torch(tmp_path):
-    from adapter_matrix.device.build import Extension, build_dir, read_manifest
+@pytest.fixture(scope="module")
+def build():
+    """The device's build for this torch, from the cache or compiled now (a minute on 2 cores):
+    the test must not depend on an earlier test or run having left one behind."""
+    from adapter_matrix.device.build import Extension, ensure_built
 
-    ext = Extension.of_package("shims", "npu")
-    folder = build_dir(ext)
-    if read_manifest(folder) is None:
-        pytest.skip("no build for this torch yet (the conformance suite or `adapter-matrix build` makes one)")
+    return ensure_built(Extension.of_package("shims", "npu"))
+
+
+def test_deep_check_refuses_a_build_for_another_torch(build, tmp_path):
+    from adapter_matrix.device.build import read_manifest
+
     foreign = tmp_path / "foreign"
-    shutil.copytree(folder, foreign)
+    shutil.copytree(build.path, foreign)
     manifest = read_manifest(foreign)
     manifest.update(torch="2.4.1", torch_git="ee1b6804381c57161c477caa380a840a84167676")
     (foreign / "manifest.json").write_text(json.dumps(manifest))

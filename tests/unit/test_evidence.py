@@ -8,6 +8,7 @@ must fail naming exactly that cell.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -21,6 +22,7 @@ import pytest
 
 from adapter_matrix.ci import cells, evidence, release
 from adapter_matrix.ci.plan import plan
+from adapter_matrix.ci.record import evidence_keys
 from adapter_matrix.matrix.loader import load
 
 from .helpers import REPO, cli
@@ -61,38 +63,27 @@ def _project(root: Path) -> Path:
     return root / "compat.yaml"
 
 
-def _run_cell(matrix, cell_id: str, outcome: str = "passed", torch: str = "") -> dict:
+def _run_cell(matrix, cell_id: str, outcome: str = "passed", torch: str = "") -> cells.ResultRecord:
     """What a nox cell records, without nox: the same write_record and write_evidence."""
     row = next(r for r in plan(matrix, "full") if r.id == cell_id)
-    check = {
-        "checks": [
-            {
-                "environment": {
-                    "python": f"{row.cell.python}.9",
-                    "torch": torch or f"{row.cell.torch}+cpu",
-                    "torch_variant": "cpu",
-                    "adapter": "2.0.0",
-                }
-            }
-        ]
-    }
     build = {"source_hash": "c0ffee" * 4, "build_seconds": 61.2, "compiled": True}
     suites = {
         "conformance": cells.TestCounts(70, 0, 2, 0, ("a.b: absent",)),
         "ops": cells.TestCounts(500, 0 if outcome == "passed" else 3, 10, 0),
     }
+    record = cells.ResultRecord.planned(row).built(build).tested(suites).on_sources(cells.tree_state(matrix))
+    record = dataclasses.replace(
+        record,
+        python=f"{row.cell.python}.9",
+        torch=torch or f"{row.cell.torch}+cpu",
+        torch_variant="cpu",
+        adapter="2.0.0",
+    )
+    error = None if outcome == "passed" else "ops: 3 failed, 0 errors"
     results = os.path.join(os.path.dirname(matrix.path), "results")
     record = cells.write_record(
         results,
-        row,
-        check,
-        suites,
-        build,
-        {"install": 3.0, "tests": 40.0},
-        outcome,
-        None if outcome == "passed" else "ops: 3 failed, 0 errors",
-        cells.tree_state(matrix),
-        phase_cpu={"install": 5.0, "tests": 71.5},
+        record.finished(outcome, error, {"install": 3.0, "tests": 40.0}, phase_cpu={"install": 5.0, "tests": 71.5}),
     )
     evidence.write_evidence(evidence.evidence_folder(matrix, environ={}), record)
     return record
@@ -129,7 +120,7 @@ def test_the_evidence_record_is_small_ordered_and_says_what_ran(project):
     path = project / "records" / "2.0.0" / "py3.10-torch2.2.json"
     text = path.read_text()
     record = json.loads(text)
-    assert list(record) == [k for k in evidence.EVIDENCE_KEYS if k in record]
+    assert list(record) == [k for k in evidence_keys() if k in record]
     assert not {"skips", "phases", "phase_cpu"} & set(record)  # those stay in results/
     assert record["cell"] == "py3.10-torch2.2" and record["release"] == "2.0.0" and record["outcome"] == "passed"
     assert (record["python"], record["torch_claimed"], record["torch"], record["torch_variant"]) == (
@@ -262,7 +253,7 @@ def test_in_git_the_hash_covers_the_tree_as_git_sees_it(project):
     assert evidence.sources_hash(matrix) == linked != before  # the link counts by its target, not the matrix's text
     record = _run_cell(load(project / "compat.yaml").matrix, "py3.10-torch2.2")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True).stdout.strip()
-    assert record["commit"] == head and record["dirty"] is False
+    assert record.commit == head and record.dirty is False
     (project / "adapter" / "new.py").write_text("untracked, but it would run\n")
     assert evidence.git_state(matrix) == (head, True)
     assert evidence.sources_hash(matrix) != linked
@@ -353,7 +344,7 @@ def test_the_repository_evidence_folder_holds_only_evidence_records():
         if path.name == release.RELEASE_FILE:
             assert record["kind"] == "release" and record["release"] == path.parent.name, path
             continue
-        assert list(record) == [k for k in evidence.EVIDENCE_KEYS if k in record], path
+        assert list(record) == [k for k in evidence_keys() if k in record], path
         assert path.parent.name == record["release"] and path.stem == record["cell"], path
 
 

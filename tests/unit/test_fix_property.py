@@ -26,7 +26,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from adapter_matrix.check.verdict import Environment, Fix, Outcome, verdict
+from adapter_matrix.check.verdict import Environment, Fix, verdict
 from adapter_matrix.matrix.diagnostics import Mark
 from adapter_matrix.matrix.model import (
     ENUM,
@@ -53,7 +53,7 @@ PYTHONS = [PythonVersion.parse(f"3.{m}") for m in range(8, 14)]
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 VERSION_VALUES = ["7.0", "8.0.RC1", "8.0", "8.1.RC2", "9.0", "absent"]  # absent: not installed at all
 ENUM_VALUES = ["Ascend910B", "Ascend950PR", "linux", "windows", "absent"]
-USABLE = (Outcome.SUPPORTED, Outcome.EXPERIMENTAL, Outcome.DEPRECATED)
+USABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
 
 
 def _spec(text: str) -> Spec:
@@ -229,7 +229,7 @@ def apply(matrix: Matrix, env: Environment, fix: Fix) -> Environment:
     return Environment(python, torch=torch, adapter=adapter, dimensions=tuple(dims.items()))
 
 
-def _pip_only_exists(matrix: Matrix, env: Environment, now: Outcome) -> bool:
+def _pip_only_exists(matrix: Matrix, env: Environment, now: Status) -> bool:
     """Whether some environment reachable by pip alone gets a better, usable verdict: another
     release and/or torch (a known patch or pin, with the installed variant label; from an
     index the matrix names for it), the same Python, every dimension as it is and known
@@ -253,7 +253,8 @@ def _pip_only_exists(matrix: Matrix, env: Environment, now: Outcome) -> bool:
     return False
 
 
-_RANKS = {o: i for i, o in enumerate(Outcome)}
+_RANKS = {o: i for i, o in enumerate(Status)}
+_STATUS = [Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED]
 
 
 def _parts(env: Environment) -> Dict[str, object]:
@@ -280,20 +281,30 @@ def test_every_proposed_fix_reaches_the_status_it_promises(seed):
         f"a driver change ranked before a fix that keeps it; {where}"
     )
     pip_only = [not fix.manual and "python" not in fix.changes for fix in answer.fixes]
-    if answer.outcome is not Outcome.SUPPORTED and pip_only[:1] != [True]:  # the oracle only when needed: it is slow
+    if answer.outcome is not Status.SUPPORTED and pip_only[:1] != [True]:  # the oracle only when needed: it is slow
         assert not _pip_only_exists(matrix, env, answer.outcome), (
             f"a pip-only fix exists, but the first fix is {answer.fixes[:1]}; {where}"
         )
     assert pip_only == sorted(pip_only, reverse=True), f"a fix with a manual step ranked before a pip-only one; {where}"
+    for a in answer.fixes:  # the ranking rule: no fix changes more than another for a status no better
+        for b in answer.fixes:
+            assert not (
+                set(a.changes) > set(b.changes)
+                and set(a.manual) >= set(b.manual)
+                and _STATUS.index(a.cell.status) >= _STATUS.index(b.cell.status)
+            ), f"{a.summary} changes more than {b.summary} for a status no better; {where}"
     for fix in answer.fixes:
         after = apply(matrix, env, fix)
         got = verdict(matrix, after, TODAY)
         assert got.outcome in USABLE, (fix.summary, got.reasons, where)
         assert _RANKS[got.outcome] < _RANKS[answer.outcome], f"{fix.summary} does not improve {answer.outcome}; {where}"
         if env.torch is not None:
-            assert after.torch is not None and after.torch.local == env.torch.local, (
-                f"{fix.summary} leaves torch's variant family; {where}"
-            )
+            # the family is kept, or is the one the kept adapter requires (IPEX 2.8.0+cpu beside PyPI's torch)
+            kept_for = {r.variant for r in matrix.releases_of(env.adapter)} if env.adapter is not None else set()
+            assert after.torch is not None and (
+                after.torch.local == env.torch.local
+                or ("adapter" not in fix.changes and not fix.manual and after.torch.local in kept_for)
+            ), f"{fix.summary} leaves torch's variant family; {where}"
         assert got.outcome.value == fix.cell.status.value, (fix.summary, got.outcome, got.reasons, where)
         before, now = _parts(env), _parts(after)
         changed = {name for name in before if before[name] != now[name]}

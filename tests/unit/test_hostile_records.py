@@ -51,8 +51,7 @@ def project(tmp_path, monkeypatch):
 
 def _good(project: Path) -> dict:
     matrix = load(project / "compat.yaml").matrix
-    record = _record(matrix, SUPPORTED[0])
-    return {k: v for k, v in record.items() if not k.startswith("_")}
+    return _record(matrix, SUPPORTED[0]).to_json()
 
 
 def _snapshot(top: Path) -> set:
@@ -73,7 +72,7 @@ HOSTILE = {
     "absolute release": ({"release": "/elsewhere"}, "is not a plain name"),
     "empty cell": ({"cell": ""}, "the cell name is empty"),
     "NUL in the cell": ({"cell": "py3.10\x00-torch2.2"}, "holds a control character"),
-    "a cell that is a mapping": ({"cell": {"a": 1}}, "the cell name is dict, not a string"),
+    "a cell that is a mapping": ({"cell": {"a": 1}}, "cell is a mapping, expected a string"),
     "an integer timestamp": ({"timestamp": 1700000000}, "timestamp is a int, expected an ISO date and time"),
     "suites that are a list": ({"suites": [1, 2]}, "suites is a list, expected a mapping or null"),
     "a cell named like the release file": ({"cell": "release"}, "too long or reserved"),
@@ -138,7 +137,7 @@ def test_a_linked_release_folder_cannot_lead_outside(project, tmp_path):
     (project / "evidence" / "2.0.0").symlink_to(tmp_path / "outside")
     matrix = load(project / "compat.yaml").matrix
     with pytest.raises(evidence.EvidenceError, match="outside the evidence folder"):
-        evidence.write_evidence(str(project / "evidence"), _good(project), matrix)
+        evidence.write_evidence(str(project / "evidence"), _record(matrix, SUPPORTED[0]), matrix)
     assert list((tmp_path / "outside").iterdir()) == []
 
 

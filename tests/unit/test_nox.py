@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -88,7 +89,13 @@ def test_install_attempts_follow_the_source_chain(matrix):
         },
     )
     assert override.requirement == "torch==2.13.0+cpu"
-    assert override.options[:2] == ("--index-url", "https://download.pytorch.org/whl/cpu")
+    # uv asks an extra index first: the override is the extra index, PyPI the index (pip takes the best of both)
+    assert override.options == (
+        "--index-url",
+        "https://pypi.org/simple",
+        "--extra-index-url",
+        "https://download.pytorch.org/whl/cpu",
+    )
 
 
 def test_companions_are_installed_with_torch_in_the_variant_of_each_source(matrix):
@@ -201,18 +208,23 @@ def test_a_swapped_torch_fails_the_cell_naming_both_versions(matrix, tmp_path):
 
 def test_verify_accepts_the_claimed_torch_with_a_local_label(matrix):
     row = next(r for r in plan(matrix, "full", skip=past_releases(matrix)) if r.id == "py3.11-torch2.13")
-    check = {
-        "checks": [
-            {
-                "environment": {"torch": "2.13.0+cpu", "python_minor": "3.11", "python": "3.11.7"},
-                "verdict": "supported",
-                "reasons": [],
-            }
-        ]
-    }
+    check = json.loads(cli("check", "--json", "--torch", "2.13.0+cpu", "--python", "3.11", "--adapter", "0.1.0").out)
     cells.verify_environment(row, check)
     check["checks"][0]["environment"]["python_minor"] = "3.12"
     with pytest.raises(cells.CellMismatch, match=r"claims Python 3.11"):
+        cells.verify_environment(row, check)
+
+
+def test_verify_refuses_a_cell_whose_libraries_the_loader_would_refuse(matrix):
+    """The cell's verification runs the binary check (check --json's `binary` section): a
+    record cannot pass with an adapter library that does not load beside the cell's torch."""
+    row = next(r for r in plan(matrix, "full", skip=past_releases(matrix)) if r.id == "py3.11-torch2.13")
+    problem = "adapter-matrix-npu 0.2.1's shims_npu_core.so needs `c10::foo()`, which torch 2.13.0+cpu does not export"
+    check = json.loads(cli("check", "--json", "--torch", "2.13.0+cpu", "--python", "3.11", "--adapter", "0.2.1").out)
+    check["checks"][0]["binary"] = {"ok": True, "problems": []}
+    cells.verify_environment(row, check)
+    check["checks"][0]["binary"] = {"ok": False, "problems": [{"message": problem}]}
+    with pytest.raises(cells.CellMismatch, match="binary check: " + re.escape(problem)):
         cells.verify_environment(row, check)
 
 
@@ -228,15 +240,18 @@ def test_a_cell_of_a_torch_variant_installs_and_verifies_that_build():
     (attempt,) = cells.install_attempts(row, environ={})
     assert attempt.requirement == "torch==2.8.0+cpu"
     assert attempt.options == ("--index-url", "https://download.pytorch.org/whl/cpu")
-    check = {
-        "checks": [
-            {
-                "environment": {"torch": "2.8.0", "python_minor": str(row.cell.python), "python": "3.11.7"},
-                "verdict": "supported",
-                "reasons": [],
-            }
-        ]
-    }
+    asked = (
+        "--torch",
+        "2.8.0+cpu",
+        "--python",
+        str(row.cell.python),
+        "--adapter",
+        "2.8.0+cpu",
+        "--today",
+        "2026-01-15",
+    )
+    check = json.loads(cli("check", "--json", "-m", str(FIXTURES / "matrices" / "ipex.yaml"), *asked).out)
+    check["checks"][0]["environment"]["torch"] = "2.8.0"  # what a resolver that lost the label installs
     with pytest.raises(cells.CellMismatch, match=r"needs torch's cpu build, but the environment has torch 2.8.0"):
         cells.verify_environment(row, check)
     check["checks"][0]["environment"]["torch"] = "2.8.0+cpu"
@@ -352,9 +367,9 @@ def test_results_show_the_workloads_group_and_how_much_of_the_op_sweep_ran(tmp_p
     assert "| 68/0/0/0      | 11/0/0          | full, f32 637/640 |" in res.out
     assert "| 68/0/0/0      | -               | -                 |" in res.out  # a cell that did not report them
 
-    from adapter_matrix.ci.evidence import evidence_of
+    from adapter_matrix.ci.record import read_records
 
-    kept = evidence_of(record)
+    (kept,) = [r.evidence_json() for r in read_records(str(tmp_path)) if r.cell == "py3.8-torch2.1"]
     assert kept["ops"] == {
         "mode": "full",
         "float32": {"ops": 645, "compared": 640, "matched": 637},
@@ -371,7 +386,7 @@ def test_records_of_different_releases_both_count(tmp_path):
         path.write_text(json.dumps(record))
     from adapter_matrix.ci.results import read_records
 
-    assert [(r["release"], r["outcome"]) for r in read_records(str(tmp_path))] == [
+    assert [(r.release, r.outcome) for r in read_records(str(tmp_path))] == [
         ("0.0.9", "failed"),
         ("0.1.0", "passed"),
     ]
@@ -446,8 +461,12 @@ def test_the_toy_adapter_calls_the_reusable_workflow_as_init_writes_it():
 
     toy = yaml.safe_load((REPO / "examples" / "toy-adapter" / ".github" / "workflows" / "matrix.yml").read_text())
     scaffold = yaml.safe_load(workflow_text())
-    assert toy["jobs"]["matrix"]["uses"] == scaffold["jobs"]["matrix"]["uses"]
-    assert toy["jobs"]["matrix"]["uses"].startswith("OWNER/adapter-matrix/.github/workflows/adapter-matrix.yml@")
+    workflow = "/adapter-matrix/.github/workflows/adapter-matrix.yml@"
+    assert workflow in toy["jobs"]["matrix"]["uses"] and workflow in scaffold["jobs"]["matrix"]["uses"]
+    inputs = yaml.safe_load((REPO / ".github" / "workflows" / "adapter-matrix.yml").read_text())[True]
+    assert set(toy["jobs"]["matrix"]["with"]) | set(scaffold["jobs"]["matrix"]["with"]) <= set(
+        inputs["workflow_call"]["inputs"]
+    )
     assert json.loads(toy["jobs"]["matrix"]["with"]["env"])["TOY_DRIVER_VERSION"] == "2.1"  # what its runners provide
 
 

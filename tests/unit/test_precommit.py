@@ -8,6 +8,7 @@ from a folder of wheels packed from this environment, with pip's index off: no n
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -83,8 +84,6 @@ def _status(out: str, hook: str) -> str:
 
 
 def test_the_hooks_file_is_a_valid_manifest_whose_filters_pick_the_matrix_and_the_docs():
-    import re
-
     from pre_commit.clientlib import load_manifest
 
     hooks = {hook["id"]: hook for hook in load_manifest(str(HOOKS))}
@@ -137,3 +136,68 @@ def test_the_validate_hook_fails_on_a_broken_matrix_with_its_position(adapter_re
     assert red.returncode == 1, red.stdout + red.stderr
     assert _status(red.stdout, "adapter-matrix validate") == "Failed"
     assert "compat.yaml:" in red.stdout and "suported" in red.stdout
+
+
+def _this_checkout(into: Path) -> tuple:
+    """This checkout as a repository pre-commit can clone: HEAD with the working tree's changes
+    to tracked files committed on top (what `try-repo` does). (path, rev)."""
+    shadow = into / "adapter-matrix"
+    _git("clone", "-q", "--shared", str(REPO), str(shadow), cwd=into)
+    _git("checkout", "-q", _git("rev-parse", "HEAD", cwd=REPO).strip(), cwd=shadow)
+    diff = subprocess.run(["git", "diff", "HEAD", "--binary"], cwd=REPO, check=True, capture_output=True).stdout
+    if diff.strip():
+        subprocess.run(["git", "apply", "--index"], input=diff, cwd=shadow, check=True, capture_output=True)
+        _git("commit", "-qm", "the working tree", cwd=shadow)
+    return shadow, _git("rev-parse", "HEAD", cwd=shadow).strip()
+
+
+@pytest.mark.precommit
+@pytest.mark.slow
+def test_a_setup_py_project_passes_its_hooks_and_pyproject_check_right_after_init(tmp_path, offline_pip):
+    """Issue 43: after `init`, the adopted repository passes the hooks init installed (from this
+    checkout, offline) and `validate --pyproject`, with no edit: its README gained the table, its
+    setup.py package data and version are kept."""
+    if not (REPO / ".git").exists():
+        pytest.skip("the hooks are cloned from this repository as a git checkout")
+    repo = tmp_path / "tiny-accel"
+    (repo / "tiny_accel" / "lib").mkdir(parents=True)
+    (repo / "tiny_accel" / "__init__.py").write_text("")
+    (repo / "tiny_accel" / "lib" / "libtiny.so").write_bytes(b"\x7fELF")
+    (repo / "csrc").mkdir()
+    (repo / "csrc" / "tiny.cpp").write_text("int tiny() { return 1; }\n")
+    (repo / "setup.py").write_text(
+        'from setuptools import setup\n\nsetup(packages=["tiny_accel"], package_data={"tiny_accel": ["lib/*.so"]})\n'
+    )
+    (repo / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=64", "torch"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "tiny-accel"\nversion = "0.0.1"\nrequires-python = ">=3.10,<3.14"\ndependencies = ["numpy"]\n'
+    )
+    (repo / "README.md").write_text("# tiny-accel\n\nA compiled adapter.\n")
+    upstream = str(FIXTURES / "pypi" / "2026-12-01" / "torch.json")
+    res = cli(
+        "init", "--distribution", "tiny-accel", "--device", "tiny", "--torch", "2.13", "--upstream", upstream, cwd=repo
+    )
+    assert res.code == 0, res.err
+    checked = cli("validate", "--pyproject", "pyproject.toml", cwd=repo)
+    assert checked.code == 0 and "error" not in checked.out + checked.err, checked.out + checked.err
+
+    tool, rev = _this_checkout(tmp_path)
+    config = repo / ".pre-commit-config.yaml"
+    text = config.read_text()
+    pinned = re.search(r"^  - repo: (\S+)\n    rev: (\S+)", text, re.M)
+    assert pinned is not None and pinned.group(1).startswith("https://github.com/")
+    config.write_text(text.replace(pinned.group(0), f"  - repo: {tool}\n    rev: {rev}"))  # this checkout's hooks
+    _git("init", "-q", cwd=repo)
+    _git("add", "-A", cwd=repo)
+    _git("commit", "-qm", "adopt adapter-matrix", cwd=repo)
+    ran = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+        cwd=repo,
+        env=dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), **offline_pip),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert _status(ran.stdout, "adapter-matrix validate") == "Passed"
+    assert _status(ran.stdout, "adapter-matrix tables are current") == "Passed"

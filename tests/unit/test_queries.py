@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from packaging.version import Version
 
-from adapter_matrix.check.verdict import Environment, Outcome, verdict
+from adapter_matrix.check.verdict import Environment, verdict
 from adapter_matrix.matrix.loader import load, load_text
 from adapter_matrix.matrix.model import PythonVersion, Status, Value
 from adapter_matrix.matrix.queries import cells, shim_for
@@ -64,7 +64,7 @@ def test_shim_for_ignores_local_labels(minimal):
 
 def test_supported_verdict_names_shim_and_rows(minimal):
     v = verdict(minimal, env("3.11", "2.3.1+cpu", "2.0.0"), TODAY)
-    assert v.outcome is Outcome.SUPPORTED and v.exit_code == 0
+    assert v.outcome is Status.SUPPORTED and v.exit_code == 0
     assert v.shim.module == "shims.torch_2_3"
     assert any(m.line == minimal.release(Version("2.0.0")).mark.line for m in v.decided_by)
     assert v.fixes == ()
@@ -72,15 +72,15 @@ def test_supported_verdict_names_shim_and_rows(minimal):
 
 def test_experimental_and_deprecated_exit_3_with_reason(minimal):
     v = verdict(minimal, env("3.12", "2.3.1", "2.0.0"), TODAY)
-    assert v.outcome is Outcome.EXPERIMENTAL and v.exit_code == 3
+    assert v.outcome is Status.EXPERIMENTAL and v.exit_code == 3
     assert v.reasons == ("not tested on 3.12 yet",)
     v = verdict(minimal, env("3.10", "2.1.2", "1.0.0"), TODAY)
-    assert v.outcome is Outcome.DEPRECATED and v.exit_code == 3
+    assert v.outcome is Status.DEPRECATED and v.exit_code == 3
 
 
 def test_unknown_torch_gets_nearest_supported_torch_as_a_pip_command(minimal):
     v = verdict(minimal, env("3.11", "2.0.1", "2.0.0"), TODAY)
-    assert v.outcome is Outcome.UNSUPPORTED and v.exit_code == 1
+    assert v.outcome is Status.UNSUPPORTED and v.exit_code == 1
     assert "not a torch release this matrix describes" in v.reasons[0]
     assert v.fixes[0].commands == ("pip install 'torch>=2.2,<2.3'",)
     assert v.fixes[0].changes == ("torch",)
@@ -88,7 +88,7 @@ def test_unknown_torch_gets_nearest_supported_torch_as_a_pip_command(minimal):
 
 def test_release_that_does_not_claim_torch_suggests_the_release_that_does(minimal):
     v = verdict(minimal, env("3.11", "2.1.2", "2.0.0"), TODAY)
-    assert v.outcome is Outcome.UNSUPPORTED
+    assert v.outcome is Status.UNSUPPORTED
     # first: keep the adapter, move torch to the nearest line it supports
     assert v.fixes[0].changes == ("torch",)
     assert v.fixes[0].commands == ("pip install 'torch>=2.2,<2.3'",)
@@ -100,13 +100,13 @@ def test_release_that_does_not_claim_torch_suggests_the_release_that_does(minima
 
 def test_python_without_wheel_is_unsupported(minimal):
     v = verdict(minimal, env("3.12", "2.1.2", "1.0.0"), TODAY)
-    assert v.outcome is Outcome.UNSUPPORTED
+    assert v.outcome is Status.UNSUPPORTED
     assert v.reasons == ("torch 2.1 has no wheel for Python 3.12 (it has 3.8\u20133.11)",)
 
 
 def test_no_adapter_installed_says_which_release_to_install(minimal):
     v = verdict(minimal, env("3.11", "2.3.1"), TODAY)
-    assert v.outcome is Outcome.UNSUPPORTED
+    assert v.outcome is Status.UNSUPPORTED
     assert v.reasons[0] == "demo-adapter is not installed"
     assert v.fixes[0].commands == ("pip install 'demo-adapter==2.0.0'",)
 
@@ -127,9 +127,9 @@ def test_support_window_turns_cells_into_eol(tmp_path):
     )
     m = load_text(text, "m.yaml").matrix
     v = verdict(m, env("3.10", "2.1.2", "1.0.0"), dt.date(2025, 7, 1))
-    assert v.outcome is Outcome.EOL
+    assert v.outcome is Status.EOL
     assert v.reasons == ("support for 1.0.0 ended on 2025-06-30",)
-    assert verdict(m, env("3.10", "2.1.2", "1.0.0"), dt.date(2025, 6, 30)).outcome is Outcome.DEPRECATED
+    assert verdict(m, env("3.10", "2.1.2", "1.0.0"), dt.date(2025, 6, 30)).outcome is Status.DEPRECATED
 
 
 DIMS = """
@@ -163,14 +163,14 @@ def test_cells_enumerate_extra_dimension_values(with_dims):
 
 def test_dimension_mismatch_and_unknown_dimension(with_dims):
     v = verdict(with_dims, env("3.11", "2.3.1", "2.0.0", cann="8.0.0"), TODAY)
-    assert v.outcome is Outcome.UNSUPPORTED and "needs cann >=8.1, found 8.0.0" in v.reasons[0]
+    assert v.outcome is Status.UNSUPPORTED and "needs cann >=8.1, found 8.0.0" in v.reasons[0]
     v = verdict(with_dims, env("3.11", "2.3.1", "2.0.0", cann=None), TODAY)
-    assert v.outcome is Outcome.SUPPORTED
+    assert v.outcome is Status.SUPPORTED
     assert v.assumptions == ("cann could not be detected; assumed it satisfies >=8.1",)
 
 
 def test_repository_matrix_supports_the_dev_environment():
     m = load(REPO / "compat.yaml").matrix
     v = verdict(m, env("3.11", "2.13.0+cpu", "0.1.0"))
-    assert v.outcome is Outcome.SUPPORTED
+    assert v.outcome is Status.SUPPORTED
     assert v.shim is not None and v.shim.module.startswith("shims.torch_")

@@ -323,7 +323,7 @@ def test_edges_and_latest_cover_every_maintained_release(strategy):
 # -- IPEX: variants, an OS, a nightly pin -------------------------------------------------
 
 
-def test_a_cuda_torch_with_the_cpu_ipex_is_unsupported_and_no_fix_leaves_its_variant_family(tmp_path):
+def test_a_cuda_torch_with_the_cpu_ipex_keeps_ipex_and_installs_the_cpu_torch():
     args = ("--torch", "2.8.0", "--python", "3.11", "--adapter", "2.8.0+cpu", "--set", "os=linux")
     doc = check(*args, matrix=IPEX, today=IPEX_TODAY)
     assert doc["verdict"] == "unsupported" and doc["exit_code"] == 1
@@ -331,20 +331,14 @@ def test_a_cuda_torch_with_the_cpu_ipex_is_unsupported_and_no_fix_leaves_its_var
         "intel-extension-for-pytorch 2.8.0+cpu needs torch's cpu build, found torch 2.8.0 "
         "(no variant label: PyPI's default build, CUDA on Linux x86_64)"
     ]
-    # PyPI's unlabelled build is the user's variant family: no IPEX release pairs with it,
-    # so no fix, rather than a +cpu or +xpu torch the hardware may not run
-    assert doc["fixes"] == []
-    # a matrix may say that the family is the user's to change: then the +cpu build, from its index
-    changeable = tmp_path / "ipex.yaml"
-    changeable.write_text(
-        (MATRICES / "ipex.yaml")
-        .read_text()
-        .replace("\nreleases:\n", "\ntorch-variants: {changeable: true}\n\nreleases:\n", 1)
-    )
-    fix = check(*args, matrix=str(changeable), today=IPEX_TODAY)["fixes"][0]
-    assert fix["changes"] == ["torch"]  # the installed IPEX stays
+    # the installed CPU IPEX says which build the user wants: its torch, from PyTorch's CPU
+    # index; the installed IPEX stays (issue 44: this used to get no fix)
+    fix = doc["fixes"][0]
+    assert fix["changes"] == ["torch"]
     assert fix["commands"] == ["pip install 'torch==2.8.0+cpu' --index-url https://download.pytorch.org/whl/cpu"]
     assert fix["cell"]["torch"] == "2.8.0+cpu"  # the JSON keeps the local label
+    # no other family: never an XPU build the machine may not run
+    assert all(f["cell"]["torch"].endswith("+cpu") for f in doc["fixes"])
 
 
 def test_the_linux_and_windows_pins_of_one_release():

@@ -9,13 +9,17 @@ what the table says and what check must answer; docs/real-matrices.md lists them
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 from typing import Dict
 
 import pytest
+from packaging.version import Version
 
 from adapter_matrix.check.detectors import run_detector
+from adapter_matrix.check.verdict import Environment, verdict
 from adapter_matrix.matrix.loader import load
+from adapter_matrix.matrix.model import PythonVersion, Value
 
 from .helpers import FIXTURES, cli
 
@@ -378,3 +382,116 @@ def test_the_variant_family_comes_from_the_label_or_the_metadata():
     assert torch_family(Version("2.8.0"), ("filelock",)) == "pypi"
     doc = ipex("--torch", "2.8.0+cpu", "--adapter", "2.8.0+cpu", "--set", "os=linux")
     assert doc["environment"]["torch_family"] == "cpu"
+
+
+# -- the vendor shapes of issue 44, each as a user meets it -------------------------------------
+
+INTEL_XPU = "https://pytorch-extension.intel.com/release-whl/stable/xpu/us/"
+
+
+def test_pypi_torch_with_the_cpu_ipex_keeps_ipex_and_installs_torch_from_the_cpu_index():
+    # PyPI's torch 2.8.0 is the CUDA build; IPEX 2.8.0+cpu pins torch 2.8.0+cpu
+    doc = ipex("--torch", "2.8.0", "--adapter", "2.8.0+cpu", "--set", "os=linux")
+    assert doc["verdict"] == "unsupported"
+    first = doc["fixes"][0]
+    assert first["changes"] == ["torch"] and first["manual"] == []
+    assert first["commands"] == [f"pip install 'torch==2.8.0+cpu' {CPU_INDEX}"]
+
+
+def test_a_patch_ipex_does_not_pin_goes_back_to_the_pinned_patch_before_any_upgrade():
+    # IPEX's import rule only checks major.minor, so 2.7.1+cpu imports; Intel pairs 2.7.0+cpu
+    doc = ipex("--torch", "2.7.1+cpu", "--adapter", "2.7.0+cpu", "--set", "os=linux")
+    assert [f["changes"] for f in doc["fixes"]][0] == ["torch"]
+    assert doc["fixes"][0]["cell"]["torch"] == "2.7.0+cpu"
+    # no fix that also replaces IPEX comes first, nor is listed for a status no better
+    assert all(f["cell"]["status"] == "supported" for f in doc["fixes"])
+    assert [f for f in doc["fixes"] if "adapter" in f["changes"]] == []
+
+
+@pytest.mark.parametrize("torch", ["2.9.0+xpu", "2.9.0.dev20250906+xpu", "2.8.0+xpu", "2.7.0+xpu", "2.3.0+cpu"])
+def test_a_windows_user_is_offered_windows_combinations_only(torch):
+    doc = ipex("--torch", torch, "--adapter", "2.9.10+xpu", "--set", "os=windows", "--set", "oneapi=2025.0.5")
+    for fix in doc["fixes"]:
+        cell = fix["cell"]
+        assert cell["dimensions"].get("os", "windows") == "windows", fix["summary"]
+        # what the fix lands in is supported on Windows, asked as the user would after it
+        after = ipex(
+            "--torch",
+            cell["torch"],
+            "--adapter",
+            cell["release"],
+            "--set",
+            "os=windows",
+            "--set",
+            f"oneapi={cell['dimensions'].get('oneapi', '2025.0.5')}",
+        )
+        assert after["verdict"] == "supported", (fix["summary"], after["reasons"])
+        # a nightly from the XPU nightly index is an +xpu build: never +cpu or +cxx11.abi
+        if "nightly/xpu" in " ".join(fix["commands"]):
+            assert cell["torch"].endswith("+xpu"), fix["summary"]
+    if torch == "2.9.0+xpu":  # the Windows pin of 2.9.10, as the user's +xpu build
+        assert doc["fixes"][0]["commands"] == [
+            "pip install 'torch==2.9.0.dev20250906+xpu' --index-url https://download.pytorch.org/whl/nightly/xpu"
+        ]
+    if torch == "2.3.0+cpu":  # a CPU torch on Windows: IPEX has no Windows CPU build
+        assert doc["fixes"] == []
+
+
+def test_a_linux_user_on_the_windows_pin_gets_the_linux_pin():
+    # 2.9.10+xpu pins 2.9.0.dev20250906 on Windows (written without a label) and 2.9.0+xpu on Linux
+    doc = ipex("--torch", "2.9.0.dev20250906", "--adapter", "2.9.10+xpu", "--set", "os=linux")
+    assert doc["verdict"] == "unsupported"
+    first = doc["fixes"][0]
+    assert first["changes"] == ["torch"]
+    assert first["commands"] == [f"pip install 'torch==2.9.0+xpu' {XPU_INDEX}"]
+
+
+def test_pypi_torch_with_the_xpu_ipex_2_5_10_installs_the_cxx11_abi_build_from_intels_index():
+    doc = ipex("--torch", "2.5.1", "--adapter", "2.5.10+xpu", "--set", "os=linux", "--set", "oneapi=2025.0.4")
+    assert doc["verdict"] == "unsupported"
+    first = doc["fixes"][0]
+    assert first["changes"] == ["torch"] and first["manual"] == []
+    assert first["commands"] == [f"pip install 'torch==2.5.1+cxx11.abi' --index-url {INTEL_XPU}"]
+
+
+def _ipex_environments():
+    matrix = load(MATRICES / "ipex.yaml").matrix
+    torches = {p for line in matrix.torch for p in line.patches} | {p for r in matrix.releases for p in r.pins}
+    labelled = {Version(f"{t.public}+{label}") for t in torches for label in ("cpu", "xpu", "cxx11.abi")}
+    adapters = sorted({r.version for r in matrix.releases})
+    for torch in sorted(torches | labelled):
+        for adapter in adapters:
+            for os_name in ("linux", "windows"):
+                for oneapi in matrix.dimension("oneapi").values:
+                    dims = (("os", Value(os_name)), ("oneapi", oneapi))
+                    yield (
+                        matrix,
+                        Environment(PythonVersion.parse("3.11"), torch=torch, adapter=adapter, dimensions=dims),
+                    )
+
+
+def test_no_ipex_fix_changes_more_packages_than_another_for_a_status_no_better():
+    # every environment the table's versions make: the rule holds for each list of fixes
+    today = _dt.date.fromisoformat(IPEX_TODAY)
+    order = ["supported", "experimental", "deprecated"]
+    checked = 0
+    for matrix, env in _ipex_environments():
+        found = verdict(matrix, env, today).fixes
+        for a in found:
+            for b in found:
+                assert not (
+                    set(a.changes) > set(b.changes)
+                    and set(a.manual) >= set(b.manual)
+                    and order.index(a.cell.status.value) >= order.index(b.cell.status.value)
+                ), (env, a.summary, b.summary)
+        checked += bool(found)
+    assert checked > 1000  # the grid has fixes to compare
+
+
+def test_plan_full_runs_the_cpu_ipex_2_5_0_with_torch_2_5_0_on_linux():
+    plan = json.loads(
+        cli("plan", "--matrix", IPEX, "--strategy", "full", "--format", "json", "--today", IPEX_TODAY).out
+    )
+    rows = [r for r in plan if r["release"] == "2.5.0+cpu"]
+    assert {(r["torch"], r["dimensions"].get("os")) for r in rows} == {("2.5.0", "linux")}
+    assert sorted(r["python"] for r in rows) == ["3.10", "3.11", "3.12", "3.13", "3.9"]

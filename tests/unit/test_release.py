@@ -8,6 +8,7 @@ release``, and then has one byte of its adapter changed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -65,37 +66,22 @@ def _with_next(text: str) -> str:
 
 def _record(
     matrix, cell_id: str, release_of: str = "2.0.0", suites=("conformance", "ops"), companions=True, unavailable=None
-) -> dict:
+) -> cells.ResultRecord:
     """What a nox cell records (cells.write_record), for the plan row ``cell_id`` of ``release_of``."""
     row = next(r for r in plan(matrix, "full") if r.id == cell_id or r.id == f"{cell_id}-v{release_of}")
-    companion = [{"name": "torchvision", "installed": "0.17.2" if "2.2" in cell_id else "0.18.1"}] if companions else []
-    check = {
-        "checks": [
-            {
-                "environment": {
-                    "python": "3.10.9",
-                    "torch": f"{row.cell.torch}+cpu",
-                    "torch_variant": "cpu",
-                    "adapter": release_of,
-                },
-                "companions": companion,
-            }
-        ]
-    }
     counts = {name: cells.TestCounts(10, 0, 0, 0) for name in suites}
-    results = os.path.join(os.path.dirname(matrix.path), "results")
-    return cells.write_record(
-        results,
-        row,
-        check,
-        counts,
-        {"source_hash": "0" * 8},
-        {"tests": 1.0},
-        "passed",
-        None,
-        cells.tree_state(matrix),
-        unavailable=unavailable,
+    record = cells.ResultRecord.planned(row).built({"source_hash": "0" * 8}).tested(counts)
+    record = dataclasses.replace(
+        record.on_sources(cells.tree_state(matrix)),
+        python="3.10.9",
+        torch=f"{row.cell.torch}+cpu",
+        torch_variant="cpu",
+        adapter=release_of,
+        companions={"torchvision": "0.17.2" if "2.2" in cell_id else "0.18.1"} if companions else {},
+        companions_unavailable=dict(unavailable or {}),
     )
+    results = os.path.join(os.path.dirname(matrix.path), "results")
+    return cells.write_record(results, record.finished("passed", None, {"tests": 1.0}))
 
 
 @pytest.fixture
@@ -209,8 +195,9 @@ def test_a_run_of_later_code_is_never_filed_under_a_frozen_release(repo):
     # the adapter under test is 2.1.0: its record is not evidence for a row of 2.0.0
     (repo / "demo" / "compat.yaml").write_text(_with_next(MATRIX))
     matrix = load(repo / "compat.yaml").matrix
-    record = dict(_record(matrix, "py3.10-torch2.2", "2.1.0"), release="2.0.0", adapter="2.1.0")
-    record["sources"] = dict(record["sources"], hash=json.loads(committed)["sources"]["hash"])
+    record = _record(matrix, "py3.10-torch2.2", "2.1.0")
+    sources = dict(record.sources or {}, hash=json.loads(committed)["sources"]["hash"])
+    record = dataclasses.replace(record, release="2.0.0", adapter="2.1.0", sources=sources)
     with pytest.raises(evidence.EvidenceError, match=r"the adapter under test is 2\.1\.0, not release 2\.0\.0"):
         evidence.write_evidence(str(repo / "evidence"), record, matrix)
     # the new release's own row is written to its own folder
@@ -233,7 +220,7 @@ def test_a_weaker_run_never_replaces_the_committed_record_and_the_gate_refuses_i
         evidence.write_evidence(str(repo / "evidence"), _record(matrix, "py3.10-torch2.2", **weaker), matrix)
     assert path.read_text() == committed
     # planted anyway (by hand, or an older tool): the gate does not count it
-    path.write_text(json.dumps(_record(matrix, "py3.10-torch2.2", **weaker)))
+    path.write_text(json.dumps(_record(matrix, "py3.10-torch2.2", **weaker).to_json()))
     assert cli("release", "2.0.0", cwd=repo).code == 0
     res = _gate(repo)
     assert res.code == 2 and "cell py3.10-torch2.2 of release 2.0.0" in res.out + res.err

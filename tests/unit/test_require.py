@@ -178,12 +178,19 @@ def test_the_escape_hatch_lets_an_adapter_without_shims_import_with_a_warning(to
     path = toy / "compat.yaml"
     text = path.read_text().replace("  shims: toy_adapter.eras\n", "")
     path.write_text(text.replace('shims:\n  - module: toy_adapter.eras.torch_2_10\n    torch: ">=2.10,<2.16"\n', ""))
-    with pytest.raises(UnsupportedEnvironment, match=r"set ADAPTER_MATRIX_ALLOW_UNSUPPORTED=1 to try anyway"):
-        require("toy_adapter", version="1.0.0", torch_version="2.13.0")
+    for off in (None, "0", "false", ""):  # writing =0 to be safe must not force the import
+        if off is not None:
+            monkeypatch.setenv("ADAPTER_MATRIX_ALLOW_UNSUPPORTED", off)
+        with pytest.raises(UnsupportedEnvironment, match=r"set ADAPTER_MATRIX_ALLOW_UNSUPPORTED=1 to try anyway"):
+            require("toy_adapter", version="1.0.0", torch_version="2.13.0")
     monkeypatch.setenv("ADAPTER_MATRIX_ALLOW_UNSUPPORTED", "1")
     with pytest.warns(RuntimeWarning, match="ADAPTER_MATRIX_ALLOW_UNSUPPORTED is set: activating anyway"):
         support = require("toy_adapter", version="1.0.0", torch_version="2.13.0")
     assert (support.outcome, support.shim, support.usable) == ("unsupported", None, True)
+    # a torch the matrix does not describe at all: the same hatch, the same warning
+    with pytest.warns(RuntimeWarning, match="is not a torch release this matrix describes"):
+        support = require("toy_adapter", version="1.0.0", torch_version="2.9.1")
+    assert support.usable
 
 
 HEAVY = ("yaml", "packaging", "adapter_matrix.matrix.model", "adapter_matrix.matrix.loader", "typer", "rich")

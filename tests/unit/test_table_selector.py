@@ -22,7 +22,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from adapter_matrix.check.outcome import Environment, Outcome
+from adapter_matrix.check.outcome import Environment
 from adapter_matrix.check.verdict import verdict
 from adapter_matrix.matrix.loader import load
 from adapter_matrix.matrix.model import Matrix, PythonVersion, Status
@@ -90,7 +90,7 @@ def test_installing_the_commands_gives_the_status_check_gives(generated):
         assert torch in SpecifierSet(torch_req, prereleases=True) or torch_req == f"=={torch}", (torch_req, torch)
         assert Version(entry["torch_line"]).release == torch.release[:2]
         env = _env(matrix, entry, torch=torch, adapter=Version(entry["release"]))
-        assert verdict(matrix, env, today).outcome is Outcome(entry["status"]), entry
+        assert verdict(matrix, env, today).outcome is Status(entry["status"]), entry
         checked += 1
     assert checked > 0
 
@@ -106,7 +106,7 @@ def test_checks_first_fix_for_a_newcomer_is_the_pages_command(generated):
     compared = 0
     for entry in data["combinations"]:
         answer = verdict(matrix, _env(matrix, entry), today)
-        assert answer.outcome is Outcome.UNSUPPORTED  # nothing installed
+        assert answer.outcome is Status.UNSUPPORTED  # nothing installed
         for fix in answer.fixes[:1]:
             cell = fix.cell
             key = (

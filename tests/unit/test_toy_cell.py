@@ -97,11 +97,30 @@ def test_a_compiled_adapter_is_built_in_its_cell_against_the_cells_torch(tmp_pat
         env=env,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "building . against torch 2.13.0+cpu" in proc.stdout + proc.stderr
+    assert "building tiny-accel against torch 2.13.0+cpu" in proc.stdout + proc.stderr
     record = json.loads((tmp_path / "results" / f"{CELL}.json").read_text())
     assert record["outcome"] == "passed" and record["torch"] == "2.13.0+cpu"
-    assert record["suites"]["tests"]["passed"] == 2 and record["suites"]["tests"]["failed"] == 0
+    assert record["suites"]["tests"]["passed"] == 3 and record["suites"]["tests"]["failed"] == 0
     out = proc.stdout + proc.stderr
     cached = "cached build tiny_accel-0.1.0-" in out  # a rerun installs the wheel built for this torch before
     assert cached or "compiled tiny_accel-0.1.0-" in out
     assert record["source_hash"] and record["build_cached"] is cached
+    # the cell's own check read the compiled extension against the cell's torch, and says so
+    assert record["binary"] == {"ok": True, "libraries": 1, "problems": []}, record["binary"]
+
+
+@pytest.mark.parametrize("example", ["cpp-adapter", "cmake-adapter"])
+def test_the_compiled_examples_committed_evidence_covers_two_torch_lines_and_two_pythons(example):
+    """Each cell built the adapter against its own torch: the local 2.13.0+cpu for py3.11, PyPI's
+    builds for the others, each run passing the test that the extension was compiled against it."""
+    folder = REPO / "examples" / example / "evidence"
+    records = [json.loads(p.read_text()) for p in sorted(folder.glob("*/*.json"))]
+    passed = [r for r in records if r["outcome"] == "passed" and r["tests"]["failed"] == 0 and r["tests"]["passed"]]
+
+    def line(version: str) -> str:
+        return ".".join(version.split(".")[:2])
+
+    assert len({line(r["torch"]) for r in passed}) >= 2 and len({line(r["python"]) for r in passed}) >= 2
+    for record in passed:
+        assert record["cell"] == f"py{line(record['python'])}-torch{line(record['torch'])}"
+        assert record["source_hash"] and record["build_cached"] is False  # compiled in that cell

@@ -207,9 +207,14 @@ def test_validate_upstream_pypi_uses_the_fetched_answer(monkeypatch):
     from adapter_matrix.upstream import companions
 
     monkeypatch.setattr(up, "_fetch", lambda url, timeout: RECORDED.read_bytes())
-    monkeypatch.setattr(
-        companions, "fetch_document", lambda name, floor: json.loads((RECORDED_DIR / f"{name}.json").read_bytes())
-    )
+
+    def answer(name, floor, **_options):
+        path = RECORDED_DIR / f"{name}.json"
+        if not path.exists():  # the adapter itself: not published (PyPI answers 404)
+            raise companions.NotOnIndex(f"the index has no project {name}")
+        return json.loads(path.read_bytes())
+
+    monkeypatch.setattr(companions, "fetch_document", answer)
     res = cli("validate", "--upstream", "pypi")
     assert res.code == 0, res.err
     assert [line for line in res.err.splitlines() if "warning" in line] == [

@@ -8,18 +8,16 @@ scripts and bytecode), and pip is pointed at that folder with ``--no-index``.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import importlib.metadata as metadata
-import re
 import shutil
-import zipfile
 from pathlib import Path
 from typing import Dict, Iterable, List, Set
 
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+
+from adapter_matrix.ci.wheels import repack
 
 __all__ = ["requirements_closure", "repack", "wheelhouse"]
 
@@ -39,39 +37,6 @@ def requirements_closure(root: str) -> List[metadata.Distribution]:
                 seen[name] = metadata.distribution(req.name)
                 todo.append(req.name)
     return list(seen.values())
-
-
-def _record_line(name: str, data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return f"{name},sha256={digest},{len(data)}"
-
-
-def repack(dist: metadata.Distribution, folder: Path) -> Path:
-    """Write ``dist`` (installed) as a wheel into ``folder``; returns its path."""
-    tags = [t.split("-") for t in re.findall(r"^Tag: (\S+)", dist.read_text("WHEEL") or "", re.M)] or [
-        ["py3", "none", "any"]
-    ]
-    # the compressed tag set of the file name: each part's values joined by dots (py2.py3-none-any)
-    tag = "-".join(".".join(dict.fromkeys(t[i] for t in tags)) for i in range(3))
-    name = re.sub(r"[-_.]+", "_", dist.metadata["Name"])
-    target = folder / f"{name}-{dist.version}-{tag}.whl"
-    files = [f for f in dist.files or () if not str(f).startswith("..") and "__pycache__" not in f.parts]
-    records: List[str] = []
-    record_name = ""
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as whl:
-        for f in files:
-            arcname = f.as_posix()
-            top = arcname.count("/") == 1  # the distribution's own .dist-info, not one vendored inside it (setuptools)
-            if top and arcname.endswith(".dist-info/RECORD"):
-                record_name = arcname
-                continue
-            if top and arcname.endswith((".dist-info/INSTALLER", ".dist-info/REQUESTED", ".dist-info/direct_url.json")):
-                continue
-            data = Path(f.locate()).read_bytes()
-            whl.writestr(arcname, data)
-            records.append(_record_line(arcname, data))
-        whl.writestr(record_name, "\n".join(records + [f"{record_name},,"]) + "\n")
-    return target
 
 
 def wheelhouse(root: str, folder: Path, extra_wheels: Iterable[Path] = ()) -> Set[str]:

@@ -36,6 +36,9 @@ and renders any of them. Views:
 ``selector``
     one row per cell with the exact commands that install it (check's fixes, for a fresh
     environment); as HTML, the selector page: pick the values, copy the command.
+``history``
+    releases as a vendor publishes them: rows grouped by torch line, one per release and
+    its post-releases (the newest build, the earlier ones, the torch per platform).
 ``companions``
     torch minor x companion package (torchvision, torchaudio): the releases built for each
     line, or the earlier releases whose open requirement admits it, or none.
@@ -47,7 +50,7 @@ the torch the adapter release supports, or the adapter's own pin.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Callable, Dict, Optional
 
 from ...matrix.model import Matrix
 from ...matrix.queries import Releases
@@ -55,9 +58,11 @@ from ..formats import render_table
 from ..table import STATES, Column, Span, Table, TableCell
 from ..words import LANGS
 from .capabilities import capabilities
+from .common import Records
 from .companions import companions
 from .dimension import dimension
 from .grid import grid
+from .history import history
 from .op_dtypes import op_dtypes
 from .op_failures import op_failures
 from .ops import ops
@@ -78,6 +83,7 @@ VIEWS: Dict[str, Callable[..., Table]] = {
     "op-failures": op_failures,
     "companions": companions,
     "selector": selector,
+    "history": history,
 }
 # Views drawn from records, and which: the nox cells' result records, or op-sweep records.
 RECORDS: Dict[str, str] = {
@@ -94,7 +100,7 @@ def build(
     lang: str = "en",
     release: Releases = None,
     today: Optional[_dt.date] = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[Records] = None,
     dimension: Optional[str] = None,
 ) -> Table:
     """The table of ``view`` (``dimension`` names the dimension of the dimension view);
@@ -116,7 +122,7 @@ def render(
     lang: str = "en",
     release: Releases = None,
     today: Optional[_dt.date] = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[Records] = None,
     dimension: Optional[str] = None,
 ) -> str:
     """``view`` rendered as ``fmt`` (see :data:`adapter_matrix.tables.formats.FORMATS`)."""

@@ -6,11 +6,12 @@ lines; and what the op-sweep views say of a sweep record.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from packaging.version import Version
 
 from ...ci.evidence import Verification
+from ...ci.record import RecordSet
 from ...matrix.model import Matrix, PythonVersion, Release, Status
 from ...matrix.queries import (
     Cell,
@@ -24,6 +25,7 @@ from ..table import Column, Span, Table, TableCell, fill, plain
 from ..words import legend, word
 
 __all__ = [
+    "Records",
     "STATUS_ORDER",
     "NEEDS",
     "cell_facts",
@@ -35,7 +37,9 @@ __all__ = [
 ]
 
 
-STATUS_ORDER = {status: i for i, status in enumerate(Status)}
+Records = Union[RecordSet, Sequence[Dict[str, Any]]]  # what a view is drawn from: result or op-sweep records
+
+STATUS_ORDER = {status: status.rank for status in Status}
 
 
 def cell_facts(cell: Cell, evidence: Optional[Verification] = None) -> Dict[str, Any]:

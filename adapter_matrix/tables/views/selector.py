@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from packaging.version import InvalidVersion, Version
 
 from ...ci.evidence import Verification, index_records, verification_of
+from ...ci.record import RecordSet
 from ...matrix.model import Matrix, Status
 from ...matrix.queries import Cell, Releases, cells, chosen
 from ..table import Column, Span, Table, TableCell, plain
@@ -92,7 +93,7 @@ def selector(
     release: Releases = None,
     lang: str = "en",
     today: Optional[_dt.date] = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[RecordSet] = None,
 ) -> Table:
     """One row per cell of the releases asked for (default: every release), best first,
     with its install commands; ``records`` (result records) add each cell's evidence."""

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Optional, Tuple
 
 from ...ci.evidence import Verification, index_records, verification_of
+from ...ci.record import RecordSet
 from ...matrix.model import Matrix, Status
 from ...matrix.queries import (
     Cell,
@@ -20,7 +21,7 @@ from ...matrix.queries import (
 )
 from ..table import Span, Table, TableCell, fill, plain
 from ..words import word
-from .common import cell_facts, grid_table, status_cell
+from .common import Records, cell_facts, grid_table, status_cell
 
 __all__ = ["verified"]
 
@@ -50,11 +51,11 @@ def verified(
     release: Releases = None,
     lang: str = "en",
     today: Optional[_dt.date] = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[Records] = None,
 ) -> Table:
     """Like ``grid`` for one release (the newest by default), but each claimed cell shows
     what the result records say about it."""
-    if records is None:
+    if not isinstance(records, RecordSet):
         raise ValueError("the verified view needs the result records: give --results DIR (or results=DIR in a marker)")
     index = index_records(records, matrix, today)
     asked = chosen(matrix, release) if release is not None else tuple(r for r in [matrix.newest_release] if r)

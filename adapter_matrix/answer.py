@@ -1,0 +1,180 @@
+"""What ``adapter-matrix check`` answers: the document ``check --json`` prints, declared once.
+
+``check`` builds one :class:`Answer` per matrix (:func:`adapter_matrix.check.report.answer_of`),
+prints the :class:`CheckDocument` that holds them as JSON, or renders each for the
+terminal (:func:`adapter_matrix.check.report.render_check`). A cell reads the JSON back
+typed (:func:`read_check`) to verify its environment (:mod:`adapter_matrix.ci.verify`)
+and to fill its result record. The types live beside the model, not in ``check`` or
+``ci``, so that neither imports the other.
+
+The document is a stable interface (docs/commands.md, ``check --json``): the keys are
+the fields below, in this order. A step that adds a section to an answer (``deep``
+under ``--deep``) declares it as a field with a ``None`` default and names it in
+:data:`ANSWER_SECTIONS`: the section is written only when it is set.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple, Union
+
+from .documents import from_json, to_json
+from .matrix.status import Status
+
+__all__ = [
+    "CHECK_SCHEMA",
+    "ANSWER_SECTIONS",
+    "DimensionSeen",
+    "EnvironmentSeen",
+    "CellSeen",
+    "FixSeen",
+    "CompanionFix",
+    "CompanionSeen",
+    "Answer",
+    "Invalid",
+    "CheckDocument",
+    "read_check",
+]
+
+CHECK_SCHEMA = 1
+
+ANSWER_SECTIONS = ("binary", "deep")  # the keys of an answer written only when set: sections a step adds
+
+
+class DimensionSeen(NamedTuple):
+    """How an extra dimension was found: its value and where from, or why not."""
+
+    value: Optional[str]
+    source: Optional[str]
+    error: Optional[str]
+
+
+class EnvironmentSeen(NamedTuple):
+    """The environment asked about, as found (or as the what-if options assume)."""
+
+    python: str  # the full version, e.g. 3.11.9 (the feature release when assumed)
+    python_minor: str
+    implementation: str
+    free_threaded: bool
+    torch: Optional[str]  # with its local label, e.g. 2.13.0+cpu
+    torch_variant: Optional[str]
+    torch_family: Optional[str]
+    adapter: Optional[str]
+    dimensions: Dict[str, DimensionSeen]
+    # check --env: which environment was judged from its files ("virtual environment PATH")
+    location: Optional[str] = None
+
+    def _written(self, name: str) -> bool:
+        return name != "location" or self.location is not None
+
+
+class CellSeen(NamedTuple):
+    """The cell a fix lands in."""
+
+    release: str
+    torch: str
+    python: str
+    dimensions: Dict[str, str]
+    status: Status
+
+
+class FixSeen(NamedTuple):
+    """A change that makes the environment usable: the steps by hand, then the commands."""
+
+    summary: str
+    manual: Tuple[str, ...]
+    commands: Tuple[str, ...]
+    changes: Tuple[str, ...]
+    cell: CellSeen
+
+
+class CompanionFix(NamedTuple):
+    summary: str
+    commands: Tuple[str, ...]
+
+
+class CompanionSeen(NamedTuple):
+    """One declared companion package and the answer for it."""
+
+    name: str
+    installed: Optional[str]
+    variant: Optional[str]
+    source: str
+    state: str  # paired | unpaired | variant | unknown | absent | unchecked
+    requires: Optional[str]
+    reason: Optional[str]
+    decided_by: Tuple[str, ...]
+    fix: Optional[CompanionFix]
+
+
+class Answer(NamedTuple):
+    """The answer for one adapter's matrix: one entry of ``checks``."""
+
+    matrix: Optional[str]  # None: `check --adapter DIST` of an adapter without a matrix
+    origin: str
+    adapter: str
+    environment: EnvironmentSeen
+    verdict: Status
+    exit_code: int
+    reasons: Tuple[str, ...]
+    assumptions: Tuple[str, ...]
+    release: Optional[str]
+    torch_line: Optional[str]
+    shim: Optional[str]
+    decided_by: Tuple[str, ...]
+    companions: Tuple[CompanionSeen, ...]
+    fixes: Tuple[FixSeen, ...]
+    # the binary check: {ok, distribution, version, torch, ..., files, problems, notes} (docs/commands.md)
+    binary: Optional[Dict[str, Any]] = None
+    deep: Optional[Dict[str, Any]] = None  # --deep: {ok, steps: [{name, ok, seconds, detail}]}
+
+    def _written(self, name: str) -> bool:
+        return name not in ANSWER_SECTIONS or getattr(self, name) is not None
+
+    def to_json(self) -> Dict[str, Any]:
+        return to_json(self)
+
+    def companion(self, name: str) -> Optional[CompanionSeen]:
+        return next((c for c in self.companions if c.name == name), None)
+
+
+class Invalid(NamedTuple):
+    """An installed matrix ``check`` could not load: it answers for the others."""
+
+    origin: str
+    matrix: str
+    errors: Tuple[str, ...]
+
+
+class CheckDocument(NamedTuple):
+    """The whole ``check --json`` document: the worst exit code and one answer per matrix,
+    or (``error``) the usage error that stopped ``check`` before any answer."""
+
+    schema: int
+    exit_code: int
+    error: Optional[str] = None
+    checks: Tuple[Answer, ...] = ()
+    invalid: Tuple[Invalid, ...] = ()
+    # the environment's torch.backends entry points, linted: {ok, entry_points, problems}
+    autoload: Optional[Dict[str, Any]] = None
+
+    def _written(self, name: str) -> bool:
+        if name == "autoload":  # not when check refused its command line
+            return self.autoload is not None
+        return name != "error" or self.error is not None  # only a refused command line has one
+
+    def to_json(self) -> Dict[str, Any]:
+        return to_json(self)
+
+    @property
+    def answer(self) -> Answer:
+        """The one answer of a check of one matrix (a cell checks its own)."""
+        (one,) = self.checks
+        return one
+
+
+def read_check(data: Union[CheckDocument, Mapping[str, Any]]) -> CheckDocument:
+    """``check --json``'s output (parsed JSON, or the document itself) as a :class:`CheckDocument`;
+    :class:`~adapter_matrix.documents.DocumentError` naming the first key that is not as declared."""
+    if isinstance(data, CheckDocument):
+        return data
+    return from_json(CheckDocument, dict(data), "the check document")

@@ -1,0 +1,567 @@
+"""The binary check: will the loader accept an installed adapter's libraries beside the
+installed torch? Decided from the files alone, without importing either.
+
+For each ELF file of the adapter's distribution (its ``RECORD``; and the C++ core that
+:mod:`adapter_matrix.device.build` compiled for this torch, when the adapter builds one):
+
+- every ``DT_NEEDED`` library, and theirs in turn, is found as ld.so finds it
+  (:mod:`.ldso`); torch's own libraries count as loaded (``import torch`` comes first);
+- every version it needs from a system library (``GLIBCXX_3.4.30`` from libstdc++.so.6)
+  must be one the library found defines;
+- every unversioned, non-weak symbol it needs must be exported by torch's libraries, the
+  adapter's own, or a library it loads; Python's C API (``Py*``) comes from the
+  interpreter. A missing symbol in torch's namespaces (``torch::``, ``c10::``, ``at::``,
+  ``caffe2::``) is torch's to export: the adapter was built for another torch;
+- its C++ standard library ABI (``_GLIBCXX_USE_CXX11_ABI``: ``__cxx11`` in its names)
+  is compared with torch's, which names a missing ``std::string`` symbol's real cause.
+
+Versioned symbols (libc's, libstdc++'s) are judged by their version alone: the version
+names the library that must define them, and that library defines every symbol of it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+
+from .elf import ElfError, ElfFacts
+from .ldso import Found, Search
+from .site import Site
+from .store import Stamp, environment_key, facts_for, load_verdict, stamp, store_verdict
+
+__all__ = ["Site", "audit", "TORCH_NAMESPACES", "cxx11_abi"]
+
+# Where torch's own symbols live: the first component of a nested name (N5torch..., N3c10...).
+TORCH_NAMESPACES = re.compile(r"N[rVK]*(?:5torch|3c10|2at|6caffe2)\d|^_Z(?:5torch|3c10|2at)\d|^THP")
+_NEW_ABI = ("St7__cxx11", "B5cxx11")  # std::__cxx11:: types, [abi:cxx11] tags
+# The old ABI's std::string (Ss) and std::list in signatures; and libstdc++'s own members of them.
+_OLD_ABI = re.compile(r"^_ZN[K]?Ss|^_ZNSs|[RPK]Ss|Ss[EI]|^_ZNSt5_List")
+_PYTHON_API = ("Py", "_Py")  # provided by the interpreter, which no extension names in DT_NEEDED
+MAX_LIBRARIES = 400  # a dependency closure larger than this is cut short, with a note
+SHOWN_SYMBOLS = 3  # missing symbols named in a reason; the JSON lists them all
+
+
+def cxx11_abi(names: Iterable[str]) -> Optional[int]:
+    """1 if the names use the C++11 std::string ABI, 0 if the old one, None when no name says."""
+    old = False
+    for name in names:
+        if any(mark in name for mark in _NEW_ABI):
+            return 1
+        if not old and _OLD_ABI.search(name):
+            old = True
+    return 0 if old else None
+
+
+class _Env:
+    """One audit's state: the stamps it read things at, the ELF facts it read."""
+
+    def __init__(self, site: Site) -> None:
+        self.site = site
+        self.deps: Dict[str, Stamp] = {}
+        self.facts: Dict[str, Optional[ElfFacts]] = {}
+        self.errors: Dict[str, str] = {}
+        self.headers: Dict[str, Optional[Tuple[int, int]]] = {}
+
+    def note(self, path: str) -> None:
+        if path not in self.deps:
+            self.deps[path] = stamp(path)
+
+    def read(self, path: str) -> Optional[ElfFacts]:
+        real = os.path.realpath(path)
+        if real not in self.facts:
+            self.note(path)
+            self.note(real)
+            try:
+                self.facts[real] = facts_for(real)
+            except (OSError, ElfError) as exc:
+                self.facts[real] = None
+                self.errors[real] = str(exc) if isinstance(exc, ElfError) else (exc.strerror or str(exc))
+        return self.facts[real]
+
+    def header(self, path: str) -> Optional[Tuple[int, int]]:
+        """(ELF class, machine) of ``path``, or None when it is no ELF file: the loader's test of a candidate."""
+        if path not in self.headers:
+            self.note(path)
+            value = None
+            try:
+                with open(path, "rb") as fh:
+                    head = fh.read(20)
+                if len(head) == 20 and head[:4] == b"\x7fELF" and head[4] in (1, 2):
+                    value = (
+                        64 if head[4] == 2 else 32,
+                        int.from_bytes(head[18:20], "little" if head[5] == 1 else "big"),
+                    )
+            except OSError:
+                pass
+            self.headers[path] = value
+        return self.headers[path]
+
+
+def _record_files(site_dir: str, info: str) -> List[str]:
+    """The installed files of a distribution that may be shared libraries (``*.so``, ``*.so.N``)."""
+    try:
+        with open(os.path.join(info, "RECORD"), encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        path = line.rsplit(",", 2)[0].strip('"') if line.count(",") >= 2 else line
+        base = os.path.basename(path)
+        if base.endswith(".so") or ".so." in base:
+            out.append(os.path.normpath(os.path.join(site_dir, path)))
+    return out
+
+
+def _metadata(info: str) -> Tuple[str, List[str]]:
+    """(version, Requires-Dist lines) of a dist-info folder."""
+    version, requires = "", []
+    try:
+        with open(os.path.join(info, "METADATA"), encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if not line.strip():
+                    break
+                if line.startswith("Version:"):
+                    version = line.split(":", 1)[1].strip()
+                elif line.startswith("Requires-Dist:"):
+                    requires.append(line.split(":", 1)[1].strip())
+    except OSError:
+        pass
+    return version, requires
+
+
+def _torch_git(torch_dir: str) -> str:
+    try:
+        with open(os.path.join(torch_dir, "version.py"), encoding="utf-8") as fh:
+            m = re.search(r"^git_version\s*=\s*['\"]([0-9a-fA-F]+)['\"]", fh.read(), re.M)
+    except OSError:
+        return ""
+    return m.group(1) if m else ""
+
+
+def _package_dirs(dist: str, site_dir: str, info: str) -> List[str]:
+    """The adapter's package folders, found without importing: its top-level names
+    (top_level.txt, else the distribution's name) under the site folder, or where an
+    editable install points (the folders its ``.pth`` file lists, its finder's ``MAPPING``)."""
+    try:
+        with open(os.path.join(info, "top_level.txt"), encoding="utf-8") as fh:
+            names = [n.strip() for n in fh if n.strip()]
+    except OSError:
+        names = []
+    names = names or [re.sub(r"[-.]+", "_", dist).lower()]
+    roots, mapping = [site_dir], {}
+    try:
+        with open(os.path.join(info, "RECORD"), encoding="utf-8", errors="replace") as fh:
+            record = [line.split(",", 1)[0] for line in fh]
+    except OSError:
+        record = []
+    for entry in record:
+        path = os.path.join(site_dir, entry)
+        try:
+            if entry.endswith(".pth"):
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    roots += [line.strip() for line in fh if line.strip() and not line.startswith(("import", "#"))]
+            elif entry.endswith("_finder.py"):
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    m = re.search(r"^MAPPING\b[^=]*=\s*(\{.*?\})\s*$", fh.read(), re.M)
+                if m:
+                    import ast
+
+                    mapping.update(ast.literal_eval(m.group(1)))
+        except (OSError, ValueError, SyntaxError):
+            continue
+    out = []
+    for name in names:
+        if isinstance(mapping.get(name), str) and os.path.isdir(mapping[name]):
+            out.append(mapping[name])
+            continue
+        out += [os.path.join(r, name) for r in roots if os.path.isdir(os.path.join(r, name))][:1]
+    return out
+
+
+def _device_builds(
+    env: _Env, packages: Sequence[str], torch_version: str, torch_git: str
+) -> Tuple[List[str], List[str]]:
+    """The C++ cores adapter-matrix compiled for this torch from the packages' ``csrc/``
+    (:mod:`adapter_matrix.device.build`): (libraries, notes). Not one yet is a note: the
+    core is compiled at the first import."""
+    libraries: List[str] = []
+    notes: List[str] = []
+    explicit = os.environ.get("ADAPTER_MATRIX_DEVICE_LIBRARY")
+    sources = [p for p in packages if os.path.isdir(os.path.join(p, "csrc"))]
+    if not sources:
+        return libraries, notes
+    if explicit:
+        import json
+
+        env.note(os.path.join(explicit, "manifest.json"))
+        try:
+            with open(os.path.join(explicit, "manifest.json"), encoding="utf-8") as fh:
+                libraries.append(os.path.join(explicit, json.load(fh)["library"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            notes.append(f"$ADAPTER_MATRIX_DEVICE_LIBRARY={explicit} has no readable manifest.json")
+        return libraries, notes
+    from ..device.build import Extension, _cache_root, source_hash
+
+    root = str(_cache_root())
+    env.note(root)
+    try:
+        entries = sorted(os.listdir(root))
+    except OSError:
+        entries = []
+    prefix_tail = f"-torch-{torch_version}-g{torch_git[:10]}-{env.site.cache_tag}-src"
+    for package in sources:
+        top = os.path.basename(package.rstrip("/"))
+        for entry in entries:
+            name, sep, digest = entry.partition(prefix_tail)
+            if not sep or not name.startswith(top + "_") or "." in digest:
+                continue
+            if source_hash(Extension(name, __import__("pathlib").Path(package, "csrc")))[:12] != digest:
+                continue
+            library = os.path.join(root, entry, f"{name}.so")
+            env.note(os.path.join(root, entry))
+            if os.path.isfile(library):
+                libraries.append(library)
+        if not libraries:
+            notes.append(
+                f"{top}'s C++ core is compiled at its first import; none is built for torch {torch_version} yet"
+                " (`adapter-matrix build` builds it)"
+            )
+    return libraries, notes
+
+
+class _Torch(NamedTuple):
+    version: str
+    libraries: Dict[str, str]  # soname and file name -> path
+    exports: Set[str]
+    abi: Optional[int]
+    lib_dir: str
+
+
+def _torch(env: _Env) -> Optional[_Torch]:
+    from ..check.facts import distribution_folder
+
+    found = distribution_folder("torch", env.site.paths)
+    if found is None:
+        return None
+    site_dir, info = found
+    env.note(os.path.join(info, "RECORD"))
+    version, _ = _metadata(info)
+    lib_dir = os.path.join(site_dir, "torch", "lib")
+    env.note(lib_dir)
+    libraries: Dict[str, str] = {}
+    exports: Set[str] = set()
+    c10: Sequence[str] = ()
+    try:
+        names = sorted(os.listdir(lib_dir))
+    except OSError:
+        names = []
+    for name in names:
+        path = os.path.join(lib_dir, name)
+        if not (name.endswith(".so") or ".so." in name) or env.header(path) is None:
+            continue
+        facts = env.read(path)
+        if facts is None:
+            continue
+        libraries[name] = path
+        if facts.soname:
+            libraries.setdefault(facts.soname, path)
+        exports.update(facts.exports)
+        if name.startswith("libc10.so"):
+            c10 = facts.exports
+    return _Torch(version, libraries, exports, cxx11_abi(c10) if c10 else None, lib_dir)
+
+
+class _Closure(NamedTuple):
+    found: List[Tuple[str, Found, Tuple[str, ...]]]  # (needing object, where found, chain of names)
+    objects: Dict[str, ElfFacts]  # every library in the closure, by path
+    providers: Dict[Tuple[str, str], str]  # (object path, needed name) -> path
+
+
+def _closure(env: _Env, path: str, facts: ElfFacts, search: Search) -> _Closure:
+    """Every library ``path`` makes the loader load, found as it would find them."""
+    found: List[Tuple[str, Found, Tuple[str, ...]]] = []
+    objects: Dict[str, ElfFacts] = {path: facts}
+    providers: Dict[Tuple[str, str], str] = {}
+    by_name: Dict[str, str] = {}  # a library loaded once is reused under its name
+    queue: List[Tuple[str, ElfFacts, Tuple[Tuple[str, ...], ...], Tuple[str, ...]]] = [(path, facts, (), ())]
+    fits = lambda candidate: env.header(candidate) == (facts.elf_class, facts.machine)
+    while queue:
+        obj, obj_facts, loader_rpaths, chain = queue.pop(0)
+        rpaths = () if obj_facts.runpath else ((obj_facts.rpath,) + loader_rpaths)
+        for name in obj_facts.needed:
+            if name in by_name:
+                providers[(obj, name)] = by_name[name]
+                continue
+            where = search.find(
+                name, os.path.dirname(obj), rpaths, obj_facts.runpath, facts.elf_class, facts.machine, fits
+            )
+            for folder in where.searched:
+                env.note(folder)
+            found.append((obj, where, chain))
+            if where.path is None:
+                continue
+            providers[(obj, name)] = by_name[name] = where.path
+            if where.how == "loaded" or where.path in objects or len(objects) >= MAX_LIBRARIES:
+                continue
+            dep = env.read(where.path)
+            if dep is not None:
+                objects[where.path] = dep
+                queue.append((where.path, dep, rpaths if not obj_facts.runpath else loader_rpaths, chain + (name,)))
+    return _Closure(found, objects, providers)
+
+
+def _problem(kind: str, file: str, subject: str, message: str, fix: str, **extra: Any) -> Dict[str, Any]:
+    return {"kind": kind, "file": file, "subject": subject, "message": message, "fix": fix, **extra}
+
+
+def _describe_search(where: Found, site: Site) -> str:
+    shown = list(dict.fromkeys(where.searched))
+    text = ", ".join(shown[:6]) + (f" and {len(shown) - 6} more" if len(shown) > 6 else "")
+    ld = "LD_LIBRARY_PATH is unset" if not site.ld_library_path else f"LD_LIBRARY_PATH={site.ld_library_path}"
+    return f"searched {text}; {ld}"
+
+
+def _check_file(
+    env: _Env,
+    label: str,
+    display: str,
+    path: str,
+    facts: ElfFacts,
+    torch: Optional[_Torch],
+    own_exports: Set[str],
+    search: Search,
+    built_for: Optional[str],
+) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
+    """One file's entry in the report and its problems."""
+    problems: List[Dict[str, Any]] = []
+    closure = _closure(env, path, facts, search)
+    torch_label = f"torch {torch.version}" if torch else "torch"
+    for _obj, where, chain in closure.found:
+        if where.path is not None:
+            continue
+        through = f" (through {' → '.join(chain)})" if chain else ""
+        problems.append(
+            _problem(
+                "missing-library",
+                display,
+                where.name,
+                f"{label}'s {os.path.basename(path)} needs {where.name}{through}, which the loader cannot find "
+                f"({_describe_search(where, env.site)})",
+                f"install what provides {where.name}, or add its folder to LD_LIBRARY_PATH (a vendor toolkit's set_env.sh does)",
+                searched=list(where.searched),
+            )
+        )
+    torch_paths = set(torch.libraries.values()) if torch else set()
+    for obj, obj_facts in closure.objects.items():
+        if obj in torch_paths:
+            continue
+        for library, versions in obj_facts.versions_needed:
+            provider = closure.providers.get((obj, library))
+            provider_facts = closure.objects.get(provider or "") or (env.read(provider) if provider else None)
+            if provider_facts is None:
+                continue
+            missing = [v for v in versions if v not in provider_facts.versions_defined]
+            if missing:
+                family = re.sub(r"[_.\d]+$", "", missing[0])
+                have = sorted(
+                    (v for v in provider_facts.versions_defined if v.startswith(family + "_")), key=_version_key
+                )
+                newest = f"; it defines {family} up to {have[-1].split('_', 1)[1]}" if have else ""
+                problems.append(
+                    _problem(
+                        "symbol-version",
+                        display,
+                        library,
+                        f"{label}'s {os.path.basename(obj)} needs {', '.join(sorted(missing, key=_version_key))} "
+                        f"from {library}, but the one the loader finds ({provider}) is older{newest}",
+                        f"use a newer {library} (a newer system or compiler runtime) or a build of the adapter made on an older system",
+                        missing=missing,
+                    )
+                )
+    available = set(own_exports)
+    for obj, obj_facts in closure.objects.items():
+        if obj != path:
+            available.update(obj_facts.exports)
+    if torch is not None:
+        available |= torch.exports
+    missing_torch: List[str] = []
+    missing_other: List[str] = []
+    for symbol in facts.undefined:
+        if symbol.weak or symbol.version or symbol.name.startswith(_PYTHON_API) or symbol.name in available:
+            continue
+        (missing_torch if torch is not None and TORCH_NAMESPACES.search(symbol.name) else missing_other).append(
+            symbol.name
+        )
+    abi = cxx11_abi(list(facts.exports) + [u.name for u in facts.undefined])
+    names = missing_torch + missing_other
+    from .demangle import demangle_all
+
+    readable = demangle_all(names) if names else {}
+
+    def shown(symbols: List[str]) -> str:
+        text = ", ".join(f"`{readable[s]}`" for s in symbols[:SHOWN_SYMBOLS])
+        more = len(symbols) - SHOWN_SYMBOLS
+        return text + (f" and {more} more symbol{'s' if more > 1 else ''}" if more > 0 else "")
+
+    symbols_of = lambda symbols: [{"name": s, "demangled": readable[s]} for s in symbols]
+    if missing_torch and torch is not None and abi is not None and torch.abi is not None and abi != torch.abi:
+        problems.append(
+            _problem(
+                "cxx11-abi",
+                display,
+                f"_GLIBCXX_USE_CXX11_ABI={abi}",
+                f"{label}'s {os.path.basename(path)} was built with _GLIBCXX_USE_CXX11_ABI={abi}, but {torch_label} "
+                f"uses {torch.abi}: it needs {shown(missing_torch)}, which {torch_label} exports only in the other ABI",
+                f"install a build of the adapter made with _GLIBCXX_USE_CXX11_ABI={torch.abi}, as torch {torch.version} is"
+                + (" (or torch's cxx11.abi variant)" if torch.abi == 0 else ""),
+                symbols=symbols_of(missing_torch),
+            )
+        )
+    elif missing_torch and torch is not None:
+        built = (
+            f"; it was built for torch {built_for}"
+            if built_for and built_for != torch.version
+            else "; it was built for another torch"
+        )
+        fix = (
+            f"install the torch it was built for (pip install 'torch=={built_for}'), or a build of the adapter for torch {torch.version}"
+            if built_for and built_for != torch.version
+            else f"install a build of the adapter made for torch {torch.version}"
+        )
+        problems.append(
+            _problem(
+                "missing-symbol",
+                display,
+                missing_torch[0],
+                f"{label}'s {os.path.basename(path)} needs {shown(missing_torch)}, which {torch_label} does not export{built}",
+                fix,
+                symbols=symbols_of(missing_torch),
+            )
+        )
+    if missing_other and not any(where.path is None for _o, where, _c in closure.found):
+        # (with a library missing, its symbols are missing too: that library is the problem)
+        loads = sorted({os.path.basename(p) for p in closure.objects if p != path})
+        problems.append(
+            _problem(
+                "missing-symbol",
+                display,
+                missing_other[0],
+                f"{label}'s {os.path.basename(path)} needs {shown(missing_other)}, which neither torch nor any library "
+                f"it loads exports ({', '.join(loads) or 'it loads none'})",
+                "install the build of the library it was linked against",
+                symbols=symbols_of(missing_other),
+            )
+        )
+    entry = {
+        "file": display,
+        "cxx11_abi": abi,
+        "needed": {where.name: where.path for obj, where, _ in closure.found if obj == path},
+    }
+    return entry, problems
+
+
+def _version_key(version: str) -> Tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", version))
+
+
+def audit(
+    distribution: str,
+    site: Optional[Site] = None,
+    *,
+    built_for: Optional[str] = None,
+    use_cache: bool = True,
+) -> Optional[Dict[str, Any]]:
+    """The binary check of the installed ``distribution`` in ``site`` (default: this
+    process), as the ``binary`` section of ``check --json``; None when it is not installed.
+
+    ``built_for`` is the torch the adapter was built for when the matrix says so (its
+    release pins one torch); the adapter's own metadata pin wins over it.
+    """
+    from ..check.facts import distribution_folder
+
+    site = site or Site.running()
+    located = distribution_folder(distribution, site.paths)
+    if located is None:
+        return None
+    site_dir, info = located
+    key = environment_key(distribution, site_dir, site, built_for)
+    if use_cache:
+        cached = load_verdict(key)
+        if cached is not None:
+            return cached
+    env = _Env(site)
+    env.note(site_dir)
+    env.note(os.path.join(info, "RECORD"))
+    env.note(os.path.join(info, "METADATA"))
+    version, requires = _metadata(info)
+    label = f"{distribution} {version}".strip()
+    torch = _torch(env)
+    from ..check.binary import pinned_torch
+
+    pinned = pinned_torch(requires)
+    built_for = pinned or built_for
+    files = [p for p in _record_files(site_dir, info) if env.header(p) is not None]
+    packages = _package_dirs(distribution, site_dir, info)
+    notes: List[str] = []
+    if not files:  # an editable install: its libraries are in the source tree
+        for package in packages:
+            for folder, dirs, names in os.walk(package):
+                dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "build")]
+                files += [
+                    os.path.join(folder, n)
+                    for n in names
+                    if (n.endswith(".so") or ".so." in n) and env.header(os.path.join(folder, n))
+                ]
+    displays = {p: os.path.relpath(p, site_dir) if p.startswith(site_dir + os.sep) else p for p in files}
+    if torch is not None:
+        built, build_notes = _device_builds(env, packages, torch.version, _torch_git(os.path.dirname(torch.lib_dir)))
+        notes += build_notes
+        for library in built:
+            files.append(library)
+            displays[library] = library
+            built_for = built_for or torch.version  # compiled here, for this very torch
+    else:
+        notes.append("torch is not installed: the adapter's symbols were not checked")
+    search = Search(site.root, site.ld_library_path, torch.libraries if torch else {})
+    env.note(search.cache_file)
+    own: Set[str] = set()
+    readable: Dict[str, ElfFacts] = {}
+    problems: List[Dict[str, Any]] = []
+    for path in files:
+        facts = env.read(path)
+        if facts is None:
+            problems.append(
+                _problem(
+                    "unreadable",
+                    displays[path],
+                    path,
+                    f"{label}'s {os.path.basename(path)} cannot be read as a shared library: {env.errors.get(os.path.realpath(path), 'unknown error')}",
+                    f"reinstall {distribution}",
+                )
+            )
+            continue
+        readable[path] = facts
+        own.update(facts.exports)
+    entries = []
+    for path, facts in readable.items():
+        entry, found = _check_file(env, label, displays[path], path, facts, torch, own, search, built_for)
+        entries.append(entry)
+        problems += found
+    if not files:
+        notes.append(f"{distribution} installs no shared library: nothing for the loader to check")
+    report = {
+        "ok": not problems,
+        "distribution": distribution,
+        "version": version or None,
+        "torch": torch.version if torch else None,
+        "torch_cxx11_abi": torch.abi if torch else None,
+        "built_for": built_for,
+        "files": entries,
+        "problems": problems,
+        "notes": notes,
+    }
+    if use_cache:
+        store_verdict(key, env.deps, report)
+    return report

@@ -1,0 +1,212 @@
+"""The binary check's place in ``check``: its section of the document, its effect on the
+verdict, and its lines in the report. The check itself is :mod:`adapter_matrix.binary.audit`, and
+:mod:`adapter_matrix.binary.section` runs it for ``check``.
+
+A problem the loader would hit (a missing symbol or library, another C++ ABI, a system
+library too old) makes the verdict ``unsupported`` whatever the matrix says: the matrix
+judges versions, the binary check the files actually installed. Its reasons come after
+the matrix's, each naming the adapter, the file and torch; each problem carries its fix.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from ..matrix.status import Status
+from .outcome import Environment, Verdict
+
+__all__ = [
+    "with_binary",
+    "binary_lines",
+    "binary_document",
+    "built_for",
+    "pinned_torch",
+    "is_distribution_name",
+    "with_pins",
+    "pins_document",
+]
+
+
+def is_distribution_name(text: str) -> bool:
+    """Whether ``--adapter TEXT`` names a distribution rather than a version (``0.2.1``)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(text)
+        return False
+    except InvalidVersion:
+        return bool(re.match(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$", text))
+
+
+def pinned_torch(requires: Sequence[str]) -> Optional[str]:
+    """The torch an adapter's metadata pins exactly (``Requires-Dist: torch==2.2.0``): the
+    torch its binaries were built for. A pin of an extra is not installed with it, and a
+    wildcard (``==2.14.0.*``, torch_npu's) pins no one build."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    for line in requires:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name) != "torch" or (req.marker is not None and "extra" in str(req.marker)):
+            continue
+        specs = list(req.specifier)
+        if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
+            return specs[0].version
+    return None
+
+
+def built_for(release: Any) -> Optional[str]:
+    """The torch a matrix release pins exactly (``torch: 2.2.0`` or ``==2.2.0``), which its
+    binaries were built for; None for a range."""
+    if release is None:
+        return None
+    specs = list(release.torch.specifier)
+    if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
+        return specs[0].version
+    return None
+
+
+def with_binary(answer: Verdict, section: Optional[Dict[str, Any]]) -> Verdict:
+    """``answer`` made unsupported, with the binary problems as reasons, when there are any."""
+    if not section or section.get("ok", True):
+        return answer
+    reasons = tuple(p["message"] for p in section["problems"])
+    outcome = answer.outcome if answer.outcome.rank >= Status.UNSUPPORTED.rank else Status.UNSUPPORTED
+    return answer._replace(outcome=outcome, reasons=answer.reasons + reasons)
+
+
+def binary_document(
+    distribution: str, section: Dict[str, Any], environment: Environment, torch_text: Optional[str]
+) -> Dict[str, Any]:
+    """The ``check --json`` entry of an adapter without a matrix (``check --adapter DIST``):
+    the binary check alone decides; the matrix's keys are empty."""
+    answer = with_binary(Verdict(Status.SUPPORTED, ()), section)
+    if answer.outcome is Status.SUPPORTED:
+        answer = answer._replace(
+            reasons=(
+                f"{distribution} ships no compat.yaml: only its binaries were checked, and they load beside this torch",
+            )
+        )
+    return {
+        "matrix": None,
+        "origin": "--adapter",
+        "adapter": distribution,
+        "environment": {
+            "python": environment.python_full or str(environment.python),
+            "python_minor": str(environment.python),
+            "implementation": environment.implementation,
+            "free_threaded": environment.python.free_threaded,
+            "torch": torch_text,
+            "torch_variant": environment.torch.local if environment.torch is not None else None,
+            "torch_family": None,
+            "adapter": section.get("version"),
+            "dimensions": {},
+        },
+        "verdict": answer.outcome.value,
+        "exit_code": answer.exit_code,
+        "reasons": list(answer.reasons),
+        "assumptions": [],
+        "release": None,
+        "torch_line": None,
+        "shim": None,
+        "decided_by": [],
+        "companions": [],
+        "fixes": [],
+        "binary": section,
+    }
+
+
+Segment = Tuple[str, str]
+
+
+def binary_lines(section: Dict[str, Any]) -> List[List[Segment]]:
+    """The report's lines for the binary section: what was checked, then each problem's fix."""
+    files = len(section.get("files", ()))
+    against = f" against torch {section['torch']}" if section.get("torch") else ""
+    problems: Sequence[Dict[str, Any]] = section.get("problems", ())
+    if problems:
+        head = [
+            ("binary check: ", "bold"),
+            (
+                f"{len(problems)} problem{'s' if len(problems) > 1 else ''} in {files} librar{'ies' if files != 1 else 'y'}{against}",
+                "red",
+            ),
+        ]
+    else:
+        head = [
+            ("binary check: ", "bold"),
+            (
+                f"{files} librar{'ies' if files != 1 else 'y'} load{'s' if files == 1 else ''}{against}",
+                "green" if files else "",
+            ),
+        ]
+    lines = [head]
+    for fix in dict.fromkeys(p["fix"] for p in problems):
+        lines.append([("fix:", "bold"), (" " + fix, "")])
+    lines += [[("    note: ", "dim"), (note, "")] for note in section.get("notes", ())]
+    return lines
+
+
+def _installed_pin(distribution: str) -> Optional[Tuple[str, str]]:
+    """(installed version, the torch its metadata pins exactly) of an installed adapter."""
+    from .facts import distribution_requires, distribution_version
+
+    version = distribution_version(distribution)
+    pin = pinned_torch(distribution_requires(distribution)) if version else None
+    return (version, pin) if version and pin else None
+
+
+def with_pins(answer: Verdict, distribution: str, adapter_pin: Optional[str], torch: str, source: str) -> Verdict:
+    """``check --requirements``: the installed adapter (unless the file installs another
+    version of it) refused beside the file's torch when its metadata pins another."""
+    found = _installed_pin(distribution)
+    if found is None or (adapter_pin and adapter_pin != found[0]) or found[1] == torch:
+        return answer
+    from packaging.version import Version
+
+    if Version(found[1]) == Version(torch):
+        return answer
+    reason = f"{distribution} {found[0]} (installed) was built for torch {found[1]}, but {source} would install torch {torch}"
+    outcome = answer.outcome if answer.outcome.rank >= Status.UNSUPPORTED.rank else Status.UNSUPPORTED
+    return answer._replace(outcome=outcome, reasons=answer.reasons + (reason,))
+
+
+def pins_document(distribution: str, pins: Any, python: Any, full: str, implementation: str) -> Dict[str, Any]:
+    """``check --adapter DIST --requirements FILE`` for an adapter without a matrix: the
+    torch its metadata pins against the file's."""
+    from packaging.version import InvalidVersion, Version
+
+    from .facts import distribution_version
+
+    torch = pins.get("torch")
+    found = _installed_pin(distribution)
+    answer = Verdict(Status.SUPPORTED, ())
+    if torch is None:
+        answer = Verdict(Status.UNSUPPORTED, (f"{pins.source} pins no torch: nothing to judge (--resolve asks pip)",))
+    elif found is None:
+        answer = Verdict(
+            Status.EXPERIMENTAL,
+            (f"{distribution} declares no torch it was built for: only installing {pins.source} would tell",),
+        )
+    else:
+        answer = with_pins(answer, distribution, pins.get(distribution), torch, pins.source)
+        if answer.outcome is Status.SUPPORTED:
+            answer = answer._replace(
+                reasons=(f"{distribution} {found[0]} was built for torch {found[1]}, which {pins.source} installs",)
+            )
+    try:
+        torch_version = Version(torch) if torch else None
+    except InvalidVersion:
+        torch_version = None
+    env = Environment(python=python, python_full=full, implementation=implementation, torch=torch_version)
+    doc = binary_document(
+        distribution, {"ok": True, "problems": [], "version": distribution_version(distribution)}, env, torch
+    )
+    doc.update(verdict=answer.outcome.value, exit_code=answer.exit_code, reasons=list(answer.reasons))
+    del doc["binary"]  # the binaries of a torch not yet installed: nothing was read
+    doc["origin"] = f"--adapter, --requirements {pins.source}"
+    return doc
