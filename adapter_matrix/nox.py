@@ -23,6 +23,8 @@ Each cell, in a fresh environment of the cell's Python:
 4. builds the native part (``build``), if the adapter has one;
 5. imports the adapter as installed and creates a tensor on the matrix's device
    (``adapter: device:``): an adapter that installs but does not load fails here, with its error;
+   then checks again, so the binary check also reads a core compiled at the build or the
+   first import (the record's ``binary`` is this second check's);
 6. runs the tests (a pytest path, or a command), with ``nox ... -- ARGS`` passed on;
 7. writes the result record to ``results/`` and the evidence record to the matrix's
    evidence folder (a run narrowed with posargs writes no evidence).
@@ -518,6 +520,14 @@ class Cells:
                 cell.build = build(cell) if callable(build) else cell.step("the build", cell.json_run, *build)
         with cell.phase("load"):
             cell.step("loading the adapter", cell.load)
+            # Checked again now that every library exists: a core compiled by the build step or
+            # at the first import is one the loader reads too, and the record's binary check
+            # must have read it (the check before the build saw only the wheel's files).
+            cell.check = cell.step("adapter-matrix check after the load", cell.check_json)
+            try:
+                cell.verify(cell.check)
+            except CellMismatch as exc:
+                cell.fail(str(exc))
         with cell.phase("tests"):
             junit = self._test(cell)
         if self.adapter.after_tests:
