@@ -24,14 +24,12 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
+from ..names import canonical_name
+
 __all__ = ["GROUP", "lint", "autoload_section"]
 
 GROUP = "torch.backends"
 MAX_SOURCE_FILES = 2000  # a package scanned for PrivateUse1 is read up to this many modules
-
-
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _entry_points(info: str) -> List[Tuple[str, str]]:
@@ -152,9 +150,9 @@ def lint(paths: Sequence[str]) -> Dict[str, Any]:
         for item in names:
             if item.endswith(".dist-info"):
                 dist, _, rest = item[: -len(".dist-info")].partition("-")
-                if _normalize(dist) in earlier:
+                if canonical_name(dist) in earlier:
                     continue  # shadowed: the same distribution in a folder earlier on the path
-                infos.setdefault(_normalize(dist), []).append(rest)
+                infos.setdefault(canonical_name(dist), []).append(rest)
                 for ep_name, value in _entry_points(os.path.join(site, item)):
                     entries.append(
                         {
@@ -166,7 +164,9 @@ def lint(paths: Sequence[str]) -> Dict[str, Any]:
                         }
                     )
         for dist, versions in infos.items():
-            if len(versions) > 1 and any(e["distribution"] and _normalize(e["distribution"]) == dist for e in entries):
+            if len(versions) > 1 and any(
+                e["distribution"] and canonical_name(e["distribution"]) == dist for e in entries
+            ):
                 problems.append(
                     {
                         "kind": "stale",

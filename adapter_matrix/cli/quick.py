@@ -402,12 +402,6 @@ def _check_here(
     return code
 
 
-def _normalized(name: str) -> str:
-    import re
-
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def _matrices_of(distribution: str, explicit: Optional[str], paths: Optional[Sequence[str]] = None) -> List[Any]:
     """The matrices that describe ``distribution`` (``--adapter DIST``): ``--matrix``, else
     ./compat.yaml and the registered ones whose adapter it is; none is no error (the
@@ -415,6 +409,7 @@ def _matrices_of(distribution: str, explicit: Optional[str], paths: Optional[Seq
     from ..matrix.cache import load_matrix
     from ..matrix.diagnostics import MatrixError
     from ..matrix.discovery import find_matrices, registered_matrices
+    from ..names import canonical_name
 
     if explicit:
         return find_matrices(explicit)
@@ -424,7 +419,7 @@ def _matrices_of(distribution: str, explicit: Optional[str], paths: Optional[Seq
             described = load_matrix(located.path).matrix.adapter.distribution
         except MatrixError:
             continue
-        if _normalized(described) == _normalized(distribution) and located.path not in [o.path for o in out]:
+        if canonical_name(described) == canonical_name(distribution) and located.path not in [o.path for o in out]:
             out.append(located)
     return out[:1]
 
