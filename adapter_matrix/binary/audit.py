@@ -25,10 +25,11 @@ import os
 import re
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
+from ..memo import Stamp, load_stamped, stamp, store_stamped
 from .elf import ElfError, ElfFacts
 from .ldso import Found, Search
 from .site import Site
-from .store import Stamp, environment_key, facts_for, load_verdict, stamp, store_verdict
+from .store import environment_key, facts_for
 
 __all__ = ["Site", "audit", "TORCH_NAMESPACES", "cxx11_abi"]
 
@@ -488,7 +489,7 @@ def audit(
     site_dir, info = located
     key = environment_key(distribution, site_dir, site, built_for)
     if use_cache:
-        cached = load_verdict(key)
+        cached = load_stamped(key)
         if cached is not None:
             return cached
     env = _Env(site)
@@ -563,5 +564,5 @@ def audit(
         "notes": notes,
     }
     if use_cache:
-        store_verdict(key, env.deps, report)
+        store_stamped(key, env.deps, report)
     return report

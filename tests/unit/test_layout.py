@@ -24,7 +24,7 @@ import adapter_matrix
 PACKAGE = pathlib.Path(adapter_matrix.__file__).parent
 
 # The core, in layers: a module imports its own layer and earlier ones only.
-CORE = ["_version", "errors", "names", "files", "documents", "matrix", "answer"]
+CORE = ["_version", "errors", "names", "files", "documents", "matrix", "memo", "answer"]
 SPOKES = ["check", "device", "ci", "upstream"]
 # What each part outside the core may import besides the core and itself. The package
 # root is the public face (``from adapter_matrix import require``): no module imports it.
