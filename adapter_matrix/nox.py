@@ -44,6 +44,7 @@ import dataclasses
 import json
 import os
 import shutil
+import subprocess
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -75,6 +76,7 @@ __all__ = [
     "Command",
     "Adapter",
     "CellRun",
+    "Beside",
     "Cells",
     "CellMismatch",
     "cells",
@@ -186,6 +188,33 @@ class Adapter:
             raise ValueError(f"Adapter(load={self.load!r}): choose from {', '.join(_load.LOAD_MODES)}")
 
 
+class Beside:
+    """A command running in the cell beside its steps (:meth:`CellRun.beside`)."""
+
+    def __init__(self, cell: CellRun, what: str, proc: subprocess.Popen, log: str, codes: Tuple[int, ...]) -> None:
+        self.cell, self.what, self.proc, self.log, self.codes = cell, what, proc, log, codes
+
+    def wait(self) -> int:
+        """Wait for it to end; fail the cell, with the end of its log, unless it ended with one of its codes."""
+        code = self.proc.wait()
+        with open(self.log, "rb") as fh:
+            tail = fh.read()[-4000:].decode("utf-8", "replace")
+        if code not in self.codes:
+            self.cell.session.log(tail)
+            self.cell.fail(f"{self.what} exited with {code}")
+        self.cell.session.log(f"{self.what}: done (exit {code}); its output: {self.log}")
+        return code
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
 class CellRun:
     """One cell while it runs: the nox session, its plan row, and what its record will say.
 
@@ -219,6 +248,7 @@ class CellRun:
         self.attempt: Optional[_cells.InstallAttempt] = None
         self.tree: Dict[str, Any] = {}
         self.offline = [p for p in os.environ.get(WHEELS_ENV, "").split(os.pathsep) if p]
+        self._beside: List[Beside] = []  # commands started beside the steps (beside())
 
     # -- running things ---------------------------------------------------------------
 
@@ -233,6 +263,29 @@ class CellRun:
         self, *args: str, env: Optional[Mapping[str, str]] = None, codes: Sequence[int] = (0,), silent: bool = False
     ) -> Any:
         return self.session.run(*args, env={**self.env, **(env or {})}, success_codes=list(codes), silent=silent)
+
+    def beside(
+        self, what: str, *args: str, env: Optional[Mapping[str, str]] = None, codes: Sequence[int] = (0,)
+    ) -> Beside:
+        """Start a command in the cell that runs beside the next steps (a suite that needs no
+        other: the op sweep beside the tests, so that two suites that each keep one core busy
+        share a 2-core machine); :meth:`Beside.wait` ends it. Its output goes to a log in the
+        session's folder, shown (its end) when it fails. The record ends any still running."""
+        venv = str(self.session.virtualenv.location)
+        environ = {
+            **os.environ,
+            **self.env,
+            **(env or {}),
+            "VIRTUAL_ENV": venv,
+            "PATH": os.pathsep.join([os.path.join(venv, "bin"), os.environ.get("PATH", "")]),
+        }
+        log = os.path.join(self.session.create_tmp(), f"beside-{len(self._beside)}.log")
+        self.session.log(f"{' '.join(args)}  (beside the next steps; output: {log})")
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(list(args), env=environ, stdout=out, stderr=subprocess.STDOUT, cwd=self.root)
+        started = Beside(self, what, proc, log, tuple(codes))
+        self._beside.append(started)
+        return started
 
     def json_run(self, *args: str, codes: Sequence[int] = (0,)) -> Dict[str, Any]:
         """Run a command that prints one JSON document (after any log lines) and return it."""
@@ -299,6 +352,8 @@ class CellRun:
 
     def record(self, outcome: str, message: Optional[str] = None) -> _cells.ResultRecord:
         """Write the result record and, unless posargs narrowed the run, the evidence record."""
+        for running in self._beside:  # a cell that ends early leaves nothing running
+            running.stop()
         record = _cells.ResultRecord.planned(self.row).seen(self.check)
         record = record.built(self.build).tested(self.suites).on_sources(self.tree)
         record = dataclasses.replace(
