@@ -22,7 +22,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, List
+from typing import Any, List, Optional
 
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # torch's intra-op threads, read at start
 
@@ -33,10 +33,17 @@ def _environment() -> dict:
 
 
 class Reference:
-    """The CPU computation a comparison expects, running in its own process (reference.py)."""
+    """The CPU computation a comparison expects, running in its own process (reference.py).
+
+    Computed once per test session (in the session's temporary folder, beside each test's):
+    four comparisons expect the same data-parallel training."""
 
     def __init__(self, module: str, function: str, tmp_path: Path, *args: str) -> None:
-        self.out = tmp_path / f"reference-{module}-{function}.json"
+        self.out = tmp_path.parent / "references" / f"{module}.{function}({','.join(args)}).json"
+        self.proc: Optional[subprocess.Popen] = None
+        if self.out.exists():
+            return
+        self.out.parent.mkdir(exist_ok=True)
         script = Path(__file__).with_name("reference.py")
         self.proc = subprocess.Popen(
             [sys.executable, str(script), module, function, str(self.out), *args],
@@ -46,6 +53,8 @@ class Reference:
         )
 
     def result(self) -> Any:
+        if self.proc is None:
+            return json.loads(self.out.read_text())
         try:
             out, _ = self.proc.communicate(timeout=300)
         except subprocess.TimeoutExpired:

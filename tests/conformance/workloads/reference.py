@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 
 
@@ -21,8 +22,9 @@ def main() -> None:
 
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
     result = getattr(importlib.import_module(module), function)(*args)
-    with open(out, "w") as fh:
+    with open(f"{out}.{os.getpid()}", "w") as fh:  # whole or not at all: later tests read it
         json.dump(result, fh)
+    os.replace(f"{out}.{os.getpid()}", out)
 
 
 if __name__ == "__main__":
