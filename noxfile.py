@@ -135,11 +135,15 @@ def _compile_sample(cell: cells_api.CellRun) -> bool:
 # What the conformance suite needs beyond pytest. torch 2.7's torch.distributed.checkpoint
 # imports the importlib_metadata backport on Python < 3.10 without declaring it; the marker
 # keeps it out of newer Pythons' cells.
-SUITE_REQUIREMENTS = ['importlib_metadata; python_version < "3.10"']
+SUITE_REQUIREMENTS = ['importlib_metadata; python_version < "3.10"', "pytest-xdist"]
+# The suite in two lanes (pytest-xdist), each its own fork server (tests/conformance/isolation.py):
+# most tests keep one core busy (inductor's compiles are single-threaded), so one lane left the
+# second core half idle; the counts, groups and JUnit report are the same as in one lane.
+SUITE_LANES = ["-n", "2"]
 
 
 def requirements(row) -> list:
-    """Beside the wheels: what the C++ build, the op sweep and the suite need for this torch."""
+    """Beside the wheels: what the C++ build, the op sweep and the suite (its lanes too) need for this torch."""
     torch = str(row.cell.torch)
     return [
         *cells_api.native_build_requirements(torch),
@@ -241,7 +245,7 @@ CELLS = cells_api.cells(
         matrix="compat.yaml",
         projects=[".", "shims"],  # the tool, then the reference adapter (it depends on the tool)
         tests=cells_api.Pytest(
-            SUITE_ROOT, ignore=[os.path.join(SUITE_ROOT, "test_opinfo.py")]
+            SUITE_ROOT, args=SUITE_LANES, ignore=[os.path.join(SUITE_ROOT, "test_opinfo.py")]
         ),  # its sample is the op sweep
         requirements=requirements,
         build=build,
