@@ -27,9 +27,10 @@ from typing import Any, List, Optional
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # torch's intra-op threads, read at start
 
 
-def _environment() -> dict:
+def _environment(one_thread: bool = True) -> dict:
     # faulthandler: a process that dies on a signal prints every thread's Python stack
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONFAULTHANDLER="1", **ONE_THREAD)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONFAULTHANDLER="1")
+    return dict(env, **ONE_THREAD) if one_thread else env
 
 
 class Reference:
@@ -38,8 +39,9 @@ class Reference:
     Computed once per test session (in the session's temporary folder, beside each test's):
     four comparisons expect the same data-parallel training."""
 
-    def __init__(self, module: str, function: str, tmp_path: Path, *args: str) -> None:
-        self.out = tmp_path.parent / "references" / f"{module}.{function}({','.join(args)}).json"
+    def __init__(self, module: str, function: str, tmp_path: Path, *args: str, one_thread: bool = True) -> None:
+        threads = "" if one_thread else "-threads"
+        self.out = tmp_path.parent / "references" / f"{module}.{function}({','.join(args)}){threads}.json"
         self.proc: Optional[subprocess.Popen] = None
         if self.out.exists():
             return
@@ -49,7 +51,7 @@ class Reference:
             [sys.executable, str(script), module, function, str(self.out), *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env=_environment(),
+            env=_environment(one_thread),
         )
 
     def result(self) -> Any:
@@ -66,15 +68,17 @@ class Reference:
         return json.loads(self.out.read_text())
 
 
-def start_reference(module: str, function: str, tmp_path: Path, *args: str) -> Reference:
+def start_reference(module: str, function: str, tmp_path: Path, *args: str, one_thread: bool = True) -> Reference:
     """Start ``module.function(*args)`` (a data module of this folder) in a fresh interpreter,
     to run beside the ranks; ``.result()`` waits for it."""
-    return Reference(module, function, tmp_path, *args)
+    return Reference(module, function, tmp_path, *args, one_thread=one_thread)
 
 
-def run_ranks(worker: Path, tmp_path: Path, world: int, *args: str, extra: tuple = ()) -> List[Any]:
+def run_ranks(
+    worker: Path, tmp_path: Path, world: int, *args: str, extra: tuple = (), one_thread: bool = True
+) -> List[Any]:
     """The result of each of ``world`` ranks of ``worker``, after all exited with status 0."""
-    env = _environment()
+    env = _environment(one_thread)
     procs = [
         subprocess.Popen(
             [
