@@ -20,7 +20,7 @@ its torch line (`ci: companions:`; $ADAPTER_MATRIX_CELL_COMPANIONS overrides), i
 adapter as wheels (built once per nox run from sdists, as an index would serve them), checks
 with `adapter-matrix check --json` that the environment is the cell it claims, proves that
 check refuses a companion built for another torch, builds the
-C++ core (cached), runs the conformance suite, sweeps PyTorch's own op tests on the device
+C++ core (cached), runs the conformance suite and, beside it, sweeps PyTorch's own op tests on the device
 (`adapter-matrix ops sweep`: the fixed sample; the whole op_db and module_db with
 ADAPTER_MATRIX_OPS=full, none with =none; then the compiled sample, `--compile`, each op of the
 sample through torch.compile with inductor, skipped with the reason where the cell's torch declares
@@ -40,6 +40,7 @@ import glob
 import json
 import os
 import sys
+from typing import Dict
 
 import nox
 
@@ -134,11 +135,15 @@ def _compile_sample(cell: cells_api.CellRun) -> bool:
 # What the conformance suite needs beyond pytest. torch 2.7's torch.distributed.checkpoint
 # imports the importlib_metadata backport on Python < 3.10 without declaring it; the marker
 # keeps it out of newer Pythons' cells.
-SUITE_REQUIREMENTS = ['importlib_metadata; python_version < "3.10"']
+SUITE_REQUIREMENTS = ['importlib_metadata; python_version < "3.10"', "pytest-xdist"]
+# The suite in two lanes (pytest-xdist), each its own fork server (tests/conformance/isolation.py):
+# most tests keep one core busy (inductor's compiles are single-threaded), so one lane left the
+# second core half idle; the counts, groups and JUnit report are the same as in one lane.
+SUITE_LANES = ["-n", "2"]
 
 
 def requirements(row) -> list:
-    """Beside the wheels: what the C++ build, the op sweep and the suite need for this torch."""
+    """Beside the wheels: what the C++ build, the op sweep and the suite (its lanes too) need for this torch."""
     torch = str(row.cell.torch)
     return [
         *cells_api.native_build_requirements(torch),
@@ -185,36 +190,54 @@ def build(cell: cells_api.CellRun) -> dict:
         os.makedirs(os.path.join(cell.results, "probes"), exist_ok=True)
         with open(os.path.join(cell.results, "probes", f"torch-{cell.row.cell.line.minor}.json"), "w") as fh:
             json.dump(probe, fh, indent=2)
+    _start_op_sweep(cell)
     return done
 
 
-def op_sweep(cell: cells_api.CellRun) -> None:
+_SWEEPS: Dict[str, cells_api.Beside] = {}  # cell id -> its op sweep, running beside the suite
+
+
+def _sweep_record(cell: cells_api.CellRun) -> str:
+    return os.path.join(cell.results, "ops", f"{cell.row.id}.json")
+
+
+def _start_op_sweep(cell: cells_api.CellRun) -> None:
     """PyTorch's own op tests on the device (`adapter-matrix ops sweep`), then the compiled
     sample (`--compile`: the sweep asks the device's capability `inductor` itself and skips
-    with its reason where it is absent): the suite group `ops`."""
+    with its reason where it is absent): the suite group `ops`. It runs beside the
+    conformance suite, on one core (--jobs 1): the suite keeps about one core busy on its
+    own (its distributed tests two), so side by side they fill a 2-core machine."""
     mode = _sweep_mode(cell)
     if mode == "none":
         return
-    path = os.path.join(cell.results, "ops", f"{cell.row.id}.json")
+    _SWEEPS[cell.row.id] = cell.beside(
+        "the op sweep",
+        "adapter-matrix",
+        "ops",
+        "sweep",
+        "--matrix",
+        cell.matrix.path,
+        "--expected",
+        EXPECTED_OPS,
+        "--output",
+        _sweep_record(cell),
+        "--jobs",
+        "1",
+        *(["--sample"] if mode == "sample" else []),
+        *(["--compile"] if _compile_sample(cell) else []),
+        env=cell.summaries_env,
+        codes=(0, 1),
+    )
+
+
+def op_sweep(cell: cells_api.CellRun) -> None:
+    """The op sweep's end (the record's phase `ops` is the wait for it after the suite) and its summary."""
+    sweep = _SWEEPS.pop(cell.row.id, None)
+    if sweep is None:
+        return
     with cell.phase("ops"):
-        cell.step(
-            "the op sweep",
-            cell.run,
-            "adapter-matrix",
-            "ops",
-            "sweep",
-            "--matrix",
-            cell.matrix.path,
-            "--expected",
-            EXPECTED_OPS,
-            "--output",
-            path,
-            *(["--sample"] if mode == "sample" else []),
-            *(["--compile"] if _compile_sample(cell) else []),
-            env=cell.summaries_env,
-            codes=(0, 1),
-        )
-    cell.ops = cells_api.op_sweep_summary(path, cell.results)
+        sweep.wait()
+    cell.ops = cells_api.op_sweep_summary(_sweep_record(cell), cell.results)
 
 
 CELLS = cells_api.cells(
@@ -222,7 +245,7 @@ CELLS = cells_api.cells(
         matrix="compat.yaml",
         projects=[".", "shims"],  # the tool, then the reference adapter (it depends on the tool)
         tests=cells_api.Pytest(
-            SUITE_ROOT, ignore=[os.path.join(SUITE_ROOT, "test_opinfo.py")]
+            SUITE_ROOT, args=SUITE_LANES, ignore=[os.path.join(SUITE_ROOT, "test_opinfo.py")]
         ),  # its sample is the op sweep
         requirements=requirements,
         build=build,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple, Union
 
@@ -267,24 +266,33 @@ def untrusted_reason(path: str, stop: str) -> Optional[str]:
         current = os.path.dirname(current)
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# control characters, C1 codes, line and paragraph separators, bidi marks and overrides
+_CONTROL_CHARS = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+_control = None  # compiled on first use: `re` costs a warm `check` 4 ms, and most texts are plain
 
 
 def printable(text: object, keep_newlines: bool = False) -> str:
     """``text`` with its control characters (escape sequences, carriage returns, bidi
     overrides) written as Python escapes (``\\x1b``): what a file, an environment variable
     or a program's output says cannot retitle, clear or rewrite the user's terminal."""
+    global _control
     value = str(text)
-    if not _CONTROL.search(value):
+    if value.isprintable():  # every character _CONTROL_CHARS names is a non-printable one (Cc, Cf, Zl, Zp)
+        return value
+    if _control is None:
+        import re
+
+        _control = re.compile(_CONTROL_CHARS)
+    if not _control.search(value):
         return value
 
-    def escape(match: re.Match[str]) -> str:
+    def escape(match: Any) -> str:
         char = match.group()
         if keep_newlines and char in "\n\t":
             return char
         return repr(char)[1:-1]
 
-    return _CONTROL.sub(escape, value)
+    return _control.sub(escape, value)
 
 
 def unified_diff(old: str, new: str, path: str) -> str:

@@ -23,6 +23,8 @@ Each cell, in a fresh environment of the cell's Python:
 4. builds the native part (``build``), if the adapter has one;
 5. imports the adapter as installed and creates a tensor on the matrix's device
    (``adapter: device:``): an adapter that installs but does not load fails here, with its error;
+   then checks again, so the binary check also reads a core compiled at the build or the
+   first import (the record's ``binary`` is this second check's);
 6. runs the tests (a pytest path, or a command), with ``nox ... -- ARGS`` passed on;
 7. writes the result record to ``results/`` and the evidence record to the matrix's
    evidence folder (a run narrowed with posargs writes no evidence).
@@ -42,9 +44,10 @@ import dataclasses
 import json
 import os
 import shutil
+import subprocess
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import nox
 
@@ -60,6 +63,7 @@ from .device import opsweep as _opsweep
 from .device.build import build_requirements as _build_requirements
 from .device.opsweep.record import read_record as _read_sweep
 from .device.opsweep.record import summary as _sweep_summary
+from .files import atomic_write
 from .matrix.cache import load_matrix
 from .matrix.model import Matrix
 
@@ -72,6 +76,7 @@ __all__ = [
     "Command",
     "Adapter",
     "CellRun",
+    "Beside",
     "Cells",
     "CellMismatch",
     "cells",
@@ -100,6 +105,12 @@ SWEEP_MODES = _opsweep.SWEEP_MODES
 OPS_COMPILE_ENV = _opsweep.OPS_COMPILE_ENV  # on (default) or off: whether an op sweep adds the compiled sample
 COMPILE_MODES = _opsweep.COMPILE_MODES
 expose_pythons = expose  # put interpreters of these feature releases on PATH (pyenv's, uv's), for other sessions
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of the commands it ran (waited-for children), in seconds."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def native_build_requirements(torch: str) -> List[str]:
@@ -177,6 +188,33 @@ class Adapter:
             raise ValueError(f"Adapter(load={self.load!r}): choose from {', '.join(_load.LOAD_MODES)}")
 
 
+class Beside:
+    """A command running in the cell beside its steps (:meth:`CellRun.beside`)."""
+
+    def __init__(self, cell: CellRun, what: str, proc: subprocess.Popen, log: str, codes: Tuple[int, ...]) -> None:
+        self.cell, self.what, self.proc, self.log, self.codes = cell, what, proc, log, codes
+
+    def wait(self) -> int:
+        """Wait for it to end; fail the cell, with the end of its log, unless it ended with one of its codes."""
+        code = self.proc.wait()
+        with open(self.log, "rb") as fh:
+            tail = fh.read()[-4000:].decode("utf-8", "replace")
+        if code not in self.codes:
+            self.cell.session.log(tail)
+            self.cell.fail(f"{self.what} exited with {code}")
+        self.cell.session.log(f"{self.what}: done (exit {code}); its output: {self.log}")
+        return code
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
 class CellRun:
     """One cell while it runs: the nox session, its plan row, and what its record will say.
 
@@ -199,7 +237,8 @@ class CellRun:
             **self.adapter.env,
         }  # the cell decides torch, not a machine-wide pin
         self.phases: Dict[str, float] = {}
-        self._nested: List[float] = []  # time spent in phases inside the open ones
+        self.phase_cpu: Dict[str, float] = {}
+        self._nested: List[Tuple[float, float]] = []  # wall and CPU time spent in phases inside the open ones
         self.check: Optional[Dict[str, Any]] = None
         self.build: Optional[Dict[str, Any]] = None
         self.suites: Optional[_cells.Suites] = None
@@ -209,6 +248,7 @@ class CellRun:
         self.attempt: Optional[_cells.InstallAttempt] = None
         self.tree: Dict[str, Any] = {}
         self.offline = [p for p in os.environ.get(WHEELS_ENV, "").split(os.pathsep) if p]
+        self._beside: List[Beside] = []  # commands started beside the steps (beside())
 
     # -- running things ---------------------------------------------------------------
 
@@ -223,6 +263,29 @@ class CellRun:
         self, *args: str, env: Optional[Mapping[str, str]] = None, codes: Sequence[int] = (0,), silent: bool = False
     ) -> Any:
         return self.session.run(*args, env={**self.env, **(env or {})}, success_codes=list(codes), silent=silent)
+
+    def beside(
+        self, what: str, *args: str, env: Optional[Mapping[str, str]] = None, codes: Sequence[int] = (0,)
+    ) -> Beside:
+        """Start a command in the cell that runs beside the next steps (a suite that needs no
+        other: the op sweep beside the tests, so that two suites that each keep one core busy
+        share a 2-core machine); :meth:`Beside.wait` ends it. Its output goes to a log in the
+        session's folder, shown (its end) when it fails. The record ends any still running."""
+        venv = str(self.session.virtualenv.location)
+        environ = {
+            **os.environ,
+            **self.env,
+            **(env or {}),
+            "VIRTUAL_ENV": venv,
+            "PATH": os.pathsep.join([os.path.join(venv, "bin"), os.environ.get("PATH", "")]),
+        }
+        log = os.path.join(self.session.create_tmp(), f"beside-{len(self._beside)}.log")
+        self.session.log(f"{' '.join(args)}  (beside the next steps; output: {log})")
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(list(args), env=environ, stdout=out, stderr=subprocess.STDOUT, cwd=self.root)
+        started = Beside(self, what, proc, log, tuple(codes))
+        self._beside.append(started)
+        return started
 
     def json_run(self, *args: str, codes: Sequence[int] = (0,)) -> Dict[str, Any]:
         """Run a command that prints one JSON document (after any log lines) and return it."""
@@ -269,23 +332,28 @@ class CellRun:
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        """Time a phase of the cell (the record's ``phases``). A phase inside another (a hook's
+        """Time a phase of the cell (the record's ``phases``, wall seconds, and ``phase_cpu``,
+        CPU seconds of this process and the commands it ran). A phase inside another (a hook's
         ``probe`` inside ``build``) is its own: the outer one does not count it twice."""
-        start = time.perf_counter()
-        self._nested.append(0.0)
+        start, cpu = time.perf_counter(), _cpu_seconds()
+        self._nested.append((0.0, 0.0))
         try:
             yield
         finally:
-            spent = time.perf_counter() - start
-            inner = self._nested.pop()
+            spent, used = time.perf_counter() - start, _cpu_seconds() - cpu
+            inner, inner_cpu = self._nested.pop()
             self.phases[name] = self.phases.get(name, 0.0) + spent - inner
+            self.phase_cpu[name] = self.phase_cpu.get(name, 0.0) + used - inner_cpu
             if self._nested:
-                self._nested[-1] += spent
+                outer, outer_cpu = self._nested[-1]
+                self._nested[-1] = (outer + spent, outer_cpu + used)
 
     # -- the record -------------------------------------------------------------------
 
     def record(self, outcome: str, message: Optional[str] = None) -> _cells.ResultRecord:
         """Write the result record and, unless posargs narrowed the run, the evidence record."""
+        for running in self._beside:  # a cell that ends early leaves nothing running
+            running.stop()
         record = _cells.ResultRecord.planned(self.row).seen(self.check)
         record = record.built(self.build).tested(self.suites).on_sources(self.tree)
         record = dataclasses.replace(
@@ -294,7 +362,9 @@ class CellRun:
             companion_refusals=list(self.refusals),
             companions_unavailable=dict(self.companions_unavailable),
         )
-        written = _cells.write_record(self.results, record.finished(outcome, message, self.phases))
+        written = _cells.write_record(
+            self.results, record.finished(outcome, message, self.phases, phase_cpu=self.phase_cpu)
+        )
         self.session.log(f"result record: {written.path}")
         if self.session.posargs:  # a narrowed suite is not evidence for the cell
             self.session.log("posargs narrow the suite: no evidence record written")
@@ -374,6 +444,17 @@ class CellRun:
                 "compiled": built.compiled,
             }
         return str(built.wheel)
+
+
+def _keep_junit(junit: str, cell: CellRun) -> None:
+    """The test run's report as ``results/junit/<cell>.xml``: each test's time (and, from the
+    conformance suite, its CPU time) outlives the cell's environment (benchmarks/cell_split.py)."""
+    if os.path.exists(junit):
+        with open(junit, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        folder = os.path.join(cell.results, "junit")
+        os.makedirs(folder, exist_ok=True)
+        atomic_write(os.path.join(folder, f"{cell.row.id}.xml"), text, follow=False)
 
 
 def _note_missing_companions(cell: CellRun, attempts: Sequence[_cells.InstallAttempt]) -> None:
@@ -494,6 +575,14 @@ class Cells:
                 cell.build = build(cell) if callable(build) else cell.step("the build", cell.json_run, *build)
         with cell.phase("load"):
             cell.step("loading the adapter", cell.load)
+            # Checked again now that every library exists: a core compiled by the build step or
+            # at the first import is one the loader reads too, and the record's binary check
+            # must have read it (the check before the build saw only the wheel's files).
+            cell.check = cell.step("adapter-matrix check after the load", cell.check_json)
+            try:
+                cell.verify(cell.check)
+            except CellMismatch as exc:
+                cell.fail(str(exc))
         with cell.phase("tests"):
             junit = self._test(cell)
         if self.adapter.after_tests:
@@ -561,6 +650,7 @@ class Cells:
                 env=summaries,
                 codes=(0, 1),
             )
+            _keep_junit(junit, cell)
             return junit
         args = list(tests.args)
         if "{posargs}" in args:
@@ -582,15 +672,9 @@ class Cells:
         ran = _cells.read_junit(junit, root) if junit and os.path.exists(junit) else {}
         suites = _cells.merge_suites(ran, _cells.read_summaries(cell.summaries))
         wanted = self.adapter.suites if self.adapter.suites is not None else (self.matrix.evidence.suites or None)
-        if wanted is not None:
-            absent = [g for g in wanted if suites.get(g, _cells.TestCounts()).passed == 0]
-            suites = {g: c for g, c in suites.items() if g in wanted}
-        else:
-            absent = []
-        cell.suites = suites
-        broken = [f"{group}: {c.failed} failed, {c.errors} errors" for group, c in suites.items() if not c.ok]
-        if broken or _cells.total(suites).passed == 0 or (absent and not cell.session.posargs):
-            cell.fail("; ".join(broken + [f"suite group {g} passed no test" for g in absent]) or "no test passed")
+        cell.suites, problem = _cells.judge(suites, wanted, narrowed=bool(cell.session.posargs))
+        if problem:
+            cell.fail(problem)
 
 
 def cells(adapter: Adapter) -> Cells:

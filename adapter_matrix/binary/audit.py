@@ -25,10 +25,12 @@ import os
 import re
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
+from ..memo import Stamp, load_stamped, stamp, store_stamped
+from ..names import escaped_name
 from .elf import ElfError, ElfFacts
 from .ldso import Found, Search
 from .site import Site
-from .store import Stamp, environment_key, facts_for, load_verdict, stamp, store_verdict
+from .store import environment_key, facts_for
 
 __all__ = ["Site", "audit", "TORCH_NAMESPACES", "cxx11_abi"]
 
@@ -131,13 +133,18 @@ def _metadata(info: str) -> Tuple[str, List[str]]:
     return version, requires
 
 
-def _torch_git(torch_dir: str) -> str:
+def _torch_build(torch_dir: str, fallback: str) -> Tuple[str, str]:
+    """torch's ``__version__`` and ``git_version`` as its ``version.py`` says (what a build of
+    the device core is named by): PyPI's CUDA wheels carry ``2.1.2+cu121`` there and ``2.1.2``
+    in their metadata. ``fallback`` (the metadata's) when the file says none."""
     try:
         with open(os.path.join(torch_dir, "version.py"), encoding="utf-8") as fh:
-            m = re.search(r"^git_version\s*=\s*['\"]([0-9a-fA-F]+)['\"]", fh.read(), re.M)
+            text = fh.read()
     except OSError:
-        return ""
-    return m.group(1) if m else ""
+        return fallback, ""
+    version = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", text, re.M)
+    git = re.search(r"^git_version\s*=\s*['\"]([0-9a-fA-F]+)['\"]", text, re.M)
+    return (version.group(1) if version else fallback), (git.group(1) if git else "")
 
 
 def _package_dirs(dist: str, site_dir: str, info: str) -> List[str]:
@@ -149,7 +156,7 @@ def _package_dirs(dist: str, site_dir: str, info: str) -> List[str]:
             names = [n.strip() for n in fh if n.strip()]
     except OSError:
         names = []
-    names = names or [re.sub(r"[-.]+", "_", dist).lower()]
+    names = names or [escaped_name(dist)]
     roots, mapping = [site_dir], {}
     try:
         with open(os.path.join(info, "RECORD"), encoding="utf-8", errors="replace") as fh:
@@ -488,7 +495,7 @@ def audit(
     site_dir, info = located
     key = environment_key(distribution, site_dir, site, built_for)
     if use_cache:
-        cached = load_verdict(key)
+        cached = load_stamped(key)
         if cached is not None:
             return cached
     env = _Env(site)
@@ -516,7 +523,7 @@ def audit(
                 ]
     displays = {p: os.path.relpath(p, site_dir) if p.startswith(site_dir + os.sep) else p for p in files}
     if torch is not None:
-        built, build_notes = _device_builds(env, packages, torch.version, _torch_git(os.path.dirname(torch.lib_dir)))
+        built, build_notes = _device_builds(env, packages, *_torch_build(os.path.dirname(torch.lib_dir), torch.version))
         notes += build_notes
         for library in built:
             files.append(library)
@@ -563,5 +570,5 @@ def audit(
         "notes": notes,
     }
     if use_cache:
-        store_verdict(key, env.deps, report)
+        store_stamped(key, env.deps, report)
     return report

@@ -19,19 +19,16 @@ and exits 1. ``check --deep`` then loads the adapter in a subprocess to show the
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+from ..names import canonical_name
 
 __all__ = ["GROUP", "lint", "autoload_section"]
 
 GROUP = "torch.backends"
 MAX_SOURCE_FILES = 2000  # a package scanned for PrivateUse1 is read up to this many modules
-
-
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _entry_points(info: str) -> List[Tuple[str, str]]:
@@ -90,6 +87,8 @@ def _defines(source_file: str, name: str) -> Optional[bool]:
     None when that cannot be told from its source (compiled, ``import *``, ``__getattr__``)."""
     if not source_file.endswith(".py"):
         return None
+    import ast  # only when an entry point is linted: a warm check reads the stored section
+
     try:
         with open(source_file, encoding="utf-8", errors="replace") as fh:
             tree = ast.parse(fh.read(), source_file)
@@ -152,9 +151,9 @@ def lint(paths: Sequence[str]) -> Dict[str, Any]:
         for item in names:
             if item.endswith(".dist-info"):
                 dist, _, rest = item[: -len(".dist-info")].partition("-")
-                if _normalize(dist) in earlier:
+                if canonical_name(dist) in earlier:
                     continue  # shadowed: the same distribution in a folder earlier on the path
-                infos.setdefault(_normalize(dist), []).append(rest)
+                infos.setdefault(canonical_name(dist), []).append(rest)
                 for ep_name, value in _entry_points(os.path.join(site, item)):
                     entries.append(
                         {
@@ -166,7 +165,9 @@ def lint(paths: Sequence[str]) -> Dict[str, Any]:
                         }
                     )
         for dist, versions in infos.items():
-            if len(versions) > 1 and any(e["distribution"] and _normalize(e["distribution"]) == dist for e in entries):
+            if len(versions) > 1 and any(
+                e["distribution"] and canonical_name(e["distribution"]) == dist for e in entries
+            ):
                 problems.append(
                     {
                         "kind": "stale",
@@ -234,11 +235,12 @@ def lint(paths: Sequence[str]) -> Dict[str, Any]:
 def autoload_section(paths: Sequence[str]) -> Dict[str, Any]:
     """:func:`lint` of ``paths``, from the cache while no folder, dist-info or entry point's
     module it read has changed (an install or uninstall changes its folder)."""
+    from ..memo import Stamp, load_stamped, stamp, store_stamped
     from .site import Site
-    from .store import Stamp, environment_key, load_verdict, stamp, store_verdict
+    from .store import environment_key
 
     key = environment_key("torch.backends", "", Site(tuple(paths)), None)
-    cached = load_verdict(key)
+    cached = load_stamped(key)
     if cached is not None:
         return cached
     deps: Dict[str, Stamp] = {p: stamp(p) for p in paths if p}
@@ -249,7 +251,7 @@ def autoload_section(paths: Sequence[str]) -> Dict[str, Any]:
         found = _module_file(module, paths)
         if found:
             deps[found] = stamp(found)
-    store_verdict(key, deps, report)
+    store_stamped(key, deps, report)
     return report
 
 

@@ -9,21 +9,16 @@ compiled cores); ``check`` itself only renders the section and folds it into the
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
-from ..check.binary import built_for
-
-__all__ = ["binary_section"]
+__all__ = ["binary_section", "stored_binary_section"]
 
 
-def binary_section(distribution: str, release: Any = None, site: Any = None) -> Optional[Dict[str, Any]]:
-    """The ``binary`` section for the installed ``distribution``; None when it is not installed.
-
-    The warm path (nothing changed since the last check) is a stored answer and a stat of
-    each file it was decided from: it imports neither the ELF reader nor the audit."""
+def _where(distribution: str, site: Any) -> Optional[Tuple[Any, str]]:
+    """The environment to judge (``check --env``'s, else the running one) and the folder the
+    distribution is installed in; None when it is not installed."""
     from ..check.facts import distribution_folder, judged
     from .site import Site
-    from .store import environment_key, load_verdict
 
     target = judged()
     if site is None and target is not None:  # `check --env`: that environment's files and root
@@ -31,12 +26,33 @@ def binary_section(distribution: str, release: Any = None, site: Any = None) -> 
         site = Site(target.paths, target.root, "" if target.root != "/" else os.environ.get("LD_LIBRARY_PATH", ""), tag)
     site = site or Site.running()
     located = distribution_folder(distribution, site.paths)
-    if located is None:
-        return None
+    return None if located is None else (site, located[0])
+
+
+def stored_binary_section(distribution: str, pin: Optional[str], site: Any = None) -> Optional[Dict[str, Any]]:
+    """The stored section for ``distribution`` built for torch ``pin``, if nothing it was
+    decided from changed since; None otherwise (or when it is not installed). A stat of each
+    file it read: it imports neither the model, the ELF reader nor the audit."""
+    from ..memo import load_stamped
+    from .store import environment_key
+
+    where = _where(distribution, site)
+    return None if where is None else load_stamped(environment_key(distribution, where[1], where[0], pin))
+
+
+def binary_section(distribution: str, release: Any = None, site: Any = None) -> Optional[Dict[str, Any]]:
+    """The ``binary`` section for the installed ``distribution``; None when it is not installed.
+
+    The warm path (nothing changed since the last check) is :func:`stored_binary_section`."""
+    from ..check.binary import built_for
+
     pin = built_for(release)
-    cached = load_verdict(environment_key(distribution, located[0], site, pin))
+    cached = stored_binary_section(distribution, pin, site)
     if cached is not None:
         return cached
+    where = _where(distribution, site)
+    if where is None:
+        return None
     from .audit import audit
 
-    return audit(distribution, site, built_for=pin)
+    return audit(distribution, where[0], built_for=pin)

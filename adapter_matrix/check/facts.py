@@ -6,9 +6,10 @@ under autoload, and at the start of every ``check``).
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+
+from ..names import canonical_name
 
 if TYPE_CHECKING:
     from .elsewhere import Target
@@ -65,10 +66,6 @@ def _free_threaded() -> bool:
     return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
-
-
 def _metadata_version(path: str) -> Optional[str]:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -92,7 +89,7 @@ def distribution_version(name: str) -> Optional[str]:
     egg) does a miss fall back to :mod:`importlib.metadata`: a distribution that is not
     installed (most companions) is answered by the scan alone.
     """
-    wanted = _normalize(name)
+    wanted = canonical_name(name)
     archives = False
     for entry in search_path():
         try:
@@ -103,7 +100,7 @@ def distribution_version(name: str) -> Optional[str]:
         except OSError:
             continue
         for item in names:
-            if item.endswith((".dist-info", ".egg-info")) and _normalize(item.split("-", 1)[0]) == wanted:
+            if item.endswith((".dist-info", ".egg-info")) and canonical_name(item.split("-", 1)[0]) == wanted:
                 folder = os.path.join(entry or ".", item)
                 version = _metadata_version(
                     os.path.join(folder, "METADATA" if item.endswith(".dist-info") else "PKG-INFO")
@@ -123,14 +120,14 @@ def distribution_version(name: str) -> Optional[str]:
 def distribution_requires(name: str) -> Tuple[str, ...]:
     """The ``Requires-Dist`` lines of an installed distribution (``()`` when it is not
     installed): PyPI's CUDA torch is told from a CPU one by its ``nvidia-*`` requirements."""
-    wanted = _normalize(name)
+    wanted = canonical_name(name)
     for entry in search_path():
         try:
             names = os.listdir(entry or ".")
         except OSError:
             continue
         for item in names:
-            if item.endswith(".dist-info") and _normalize(item.split("-", 1)[0]) == wanted:
+            if item.endswith(".dist-info") and canonical_name(item.split("-", 1)[0]) == wanted:
                 try:
                     with open(os.path.join(entry or ".", item, "METADATA"), encoding="utf-8", errors="replace") as fh:
                         out = []
@@ -149,14 +146,14 @@ def distribution_folder(name: str, paths: Optional[Sequence[str]] = None) -> Opt
     """``(site folder, dist-info folder)`` of the installed distribution ``name``, looked
     up along ``paths`` (default ``sys.path``) as :func:`distribution_version` looks; None
     when absent. The binary check reads its ``RECORD`` from there."""
-    wanted = _normalize(name)
+    wanted = canonical_name(name)
     for entry in search_path() if paths is None else paths:
         try:
             names = sorted(os.listdir(entry or "."))
         except OSError:
             continue
         for item in names:
-            if item.endswith(".dist-info") and _normalize(item.split("-", 1)[0]) == wanted:
+            if item.endswith(".dist-info") and canonical_name(item.split("-", 1)[0]) == wanted:
                 folder = os.path.join(entry or ".", item)
                 if _metadata_version(os.path.join(folder, "METADATA")):
                     return entry or ".", folder

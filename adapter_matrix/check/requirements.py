@@ -24,6 +24,8 @@ import subprocess
 import sys
 from typing import Dict, List, NamedTuple, Optional
 
+from ..names import canonical_name
+
 __all__ = ["Pins", "read_pins", "resolve_pins", "RequirementsError"]
 
 
@@ -38,11 +40,7 @@ class Pins(NamedTuple):
     versions: Dict[str, str]
 
     def get(self, name: str) -> Optional[str]:
-        return self.versions.get(_normalize(name))
-
-
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+        return self.versions.get(canonical_name(name))
 
 
 def _requirements_txt(path: str, seen: Optional[List[str]] = None) -> Dict[str, str]:
@@ -78,7 +76,7 @@ def _requirements_txt(path: str, seen: Optional[List[str]] = None) -> Dict[str, 
             continue
         exact = [s for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
         if exact:
-            out[_normalize(req.name)] = exact[0].version
+            out[canonical_name(req.name)] = exact[0].version
     return out
 
 
@@ -96,7 +94,7 @@ def _lock(path: str) -> Dict[str, str]:
         raise RequirementsError(f"{path}: not valid TOML ({exc})") from None
     packages = data.get("packages") or data.get("package") or []  # pylock.toml, uv.lock
     return {
-        _normalize(p["name"]): str(p["version"])
+        canonical_name(p["name"]): str(p["version"])
         for p in packages
         if isinstance(p, dict) and p.get("name") and p.get("version")
     }
@@ -122,7 +120,7 @@ def resolve_pins(path: str, python: str = sys.executable, timeout: float = 600) 
         raise RequirementsError(f"pip could not resolve {path}: {last}")
     try:
         report = json.loads(done.stdout)
-        versions = {_normalize(i["metadata"]["name"]): i["metadata"]["version"] for i in report.get("install", [])}
+        versions = {canonical_name(i["metadata"]["name"]): i["metadata"]["version"] for i in report.get("install", [])}
     except (ValueError, KeyError, TypeError) as exc:
         raise RequirementsError(f"pip's report for {path} is not one this reads ({exc})") from None
     return Pins(path, versions)

@@ -191,6 +191,11 @@ class ResultRecord:
     phases: Optional[Dict[str, float]] = declare(
         "the seconds of each phase of the session: install, check, build, tests, ...", factory=dict
     )
+    phase_cpu: Optional[Dict[str, float]] = declare(
+        "the CPU seconds of each phase (the session's and its commands'): what a phase costs however busy "
+        "the machine was",
+        factory=dict,
+    )
     path: Optional[str] = declare("the file it was read from or written to", json=False)
     keys: Optional[FrozenSet[str]] = declare("the keys its file had: it is written back with no others", json=False)
 
@@ -266,9 +271,14 @@ class ResultRecord:
         )
 
     def finished(
-        self, outcome: str, error: Optional[str], phases: Mapping[str, float], now: Optional[_dt.datetime] = None
+        self,
+        outcome: str,
+        error: Optional[str],
+        phases: Mapping[str, float],
+        now: Optional[_dt.datetime] = None,
+        phase_cpu: Optional[Mapping[str, float]] = None,
     ) -> ResultRecord:
-        """How it ended, when, and how long each phase took."""
+        """How it ended, when, and how long each phase took (wall and, where measured, CPU seconds)."""
         now = now or _dt.datetime.now(_dt.timezone.utc)
         return dataclasses.replace(
             self,
@@ -277,6 +287,7 @@ class ResultRecord:
             timestamp=now.isoformat(timespec="seconds"),
             duration=round(sum(phases.values()), 2),
             phases={k: round(v, 2) for k, v in phases.items()},
+            phase_cpu={k: round(v, 2) for k, v in (phase_cpu or {}).items()},
         )
 
     # -- what it says ----------------------------------------------------------------------

@@ -13,7 +13,7 @@ import json
 import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Dict, Optional, Sequence
+from typing import Dict, Optional, Sequence, Tuple
 
 from ..files import atomic_write
 
@@ -28,6 +28,7 @@ __all__ = [
     "read_summaries",
     "merge_suites",
     "total",
+    "judge",
 ]
 
 
@@ -146,3 +147,17 @@ def merge_suites(*parts: Suites) -> Suites:
 
 def total(suites: Suites) -> TestCounts:
     return sum(suites.values(), TestCounts())
+
+
+def judge(ran: Suites, wanted: Optional[Sequence[str]], narrowed: bool = False) -> Tuple[Suites, Optional[str]]:
+    """The groups a cell's record keeps (``wanted``; every group that ran when ``None``) and
+    why the cell fails, if it does: a failure or an error in any group that ran, kept or not
+    (a test the record does not count still ran, and its failure is the cell's), a wanted
+    group that passed no test (unless posargs ``narrowed`` the run), or no test passed."""
+    kept = dict(ran) if wanted is None else {g: c for g, c in ran.items() if g in wanted}
+    absent = [] if wanted is None or narrowed else [g for g in wanted if ran.get(g, TestCounts()).passed == 0]
+    broken = [f"{group}: {c.failed} failed, {c.errors} errors" for group, c in sorted(ran.items()) if not c.ok]
+    problems = broken + [f"suite group {g} passed no test" for g in absent]
+    if problems:
+        return kept, "; ".join(problems)
+    return kept, None if total(kept).passed else "no test passed"

@@ -32,6 +32,7 @@ from typing import List, Optional, Sequence
 from urllib.parse import unquote, urlparse
 
 from ..errors import AdapterMatrixError
+from ..names import escaped_name
 
 __all__ = ["WheelBuildError", "find_uv", "build_wheels", "repack", "installed_tool", "tool_wheel", "TOOL"]
 
@@ -101,7 +102,7 @@ def repack(dist: metadata.Distribution, folder: Path) -> Path:
     ]
     # the compressed tag set of the file name: each part's values joined by dots (py2.py3-none-any)
     tag = "-".join(".".join(dict.fromkeys(t[i] for t in tags)) for i in range(3))
-    name = re.sub(r"[-_.]+", "_", dist.metadata["Name"])
+    name = escaped_name(dist.metadata["Name"])
     target = Path(folder) / f"{name}-{dist.version}-{tag}.whl"
     files = [f for f in dist.files or () if not str(f).startswith("..") and "__pycache__" not in f.parts]
     records: List[str] = []

@@ -49,7 +49,7 @@ def main() -> None:
         sys.stdout.write(f"adapter-matrix {__version__}\n")
         sys.exit(0)
     try:
-        code = quick_main(sys.argv[1:])
+        code = quick_main(sys.argv[1:], memo=True)  # a process of its own: a plain check may answer from its memo
         if code is not None:
             sys.exit(code)
         _app()()

@@ -52,6 +52,13 @@ def sweep(
         "device declares the capability inductor absent).",
     ),
     timeout: float = typer.Option(300.0, "--timeout", help="Seconds one task may run before its worker is killed."),
+    jobs: int = typer.Option(
+        0,
+        "--jobs",
+        "-j",
+        help="Worker processes at once (default 0: one per core): the eager workers and the compiled sample run "
+        "side by side, the compiled sample's ops dealt across this many processes. 1: one after the other.",
+    ),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the sweep record (JSON) to this file."),
     as_json: bool = typer.Option(False, "--json", help="Print the sweep record instead of the summary."),
 ) -> None:
@@ -67,7 +74,7 @@ def sweep(
     from ..device.opsweep import compiled as compiled_worker
     from ..device.opsweep import expected as ex
     from ..device.opsweep import record as rec
-    from ..device.opsweep.runner import COMPILED_WORKERS, run_sweep
+    from ..device.opsweep.runner import COMPILED_WORKERS, Selection, run_sweeps
     from ..files import atomic_write
     from .device import shims_package  # exit 2 for a matrix without a shims package
 
@@ -96,30 +103,25 @@ def sweep(
         if done % 500 == 0 or done == total:
             console.print(f"[{done}/{total}] tasks done", markup=False)
 
+    if jobs < 0:
+        fail(f"--jobs {jobs}: at least 1 (0: one per core)")
+    jobs = jobs or os.cpu_count() or 1
     adapter = result.matrix.adapter
     console.print(f"op sweep ({mode}) of {adapter.device}, expectations {expectations.path}", markup=False)
-    done = run_sweep(
-        adapter.device,
-        shims_package(result),
-        ops=ops,
-        dtypes=dtype or ex.DTYPES,
-        kinds=kind or ex.EAGER_KINDS,
-        timeout=timeout,
-        progress=progress,
+    eager = Selection(ops, tuple(dtype or ex.DTYPES), tuple(kind or ex.EAGER_KINDS))
+    selections = [eager]
+    if with_compile:
+        console.print(f"compiled sample ({compiled_worker.CAPABILITY}) of {len(compile_ops)} ops", markup=False)
+        # first: compiling is the longest part, and its ops go to every process slot
+        selections.insert(
+            0, Selection(compile_ops, (compiled_worker.DTYPE,), (ex.COMPILED,), COMPILED_WORKERS, shards=jobs)
+        )
+    *done_compiled_or_none, done = run_sweeps(
+        adapter.device, shims_package(result), selections, timeout=timeout, progress=progress, jobs=jobs
     )
     compiled = None
     if with_compile:
-        console.print(f"compiled sample ({compiled_worker.CAPABILITY}) of {len(compile_ops)} ops", markup=False)
-        done_compiled = run_sweep(
-            adapter.device,
-            shims_package(result),
-            ops=compile_ops,
-            dtypes=(compiled_worker.DTYPE,),
-            kinds=(ex.COMPILED,),
-            timeout=timeout,
-            progress=progress,
-            workers=COMPILED_WORKERS,
-        )
+        done_compiled = done_compiled_or_none[0]
         compiled = rec.compiled_record(
             done_compiled, ex.judge(done_compiled, expectations), compiled_worker.CAPABILITY, compiled_worker.SAMPLES
         )

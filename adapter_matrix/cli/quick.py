@@ -12,8 +12,9 @@ options and calls the same :func:`run_check`; a test keeps the two declarations 
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, worst_exit_code
 from .base import (
@@ -124,9 +125,12 @@ def run_check(
     requirements: Optional[str] = None,
     resolve: bool = False,
     constraints: Optional[str] = None,
+    memo: bool = False,
 ) -> int:
     """Run ``check`` and print its report; returns the exit code (usage errors exit 2 themselves,
-    with ``--json`` after printing a document that holds the error)."""
+    with ``--json`` after printing a document that holds the error). ``memo``: answer a plain
+    question asked before from its memo (:mod:`adapter_matrix.check.recall`); the console
+    script does, a caller in a process whose environment it patches must not."""
     args = (
         matrix,
         torch,
@@ -142,6 +146,7 @@ def run_check(
         requirements,
         resolve,
         constraints,
+        memo,
     )
     if not as_json:
         return _mapped_check(*args)
@@ -199,6 +204,7 @@ def _run_check(
     requirements: Optional[str],
     resolve: bool,
     constraints: Optional[str],
+    memo: bool,
 ) -> int:
     from ..check.facts import judge
 
@@ -227,6 +233,7 @@ def _run_check(
             resolve,
             constraints,
             target,
+            memo,
         )
     finally:
         judge(None)
@@ -247,10 +254,124 @@ def _check_here(
     resolve: bool,
     constraints: Optional[str],
     target: Any,
+    use_memo: bool,
 ) -> int:
+    color = _color() and not as_json
+    memo = None
+    # A plain question asked before is answered from its memo (check/recall.py): no model,
+    # no packaging, no rich. Anything else, or a changed input, answers the long way.
+    plain = not (
+        deep or target is not None or requirements is not None or resolve or constraints is not None or adapter
+    )
+    if use_memo and plain and not os.environ.get("ADAPTER_MATRIX_NO_MEMO"):
+        from ..check.facts import search_path
+        from ..check.recall import question, recall, stamps
+
+        paths = search_path()
+        located = [(m.origin, m.path) for m in find_or_exit(matrix)]
+        options = {
+            "matrix": matrix,
+            "torch": torch,
+            "python": python,
+            "sets": list(sets),
+            "companions": list(companions),
+            "json": as_json,
+            "today": today,
+            "no_binary": no_binary,
+        }
+        key = question(options, located, color, paths)
+        known = recall(key)
+        if known is not None and _confirmed(known, paths):
+            sys.stdout.write(known["stdout"])
+            sys.stdout.flush()
+            return int(known["code"])
+        memo = (key, stamps(located, paths))
+    heard = _Heard(sys.stderr)  # an answer that warned on stderr is not memoized
+    sys.stderr = heard
+    try:
+        code, out, remembered = _answer(
+            matrix,
+            torch,
+            python,
+            adapter,
+            sets,
+            as_json,
+            deep,
+            today,
+            companions,
+            no_binary,
+            requirements,
+            resolve,
+            constraints,
+            target,
+            color,
+        )
+    finally:
+        sys.stderr = heard.stream
+    sys.stdout.write(out)
+    sys.stdout.flush()
+    if memo is not None and remembered is not None and not heard.said:
+        from ..check.recall import remember
+
+        remember(memo[0], memo[1], code, out, *remembered)
+    return code
+
+
+def _color() -> bool:
+    """Colors only where someone sees them, and not when they asked for none (NO_COLOR)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+class _Heard:
+    """Stands in for stderr while ``check`` answers the long way, to know whether it said
+    anything there."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream, self.said = stream, False
+
+    def write(self, text: str) -> int:
+        self.said = self.said or bool(text)
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _confirmed(known: Dict[str, Any], paths: Sequence[str]) -> bool:
+    """Whether the binary and autoload sections of a memoized answer are still what their own
+    stamped stores hold (their libraries, records and entry points unchanged)."""
+    from ..binary.autoload import autoload_section
+    from ..binary.section import stored_binary_section
+
+    for distribution, pin, section in known["binary"]:
+        if stored_binary_section(distribution, pin) != section:
+            return False
+    return autoload_section(paths) == known["autoload"]
+
+
+def _answer(
+    matrix: Optional[str],
+    torch: Optional[str],
+    python: Optional[str],
+    adapter: Optional[str],
+    sets: Sequence[str],
+    as_json: bool,
+    deep: bool,
+    today: Optional[str],
+    companions: Sequence[str],
+    no_binary: bool,
+    requirements: Optional[str],
+    resolve: bool,
+    constraints: Optional[str],
+    target: Any,
+    color: bool,
+) -> Tuple[int, str, Optional[Tuple[List[List[Any]], Dict[str, Any]]]]:
+    """``check`` the long way: (exit code, what to print, and what a memo of it keeps besides:
+    the binary sections with their pins and the autoload section; None when it must not be
+    memoized: a matrix whose dimensions a detector reads, an invalid matrix)."""
     from ..answer import CHECK_SCHEMA, CheckDocument
     from ..binary.section import binary_section
-    from ..check.binary import is_distribution_name, with_binary, with_pins
+    from ..check.binary import built_for, is_distribution_name, with_binary, with_pins
     from ..check.companions import detect_companions, judge_companions, with_companions
     from ..check.environment import AssumptionError, detect_environment
     from ..check.report import answer_of, render_check
@@ -298,6 +419,8 @@ def _check_here(
             )
     kept: List[Any] = []
     refused: List[str] = []
+    binaries: List[List[Any]] = []  # [distribution, pin, section]: what a memo of this answer confirms
+    memorable = True
     paths = target.paths if target is not None else None  # `check --env`: that environment's adapters
     found_matrices = _matrices_of(named, matrix, paths) if named else find_or_exit(matrix, paths)
     for located in found_matrices:
@@ -330,10 +453,14 @@ def _check_here(
             fail(str(exc))
         judged = judge_companions(result.matrix, installed.environment, found)
         decided = with_companions(verdict(result.matrix, installed.environment, when), result.matrix, judged)
+        # a dimension read by a detector (a file, a command) can change without a stamp
+        memorable = memorable and all(d.name in overrides for d in result.matrix.dimensions)
         section = None
         if binary and installed.adapter_text is not None:
             section = binary_section(result.matrix.adapter.distribution, decided.release)
             decided = with_binary(decided, section)
+            if section is not None:
+                binaries.append([result.matrix.adapter.distribution, built_for(decided.release), section])
         if pins is not None and torch is not None:
             decided = with_pins(decided, result.matrix.adapter.distribution, adapter_pin, torch, pins.source)
         answer = answer_of(result.matrix, located.origin, installed, decided, judged)
@@ -364,8 +491,7 @@ def _check_here(
             sys.stderr.write(f"warning: {reason}\n")
         from ..check.constraints import render_pins
 
-        sys.stdout.write(render_pins(kept, constraints))
-        return 0
+        return 0, render_pins(kept, constraints), None
     if named and not answers:
         answers.append(_unmatrixed(named, pins))
         if target is not None:
@@ -385,27 +511,15 @@ def _check_here(
         )
         sys.stderr.write(f"warning: {fail_line}\n")
     if as_json:
-        _print_document(CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload))
+        document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload)
+        out = json.dumps(document.to_json(), indent=2) + "\n"
     else:
-        from .base import console_for
-
-        console = console_for() if sys.stdout.isatty() else None  # colors only where someone sees them
-        for i, answer in enumerate(answers):
-            if i:
-                sys.stdout.write("\n")
-            render_check(answer, console)
+        out = "\n".join(render_check(answer, color) for answer in answers)
         if not autoload["ok"]:
             from ..check.report import render_lines
 
-            render_lines(autoload_lines(autoload), console)
-    sys.stdout.flush()
-    return code
-
-
-def _normalized(name: str) -> str:
-    import re
-
-    return re.sub(r"[-_.]+", "-", name).lower()
+            out += render_lines(autoload_lines(autoload), color)
+    return code, out, (binaries, autoload) if memorable and not invalid and answers else None
 
 
 def _matrices_of(distribution: str, explicit: Optional[str], paths: Optional[Sequence[str]] = None) -> List[Any]:
@@ -415,6 +529,7 @@ def _matrices_of(distribution: str, explicit: Optional[str], paths: Optional[Seq
     from ..matrix.cache import load_matrix
     from ..matrix.diagnostics import MatrixError
     from ..matrix.discovery import find_matrices, registered_matrices
+    from ..names import canonical_name
 
     if explicit:
         return find_matrices(explicit)
@@ -424,7 +539,7 @@ def _matrices_of(distribution: str, explicit: Optional[str], paths: Optional[Seq
             described = load_matrix(located.path).matrix.adapter.distribution
         except MatrixError:
             continue
-        if _normalized(described) == _normalized(distribution) and located.path not in [o.path for o in out]:
+        if canonical_name(described) == canonical_name(distribution) and located.path not in [o.path for o in out]:
             out.append(located)
     return out[:1]
 
@@ -468,9 +583,9 @@ def _typed(document: Dict[str, Any]) -> Any:
     return from_json(Answer, document, "the answer")
 
 
-def main(argv: Sequence[str]) -> Optional[int]:
+def main(argv: Sequence[str], memo: bool = False) -> Optional[int]:
     """Answer ``check`` without typer when ``argv`` (after the program name) is a plain
-    check command line; None when typer should take it."""
+    check command line; None when typer should take it. ``memo``: see :func:`run_check`."""
     if not argv or argv[0] != "check":
         return None
     args = parse_check(argv[1:])
@@ -478,4 +593,4 @@ def main(argv: Sequence[str]) -> Optional[int]:
         # typer answers the usage error on stderr; the document on stdout says the same
         error = "the command line is not one `check` takes (see `adapter-matrix check --help`)"
         _print_document(_refusal(EXIT_USAGE, error))
-    return None if args is None else run_check(**args)
+    return None if args is None else run_check(**args, memo=memo)

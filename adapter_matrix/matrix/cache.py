@@ -23,7 +23,6 @@ entries 0600, through :func:`~adapter_matrix.files.atomic_write`.
 from __future__ import annotations
 
 import os
-import pickle
 import sys
 from typing import Optional
 
@@ -112,24 +111,28 @@ _ALLOWED = {  # what a compiled matrix may contain besides plain values
 }
 
 
-class _ModelUnpickler(pickle.Unpickler):
-    """Builds the model's named tuples and the values above, nothing else: a pickle cannot
-    name ``os.system`` or any other callable."""
+def _model_unpickler(stream: object) -> object:
+    """An unpickler that builds the model's named tuples and the values above, nothing else:
+    a pickle cannot name ``os.system`` or any other callable. (``pickle`` is imported here:
+    a warm ``check`` answers from its memo without the model, and pickle costs it 2 ms.)"""
+    import enum
+    import pickle
 
-    def find_class(self, module: str, name: str) -> object:
-        if module in _MODEL_PACKAGES:
-            found = super().find_class(module, name)
-            import enum
+    class ModelUnpickler(pickle.Unpickler):
+        def find_class(self, module: str, name: str) -> object:
+            if module in _MODEL_PACKAGES:
+                found = super().find_class(module, name)
+                if (
+                    isinstance(found, type)
+                    and (issubclass(found, tuple) or issubclass(found, enum.Enum))
+                    and not name.startswith("_")
+                ):
+                    return found
+            elif name in _ALLOWED.get(module, ()):
+                return super().find_class(module, name)
+            raise pickle.UnpicklingError(f"{module}.{name} is not part of a compiled matrix")
 
-            if (
-                isinstance(found, type)
-                and (issubclass(found, tuple) or issubclass(found, enum.Enum))
-                and not name.startswith("_")
-            ):
-                return found
-        elif name in _ALLOWED.get(module, ()):
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"{module}.{name} is not part of a compiled matrix")
+    return ModelUnpickler(stream)  # type: ignore[arg-type]
 
 
 def _read(path: str) -> object:
@@ -137,10 +140,12 @@ def _read(path: str) -> object:
 
     from ..files import read_regular
 
-    return _ModelUnpickler(io.BytesIO(read_regular(path, follow=False))).load()
+    return _model_unpickler(io.BytesIO(read_regular(path, follow=False))).load()  # type: ignore[attr-defined]
 
 
 def _store(path: str, value: object) -> None:
+    import pickle
+
     from ..files import atomic_write, private_folder
 
     try:

@@ -35,6 +35,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..matrix.model import SCHEMA_VERSION, PythonVersion, minor_line
+from ..names import escaped_name
 from .history import History, Platform, Published
 from .index import Upstream, UpstreamError, UpstreamLine, python_order
 
@@ -48,7 +49,7 @@ _PYTORCH_LABEL = re.compile(r"(cpu|xpu|cu\d+|rocm\d+(\.\d+)*)\Z")
 
 def device_of(distribution: str) -> Optional[str]:
     """The device a distribution's name suggests: ``torch-npu`` -> ``npu``; ``None`` if none."""
-    name = re.sub(r"[-_.]+", "_", distribution.lower())
+    name = escaped_name(distribution)
     for prefix in ("torch_", "pytorch_"):
         if name.startswith(prefix) and _IDENTIFIER.match(name[len(prefix) :]):
             return name[len(prefix) :]

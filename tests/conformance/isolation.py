@@ -18,12 +18,18 @@ forked and 2.3 s in-process (torch 2.13, 2 cores). The server warms up lazy impo
 (the conftest's ``_warm_up``), or every child would pay them again (0.7 s each). Off with
 ``ADAPTER_MATRIX_NO_FORK=1`` (e.g. to debug a test in-process), and where there is no
 ``os.fork``.
+
+Each test's report carries the CPU seconds its process and the processes it waited for
+spent (the user property ``cpu_seconds``, in the JUnit report): a forked child starts
+with its own counters, so this is the test's own cost, the ranks and interpreters it
+started included, however busy the machine is (benchmarks/cell_split.py reads it).
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import resource
 import select
 import signal
 import struct
@@ -34,11 +40,12 @@ import pytest
 from _pytest.reports import TestReport
 from _pytest.runner import runtestprotocol
 
-__all__ = ["ForkServer", "enabled", "start", "run_isolated", "shutdown", "time_limit"]
+__all__ = ["ForkServer", "enabled", "start", "run_isolated", "shutdown", "time_limit", "CPU_PROPERTY"]
 
 ENV = "ADAPTER_MATRIX_NO_FORK"
 TIMEOUT_ENV = "ADAPTER_MATRIX_TEST_TIMEOUT"  # seconds a single test may take in its process
 DEFAULT_TIMEOUT = 900.0
+CPU_PROPERTY = "cpu_seconds"  # a report's user property: the test's CPU time (module docstring)
 
 
 def enabled() -> bool:
@@ -103,6 +110,8 @@ class ForkServer:
         try:
             item = self.items[index]
             reports = runtestprotocol(item, log=False, nextitem=None)
+            if reports:  # the last report (teardown) is the one JUnit takes properties from
+                reports[-1].user_properties.append((CPU_PROPERTY, round(_cpu_seconds(), 3)))
             data = [item.config.hook.pytest_report_to_serializable(config=item.config, report=r) for r in reports]
             path = self._result_path(index)
             with open(path + ".tmp", "wb") as fh:
@@ -151,6 +160,12 @@ class ForkServer:
             os.waitpid(self.pid, 0)
         except OSError:
             pass
+
+
+def _cpu_seconds() -> float:
+    """User and system time of this process and of its waited-for children, since the fork."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def time_limit(item: pytest.Item) -> float:

@@ -3,7 +3,8 @@
 Tasks are the ``--ops`` given, one forward float32 task each; an op named ``segv``
 kills the process with SIGSEGV, ``abort`` with SIGABRT, ``hang`` sleeps past any
 timeout, ``fail`` fails, ``startup`` makes the worker die before writing its plan,
-``absent`` plans nothing and says why (a capability the device declares absent).
+``absent`` plans nothing and says why (a capability the device declares absent). With
+``--shard I/K`` it runs the tasks whose index is I modulo K, as the real workers do.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ def main() -> int:
     for name in ("--device", "--activate", "--plan", "--log", "--ops", "--dtypes", "--kinds"):
         parser.add_argument(name, default="")
     parser.add_argument("--start", type=int, default=0)
+    parser.add_argument("--shard", default="0/1")
     args = parser.parse_args()
+    mine, count = (int(part) for part in args.shard.split("/"))
     ops = [o for o in args.ops.split(",") if o]
     if "startup" in ops:
         print("ImportError: no module named torch", file=sys.stderr)
@@ -36,6 +39,8 @@ def main() -> int:
     tasks = plan["tasks"]
     with open(args.log, "a") as log:
         for index in range(args.start, len(tasks)):
+            if index % count != mine:
+                continue
             log.write(json.dumps({"start": index}) + "\n")
             log.flush()
             op = tasks[index]["op"]

@@ -453,3 +453,18 @@ def test_the_cxx11_abi_is_told_from_the_names():
 )
 def test_the_fallback_demangler_reads_torchs_names_as_cxxfilt_does(mangled, readable):
     assert demangle(mangled) == readable
+
+
+def test_the_device_core_is_looked_up_by_the_torch_build_version_py_names(tmp_path):
+    """PyPI's CUDA wheels say ``2.1.2`` in their metadata and ``2.1.2+cu121`` in
+    ``torch/version.py``, which is what a build of the device core is named by (0.3.0's first
+    torch 2.1 cell recorded ``libraries: 0``)."""
+    from adapter_matrix.binary.audit import _torch_build
+
+    torch_dir = tmp_path / "torch"
+    torch_dir.mkdir()
+    (torch_dir / "version.py").write_text(
+        "__version__ = '2.1.2+cu121'\ndebug = False\ncuda = '12.1'\ngit_version = 'a8e7c98cb95ff97bb30a728c6b2a1ce6bff946eb'\n"
+    )
+    assert _torch_build(str(torch_dir), "2.1.2") == ("2.1.2+cu121", "a8e7c98cb95ff97bb30a728c6b2a1ce6bff946eb")
+    assert _torch_build(str(tmp_path / "none"), "2.1.2") == ("2.1.2", "")

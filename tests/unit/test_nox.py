@@ -281,6 +281,21 @@ def test_junit_counts_and_skip_reasons_per_suite_group(tmp_path):
     assert (total.passed, total.failed, total.skipped, total.errors, total.ok) == (2, 1, 1, 1, False)
 
 
+def test_a_failure_fails_the_cell_in_a_group_its_record_leaves_out():
+    """The record keeps the matrix's groups only (`evidence: suites:`), but a test of another
+    group still ran: its failure is the cell's (the clean-exit and compile tests are groups
+    `exit` and `compile`, which this repository's record does not list)."""
+    ok, failed = cells.TestCounts(passed=3), cells.TestCounts(passed=1, failed=1)
+    wanted = ["conformance", "ops"]
+    assert cells.judge({"conformance": ok, "ops": ok, "exit": ok}, wanted) == ({"conformance": ok, "ops": ok}, None)
+    kept, problem = cells.judge({"conformance": ok, "ops": ok, "exit": failed}, wanted)
+    assert kept == {"conformance": ok, "ops": ok} and problem == "exit: 1 failed, 0 errors"
+    assert cells.judge({"conformance": ok}, wanted)[1] == "suite group ops passed no test"
+    assert cells.judge({"conformance": ok}, wanted, narrowed=True) == ({"conformance": ok}, None)
+    assert cells.judge({"exit": ok}, wanted, narrowed=True)[1] == "no test passed"
+    assert cells.judge({"exit": failed}, None) == ({"exit": failed}, "exit: 1 failed, 0 errors")
+
+
 def test_a_suite_outside_pytest_reports_its_counts_through_a_summary(tmp_path, monkeypatch):
     monkeypatch.setenv(cells.SUMMARIES_ENV, str(tmp_path / "suites"))
     assert cells.write_summary("ops", cells.TestCounts(passed=480, failed=2, skipped=9)) == str(
@@ -524,3 +539,42 @@ def test_a_wheel_folder_without_the_companion_says_nothing_about_the_index(matri
     _note_missing_companions(local, attempts)
     assert local.session.calls == [] and local.companions_unavailable == {}
     assert "installed without torchvision" in local.session.warnings[0]
+
+
+# -- a command beside the steps (CellRun.beside) ---------------------------------------------
+
+
+def _beside_cell(tmp_path, monkeypatch, script: str):
+    """A cell of the example C++ adapter's matrix, run by a fake session whose environment's
+    bin folder holds ``tool`` (``script``, a shell script)."""
+    from adapter_matrix import nox as cells_api
+
+    from .test_adapterbuild import _FakeSession
+
+    monkeypatch.setenv("ADAPTER_MATRIX_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("ADAPTER_MATRIX_EVIDENCE", str(tmp_path / "evidence"))
+    declared = cells_api.Cells(cells_api.Adapter(root=str(REPO / "examples" / "cpp-adapter")))
+    session = _FakeSession(tmp_path / "session", "unused")
+    tool = Path(session.virtualenv.location) / "bin" / "tool"
+    tool.write_text("#!/bin/sh\n" + script)
+    tool.chmod(0o755)
+    row = next(iter(declared.rows.values()))
+    return cells_api.CellRun(session, row, declared), session  # type: ignore[arg-type]
+
+
+def test_a_command_beside_the_steps_runs_in_the_cell_and_is_waited_for(tmp_path, monkeypatch):
+    cell, session = _beside_cell(tmp_path, monkeypatch, 'echo "venv=$VIRTUAL_ENV x=$X"; exit 1\n')
+    beside = cell.beside("the tool", "tool", env={"X": "7"}, codes=(0, 1))
+    assert beside.wait() == 1
+    assert Path(beside.log).read_text().strip() == f"venv={session.virtualenv.location} x=7"
+    failing = cell.beside("the tool", "tool", env={"X": "7"})  # exit 1 is not among its codes
+    with pytest.raises(AssertionError, match="the tool exited with 1"):
+        failing.wait()
+    assert json.loads((tmp_path / "results" / f"{cell.row.id}.json").read_text())["outcome"] == "failed"
+
+
+def test_a_cell_that_ends_stops_what_runs_beside_it(tmp_path, monkeypatch):
+    cell, _ = _beside_cell(tmp_path, monkeypatch, "exec sleep 600\n")
+    beside = cell.beside("a long suite", "tool")
+    cell.record("failed", "an earlier step failed")
+    assert beside.proc.poll() is not None  # ended, not left running after the cell

@@ -16,7 +16,7 @@ import pytest
 
 from adapter_matrix.device.opsweep import expected as ex
 from adapter_matrix.device.opsweep import record as rec
-from adapter_matrix.device.opsweep.runner import Sweep, SweepError, Task, run_sweep
+from adapter_matrix.device.opsweep.runner import Selection, Sweep, SweepError, Task, run_sweep, run_sweeps
 
 from .helpers import REPO, cli
 
@@ -69,6 +69,47 @@ def test_a_hang_is_killed_and_recorded_as_timeout():
 def test_a_crash_in_the_last_task_ends_the_sweep():
     sweep, _ = fake_sweep(["add", "segv"])
     assert [t.outcome for t in sweep.tasks] == ["passed", "crashed"]
+
+
+def test_shards_side_by_side_give_the_sweep_one_process_gives():
+    """The plan dealt across 3 processes, 2 at a time: every task once, in plan order, each
+    crash and hang recorded in its task and restarting only its own shard."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    ops = ["add", "segv", "mul", "hang", "abort", "sub", "div"]
+    one = run_sweep("npu", "shims", ops=ops, timeout=1.0, env=env, workers=(FAKE,))
+    seen = []
+    dealt = run_sweep(
+        "npu",
+        "shims",
+        ops=ops,
+        timeout=1.0,
+        env=env,
+        workers=(FAKE,),
+        shards=3,
+        jobs=2,
+        progress=lambda task, done, total: seen.append((task.op, done, total)),
+    )
+    assert [(t.op, t.outcome) for t in dealt.tasks] == [(t.op, t.outcome) for t in one.tasks]
+    assert [t.outcome for t in dealt.tasks] == ["passed", "crashed", "passed", "timeout", "crashed", "passed", "passed"]
+    # shards 0 (add, hang, div), 1 (segv, abort), 2 (mul, sub): a crash or hang restarts its own
+    # shard only, and a shard whose last task crashed starts nothing more
+    assert one.workers == 4 and dealt.workers == 2 + 2 + 1
+    assert sorted(done for _, done, _ in seen) == list(range(1, 8)) and {total for _, _, total in seen} == {7}
+
+
+def test_sweeps_side_by_side_each_keep_their_own_tasks():
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    first, second = run_sweeps(
+        "npu",
+        "shims",
+        [Selection(("add", "fail"), workers=(FAKE,), shards=2), Selection(("mul", "sub", "div"), workers=(FAKE,))],
+        env=env,
+        jobs=2,
+    )
+    assert [(t.op, t.outcome) for t in first.tasks] == [("add", "passed"), ("fail", "failed")]
+    assert [t.op for t in second.tasks] == ["mul", "sub", "div"]
+    assert (first.workers, second.workers) == (2, 1)
+    assert first.selection["ops"] == ["add", "fail"]
 
 
 def test_a_worker_that_cannot_start_is_one_error_not_a_loop():

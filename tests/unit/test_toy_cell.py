@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from adapter_matrix.ci import cells
+
 from .helpers import REPO
 from .offline import LOCAL_TORCH, cell_wheelhouse
 from .test_nox import NOX, needs_nox
@@ -52,6 +54,12 @@ def test_the_toy_adapter_runs_a_cell_offline_and_writes_its_evidence(tmp_path):
     assert record["outcome"] == "passed" and record["torch"] == "2.13.0+cpu"
     assert record["suites"] == {"tests": {"passed": 3, "failed": 0, "skipped": 0, "errors": 0}}
     assert record["adapter"] == "1.0.0"
+    # what the cell cost: CPU seconds beside the wall seconds of each phase, and the pytest
+    # report kept beside the record (benchmarks/cell_split.py reads both)
+    assert set(record["phase_cpu"]) == set(record["phases"]) and record["phase_cpu"]["install"] > 0
+    assert all(seconds >= 0 for seconds in record["phase_cpu"].values())
+    junit = cells.read_junit(str(tmp_path / "results" / "junit" / f"{CELL}.xml"), "tests")
+    assert junit == {"tests": cells.TestCounts(passed=3)}
     evidence = json.loads((tmp_path / "evidence" / "1.0.0" / f"{CELL}.json").read_text())
     assert evidence["outcome"] == "passed" and evidence["cell"] == CELL
 

@@ -1,9 +1,10 @@
 """The worker side of the sweep's protocol, shared by the op worker and the module worker.
 
 A worker is started as ``python -m MODULE --device D --activate M --plan P --log L
---start N [--ops ...] [--dtypes ...] [--kinds ...]``. With ``--start 0`` it writes its
-plan (every task of the selection, in a fixed order) to ``P``; then, for each task from
-``N`` on, it appends ``{"start": i}`` to ``L`` before running it and the result after,
+--start N [--ops ...] [--dtypes ...] [--kinds ...] [--shard I/K]``. With ``--start 0`` it
+writes its plan (every task of the selection, in a fixed order) to ``P``; then, for each
+task from ``N`` on (with ``--shard I/K``, each task whose index is I modulo K: K workers
+share the plan, one shard each), it appends ``{"start": i}`` to ``L`` before running it and the result after,
 flushing each line, so that the parent (:mod:`.runner`) can tell which task a crash
 interrupted and start a new worker after it.
 """
@@ -17,11 +18,11 @@ import json
 import sys
 import time
 import warnings
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ...files import atomic_write
 
-__all__ = ["MESSAGE_CHARS", "arguments", "start_torch", "serve", "message"]
+__all__ = ["MESSAGE_CHARS", "arguments", "shard", "start_torch", "serve", "message"]
 
 MESSAGE_CHARS = 400
 
@@ -36,7 +37,19 @@ def arguments(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--ops", default="", help="comma-separated ids (default: all)")
     parser.add_argument("--dtypes", default="float32")
     parser.add_argument("--kinds", default="forward,backward")
+    parser.add_argument("--shard", type=shard, default=(0, 1), help="I/K: only the tasks whose index is I modulo K")
     return parser
+
+
+def shard(value: str) -> Tuple[int, int]:
+    """``I/K`` (0 <= I < K) as ``(I, K)``."""
+    try:
+        index, count = (int(part) for part in value.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected I/K, e.g. 0/2") from None
+    if not 0 <= index < count:
+        raise argparse.ArgumentTypeError(f"{value!r}: I must be at least 0 and below K")
+    return index, count
 
 
 def start_torch(args: argparse.Namespace) -> Any:
@@ -75,8 +88,11 @@ def serve(
     if args.start == 0:
         plan = dict(about or {}, torch=torch.__version__, python=sys.version.split()[0], tasks=tasks)
         atomic_write(args.plan, json.dumps(plan))
+    mine, count = args.shard
     with open(args.log, "a", encoding="utf-8") as log:
         for index in range(args.start, len(tasks)):
+            if index % count != mine:
+                continue
             _write(log, {"start": index})
             began = time.perf_counter()
             try:

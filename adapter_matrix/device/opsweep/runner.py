@@ -1,4 +1,4 @@
-"""Running the OpInfo sweep: one worker process at a time, a new one after each crash.
+"""Running the OpInfo sweep: worker processes, a new one after each crash.
 
 The parent never imports torch. It starts :mod:`adapter_matrix.device.opsweep.worker`,
 follows its log (the worker announces each task before running it), and when the worker
@@ -6,6 +6,12 @@ dies or a task outlives the timeout, records that task as ``crashed`` or ``timeo
 with the signal and the last lines of the worker's stderr (faulthandler names the
 Python frame), then starts a new worker at the next task. One interpreter start per
 crash, not per op: a sweep of ~2,800 tasks starts one worker when nothing crashes.
+
+Several workers may run side by side (:func:`run_sweeps`' ``jobs``): the eager workers
+and the compiled sample's, and a worker's plan dealt across shards (the compiled sample,
+where compiling one op is seconds of one core). Each shard is its own line of processes,
+restarted after its own crashes; the sweep's result is the same as from one process,
+since no task's result depends on what ran before it in its process.
 """
 
 from __future__ import annotations
@@ -16,13 +22,25 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ...errors import AdapterMatrixError
 
-__all__ = ["OUTCOMES", "WORKERS", "COMPILED_WORKERS", "SweepError", "Task", "Sweep", "run_sweep"]
+__all__ = [
+    "OUTCOMES",
+    "WORKERS",
+    "COMPILED_WORKERS",
+    "SweepError",
+    "Task",
+    "Sweep",
+    "Selection",
+    "run_sweep",
+    "run_sweeps",
+]
 
 # passed: every sample matched CPU; failed: a sample did not (or raised on the device
 # only); crashed: the worker died in the task; timeout: the task outlived the limit;
@@ -143,6 +161,19 @@ def _read_log(path: str) -> List[Dict[str, Any]]:
     return records
 
 
+@dataclass(frozen=True)
+class Selection:
+    """One sweep of :func:`run_sweeps`: what its workers run, and across how many processes
+    each worker's plan is dealt (task ``i`` to shard ``i % shards``: one shard per worker
+    process, run side by side; a task's result does not depend on the others in its process)."""
+
+    ops: Sequence[str] = ()
+    dtypes: Sequence[str] = ("float32",)
+    kinds: Sequence[str] = ("forward", "backward")
+    workers: Sequence[str] = WORKERS
+    shards: int = 1
+
+
 def run_sweep(
     device: str,
     activate: str,
@@ -154,25 +185,110 @@ def run_sweep(
     progress: Optional[Callable[[Task, int, int], None]] = None,
     env: Optional[Dict[str, str]] = None,
     workers: Sequence[str] = WORKERS,
+    shards: int = 1,
+    jobs: int = 1,
 ) -> Sweep:
-    """Run the selected tasks of each worker module in turn; ``progress(task, done, total)``
-    after each task. ``workers`` are run with ``python -m``: the op_db worker and the
-    module worker, or in the tests a stand-in that crashes and hangs on purpose."""
-    parts = [
-        _run_worker(worker, device, activate, ops, dtypes, kinds, timeout, python or sys.executable, progress, env)
-        for worker in workers
-    ]
-    first = parts[0]
-    return Sweep(
-        first.torch,
-        first.python,
-        device,
-        [t for p in parts for t in p.tasks],
-        round(sum(p.seconds for p in parts), 1),
-        sum(p.workers for p in parts),
-        {"ops": list(ops), "dtypes": list(dtypes), "kinds": list(kinds)},
-        next((p.absent for p in parts if p.absent), None),
-    )
+    """Run the selected tasks of each worker module; ``progress(task, done, total)`` after
+    each task. ``workers`` are run with ``python -m``: the op_db worker and the module
+    worker, or in the tests a stand-in that crashes and hangs on purpose. ``shards`` and
+    ``jobs``: as :func:`run_sweeps`."""
+    selection = Selection(tuple(ops), tuple(dtypes), tuple(kinds), tuple(workers), shards)
+    return run_sweeps(device, activate, [selection], timeout, python, progress, env, jobs)[0]
+
+
+def run_sweeps(
+    device: str,
+    activate: str,
+    selections: Sequence[Selection],
+    timeout: float = 300.0,
+    python: Optional[str] = None,
+    progress: Optional[Callable[[Task, int, int], None]] = None,
+    env: Optional[Dict[str, str]] = None,
+    jobs: int = 1,
+) -> List[Sweep]:
+    """Run several sweeps, at most ``jobs`` worker processes at a time (each shard of each
+    worker of each selection is one; they start in that order, so put the longest first),
+    and return one :class:`Sweep` per selection, its tasks in plan order as if one process
+    had run them. A crash or a hang costs its own shard a restart, never another's."""
+    parts = [(s, w, i) for s, sel in enumerate(selections) for w in sel.workers for i in range(max(1, sel.shards))]
+    lock = threading.Lock()
+    done: Dict[Tuple[int, str], int] = {}
+
+    def run(part: Tuple[int, str, int]) -> _Part:
+        s, worker, index = part
+        sel = selections[s]
+
+        def counted(task: Task, _done: int, total: int) -> None:
+            if progress is not None:
+                with lock:  # one count per worker module across its shards
+                    done[(s, worker)] = done.get((s, worker), 0) + 1
+                    progress(task, done[(s, worker)], total)
+
+        return _run_worker(
+            worker,
+            device,
+            activate,
+            sel.ops,
+            sel.dtypes,
+            sel.kinds,
+            timeout,
+            python or sys.executable,
+            counted,
+            env,
+            (index, max(1, sel.shards)),
+        )
+
+    if jobs > 1 and len(parts) > 1:
+        with ThreadPoolExecutor(min(jobs, len(parts))) as pool:
+            ran = list(pool.map(run, parts))
+    else:
+        ran = [run(p) for p in parts]
+    out = []
+    for s, sel in enumerate(selections):
+        mine = [r for p, r in zip(parts, ran) if p[0] == s]
+        by_worker = [[r for p, r in zip(parts, ran) if p[0] == s and p[1] == w] for w in sel.workers]
+        tasks = [t for shards in by_worker for t in _merge(shards)]
+        first = mine[0]
+        out.append(
+            Sweep(
+                first.plan["torch"],
+                first.plan["python"],
+                device,
+                tasks,
+                round(max(r.ended for r in mine) - min(r.began for r in mine), 1),
+                sum(r.workers for r in mine),
+                {"ops": list(sel.ops), "dtypes": list(sel.dtypes), "kinds": list(sel.kinds)},
+                next((r.plan.get("absent") for r in mine if r.plan.get("absent")), None),
+            )
+        )
+    return out
+
+
+@dataclass
+class _Part:
+    """What one worker process line (a worker module's shard, with its restarts) left."""
+
+    plan: Dict[str, Any]
+    results: Dict[int, Dict[str, Any]]  # task index -> its result
+    began: float
+    ended: float
+    workers: int  # processes started: 1 + crashes + timeouts
+
+
+def _merge(shards: Sequence[_Part]) -> List[Task]:
+    """The tasks of a worker module's plan in plan order, each from the shard that ran it."""
+    planned = shards[0].plan["tasks"]
+    results: Dict[int, Dict[str, Any]] = {}
+    for part in shards:
+        results.update(part.results)
+    return [_task(t, results.get(i, {"outcome": "skipped", "error": "not run"})) for i, t in enumerate(planned)]
+
+
+def _next_task(start: int, total: int, shard: Tuple[int, int]) -> Optional[int]:
+    """The first task of ``shard`` at or after ``start``, if any."""
+    index, count = shard
+    first = start + (index - start) % count
+    return first if first < total else None
 
 
 def _run_worker(
@@ -186,7 +302,8 @@ def _run_worker(
     python: str,
     progress: Optional[Callable[[Task, int, int], None]],
     env: Optional[Dict[str, str]],
-) -> Sweep:
+    shard: Tuple[int, int] = (0, 1),
+) -> _Part:
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="opsweep-") as folder:
         plan_path = os.path.join(folder, "plan.json")
@@ -207,10 +324,12 @@ def _run_worker(
             "--kinds",
             ",".join(kinds),
         ]
+        if shard[1] > 1:  # a worker of another adapter may not know the option: not passed unless sharding
+            base += ["--shard", f"{shard[0]}/{shard[1]}"]
         results: Dict[int, Dict[str, Any]] = {}
         plan: Optional[Dict[str, Any]] = None
         start, workers = 0, 0
-        while plan is None or start < len(plan["tasks"]):
+        while plan is None or _next_task(start, len(plan["tasks"]), shard) is not None:
             workers += 1
             log_path = os.path.join(folder, f"log-{workers}.jsonl")
             err_path = os.path.join(folder, f"stderr-{workers}.txt")
@@ -258,7 +377,8 @@ def _run_worker(
                         f"{_cause(stderr)}\n{stderr[-STDERR_TAIL:]}"
                     )
             if running is None:
-                if proc.returncode != 0 and start < len(plan["tasks"]) and not any(i >= start for i in results):
+                left = _next_task(start, len(plan["tasks"]), shard) is not None
+                if proc.returncode != 0 and left and not any(i >= start for i in results):
                     raise SweepError(
                         f"the sweep's worker exited ({_signal_name(proc.returncode)}) without running a task"
                     )
@@ -279,9 +399,8 @@ def _run_worker(
             if progress is not None:
                 progress(_task(plan["tasks"][running], record), len(results), len(plan["tasks"]))
             start = running + 1
-    tasks = [_task(t, results.get(i, {"outcome": "skipped", "error": "not run"})) for i, t in enumerate(plan["tasks"])]
-    seconds = round(time.perf_counter() - began, 1)
-    return Sweep(plan["torch"], plan["python"], device, tasks, seconds, workers, absent=plan.get("absent"))
+    assert plan is not None
+    return _Part(plan, results, began, time.perf_counter(), workers)
 
 
 def _load_plan(path: str) -> Optional[Dict[str, Any]]:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from typing import Any, Dict, Optional, Sequence
+from typing import Optional
 
 from ...matrix.model import Matrix, Release
 from ..table import Column, Span, Table, code, fill, plain
 from ..words import legend, word
+from .common import Records
 
 __all__ = ["capabilities"]
 
@@ -20,7 +21,7 @@ def capabilities(
     release: Optional[Release] = None,
     lang: str = "en",
     today: Optional[_dt.date] = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[Records] = None,
 ) -> Table:
     """torch minor (newest first) x feature: what the shim serving each line declares."""
     from ...device.capabilities import capabilities as declared

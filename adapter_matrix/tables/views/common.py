@@ -37,7 +37,8 @@ __all__ = [
 ]
 
 
-Records = Union[RecordSet, Sequence[Dict[str, Any]]]  # what a view is drawn from: result or op-sweep records
+SweepRecords = Sequence[Dict[str, Any]]  # the op sweep's records (adapter_matrix.device.opsweep.record)
+Records = Union[RecordSet, SweepRecords]  # what a view is drawn from: result records or the op sweep's
 
 STATUS_ORDER = {status: status.rank for status in Status}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ...matrix.model import Companion, Matrix, TorchLine, requirement
 from ...matrix.queries import (
@@ -15,6 +15,7 @@ from ...matrix.queries import (
 )
 from ..table import Column, Span, Table, TableCell, fill, plain
 from ..words import legend, word
+from .common import Records
 
 __all__ = ["companions"]
 
@@ -45,7 +46,7 @@ def companions(
     release: Releases = None,
     lang: str = "en",
     today: Optional[_dt.date] = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[Records] = None,
 ) -> Table:
     """torch minor (newest first) x companion: which of its releases pair with each line."""
     shown = [c for c in matrix.companions if c.torch_facts]

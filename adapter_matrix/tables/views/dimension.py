@@ -22,7 +22,7 @@ from ...matrix.queries import (
 )
 from ..table import Column, Table, plain
 from ..words import legend, word
-from .common import STATUS_ORDER, line_order
+from .common import STATUS_ORDER, Records, line_order
 
 __all__ = ["dimension"]
 
@@ -45,7 +45,7 @@ def dimension(
     release: Releases = None,
     lang: str = "en",
     today: Optional[_dt.date] = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[Records] = None,
     name: Optional[str] = None,
 ) -> Table:
     """A dimension's values (newest first) x torch minor (newest first): each cell names

@@ -6,14 +6,14 @@ served by several releases names the adapter versions that serve it.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Dict, Optional, Sequence
+from typing import Optional
 
 from ...matrix.model import Matrix
 from ...matrix.queries import (
     Releases,
 )
 from ..table import Table
-from .common import cell_facts, grid_table, shown_releases, status_cell
+from .common import Records, cell_facts, grid_table, shown_releases, status_cell
 
 __all__ = ["grid"]
 
@@ -23,7 +23,7 @@ def grid(
     release: Releases = None,
     lang: str = "en",
     today: Optional[_dt.date] = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[Records] = None,
 ) -> Table:
     """torch minor (newest first) x Python; each cell shows its status, for the releases
     asked for or (by default) every maintained release."""

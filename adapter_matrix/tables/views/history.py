@@ -13,7 +13,7 @@ works (a release without post-releases is a row of its own).
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
@@ -21,7 +21,7 @@ from ...matrix.model import Matrix, PythonVersion, Release, minor_line
 from ...matrix.queries import Releases, claimed_lines, pythons_for, release_status
 from ..table import Column, Table, plain
 from ..words import legend, word
-from .common import shown_releases
+from .common import Records, shown_releases
 
 __all__ = ["history"]
 
@@ -85,7 +85,7 @@ def history(
     release: Releases = None,
     lang: str = "en",
     today: Optional[_dt.date] = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[Records] = None,
 ) -> Table:
     """Rows per torch line (newest first), one per release and its post-releases (see the
     module docstring); every maintained release unless ``release`` names some."""

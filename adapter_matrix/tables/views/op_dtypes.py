@@ -8,7 +8,7 @@ status and count); nothing here imports torch or re-judges a task.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional
 
 from ...device.opsweep.expected import DTYPES, KINDS
 from ...matrix.model import Matrix
@@ -17,7 +17,7 @@ from ...matrix.queries import (
 )
 from ..table import Column, Table, plain
 from ..words import legend, word
-from .common import NEEDS, sweep_facts
+from .common import NEEDS, SweepRecords, sweep_facts
 
 __all__ = ["op_dtypes"]
 
@@ -36,7 +36,7 @@ def op_dtypes(
     release: Releases = None,
     lang: str = "en",
     today: Any = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[SweepRecords] = None,
 ) -> Table:
     """torch line x (dtype, direction): passed/failed task counts of each line's sweep
     (a crash or a timeout counts as failed; the cell's title has the breakdown)."""

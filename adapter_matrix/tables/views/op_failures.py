@@ -19,7 +19,7 @@ from ...matrix.queries import (
 )
 from ..table import Column, Span, Table, TableCell, plain
 from ..words import legend, word
-from .common import NEEDS
+from .common import NEEDS, SweepRecords
 
 __all__ = ["op_failures"]
 
@@ -44,7 +44,7 @@ def op_failures(
     release: Releases = None,
     lang: str = "en",
     today: Any = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[SweepRecords] = None,
 ) -> Table:
     """One row per set of ops that do not pass alike: where, in what, and why."""
     if records is None:

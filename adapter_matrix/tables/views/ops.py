@@ -8,7 +8,7 @@ status and count); nothing here imports torch or re-judges a task.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional
 
 from ...device.opsweep.worker import FAMILIES
 from ...matrix.model import Matrix
@@ -17,7 +17,7 @@ from ...matrix.queries import (
 )
 from ..table import Column, Table, TableCell, plain
 from ..words import legend, word
-from .common import NEEDS, sweep_facts
+from .common import NEEDS, SweepRecords, sweep_facts
 
 __all__ = ["ops"]
 
@@ -40,7 +40,7 @@ def ops(
     release: Releases = None,
     lang: str = "en",
     today: Any = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[SweepRecords] = None,
 ) -> Table:
     """torch line x op family: passed/failed/unsupported op counts of each line's sweep."""
     if records is None:

@@ -19,7 +19,7 @@ from ...matrix.queries import (
 )
 from ..table import Column, Span, Table, TableCell, code, plain
 from ..words import legend, word
-from .common import line_order
+from .common import Records, line_order
 
 __all__ = ["releases"]
 
@@ -95,7 +95,7 @@ def releases(
     release: Releases = None,
     lang: str = "en",
     today: Optional[_dt.date] = None,
-    records: Optional[Sequence[Dict[str, Any]]] = None,
+    records: Optional[Records] = None,
 ) -> Table:
     """One row per adapter release (newest first): torch, Python, extra dimensions,
     status, support end, a column per companion package; grouped by release line (a first

@@ -17,7 +17,7 @@ from typing import Dict, Optional
 
 from ._activation import AdapterError, NotActivated, activate, current, under_autoload
 
-__version__ = "0.2.1"  # the adapter-matrix-npu release; compat.yaml's releases are about this
+__version__ = "0.3.0"  # the adapter-matrix-npu release; compat.yaml's releases are about this
 
 __all__ = ["__version__", "AdapterError", "activate", "capabilities", "capability"]
 

@@ -1,7 +1,9 @@
 """LLM parallelism on npu over npu_gloo: 2 processes, compared with 1-process CPU training.
 
 Each case trains llm_data's GPT-2 for a few AdamW steps on ``npu:0`` and ``npu:1``
-(llm_worker.py) and compares the full parameters with the same training on CPU.
+(llm_worker.py) and compares the full parameters with the same training on CPU, computed
+beside the ranks in a fresh process; every process runs one intra-op thread (ranks.py says
+why: that is what keeps the bitwise comparisons bitwise whatever ran before).
 
 - FSDP (data parallel, sharded parameters): each rank's gradient is divided by the world
   size and the halves summed, as the CPU reference does, with the same kernels: bit for bit
@@ -27,8 +29,7 @@ import torch
 import shims
 
 from ..support import requires
-from . import llm_data
-from .ranks import run_ranks
+from .ranks import run_ranks, start_reference
 
 pytestmark = pytest.mark.suite("workloads")
 
@@ -42,8 +43,15 @@ COMPILED_STEPS = {"rtol": 1e-4, "atol": 5e-5}  # DDP + inductor after 3 AdamW st
 FSDP_TOLERANCE = {} if shims.capability("sdpa_cpu_kernels") is None else {"rtol": 1e-4, "atol": 5e-5}
 
 
-def _run(case: str, tmp_path: Path, *extra: str) -> list:
-    return run_ranks(Path(__file__).with_name("llm_worker.py"), tmp_path, WORLD, case, extra=extra)
+def _run(case: str, tmp_path: Path, *extra: str, one_thread: bool = True) -> list:
+    return run_ranks(
+        Path(__file__).with_name("llm_worker.py"), tmp_path, WORLD, case, extra=extra, one_thread=one_thread
+    )
+
+
+def _data_parallel(tmp_path: Path, one_thread: bool = True):
+    """The CPU data-parallel training the ranks must match, started now in its own process."""
+    return start_reference("llm_data", "reference_data_parallel", tmp_path, str(WORLD), one_thread=one_thread)
 
 
 def _close(got: list, expected: list, **tolerance) -> None:
@@ -76,12 +84,13 @@ def test_destroying_groups_right_after_their_collectives_does_not_hang(npu, tmp_
 
 @requires("fsdp")
 def test_fsdp_gpt2_matches_single_process_cpu_training_bitwise(npu, tmp_path):
+    reference = _data_parallel(tmp_path)
     results = _run("fsdp", tmp_path)
     assert results[0]["parameters"] == results[1]["parameters"]
     if FSDP_TOLERANCE:
-        _close(results[0]["parameters"], llm_data.reference_data_parallel(WORLD), **FSDP_TOLERANCE)
+        _close(results[0]["parameters"], reference.result(), **FSDP_TOLERANCE)
     else:
-        assert results[0]["parameters"] == llm_data.reference_data_parallel(WORLD)
+        assert results[0]["parameters"] == reference.result()
 
 
 @requires("distributed")
@@ -89,31 +98,39 @@ def test_fsdp_gpt2_matches_single_process_cpu_training_bitwise(npu, tmp_path):
 def test_compiled_ddp_gpt2_matches_single_process_cpu_training(npu, tmp_path):
     """DDP + torch.compile, npu:0 current on both ranks: inductor's kernels round
     differently from eager ones, and AdamW's normalisation amplifies that (COMPILED_STEPS)."""
-    results = _run("ddp_compiled", tmp_path)
+    # At the process's default thread count, ranks and reference alike (as 0.2.1's 66 cells
+    # ran it): on torch 2.6 with one intra-op thread, the compiled ranks ended up to 4.7e-3
+    # from eager CPU in 15% of the parameters, against 5e-5 at the default; the cause is not
+    # found yet. The comparison states a tolerance either way, so no bitwise claim depends on it.
+    reference = _data_parallel(tmp_path, one_thread=False)
+    results = _run("ddp_compiled", tmp_path, one_thread=False)
     assert results[0]["parameters"] == results[1]["parameters"]  # the replicas stayed in sync
-    _close(results[0]["parameters"], llm_data.reference_data_parallel(WORLD), **COMPILED_STEPS)
+    _close(results[0]["parameters"], reference.result(), **COMPILED_STEPS)
 
 
 @requires("fsdp2")
 def test_fsdp2_gpt2_matches_single_process_cpu_training(npu, tmp_path):
+    reference = _data_parallel(tmp_path)
     results = _run("fsdp2", tmp_path)
     assert results[0]["parameters"] == results[1]["parameters"]
-    _close(results[0]["parameters"], llm_data.reference_data_parallel(WORLD), **FSDP2_TOLERANCE)
+    _close(results[0]["parameters"], reference.result(), **FSDP2_TOLERANCE)
 
 
 @requires("tensor_parallel")
 def test_tensor_parallel_gpt2_matches_cpu_training(npu, tmp_path):
+    reference = start_reference("llm_data", "reference_full_batch", tmp_path)
     results = _run("tp", tmp_path)
     assert results[0]["parameters"] == results[1]["parameters"]  # gathered: every rank has the same model
-    _close(results[0]["parameters"], llm_data.reference_full_batch(), **TP_TOLERANCE)
+    _close(results[0]["parameters"], reference.result(), **TP_TOLERANCE)
     assert results[0]["losses"] == pytest.approx(results[1]["losses"], abs=0)
 
 
 @requires("fsdp")
 @requires("serialization")  # torch.distributed.checkpoint writes tensors with torch.save
 def test_distributed_checkpoint_saves_and_loads_the_sharded_state(npu, tmp_path):
+    reference = _data_parallel(tmp_path)
     results = _run("dcp", tmp_path, str(tmp_path / "checkpoint"))
     for r in results:
         assert r["shards_on_npu"]
         assert r["loaded"] == r["saved"]  # every parameter restored to the bit
-    _close(results[0]["saved"], llm_data.reference_data_parallel(WORLD), **(FSDP_TOLERANCE or {"rtol": 0, "atol": 0}))
+    _close(results[0]["saved"], reference.result(), **(FSDP_TOLERANCE or {"rtol": 0, "atol": 0}))

@@ -21,9 +21,8 @@ import torch
 import shims
 
 from ..support import requires, same
-from . import ddp_data
 from .models import GPT2, Bert, ConvNet, RecurrentLM, greedy_generate
-from .ranks import run_ranks
+from .ranks import run_ranks, start_reference
 
 pytestmark = pytest.mark.suite("workloads")  # its own group in a cell's record
 
@@ -220,30 +219,10 @@ def test_conv_net_with_batchnorm_trains_like_cpu_bitwise(npu):
 # -- data-parallel training over two processes ---------------------------------------------
 
 
-def _reference_training(world: int):
-    """Single-process CPU training on the same data, with DDP's gradient: each rank's
-    gradient of its shard's loss, scaled by 1/world and summed (exact for two ranks)."""
-    model = ddp_data.make_model()
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2, **FOREACH)
-    for x, y in ddp_data.batches():
-        grads = []
-        for rank in range(world):
-            shard = slice(rank * len(x) // world, (rank + 1) * len(x) // world)
-            model.zero_grad()
-            torch.nn.functional.mse_loss(model(x[shard]), y[shard]).backward()
-            grads.append([p.grad * (1.0 / world) for p in model.parameters()])
-        for p, *per_rank in zip(model.parameters(), *grads):
-            total = per_rank[0]
-            for g in per_rank[1:]:
-                total = total + g
-            p.grad = total
-        optimizer.step()
-    return [p.detach().flatten().tolist() for p in model.parameters()]
-
-
 @requires("distributed")
 def test_two_process_ddp_matches_single_process_cpu_training(npu, tmp_path: Path):
     world = 2
+    reference = start_reference("ddp_data", "reference_training", tmp_path, str(world))  # beside the ranks
     results = run_ranks(Path(__file__).with_name("ddp_worker.py"), tmp_path, world)
 
     for rank, result in enumerate(results):
@@ -255,6 +234,5 @@ def test_two_process_ddp_matches_single_process_cpu_training(npu, tmp_path: Path
         assert c["reduce_scatter"] == [float(sum(10 * r + rank for r in range(world)))] * 2
         assert result["devices"] == [f"npu:{rank}"]
 
-    reference = _reference_training(world)
     assert results[0]["parameters"] == results[1]["parameters"]  # the replicas stayed in sync
-    assert results[0]["parameters"] == reference  # and equal CPU training, to the bit
+    assert results[0]["parameters"] == reference.result()  # and equal CPU training, to the bit

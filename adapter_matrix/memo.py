@@ -1,0 +1,95 @@
+"""Answers kept with the stamps of what they were decided from, under the per-user cache.
+
+An entry is a JSON object ``{"deps": [[path, stamp], ...], "report": {...}}``: the answer and
+the ``stat`` (size, modification time, inode) of every file and folder it was read from. A
+later run stats those and reuses the answer while none changed: a changed file makes an
+entry stale, never wrong. The binary check keeps its verdicts this way
+(:mod:`adapter_matrix.binary.store`), and so does ``check`` its whole answer
+(:mod:`adapter_matrix.check.recall`).
+
+Entries are JSON (nothing in them can run code), written atomically and 0600, and read only
+when :func:`~adapter_matrix.matrix.cache.trusted_entry` trusts them, never through a symbolic
+link. A damaged entry is a miss. Imports nothing heavy: it runs at the start of every ``check``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Iterable, Optional, Tuple
+
+try:  # built into CPython; hashlib would load OpenSSL first
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover
+    from hashlib import blake2b
+
+__all__ = ["Stamp", "stamp", "digest", "entry_path", "read_entry", "write_entry", "load_stamped", "store_stamped"]
+
+Stamp = Optional[Tuple[int, int, int]]  # (size, mtime_ns, inode); None: the path does not exist
+MAX_ENTRY_BYTES = 256 << 20
+
+
+def stamp(path: str) -> Stamp:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def digest(parts: Iterable[str]) -> str:
+    """A key from ``parts``, each length-prefixed (no two lists of parts give one key)."""
+    h = blake2b(digest_size=16)
+    for part in parts:
+        raw = part.encode("utf-8", "surrogateescape")
+        h.update(len(raw).to_bytes(8, "little") + raw)
+    return h.hexdigest()
+
+
+def entry_path(kind: str, key: str) -> str:
+    """Where the entry ``key`` of the cache ``kind`` (a folder name) lives."""
+    from .matrix.cache import cache_root
+
+    return os.path.join(cache_root(), kind, key + ".json")
+
+
+def read_entry(path: str) -> Optional[Any]:
+    from .files import FileReadError, read_regular
+    from .matrix.cache import trusted_entry
+
+    if not trusted_entry(path):
+        return None
+    try:
+        return json.loads(read_regular(path, MAX_ENTRY_BYTES, follow=False))
+    except (FileReadError, ValueError, RecursionError):
+        return None
+
+
+def write_entry(path: str, value: Any) -> None:
+    from .files import FileWriteError, atomic_write, private_folder
+
+    try:
+        private_folder(os.path.dirname(path))
+        atomic_write(path, json.dumps(value, separators=(",", ":")), mode=0o600, follow=False)
+    except (OSError, FileWriteError):  # a read-only home: the next run decides again
+        pass
+
+
+def load_stamped(path: str) -> Optional[Dict[str, Any]]:
+    """The stored answer, if every file and folder it was decided from is unchanged."""
+    raw = read_entry(path)
+    if not isinstance(raw, dict) or not isinstance(raw.get("deps"), list):
+        return None
+    for item in raw["deps"]:
+        if not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str):
+            return None
+        path_, st = item
+        if stamp(path_) != (tuple(st) if isinstance(st, list) else None if st is None else st):
+            return None
+    report = raw.get("report")
+    return report if isinstance(report, dict) else None
+
+
+def store_stamped(path: str, deps: Dict[str, Stamp], report: Dict[str, Any]) -> None:
+    """Store an answer with ``deps``: each path's stamp as it was when the answer read it."""
+    write_entry(path, {"deps": [[p, st] for p, st in deps.items()], "report": report})

@@ -1,0 +1,134 @@
+"""A warm `adapter-matrix check` answers from its memo, and never with a stale answer.
+
+Each test runs the console entry point in a process of its own (the memo is the console
+script's), with a cache folder of the test's own, an adapter and a torch faked as dist-info
+folders on PYTHONPATH, and a matrix in the test's folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adapter_matrix.memo import entry_path
+
+from .helpers import FIXTURES
+
+MINIMAL = (FIXTURES / "matrices" / "minimal.yaml").read_text()
+
+
+def _dist(site: Path, name: str, version: str) -> None:
+    for old in site.glob(f"{name.replace('-', '_')}-*.dist-info"):
+        shutil.rmtree(old)
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+
+
+@pytest.fixture
+def project(tmp_path):
+    site, work, cache = tmp_path / "site", tmp_path / "work", tmp_path / "cache"
+    work.mkdir()
+    (work / "compat.yaml").write_text(MINIMAL)
+    _dist(site, "torch", "2.13.0")
+    _dist(site, "tiny-adapter", "0.1.0")
+    return site, work, cache
+
+
+def _check(project, *args: str, env=None, importtime: bool = False) -> subprocess.CompletedProcess:
+    site, work, cache = project
+    environ = {k: v for k, v in os.environ.items() if k != "ADAPTER_MATRIX_NO_MEMO"}
+    environ.update(PYTHONPATH=str(site), ADAPTER_MATRIX_CACHE=str(cache), **(env or {}))
+    flags = ["-X", "importtime"] if importtime else []
+    return subprocess.run(
+        [sys.executable, *flags, "-m", "adapter_matrix", "check", *args],
+        cwd=work, capture_output=True, text=True, timeout=120, env=environ,
+    )  # fmt: skip
+
+
+def _imported(proc: subprocess.CompletedProcess) -> set:
+    """The modules ``-X importtime`` saw imported."""
+    return {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+
+
+def _loaded_model(proc: subprocess.CompletedProcess) -> bool:
+    return "adapter_matrix.matrix.model" in _imported(proc)
+
+
+def test_a_second_check_answers_from_its_memo_without_the_model(project):
+    first = _check(project, importtime=True)
+    second = _check(project, importtime=True)
+    assert first.returncode == second.returncode == 0, first.stdout + first.stderr
+    assert "tiny-adapter  0.1.0" in first.stdout and "supported" in first.stdout
+    assert second.stdout == first.stdout
+    assert _loaded_model(first) and not _loaded_model(second)
+    assert {"packaging", "rich", "typer"}.isdisjoint(m.split(".")[0] for m in _imported(second))
+    assert "packaging" in {m.split(".")[0] for m in _imported(first)}  # the long way does
+
+
+def test_an_upgrade_answers_anew(project):
+    site = project[0]
+    assert "torch         2.13.0" in _check(project).stdout.replace("torch               ", "torch         ")
+    _dist(site, "torch", "2.12.0")  # pip upgrading or downgrading: a dist-info folder replaced
+    proc = _check(project)
+    assert "2.12.0" in proc.stdout and proc.returncode == 1, proc.stdout
+
+
+def test_an_edited_matrix_answers_anew(project):
+    work = project[1]
+    assert _check(project).returncode == 0
+    (work / "compat.yaml").write_text(MINIMAL.replace("status: supported", "status: deprecated"))
+    proc = _check(project)
+    assert proc.returncode == 3 and "deprecated" in proc.stdout, proc.stdout
+
+
+def test_the_options_are_part_of_the_question(project):
+    plain = _check(project)
+    as_json = _check(project, "--json")
+    what_if = _check(project, "--torch", "2.12.0")
+    assert json.loads(as_json.stdout)["exit_code"] == 0 and not plain.stdout.startswith("{")
+    assert what_if.returncode == 1 and "2.12.0" in what_if.stdout
+    assert _check(project).stdout == plain.stdout
+
+
+def test_a_dimension_a_detector_reads_is_read_every_time(project):
+    work = project[1]
+    matrix = MINIMAL.replace(
+        "releases:",
+        'dimensions:\n  kit:\n    values: ["1.0", "2.0"]\n    detect:\n      - env: KIT_VERSION\nreleases:',
+    ).replace("status: supported}", "status: supported, dimensions: {kit: 2.0}}")
+    (work / "compat.yaml").write_text(matrix)
+    on_two = _check(project, env={"KIT_VERSION": "2.0"})
+    on_one = _check(project, env={"KIT_VERSION": "1.0"})
+    assert on_two.returncode == 0, on_two.stdout + on_two.stderr
+    assert on_one.returncode == 1 and "kit" in on_one.stdout, on_one.stdout
+
+
+def test_a_memo_writable_by_others_is_not_believed(project):
+    _check(project)
+    cache = project[2]
+    memos = list((cache / "check-answers").glob("*.json"))
+    assert len(memos) == 1
+    planted = json.loads(memos[0].read_text())
+    planted["report"]["stdout"] = "planted answer\n"
+    memos[0].write_text(json.dumps(planted))
+    memos[0].chmod(0o666)
+    proc = _check(project)
+    assert "planted answer" not in proc.stdout and "tiny-adapter" in proc.stdout
+
+
+def test_no_memo_answers_the_long_way_when_asked(project):
+    _check(project)
+    proc = _check(project, env={"ADAPTER_MATRIX_NO_MEMO": "1"}, importtime=True)
+    assert _loaded_model(proc) and proc.returncode == 0
+
+
+def test_the_memo_lives_in_the_cache_folder(project, monkeypatch):
+    monkeypatch.setenv("ADAPTER_MATRIX_CACHE", str(project[2]))
+    assert entry_path("check-answers", "k").startswith(str(project[2]))
