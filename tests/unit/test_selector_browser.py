@@ -276,7 +276,8 @@ def test_the_compact_grid_shows_older_releases_on_a_click(tmp_path):
     parser.feed(_chromium("--dump-dom", page.as_uri()))
     seen = json.loads(parser.text)
     assert seen["count"] > 0 and seen["closed"] is False
-    assert seen["summary"] == "supported"  # the newest release's status, and nothing else
+    # the newest release's status (0.3.0, experimental until its tiers ran), and nothing else
+    assert seen["summary"] == "experimental"
     assert seen["open"] is True
-    assert "supported (0.2.1, 0.1.0); experimental (0.2.0)" in seen["text"]
-    assert "0.2.1" in seen["note"] and "0.2.0, 0.1.0" in seen["note"]
+    assert "supported (0.2.1, 0.1.0); experimental (0.3.0, 0.2.0)" in seen["text"]
+    assert "0.3.0" in seen["note"] and "0.2.1, 0.2.0, 0.1.0" in seen["note"]
