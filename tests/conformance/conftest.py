@@ -18,8 +18,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from . import isolation  # noqa: E402
+from . import isolation, script_server  # noqa: E402
 from .support import DEVICE  # noqa: E402
+from .workloads import ranks  # noqa: E402
 
 HERE = Path(__file__).parent
 
@@ -37,9 +38,30 @@ def pytest_configure(config):
 
 
 def pytest_collection_finish(session):
-    """Each conformance test runs in a forked process (isolation.py): a crash fails that test."""
+    """Each conformance test runs in a forked process (isolation.py): a crash fails that test.
+    The workloads' ranks and references run as forks of a server that imported torch once
+    (script_server.py), started now so it imports while the first tests run."""
     if isolation.enabled() and not session.config.option.collectonly:
-        isolation.start(session, [item for item in session.items if HERE in Path(str(item.fspath)).parents], _warm_up)
+        items = [item for item in session.items if HERE in Path(str(item.fspath)).parents]
+        if not os.environ.get(FRESH_RANKS) and any(HERE / "workloads" in Path(str(i.fspath)).parents for i in items):
+            log = tempfile.mkstemp(prefix="script-server-", suffix=".log")
+            os.close(log[0])
+            script_server.start(ranks.environment(one_thread=False), _script_preload(), log[1])
+            isolation.CPU_ELSEWHERE.append(lambda: script_server.CPU_OF_FORKS[0])
+        isolation.start(session, items, _warm_up)
+
+
+FRESH_RANKS = "ADAPTER_MATRIX_FRESH_RANKS"  # set: ranks and references start as fresh interpreters
+# What ranks and references import, once in the script server: the distributed modules the
+# workloads use (FSDP's or the distributed checkpoint's: 6 s of CPU with a CUDA build of torch).
+SCRIPT_PRELOAD = (
+    "torch",
+    "shims",
+    "torch.distributed",
+    "torch.nn.parallel",
+    "torch.distributed.fsdp",
+    "torch.distributed.checkpoint",
+)
 
 
 # torch.compile's modules, imported once in the fork server rather than in every test that
@@ -67,6 +89,13 @@ def _warm_up() -> None:
                     pass
 
 
+def _script_preload() -> list:
+    import shims
+
+    compiler = [m for feature, names in COMPILER_MODULES.items() if shims.capability(feature) is None for m in names]
+    return [*SCRIPT_PRELOAD, *compiler]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
     return True if isolation.run_isolated(item) else None
@@ -74,6 +103,7 @@ def pytest_runtest_protocol(item, nextitem):
 
 def pytest_sessionfinish(session):
     isolation.shutdown()
+    script_server.stop()
     if _inductor_cache is not None:
         shutil.rmtree(_inductor_cache, ignore_errors=True)
 

@@ -24,41 +24,33 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import runpy
 import signal
 import sys
 import tempfile
 import time
 from typing import Dict, List
 
+from script_server import exit_code, run_as_main  # this script's neighbour (sys.path[0] at start)
+
 STDERR_TAIL = 2000
 
 
 def _child(script: str, out: str, err: str) -> None:
     """In the fork: the script as ``python SCRIPT`` runs it, then a normal interpreter exit."""
-    code = 0
+    code = 1
     try:
         for fd, path in ((1, out), (2, err)):
             target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(target, fd)
             os.close(target)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        sys.argv = [script]
-        runpy.run_path(script, run_name="__main__")
-    except SystemExit as stop:  # the script's own sys.exit(): its status, as for a plain run
-        code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        code = run_as_main([script])
     except BaseException:
         import traceback
 
         traceback.print_exc()
-        code = 1
     sys.stdout.flush()
     sys.exit(code)  # not os._exit: atexit handlers and Py_FinalizeEx run, as after `python SCRIPT`
-
-
-def _exit_code(status: int) -> int:
-    """As subprocess reports it: the exit status, or minus the signal that ended the run."""
-    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
 def _read(path: str, tail: int = 0) -> str:
@@ -114,7 +106,7 @@ def main(argv: List[str]) -> int:
         done.append(
             {
                 "run": run["run"],
-                "status": -1 if run.get("killed") else _exit_code(status),
+                "status": -1 if run.get("killed") else exit_code(status),
                 "stdout": _read(str(run["out"])),
                 "stderr": stderr,
             }

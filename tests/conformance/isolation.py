@@ -46,6 +46,7 @@ ENV = "ADAPTER_MATRIX_NO_FORK"
 TIMEOUT_ENV = "ADAPTER_MATRIX_TEST_TIMEOUT"  # seconds a single test may take in its process
 DEFAULT_TIMEOUT = 900.0
 CPU_PROPERTY = "cpu_seconds"  # a report's user property: the test's CPU time (module docstring)
+CPU_ELSEWHERE: List[Callable[[], float]] = []  # CPU seconds of a test's work done by other processes
 
 
 def enabled() -> bool:
@@ -163,9 +164,11 @@ class ForkServer:
 
 
 def _cpu_seconds() -> float:
-    """User and system time of this process and of its waited-for children, since the fork."""
+    """User and system time of this process and of its waited-for children, since the fork,
+    and what each of :data:`CPU_ELSEWHERE` counts (the script server's forks, which it waits
+    for, not the test: conftest.py)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + sum(f() for f in CPU_ELSEWHERE)
 
 
 def time_limit(item: pytest.Item) -> float:

@@ -5,13 +5,19 @@ The distributed workloads (DDP, FSDP, tensor parallel) start real processes, as 
 would: each rank runs ``worker ARGS... RANK WORLD INIT_FILE RESULT_FILE`` and writes its
 result as JSON. A rank that fails shows the end of its output in the assertion.
 
-The reference (:func:`start_reference`) runs in a fresh interpreter too, beside the ranks, and
-every process of a comparison runs one intra-op thread (:data:`ONE_THREAD`). Both are what make
-the bitwise comparisons deterministic: a CPU kernel's reduction order depends on how many
+The reference (:func:`start_reference`) runs in a process of its own too, beside the ranks,
+and every process of a comparison runs one intra-op thread (:data:`ONE_THREAD`). Both are what
+make the bitwise comparisons deterministic: a CPU kernel's reduction order depends on how many
 threads split it (GPT-2's data-parallel reference differs in 18% of its parameters, by up to
 1.3e-6, between 1 and 2 threads, torch 2.13), and the count a process gets depends on the
 machine, its load (OpenMP's and MKL's dynamic threads) and, for a reference computed in the
 test's own process, on everything that ran there before.
+
+Ranks and references are forks of one interpreter per session lane that has imported torch
+and what they import, and nothing else (``../script_server.py``): each runs as
+``python SCRIPT ARGS`` would, without paying torch's import again (1.6-8 s of CPU per
+process, a cell starts about 25). ``ADAPTER_MATRIX_FRESH_RANKS=1`` starts fresh interpreters
+instead (conftest.py).
 """
 
 from __future__ import annotations
@@ -22,15 +28,28 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, List, Mapping, Optional, Sequence, Union
+
+from .. import script_server
 
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # torch's intra-op threads, read at start
 
 
-def _environment(one_thread: bool = True) -> dict:
+def environment(one_thread: bool = True) -> dict:
     # faulthandler: a process that dies on a signal prints every thread's Python stack
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONFAULTHANDLER="1")
     return dict(env, **ONE_THREAD) if one_thread else env
+
+
+Process = Union[subprocess.Popen, script_server.Forked]
+
+
+def _start(argv: Sequence[str], env: Mapping[str, str], output: Path) -> Process:
+    """``python ARGV...``: a fork of the lane's script server, else a fresh interpreter."""
+    forked = script_server.spawn(argv, env, str(output))
+    if forked is not None:
+        return forked
+    return subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
 
 
 class Reference:
@@ -42,17 +61,13 @@ class Reference:
     def __init__(self, module: str, function: str, tmp_path: Path, *args: str, one_thread: bool = True) -> None:
         threads = "" if one_thread else "-threads"
         self.out = tmp_path.parent / "references" / f"{module}.{function}({','.join(args)}){threads}.json"
-        self.proc: Optional[subprocess.Popen] = None
+        self.proc: Optional[Process] = None
         if self.out.exists():
             return
         self.out.parent.mkdir(exist_ok=True)
         script = Path(__file__).with_name("reference.py")
-        self.proc = subprocess.Popen(
-            [sys.executable, str(script), module, function, str(self.out), *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=_environment(one_thread),
-        )
+        argv = [str(script), module, function, str(self.out), *args]
+        self.proc = _start(argv, environment(one_thread), tmp_path / f"reference-{function}.log")
 
     def result(self) -> Any:
         if self.proc is None:
@@ -78,11 +93,10 @@ def run_ranks(
     worker: Path, tmp_path: Path, world: int, *args: str, extra: tuple = (), one_thread: bool = True
 ) -> List[Any]:
     """The result of each of ``world`` ranks of ``worker``, after all exited with status 0."""
-    env = _environment(one_thread)
+    env = environment(one_thread)
     procs = [
-        subprocess.Popen(
+        _start(
             [
-                sys.executable,
                 str(worker),
                 *args,
                 str(rank),
@@ -91,9 +105,8 @@ def run_ranks(
                 str(tmp_path / f"rank{rank}.json"),
                 *extra,
             ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=env,
+            env,
+            tmp_path / f"rank{rank}.log",
         )
         for rank in range(world)
     ]
@@ -109,7 +122,7 @@ def run_ranks(
     return [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(world)]
 
 
-def _stacks(procs: List[subprocess.Popen]) -> str:
+def _stacks(procs: List[Process]) -> str:
     """Every rank's Python stacks (faulthandler prints them on SIGABRT), then kills the ranks."""
     tails = []
     for rank, proc in enumerate(procs):
