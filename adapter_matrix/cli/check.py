@@ -71,19 +71,19 @@ def check(
     """
     raise typer.Exit(
         run_check(
-            matrix,
-            torch,
-            python,
-            adapter,
-            sets,
-            as_json,
-            deep,
-            today,
-            companions,
-            no_binary,
-            env,
-            requirements,
-            resolve,
-            constraints,
+            matrix=matrix,
+            torch=torch,
+            python=python,
+            adapter=adapter,
+            sets=sets,
+            companions=companions,
+            as_json=as_json,
+            deep=deep,
+            no_binary=no_binary,
+            env=env,
+            requirements=requirements,
+            resolve=resolve,
+            constraints=constraints,
+            today=today,
         )
     )

@@ -27,7 +27,7 @@ from .base import (
     print_diagnostics,
 )
 
-__all__ = ["CheckOption", "CHECK_OPTIONS", "parse_check", "run_check"]
+__all__ = ["CheckOption", "CHECK_OPTIONS", "CheckRequest", "parse_check", "run_check"]
 
 
 class CheckOption(NamedTuple):
@@ -55,6 +55,41 @@ CHECK_OPTIONS = (
     CheckOption(("--today",), "today", "value"),
 )
 _BY_FLAG = {flag: option for option in CHECK_OPTIONS for flag in option.flags}
+
+
+class CheckRequest(NamedTuple):
+    """What a ``check`` command line asks: one field per option of :data:`CHECK_OPTIONS` (its
+    ``dest``), and ``memo``: whether a plain question asked before may be answered from its
+    memo (:mod:`adapter_matrix.check.recall`; the console script's, not a caller's in a
+    process whose environment it patches)."""
+
+    matrix: Optional[str] = None
+    torch: Optional[str] = None
+    python: Optional[str] = None
+    adapter: Optional[str] = None
+    sets: Sequence[str] = ()
+    companions: Sequence[str] = ()
+    as_json: bool = False
+    deep: bool = False
+    no_binary: bool = False
+    env: Optional[str] = None
+    requirements: Optional[str] = None
+    resolve: bool = False
+    constraints: Optional[str] = None
+    today: Optional[str] = None
+    memo: bool = False
+
+    @property
+    def plain(self) -> bool:
+        """A question about this environment as installed, which a memo may answer."""
+        return not (
+            self.deep
+            or self.env is not None
+            or self.requirements is not None
+            or self.resolve
+            or self.constraints is not None
+            or self.adapter
+        )
 
 
 def parse_check(argv: Sequence[str]) -> Optional[Dict[str, Any]]:
@@ -99,59 +134,26 @@ def _parse_sets(values: List[str], option: str = "--set", example: str = "cann=8
     return out
 
 
-def _mapped_check(*args: Any) -> int:
+def _mapped_check(request: CheckRequest) -> int:
     """:func:`_run_check` with the tool's errors mapped as every command maps them
     (:func:`~adapter_matrix.cli.base.fail_with`): ``check`` runs without typer's group."""
     from ..errors import AdapterMatrixError
 
     try:
-        return _run_check(*args)
+        return _run_check(request)
     except AdapterMatrixError as exc:
         fail_with(exc)
 
 
-def run_check(
-    matrix: Optional[str] = None,
-    torch: Optional[str] = None,
-    python: Optional[str] = None,
-    adapter: Optional[str] = None,
-    sets: Sequence[str] = (),
-    as_json: bool = False,
-    deep: bool = False,
-    today: Optional[str] = None,
-    companions: Sequence[str] = (),
-    no_binary: bool = False,
-    env: Optional[str] = None,
-    requirements: Optional[str] = None,
-    resolve: bool = False,
-    constraints: Optional[str] = None,
-    memo: bool = False,
-) -> int:
-    """Run ``check`` and print its report; returns the exit code (usage errors exit 2 themselves,
-    with ``--json`` after printing a document that holds the error). ``memo``: answer a plain
-    question asked before from its memo (:mod:`adapter_matrix.check.recall`); the console
-    script does, a caller in a process whose environment it patches must not."""
-    args = (
-        matrix,
-        torch,
-        python,
-        adapter,
-        sets,
-        as_json,
-        deep,
-        today,
-        companions,
-        no_binary,
-        env,
-        requirements,
-        resolve,
-        constraints,
-        memo,
-    )
-    if not as_json:
-        return _mapped_check(*args)
+def run_check(**options: Any) -> int:
+    """Run ``check`` with the keywords of :class:`CheckRequest` and print its report; returns the
+    exit code (usage errors exit 2 themselves, with ``--json`` after printing a document that
+    holds the error)."""
+    request = CheckRequest(**options)
+    if not request.as_json:
+        return _mapped_check(request)
     try:
-        return _mapped_check(*args)
+        return _mapped_check(request)
     except CommandError as exc:
         _print_document(_refusal(exc.code if isinstance(exc.code, int) else EXIT_USAGE, exc.message))
         raise
@@ -189,95 +191,45 @@ def _invalid(located: Any, exc: Any) -> Any:
     return Invalid(located.origin, located.path, tuple(str(d) for d in exc.diagnostics if d.severity == "error"))
 
 
-def _run_check(
-    matrix: Optional[str],
-    torch: Optional[str],
-    python: Optional[str],
-    adapter: Optional[str],
-    sets: Sequence[str],
-    as_json: bool,
-    deep: bool,
-    today: Optional[str],
-    companions: Sequence[str],
-    no_binary: bool,
-    env: Optional[str],
-    requirements: Optional[str],
-    resolve: bool,
-    constraints: Optional[str],
-    memo: bool,
-) -> int:
+def _run_check(request: CheckRequest) -> int:
     from ..check.facts import judge
 
     target = None
-    if env is not None:  # another environment: its files, never its interpreter
+    if request.env is not None:  # another environment: its files, never its interpreter
         from ..check.elsewhere import locate
 
         try:
-            target = locate(env)
+            target = locate(request.env)
         except ValueError as exc:
             fail(str(exc))
     judge(target)
     try:
-        return _check_here(
-            matrix,
-            torch,
-            python,
-            adapter,
-            sets,
-            as_json,
-            deep,
-            today,
-            companions,
-            no_binary,
-            requirements,
-            resolve,
-            constraints,
-            target,
-            memo,
-        )
+        return _check_here(request, target)
     finally:
         judge(None)
 
 
-def _check_here(
-    matrix: Optional[str],
-    torch: Optional[str],
-    python: Optional[str],
-    adapter: Optional[str],
-    sets: Sequence[str],
-    as_json: bool,
-    deep: bool,
-    today: Optional[str],
-    companions: Sequence[str],
-    no_binary: bool,
-    requirements: Optional[str],
-    resolve: bool,
-    constraints: Optional[str],
-    target: Any,
-    use_memo: bool,
-) -> int:
-    color = _color() and not as_json
+def _check_here(request: CheckRequest, target: Any) -> int:
+    """``request`` about this environment, or ``target`` (``--env``)'s."""
+    color = _color() and not request.as_json
     memo = None
     # A plain question asked before is answered from its memo (check/recall.py): no model,
     # no packaging, no rich. Anything else, or a changed input, answers the long way.
-    plain = not (
-        deep or target is not None or requirements is not None or resolve or constraints is not None or adapter
-    )
-    if use_memo and plain and not os.environ.get("ADAPTER_MATRIX_NO_MEMO"):
+    if request.memo and request.plain and not os.environ.get("ADAPTER_MATRIX_NO_MEMO"):
         from ..check.facts import search_path
         from ..check.recall import question, recall, stamps
 
         paths = search_path()
-        located = [(m.origin, m.path) for m in find_or_exit(matrix)]
+        located = [(m.origin, m.path) for m in find_or_exit(request.matrix)]
         options = {
-            "matrix": matrix,
-            "torch": torch,
-            "python": python,
-            "sets": list(sets),
-            "companions": list(companions),
-            "json": as_json,
-            "today": today,
-            "no_binary": no_binary,
+            "matrix": request.matrix,
+            "torch": request.torch,
+            "python": request.python,
+            "sets": list(request.sets),
+            "companions": list(request.companions),
+            "json": request.as_json,
+            "today": request.today,
+            "no_binary": request.no_binary,
         }
         key = question(options, located, color, paths)
         known = recall(key)
@@ -289,23 +241,7 @@ def _check_here(
     heard = _Heard(sys.stderr)  # an answer that warned on stderr is not memoized
     sys.stderr = heard
     try:
-        code, out, remembered = _answer(
-            matrix,
-            torch,
-            python,
-            adapter,
-            sets,
-            as_json,
-            deep,
-            today,
-            companions,
-            no_binary,
-            requirements,
-            resolve,
-            constraints,
-            target,
-            color,
-        )
+        code, out, remembered = _answer(request, target, color)
     finally:
         sys.stderr = heard.stream
     sys.stdout.write(out)
@@ -350,21 +286,7 @@ def _confirmed(known: Dict[str, Any], paths: Sequence[str]) -> bool:
 
 
 def _answer(
-    matrix: Optional[str],
-    torch: Optional[str],
-    python: Optional[str],
-    adapter: Optional[str],
-    sets: Sequence[str],
-    as_json: bool,
-    deep: bool,
-    today: Optional[str],
-    companions: Sequence[str],
-    no_binary: bool,
-    requirements: Optional[str],
-    resolve: bool,
-    constraints: Optional[str],
-    target: Any,
-    color: bool,
+    request: CheckRequest, target: Any, color: bool
 ) -> Tuple[int, str, Optional[Tuple[List[List[Any]], Dict[str, Any]]]]:
     """``check`` the long way: (exit code, what to print, and what a memo of it keeps besides:
     the binary sections with their pins and the autoload section; None when it must not be
@@ -378,15 +300,18 @@ def _answer(
     from ..check.verdict import verdict
     from ..matrix.model import PythonVersion
 
+    # the request's values this answer changes as it goes (--adapter DIST, --requirements' torch)
+    matrix, torch, python, adapter = request.matrix, request.torch, request.python, request.adapter
+    as_json, deep, constraints, requirements = request.as_json, request.deep, request.constraints, request.requirements
     python_override = None
     if python is not None:
         try:
             python_override = PythonVersion.parse(python)
         except ValueError as exc:
             fail(f"--python: {exc}")
-    overrides = _parse_sets(list(sets))
-    assumed_companions = _parse_sets(list(companions), "--companion", "torchvision=0.19.1")
-    when = date_or_exit(today)
+    overrides = _parse_sets(list(request.sets))
+    assumed_companions = _parse_sets(list(request.companions), "--companion", "torchvision=0.19.1")
+    when = date_or_exit(request.today)
     answers: List[Any] = []
     invalid: List[Any] = []
     named = None  # `--adapter DIST`: that distribution, with or without a matrix
@@ -397,17 +322,17 @@ def _answer(
         from ..check.requirements import RequirementsError, read_pins, resolve_pins
 
         try:
-            pins = resolve_pins(requirements) if resolve else read_pins(requirements)
+            pins = resolve_pins(requirements) if request.resolve else read_pins(requirements)
         except RequirementsError as exc:
             fail(str(exc))
         torch = torch or pins.get("torch")
-    elif resolve:
+    elif request.resolve:
         fail("--resolve resolves a --requirements FILE: give one")
     if deep and target is not None:
         fail("--deep imports torch in this process: it cannot judge another environment (--env)")
     # the binary check judges the installed files: not a what-if torch, Python or adapter
     what_if = torch is not None or python is not None or adapter is not None
-    binary = not no_binary and not what_if
+    binary = not request.no_binary and not what_if
     if constraints is not None:
         from ..check.constraints import FORMATS
 
