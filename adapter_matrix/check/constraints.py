@@ -19,7 +19,7 @@ unsupported one would keep it broken, and ``check`` names its fixes instead.
 from __future__ import annotations
 
 import json
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..matrix.model import Matrix
 from ..matrix.status import Status
@@ -97,6 +97,16 @@ def render_pins(pins: Sequence[Pins], fmt: str) -> str:
         lines.append("explicit = true  # only the packages [tool.uv.sources] sends here")
     if urls:  # one torch build per environment: several indexes only when matrices disagree
         lines += ["", "[tool.uv.sources]"]
-        packages = dict.fromkeys(p for pin in pins if pin.where is not None for p in pin.from_index)
-        lines += [f"{pkg} = {{ index = {json.dumps(names[0])} }}" for pkg in packages]
+        index_name = dict(zip(urls, names))
+        sources: Dict[str, str] = {}  # package -> the index of the first environment that pins it there
+        also: List[str] = []
+        for pin in pins:
+            if pin.where is None or pin.where[0] != "--index-url":
+                continue  # PyPI, or a folder: find-links above, no source needed
+            for package in pin.from_index:
+                first = sources.setdefault(package, index_name[pin.where[1]])
+                if first != index_name[pin.where[1]]:  # uv takes one index per package
+                    also.append(f"# {package}: {pin.describes} takes it from {pin.where[1]}, not {first}")
+        lines += [f"{package} = {{ index = {json.dumps(index)} }}" for package, index in sources.items()]
+        lines += also
     return "\n".join(lines) + "\n"

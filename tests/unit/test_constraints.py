@@ -72,3 +72,28 @@ def test_an_environment_that_does_not_work_is_not_pinned(tmp_path):
     proc = _check(venv, "pip")
     assert proc.returncode == 1 and proc.stdout == ""
     assert "there is nothing to keep" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_uv_sends_each_package_to_the_index_its_own_matrix_names_and_says_where_they_disagree():
+    """Two adapters' matrices in one environment: a package goes to the index of the first that
+    pins it there (uv takes one per package), the disagreement is named, and a package from a
+    folder (find-links) gets no index source."""
+    from adapter_matrix.check.constraints import Pins, render_pins
+
+    cpu, xpu = "https://download.pytorch.org/whl/cpu", "https://example.org/whl/xpu"
+    pins = [
+        Pins(("torch==2.13.0+cpu", "tiny==1.0"), ("--index-url", cpu), ("torch",), "tiny (a.yaml)"),
+        Pins(
+            ("torch==2.13.0+cpu", "xvision==0.1+xpu", "x==2.0"),
+            ("--index-url", xpu),
+            ("torch", "xvision"),
+            "x (b.yaml)",
+        ),
+        Pins(("torch==2.13.0+cpu", "local==3.0"), ("--find-links", "/opt/wheels"), ("torch",), "local (c.yaml)"),
+    ]
+    out = render_pins(pins, "uv")
+    uv = tomllib.loads(out)["tool"]["uv"]
+    assert [(i["name"], i["url"]) for i in uv["index"]] == [("torch-0", cpu), ("torch-1", xpu)]
+    assert uv["sources"] == {"torch": {"index": "torch-0"}, "xvision": {"index": "torch-1"}}
+    assert uv["find-links"] == ["/opt/wheels"]
+    assert f"# torch: x (b.yaml) takes it from {xpu}, not torch-0" in out.splitlines()
