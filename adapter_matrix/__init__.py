@@ -13,13 +13,17 @@ purpose (it runs inside ``import torch`` under autoload): the names below load t
 modules on first use, and the CLI never loads them.
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
 from ._version import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a warm `check` never does)
 
 __all__ = ["__version__", "require", "Support", "UnsupportedEnvironment", "OtherAcceleratorWarning"]
 
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     from .check.accelerators import OtherAcceleratorWarning
     from .check.guard import Support, UnsupportedEnvironment, require
 

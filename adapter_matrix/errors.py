@@ -13,7 +13,9 @@ warning, 4 stopped by a signal (``tier``; what finished is kept). A verdict's co
 
 from __future__ import annotations
 
-from typing import Iterable
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a warm `check` never does)
+if TYPE_CHECKING:
+    from typing import Iterable
 
 __all__ = [
     "AdapterMatrixError",

@@ -14,12 +14,14 @@ Only small standard modules are imported here: the cache and the import-time gua
 
 from __future__ import annotations
 
-import json
 import os
 import stat
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple, Union
 
 from .errors import AdapterMatrixError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a warm `check` never does)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, Optional, Tuple, Union
 
 __all__ = [
     "read_toml",
@@ -321,6 +323,8 @@ def json_files(folder: str, limit: int = JSON_LIMIT, skip: Tuple[str, ...] = ())
     folder of downloaded CI artifacts works as is), except those named in ``skip``;
     :class:`JSONFileError` for a bad one: unreadable, not UTF-8, not JSON, nested too
     deeply to parse, or larger than ``limit`` bytes (read no further)."""
+    import json
+
     for base, dirs, files in os.walk(folder):
         dirs.sort()
         for name in sorted(files):

@@ -4,8 +4,9 @@ An entry is a JSON object ``{"deps": [[path, stamp], ...], "report": {...}}``: t
 the ``stat`` (size, modification time, inode) of every file and folder it was read from. A
 later run stats those and reuses the answer while none changed: a changed file makes an
 entry stale, never wrong. The binary check keeps its verdicts this way
-(:mod:`adapter_matrix.binary.store`), and so does ``check`` its whole answer
-(:mod:`adapter_matrix.check.recall`).
+(:mod:`adapter_matrix.binary.store`); ``check`` keeps its whole answer with the same stamps,
+those of what these entries were decided from included (:mod:`adapter_matrix.check.recall`,
+in a format its warm path reads without ``json``).
 
 Entries are JSON (nothing in them can run code), written atomically and 0600, and read only
 when :func:`~adapter_matrix.matrix.cache.trusted_entry` trusts them, never through a symbolic
@@ -14,18 +15,31 @@ link. A damaged entry is a miss. Imports nothing heavy: it runs at the start of 
 
 from __future__ import annotations
 
-import json
 import os
-from typing import Any, Dict, Iterable, Optional, Tuple
 
 try:  # built into CPython; hashlib would load OpenSSL first
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover
     from hashlib import blake2b
 
-__all__ = ["Stamp", "stamp", "digest", "entry_path", "read_entry", "write_entry", "load_stamped", "store_stamped"]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a warm `check` never does)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, Optional, Tuple
 
-Stamp = Optional[Tuple[int, int, int]]  # (size, mtime_ns, inode); None: the path does not exist
+    Stamp = Optional[Tuple[int, int, int]]  # (size, mtime_ns, inode); None: the path does not exist
+
+__all__ = [
+    "Stamp",
+    "stamp",
+    "digest",
+    "entry_path",
+    "read_entry",
+    "write_entry",
+    "load_stamped",
+    "store_stamped",
+    "entry_deps",
+]
+
 MAX_ENTRY_BYTES = 256 << 20
 
 
@@ -46,14 +60,16 @@ def digest(parts: Iterable[str]) -> str:
     return h.hexdigest()
 
 
-def entry_path(kind: str, key: str) -> str:
+def entry_path(kind: str, key: str, suffix: str = ".json") -> str:
     """Where the entry ``key`` of the cache ``kind`` (a folder name) lives."""
     from .matrix.cache import cache_root
 
-    return os.path.join(cache_root(), kind, key + ".json")
+    return os.path.join(cache_root(), kind, key + suffix)
 
 
 def read_entry(path: str) -> Optional[Any]:
+    import json
+
     from .files import FileReadError, read_regular
     from .matrix.cache import trusted_entry
 
@@ -66,6 +82,8 @@ def read_entry(path: str) -> Optional[Any]:
 
 
 def write_entry(path: str, value: Any) -> None:
+    import json
+
     from .files import FileWriteError, atomic_write, private_folder
 
     try:
@@ -75,19 +93,34 @@ def write_entry(path: str, value: Any) -> None:
         pass
 
 
-def load_stamped(path: str) -> Optional[Dict[str, Any]]:
-    """The stored answer, if every file and folder it was decided from is unchanged."""
+def _holding(path: str) -> Optional[Tuple[Dict[str, Stamp], Dict[str, Any]]]:
+    """The entry's deps and answer, if every file and folder it was decided from is unchanged."""
     raw = read_entry(path)
-    if not isinstance(raw, dict) or not isinstance(raw.get("deps"), list):
+    if not isinstance(raw, dict) or not isinstance(raw.get("deps"), list) or not isinstance(raw.get("report"), dict):
         return None
+    deps: Dict[str, Stamp] = {}
     for item in raw["deps"]:
         if not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str):
             return None
         path_, st = item
-        if stamp(path_) != (tuple(st) if isinstance(st, list) else None if st is None else st):
+        held = tuple(st) if isinstance(st, list) else None if st is None else st
+        if stamp(path_) != held:
             return None
-    report = raw.get("report")
-    return report if isinstance(report, dict) else None
+        deps[path_] = held
+    return deps, raw["report"]
+
+
+def load_stamped(path: str) -> Optional[Dict[str, Any]]:
+    """The stored answer, if every file and folder it was decided from is unchanged."""
+    held = _holding(path)
+    return None if held is None else held[1]
+
+
+def entry_deps(path: str) -> Optional[Dict[str, Stamp]]:
+    """What the stored answer at ``path`` was decided from, with their stamps, while it holds:
+    an answer built on it (``check``'s memo) is then stale exactly when it is."""
+    held = _holding(path)
+    return None if held is None else held[0]
 
 
 def store_stamped(path: str, deps: Dict[str, Stamp], report: Dict[str, Any]) -> None:

@@ -23,14 +23,17 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from ..memo import Stamp, load_stamped, stamp, store_stamped
+from ..memo import load_stamped, stamp, store_stamped
 from ..names import escaped_name
 from .elf import ElfError, ElfFacts
 from .ldso import Found, Search
 from .site import Site
 from .store import environment_key, facts_for
+
+if TYPE_CHECKING:
+    from ..memo import Stamp
 
 __all__ = ["Site", "audit", "TORCH_NAMESPACES", "cxx11_abi"]
 

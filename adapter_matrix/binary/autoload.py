@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
+
+if TYPE_CHECKING:
+    from ..memo import Stamp
 
 from ..names import canonical_name
 
-__all__ = ["GROUP", "lint", "autoload_section"]
+__all__ = ["GROUP", "lint", "autoload_entry", "autoload_section"]
 
 GROUP = "torch.backends"
 MAX_SOURCE_FILES = 2000  # a package scanned for PrivateUse1 is read up to this many modules
@@ -232,14 +235,20 @@ def lint(paths: Sequence[str]) -> Dict[str, Any]:
     return {"ok": not problems, "entry_points": shown, "problems": problems}
 
 
-def autoload_section(paths: Sequence[str]) -> Dict[str, Any]:
-    """:func:`lint` of ``paths``, from the cache while no folder, dist-info or entry point's
-    module it read has changed (an install or uninstall changes its folder)."""
-    from ..memo import Stamp, load_stamped, stamp, store_stamped
+def autoload_entry(paths: Sequence[str]) -> str:
+    """Where :func:`autoload_section` keeps the lint of ``paths`` (a memo entry)."""
     from .site import Site
     from .store import environment_key
 
-    key = environment_key("torch.backends", "", Site(tuple(paths)), None)
+    return environment_key("torch.backends", "", Site(tuple(paths)), None)
+
+
+def autoload_section(paths: Sequence[str]) -> Dict[str, Any]:
+    """:func:`lint` of ``paths``, from the cache while no folder, dist-info or entry point's
+    module it read has changed (an install or uninstall changes its folder)."""
+    from ..memo import load_stamped, stamp, store_stamped
+
+    key = autoload_entry(paths)
     cached = load_stamped(key)
     if cached is not None:
         return cached

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Optional, Tuple
 
-__all__ = ["binary_section", "stored_binary_section"]
+__all__ = ["binary_section", "binary_entry", "stored_binary_section"]
 
 
 def _where(distribution: str, site: Any) -> Optional[Tuple[Any, str]]:
@@ -29,15 +29,23 @@ def _where(distribution: str, site: Any) -> Optional[Tuple[Any, str]]:
     return None if located is None else (site, located[0])
 
 
+def binary_entry(distribution: str, pin: Optional[str], site: Any = None) -> Optional[str]:
+    """Where the section for ``distribution`` built for torch ``pin`` is stored (a memo
+    entry, :mod:`adapter_matrix.memo`); None when it is not installed."""
+    from .store import environment_key
+
+    where = _where(distribution, site)
+    return None if where is None else environment_key(distribution, where[1], where[0], pin)
+
+
 def stored_binary_section(distribution: str, pin: Optional[str], site: Any = None) -> Optional[Dict[str, Any]]:
     """The stored section for ``distribution`` built for torch ``pin``, if nothing it was
     decided from changed since; None otherwise (or when it is not installed). A stat of each
     file it read: it imports neither the model, the ELF reader nor the audit."""
     from ..memo import load_stamped
-    from .store import environment_key
 
-    where = _where(distribution, site)
-    return None if where is None else load_stamped(environment_key(distribution, where[1], where[0], pin))
+    entry = binary_entry(distribution, pin, site)
+    return None if entry is None else load_stamped(entry)
 
 
 def binary_section(distribution: str, release: Any = None, site: Any = None) -> Optional[Dict[str, Any]]:

@@ -21,7 +21,10 @@ package provides on first use.
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a warm `check` never does)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["app", "main"]
 
@@ -41,15 +44,23 @@ def __getattr__(name: str) -> Any:  # PEP 562: `from adapter_matrix.cli import a
 
 def main() -> None:
     """Console-script entry point."""
-    from .quick import main as quick_main
-
     if sys.argv[1:] in (["--version"], ["-V"]):
         from .._version import __version__
 
         sys.stdout.write(f"adapter-matrix {__version__}\n")
         sys.exit(0)
+    if sys.argv[1:2] == ["check"]:  # asked before, nothing changed since: its answer (check/recall.py)
+        from ..check.recall import recall
+
+        known = recall(sys.argv[2:])
+        if known is not None:
+            sys.stdout.write(known[1])
+            sys.stdout.flush()
+            sys.exit(known[0])
+    from .quick import main as quick_main
+
     try:
-        code = quick_main(sys.argv[1:], memo=True)  # a process of its own: a plain check may answer from its memo
+        code = quick_main(sys.argv[1:], memo=True)  # a process of its own: its plain check may be remembered
         if code is not None:
             sys.exit(code)
         _app()()

@@ -59,9 +59,9 @@ _BY_FLAG = {flag: option for option in CHECK_OPTIONS for flag in option.flags}
 
 class CheckRequest(NamedTuple):
     """What a ``check`` command line asks: one field per option of :data:`CHECK_OPTIONS` (its
-    ``dest``), and ``memo``: whether a plain question asked before may be answered from its
-    memo (:mod:`adapter_matrix.check.recall`; the console script's, not a caller's in a
-    process whose environment it patches)."""
+    ``dest``), and ``command_line``: the console script's arguments after ``check``, under which
+    a plain question's answer is remembered (:mod:`adapter_matrix.check.recall`); None for a
+    caller in a process whose environment it patches."""
 
     matrix: Optional[str] = None
     torch: Optional[str] = None
@@ -77,11 +77,11 @@ class CheckRequest(NamedTuple):
     resolve: bool = False
     constraints: Optional[str] = None
     today: Optional[str] = None
-    memo: bool = False
+    command_line: Optional[Sequence[str]] = None
 
     @property
     def plain(self) -> bool:
-        """A question about this environment as installed, which a memo may answer."""
+        """A question about this environment as installed, which may be remembered."""
         return not (
             self.deep
             or self.env is not None
@@ -210,47 +210,48 @@ def _run_check(request: CheckRequest) -> int:
 
 
 def _check_here(request: CheckRequest, target: Any) -> int:
-    """``request`` about this environment, or ``target`` (``--env``)'s."""
+    """``request`` about this environment, or ``target`` (``--env``)'s. A plain question from
+    the console script is remembered with what it was decided from (check/recall.py), for
+    the console script's first lines to answer it again while none of that changed."""
     color = _color() and not request.as_json
-    memo = None
-    # A plain question asked before is answered from its memo (check/recall.py): no model,
-    # no packaging, no rich. Anything else, or a changed input, answers the long way.
-    if request.memo and request.plain and not os.environ.get("ADAPTER_MATRIX_NO_MEMO"):
+    deps = paths = None
+    if request.command_line is not None and request.plain and not os.environ.get("ADAPTER_MATRIX_NO_MEMO"):
         from ..check.facts import search_path
-        from ..check.recall import question, recall, stamps
+        from ..check.recall import stamps
 
         paths = search_path()
-        located = [(m.origin, m.path) for m in find_or_exit(request.matrix)]
-        options = {
-            "matrix": request.matrix,
-            "torch": request.torch,
-            "python": request.python,
-            "sets": list(request.sets),
-            "companions": list(request.companions),
-            "json": request.as_json,
-            "today": request.today,
-            "no_binary": request.no_binary,
-        }
-        key = question(options, located, color, paths)
-        known = recall(key)
-        if known is not None and _confirmed(known, paths):
-            sys.stdout.write(known["stdout"])
-            sys.stdout.flush()
-            return int(known["code"])
-        memo = (key, stamps(located, paths))
+        deps = stamps([m.path for m in find_or_exit(request.matrix)], paths)  # before the answer reads them
     heard = _Heard(sys.stderr)  # an answer that warned on stderr is not memoized
     sys.stderr = heard
     try:
-        code, out, remembered = _answer(request, target, color)
+        code, out, binaries = _answer(request, target, color)
     finally:
         sys.stderr = heard.stream
     sys.stdout.write(out)
     sys.stdout.flush()
-    if memo is not None and remembered is not None and not heard.said:
-        from ..check.recall import remember
+    if deps is not None and paths is not None and binaries is not None and not heard.said:
+        built_on = _built_on(binaries, paths)
+        if built_on is not None:
+            from ..check.recall import remember
 
-        remember(memo[0], memo[1], code, out, *remembered)
+            remember(request.command_line or (), {**deps, **built_on}, code, out)
     return code
+
+
+def _built_on(binaries: List[Tuple[str, Optional[str]]], paths: Sequence[str]) -> Optional[Dict[str, Any]]:
+    """What the stored binary sections (``(distribution, pin)`` each) and the autoload lint an
+    answer used were decided from, while they hold; None when one is not stored."""
+    from ..binary.autoload import autoload_entry
+    from ..binary.section import binary_entry
+    from ..memo import entry_deps
+
+    deps: Dict[str, Any] = {}
+    for entry in [binary_entry(d, pin) for d, pin in binaries] + [autoload_entry(paths)]:
+        held = None if entry is None else entry_deps(entry)
+        if held is None:
+            return None
+        deps.update(held)
+    return deps
 
 
 def _color() -> bool:
@@ -273,24 +274,12 @@ class _Heard:
         return getattr(self.stream, name)
 
 
-def _confirmed(known: Dict[str, Any], paths: Sequence[str]) -> bool:
-    """Whether the binary and autoload sections of a memoized answer are still what their own
-    stamped stores hold (their libraries, records and entry points unchanged)."""
-    from ..binary.autoload import autoload_section
-    from ..binary.section import stored_binary_section
-
-    for distribution, pin, section in known["binary"]:
-        if stored_binary_section(distribution, pin) != section:
-            return False
-    return autoload_section(paths) == known["autoload"]
-
-
 def _answer(
     request: CheckRequest, target: Any, color: bool
-) -> Tuple[int, str, Optional[Tuple[List[List[Any]], Dict[str, Any]]]]:
-    """``check`` the long way: (exit code, what to print, and what a memo of it keeps besides:
-    the binary sections with their pins and the autoload section; None when it must not be
-    memoized: a matrix whose dimensions a detector reads, an invalid matrix)."""
+) -> Tuple[int, str, Optional[List[Tuple[str, Optional[str]]]]]:
+    """``check`` the long way: (exit code, what to print, and the binary sections it used, as
+    ``(distribution, pin)``; None when it must not be remembered: a matrix whose dimensions a
+    detector reads, an invalid matrix)."""
     from ..answer import CHECK_SCHEMA, CheckDocument
     from ..binary.section import binary_section
     from ..check.binary import built_for, is_distribution_name, with_binary, with_pins
@@ -344,7 +333,7 @@ def _answer(
             )
     kept: List[Any] = []
     refused: List[str] = []
-    binaries: List[List[Any]] = []  # [distribution, pin, section]: what a memo of this answer confirms
+    binaries: List[Tuple[str, Optional[str]]] = []  # the stored binary sections this answer used
     memorable = True
     paths = target.paths if target is not None else None  # `check --env`: that environment's adapters
     found_matrices = _matrices_of(named, matrix, paths) if named else find_or_exit(matrix, paths)
@@ -385,7 +374,7 @@ def _answer(
             section = binary_section(result.matrix.adapter.distribution, decided.release)
             decided = with_binary(decided, section)
             if section is not None:
-                binaries.append([result.matrix.adapter.distribution, built_for(decided.release), section])
+                binaries.append((result.matrix.adapter.distribution, built_for(decided.release)))
         if pins is not None and torch is not None:
             decided = with_pins(decided, result.matrix.adapter.distribution, adapter_pin, torch, pins.source)
         answer = answer_of(result.matrix, located.origin, installed, decided, judged)
@@ -444,7 +433,7 @@ def _answer(
             from ..check.report import render_lines
 
             out += render_lines(autoload_lines(autoload), color)
-    return code, out, (binaries, autoload) if memorable and not invalid and answers else None
+    return code, out, binaries if memorable and not invalid and answers else None
 
 
 def _matrices_of(distribution: str, explicit: Optional[str], paths: Optional[Sequence[str]] = None) -> List[Any]:
@@ -510,7 +499,8 @@ def _typed(document: Dict[str, Any]) -> Any:
 
 def main(argv: Sequence[str], memo: bool = False) -> Optional[int]:
     """Answer ``check`` without typer when ``argv`` (after the program name) is a plain
-    check command line; None when typer should take it. ``memo``: see :func:`run_check`."""
+    check command line; None when typer should take it. ``memo``: remember a plain
+    question's answer (:class:`CheckRequest`'s ``command_line``)."""
     if not argv or argv[0] != "check":
         return None
     args = parse_check(argv[1:])
@@ -518,4 +508,4 @@ def main(argv: Sequence[str], memo: bool = False) -> Optional[int]:
         # typer answers the usage error on stderr; the document on stdout says the same
         error = "the command line is not one `check` takes (see `adapter-matrix check --help`)"
         _print_document(_refusal(EXIT_USAGE, error))
-    return None if args is None else run_check(**args, memo=memo)
+    return None if args is None else run_check(**args, command_line=tuple(argv[1:]) if memo else None)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
 
 try:  # built into CPython; `import hashlib` would first load OpenSSL (~6 ms of every `check`)
     from _blake2 import blake2b
@@ -32,6 +31,10 @@ except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
 from .._version import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a warm `check` never does)
+if TYPE_CHECKING:
+    from typing import Optional
 
 __all__ = ["cache_root", "compiled_matrix_path", "load_matrix", "trusted_entry", "CacheWarning"]
 

@@ -184,7 +184,7 @@ def test_the_quick_parser_declares_exactly_the_options_of_the_typer_command():
         for param in command.params
     }
     assert declared == {o.dest: (tuple(sorted(o.flags)), o.kind) for o in quick.CHECK_OPTIONS}
-    assert set(quick.CheckRequest._fields) == set(declared) | {"memo"}  # the request the options fill
+    assert set(quick.CheckRequest._fields) == set(declared) | {"command_line"}  # the request the options fill
 
 
 def test_check_finds_the_installed_adapter_without_a_local_matrix(tmp_path):

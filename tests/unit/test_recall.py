@@ -8,6 +8,7 @@ folders on PYTHONPATH, and a matrix in the test's folder.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import shutil
 import subprocess
@@ -46,8 +47,12 @@ def _check(project, *args: str, env=None, importtime: bool = False) -> subproces
     environ = {k: v for k, v in os.environ.items() if k != "ADAPTER_MATRIX_NO_MEMO"}
     environ.update(PYTHONPATH=str(site), ADAPTER_MATRIX_CACHE=str(cache), **(env or {}))
     flags = ["-X", "importtime"] if importtime else []
+    # as the console script runs: its own folder first on the import path, not the working one
+    launcher = cache.parent / "bin" / "adapter-matrix"
+    launcher.parent.mkdir(exist_ok=True)
+    launcher.write_text("import sys\nfrom adapter_matrix.cli import main\nsys.exit(main())\n")
     return subprocess.run(
-        [sys.executable, *flags, "-m", "adapter_matrix", "check", *args],
+        [sys.executable, *flags, str(launcher), "check", *args],
         cwd=work, capture_output=True, text=True, timeout=120, env=environ,
     )  # fmt: skip
 
@@ -113,14 +118,60 @@ def test_a_dimension_a_detector_reads_is_read_every_time(project):
 def test_a_memo_writable_by_others_is_not_believed(project):
     _check(project)
     cache = project[2]
-    memos = list((cache / "check-answers").glob("*.json"))
+    memos = list((cache / "check-answers").glob("*.marshal"))
     assert len(memos) == 1
-    planted = json.loads(memos[0].read_text())
-    planted["report"]["stdout"] = "planted answer\n"
-    memos[0].write_text(json.dumps(planted))
+    fmt, deps, code, _stdout = marshal.loads(memos[0].read_bytes())
+    memos[0].write_bytes(marshal.dumps((fmt, deps, code, "planted answer\n")))
+    assert _check(project).stdout == "planted answer\n"  # this user's own entry is believed ...
     memos[0].chmod(0o666)
     proc = _check(project)
-    assert "planted answer" not in proc.stdout and "tiny-adapter" in proc.stdout
+    assert "planted answer" not in proc.stdout and "tiny-adapter" in proc.stdout  # ... one others can write is not
+
+
+def test_a_damaged_memo_is_a_miss(project):
+    first = _check(project)
+    (memo,) = (project[2] / "check-answers").glob("*.marshal")
+    for damaged in (b"", b"\x00garbage", marshal.dumps(("not", "an", "answer")), memo.read_bytes()[:-7]):
+        memo.write_bytes(damaged)
+        assert _check(project).stdout == first.stdout
+
+
+def test_a_warm_check_imports_only_its_own_few_modules(project):
+    """The start-up promise (docs/performance.md): beyond what the interpreter imports anyway,
+    a warm check loads the answer's few modules, never typing, json, re or the model."""
+    _check(project)
+    warm = _imported(_check(project, importtime=True))
+    site, work, _cache = project
+    bare = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "pass"],
+        cwd=work, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(site)),
+    )  # fmt: skip
+    ours = {m for m in warm - _imported(bare) if m.startswith("adapter_matrix")}
+    assert ours == {
+        "adapter_matrix", "adapter_matrix._version", "adapter_matrix.cli", "adapter_matrix.check",
+        "adapter_matrix.check.recall", "adapter_matrix.memo", "adapter_matrix.matrix",
+        "adapter_matrix.matrix.cache", "adapter_matrix.files", "adapter_matrix.errors",
+    }  # fmt: skip
+    assert warm - _imported(bare) - ours <= {"runpy", "marshal", "_blake2", "__future__"}
+
+
+def test_a_matrix_that_appears_in_the_working_folder_answers_anew(project):
+    """Asked outside a project, check answers from the installed adapter's matrix; a
+    ./compat.yaml written afterwards is found first, and the remembered answer is not given."""
+    site, work, _cache = project
+    (work / "compat.yaml").unlink()
+    package = site / "tiny_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "compat.yaml").write_text(MINIMAL)
+    (info,) = site.glob("tiny_adapter-*.dist-info")
+    (info / "entry_points.txt").write_text("[adapter_matrix.matrices]\ntiny = tiny_pkg:compat.yaml\n")
+    installed = _check(project)
+    assert installed.returncode == 0 and "entry point tiny" in installed.stdout, installed.stdout + installed.stderr
+    assert _check(project).stdout == installed.stdout
+    (work / "compat.yaml").write_text(MINIMAL.replace("status: supported", "status: deprecated"))
+    here = _check(project)
+    assert here.returncode == 3 and "working directory" in here.stdout, here.stdout
 
 
 def test_no_memo_answers_the_long_way_when_asked(project):
