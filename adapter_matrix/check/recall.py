@@ -109,7 +109,10 @@ def recall(argv: Sequence[str]) -> Optional[Tuple[int, str]]:
     from is unchanged; None otherwise (the caller answers the long way)."""
     if os.environ.get(NO_MEMO):
         return None
-    data = _read(_entry(argv))
+    try:
+        data = _read(_entry(argv))
+    except OSError:  # no working folder (removed under us): the long way says so
+        return None
     if data is None:
         return None
     try:

@@ -20,6 +20,7 @@ package provides on first use.
 
 from __future__ import annotations
 
+import os
 import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a warm `check` never does)
@@ -49,6 +50,13 @@ def main() -> None:
 
         sys.stdout.write(f"adapter-matrix {__version__}\n")
         sys.exit(0)
+    try:
+        os.getcwd()
+    except OSError:  # a shell left in a folder that was removed: every command reads paths from here
+        from ..errors import EXIT_USAGE
+
+        sys.stderr.write("error: the working directory no longer exists: cd into one that does\n")
+        sys.exit(EXIT_USAGE)
     if sys.argv[1:2] == ["check"]:  # asked before, nothing changed since: its answer (check/recall.py)
         from ..check.recall import recall
 

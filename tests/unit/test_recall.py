@@ -183,3 +183,17 @@ def test_no_memo_answers_the_long_way_when_asked(project):
 def test_the_memo_lives_in_the_cache_folder(project, monkeypatch):
     monkeypatch.setenv("ADAPTER_MATRIX_CACHE", str(project[2]))
     assert entry_path("check-answers", "k").startswith(str(project[2]))
+
+
+@pytest.mark.parametrize("command", [("check",), ("validate",), ("table", "--check", "README.md")])
+def test_a_working_directory_that_was_removed_is_one_message_not_a_traceback(project, command):
+    _site, work, cache = project
+    gone = work / "removed"
+    gone.mkdir()
+    launcher = cache.parent / "bin" / "adapter-matrix"
+    launcher.parent.mkdir(exist_ok=True)
+    launcher.write_text("import os, sys\nos.chdir(sys.argv.pop(1))\nos.rmdir(os.getcwd())\n"
+                        "from adapter_matrix.cli import main\nsys.exit(main())\n")  # fmt: skip
+    proc = subprocess.run([sys.executable, str(launcher), str(gone), *command], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr == "error: the working directory no longer exists: cd into one that does\n"
