@@ -81,22 +81,13 @@ def _entry(argv: Sequence[str]) -> str:
 
 def _read(path: str) -> Optional[bytes]:
     """The entry's bytes, if it is a regular file of this user's alone (never through a link)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not (info.st_mode & 0o170000 == 0o100000 and info.st_size <= MAX_BYTES):  # a regular file
-            return None
-        data = os.read(fd, info.st_size + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    from ..files import untrusted_reason
+    from ..files import FileReadError, read_regular, untrusted_reason
     from ..matrix.cache import cache_root
 
+    try:
+        data = read_regular(path, MAX_BYTES, follow=False)
+    except FileReadError:
+        return None
     return data if untrusted_reason(path, cache_root()) is None else None
 
 

@@ -215,7 +215,9 @@ def _check_here(request: CheckRequest, target: Any) -> int:
     the console script's first lines to answer it again while none of that changed."""
     color = _color() and not request.as_json
     deps = paths = None
-    if request.command_line is not None and request.plain and not os.environ.get("ADAPTER_MATRIX_NO_MEMO"):
+    from ..check.recall import NO_MEMO
+
+    if request.command_line is not None and request.plain and not os.environ.get(NO_MEMO):
         from ..check.facts import search_path
         from ..check.recall import stamps
 
