@@ -181,4 +181,4 @@ def test_a_compiled_adapter_adopts_the_tool_and_its_cell_builds_it_against_the_c
     ]  # the compiler's own line (its quotes are the locale's)
     log = repo / "results" / f"{CELL}.build.log"
     assert "undeclared_name" in log.read_text() and str(log) in record["error"]  # the whole log kept
-    assert not (repo / "build").exists()  # never built in the source tree and not (repo / package / "lib").exists()
+    assert not (repo / "build").exists() and not (repo / package / "lib").exists()  # never built in the source tree
