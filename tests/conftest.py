@@ -11,7 +11,18 @@ the header, so a failing order can be replayed. ``--shuffle`` without it keeps p
 from __future__ import annotations
 
 import random
+import warnings
 from typing import Dict, List
+
+# typer < 0.24 (pyproject.toml keeps it there: 0.24 imports pydantic at start-up) imports two
+# names that click 8.2 deprecates, a DeprecationWarning at typer's first import. It is typer's to
+# fix, and it would end `pytest -W error` before the first test: typer is imported once here, in
+# the first conftest pytest loads, with exactly that warning ignored.
+with warnings.catch_warnings():
+    warnings.filterwarnings(
+        "ignore", message=r"'click\.utils\.get_(binary|text)_stream' is deprecated", category=DeprecationWarning
+    )
+    import typer  # noqa: F401
 
 
 def pytest_addoption(parser):

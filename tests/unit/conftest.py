@@ -29,10 +29,10 @@ def pytest_configure(config):
     """Warnings are errors in the tests of the tool's own code. Not in pyproject.toml's pytest
     section: that would also govern the conformance suite, which runs against 15 torch
     releases whose warnings are not ours, and the example adapters' cells, whose pytest finds
-    this repository's configuration above their folders. Later lines win: typer's own use of
-    click APIs that click 8.2 deprecates is typer's to fix."""
+    this repository's configuration above their folders. The one warning that is not ours,
+    typer's import, is met once in tests/conftest.py. `pytest -W error` does the same for every
+    suite."""
     config.addinivalue_line("filterwarnings", "error")
-    config.addinivalue_line("filterwarnings", "ignore::DeprecationWarning:typer")
 
 
 def pytest_collection_modifyitems(config, items):
