@@ -52,12 +52,26 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 import nox
 
 from .ci import adapterbuild as _adapterbuild
-from .ci import cells as _cells
 from .ci import evidence as _evidence
 from .ci import load as _load
+from .ci.evidence import tree_state
+from .ci.install import InstallAttempt, cell_companions, install_attempts
 from .ci.interpreters import expose
 from .ci.plan import SESSION, PlanRow, plan
+from .ci.record import ResultRecord, results_dir, write_record
 from .ci.release import past_releases
+from .ci.suites import (
+    SUITE_ROOT,
+    SUMMARIES_ENV,
+    Suites,
+    TestCounts,
+    judge,
+    merge_suites,
+    read_junit,
+    read_summaries,
+    write_summary,
+)
+from .ci.verify import CellMismatch, verify_environment, verify_refusal
 from .ci.wheels import TOOL, WheelBuildError, build_wheels, tool_wheel
 from .device import opsweep as _opsweep
 from .device.build import build_requirements as _build_requirements
@@ -78,12 +92,12 @@ __all__ = [
     "CellRun",
     "Beside",
     "Cells",
-    "CellMismatch",
+    "CellMismatch",  # what a cell's check saw differs from the cell (ci/verify.py)
     "cells",
-    "write_summary",
+    "write_summary",  # a suite that is not a pytest run gives the record its counts (ci/suites.py)
     "TestCounts",
     "expose_pythons",
-    "verify_refusal",
+    "verify_refusal",  # a companion refusal probe's judge (ci/verify.py)
     "native_build_requirements",
     "OPS_ENV",
     "SWEEP_MODES",
@@ -96,10 +110,6 @@ __all__ = [
 WHEELS_ENV = "ADAPTER_MATRIX_WHEELS"  # offline: install only from these folders (os.pathsep separated)
 DROP_ENV = "ADAPTER_MATRIX_DROP_ENVS"  # remove each cell's environment when it is done (disk)
 EXTRAS_ENV = "ADAPTER_MATRIX_CELL_EXTRAS"  # more requirements after the adapter (space separated)
-CellMismatch = _cells.CellMismatch
-write_summary = _cells.write_summary  # for a suite that is not a pytest run: its counts into the record
-TestCounts = _cells.TestCounts
-verify_refusal = _cells.verify_refusal  # a companion refusal probe's judge (check --json after a mismatched install)
 OPS_ENV = _opsweep.OPS_ENV  # sample (default), full or none: how much of PyTorch's OpInfo tests an op sweep runs
 SWEEP_MODES = _opsweep.SWEEP_MODES
 OPS_COMPILE_ENV = _opsweep.OPS_COMPILE_ENV  # on (default) or off: whether an op sweep adds the compiled sample
@@ -229,7 +239,7 @@ class CellRun:
         self.cells = cells_
         self.matrix: Matrix = cells_.matrix
         self.root = cells_.root
-        self.results = _cells.results_dir(self.root)
+        self.results = results_dir(self.root)
         self.summaries = os.path.join(session.create_tmp(), "suites")  # where non-pytest suites leave counts
         shutil.rmtree(self.summaries, ignore_errors=True)
         self.env: Dict[str, str] = {
@@ -241,11 +251,11 @@ class CellRun:
         self._nested: List[Tuple[float, float]] = []  # wall and CPU time spent in phases inside the open ones
         self.check: Optional[Dict[str, Any]] = None
         self.build: Optional[Dict[str, Any]] = None
-        self.suites: Optional[_cells.Suites] = None
+        self.suites: Optional[Suites] = None
         self.ops: Optional[Dict[str, Any]] = None
         self.refusals: List[Dict[str, Any]] = []
         self.companions_unavailable: Dict[str, str] = {}  # companion name -> why the index had none
-        self.attempt: Optional[_cells.InstallAttempt] = None
+        self.attempt: Optional[InstallAttempt] = None
         self.tree: Dict[str, Any] = {}
         self.offline = [p for p in os.environ.get(WHEELS_ENV, "").split(os.pathsep) if p]
         self._beside: List[Beside] = []  # commands started beside the steps (beside())
@@ -295,12 +305,12 @@ class CellRun:
     @property
     def summaries_env(self) -> Dict[str, str]:
         """The environment under which a non-pytest suite's :func:`write_summary` lands in this cell's record."""
-        return {_cells.SUMMARIES_ENV: self.summaries}
+        return {SUMMARIES_ENV: self.summaries}
 
     def verify(self, check: Mapping[str, Any]) -> None:
         """Raise :class:`CellMismatch` unless ``check`` (``check --json``) saw this cell: its Python,
         torch and variant, each companion installed with torch, and a verdict that is not unsupported."""
-        _cells.verify_environment(self.row, dict(check), self.attempt.picks if self.attempt else ())
+        verify_environment(self.row, dict(check), self.attempt.picks if self.attempt else ())
 
     def check_json(self) -> Dict[str, Any]:
         """The cell's own ``adapter-matrix check --json`` on this matrix (exit 0, 1 or 3): never the
@@ -350,11 +360,11 @@ class CellRun:
 
     # -- the record -------------------------------------------------------------------
 
-    def record(self, outcome: str, message: Optional[str] = None) -> _cells.ResultRecord:
+    def record(self, outcome: str, message: Optional[str] = None) -> ResultRecord:
         """Write the result record and, unless posargs narrowed the run, the evidence record."""
         for running in self._beside:  # a cell that ends early leaves nothing running
             running.stop()
-        record = _cells.ResultRecord.planned(self.row).seen(self.check)
+        record = ResultRecord.planned(self.row).seen(self.check)
         record = record.built(self.build).tested(self.suites).on_sources(self.tree)
         record = dataclasses.replace(
             record,
@@ -362,9 +372,7 @@ class CellRun:
             companion_refusals=list(self.refusals),
             companions_unavailable=dict(self.companions_unavailable),
         )
-        written = _cells.write_record(
-            self.results, record.finished(outcome, message, self.phases, phase_cpu=self.phase_cpu)
-        )
+        written = write_record(self.results, record.finished(outcome, message, self.phases, phase_cpu=self.phase_cpu))
         self.session.log(f"result record: {written.path}")
         if self.session.posargs:  # a narrowed suite is not evidence for the cell
             self.session.log("posargs narrow the suite: no evidence record written")
@@ -457,14 +465,14 @@ def _keep_junit(junit: str, cell: CellRun) -> None:
         atomic_write(os.path.join(folder, f"{cell.row.id}.xml"), text, follow=False)
 
 
-def _note_missing_companions(cell: CellRun, attempts: Sequence[_cells.InstallAttempt]) -> None:
+def _note_missing_companions(cell: CellRun, attempts: Sequence[InstallAttempt]) -> None:
     """After torch went in without the cell's companions: ask the index once more for them
     beside it. If it says no again, the record names each one as unavailable (no build for
     this Python and torch on that index), which the evidence gate accepts in place of it;
     a folder of wheels (``find-links``) is no such answer, so nothing is recorded for it."""
     installed = cell.attempt
     assert installed is not None
-    missing = [p for p in _cells.cell_companions(cell.row) if p not in installed.picks]
+    missing = [p for p in cell_companions(cell.row) if p not in installed.picks]
     if not missing:
         return
     retry = next(
@@ -486,9 +494,9 @@ def _note_missing_companions(cell: CellRun, attempts: Sequence[_cells.InstallAtt
     cell.session.warn(f"installed without {names}: {installed.source} has no build of it for this cell")
 
 
-def _offline_attempts(attempts: Sequence[_cells.InstallAttempt], folders: Sequence[str]) -> List[_cells.InstallAttempt]:
+def _offline_attempts(attempts: Sequence[InstallAttempt], folders: Sequence[str]) -> List[InstallAttempt]:
     """The attempts with every index replaced by the wheel folders (each distinct attempt once)."""
-    out: List[_cells.InstallAttempt] = []
+    out: List[InstallAttempt] = []
     for a in attempts:
         kept: List[str] = []
         options = list(a.options)
@@ -498,7 +506,7 @@ def _offline_attempts(attempts: Sequence[_cells.InstallAttempt], folders: Sequen
             if opt == "--find-links":
                 kept += [opt, value]
         kept += ["--no-index", *(o for folder in folders for o in ("--find-links", folder))]
-        moved = _cells.InstallAttempt(a.source, a.requirement, tuple(kept), a.companions, a.picks, a.variant, True)
+        moved = InstallAttempt(a.source, a.requirement, tuple(kept), a.companions, a.picks, a.variant, True)
         if all(
             (m.requirement, m.companions, m.options) != (moved.requirement, moved.companions, moved.options)
             for m in out
@@ -556,7 +564,7 @@ class Cells:
     def run(self, session: nox.Session, row: PlanRow) -> None:
         cell = CellRun(session, row, self)
         try:
-            cell.tree = _cells.tree_state(self.matrix)  # the sources this run tests, taken before it starts
+            cell.tree = tree_state(self.matrix)  # the sources this run tests, taken before it starts
         except _evidence.EvidenceError as exc:
             session.error(str(exc))
         with cell.phase("install"):
@@ -593,7 +601,7 @@ class Cells:
     def _install(self, cell: CellRun) -> None:
         row, session = cell.row, cell.session
         try:
-            attempts = _cells.install_attempts(row)
+            attempts = install_attempts(row)
         except ValueError as exc:
             cell.fail(str(exc))
         if cell.offline:
@@ -660,19 +668,19 @@ class Cells:
             args += list(session.posargs)
         try:
             cell.run(*args, env=summaries)
-            outcome = _cells.TestCounts(passed=1)
+            outcome = TestCounts(passed=1)
         except nox.command.CommandFailed:
-            outcome = _cells.TestCounts(failed=1)
-        if not _cells.read_summaries(cell.summaries):
-            _cells.write_summary(tests.suite, outcome, cell.summaries)
+            outcome = TestCounts(failed=1)
+        if not read_summaries(cell.summaries):
+            write_summary(tests.suite, outcome, cell.summaries)
         return None
 
     def _judge(self, cell: CellRun, junit: Optional[str]) -> None:
-        root = self.adapter.tests.path if isinstance(self.adapter.tests, Pytest) else _cells.SUITE_ROOT
-        ran = _cells.read_junit(junit, root) if junit and os.path.exists(junit) else {}
-        suites = _cells.merge_suites(ran, _cells.read_summaries(cell.summaries))
+        root = self.adapter.tests.path if isinstance(self.adapter.tests, Pytest) else SUITE_ROOT
+        ran = read_junit(junit, root) if junit and os.path.exists(junit) else {}
+        suites = merge_suites(ran, read_summaries(cell.summaries))
         wanted = self.adapter.suites if self.adapter.suites is not None else (self.matrix.evidence.suites or None)
-        cell.suites, problem = _cells.judge(suites, wanted, narrowed=bool(cell.session.posargs))
+        cell.suites, problem = judge(suites, wanted, narrowed=bool(cell.session.posargs))
         if problem:
             cell.fail(problem)
 

@@ -33,14 +33,14 @@ DEFAULT = os.path.join(HERE, "..", "tests", "fixtures", "pypi", "2026-12-05")
 
 
 def record(folder: str, name: str) -> None:
-    from adapter_matrix.upstream import companions, history, index
+    from adapter_matrix.upstream import companion_index, history, index
 
     start = time.perf_counter()
     raw, _origin = index.read_answer("pypi")
     document = history.fetch_history(name)
     seconds = time.perf_counter() - start
     os.makedirs(folder, exist_ok=True)
-    companions.write_answer(os.path.join(folder, "torch.json"), companions.trim(json.loads(raw)))
+    companion_index.write_answer(os.path.join(folder, "torch.json"), companion_index.trim(json.loads(raw)))
     path = history.record_history(folder, name, document)
     wheels = sum(1 for f in document["files"] if "metadata" in f)
     print(

@@ -23,8 +23,8 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..matrix.model import Matrix
 from ..matrix.status import Status
-from .companions import CompanionState
 from .fixes import torch_index
+from .installed_companions import CompanionState
 from .outcome import Environment, Verdict
 
 __all__ = ["FORMATS", "Pins", "keep_pins", "render_pins"]

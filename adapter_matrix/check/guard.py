@@ -119,7 +119,7 @@ def under_autoload() -> bool:
 
 
 def explain(answer: Any, distribution: str, torch_version: Optional[str]) -> str:
-    """One message for a :class:`~adapter_matrix.check.verdict.Verdict`: what is wrong and the
+    """One message for a :class:`~adapter_matrix.check.outcome.Verdict`: what is wrong and the
     fix, as ``check`` shows them (:func:`~adapter_matrix.check.report.verdict_lines`): the
     first reason and the first two fixes."""
     from .report import verdict_lines
@@ -259,7 +259,8 @@ def _decide(
     from ..matrix.cache import load_matrix
     from ..matrix.queries import shim_for
     from .environment import current_python, dimension_value
-    from .verdict import Environment, verdict
+    from .outcome import Environment
+    from .verdict import verdict
 
     def version(text: Optional[str]) -> Optional[Version]:
         try:

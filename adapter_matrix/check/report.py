@@ -13,8 +13,8 @@ from ..documents import keys_of
 from ..files import printable
 from ..matrix.model import Matrix
 from ..matrix.queries import Cell
-from .companions import CompanionState, companion_line, companion_seen
 from .environment import Installed
+from .installed_companions import CompanionState, companion_line, companion_seen
 from .outcome import Fix, Verdict
 
 __all__ = ["CHECK_KEYS", "answer_of", "check_lines", "verdict_lines", "render_check"]

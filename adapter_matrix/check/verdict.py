@@ -17,11 +17,10 @@ from ..matrix.model import Matrix, PythonVersion, Release, Value
 from ..matrix.queries import shim_for
 from ..matrix.status import Status
 from .claims import assess, torch_label
-from .fixes import fixes, torch_requirement
-from .outcome import Environment, Fix, Verdict
+from .fixes import fixes
+from .outcome import Environment, Verdict
 
-# The types and helpers callers have always imported from here.
-__all__ = ["Environment", "Fix", "Verdict", "verdict", "torch_requirement", "torch_label"]
+__all__ = ["verdict"]
 
 
 def _variant_label(torch: Version) -> str:

@@ -43,9 +43,9 @@ from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, Status
 from ..matrix.queries import Cell, cells
 from .frozen import FrozenRelease, read_frozen
-from .names import EvidenceError, check_name
 from .plan import SESSION, PlanRow, plan
 from .record import RecordSet, ResultRecord
+from .record_names import EvidenceError, check_name
 
 __all__ = [
     "EVIDENCE_ENV",

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
-from .names import RELEASE_FILE, EvidenceError, check_name
+from .record_names import RELEASE_FILE, EvidenceError, check_name
 
 __all__ = ["FROZEN_SCHEMA", "FrozenRelease", "read_frozen"]
 

@@ -33,8 +33,8 @@ from ..errors import AdapterMatrixError
 from ..files import JSONFileError, atomic_write, json_files
 from ..matrix.cellid import CellId
 from .frozen import FrozenRelease, read_frozen
-from .names import RELEASE_FILE, EvidenceError, check_name
 from .plan import PlanRow
+from .record_names import RELEASE_FILE, EvidenceError, check_name
 from .suites import Suites, total
 
 __all__ = [

@@ -27,7 +27,7 @@ from ..matrix.diagnostics import Diagnostic, display_path
 from ..matrix.model import Matrix, Release
 from .evidence import git_state, sources_hash
 from .frozen import FROZEN_SCHEMA, FrozenRelease, read_frozen
-from .names import RELEASE_FILE, EvidenceError, check_name
+from .record_names import RELEASE_FILE, EvidenceError, check_name
 
 __all__ = [
     "RELEASE_FILE",

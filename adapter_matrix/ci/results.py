@@ -1,8 +1,7 @@
 """Result records of test sessions, aggregated: which cells passed, which failed or are
 missing, as a table (``adapter-matrix results``).
 
-The records are read by :mod:`adapter_matrix.ci.record`, which declares their format; the
-reader's names are re-exported here for the callers that have always imported them.
+The records are read by :mod:`adapter_matrix.ci.record`, which declares their format.
 """
 
 from __future__ import annotations
@@ -10,14 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, List, Optional, Sequence
 
-from .record import CLOCK_SKEW, RECORD_LIMIT, RecordError, RecordSet, ResultRecord, read_records
+from .record import ResultRecord
 
 __all__ = [
-    "RecordError",
-    "RecordSet",
-    "CLOCK_SKEW",
-    "RECORD_LIMIT",
-    "read_records",
     "Summary",
     "summarize",
     "rows",

@@ -285,8 +285,8 @@ def _answer(
     from ..answer import CHECK_SCHEMA, CheckDocument
     from ..binary.section import binary_section
     from ..check.binary import built_for, is_distribution_name, with_binary, with_pins
-    from ..check.companions import detect_companions, judge_companions, with_companions
     from ..check.environment import AssumptionError, detect_environment
+    from ..check.installed_companions import detect_companions, judge_companions, with_companions
     from ..check.report import answer_of, render_check
     from ..check.verdict import verdict
     from ..matrix.model import PythonVersion

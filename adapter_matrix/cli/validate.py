@@ -95,8 +95,8 @@ def validate(
         located_all = [Located(f, "argument") for f in files] if files else find_or_exit(matrix)
     index = None
     if upstream:
+        from ..upstream import companion_index as upstream_companions
         from ..upstream import companion_write
-        from ..upstream import companions as upstream_companions
         from ..upstream import index as up
         from ..upstream import own as upstream_own
         from ..upstream import write as upstream_write

@@ -24,7 +24,7 @@ from ..matrix.diagnostics import MatrixError
 from ..matrix.loader import load_text
 from ..matrix.model import Companion, Matrix
 from ..matrix.textedit import Edit, apply_edits, content_end, insert_lines, plain, rewrite_file
-from .companions import CompanionIndex, wanted_lines, written_lines
+from .companion_index import CompanionIndex, wanted_lines, written_lines
 from .index import UpstreamError
 from .torch_section import Pair, pairs
 

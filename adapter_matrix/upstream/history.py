@@ -10,7 +10,7 @@ Nothing else is: a README table or a tag name is a claim about the wheels, not a
 (:mod:`adapter_matrix.upstream.import_matrix`) and ``validate --upstream`` checks the
 releases a matrix lists against it (:mod:`adapter_matrix.upstream.own`).
 
-The metadata is read as for companions (:func:`adapter_matrix.upstream.companions.fetch_document`):
+The metadata is read as for companions (:func:`adapter_matrix.upstream.companion_index.fetch_document`):
 from PEP 658 files where the index announces them, else out of each wheel with HTTP range
 requests (torch-npu announces none: 512 wheels, about 10 KB read of each). A recorded
 folder keeps the answer as ``DIR/<name>.json``: the PEP 691 file list trimmed to
@@ -35,7 +35,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from ..matrix.model import PythonVersion
-from . import companions as _companions
+from . import companion_index as _companions
 from .index import UpstreamError, python_order
 
 __all__ = [

@@ -32,7 +32,7 @@ from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Constraint, Matrix, PythonVersion, Release, Value, requirement
 from ..matrix.queries import claimed_lines, pythons_for
 from ..matrix.textedit import Edit, apply_edits, line_offsets, rewrite_file
-from .companions import NotOnIndex
+from .companion_index import NotOnIndex
 from .from_index import python_text, torch_text
 from .history import Build, History, Published, read_history
 from .index import UpstreamError, python_order

@@ -20,8 +20,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from adapter_matrix.matrix.loader import load_text
+from adapter_matrix.upstream import companion_index as upc
 from adapter_matrix.upstream import companion_write
-from adapter_matrix.upstream import companions as upc
 from adapter_matrix.upstream import metadata as md
 
 from .helpers import FIXTURES, REPO, cli

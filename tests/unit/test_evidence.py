@@ -20,9 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from adapter_matrix.ci import cells, evidence, release
+from adapter_matrix.ci import evidence, release
+from adapter_matrix.ci.evidence import tree_state
 from adapter_matrix.ci.plan import plan
-from adapter_matrix.ci.record import evidence_keys
+from adapter_matrix.ci.record import ResultRecord, evidence_keys, write_record
+from adapter_matrix.ci.suites import TestCounts
 from adapter_matrix.matrix.loader import load
 
 from .helpers import REPO, cli
@@ -63,15 +65,15 @@ def _project(root: Path) -> Path:
     return root / "compat.yaml"
 
 
-def _run_cell(matrix, cell_id: str, outcome: str = "passed", torch: str = "") -> cells.ResultRecord:
+def _run_cell(matrix, cell_id: str, outcome: str = "passed", torch: str = "") -> ResultRecord:
     """What a nox cell records, without nox: the same write_record and write_evidence."""
     row = next(r for r in plan(matrix, "full") if r.id == cell_id)
     build = {"source_hash": "c0ffee" * 4, "build_seconds": 61.2, "compiled": True}
     suites = {
-        "conformance": cells.TestCounts(70, 0, 2, 0, ("a.b: absent",)),
-        "ops": cells.TestCounts(500, 0 if outcome == "passed" else 3, 10, 0),
+        "conformance": TestCounts(70, 0, 2, 0, ("a.b: absent",)),
+        "ops": TestCounts(500, 0 if outcome == "passed" else 3, 10, 0),
     }
-    record = cells.ResultRecord.planned(row).built(build).tested(suites).on_sources(cells.tree_state(matrix))
+    record = ResultRecord.planned(row).built(build).tested(suites).on_sources(tree_state(matrix))
     record = dataclasses.replace(
         record,
         python=f"{row.cell.python}.9",
@@ -81,7 +83,7 @@ def _run_cell(matrix, cell_id: str, outcome: str = "passed", torch: str = "") ->
     )
     error = None if outcome == "passed" else "ops: 3 failed, 0 errors"
     results = os.path.join(os.path.dirname(matrix.path), "results")
-    record = cells.write_record(
+    record = write_record(
         results,
         record.finished(outcome, error, {"install": 3.0, "tests": 40.0}, phase_cpu={"install": 5.0, "tests": 71.5}),
     )
@@ -588,7 +590,7 @@ def test_a_link_planted_at_any_path_the_tool_writes_is_replaced_never_written_th
     with pytest.raises(evidence.EvidenceError, match=r"release\.json"):  # refused: not a freeze it can read
         release.freeze(matrix, "2.0.0", evidence.evidence_folder(matrix, environ={}))
     plant(tmp_path / "summaries" / "ops.json")
-    suites.write_summary("ops", cells.TestCounts(passed=1), str(tmp_path / "summaries"))
+    suites.write_summary("ops", TestCounts(passed=1), str(tmp_path / "summaries"))
     memo = guard._memo_path("verdict", "k" * 32)
     plant(memo)
     guard._write_memo("verdict", "k" * 32, {"outcome": "supported"})

@@ -26,7 +26,8 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from adapter_matrix.check.verdict import Environment, Fix, verdict
+from adapter_matrix.check.outcome import Environment, Fix
+from adapter_matrix.check.verdict import verdict
 from adapter_matrix.matrix.diagnostics import Mark
 from adapter_matrix.matrix.model import (
     ENUM,

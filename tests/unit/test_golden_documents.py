@@ -28,9 +28,10 @@ from typing import List, Tuple
 
 import pytest
 
-from adapter_matrix.ci import cells, evidence
+from adapter_matrix.ci import evidence
 from adapter_matrix.ci.plan import plan
-from adapter_matrix.ci.results import read_records
+from adapter_matrix.ci.record import ResultRecord, read_records, write_record
+from adapter_matrix.ci.suites import TestCounts
 from adapter_matrix.matrix.loader import load
 
 from .helpers import FIXTURES, REPO
@@ -114,13 +115,13 @@ def test_a_cell_writes_the_golden_record_and_evidence(tmp_path):
     matrix = load(str(FIXTURES / "companions.yaml")).matrix
     row = next(r for r in plan(matrix, "full") if r.id == "py3.11-torch2.2-v2.0.0")
     suites = {
-        "conformance": cells.TestCounts(70, 0, 2, 0, ("a.b: absent",)),
-        "ops": cells.TestCounts(500, 1, 10, 0),
+        "conformance": TestCounts(70, 0, 2, 0, ("a.b: absent",)),
+        "ops": TestCounts(500, 1, 10, 0),
     }
     tree = {"commit": "0123456789abcdef", "dirty": False, "sources": {"hash": "feedc0ffee000000", "paths": ["adapter"]}}
     ops = {"mode": "full", "tasks": {"passed": 10}, "record": "results/ops.json"}
     refusals = [{"installed": "0.16.0", "exit_code": 1, "reason": "paired with torch 2.1", "fix": "pip install x"}]
-    record = cells.ResultRecord.planned(row).seen(check).tested(suites).on_sources(tree)
+    record = ResultRecord.planned(row).seen(check).tested(suites).on_sources(tree)
     record = record.built({"source_hash": "c0ffee" * 4, "build_seconds": 61.25, "compiled": True})
     record = dataclasses.replace(
         record,
@@ -128,7 +129,7 @@ def test_a_cell_writes_the_golden_record_and_evidence(tmp_path):
         companion_refusals=refusals,
         companions_unavailable={"torchaudio": "no build for Python 3.11 — the index"},
     )
-    record = cells.write_record(
+    record = write_record(
         str(tmp_path / "results"),
         record.finished("failed", "ops: 1 failed, 0 errors", {"install": 3.0, "tests": 40.004}),
     )

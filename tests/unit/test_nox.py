@@ -14,9 +14,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adapter_matrix.ci import cells
+from adapter_matrix.ci.install import COMPANIONS_ENV, INDEX_ENV, VARIANT_ENV, install_attempts
 from adapter_matrix.ci.plan import STRATEGIES, plan
 from adapter_matrix.ci.release import past_releases  # the rows this tree can test
+from adapter_matrix.ci.suites import (
+    SUMMARIES_ENV,
+    TestCounts,
+    judge,
+    merge_suites,
+    read_junit,
+    read_summaries,
+    total,
+    write_summary,
+)
+from adapter_matrix.ci.verify import CellMismatch, verify_environment, verify_refusal
 from adapter_matrix.matrix.loader import load
 
 from .helpers import REPO, cli
@@ -76,16 +87,16 @@ def test_every_workflow_session_exists(matrix):
 
 def test_install_attempts_follow_the_source_chain(matrix):
     row = next(r for r in plan(matrix, "smoke", skip=past_releases(matrix)) if str(r.cell.line.minor) == "2.13")
-    local, pypi = cells.install_attempts(row, environ={cells.COMPANIONS_ENV: ""})
+    local, pypi = install_attempts(row, environ={COMPANIONS_ENV: ""})
     assert local.requirement == "torch==2.13.0+cpu" and local.companions == ()
     assert local.options[:2] == ("--find-links", "/opt/wheels")
     assert pypi.requirement == "torch==2.13.0" and pypi.options == ("--index-url", "https://pypi.org/simple")
-    (override,) = cells.install_attempts(
+    (override,) = install_attempts(
         row,
         environ={
-            cells.INDEX_ENV: "https://download.pytorch.org/whl/cpu",
-            cells.VARIANT_ENV: "cpu",
-            cells.COMPANIONS_ENV: "",
+            INDEX_ENV: "https://download.pytorch.org/whl/cpu",
+            VARIANT_ENV: "cpu",
+            COMPANIONS_ENV: "",
         },
     )
     assert override.requirement == "torch==2.13.0+cpu"
@@ -100,7 +111,7 @@ def test_install_attempts_follow_the_source_chain(matrix):
 
 def test_companions_are_installed_with_torch_in_the_variant_of_each_source(matrix):
     row = next(r for r in plan(matrix, "smoke", skip=past_releases(matrix)) if str(r.cell.line.minor) == "2.13")
-    attempts = cells.install_attempts(row, environ={})
+    attempts = install_attempts(row, environ={})
     # torch and torchvision in one resolver call per source, then the sources without companions;
     # the local folder without them comes before PyPI: no 2.7 GB CUDA download by default
     assert [(a.source, a.requirement, tuple(a.companions)) for a in attempts] == [
@@ -110,8 +121,8 @@ def test_companions_are_installed_with_torch_in_the_variant_of_each_source(matri
         ("pypi", "torch==2.13.0", ()),
     ]
     with pytest.raises(ValueError, match="names torchtext: no such companion"):
-        cells.install_attempts(row, environ={cells.COMPANIONS_ENV: "torchvision, torchtext"})
-    audio = cells.install_attempts(row, environ={cells.COMPANIONS_ENV: "torchaudio"})
+        install_attempts(row, environ={COMPANIONS_ENV: "torchvision, torchtext"})
+    audio = install_attempts(row, environ={COMPANIONS_ENV: "torchaudio"})
     assert audio[2].companions == ("torchaudio==2.11.1",)  # the open release pairs with torch 2.13
 
 
@@ -153,7 +164,7 @@ def test_a_cell_proves_check_refuses_a_companion_for_another_torch(matrix):
             "torchvision=0.29.2",
         ).out
     )
-    kept = cells.verify_refusal(refused, pick, "0.29.2", "2.13.0")
+    kept = verify_refusal(refused, pick, "0.29.2", "2.13.0")
     assert kept["fix"] == "pip install 'torchvision==0.28.0'"
     paired = json.loads(
         cli(
@@ -169,11 +180,11 @@ def test_a_cell_proves_check_refuses_a_companion_for_another_torch(matrix):
             "torchvision=0.28.0",
         ).out
     )
-    cells.verify_environment(row, paired, row.companions)
-    with pytest.raises(cells.CellMismatch, match=r"check did not refuse torchvision 0.28.0"):
-        cells.verify_refusal(paired, pick, "0.28.0", "2.13.0")
-    with pytest.raises(cells.CellMismatch, match=r"installs torchvision 0.28.0, but check sees 0.29.2"):
-        cells.verify_environment(
+    verify_environment(row, paired, row.companions)
+    with pytest.raises(CellMismatch, match=r"check did not refuse torchvision 0.28.0"):
+        verify_refusal(paired, pick, "0.28.0", "2.13.0")
+    with pytest.raises(CellMismatch, match=r"installs torchvision 0.28.0, but check sees 0.29.2"):
+        verify_environment(
             row, {**refused, "checks": [{**refused["checks"][0], "verdict": "supported"}]}, row.companions
         )
 
@@ -201,18 +212,18 @@ def test_a_swapped_torch_fails_the_cell_naming_both_versions(matrix, tmp_path):
         for r in plan(matrix, "full", skip=past_releases(matrix))
         if str(r.cell.python) == here and str(r.cell.line.minor) != "2.4"
     ][-1]
-    with pytest.raises(cells.CellMismatch) as info:
-        cells.verify_environment(row, check)
+    with pytest.raises(CellMismatch) as info:
+        verify_environment(row, check)
     assert f"claims torch {row.cell.torch}, but the environment has torch 2.4.1" in str(info.value)
 
 
 def test_verify_accepts_the_claimed_torch_with_a_local_label(matrix):
     row = next(r for r in plan(matrix, "full", skip=past_releases(matrix)) if r.id == "py3.11-torch2.13")
     check = json.loads(cli("check", "--json", "--torch", "2.13.0+cpu", "--python", "3.11", "--adapter", "0.1.0").out)
-    cells.verify_environment(row, check)
+    verify_environment(row, check)
     check["checks"][0]["environment"]["python_minor"] = "3.12"
-    with pytest.raises(cells.CellMismatch, match=r"claims Python 3.11"):
-        cells.verify_environment(row, check)
+    with pytest.raises(CellMismatch, match=r"claims Python 3.11"):
+        verify_environment(row, check)
 
 
 def test_verify_refuses_a_cell_whose_libraries_the_loader_would_refuse(matrix):
@@ -222,10 +233,10 @@ def test_verify_refuses_a_cell_whose_libraries_the_loader_would_refuse(matrix):
     problem = "adapter-matrix-npu 0.2.1's shims_npu_core.so needs `c10::foo()`, which torch 2.13.0+cpu does not export"
     check = json.loads(cli("check", "--json", "--torch", "2.13.0+cpu", "--python", "3.11", "--adapter", "0.2.1").out)
     check["checks"][0]["binary"] = {"ok": True, "problems": []}
-    cells.verify_environment(row, check)
+    verify_environment(row, check)
     check["checks"][0]["binary"] = {"ok": False, "problems": [{"message": problem}]}
-    with pytest.raises(cells.CellMismatch, match="binary check: " + re.escape(problem)):
-        cells.verify_environment(row, check)
+    with pytest.raises(CellMismatch, match="binary check: " + re.escape(problem)):
+        verify_environment(row, check)
 
 
 def test_a_cell_of_a_torch_variant_installs_and_verifies_that_build():
@@ -237,7 +248,7 @@ def test_a_cell_of_a_torch_variant_installs_and_verifies_that_build():
 
     ipex = load(FIXTURES / "matrices" / "ipex.yaml").matrix
     row = next(r for r in plan(ipex, "full", today=_dt.date(2026, 1, 15)) if str(r.cell.release.version) == "2.8.0+cpu")
-    (attempt,) = cells.install_attempts(row, environ={})
+    (attempt,) = install_attempts(row, environ={})
     assert attempt.requirement == "torch==2.8.0+cpu"
     assert attempt.options == ("--index-url", "https://download.pytorch.org/whl/cpu")
     asked = (
@@ -252,10 +263,10 @@ def test_a_cell_of_a_torch_variant_installs_and_verifies_that_build():
     )
     check = json.loads(cli("check", "--json", "-m", str(FIXTURES / "matrices" / "ipex.yaml"), *asked).out)
     check["checks"][0]["environment"]["torch"] = "2.8.0"  # what a resolver that lost the label installs
-    with pytest.raises(cells.CellMismatch, match=r"needs torch's cpu build, but the environment has torch 2.8.0"):
-        cells.verify_environment(row, check)
+    with pytest.raises(CellMismatch, match=r"needs torch's cpu build, but the environment has torch 2.8.0"):
+        verify_environment(row, check)
     check["checks"][0]["environment"]["torch"] = "2.8.0+cpu"
-    cells.verify_environment(row, check)
+    verify_environment(row, check)
 
 
 def test_junit_counts_and_skip_reasons_per_suite_group(tmp_path):
@@ -271,47 +282,43 @@ def test_junit_counts_and_skip_reasons_per_suite_group(tmp_path):
         '<testcase classname="c.t" name="e"/>'  # xunit2 names no file: the suite's own group
         "</testsuite></testsuites>"
     )
-    groups = cells.read_junit(str(report))
+    groups = read_junit(str(report))
     assert sorted(groups) == ["companions", "conformance", "workloads"]
     conformance = groups["conformance"]
     assert (conformance.passed, conformance.skipped, conformance.failed, conformance.errors) == (2, 1, 0, 0)
     assert conformance.skips == ("c.t.b: capability grad_scaler absent: from 2.3",)
     assert groups["workloads"].failed == 1 and groups["companions"].errors == 1
-    total = cells.total(groups)
-    assert (total.passed, total.failed, total.skipped, total.errors, total.ok) == (2, 1, 1, 1, False)
+    summed = total(groups)
+    assert (summed.passed, summed.failed, summed.skipped, summed.errors, summed.ok) == (2, 1, 1, 1, False)
 
 
 def test_a_failure_fails_the_cell_in_a_group_its_record_leaves_out():
     """The record keeps the matrix's groups only (`evidence: suites:`), but a test of another
     group still ran: its failure is the cell's (the clean-exit and compile tests are groups
     `exit` and `compile`, which this repository's record does not list)."""
-    ok, failed = cells.TestCounts(passed=3), cells.TestCounts(passed=1, failed=1)
+    ok, failed = TestCounts(passed=3), TestCounts(passed=1, failed=1)
     wanted = ["conformance", "ops"]
-    assert cells.judge({"conformance": ok, "ops": ok, "exit": ok}, wanted) == ({"conformance": ok, "ops": ok}, None)
-    kept, problem = cells.judge({"conformance": ok, "ops": ok, "exit": failed}, wanted)
+    assert judge({"conformance": ok, "ops": ok, "exit": ok}, wanted) == ({"conformance": ok, "ops": ok}, None)
+    kept, problem = judge({"conformance": ok, "ops": ok, "exit": failed}, wanted)
     assert kept == {"conformance": ok, "ops": ok} and problem == "exit: 1 failed, 0 errors"
-    assert cells.judge({"conformance": ok}, wanted)[1] == "suite group ops passed no test"
-    assert cells.judge({"conformance": ok}, wanted, narrowed=True) == ({"conformance": ok}, None)
-    assert cells.judge({"exit": ok}, wanted, narrowed=True)[1] == "no test passed"
-    assert cells.judge({"exit": failed}, None) == ({"exit": failed}, "exit: 1 failed, 0 errors")
+    assert judge({"conformance": ok}, wanted)[1] == "suite group ops passed no test"
+    assert judge({"conformance": ok}, wanted, narrowed=True) == ({"conformance": ok}, None)
+    assert judge({"exit": ok}, wanted, narrowed=True)[1] == "no test passed"
+    assert judge({"exit": failed}, None) == ({"exit": failed}, "exit: 1 failed, 0 errors")
 
 
 def test_a_suite_outside_pytest_reports_its_counts_through_a_summary(tmp_path, monkeypatch):
-    monkeypatch.setenv(cells.SUMMARIES_ENV, str(tmp_path / "suites"))
-    assert cells.write_summary("ops", cells.TestCounts(passed=480, failed=2, skipped=9)) == str(
-        tmp_path / "suites" / "ops.json"
-    )
-    merged = cells.merge_suites(
-        {"conformance": cells.TestCounts(passed=70)}, cells.read_summaries(str(tmp_path / "suites"))
-    )
+    monkeypatch.setenv(SUMMARIES_ENV, str(tmp_path / "suites"))
+    assert write_summary("ops", TestCounts(passed=480, failed=2, skipped=9)) == str(tmp_path / "suites" / "ops.json")
+    merged = merge_suites({"conformance": TestCounts(passed=70)}, read_summaries(str(tmp_path / "suites")))
     assert list(merged) == ["conformance", "ops"] and merged["ops"].as_dict() == {
         "passed": 480,
         "failed": 2,
         "skipped": 9,
         "errors": 0,
     }
-    monkeypatch.delenv(cells.SUMMARIES_ENV)
-    assert cells.write_summary("ops", cells.TestCounts()) is None  # outside a cell: nowhere to report
+    monkeypatch.delenv(SUMMARIES_ENV)
+    assert write_summary("ops", TestCounts()) is None  # outside a cell: nowhere to report
 
 
 def _record(folder: Path, cell: str, outcome: str, stamp: str = "2026-11-29T10:00:00+00:00"):
@@ -384,7 +391,7 @@ def test_records_of_different_releases_both_count(tmp_path):
         record = json.loads(path.read_text())
         record["release"] = release
         path.write_text(json.dumps(record))
-    from adapter_matrix.ci.results import read_records
+    from adapter_matrix.ci.record import read_records
 
     assert [(r.release, r.outcome) for r in read_records(str(tmp_path))] == [
         ("0.0.9", "failed"),
@@ -474,7 +481,7 @@ def test_offline_attempts_install_from_the_wheel_folders_only(matrix):
     from adapter_matrix.nox import _offline_attempts
 
     row = next(r for r in plan(matrix, "smoke", skip=past_releases(matrix)) if str(r.cell.line.minor) == "2.13")
-    moved = _offline_attempts(cells.install_attempts(row, environ={}), ["/w1", "/w2"])
+    moved = _offline_attempts(install_attempts(row, environ={}), ["/w1", "/w2"])
     assert all("--index-url" not in a.options and "https://pypi.org/simple" not in a.options for a in moved)
     assert all(a.options[-5:] == ("--no-index", "--find-links", "/w1", "--find-links", "/w2") for a in moved)
     assert moved[0].options[:2] == ("--find-links", "/opt/wheels")  # the source's own folder stays
@@ -514,7 +521,7 @@ def test_a_companion_the_index_refuses_twice_is_recorded_unavailable_and_a_trans
     from adapter_matrix.nox import _note_missing_companions
 
     row = next(r for r in plan(matrix, "edges", skip=past_releases(matrix)) if r.cell.id == "py3.13-torch2.5")
-    attempts = cells.install_attempts(row, environ={})
+    attempts = install_attempts(row, environ={})
     refused = _cell_without_companions(row, attempts, installs=False, source="pypi")
     _note_missing_companions(refused, attempts)
     assert refused.session.calls == [(*attempts[0].options, "torch==2.5.1", "torchvision==0.20.1")]
@@ -534,7 +541,7 @@ def test_a_wheel_folder_without_the_companion_says_nothing_about_the_index(matri
     from adapter_matrix.nox import _note_missing_companions
 
     row = next(r for r in plan(matrix, "smoke", skip=past_releases(matrix)) if str(r.cell.line.minor) == "2.13")
-    attempts = cells.install_attempts(row, environ={})
+    attempts = install_attempts(row, environ={})
     local = _cell_without_companions(row, attempts, installs=False, source="local")
     _note_missing_companions(local, attempts)
     assert local.session.calls == [] and local.companions_unavailable == {}

@@ -7,7 +7,8 @@ import datetime as dt
 import pytest
 from packaging.version import Version
 
-from adapter_matrix.check.verdict import Environment, verdict
+from adapter_matrix.check.outcome import Environment
+from adapter_matrix.check.verdict import verdict
 from adapter_matrix.matrix.loader import load, load_text
 from adapter_matrix.matrix.model import PythonVersion, Status, Value
 from adapter_matrix.matrix.queries import cells, shim_for

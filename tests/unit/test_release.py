@@ -17,9 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from adapter_matrix.ci import cells, evidence, release
+from adapter_matrix.ci import evidence, release
+from adapter_matrix.ci.evidence import tree_state
 from adapter_matrix.ci.plan import plan
+from adapter_matrix.ci.record import ResultRecord, write_record
 from adapter_matrix.ci.release import past_releases
+from adapter_matrix.ci.suites import TestCounts
 from adapter_matrix.matrix.loader import load
 
 from .helpers import REPO, cli
@@ -66,13 +69,13 @@ def _with_next(text: str) -> str:
 
 def _record(
     matrix, cell_id: str, release_of: str = "2.0.0", suites=("conformance", "ops"), companions=True, unavailable=None
-) -> cells.ResultRecord:
-    """What a nox cell records (cells.write_record), for the plan row ``cell_id`` of ``release_of``."""
+) -> ResultRecord:
+    """What a nox cell records (write_record), for the plan row ``cell_id`` of ``release_of``."""
     row = next(r for r in plan(matrix, "full") if r.id == cell_id or r.id == f"{cell_id}-v{release_of}")
-    counts = {name: cells.TestCounts(10, 0, 0, 0) for name in suites}
-    record = cells.ResultRecord.planned(row).built({"source_hash": "0" * 8}).tested(counts)
+    counts = {name: TestCounts(10, 0, 0, 0) for name in suites}
+    record = ResultRecord.planned(row).built({"source_hash": "0" * 8}).tested(counts)
     record = dataclasses.replace(
-        record.on_sources(cells.tree_state(matrix)),
+        record.on_sources(tree_state(matrix)),
         python="3.10.9",
         torch=f"{row.cell.torch}+cpu",
         torch_variant="cpu",
@@ -81,7 +84,7 @@ def _record(
         companions_unavailable=dict(unavailable or {}),
     )
     results = os.path.join(os.path.dirname(matrix.path), "results")
-    return cells.write_record(results, record.finished("passed", None, {"tests": 1.0}))
+    return write_record(results, record.finished("passed", None, {"tests": 1.0}))
 
 
 @pytest.fixture

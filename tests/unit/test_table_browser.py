@@ -218,7 +218,7 @@ def _with_unfrozen_release():
 
 def _state_pages(folder: Path) -> List[Path]:
     """Pages that between them show every state: this repository's grid plus fixtures."""
-    from adapter_matrix.ci.results import read_records
+    from adapter_matrix.ci.record import read_records
     from adapter_matrix.device.opsweep.record import read_records as read_sweeps
 
     minimal = load(FIXTURES / "minimal.yaml").matrix

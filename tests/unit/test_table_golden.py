@@ -18,7 +18,7 @@ from typing import Tuple
 
 import pytest
 
-from adapter_matrix.ci.results import read_records
+from adapter_matrix.ci.record import read_records
 from adapter_matrix.device.opsweep.record import read_records as read_sweeps
 from adapter_matrix.matrix.loader import load
 from adapter_matrix.matrix.model import Matrix

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from adapter_matrix.ci import cells
+from adapter_matrix.ci.suites import TestCounts, read_junit
 
 from .helpers import REPO
 from .offline import LOCAL_TORCH, cell_wheelhouse
@@ -58,8 +58,8 @@ def test_the_toy_adapter_runs_a_cell_offline_and_writes_its_evidence(tmp_path):
     # report kept beside the record (benchmarks/cell_split.py reads both)
     assert set(record["phase_cpu"]) == set(record["phases"]) and record["phase_cpu"]["install"] > 0
     assert all(seconds >= 0 for seconds in record["phase_cpu"].values())
-    junit = cells.read_junit(str(tmp_path / "results" / "junit" / f"{CELL}.xml"), "tests")
-    assert junit == {"tests": cells.TestCounts(passed=3)}
+    junit = read_junit(str(tmp_path / "results" / "junit" / f"{CELL}.xml"), "tests")
+    assert junit == {"tests": TestCounts(passed=3)}
     evidence = json.loads((tmp_path / "evidence" / "1.0.0" / f"{CELL}.json").read_text())
     assert evidence["outcome"] == "passed" and evidence["cell"] == CELL
 

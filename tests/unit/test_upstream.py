@@ -204,7 +204,7 @@ def test_network_failure_is_exit_2_with_the_way_out(monkeypatch):
 
 
 def test_validate_upstream_pypi_uses_the_fetched_answer(monkeypatch):
-    from adapter_matrix.upstream import companions
+    from adapter_matrix.upstream import companion_index as companions
 
     monkeypatch.setattr(up, "_fetch", lambda url, timeout: RECORDED.read_bytes())
 
