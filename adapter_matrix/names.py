@@ -1,9 +1,10 @@
 """A distribution's name, one way: PEP 503's canonical form, and the escaped form that wheel
 and ``.dist-info`` file names use.
 
-:func:`canonical_name` is ``packaging.utils.canonicalize_name`` (a unit test ties the two);
-it lives here because ``check`` runs it at start-up, and importing ``packaging.utils`` loads
-``packaging.tags`` (about 20 ms, more than the rest of a warm check).
+:func:`canonical_name` is ``packaging.utils.canonicalize_name`` (a unit test ties the two),
+and every module of the package canonicalizes through it. It lives here because ``check`` runs
+it at start-up, and importing ``packaging.utils`` loads ``packaging.tags`` (about 20 ms, more
+than the rest of a warm check).
 """
 
 from __future__ import annotations

@@ -44,14 +44,15 @@ def pinned_torch(requires: Sequence[str]) -> Optional[str]:
     torch its binaries were built for. A pin of an extra is not installed with it, and a
     wildcard (``==2.14.0.*``, torch_npu's) pins no one build."""
     from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
+
+    from ..names import canonical_name
 
     for line in requires:
         try:
             req = Requirement(line)
         except InvalidRequirement:
             continue
-        if canonicalize_name(req.name) != "torch" or (req.marker is not None and "extra" in str(req.marker)):
+        if canonical_name(req.name) != "torch" or (req.marker is not None and "extra" in str(req.marker)):
             continue
         specs = list(req.specifier)
         if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:

@@ -106,18 +106,19 @@ def build_requires(project: os.PathLike[str] | str) -> List[str]:
 
 def project_name(project: os.PathLike[str] | str) -> str:
     """``[project] name`` of ``project``, normalized (``""`` when it declares none)."""
-    from packaging.utils import canonicalize_name
+    from ..names import canonical_name
 
     name = (_load_toml(Path(project) / "pyproject.toml").get("project") or {}).get("name")
-    return canonicalize_name(name) if isinstance(name, str) else ""
+    return canonical_name(name) if isinstance(name, str) else ""
 
 
 def _name(requirement: str) -> str:
     from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
+
+    from ..names import canonical_name
 
     try:
-        return canonicalize_name(Requirement(requirement).name)
+        return canonical_name(Requirement(requirement).name)
     except InvalidRequirement:
         return ""
 

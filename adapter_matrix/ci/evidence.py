@@ -34,7 +34,6 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ..files import atomic_write
@@ -42,6 +41,7 @@ from ..matrix.cellid import CellId
 from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, Status
 from ..matrix.queries import Cell, cells
+from ..names import canonical_name
 from .frozen import FrozenRelease, read_frozen
 from .plan import SESSION, PlanRow, plan
 from .record import RecordSet, ResultRecord
@@ -249,10 +249,8 @@ def _refuse_if_not_evidence(folder: str, release: str, path: str, record: Result
     except (OSError, ValueError, RecursionError):  # RecordError is a ValueError
         had, installed = set(), {}  # an unreadable record is no evidence worth keeping
     weaker = [s for s in short if s not in had]
-    names = {canonicalize_name(n) for n in installed}
-    weaker += [
-        f"companion {n} (the committed record installed it)" for n in unavailable if canonicalize_name(n) in names
-    ]
+    names = {canonical_name(n) for n in installed}
+    weaker += [f"companion {n} (the committed record installed it)" for n in unavailable if canonical_name(n) in names]
     if weaker:
         raise EvidenceError(
             f"{path}: not written \u2014 this run is weaker than the committed record: it has no {', '.join(weaker)} "
@@ -280,11 +278,11 @@ def shortfall(matrix: Matrix, cell: Cell, record: ResultRecord) -> List[str]:
     the index had no build of it for the cell's Python, torchvision 0.20 for 3.13). Empty
     for a complete record."""
     suites = record.suites or {}
-    have = {canonicalize_name(name) for name in [*(record.companions or {}), *(record.companions_unavailable or {})]}
+    have = {canonical_name(name) for name in [*(record.companions or {}), *(record.companions_unavailable or {})]}
     missing = [f"suite group {g}" for g in matrix.evidence.suites if g not in suites]
     for entry in matrix.ci_companions:
         comp = matrix.companion(entry.name)
-        if comp is not None and comp.choose(cell.torch) is not None and canonicalize_name(comp.name) not in have:
+        if comp is not None and comp.choose(cell.torch) is not None and canonical_name(comp.name) not in have:
             missing.append(f"companion {comp.name}")
     return missing
 

@@ -72,10 +72,15 @@ def load_or_exit(path: str, fresh: bool = False) -> LoadResult:
     try:
         result = load_matrix(path, use_cache=not fresh)
     except MatrixError as exc:
-        print_diagnostics(exc.diagnostics)
-        errors = sum(1 for d in exc.diagnostics if d.severity == "error")
-        fail(f"{path}: {errors} error{'s' if errors != 1 else ''} in the matrix")
+        fail_invalid(path, exc)
     return result
+
+
+def fail_invalid(path: str, exc: Any) -> NoReturn:
+    """A file that is no valid matrix (a ``MatrixError``): its errors listed, then exit 2."""
+    print_diagnostics(exc.diagnostics)
+    errors = sum(1 for d in exc.diagnostics if d.severity == "error")
+    fail(f"{path}: {errors} error{'s' if errors != 1 else ''} in the matrix")
 
 
 def find_or_exit(explicit: Optional[str], paths: Optional[Sequence[str]] = None) -> List[Any]:

@@ -16,6 +16,7 @@ from .base import (  # noqa: F401  (re-exported for the command modules)
     console_for,
     date_or_exit,
     fail,
+    fail_invalid,
     fail_with,
     find_or_exit,
     load_or_exit,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
@@ -18,6 +18,7 @@ from .common import (
     console_for,
     date_or_exit,
     fail,
+    fail_invalid,
     find_or_exit,
     load_or_exit,
     print_diagnostics,
@@ -78,11 +79,66 @@ def validate(
         from ..ci.record import read_records
 
         records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
-    from ..matrix.discovery import Located
+    paths = _paths(files, matrix, pyproject)
+    from ..matrix.diagnostics import MatrixError
+    from ..validation import Upstream, validate_file, write_facts
 
-    if (
-        pyproject and not files and not matrix and os.path.isfile(pyproject)
-    ):  # judged against its own matrix, not every installed one
+    index: Optional[Upstream] = None
+    try:
+        if upstream and record:
+            for path in paths:
+                written = Upstream.record(record, [load_or_exit(path, fresh=True).matrix])
+                console_for().print(f"recorded {', '.join(written)}")
+            upstream = record
+        index = Upstream(upstream) if upstream else None
+    except OSError as exc:  # FileWriteError: a full disk, a read-only folder
+        fail(str(exc))
+    options = {"pyproject": pyproject, "records": records, "strict": strict, "today": on}
+    failed = False
+    for path in paths:
+        try:
+            if write and index is not None:  # --write needs --upstream (refused above)
+                found, changed = write_facts(path, index, **options)
+                m = found.matrix
+                if changed:
+                    console_for().print(f"{m.path}: updated the {' and '.join(changed)} facts from {upstream}")
+                else:
+                    subject = "torch and companion facts" if any(c.torch_facts for c in m.companions) else "torch facts"
+                    console_for().print(f"{m.path}: {subject} already up to date")
+            else:
+                found = validate_file(path, upstream=index, **options)
+        except MatrixError as exc:  # no valid matrix: its errors listed, exit 2
+            fail_invalid(path, exc)
+        except OSError as exc:  # FileWriteError: a full disk, a read-only folder; the file is unchanged
+            fail(str(exc))
+        m, findings = found.matrix, found.findings
+        print_diagnostics(findings)
+        failed = failed or found.errors > 0
+        console_for().print(
+            f"{m.path}: {'invalid' if found.errors else 'valid'} \u2014 {len(m.releases)} release(s)"
+            + (f" in {len(m.release_lines())} release lines" if m.release_lines() else "")
+            + f", {len(m.torch)} torch lines, "
+            f"{len(cells(m))} cells, {len(m.shims)} shims"
+            + (f", {len(m.companions)} companions" if m.companions else "")
+            + (f", {found.errors} error(s)" if found.errors else "")
+            + (f", {len(findings) - found.errors} warning(s)" if len(findings) - found.errors else "")
+        )
+        if found.evidence is not None:
+            fresh, claimed = found.evidence
+            console_for().print(
+                f"{m.path}: evidence in {results} — {fresh} of {claimed} cells claimed supported have a fresh passing record",
+                markup=False,
+            )
+    if failed:
+        raise typer.Exit(EXIT_USAGE)
+
+
+def _paths(files: List[str], matrix: Optional[str], pyproject: Optional[str]) -> List[str]:
+    """The matrix files to validate: FILES, else --matrix, else a --pyproject's own matrix (not
+    every installed one), else discovery."""
+    if files:
+        return list(files)
+    if pyproject and not matrix and os.path.isfile(pyproject):
         from ..upstream.pyproject import matrix_of
 
         own = matrix_of(pyproject)
@@ -90,112 +146,8 @@ def validate(
             fail(
                 f"{pyproject} registers no matrix (no adapter_matrix.matrices entry point, no compat.yaml beside it); pass --matrix PATH"
             )
-        located_all = [Located(own, "pyproject")]
-    else:
-        located_all = [Located(f, "argument") for f in files] if files else find_or_exit(matrix)
-    index = None
-    if upstream:
-        from ..upstream import companion_index as upstream_companions
-        from ..upstream import companion_write
-        from ..upstream import index as up
-        from ..upstream import own as upstream_own
-        from ..upstream import write as upstream_write
-
-        if record:
-            raw, _origin = up.read_answer("pypi")
-            for located in located_all:
-                written = upstream_companions.record(record, load_or_exit(located.path, fresh=True).matrix, raw)
-                console_for().print(f"recorded {', '.join(written)}")
-            upstream = record
-        index = up.read_upstream(upstream)
-
-    notes: list = []
-    histories: dict = {}  # the adapter's own releases on the index, read once per distribution
-
-    def own_history(m: Any) -> Any:
-        name = m.adapter.distribution
-        if name not in histories and upstream is not None:
-            histories[name] = upstream_own.read_own(upstream, m)
-        return histories.get(name)
-
-    def findings_of(path: str) -> Any:
-        notes.clear()  # a --write re-reads the file: report on what it says now
-        result = load_or_exit(path, fresh=True)
-        found = list(result.warnings)
-        if pyproject:
-            from ..upstream.pyproject import check_pyproject
-
-            found += check_pyproject(result.matrix, pyproject)
-        companion_answers = None
-        if index is not None and upstream is not None:
-            found += up.verify(result.matrix, index)
-            try:
-                companion_answers = upstream_companions.read_companions(upstream, result.matrix)
-            except OSError as exc:  # FileWriteError: a full disk, a read-only folder; the file is unchanged
-                fail(str(exc))
-            found += upstream_companions.verify_companions(result.matrix, *companion_answers, upstream)
-            found += upstream_own.verify_own(result.matrix, own_history(result.matrix), upstream)
-        from ..ci.evidence import evidence_folder
-        from ..ci.release import adapter_version, read_frozen, version_findings
-
-        frozen = (
-            records.frozen if records is not None else read_frozen(evidence_folder(result.matrix, environ={}))
-        )  # changed code needs a new version: judged against the releases frozen in the evidence folder
-        if frozen:
-            found += version_findings(result.matrix, frozen, adapter_version(result.matrix, pyproject), strict)
-        if records is not None:
-            from ..ci.evidence import claimed_supported, gate
-
-            gated = gate(result.matrix, records, on, strict)
-            found += [g.diagnostic for g in gated]
-            missing = [g for g in gated if g.cell is not None]
-            claimed = len(claimed_supported(result.matrix, on))
-            notes.append(
-                f"{result.matrix.path}: evidence in {results} — {claimed - len(missing)} of {claimed} cells claimed supported have a fresh passing record"
-            )
-        return result.matrix, found, companion_answers
-
-    failed = False
-    for located in located_all:
-        m, findings, answers = findings_of(located.path)
-        if write and index is not None:  # --write needs --upstream (refused above)
-            try:
-                changed = upstream_write.write(located.path, m, index)
-                if changed:
-                    m, findings, answers = findings_of(located.path)
-                changed_companions = companion_write.write_companions(located.path, m, answers[0])
-                if changed_companions:
-                    m, findings, answers = findings_of(located.path)
-                changed_own = upstream_own.write_own(located.path, m, own_history(m))
-            except OSError as exc:  # FileWriteError: a full disk, a read-only folder; the file is unchanged
-                fail(str(exc))
-            what = [
-                w
-                for w, done in (("torch", changed), ("companion", changed_companions), ("release", changed_own))
-                if done
-            ]
-            if what:
-                console_for().print(f"{m.path}: updated the {' and '.join(what)} facts from {upstream}")
-                m, findings, answers = findings_of(located.path)  # report on what the file says now
-            else:
-                subject = "torch and companion facts" if any(c.torch_facts for c in m.companions) else "torch facts"
-                console_for().print(f"{m.path}: {subject} already up to date")
-        print_diagnostics(findings)
-        errors = sum(1 for d in findings if d.severity == "error")
-        failed = failed or errors > 0
-        console_for().print(
-            f"{m.path}: {'invalid' if errors else 'valid'} \u2014 {len(m.releases)} release(s)"
-            + (f" in {len(m.release_lines())} release lines" if m.release_lines() else "")
-            + f", {len(m.torch)} torch lines, "
-            f"{len(cells(m))} cells, {len(m.shims)} shims"
-            + (f", {len(m.companions)} companions" if m.companions else "")
-            + (f", {errors} error(s)" if errors else "")
-            + (f", {len(findings) - errors} warning(s)" if len(findings) - errors else "")
-        )
-        for note in notes:
-            console_for().print(note, markup=False)
-    if failed:
-        raise typer.Exit(EXIT_USAGE)
+        return [own]
+    return [located.path for located in find_or_exit(matrix)]
 
 
 @app.command()

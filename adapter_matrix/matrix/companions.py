@@ -35,9 +35,9 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Tuple
 
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from ..names import canonical_name
 from .diagnostics import Diagnostic, Diagnostics, Mark
 from .model import (
     AdapterPin,
@@ -153,7 +153,7 @@ def check(matrix: Matrix) -> List[Diagnostic]:
     patches = sorted(p for line in matrix.torch for p in line.patches)
     seen: Dict[str, Mark] = {}
     for comp in matrix.companions:
-        canonical = canonicalize_name(comp.name)
+        canonical = canonical_name(comp.name)
         if canonical in seen:
             diags.error(
                 comp.mark,
@@ -161,7 +161,7 @@ def check(matrix: Matrix) -> List[Diagnostic]:
                 f"it is already listed at line {seen[canonical].line}",
             )
         seen.setdefault(canonical, comp.mark)
-        if canonical in (canonicalize_name("torch"), canonicalize_name(matrix.adapter.distribution)):
+        if canonical in (canonical_name("torch"), canonical_name(matrix.adapter.distribution)):
             diags.error(
                 comp.mark,
                 f"{comp.name} is not a companion: the matrix describes it already",
@@ -183,9 +183,7 @@ def check(matrix: Matrix) -> List[Diagnostic]:
                     f"releases: {known}",
                 )
     for ref in matrix.ci_companions:
-        declared = next(
-            (c for c in matrix.companions if canonicalize_name(c.name) == canonicalize_name(ref.name)), None
-        )
+        declared = next((c for c in matrix.companions if canonical_name(c.name) == canonical_name(ref.name)), None)
         if declared is None:
             diags.error(
                 ref.mark,

@@ -17,6 +17,7 @@ from typing import List, NamedTuple, Optional, Tuple
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from ..names import canonical_name
 from .diagnostics import Diagnostic, Mark
 from .status import Status
 
@@ -546,10 +547,8 @@ class Matrix(NamedTuple):
         return None
 
     def companion(self, name: str) -> Optional[Companion]:
-        from packaging.utils import canonicalize_name  # only a lookup by name pays for packaging.tags
-
-        wanted = canonicalize_name(name)
-        return next((c for c in self.companions if canonicalize_name(c.name) == wanted), None)
+        wanted = canonical_name(name)
+        return next((c for c in self.companions if canonical_name(c.name) == wanted), None)
 
     def dimension(self, name: str) -> Optional[Dimension]:
         for dim in self.dimensions:

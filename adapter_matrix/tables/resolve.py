@@ -38,8 +38,10 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.utils import parse_wheel_filename
 from packaging.version import Version
+
+from ..names import canonical_name, escaped_name
 
 __all__ = ["Problem", "build_index", "published", "resolve", "check_commands"]
 
@@ -77,7 +79,7 @@ def _linux_or_pure(filename: str) -> bool:
 
 def _wheel(path: Path, name: str, version: str, metadata: str) -> None:
     """A minimal valid wheel: METADATA, WHEEL and RECORD, nothing to import."""
-    dist_info = f"{re.sub(r'[-_.]+', '_', name)}-{version}.dist-info"
+    dist_info = f"{escaped_name(name)}-{version}.dist-info"
     files = {
         f"{dist_info}/METADATA": metadata,
         f"{dist_info}/WHEEL": "Wheel-Version: 1.0\nGenerator: adapter-matrix\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
@@ -103,7 +105,7 @@ def _metadata(name: str, version: str, entry: Dict[str, Any], known: Iterable[st
             req = Requirement(line.split(":", 1)[1].strip())
         except InvalidRequirement:
             continue
-        if canonicalize_name(req.name) in known:  # a project outside the record is not judged
+        if canonical_name(req.name) in known:  # a project outside the record is not judged
             lines.append(line)
     return "\n".join(lines) + "\n"
 
@@ -115,7 +117,7 @@ def build_index(folders: Sequence[str], dest: str) -> str:
         for path in sorted(Path(recorded).glob("*.json")):
             doc = json.loads(path.read_text(encoding="utf-8"))
             if isinstance(doc, dict) and "files" in doc and "name" in doc:
-                answers[canonicalize_name(doc["name"])] = doc
+                answers[canonical_name(doc["name"])] = doc
     root = Path(dest) / "simple"
     for project, doc in answers.items():
         folder = root / project
@@ -233,15 +235,13 @@ def check_commands(
             problems.append(Problem(text, python, f"does not resolve: {report['error']}"))
             continue
         installed = {
-            canonicalize_name(item["metadata"]["name"]): item
-            for item in report.get("install", [])
-            if "metadata" in item
+            canonical_name(item["metadata"]["name"]): item for item in report.get("install", []) if "metadata" in item
         }
-        yanked = {(canonicalize_name(n), v) for n, v in report.get("yanked", [])}
+        yanked = {(canonical_name(n), v) for n, v in report.get("yanked", [])}
         yanked |= {(name, item["metadata"]["version"]) for name, item in installed.items() if item.get("is_yanked")}
         for name, version in sorted(yanked):
             problems.append(Problem(text, python, f"pins a yanked release: {name}=={version}"))
-        torch = installed.get(canonicalize_name("torch"))
+        torch = installed.get(canonical_name("torch"))
         claimed = Version(entry["torch"])
         if torch is not None and Version(torch["metadata"]["version"]).public != claimed.public:
             got = torch["metadata"]["version"]

@@ -32,13 +32,14 @@ from packaging.markers import InvalidMarker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from ..files import atomic_write
 from ..matrix.companions import NONE, requirement
 from ..matrix.diagnostics import Diagnostic
 from ..matrix.model import Companion, CompanionLine, Matrix, Spec
+from ..names import canonical_name
 from . import metadata as _metadata
 from .index import ACCEPT, UpstreamError
 
@@ -146,7 +147,7 @@ def fetch_document(
     """PyPI's PEP 691 answer for ``name``, trimmed, each in-scope wheel (by default: Linux
     x86_64, final releases) with what ``keep`` takes of its ``METADATA`` under
     ``"metadata"`` (the form a recording keeps)."""
-    url = SIMPLE.format(name=canonicalize_name(name))
+    url = SIMPLE.format(name=canonical_name(name))
     try:
         body, _reply = _metadata.http_get(url, {"Accept": ACCEPT}, timeout)
         document = json.loads(body)
@@ -222,7 +223,7 @@ def torch_requirements(text: str, environment: Dict[str, str]) -> List[Tuple[Req
             req = Requirement(line)
         except InvalidRequirement:
             continue
-        if canonicalize_name(req.name) != "torch":
+        if canonical_name(req.name) != "torch":
             continue
         try:
             if req.marker is not None and not req.marker.evaluate(environment):
@@ -258,7 +259,7 @@ def parse_companion(document: object, name: str, origin: str) -> CompanionIndex:
 
     if not isinstance(document, dict) or not isinstance(document.get("files"), list):
         raise bad("no list of files")
-    if canonicalize_name(str(document.get("name", ""))) != canonicalize_name(name):
+    if canonical_name(str(document.get("name", ""))) != canonical_name(name):
         raise bad(f"it lists the files of {document.get('name')!r}, not {name}")
     declared: Dict[Version, List[Tuple[Optional[SpecifierSet], Tuple[str, ...]]]] = {}
     uploaded: Dict[Version, _dt.date] = {}
@@ -303,10 +304,10 @@ def read_companions(source: str, matrix: Matrix) -> Tuple[Dict[str, CompanionInd
     for name in wanted:
         if source == "pypi":
             found[name] = parse_companion(
-                fetch_document(name, _floor(matrix)), name, SIMPLE.format(name=canonicalize_name(name))
+                fetch_document(name, _floor(matrix)), name, SIMPLE.format(name=canonical_name(name))
             )
         elif os.path.isdir(source):
-            path = os.path.join(source, f"{canonicalize_name(name)}.json")
+            path = os.path.join(source, f"{canonical_name(name)}.json")
             try:
                 with open(path, "rb") as fh:
                     document = json.loads(fh.read())
@@ -330,7 +331,7 @@ def record(folder: str, matrix: Matrix, torch_answer: bytes) -> List[str]:
     documents = {"torch": trim(json.loads(torch_answer))}
     for comp in matrix.companions:
         if comp.torch_facts:
-            documents[canonicalize_name(comp.name)] = fetch_document(comp.name, _floor(matrix))
+            documents[canonical_name(comp.name)] = fetch_document(comp.name, _floor(matrix))
     paths = []
     for name, document in documents.items():
         path = os.path.join(folder, f"{name}.json")

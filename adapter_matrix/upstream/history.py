@@ -31,10 +31,10 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from ..matrix.model import PythonVersion
+from ..names import canonical_name
 from . import companion_index as _companions
 from .index import UpstreamError, python_order
 
@@ -163,7 +163,7 @@ def torch_headers(text: str) -> str:
 
 def _names_torch(line: str) -> bool:
     try:
-        return canonicalize_name(Requirement(line).name) == "torch"
+        return canonical_name(Requirement(line).name) == "torch"
     except InvalidRequirement:
         return False
 
@@ -196,7 +196,7 @@ def parse_history(document: object, name: str, origin: str) -> History:
 
     if not isinstance(document, dict) or not isinstance(document.get("files"), list):
         raise bad("no list of files")
-    if canonicalize_name(str(document.get("name", ""))) != canonicalize_name(name):
+    if canonical_name(str(document.get("name", ""))) != canonical_name(name):
         raise bad(f"it lists the files of {document.get('name')!r}, not {name}")
     per_version: Dict[Version, List[dict]] = {}
     pre: set = set()
@@ -271,14 +271,14 @@ def fetch_history(name: str, *, timeout: float = 30.0, workers: int = 16) -> dic
 
 
 def answer_path(folder: str, name: str) -> str:
-    return os.path.join(folder, f"{canonicalize_name(name)}.json")
+    return os.path.join(folder, f"{canonical_name(name)}.json")
 
 
 def read_history(source: str, name: str) -> Optional[History]:
     """The history of ``name`` from ``pypi`` or a recorded folder; ``None`` when the folder
     holds no answer for it (or ``source`` is torch's recorded file alone)."""
     if source == "pypi":
-        return parse_history(fetch_history(name), name, _companions.SIMPLE.format(name=canonicalize_name(name)))
+        return parse_history(fetch_history(name), name, _companions.SIMPLE.format(name=canonical_name(name)))
     if not os.path.isdir(source):
         return None
     path = answer_path(source, name)

@@ -35,7 +35,6 @@ from packaging.tags import Tag
 from packaging.utils import (
     InvalidSdistFilename,
     InvalidWheelFilename,
-    canonicalize_name,
     parse_sdist_filename,
     parse_wheel_filename,
 )
@@ -45,6 +44,7 @@ from .._version import __version__
 from ..errors import AdapterMatrixError
 from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, PythonVersion, TorchLine, minor_line
+from ..names import canonical_name
 from .torch_section import Section, read_section
 
 __all__ = [
@@ -212,7 +212,7 @@ def parse_index(document: object, source_name: str, origin: str = "") -> Upstrea
     if not isinstance(api, str) or api.split(".")[0] != "1":
         raise bad(f"unsupported api-version {api!r} (this tool reads version 1.x)")
     name = document.get("name")
-    if not isinstance(name, str) or canonicalize_name(name) != "torch":
+    if not isinstance(name, str) or canonical_name(name) != "torch":
         raise bad(f"it lists the files of {name!r}, not torch")
     files = document.get("files")
     if not isinstance(files, list):

@@ -55,12 +55,13 @@ class ProjectFacts:
 
 def _names(requirements: List[str]) -> List[str]:
     from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
+
+    from ..names import canonical_name
 
     out: List[str] = []
     for text in requirements:
         try:
-            out.append(canonicalize_name(Requirement(text).name))
+            out.append(canonical_name(Requirement(text).name))
         except InvalidRequirement:
             continue  # not ours to lint: the build frontend reports it
     return out

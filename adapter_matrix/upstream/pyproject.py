@@ -34,12 +34,12 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from ..matrix.diagnostics import Diagnostic, Mark, display_path
 from ..matrix.model import Matrix, PythonVersion, Release
 from ..matrix.queries import claimed_lines, pythons_for
+from ..names import canonical_name
 
 __all__ = ["expected_pythons", "check_pyproject"]
 
@@ -197,7 +197,7 @@ def _torch_requirements(project: Dict[str, Any]) -> List[Tuple[str, str, str]]:
     out = []
     for table, key, text in found:
         try:
-            if canonicalize_name(Requirement(text).name) == "torch":
+            if canonical_name(Requirement(text).name) == "torch":
                 out.append((table, key, text))
         except InvalidRequirement:
             continue  # not ours to lint: pip reports it

@@ -5,11 +5,12 @@ spokes consume the model, each for one job, and never import each other: ``check
 (is this environment a supported combination), ``device`` (the reference device, its
 build and op sweep), ``ci`` (plans, a cell's run, its result record, evidence) and
 ``upstream`` (facts from package indexes). ``tables`` draws the model and the records
-of ``ci`` and ``device``; ``nox`` runs cells with ``ci`` and ``device``; ``cli`` wires
-commands to all of them. Beside the model in the core sit the plumbing every part
-shares (``_version``, ``errors``, ``names``, ``files``, ``documents``) and ``answer``, the check
-document that ``check`` writes and ``ci`` reads: a contract between two spokes lives
-in the core, so neither imports the other. No two modules import each other, even
+of ``ci`` and ``device``; ``nox`` runs cells with ``ci`` and ``device``; ``validation``
+joins ``upstream`` and ``ci`` for ``validate``; ``cli`` wires commands to all of them.
+Beside the model in the core sit the plumbing every part shares (``_version``, ``errors``,
+``names``, ``files``, ``documents``) and ``answer``, the check document that ``check``
+writes and ``ci`` reads: a contract between two spokes lives in the core, so neither
+imports the other. No two modules import each other, even
 through a function-level import. docs/development.md draws the same map.
 """
 
@@ -33,8 +34,9 @@ MAY_IMPORT = {
     # the binary check reads what check knows of an environment and where device builds live
     "binary": {"check", "device"},
     "tables": {"ci", "device", "check"},  # check: the selector's commands are check's fixes
+    "validation": {"ci", "upstream"},  # validate's findings: the index's facts and the release gate
     "nox": {"ci", "device"},
-    "cli": {"check", "device", "ci", "upstream", "tables", "binary"},
+    "cli": {"check", "device", "ci", "upstream", "tables", "binary", "validation"},
     "__main__": {"cli"},
     "__init__": {"check"},
 }

@@ -29,3 +29,19 @@ def test_check_finds_a_distribution_folder_by_its_canonical_name(tmp_path, monke
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: Torch.NPU\nVersion: 2.13.0\n")
     monkeypatch.setattr("sys.path", [str(tmp_path)])
     assert distribution_version("torch.npu") == distribution_version("TORCH-npu") == "2.13.0"
+
+
+def test_every_module_canonicalizes_through_names():
+    """One canonicalizer in the package: a module that called packaging's directly could drift
+    from the start-up path's (and pays for packaging.tags at import)."""
+    import ast
+    import pathlib
+
+    import adapter_matrix
+
+    callers = []
+    for path in pathlib.Path(adapter_matrix.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and any(a.name == "canonicalize_name" for a in node.names):
+                callers.append(path.name)
+    assert callers == []

@@ -1,0 +1,140 @@
+"""`validate`'s pipeline: every finding about one matrix file, and `--write`'s corrections.
+
+The command line parses the options, calls :func:`validate_file` (or :func:`write_facts`) per
+file and prints the :class:`Validation` it gets back; nothing here prints or exits. A finding
+is a :class:`~adapter_matrix.matrix.diagnostics.Diagnostic` at its line, from the schema and
+consistency rules, the project's ``pyproject.toml``, the index (torch's facts, the companions',
+the adapter's own releases) and the evidence folder (the release gate).
+
+It joins two spokes, ``upstream`` (the index) and ``ci`` (records and frozen releases), so it
+sits outside them, as ``tables`` and ``binary`` do.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from .ci.record import RecordSet
+from .matrix.cache import load_matrix
+from .matrix.diagnostics import Diagnostic
+from .matrix.model import Matrix
+
+__all__ = ["Upstream", "Validation", "validate_file", "write_facts"]
+
+
+class Upstream:
+    """The index answers `validate --upstream` judges against: read once, for every matrix file.
+
+    ``source`` is ``pypi``, a recorded folder or torch's recorded Simple JSON file."""
+
+    def __init__(self, source: str) -> None:
+        from .upstream import index
+
+        self.source = source
+        self.index = index.read_upstream(source)
+        self._own: Dict[str, Any] = {}  # the adapter's own releases, read once per distribution
+
+    @staticmethod
+    def record(folder: str, matrices: Sequence[Matrix]) -> List[str]:
+        """Save PyPI's answers for ``matrices`` into ``folder`` (then judge against it offline)."""
+        from .upstream import companion_index, index
+
+        raw, _origin = index.read_answer("pypi")
+        written: List[str] = []
+        for matrix in matrices:
+            written += companion_index.record(folder, matrix, raw)
+        return written
+
+    def own(self, matrix: Matrix) -> Any:
+        from .upstream import own
+
+        name = matrix.adapter.distribution
+        if name not in self._own:
+            self._own[name] = own.read_own(self.source, matrix)
+        return self._own[name]
+
+    def findings(self, matrix: Matrix) -> Tuple[List[Diagnostic], Any]:
+        """What the index says of ``matrix``'s torch, companion and own-release facts, and the
+        companions' answers (``--write`` corrects from them)."""
+        from .upstream import companion_index, own
+        from .upstream import index as up
+
+        found = list(up.verify(matrix, self.index))
+        answers = companion_index.read_companions(self.source, matrix)
+        found += companion_index.verify_companions(matrix, *answers, self.source)
+        found += own.verify_own(matrix, self.own(matrix), self.source)
+        return found, answers
+
+
+class Validation(NamedTuple):
+    """What `validate` found about one matrix file."""
+
+    matrix: Matrix
+    findings: List[Diagnostic]  # errors and warnings, each at its line
+    evidence: Optional[Tuple[int, int]]  # with records: (cells with a fresh passing record, cells claimed supported)
+    companion_answers: Any = None  # the index's companion documents (with an Upstream), for write_facts
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for d in self.findings if d.severity == "error")
+
+
+def validate_file(
+    path: str,
+    *,
+    pyproject: Optional[str] = None,
+    upstream: Optional[Upstream] = None,
+    records: Optional[RecordSet] = None,
+    strict: bool = False,
+    today: Optional[_dt.date] = None,
+) -> Validation:
+    """Every finding about the matrix file at ``path``, read afresh (never the compiled cache).
+
+    Raises :class:`~adapter_matrix.matrix.diagnostics.MatrixError` for a file that is no valid
+    matrix, and ``OSError`` when a recorded answer cannot be written."""
+    from .ci.evidence import claimed_supported, evidence_folder, gate
+    from .ci.release import adapter_version, read_frozen, version_findings
+
+    result = load_matrix(path, use_cache=False)
+    matrix = result.matrix
+    found: List[Diagnostic] = list(result.warnings)
+    if pyproject:
+        from .upstream.pyproject import check_pyproject
+
+        found += check_pyproject(matrix, pyproject)
+    answers = None
+    if upstream is not None:
+        upstream_found, answers = upstream.findings(matrix)
+        found += upstream_found
+    # changed code needs a new version: judged against the releases frozen in the evidence folder
+    frozen = records.frozen if records is not None else read_frozen(evidence_folder(matrix, environ={}))
+    if frozen:
+        found += version_findings(matrix, frozen, adapter_version(matrix, pyproject), strict)
+    evidence = None
+    if records is not None:
+        gated = gate(matrix, records, today, strict)
+        found += [g.diagnostic for g in gated]
+        claimed = len(claimed_supported(matrix, today))
+        evidence = (claimed - sum(1 for g in gated if g.cell is not None), claimed)
+    return Validation(matrix, found, evidence, answers)
+
+
+def write_facts(path: str, upstream: Upstream, **options: Any) -> Tuple[Validation, Tuple[str, ...]]:
+    """Correct the file's torch, companion and release facts from the index, in place (comments
+    kept, atomically), then validate what it says now. Returns that and which facts changed
+    (``torch``, ``companion``, ``release``); ``options`` are :func:`validate_file`'s."""
+    from .upstream import companion_write, own, write
+
+    done = validate_file(path, upstream=upstream, **options)
+    changed: List[str] = []
+    if write.write(path, done.matrix, upstream.index):
+        changed.append("torch")
+        done = validate_file(path, upstream=upstream, **options)
+    if companion_write.write_companions(path, done.matrix, done.companion_answers[0]):
+        changed.append("companion")
+        done = validate_file(path, upstream=upstream, **options)
+    if own.write_own(path, done.matrix, upstream.own(done.matrix)):
+        changed.append("release")
+        done = validate_file(path, upstream=upstream, **options)
+    return done, tuple(changed)
