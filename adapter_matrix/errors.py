@@ -44,3 +44,14 @@ class AdapterMatrixError(Exception):
     """An error the user can fix; its message is one line (or one per diagnostic)."""
 
     exit_code: int = EXIT_USAGE
+
+
+class ChoiceError(AdapterMatrixError, ValueError):
+    """A value the caller chose cannot be used (a torch line the index lacks, a version that is
+    not PEP 440, a folder that is no environment). ``subject`` names the choice (``torch``,
+    ``version``, ``python``, ``tool-ref``, ``env``) and the message starts at the value: the
+    library words no command-line option, and a command line puts its own in front."""
+
+    def __init__(self, subject: str, message: str) -> None:
+        super().__init__(message)
+        self.subject = subject

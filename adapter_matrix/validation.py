@@ -20,10 +20,10 @@ from .matrix.cache import load_matrix
 from .matrix.diagnostics import Diagnostic
 from .matrix.model import Matrix
 
-__all__ = ["Upstream", "Validation", "validate_file", "write_facts"]
+__all__ = ["IndexAnswers", "Validation", "validate_file", "write_facts"]
 
 
-class Upstream:
+class IndexAnswers:
     """The index answers `validate --upstream` judges against: read once, for every matrix file.
 
     ``source`` is ``pypi``, a recorded folder or torch's recorded Simple JSON file."""
@@ -73,7 +73,7 @@ class Validation(NamedTuple):
     matrix: Matrix
     findings: List[Diagnostic]  # errors and warnings, each at its line
     evidence: Optional[Tuple[int, int]]  # with records: (cells with a fresh passing record, cells claimed supported)
-    companion_answers: Any = None  # the index's companion documents (with an Upstream), for write_facts
+    companion_answers: Any = None  # the index's companion documents (with an IndexAnswers), for write_facts
 
     @property
     def errors(self) -> int:
@@ -84,7 +84,7 @@ def validate_file(
     path: str,
     *,
     pyproject: Optional[str] = None,
-    upstream: Optional[Upstream] = None,
+    upstream: Optional[IndexAnswers] = None,
     records: Optional[RecordSet] = None,
     strict: bool = False,
     today: Optional[_dt.date] = None,
@@ -120,7 +120,7 @@ def validate_file(
     return Validation(matrix, found, evidence, answers)
 
 
-def write_facts(path: str, upstream: Upstream, **options: Any) -> Tuple[Validation, Tuple[str, ...]]:
+def write_facts(path: str, upstream: IndexAnswers, **options: Any) -> Tuple[Validation, Tuple[str, ...]]:
     """Correct the file's torch, companion and release facts from the index, in place (comments
     kept, atomically), then validate what it says now. Returns that and which facts changed
     (``torch``, ``companion``, ``release``); ``options`` are :func:`validate_file`'s."""

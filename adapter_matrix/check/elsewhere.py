@@ -17,6 +17,8 @@ import os
 import re
 from typing import List, NamedTuple, Optional, Tuple
 
+from ..errors import ChoiceError
+
 __all__ = ["Target", "locate"]
 
 
@@ -103,11 +105,12 @@ def _sites(prefix: str) -> List[str]:
 
 
 def locate(path: str) -> Target:
-    """The environment at ``path``; raises :class:`ValueError` saying what was looked for."""
+    """The environment at ``path``; raises :class:`~adapter_matrix.errors.ChoiceError` saying what was looked for."""
     here = os.path.abspath(path)
     if not os.path.isdir(here):
-        raise ValueError(
-            f"--env {path}: not a folder (give a virtual environment, a prefix, a site-packages folder or an image's root)"
+        raise ChoiceError(
+            "env",
+            f"{path}: not a folder (give a virtual environment, a prefix, a site-packages folder or an image's root)",
         )
     config = os.path.join(here, "pyvenv.cfg")
     if _has_distributions(here) and not os.path.isfile(config):
@@ -130,7 +133,8 @@ def locate(path: str) -> Target:
         if sites:
             feature, full = _python_of(sites[0])
             return Target(_with_pth(sites, here), here, feature, full, f"image root {here}")
-    raise ValueError(
-        f"--env {path}: no site-packages found (looked for {', '.join(_SITE_GLOBS[:2])}, and under "
-        f"{', '.join('/' + p for p in _IMAGE_PREFIXES[:3])} of an image's root)"
+    raise ChoiceError(
+        "env",
+        f"{path}: no site-packages found (looked for {', '.join(_SITE_GLOBS[:2])}, and under "
+        f"{', '.join('/' + p for p in _IMAGE_PREFIXES[:3])} of an image's root)",
     )

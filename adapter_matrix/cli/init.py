@@ -96,6 +96,7 @@ def init(
         return init_from_index(from_index, device, upstream, output, force, dry_run)
     if distribution is None or device is None:
         fail("give --distribution NAME and --device NAME (or --from-index DISTRIBUTION to import a published history)")
+    from ..errors import ChoiceError
     from ..files import atomic_write
     from ..matrix.diagnostics import MatrixError
     from ..matrix.loader import load_text
@@ -124,8 +125,8 @@ def init(
         python = facts.requires_python
     try:
         pin = tool_pin(tool_repository, tool_ref, tool)
-    except ValueError as exc:
-        fail(str(exc))
+    except ChoiceError as exc:
+        fail(f"--{exc.subject} {exc}")
     sources = evidence_sources(root, pkg)
     text = None
     written = None
@@ -142,7 +143,9 @@ def init(
                 python,
                 sources=[] if matrix_only else sources,
             )
-        except (UpstreamError, ValueError) as exc:
+        except ChoiceError as exc:  # the library names the choice; the option is ours to name
+            fail(f"--{exc.subject} {exc}")
+        except UpstreamError as exc:
             fail(str(exc))
         try:
             written = load_text(text, output).matrix

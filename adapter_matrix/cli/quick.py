@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, worst_exit_code
+from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, ChoiceError, worst_exit_code
 from .base import (
     CommandError,
     date_or_exit,
@@ -200,8 +200,8 @@ def _run_check(request: CheckRequest) -> int:
 
         try:
             target = locate(request.env)
-        except ValueError as exc:
-            fail(str(exc))
+        except ChoiceError as exc:
+            fail(f"--{exc.subject} {exc}")
     judge(target)
     try:
         return _check_here(request, target)

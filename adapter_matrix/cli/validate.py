@@ -81,16 +81,16 @@ def validate(
         records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
     paths = _paths(files, matrix, pyproject)
     from ..matrix.diagnostics import MatrixError
-    from ..validation import Upstream, validate_file, write_facts
+    from ..validation import IndexAnswers, validate_file, write_facts
 
-    index: Optional[Upstream] = None
+    index: Optional[IndexAnswers] = None
     try:
         if upstream and record:
             for path in paths:
-                written = Upstream.record(record, [load_or_exit(path, fresh=True).matrix])
+                written = IndexAnswers.record(record, [load_or_exit(path, fresh=True).matrix])
                 console_for().print(f"recorded {', '.join(written)}")
             upstream = record
-        index = Upstream(upstream) if upstream else None
+        index = IndexAnswers(upstream) if upstream else None
     except OSError as exc:  # FileWriteError: a full disk, a read-only folder
         fail(str(exc))
     options = {"pyproject": pyproject, "records": records, "strict": strict, "today": on}

@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Sequence
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ..errors import ChoiceError
 from ..matrix.model import SCHEMA_VERSION
 from .index import Upstream, UpstreamError, UpstreamLine
 
@@ -38,18 +39,18 @@ def choose_lines(upstream: Upstream, wanted: Sequence[str]) -> List[UpstreamLine
         if _MINOR.match(text.strip()):
             minor = Version(text.strip())
             if minor not in lines:
-                raise UpstreamError(f"--torch {text}: {upstream.source} has no torch {minor} (it has {known})")
+                raise ChoiceError("torch", f"{text}: {upstream.source} has no torch {minor} (it has {known})")
             picked.append(minor)
             continue
         try:
             spec = SpecifierSet(text)
         except InvalidSpecifier:
-            raise UpstreamError(
-                f"--torch {text!r}: give a torch line such as 2.12 or a specifier set such as '>=2.9'"
+            raise ChoiceError(
+                "torch", f"{text!r}: give a torch line such as 2.12 or a specifier set such as '>=2.9'"
             ) from None
         matched = [m for m, line in lines.items() if spec.contains(line.patches[0].version)]
         if not matched:
-            raise UpstreamError(f"--torch {text}: matches no torch line of {upstream.source} ({known})")
+            raise ChoiceError("torch", f"{text}: matches no torch line of {upstream.source} ({known})")
         picked += matched
     low, high = min(picked), max(picked)
     chosen = [line for minor, line in lines.items() if low <= minor <= high]
@@ -75,11 +76,11 @@ def starter_text(
 ) -> str:
     """The text of a first ``compat.yaml``. ``python`` is the release's Python claim
     (default: from the oldest Python any of its torch lines has a wheel for).
-    :class:`ValueError` for a version or Python range that is not PEP 440."""
+    :class:`ChoiceError` for a version or Python range that is not PEP 440."""
     try:
         Version(version)
     except InvalidVersion:
-        raise ValueError(f"--version {version!r} is not a PEP 440 version") from None
+        raise ChoiceError("version", f"{version!r} is not a PEP 440 version") from None
     if python is None:
         oldest = min(p for line in lines for p in line.python if not p.free_threaded)
         python = f">={oldest}"
@@ -87,7 +88,7 @@ def starter_text(
         try:
             SpecifierSet(python if python[:1] in "<>=!~" else f"=={python}")
         except InvalidSpecifier:
-            raise ValueError(f"--python {python!r} is not a PEP 440 specifier set such as '>=3.10'") from None
+            raise ChoiceError("python", f"{python!r} is not a PEP 440 specifier set such as '>=3.10'") from None
     newest = max(line.minor for line in lines)
     claim = f">={min(line.minor for line in lines)},<{newest.major}.{newest.minor + 1}"
     day = (today or _dt.date.today()).isoformat()

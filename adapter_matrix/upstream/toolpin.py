@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from .._version import __version__
+from ..errors import ChoiceError
 
 __all__ = ["REPOSITORY", "ON_PYPI", "ToolPin", "tool_pin", "installed_commit"]
 
@@ -48,9 +49,10 @@ class ToolPin:
         """``owner/name``, as ``uses:`` names a repository (GitHub only)."""
         found = _GITHUB.match(self.repository)
         if found is None:
-            raise ValueError(
-                f"--tool-repository {self.repository!r}: give the https://github.com/OWNER/NAME URL of adapter-matrix "
-                "(a reusable workflow is called by its GitHub name)"
+            raise ChoiceError(
+                "tool-repository",
+                f"{self.repository!r}: give the https://github.com/OWNER/NAME URL of adapter-matrix "
+                "(a reusable workflow is called by its GitHub name)",
             )
         return found.group("slug")
 
@@ -108,7 +110,7 @@ def tool_pin(repository: Optional[str] = None, ref: Optional[str] = None, requir
     if ref is None:
         ref, label = installed_commit(repository) or (tag, tag)
     if not ref or any(c.isspace() for c in ref) or ref.startswith("-"):
-        raise ValueError(f"--tool-ref {ref!r}: give a commit SHA or a tag of adapter-matrix")
+        raise ChoiceError("tool-ref", f"{ref!r}: give a commit SHA or a tag of adapter-matrix")
     if requirement is None:
         requirement = (
             f"adapter-matrix=={__version__}" if ON_PYPI and ref == tag else f"adapter-matrix @ git+{repository}@{ref}"

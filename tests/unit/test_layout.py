@@ -183,3 +183,18 @@ def test_the_facades_are_gone():
             set(),
         )
         assert not exported & imported, module
+
+
+def test_the_library_words_no_command_line_option_first():
+    """An error outside the command line names the value, not an option: a `ChoiceError` says
+    which choice it was, and the command line puts its own option in front (`--torch 3.0: ...`)."""
+    import re
+
+    worded = []
+    for path in PACKAGE.rglob("*.py"):
+        if _module_name(path).split(".")[0] in ("cli", "__main__"):
+            continue
+        text = path.read_text()
+        worded += [f"{path.name}: {m.group(0)}" for m in re.finditer(r"raise \w+\(\s*f?[\"']--[a-z]", text)]
+        worded += [f"{path.name}: {m.group(0)}" for m in re.finditer(r"Error\(\s*\"[a-z-]+\",\s*f?[\"']--", text)]
+    assert worded == []
