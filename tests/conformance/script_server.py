@@ -70,7 +70,6 @@ def _child(request: Dict[str, Any]) -> None:
             os.dup2(target, fd)
         os.close(target)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
@@ -188,13 +187,19 @@ def serve(address: str, parent: int, preload: Sequence[str]) -> int:
                         continue
                     sys.stdout.flush()
                     sys.stderr.flush()
+                    # SIGTERM stays blocked across the fork: a run signalled at once must die of it,
+                    # as a plain interpreter would, not run this server's handler (_stop) and exit 1
+                    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
                     pid = os.fork()
                     if pid == 0:
+                        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
                         listener.close()
                         for other in running.values():
                             other.close()
                         conn.close()
                         _child(request)
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
                     running[pid] = conn
                     last = time.monotonic()
                     _send(conn, {"pid": pid})
