@@ -375,6 +375,10 @@ def spawn(argv: Sequence[str], env: Mapping[str, str], output: str) -> Optional[
     conn = _connect(advertised) if advertised else None
     if conn is None:
         return None
+    # the output file exists before the fork, as Popen's stdout does: a run killed before it
+    # opened the file has an empty output, not a missing one
+    with open(output, "wb"):
+        pass
     request = {"argv": list(argv), "env": dict(env), "cwd": os.getcwd(), "output": output}
     conn.sendall(json.dumps(request).encode() + b"\n")
     answer = _message(conn, START_TIMEOUT, argv)
