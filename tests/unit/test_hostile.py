@@ -218,7 +218,7 @@ def _processes_with(needle: str) -> list:
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc to list processes")
 def test_a_timed_out_command_leaves_no_process_behind():
-    marker = "1000.4242"  # a sleep no other test starts
+    marker = f"1000.{os.getpid()}"  # a sleep no other test starts, nor another run of this suite on the machine
     start = time.perf_counter()
     result = run_command(["sh", "-c", f"sleep {marker}; echo 1"], 0.5)
     assert result.error == "timeout" and time.perf_counter() - start < BOUND
