@@ -11,7 +11,8 @@ from typing import List, Optional
 
 import typer
 
-from .common import MATRIX_HELP, TODAY_HELP, app
+from .base import MATRIX_HELP, TODAY_HELP
+from .common import app
 from .quick import run_check
 
 

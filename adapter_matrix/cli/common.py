@@ -1,5 +1,5 @@
-"""The typer application every command group registers on, and the shared helpers
-(re-exported from :mod:`adapter_matrix.cli.base`, which does not need typer)."""
+"""The typer application every command group registers on (the shared helpers, which do not
+need typer, are in :mod:`adapter_matrix.cli.base`)."""
 
 from __future__ import annotations
 
@@ -9,21 +9,7 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING  # noqa: F401  (re-exported for the command modules)
-from .base import (  # noqa: F401  (re-exported for the command modules)
-    MATRIX_HELP,
-    TODAY_HELP,
-    console_for,
-    date_or_exit,
-    fail,
-    fail_invalid,
-    fail_with,
-    find_or_exit,
-    load_or_exit,
-    one_matrix,
-    print_diagnostics,
-    release_or_exit,
-)
+from .base import fail_with
 
 
 class Group(TyperGroup):

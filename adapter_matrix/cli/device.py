@@ -10,7 +10,9 @@ import typer
 if TYPE_CHECKING:  # pragma: no cover
     from ..matrix.model import LoadResult
 
-from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, find_or_exit, load_or_exit, one_matrix
+from ..errors import EXIT_UNSUPPORTED
+from .base import MATRIX_HELP, console_for, fail, find_or_exit, load_or_exit, one_matrix
+from .common import app
 
 
 @app.command()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple, Optional
 
-from .common import console_for, fail, print_diagnostics
+from .base import console_for, fail, print_diagnostics
 
 __all__ = ["Imported", "import_matrix", "init_from_index"]
 

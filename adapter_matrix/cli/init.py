@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from .common import app, console_for, fail, print_diagnostics
+from .base import console_for, fail, print_diagnostics
+from .common import app
 
 if TYPE_CHECKING:
     from ..upstream.adopt import Planned

@@ -8,7 +8,9 @@ from typing import Any, List, Optional
 
 import typer
 
-from .common import EXIT_UNSUPPORTED, MATRIX_HELP, app, console_for, fail, one_matrix
+from ..errors import EXIT_UNSUPPORTED
+from .base import MATRIX_HELP, console_for, fail, one_matrix
+from .common import app
 
 ops_app = typer.Typer(help="PyTorch's own op tests (OpInfo) against the adapter's device.", no_args_is_help=True)
 app.add_typer(ops_app, name="ops")
@@ -28,7 +30,7 @@ def _expectations(path: Optional[str], matrix_path: str) -> Any:
     try:
         return ex.load(path)
     except ex.ExpectationsError as exc:
-        from .common import print_diagnostics
+        from .base import print_diagnostics
 
         print_diagnostics(exc.problems)
         fail(f"{display_path(path)}: {len(exc.problems)} problem(s) in the expectations")

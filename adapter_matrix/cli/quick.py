@@ -276,166 +276,218 @@ class _Heard:
         return getattr(self.stream, name)
 
 
+class _Question(NamedTuple):
+    """A ``check`` request read and refused once, in the terms its answer uses."""
+
+    request: CheckRequest
+    python: Any  # --python as a PythonVersion, or None
+    torch: Optional[str]  # --torch, else the torch --requirements installs
+    adapter: Optional[str]  # --adapter VERSION: a what-if pin of each matrix's adapter
+    named: Optional[str]  # --adapter DIST: that distribution, with or without a matrix
+    dimensions: Dict[str, str]  # --set
+    companions: Dict[str, str]  # --companion
+    when: Any  # --today, or None for today
+    pins: Any  # what --requirements installs, or None
+    binary: bool  # judge the installed binaries (not a what-if torch, Python or adapter)
+
+
+def _question(request: CheckRequest, target: Any) -> _Question:
+    """``request`` read, or exit 2 naming the option at fault (in the order a user reads them)."""
+    from ..check.binary import is_distribution_name
+    from ..matrix.model import PythonVersion
+
+    python = None
+    if request.python is not None:
+        try:
+            python = PythonVersion.parse(request.python)
+        except ValueError as exc:
+            fail(f"--python: {exc}")
+    dimensions = _parse_sets(list(request.sets))
+    companions = _parse_sets(list(request.companions), "--companion", "torchvision=0.19.1")
+    when = date_or_exit(request.today)
+    named, adapter = request.adapter, None
+    if named is not None and not is_distribution_name(named):
+        named, adapter = None, request.adapter
+    torch, pins = request.torch, None
+    if request.requirements is not None:  # what the file would install, assumed as --torch etc. would be
+        from ..check.requirements import RequirementsError, read_pins, resolve_pins
+
+        try:
+            pins = resolve_pins(request.requirements) if request.resolve else read_pins(request.requirements)
+        except RequirementsError as exc:
+            fail(str(exc))
+        torch = torch or pins.get("torch")
+    elif request.resolve:
+        fail("--resolve resolves a --requirements FILE: give one")
+    if request.deep and target is not None:
+        fail("--deep imports torch in this process: it cannot judge another environment (--env)")
+    what_if = torch is not None or python is not None or adapter is not None
+    if request.constraints is not None:
+        from ..check.constraints import FORMATS
+
+        if request.constraints not in FORMATS:
+            fail(f"--constraints {request.constraints!r}: write one of {', '.join(FORMATS)}")
+        if what_if or request.as_json:
+            fail(
+                "--constraints pins what is installed: it takes no --torch, --python, --adapter, --requirements or --json"
+            )
+    binary = not request.no_binary and not what_if
+    return _Question(request, python, torch, adapter, named, dimensions, companions, when, pins, binary)
+
+
+class _Judged(NamedTuple):
+    """One matrix's part of the answer."""
+
+    answer: Any  # the Answer `check --json` prints for it
+    binary: Optional[Tuple[str, Optional[str]]]  # the stored binary section used: (distribution, pin)
+    kept: Any = None  # --constraints: its pins, or why it has none (a str)
+
+
 def _answer(
     request: CheckRequest, target: Any, color: bool
 ) -> Tuple[int, str, Optional[List[Tuple[str, Optional[str]]]]]:
     """``check`` the long way: (exit code, what to print, and the binary sections it used, as
     ``(distribution, pin)``; None when it must not be remembered: a matrix whose dimensions a
     detector reads, an invalid matrix)."""
-    from ..answer import CHECK_SCHEMA, CheckDocument
-    from ..binary.section import binary_section
-    from ..check.binary import built_for, is_distribution_name, with_binary, with_pins
-    from ..check.environment import AssumptionError, detect_environment
-    from ..check.installed_companions import detect_companions, judge_companions, with_companions
-    from ..check.report import answer_of, render_check
-    from ..check.verdict import verdict
-    from ..matrix.model import PythonVersion
-
-    # the request's values this answer changes as it goes (--adapter DIST, --requirements' torch)
-    matrix, torch, python, adapter = request.matrix, request.torch, request.python, request.adapter
-    as_json, deep, constraints, requirements = request.as_json, request.deep, request.constraints, request.requirements
-    python_override = None
-    if python is not None:
-        try:
-            python_override = PythonVersion.parse(python)
-        except ValueError as exc:
-            fail(f"--python: {exc}")
-    overrides = _parse_sets(list(request.sets))
-    assumed_companions = _parse_sets(list(request.companions), "--companion", "torchvision=0.19.1")
-    when = date_or_exit(request.today)
-    answers: List[Any] = []
-    invalid: List[Any] = []
-    named = None  # `--adapter DIST`: that distribution, with or without a matrix
-    if adapter is not None and is_distribution_name(adapter):
-        named, adapter = adapter, None
-    pins = None
-    if requirements is not None:  # what the file would install, assumed as --torch etc. would be
-        from ..check.requirements import RequirementsError, read_pins, resolve_pins
-
-        try:
-            pins = resolve_pins(requirements) if request.resolve else read_pins(requirements)
-        except RequirementsError as exc:
-            fail(str(exc))
-        torch = torch or pins.get("torch")
-    elif request.resolve:
-        fail("--resolve resolves a --requirements FILE: give one")
-    if deep and target is not None:
-        fail("--deep imports torch in this process: it cannot judge another environment (--env)")
-    # the binary check judges the installed files: not a what-if torch, Python or adapter
-    what_if = torch is not None or python is not None or adapter is not None
-    binary = not request.no_binary and not what_if
-    if constraints is not None:
-        from ..check.constraints import FORMATS
-
-        if constraints not in FORMATS:
-            fail(f"--constraints {constraints!r}: write one of {', '.join(FORMATS)}")
-        if what_if or as_json:
-            fail(
-                "--constraints pins what is installed: it takes no --torch, --python, --adapter, --requirements or --json"
-            )
-    kept: List[Any] = []
-    refused: List[str] = []
-    binaries: List[Tuple[str, Optional[str]]] = []  # the stored binary sections this answer used
-    memorable = True
+    question = _question(request, target)
     paths = target.paths if target is not None else None  # `check --env`: that environment's adapters
-    found_matrices = _matrices_of(named, matrix, paths) if named else find_or_exit(matrix, paths)
-    for located in found_matrices:
-        if located.origin.startswith("entry point") and len(found_matrices) > 1:
-            from ..matrix.cache import load_matrix
-            from ..matrix.diagnostics import MatrixError
-
-            try:
-                result = load_matrix(located.path)
-            except MatrixError as exc:  # one broken adapter must not silence the others
-                print_diagnostics(exc.diagnostics)
-                invalid.append(_invalid(located, exc))
-                continue
+    found = (
+        _matrices_of(question.named, request.matrix, paths) if question.named else find_or_exit(request.matrix, paths)
+    )
+    judged: List[_Judged] = []
+    invalid: List[Any] = []
+    memorable = True
+    for located in found:
+        # one broken adapter among several registered ones must not silence the others
+        if located.origin.startswith("entry point") and len(found) > 1:
+            result = _load_tolerant(located, invalid)
         else:
             result = load_or_exit(located.path)
-        pinned = dict(assumed_companions)
-        if pins is not None:
-            pinned.update(
-                (c.name, pins.get(c.name) or "none") for c in result.matrix.companions if c.name not in pinned
-            )
-        adapter_pin = adapter or (pins.get(result.matrix.adapter.distribution) if pins is not None else None)
-        try:
-            installed = detect_environment(
-                result.matrix, python=python_override, torch=torch, adapter=adapter_pin, dimensions=overrides
-            )
-            found = detect_companions(result.matrix, pinned)
-        except AssumptionError as exc:
-            fail(_as_option(exc))
-        except ValueError as exc:
-            fail(str(exc))
-        judged = judge_companions(result.matrix, installed.environment, found)
-        decided = with_companions(verdict(result.matrix, installed.environment, when), result.matrix, judged)
+        if result is None:
+            continue
         # a dimension read by a detector (a file, a command) can change without a stamp
-        memorable = memorable and all(d.name in overrides for d in result.matrix.dimensions)
-        section = None
-        if binary and installed.adapter_text is not None:
-            section = binary_section(result.matrix.adapter.distribution, decided.release)
-            decided = with_binary(decided, section)
-            if section is not None:
-                binaries.append((result.matrix.adapter.distribution, built_for(decided.release)))
-        if pins is not None and torch is not None:
-            decided = with_pins(decided, result.matrix.adapter.distribution, adapter_pin, torch, pins.source)
-        answer = answer_of(result.matrix, located.origin, installed, decided, judged)
-        if section is not None:
-            answer = answer._replace(binary=section)
-        if target is not None:  # check --env: say which environment was judged
-            answer = answer._replace(environment=answer.environment._replace(location=target.description))
-        if deep:
-            from ..device.deep import deep_check_isolated
-            from .device import shims_package
-
-            shims_package(result)
-            report = deep_check_isolated(result.matrix.path)
-            failed = not report.ok and answer.exit_code in (EXIT_OK, EXIT_WARNING)
-            answer = answer._replace(deep=report.as_dict(), exit_code=EXIT_UNSUPPORTED if failed else answer.exit_code)
-        answers.append(answer)
-        if constraints is not None:
-            from ..check.constraints import NothingToKeep, keep_pins
-
-            try:
-                kept.append(keep_pins(result.matrix, installed.environment, decided, judged))
-            except NothingToKeep as exc:
-                refused.append(str(exc))
-    if constraints is not None:
-        if not kept:
-            fail("; ".join(refused) or "nothing to pin: no matrix was found", code=EXIT_UNSUPPORTED)
-        for reason in refused:  # another adapter works: its pins are written, this one is named
-            sys.stderr.write(f"warning: {reason}\n")
-        from ..check.constraints import render_pins
-
-        return 0, render_pins(kept, constraints), None
-    if named and not answers:
-        answers.append(_unmatrixed(named, pins))
+        memorable = memorable and all(d.name in question.dimensions for d in result.matrix.dimensions)
+        judged.append(_judge(question, located, result, target))
+    if request.constraints is not None:
+        return EXIT_OK, _constraints(judged, request.constraints), None
+    answers = [j.answer for j in judged]
+    if question.named and not answers:
+        answer = _unmatrixed(question.named, question.pins)
         if target is not None:
-            answers[-1] = answers[-1]._replace(
-                environment=answers[-1].environment._replace(location=target.description)
-            )
-    code = worst_exit_code(a.exit_code for a in answers) if answers else EXIT_USAGE
+            answer = answer._replace(environment=answer.environment._replace(location=target.description))
+        answers.append(answer)
+    code, out = _render(answers, invalid, request.as_json, color)
+    binaries = [j.binary for j in judged if j.binary is not None]
+    return code, out, binaries if memorable and not invalid and answers else None
+
+
+def _load_tolerant(located: Any, invalid: List[Any]) -> Any:
+    """The matrix at ``located``, or None after saying why it is invalid (added to ``invalid``)."""
+    from ..matrix.cache import load_matrix
+    from ..matrix.diagnostics import MatrixError
+
+    try:
+        return load_matrix(located.path)
+    except MatrixError as exc:
+        print_diagnostics(exc.diagnostics)
+        invalid.append(_invalid(located, exc))
+        return None
+
+
+def _judge(question: _Question, located: Any, result: Any, target: Any) -> _Judged:
+    """One matrix's verdict on this environment (or the one the question assumes)."""
+    from ..binary.section import binary_section
+    from ..check.binary import built_for, with_binary, with_pins
+    from ..check.environment import AssumptionError, detect_environment
+    from ..check.installed_companions import detect_companions, judge_companions, with_companions
+    from ..check.report import answer_of
+    from ..check.verdict import verdict
+
+    matrix, pins = result.matrix, question.pins
+    distribution = matrix.adapter.distribution
+    pinned = dict(question.companions)
+    if pins is not None:
+        pinned.update((c.name, pins.get(c.name) or "none") for c in matrix.companions if c.name not in pinned)
+    adapter_pin = question.adapter or (pins.get(distribution) if pins is not None else None)
+    try:
+        installed = detect_environment(
+            matrix, python=question.python, torch=question.torch, adapter=adapter_pin, dimensions=question.dimensions
+        )
+        found = detect_companions(matrix, pinned)
+    except AssumptionError as exc:
+        fail(_as_option(exc))
+    except ValueError as exc:
+        fail(str(exc))
+    companions = judge_companions(matrix, installed.environment, found)
+    decided = with_companions(verdict(matrix, installed.environment, question.when), matrix, companions)
+    section = used = None
+    if question.binary and installed.adapter_text is not None:
+        section = binary_section(distribution, decided.release)
+        decided = with_binary(decided, section)
+        if section is not None:
+            used = (distribution, built_for(decided.release))
+    if pins is not None and question.torch is not None:
+        decided = with_pins(decided, distribution, adapter_pin, question.torch, pins.source)
+    answer = answer_of(matrix, located.origin, installed, decided, companions)
+    if section is not None:
+        answer = answer._replace(binary=section)
+    if target is not None:  # check --env: say which environment was judged
+        answer = answer._replace(environment=answer.environment._replace(location=target.description))
+    if question.request.deep:
+        from ..device.deep import deep_check_isolated
+        from .device import shims_package
+
+        shims_package(result)
+        report = deep_check_isolated(matrix.path)
+        failed = not report.ok and answer.exit_code in (EXIT_OK, EXIT_WARNING)
+        answer = answer._replace(deep=report.as_dict(), exit_code=EXIT_UNSUPPORTED if failed else answer.exit_code)
+    kept: Any = None
+    if question.request.constraints is not None:
+        from ..check.constraints import NothingToKeep, keep_pins
+
+        try:
+            kept = keep_pins(matrix, installed.environment, decided, companions)
+        except NothingToKeep as exc:
+            kept = str(exc)
+    return _Judged(answer, used, kept)
+
+
+def _constraints(judged: List[_Judged], constraints: str) -> str:
+    """``check --constraints``: the pins of every adapter that works here; exit 1 when none does."""
+    from ..check.constraints import render_pins
+
+    kept = [j.kept for j in judged if not isinstance(j.kept, str)]
+    refused = [j.kept for j in judged if isinstance(j.kept, str)]
+    if not kept:
+        fail("; ".join(refused) or "nothing to pin: no matrix was found", code=EXIT_UNSUPPORTED)
+    for reason in refused:  # another adapter works: its pins are written, this one is named
+        sys.stderr.write(f"warning: {reason}\n")
+    return render_pins(kept, constraints)
+
+
+def _render(answers: List[Any], invalid: List[Any], as_json: bool, color: bool) -> Tuple[int, str]:
+    """The exit code and the report (or ``--json`` document) of ``answers``, with the
+    ``torch.backends`` entry points ``import torch`` will run."""
+    from ..answer import CHECK_SCHEMA, CheckDocument
     from ..binary.autoload import autoload_lines, autoload_section
     from ..check.facts import search_path
+    from ..check.report import render_check, render_lines
 
-    autoload = autoload_section(search_path())  # the torch.backends entry points `import torch` will run
+    code = worst_exit_code(a.exit_code for a in answers) if answers else EXIT_USAGE
+    autoload = autoload_section(search_path())
     if not autoload["ok"] and code != EXIT_USAGE:
         code = worst_exit_code([code, EXIT_UNSUPPORTED])
     for bad in invalid:
-        fail_line = (
-            f"{bad.matrix} ({bad.origin}) is not a valid matrix: no verdict for it; fix or uninstall that adapter"
+        sys.stderr.write(
+            f"warning: {bad.matrix} ({bad.origin}) is not a valid matrix: no verdict for it; fix or uninstall that adapter\n"
         )
-        sys.stderr.write(f"warning: {fail_line}\n")
     if as_json:
         document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload)
-        out = json.dumps(document.to_json(), indent=2) + "\n"
-    else:
-        out = "\n".join(render_check(answer, color) for answer in answers)
-        if not autoload["ok"]:
-            from ..check.report import render_lines
-
-            out += render_lines(autoload_lines(autoload), color)
-    return code, out, binaries if memorable and not invalid and answers else None
+        return code, json.dumps(document.to_json(), indent=2) + "\n"
+    out = "\n".join(render_check(answer, color) for answer in answers)
+    if not autoload["ok"]:
+        out += render_lines(autoload_lines(autoload), color)
+    return code, out
 
 
 def _matrices_of(distribution: str, explicit: Optional[str], paths: Optional[Sequence[str]] = None) -> List[Any]:

@@ -6,17 +6,9 @@ from typing import TYPE_CHECKING, Dict, List, Optional
 
 import typer
 
-from .common import (
-    EXIT_UNSUPPORTED,
-    MATRIX_HELP,
-    TODAY_HELP,
-    app,
-    console_for,
-    date_or_exit,
-    fail,
-    one_matrix,
-    release_or_exit,
-)
+from ..errors import EXIT_UNSUPPORTED
+from .base import MATRIX_HELP, TODAY_HELP, console_for, date_or_exit, fail, one_matrix, release_or_exit
+from .common import app
 
 if TYPE_CHECKING:  # the model stays off the CLI's start-up path
     import datetime as _dt

@@ -11,10 +11,9 @@ import typer
 if TYPE_CHECKING:
     from ..ci.record import RecordSet
 
-from .common import (
-    EXIT_USAGE,
+from ..errors import EXIT_USAGE
+from .base import (
     MATRIX_HELP,
-    app,
     console_for,
     date_or_exit,
     fail,
@@ -23,6 +22,7 @@ from .common import (
     load_or_exit,
     print_diagnostics,
 )
+from .common import app
 
 
 @app.command()
