@@ -29,6 +29,8 @@ __all__ = [
     "FixSeen",
     "CompanionFix",
     "CompanionSeen",
+    "LayerSeen",
+    "StackSeen",
     "Answer",
     "Invalid",
     "CheckDocument",
@@ -37,7 +39,7 @@ __all__ = [
 
 CHECK_SCHEMA = 1
 
-ANSWER_SECTIONS = ("binary", "deep")  # the keys of an answer written only when set: sections a step adds
+ANSWER_SECTIONS = ("binary", "deep", "stack")  # the keys of an answer written only when set: sections a step adds
 
 
 class DimensionSeen(NamedTuple):
@@ -106,6 +108,26 @@ class CompanionSeen(NamedTuple):
     fix: Optional[CompanionFix]
 
 
+class LayerSeen(NamedTuple):
+    """One layer of the stack above the adapter (vllm-ascend) and its answer."""
+
+    name: str  # its distribution
+    matrix: str  # the layer's compat.yaml
+    installed: Optional[str]
+    release: Optional[str]  # the release entry the installed version is
+    status: Status
+    problems: Tuple[str, ...]  # each pin what is installed breaks
+    decided_by: Tuple[str, ...]
+
+
+class StackSeen(NamedTuple):
+    """The stack judged as one: its layers, and why no stack keeps what the user holds
+    (``conflict``), when none does; the answer's ``fixes`` are then whole stacks."""
+
+    layers: Tuple[LayerSeen, ...]
+    conflict: Optional[str] = None
+
+
 class Answer(NamedTuple):
     """The answer for one adapter's matrix: one entry of ``checks``."""
 
@@ -126,6 +148,7 @@ class Answer(NamedTuple):
     # the binary check: {ok, distribution, version, torch, ..., files, problems, notes} (docs/commands.md)
     binary: Optional[Dict[str, Any]] = None
     deep: Optional[Dict[str, Any]] = None  # --deep: {ok, steps: [{name, ok, seconds, detail}]}
+    stack: Optional[StackSeen] = None  # the layers above the adapter, when any is installed or given
 
     def _written(self, name: str) -> bool:
         return name not in ANSWER_SECTIONS or getattr(self, name) is not None

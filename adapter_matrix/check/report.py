@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, List, Sequence, Tuple
 
-from ..answer import ANSWER_SECTIONS, Answer, CellSeen, DimensionSeen, EnvironmentSeen, FixSeen
+from ..answer import ANSWER_SECTIONS, Answer, CellSeen, DimensionSeen, EnvironmentSeen, FixSeen, StackSeen
 from ..documents import keys_of
 from ..files import printable
 from ..matrix.model import Matrix
@@ -17,7 +17,7 @@ from .environment import Installed
 from .installed_companions import CompanionState, companion_line, companion_seen
 from .outcome import Fix, Verdict
 
-__all__ = ["CHECK_KEYS", "answer_of", "check_lines", "verdict_lines", "render_check"]
+__all__ = ["CHECK_KEYS", "answer_of", "check_lines", "verdict_lines", "render_check", "stack_lines"]
 
 CHECK_KEYS = tuple(k.name for k in keys_of(Answer) if k.name not in ANSWER_SECTIONS)
 """The keys of every answer (docs/commands.md documents each; a test holds the two together)."""
@@ -113,6 +113,8 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
         rows.append((name, f"{found.value}  (from {found.source})" if found.value else f"unknown: {found.error}"))
     rows += [(c.name, companion_line(c)) for c in answer.companions if c.installed]
     rows += [(label, value) for label, value in (("release", answer.release), ("shim", answer.shim)) if value]
+    if answer.stack is not None:  # the layers above the adapter, each as installed
+        rows += [(layer.name, layer.installed or "not installed") for layer in answer.stack.layers]
     if env.location:  # check --env: another environment, judged from its files
         rows.insert(0, ("environment", env.location))
     width = max(len(label) for label, _ in rows) + 2
@@ -122,6 +124,8 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
     lines += [[("assumed:", "yellow"), (" " + note, "")] for note in answer.assumptions]
     if answer.decided_by:
         lines.append([("decided by " + ", ".join(answer.decided_by), "dim")])
+    if answer.stack is not None:
+        lines += stack_lines(answer.stack)
     lines += fixes
     if answer.binary is not None:
         from .binary import binary_lines
@@ -138,6 +142,18 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
                     (f" {step['name']:<28} {step['seconds'] * 1000:8.1f} ms{detail}", ""),
                 ]
             )
+    return lines
+
+
+def stack_lines(stack: StackSeen) -> List[List[Segment]]:
+    """Each layer's status (its broken pins are the answer's reasons), and the conflict."""
+    lines: List[List[Segment]] = []
+    for layer in stack.layers:
+        head = f"layer {layer.name} {layer.release or layer.installed or ''}".rstrip()
+        lines.append([("  " + head + ": ", ""), (str(layer.status), _STYLE.get(str(layer.status), ""))])
+    if stack.conflict:
+        lines.append([("conflict:", "bold red"), (" " + stack.conflict, "")])
+        lines.append([("  no stack keeps every choice you hold; each fix below gives up one", "dim")])
     return lines
 
 

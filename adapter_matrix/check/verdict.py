@@ -39,25 +39,26 @@ def _python_range(pythons: Sequence[PythonVersion]) -> str:
     return f"{plain[0]}\u2013{plain[-1]}" if len(plain) > 1 else str(plain[0])
 
 
-def verdict(matrix: Matrix, env: Environment, today: Optional[_dt.date] = None) -> Verdict:
-    """Decide whether ``env`` is a supported combination, and how to reach one if not."""
+def verdict(matrix: Matrix, env: Environment, today: Optional[_dt.date] = None, with_fixes: bool = True) -> Verdict:
+    """Decide whether ``env`` is a supported combination, and how to reach one if not
+    (``with_fixes=False``: without searching the fixes, for a stack's search, which has its own)."""
     today = today or _dt.date.today()
     if env.adapter is None:
-        return _verdict_without_adapter(matrix, env, today)
+        return _verdict_without_adapter(matrix, env, today, with_fixes)
     entries = matrix.releases_of(env.adapter)
     if not entries:
         known = ", ".join(dict.fromkeys(str(r.version) for r in matrix.releases))
         reason = f"{matrix.adapter.distribution} {env.adapter} is not a release this matrix describes (known: {known})"
-        return _withfixes(matrix, env, today, Verdict(Status.UNSUPPORTED, (reason,)))
+        return _withfixes(matrix, env, today, Verdict(Status.UNSUPPORTED, (reason,)), with_fixes)
     # Entries of one version serve different values of a dimension (an OS): the one for
     # this machine answers, else the best answer.
     answers = [(not _fits_machine(matrix, rel, env), _verdict_for_release(matrix, env, rel, today)) for rel in entries]
-    return _withfixes(matrix, env, today, min(answers, key=lambda a: (a[1].outcome.rank, a[0]))[1])
+    return _withfixes(matrix, env, today, min(answers, key=lambda a: (a[1].outcome.rank, a[0]))[1], with_fixes)
 
 
-def _withfixes(matrix: Matrix, env: Environment, today: _dt.date, answer: Verdict) -> Verdict:
+def _withfixes(matrix: Matrix, env: Environment, today: _dt.date, answer: Verdict, with_fixes: bool = True) -> Verdict:
     """``answer`` with the fixes that reach a usable cell, unless it is supported."""
-    if answer.outcome is Status.SUPPORTED:
+    if answer.outcome is Status.SUPPORTED or not with_fixes:
         return answer
     return answer._replace(fixes=tuple(fixes(matrix, env, today, answer.outcome)))
 
@@ -76,15 +77,17 @@ def _machine_mismatch(matrix: Matrix, release: Release, env: Environment) -> Opt
     return None
 
 
-def _verdict_without_adapter(matrix: Matrix, env: Environment, today: _dt.date) -> Verdict:
+def _verdict_without_adapter(matrix: Matrix, env: Environment, today: _dt.date, with_fixes: bool) -> Verdict:
     """No adapter installed: say which release would serve this environment, and how to get it."""
     answers = [_verdict_for_release(matrix, env, rel, today) for rel in reversed(matrix.releases)]
     best = min(answers, key=lambda v: v.outcome.rank, default=None)
     reason = f"{matrix.adapter.distribution} is not installed"
     if best is None or best.release is None or best.outcome is Status.UNSUPPORTED:
-        return _withfixes(matrix, env, today, Verdict(Status.UNSUPPORTED, (reason,)))
+        return _withfixes(matrix, env, today, Verdict(Status.UNSUPPORTED, (reason,)), with_fixes)
     would_be = f"release {best.release.version} would be {best.outcome}" + "".join(f": {r}" for r in best.reasons[:1])
-    return _withfixes(matrix, env, today, best._replace(outcome=Status.UNSUPPORTED, reasons=(reason, would_be)))
+    return _withfixes(
+        matrix, env, today, best._replace(outcome=Status.UNSUPPORTED, reasons=(reason, would_be)), with_fixes
+    )
 
 
 def _verdict_for_release(matrix: Matrix, env: Environment, release: Release, today: _dt.date) -> Verdict:

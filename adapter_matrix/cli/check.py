@@ -18,7 +18,12 @@ from .quick import run_check
 
 @app.command()
 def check(
-    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    matrix: List[str] = typer.Option(
+        [],
+        "--matrix",
+        "-m",
+        help=MATRIX_HELP + " Repeatable: an adapter's matrix and the matrices of the layers above it (a stack).",
+    ),
     torch: Optional[str] = typer.Option(
         None, "--torch", help="Assume this torch version instead of the installed one."
     ),
@@ -34,7 +39,7 @@ def check(
     companions: List[str] = typer.Option(
         [],
         "--companion",
-        help="Assume a companion package's version, NAME=VERSION, or NAME=none for not installed (repeatable).",
+        help="Assume a companion's or a stack package's version (a layer, vllm), NAME=VERSION, or NAME=none for not installed (repeatable); a layer's version given so is held by the fixes.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the documented JSON document instead of a report."),
     deep: bool = typer.Option(

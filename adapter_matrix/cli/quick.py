@@ -23,7 +23,6 @@ from .base import (
     fail,
     fail_with,
     find_or_exit,
-    load_or_exit,
     print_diagnostics,
 )
 
@@ -39,7 +38,7 @@ class CheckOption(NamedTuple):
 
 
 CHECK_OPTIONS = (
-    CheckOption(("--matrix", "-m"), "matrix", "value"),
+    CheckOption(("--matrix", "-m"), "matrix", "multiple"),
     CheckOption(("--torch",), "torch", "value"),
     CheckOption(("--python",), "python", "value"),
     CheckOption(("--adapter",), "adapter", "value"),
@@ -63,7 +62,7 @@ class CheckRequest(NamedTuple):
     a plain question's answer is remembered (:mod:`adapter_matrix.check.recall`); None for a
     caller in a process whose environment it patches."""
 
-    matrix: Optional[str] = None
+    matrix: Sequence[str] = ()  # several: an adapter's matrix and its layers' (a stack)
     torch: Optional[str] = None
     python: Optional[str] = None
     adapter: Optional[str] = None
@@ -222,7 +221,7 @@ def _check_here(request: CheckRequest, target: Any) -> int:
         from ..check.recall import stamps
 
         paths = search_path()
-        deps = stamps([m.path for m in find_or_exit(request.matrix)], paths)  # before the answer reads them
+        deps = stamps([m.path for m in _find(request.matrix)], paths)  # before the answer reads them
     heard = _Heard(sys.stderr)  # an answer that warned on stderr is not memoized
     sys.stderr = heard
     try:
@@ -351,23 +350,36 @@ def _answer(
     detector reads, an invalid matrix)."""
     question = _question(request, target)
     paths = target.paths if target is not None else None  # `check --env`: that environment's adapters
-    found = (
-        _matrices_of(question.named, request.matrix, paths) if question.named else find_or_exit(request.matrix, paths)
-    )
+    found = _matrices_of(question.named, request.matrix, paths) if question.named else _find(request.matrix, paths)
     judged: List[_Judged] = []
     invalid: List[Any] = []
     memorable = True
+    adapters: List[Tuple[Any, Any]] = []
+    layers: List[Tuple[Any, Any]] = []  # (located, Layer): the layers above an adapter
     for located in found:
         # one broken adapter among several registered ones must not silence the others
         if located.origin.startswith("entry point") and len(found) > 1:
             result = _load_tolerant(located, invalid)
         else:
-            result = load_or_exit(located.path)
+            result = _load_any_or_exit(located.path)
         if result is None:
             continue
+        if hasattr(result, "layer"):
+            layers.append((located, result.layer))
+        else:
+            adapters.append((located, result))
+    from ..check.stack_answer import layers_of
+
+    for located, result in adapters:
         # a dimension read by a detector (a file, a command) can change without a stamp
         memorable = memorable and all(d.name in question.dimensions for d in result.matrix.dimensions)
-        judged.append(_judge(question, located, result, target))
+        judged.append(_judge(question, located, result, target, layers_of(result.matrix, [lay for _l, lay in layers])))
+    from ..names import canonical_name
+
+    described = {canonical_name(r.matrix.adapter.distribution) for _l, r in adapters}
+    for located, layer in layers:  # a layer whose adapter's matrix is not here cannot be judged
+        if canonical_name(layer.adapter) not in described:
+            invalid.append(_orphan(located, layer))
     if request.constraints is not None:
         return EXIT_OK, _constraints(judged, request.constraints), None
     answers = [j.answer for j in judged]
@@ -381,21 +393,56 @@ def _answer(
     return code, out, binaries if memorable and not invalid and answers else None
 
 
+def _find(explicit: Sequence[str], paths: Optional[Sequence[str]] = None) -> List[Any]:
+    """The matrices to judge: each ``--matrix`` (an adapter's and its layers'), else the usual
+    discovery (./compat.yaml, else the installed adapters' and layers' registered matrices)."""
+    if not explicit:
+        return find_or_exit(None, paths)
+    return [located for path in explicit for located in find_or_exit(path, paths)]
+
+
+def _load_any_or_exit(path: str) -> Any:
+    """An adapter's matrix or a layer's, or exit 2 listing its errors."""
+    from ..matrix.cache import load_any
+    from ..matrix.diagnostics import MatrixError
+    from .base import fail_invalid
+
+    try:
+        return load_any(path)
+    except MatrixError as exc:
+        fail_invalid(path, exc)
+
+
+def _orphan(located: Any, layer: Any) -> Any:
+    """A layer judged without its adapter's matrix: no verdict, and what to do."""
+    from ..answer import Invalid
+
+    return Invalid(
+        located.origin,
+        located.path,
+        (
+            f"layer {layer.distribution} sits on {layer.adapter}, and no matrix of {layer.adapter} was found: "
+            f"install {layer.adapter} (its matrix comes with it) or pass its compat.yaml with --matrix",
+        ),
+    )
+
+
 def _load_tolerant(located: Any, invalid: List[Any]) -> Any:
     """The matrix at ``located``, or None after saying why it is invalid (added to ``invalid``)."""
-    from ..matrix.cache import load_matrix
+    from ..matrix.cache import load_any
     from ..matrix.diagnostics import MatrixError
 
     try:
-        return load_matrix(located.path)
+        return load_any(located.path)
     except MatrixError as exc:
         print_diagnostics(exc.diagnostics)
         invalid.append(_invalid(located, exc))
         return None
 
 
-def _judge(question: _Question, located: Any, result: Any, target: Any) -> _Judged:
-    """One matrix's verdict on this environment (or the one the question assumes)."""
+def _judge(question: _Question, located: Any, result: Any, target: Any, layers: Sequence[Any] = ()) -> _Judged:
+    """One matrix's verdict on this environment (or the one the question assumes), and with
+    ``layers`` (those above its adapter) the stack's."""
     from ..binary.section import binary_section
     from ..check.binary import built_for, with_binary, with_pins
     from ..check.environment import AssumptionError, detect_environment
@@ -406,6 +453,11 @@ def _judge(question: _Question, located: Any, result: Any, target: Any) -> _Judg
     matrix, pins = result.matrix, question.pins
     distribution = matrix.adapter.distribution
     pinned = dict(question.companions)
+    stack_versions: Dict[str, str] = {}
+    if layers:  # --companion may name a stack's package (a layer, vllm) as well as a companion
+        from ..check.stack_answer import split_overrides
+
+        pinned, stack_versions = split_overrides(pinned, layers)
     if pins is not None:
         pinned.update((c.name, pins.get(c.name) or "none") for c in matrix.companions if c.name not in pinned)
     adapter_pin = question.adapter or (pins.get(distribution) if pins is not None else None)
@@ -419,7 +471,18 @@ def _judge(question: _Question, located: Any, result: Any, target: Any) -> _Judg
     except ValueError as exc:
         fail(str(exc))
     companions = judge_companions(matrix, installed.environment, found)
-    decided = with_companions(verdict(matrix, installed.environment, question.when), matrix, companions)
+    decided = with_companions(
+        verdict(matrix, installed.environment, question.when, with_fixes=not layers), matrix, companions
+    )
+    stack = None
+    if layers:
+        import datetime as _dt
+
+        from ..check.stack_answer import StackQuestion, with_stack
+
+        stack_question = StackQuestion(stack_versions, question.dimensions)
+        today = question.when or _dt.date.today()
+        decided, stack = with_stack(matrix, layers, installed.environment, decided, stack_question, today)
     section = used = None
     if question.binary and installed.adapter_text is not None:
         section = binary_section(distribution, decided.release)
@@ -429,6 +492,8 @@ def _judge(question: _Question, located: Any, result: Any, target: Any) -> _Judg
     if pins is not None and question.torch is not None:
         decided = with_pins(decided, distribution, adapter_pin, question.torch, pins.source)
     answer = answer_of(matrix, located.origin, installed, decided, companions)
+    if stack is not None:
+        answer = answer._replace(stack=stack)
     if section is not None:
         answer = answer._replace(binary=section)
     if target is not None:  # check --env: say which environment was judged
@@ -490,7 +555,7 @@ def _render(answers: List[Any], invalid: List[Any], as_json: bool, color: bool) 
     return code, out
 
 
-def _matrices_of(distribution: str, explicit: Optional[str], paths: Optional[Sequence[str]] = None) -> List[Any]:
+def _matrices_of(distribution: str, explicit: Sequence[str], paths: Optional[Sequence[str]] = None) -> List[Any]:
     """The matrices that describe ``distribution`` (``--adapter DIST``): ``--matrix``, else
     ./compat.yaml and the registered ones whose adapter it is; none is no error (the
     binary check answers alone)."""
@@ -500,7 +565,7 @@ def _matrices_of(distribution: str, explicit: Optional[str], paths: Optional[Seq
     from ..names import canonical_name
 
     if explicit:
-        return find_matrices(explicit)
+        return [located for path in explicit for located in find_matrices(path)]
     out: List[Any] = []
     for located in find_matrices(paths=paths) + registered_matrices(paths):
         try:

@@ -36,7 +36,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a warm `
 if TYPE_CHECKING:
     from typing import Optional
 
-__all__ = ["cache_root", "compiled_matrix_path", "load_matrix", "trusted_entry", "CacheWarning"]
+__all__ = ["cache_root", "compiled_matrix_path", "load_matrix", "load_any", "trusted_entry", "CacheWarning"]
 
 
 class CacheWarning(UserWarning):
@@ -160,6 +160,15 @@ def _store(path: str, value: object) -> None:
 
 def load_matrix(path: os.PathLike[str] | str, *, use_cache: bool = True):  # -> LoadResult
     """Like :func:`adapter_matrix.matrix.loader.load`, served from the compiled cache when possible."""
+    return _load(path, use_cache, layers=False)
+
+
+def load_any(path: os.PathLike[str] | str, *, use_cache: bool = True):  # -> LoadResult | LayerResult
+    """An adapter's matrix or a layer's (``layer:``), whichever the file is, from the same cache."""
+    return _load(path, use_cache, layers=True)
+
+
+def _load(path: os.PathLike[str] | str, use_cache: bool, layers: bool):  # -> LoadResult | LayerResult
     from .diagnostics import display_path, read_matrix_file
 
     name = os.fspath(path)
@@ -171,13 +180,15 @@ def load_matrix(path: os.PathLike[str] | str, *, use_cache: bool = True):  # -> 
             cached = _read(compiled)
         except Exception:
             cached = None
-        from .model import LoadResult, Matrix
+        from .model import Layer, LayerResult, LoadResult, Matrix
 
         if isinstance(cached, LoadResult) and isinstance(cached.matrix, Matrix) and isinstance(cached.warnings, list):
             return cached
-    from .loader import load_bytes
+        if layers and isinstance(cached, LayerResult) and isinstance(cached.layer, Layer):
+            return cached
+    from .loader import load_any_bytes, load_bytes
 
-    result = load_bytes(raw, display)
+    result = load_any_bytes(raw, display) if layers else load_bytes(raw, display)
     if compiled is not None:
         _store(compiled, result)
     return result

@@ -13,7 +13,7 @@ import difflib
 import math
 import os
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -21,6 +21,7 @@ from packaging.version import InvalidVersion, Version
 from ..files import printable
 from ..matrix import companions as _companions
 from ..matrix import consistency
+from ..names import canonical_name
 from .diagnostics import Diagnostic, Mark, MatrixError, display_path, read_matrix_file
 from .limits import MAX_AGE_DAYS, MAX_REGEX_CHARS, MAX_TIMEOUT
 from .model import (
@@ -39,8 +40,12 @@ from .model import (
     Dimension,
     EvidencePolicy,
     InstallSource,
+    Layer,
+    LayerRelease,
+    LayerResult,
     LoadResult,
     Matrix,
+    PackagePin,
     PythonClaim,
     Release,
     Runner,
@@ -55,7 +60,7 @@ from .reader import Reader
 from .schema import RELEASE_DEFAULTS
 from .source import YAML_INT, Mapping, Node, Scalar, Sequence, parse
 
-__all__ = ["load", "load_bytes", "load_text", "LoadResult", "PYPI"]
+__all__ = ["load", "load_bytes", "load_text", "load_any_bytes", "is_layer", "LoadResult", "LayerResult", "PYPI"]
 
 
 PYPI = "https://pypi.org/simple"
@@ -94,6 +99,16 @@ def _seconds(text: str) -> float:
     if not math.isfinite(value):  # float() reads "nan" and "inf"
         raise ValueError("not a finite number")
     return value
+
+
+def _is_spec(text: str) -> bool:
+    """Whether ``text`` reads as a PEP 440 specifier set or version (a dimension of a layer)."""
+    text = text.strip()
+    try:
+        SpecifierSet(text if text[:1] in "<>=!~" else f"=={text}")
+        return True
+    except ValueError:
+        return False
 
 
 class _Builder(Reader):
@@ -179,6 +194,121 @@ class _Builder(Reader):
             ci_companions=ci_companions,
             variants_changeable=variants_changeable,
         )
+
+    def layer(self, root: Node) -> Optional[Layer]:
+        """A layer's matrix (the file has ``layer:``): its releases and what each needs below it."""
+        self.schema_version = 2
+        top = self.fields(root, "layer-root", "a layer's compat.yaml")
+        if not top:
+            return None
+        schema_version = self.read_schema_version(top.get("schema-version"))
+        if schema_version is not None and schema_version < 2:
+            self.diags.error(
+                top["schema-version"].mark, "a layer's matrix needs schema-version 2", "write `schema-version: 2`"
+            )
+        f = self.fields(top["layer"], "layer", "layer") if "layer" in top else {}
+        distribution = self.string(f.get("distribution"), "layer distribution")
+        adapter = self.string(f.get("adapter"), "layer adapter")
+        releases: List[LayerRelease] = []
+        seen: Dict[Version, Mark] = {}
+        below = canonical_name(adapter) if adapter else ""
+        for node in self.items(top.get("releases"), "releases"):
+            release = self.layer_release(node, below)
+            if release is None:
+                continue
+            if release.version in seen:
+                self.diags.error(
+                    release.mark,
+                    f"release {release.version} is listed twice (first at line {seen[release.version].line})",
+                    "keep one entry per version",
+                )
+                continue
+            seen[release.version] = release.mark
+            releases.append(release)
+        if "releases" in top and not releases and not self.diags.errors:
+            self.diags.error(top["releases"].mark, "the layer lists no releases", "list them under releases:")
+        if distribution is None or adapter is None or schema_version is None:
+            return None
+        if canonical_name(distribution) == canonical_name(adapter):
+            self.diags.error(
+                f["adapter"].mark,
+                f"layer {distribution} names itself as its adapter",
+                "name the adapter it sits on, e.g. torch-npu",
+            )
+        return Layer(
+            path=self.filename,
+            schema_version=schema_version,
+            distribution=distribution,
+            adapter=adapter,
+            description=self.string(f.get("description"), "layer description") or "",
+            releases=tuple(sorted(releases, key=lambda r: r.version)),
+            mark=top["layer"].mark,
+            index_url=self.string(f.get("index-url"), "index-url"),
+        )
+
+    def layer_release(self, node: Node, adapter: str) -> Optional[LayerRelease]:
+        f = self.fields(node, "layer-release", "layer release")
+        version = self.version(f["version"], "release version") if "version" in f else None
+        status = self.status(f.get("status"))
+        reason = self.string(f.get("reason"), "reason") or ""
+        if status is Status.BROKEN and not reason:
+            self.diags.error(f["status"].mark, "a broken release needs a reason", "add `reason:` (and a `link:`)")
+        elif status is Status.UNSUPPORTED:
+            self.diags.error(f["status"].mark, "a release cannot be unsupported", "use broken or eol, with a reason")
+            status = None
+        packages: List[PackagePin] = []
+        for key, name in (("torch", "torch"), ("adapter", adapter)):
+            if key in f:
+                spec = self.spec(f[key], f"{key} specifier")
+                if spec is not None:
+                    packages.append(PackagePin(name, spec, f[key].mark))
+        line = self.string(f.get("adapter-line"), "adapter release line")
+        if "adapter" in f and line is not None:
+            self.diags.error(
+                f["adapter-line"].mark,
+                "a layer release names the adapter by version (adapter:) or by release line (adapter-line:), not both",
+                "keep one",
+            )
+        for req_key, req_node in self.entries(f.get("requires"), "requires"):
+            req_spec = self.spec(req_node, f"{req_key.text} specifier")
+            req_name = canonical_name(req_key.text)
+            if req_name in ("torch", "python", adapter):
+                self.diags.error(
+                    req_key.mark,
+                    f"{req_key.text} under requires:",
+                    f"write it as the release's own `{'adapter' if req_name == adapter else req_name}:` key",
+                )
+            elif req_spec is not None:
+                packages.append(PackagePin(req_name, req_spec, req_node.mark))
+        dimensions = []
+        for dim_key, dim_node in self.entries(f.get("dimensions"), "layer release dimensions"):
+            constraint = self.layer_constraint(dim_key.text, dim_node)
+            if constraint is not None:
+                dimensions.append((dim_key.text, constraint))
+        python = self.spec(f["python"], "Python specifier") if "python" in f else None
+        if version is None or status is None:
+            return None
+        return LayerRelease(
+            version=version,
+            date=self.date(f.get("date"), "release date"),
+            status=status,
+            reason=reason,
+            link=self.string(f.get("link"), "link"),
+            python=python,
+            packages=tuple(packages),
+            adapter_line=line,
+            dimensions=tuple(dimensions),
+            mark=node.mark,
+            marks=tuple((k, v.mark) for k, v in f.items()),
+        )
+
+    def layer_constraint(self, name: str, node: Node) -> Optional[Constraint]:
+        """A layer constrains dimensions the adapter's matrix defines, which this file does not
+        know: a specifier set where the values read as one (``9.1.0``, ``>=8.5``), else names."""
+        items = node.items if isinstance(node, Sequence) else (node,)
+        specs = all(isinstance(n, Scalar) and _is_spec(n.text) for n in items)
+        self.kinds[name] = VERSION if specs else ENUM
+        return self.constraint(name, node, "layer release dimensions")
 
     def read_schema_version(self, node: Optional[Node]) -> Optional[int]:
         if node is None:
@@ -655,9 +785,45 @@ class _Builder(Reader):
         return EvidencePolicy(folder, days, tuple(sources), node.mark, tuple(suites))
 
 
+def is_layer(tree: Optional[Node]) -> bool:
+    """Whether a parsed file is a layer's matrix (it has ``layer:``), not an adapter's."""
+    return isinstance(tree, Mapping) and tree.get("layer") is not None
+
+
+def _load_layer(tree: Node, filename: str, problems: List[Diagnostic]) -> LayerResult:
+    builder = _Builder(filename)
+    builder.diags.extend(problems)
+    layer = builder.layer(tree)
+    if builder.diags.errors or layer is None:
+        if not builder.diags.errors:
+            builder.diags.error(Mark(filename, 1, 1), "the file does not describe a layer")
+        raise MatrixError([_one_line(d) for d in builder.diags.sorted()], filename)
+    return LayerResult(layer, [_one_line(d) for d in builder.diags.warnings])
+
+
 def load_text(text: str, filename: str = "compat.yaml", *, check_modules: bool = True) -> LoadResult:
-    """Load a matrix from text. Raises :class:`MatrixError` with every error found."""
+    """Load an adapter's matrix from text. Raises :class:`MatrixError` with every error found
+    (a layer's matrix is one: this caller needs an adapter's; :func:`load_any_bytes` reads both)."""
+    result = _load_any(text, filename, check_modules=check_modules, layers=False)
+    assert isinstance(result, LoadResult)
+    return result
+
+
+def _load_any(text: str, filename: str, *, check_modules: bool, layers: bool) -> Union[LoadResult, LayerResult]:
     tree, problems = parse(text, filename)
+    if is_layer(tree) and tree is not None:
+        if layers:
+            return _load_layer(tree, filename, problems)
+        raise MatrixError(
+            [
+                Diagnostic(
+                    tree.mark,
+                    "this is a layer's matrix (it has `layer:`): it has no cells of its own",
+                    "`check` and `validate` read it together with its adapter's matrix; plan, test and tabulate the adapter's",
+                )
+            ],
+            filename,
+        )
     builder = _Builder(filename)
     builder.diags.extend(problems)
     matrix = None
@@ -678,16 +844,24 @@ def load_text(text: str, filename: str = "compat.yaml", *, check_modules: bool =
     return LoadResult(matrix, [_one_line(d) for d in builder.diags.warnings])
 
 
-def load_bytes(raw: bytes, filename: str, *, check_modules: bool = True) -> LoadResult:
-    """Load a matrix from the bytes of a file shown to users as ``filename``."""
+def _decoded(raw: bytes, filename: str) -> str:
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise MatrixError(
             [Diagnostic(Mark(filename, line, 1), "the file is not UTF-8", "save it as UTF-8")], filename
         ) from None
-    return load_text(text, filename, check_modules=check_modules)
+
+
+def load_bytes(raw: bytes, filename: str, *, check_modules: bool = True) -> LoadResult:
+    """Load an adapter's matrix from the bytes of a file shown to users as ``filename``."""
+    return load_text(_decoded(raw, filename), filename, check_modules=check_modules)
+
+
+def load_any_bytes(raw: bytes, filename: str, *, check_modules: bool = True) -> Union[LoadResult, LayerResult]:
+    """An adapter's matrix or a layer's, whichever the file is."""
+    return _load_any(_decoded(raw, filename), filename, check_modules=check_modules, layers=True)
 
 
 def load(path: os.PathLike[str] | str, *, check_modules: bool = True) -> LoadResult:

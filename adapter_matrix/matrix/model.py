@@ -48,6 +48,10 @@ __all__ = [
     "requirement",
     "Matrix",
     "LoadResult",
+    "PackagePin",
+    "LayerRelease",
+    "Layer",
+    "LayerResult",
     "SCHEMA_VERSION",
     "SCHEMA_VERSIONS",
     "ABSENT",
@@ -585,4 +589,87 @@ class LoadResult(NamedTuple):
     """A validated matrix and the warnings its file produced."""
 
     matrix: Matrix
+    warnings: List[Diagnostic]
+
+
+# -- layers: projects that sit on an adapter ---------------------------------------------
+
+
+class PackagePin(NamedTuple):
+    """What a layer release needs of one package below it: ``vllm ==0.23.0``."""
+
+    name: str  # canonical (PEP 503)
+    spec: Spec
+    mark: Mark
+
+    def admits(self, version: Version) -> bool:
+        """Whether ``version`` satisfies the pin; a local label (``+cpu``, ``+git4c901a4``) is
+        ignored unless the pin names one, as pip does."""
+        return self.spec.contains(version) or (bool(version.local) and self.spec.contains(Version(version.public)))
+
+    @property
+    def exact(self) -> Tuple[Version, ...]:
+        """The versions it names with ``==`` (what a fix can install for it)."""
+        return _pins(str(self.spec.specifier))
+
+    def __str__(self) -> str:
+        return f"{self.name} {requirement(self.spec)}"
+
+
+class LayerRelease(NamedTuple):
+    """One release of a layer (vllm-ascend 0.23.0) and what it needs below it.
+
+    ``torch`` and ``adapter`` are pins like any other (``packages`` holds them, with the
+    layer's other pins such as vllm's); ``adapter_line`` names the adapter by its release line
+    instead ("TorchNPU 26.1.0"): the adapter's matrix holds which package of that line serves
+    which torch. ``dimensions`` constrain dimensions the adapter's matrix defines (CANN).
+    """
+
+    version: Version
+    date: Optional[_dt.date]
+    status: Status
+    reason: str
+    link: Optional[str]
+    python: Optional[Spec]
+    packages: Tuple[PackagePin, ...]  # torch, the adapter and every other pinned distribution
+    adapter_line: Optional[str]
+    dimensions: Tuple[Tuple[str, Constraint], ...]
+    mark: Mark
+    marks: Tuple[Tuple[str, Mark], ...] = ()
+
+    def mark_of(self, key: str) -> Mark:
+        return next((mark for name, mark in self.marks if name == key), self.mark)
+
+    def pin(self, name: str) -> Optional[PackagePin]:
+        wanted = canonical_name(name)
+        return next((p for p in self.packages if p.name == wanted), None)
+
+
+class Layer(NamedTuple):
+    """A layer's matrix: its distribution, the adapter it sits on, and its releases (oldest first)."""
+
+    path: str
+    schema_version: int
+    distribution: str
+    adapter: str  # the adapter distribution whose matrix gives the torch lines and dimensions
+    description: str
+    releases: Tuple[LayerRelease, ...]
+    mark: Mark
+    index_url: Optional[str] = None
+
+    def release(self, version: Version) -> Optional[LayerRelease]:
+        """The entry of an installed version: exactly it, else the one of its public version
+        (a ``+git`` build of 0.18.0 is release 0.18.0)."""
+        exact = next((r for r in self.releases if r.version == version), None)
+        return exact or next((r for r in self.releases if r.version == Version(version.public)), None)
+
+    @property
+    def name(self) -> str:
+        return canonical_name(self.distribution)
+
+
+class LayerResult(NamedTuple):
+    """A validated layer's matrix and the warnings its file produced."""
+
+    layer: Layer
     warnings: List[Diagnostic]

@@ -456,6 +456,73 @@ STRUCTS: Dict[str, Struct] = {
             ),
         ),
         Struct(
+            "layer-root",
+            "A layer's matrix: a project that sits on an adapter (vllm-ascend, MindSpeed-LLM, torchvision_npu) and pins "
+            "what it needs below it; the adapter's matrix gives the torch lines and dimensions.",
+            (
+                Field(
+                    "schema-version",
+                    {"const": 2},
+                    "Version of this file format (layers need 2).",
+                    required=True,
+                    since=2,
+                ),
+                Field("layer", _ref("layer"), "The layer this matrix describes.", required=True, since=2),
+                Field(
+                    "releases",
+                    _list_of(_ref("layer-release")),
+                    "The layer's releases, each with what it needs below it.",
+                    required=True,
+                    since=2,
+                ),
+            ),
+        ),
+        Struct(
+            "layer",
+            "A layer's distribution and the adapter it sits on.",
+            (
+                Field("distribution", _STRING, "Its Python distribution name.", required=True, since=2),
+                Field(
+                    "adapter",
+                    _STRING,
+                    "The adapter distribution whose matrix defines the torch lines and dimensions it uses, e.g. torch-npu.",
+                    required=True,
+                    since=2,
+                ),
+                Field("description", _STRING, "What it is, for reports and tables.", since=2),
+                Field("index-url", _URL, "The index its releases are published on (default: PyPI).", since=2),
+            ),
+        ),
+        Struct(
+            "layer-release",
+            "One release of a layer and the versions it needs below it.",
+            (
+                Field("version", _VERSION, "The layer's version (the package version users install).", required=True),
+                Field("date", _DATE, "Release date."),
+                Field("status", _STATUS, "Support status of the release.", required=True),
+                Field("reason", _STRING, "Why the status is what it is (required for broken)."),
+                Field("link", _URL, "An issue or announcement about the status."),
+                Field("python", _SPEC, "The Pythons it supports, e.g. '>=3.10,<3.13'."),
+                Field("torch", _SPEC, "The torch it needs (a bare version means ==)."),
+                Field("adapter", _SPEC, "The adapter versions it needs, as pip versions (2.10.0.post4)."),
+                Field(
+                    "adapter-line",
+                    {"type": ["string", "number"]},
+                    "Or the adapter's release line (26.1.0): the package of that line for the chosen torch.",
+                ),
+                Field(
+                    "requires",
+                    _map_of(_SPEC),
+                    "Other Python packages it pins: distribution name -> specifier (vllm: 0.23.0).",
+                ),
+                Field(
+                    "dimensions",
+                    _DIMENSION_SPECS,
+                    "What it needs of the adapter's dimensions (cann: 9.1.0); never defines one.",
+                ),
+            ),
+        ),
+        Struct(
             "cell",
             "A torch minor and a Python version.",
             (
@@ -482,7 +549,7 @@ def _struct_schema(struct: Struct) -> Dict[str, Any]:
 def json_schema(schema_id: Optional[str] = None) -> Dict[str, Any]:
     """The JSON Schema (draft 2020-12) of ``compat.yaml``."""
     root = _struct_schema(STRUCTS["root"])
-    defs = {name: _struct_schema(s) for name, s in STRUCTS.items() if name != "root"}
+    defs = {name: _struct_schema(s) for name, s in STRUCTS.items() if name not in ("root", "layer-root")}
     defs["detector"]["oneOf"] = [
         {"required": [k]} for k in ("env", "file", "command", "distribution", "builtin", "preset")
     ]
@@ -496,10 +563,15 @@ def json_schema(schema_id: Optional[str] = None) -> Dict[str, Any]:
             },
         }
     ]
+    # a layer's file (it has `layer:`) is read by its own root; an adapter's by the matrix root
+    defs["matrix"] = root
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": schema_id or SCHEMA_ID,
         "title": "adapter-matrix compat.yaml",
-        **root,
+        "description": STRUCTS["root"].description + " Or a layer's matrix (it has `layer:`).",
+        "if": {"type": "object", "required": ["layer"]},
+        "then": _struct_schema(STRUCTS["layer-root"]),
+        "else": _ref("matrix"),
         "$defs": defs,
     }

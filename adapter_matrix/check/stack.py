@@ -1,0 +1,190 @@
+"""The stack above the adapter, judged as one: every layer's pins and the adapter's matrix.
+
+Users install stacks (vllm-ascend on vllm on torch_npu on torch on CANN), and each layer
+pins the layers below it (docs/stacks.md). A stack is supported only when the adapter's
+matrix supports what is installed **and** every installed layer's release pins exactly
+what is installed: its torch, its adapter (by version or by the adapter's release line),
+its other packages (vllm, triton-ascend) and the adapter's dimensions (CANN). A refusal
+names the layer, the package and the pin.
+
+:class:`Stack` is one state of the whole stack, as installed or as a fix would leave it;
+:func:`judge_stack` decides it, and :mod:`.stack_fixes` searches the states it would
+accept. Both read the model only: the adapter's part is :func:`.verdict.verdict`'s.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from packaging.version import Version
+
+from ..matrix.diagnostics import Mark
+from ..matrix.model import Layer, LayerRelease, Matrix
+from ..matrix.status import Status
+from ..names import canonical_name
+from .outcome import Environment, Verdict
+from .verdict import verdict
+
+__all__ = ["Stack", "LayerVerdict", "StackVerdict", "judge_stack", "installed_stack", "stack_packages", "worst"]
+
+
+class Stack(NamedTuple):
+    """One state of a stack: the environment the adapter's matrix judges (Python, torch, the
+    adapter, the dimensions) and the version of every other package of the stack (the
+    layers and what they pin), ``None`` where one is not installed. Names are canonical."""
+
+    env: Environment
+    packages: Tuple[Tuple[str, Optional[Version]], ...]
+
+    def version(self, name: str) -> Optional[Version]:
+        return dict(self.packages).get(canonical_name(name))
+
+
+class LayerVerdict(NamedTuple):
+    """One layer's answer: the release its installed version is, its status, and each pin
+    that what is installed breaks (``vllm-ascend 0.23.0 pins torch-npu ==2.10.0.post4, found
+    2.10.0.post2``), with the rows that decided it."""
+
+    layer: Layer
+    installed: Optional[Version]
+    release: Optional[LayerRelease]
+    status: Status
+    problems: Tuple[str, ...]
+    decided_by: Tuple[Mark, ...]
+    assumptions: Tuple[str, ...] = ()
+
+
+class StackVerdict(NamedTuple):
+    """The stack's answer: the adapter's verdict (without fixes) and each layer's; ``status``
+    is the worst of them."""
+
+    status: Status
+    adapter: Verdict
+    layers: Tuple[LayerVerdict, ...]
+
+    @property
+    def reasons(self) -> Tuple[str, ...]:
+        """Why it is not supported: each layer's broken pins first, then the adapter's reasons."""
+        out = [p for v in self.layers for p in v.problems]
+        out += [
+            f"{v.layer.distribution} {v.release.version} is {v.status}"
+            + (f": {v.release.reason}" if v.release.reason else "")
+            for v in self.layers
+            if v.release is not None and not v.problems and v.status is not Status.SUPPORTED
+        ]
+        if self.adapter.outcome is not Status.SUPPORTED:
+            out += list(self.adapter.reasons)
+        return tuple(out)
+
+
+def worst(statuses: Sequence[Status]) -> Status:
+    """The least usable of ``statuses`` (supported when there are none)."""
+    return max(statuses, key=lambda s: s.rank, default=Status.SUPPORTED)
+
+
+def stack_packages(layers: Sequence[Layer]) -> Tuple[str, ...]:
+    """The distributions a stack's state names besides torch and the adapter: the layers,
+    then every package a layer release pins (vllm, triton-ascend), in the order first named."""
+    names = [layer.name for layer in layers]
+    below = {"torch"} | {canonical_name(layer.adapter) for layer in layers}
+    for layer in layers:
+        for release in layer.releases:
+            names += [p.name for p in release.packages if p.name not in below]
+    return tuple(dict.fromkeys(names))
+
+
+def _judge_layer(matrix: Matrix, layer: Layer, stack: Stack) -> LayerVerdict:
+    """Whether the installed release of ``layer`` accepts the rest of ``stack``."""
+    installed = stack.version(layer.name)
+    env = stack.env
+    if installed is None:
+        return LayerVerdict(
+            layer, None, None, Status.UNSUPPORTED, (f"{layer.distribution} is not installed",), (layer.mark,)
+        )
+    release = layer.release(installed)
+    if release is None:
+        known = ", ".join(str(r.version) for r in layer.releases)
+        problem = f"{layer.distribution} {installed} is not a release its matrix describes (known: {known})"
+        return LayerVerdict(layer, installed, None, Status.UNSUPPORTED, (problem,), (layer.mark,))
+    who = f"{layer.distribution} {release.version}"
+    problems: List[str] = []
+    marks: List[Mark] = []
+    assumptions: List[str] = []
+
+    def refuse(text: str, mark: Mark) -> None:
+        problems.append(text)
+        marks.append(mark)
+
+    if release.python is not None and not release.python.contains(env.python.version):
+        refuse(f"{who} supports Python {release.python}, not {env.python}", release.mark_of("python"))
+    adapter_name = canonical_name(matrix.adapter.distribution)
+    for pin in release.packages:
+        found = (
+            env.torch if pin.name == "torch" else env.adapter if pin.name == adapter_name else stack.version(pin.name)
+        )
+        if found is None:
+            refuse(f"{who} needs {pin}, which is not installed", pin.mark)
+        elif not pin.admits(found):
+            refuse(f"{who} pins {pin}, found {found}", pin.mark)
+    if release.adapter_line is not None:
+        line = _adapter_line(matrix, env)
+        if env.adapter is None:
+            refuse(
+                f"{who} needs {matrix.adapter.distribution} of release line {release.adapter_line}, which is not installed",
+                release.mark_of("adapter-line"),
+            )
+        elif line != release.adapter_line:
+            refuse(
+                f"{who} needs {matrix.adapter.distribution} of release line {release.adapter_line}, found {env.adapter}"
+                + (f" (release line {line})" if line else " (of no release line)"),
+                release.mark_of("adapter-line"),
+            )
+    for name, constraint in release.dimensions:
+        value = env.dimension(name)
+        if value is None:
+            assumptions.append(f"{name} could not be detected; assumed it satisfies {who}'s {constraint}")
+        elif not constraint.contains(value):
+            refuse(f"{who} needs {name} {constraint}, found {value}", release.mark_of("dimensions"))
+    status = Status.UNSUPPORTED if problems else release.status
+    return LayerVerdict(
+        layer, installed, release, status, tuple(problems), tuple(marks) or (release.mark,), tuple(assumptions)
+    )
+
+
+def _adapter_line(matrix: Matrix, env: Environment) -> Optional[str]:
+    """The release line of the installed adapter (torch_npu 2.10.0.post4 is of 26.1.0)."""
+    if env.adapter is None:
+        return None
+    lines = {r.release_line for r in matrix.releases_of(env.adapter) if r.release_line}
+    return next(iter(lines)) if len(lines) == 1 else None
+
+
+def judge_stack(
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    stack: Stack,
+    today: Optional[_dt.date] = None,
+    adapter: Optional[Verdict] = None,
+) -> StackVerdict:
+    """The verdict on ``stack``: the adapter's matrix (``adapter``: its verdict, when the caller
+    has it) and every layer of ``layers``, each layer judged against what is installed."""
+    today = today or _dt.date.today()
+    if adapter is None:
+        adapter = verdict(matrix, stack.env, today, with_fixes=False)
+    judged = tuple(_judge_layer(matrix, layer, stack) for layer in layers)
+    status = worst([adapter.outcome] + [v.status for v in judged])
+    return StackVerdict(status, adapter, judged)
+
+
+def installed_stack(env: Environment, layers: Sequence[Layer], versions: Dict[str, Optional[str]]) -> Stack:
+    """The stack as installed: ``env`` and the versions read of every package it names
+    (``versions``: canonical name -> the installed version text, or None)."""
+    out = []
+    for name in stack_packages(layers):
+        text = versions.get(name)
+        try:
+            out.append((name, Version(text) if text else None))
+        except ValueError:
+            out.append((name, None))
+    return Stack(env, tuple(out))

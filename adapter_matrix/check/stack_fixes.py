@@ -1,0 +1,652 @@
+"""One fix for the whole stack: the nearest stacks that every matrix supports.
+
+A stack's fix is a whole stack: a Python, a torch, an adapter cell the adapter's matrix
+supports, a release of every layer, the versions of what the layers pin (vllm,
+triton-ascend) and the adapter's dimensions (CANN), that all agree. It is found by
+resolvelib, the resolver pip uses, over the matrices' own releases: each layer release,
+each usable adapter cell and each torch line is a candidate whose dependencies are its
+pins, so the resolver's backtracking does the joint search and none is written here.
+
+Which stacks are offered (docs/stacks.md, "The fix"): what the user changes is the unit.
+The search asks the resolver for a stack that changes only the packages of a subset,
+keeping everything else as installed, over subsets of growing size; each answer is
+judged again by :func:`.stack.judge_stack` (an exception of the adapter's matrix can
+make a cell the resolver chose unusable). Fixes rank by status (supported first), then
+the number of things changed, then the steps by hand, then the newest; no listed fix
+changes more than another listed fix of a status as good. Choices the user holds
+(``--set cann=9.1.0``, ``--companion vllm-ascend=0.23.0``) are never changed; when no
+stack keeps them all, :class:`StackFixes` names the conflict and offers the nearest
+stacks that each give up one of them (a held value, or one layer of the stack).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+from functools import partial
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+from packaging.version import Version
+
+from ..matrix.model import (
+    Constraint,
+    Layer,
+    LayerRelease,
+    Matrix,
+    PackagePin,
+    PythonVersion,
+    Release,
+    Spec,
+    TorchLine,
+    Value,
+)
+from ..matrix.queries import Cell, cells
+from ..matrix.status import Status
+from ..names import canonical_name
+from .fixes import torch_index
+from .outcome import Environment, Fix
+from .stack import Stack, judge_stack, stack_packages
+
+__all__ = ["Held", "StackFixes", "stack_fixes", "PYTHON", "TORCH"]
+
+PYTHON, TORCH = "python", "torch"
+_REACHABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
+_BUDGET = 400  # resolutions per search: a stack of 3 layers needs well under 100 (benchmarks/stack_check.py)
+
+
+def _dim(name: str) -> str:
+    """The resolver's name for a dimension (no distribution can be called ``dim:cann``)."""
+    return f"dim:{name}"
+
+
+class Held(NamedTuple):
+    """What the user holds fixed: dimension values they set, layer versions they asked for."""
+
+    dimensions: Tuple[Tuple[str, Value], ...] = ()
+    packages: Tuple[Tuple[str, Version], ...] = ()
+
+    def names(self) -> Tuple[str, ...]:
+        return tuple(_dim(n) for n, _ in self.dimensions) + tuple(n for n, _ in self.packages)
+
+    def without(self, name: str) -> Held:
+        return Held(
+            tuple((n, v) for n, v in self.dimensions if _dim(n) != name),
+            tuple((n, v) for n, v in self.packages if n != name),
+        )
+
+    def describe(self, name: str) -> str:
+        for n, value in self.dimensions:
+            if _dim(n) == name:
+                return f"{n} {value}"
+        return next((f"{n} {v}" for n, v in self.packages if n == name), name)
+
+
+class StackFixes(NamedTuple):
+    """The fixes of a stack, and when none keeps what the user holds, why (``conflict``)."""
+
+    fixes: Tuple[Fix, ...]
+    conflict: Optional[str] = None
+    stacks: Tuple[Stack, ...] = ()  # the stack each fix leaves, in the same order
+
+
+class _Need(NamedTuple):
+    """A requirement: ``name`` must be a value ``test`` accepts (``text`` says which), for ``parent``."""
+
+    name: str
+    text: str
+    parent: str
+    test: Callable[[Any], bool]
+
+
+class _Choice(NamedTuple):
+    """A candidate: one value of ``name`` and what it needs of the others."""
+
+    name: str
+    value: Any  # PythonVersion, torch Version, adapter Cell, LayerRelease, Version, dimension Value
+    label: str
+    status: Status
+    needs: Tuple[_Need, ...]
+
+
+# What a requirement accepts: module functions bound with functools.partial (typed, no lambdas).
+def _anything(_value: Any) -> bool:
+    return True
+
+
+def _admits(pin: PackagePin, version: Version) -> bool:
+    return pin.admits(version)
+
+
+def _adapter_admits(pin: PackagePin, cell: Cell) -> bool:
+    return pin.admits(cell.release.version)
+
+
+def _python_within(spec: Spec, python: PythonVersion) -> bool:
+    return spec.contains(python.version)
+
+
+def _of_line(line: str, cell: Cell) -> bool:
+    return cell.release.release_line == line
+
+
+def _within(constraint: Constraint, value: Value) -> bool:
+    return constraint.contains(value)
+
+
+def _equal(want: Any, got: Any) -> bool:
+    return bool(want == got)
+
+
+def _same(want: Value, got: Value) -> bool:
+    return got.same(want)
+
+
+def _among(allowed: Tuple[PythonVersion, ...], python: PythonVersion) -> bool:
+    return python in allowed
+
+
+def _claims_torch(release: Release, line: TorchLine, torch: Version) -> bool:
+    return (
+        line.holds(torch)
+        and release.torch.contains(Version(torch.public))
+        and (release.variant is None or torch.local == release.variant)
+    )
+
+
+class _Provider:
+    """resolvelib's provider over prepared candidates (``space``: name -> choices, preferred first)."""
+
+    def __init__(self, space: Mapping[str, Sequence[_Choice]]) -> None:
+        self.space = space
+
+    def identify(self, requirement_or_candidate: Any) -> str:
+        return str(requirement_or_candidate.name)
+
+    def get_preference(
+        self, identifier: str, resolutions: Any, candidates: Any, information: Any, backtrack_causes: Any
+    ) -> Any:
+        return (identifier not in resolutions, len(self.space.get(identifier, ())))  # the most constrained first
+
+    def find_matches(self, identifier: str, requirements: Any, incompatibilities: Any) -> List[_Choice]:
+        needs = list(requirements[identifier])
+        bad = set(incompatibilities[identifier])
+        return [c for c in self.space.get(identifier, ()) if c not in bad and all(n.test(c.value) for n in needs)]
+
+    def is_satisfied_by(self, requirement: _Need, candidate: _Choice) -> bool:
+        return requirement.test(candidate.value)
+
+    def get_dependencies(self, candidate: _Choice) -> Tuple[_Need, ...]:
+        return candidate.needs
+
+    def narrow_requirement_selection(
+        self, identifiers: Any, resolutions: Any, candidates: Any, information: Any, backtrack_causes: Any
+    ) -> Any:
+        return identifiers
+
+
+def _resolve(space: Mapping[str, Sequence[_Choice]], roots: Sequence[_Need]) -> Dict[str, _Choice]:
+    """One resolution; raises resolvelib's ``ResolutionImpossible`` when none exists."""
+    from resolvelib import BaseReporter, Resolver
+
+    resolver: Any = Resolver(_Provider(space), BaseReporter())  # type: ignore[arg-type]  # a duck-typed provider
+    return dict(resolver.resolve(roots, max_rounds=500).mapping)
+
+
+class _Space(NamedTuple):
+    """Every candidate of a stack, preferred first, and the installed choice of each name."""
+
+    choices: Dict[str, List[_Choice]]
+    current: Dict[str, Optional[_Choice]]  # None: not installed, or not detected
+    adapter: str  # the adapter's canonical name
+    layers: Tuple[str, ...]
+
+
+def _pin_need(pin: PackagePin, parent: str, adapter: str) -> _Need:
+    text = str(pin.spec) if str(pin.spec)[:1] in "<>=!~" else f"=={pin.spec}"
+    if pin.name == adapter:
+        return _Need(adapter, text, parent, partial(_adapter_admits, pin))
+    return _Need(pin.name, text, parent, partial(_admits, pin))
+
+
+def _layer_choice(layer: Layer, release: LayerRelease, adapter: str) -> _Choice:
+    parent = f"{layer.distribution} {release.version}"
+    needs = [_pin_need(pin, parent, adapter) for pin in release.packages]
+    if release.python is not None:
+        needs.append(_Need(PYTHON, str(release.python), parent, partial(_python_within, release.python)))
+    if release.adapter_line is not None:
+        needs.append(
+            _Need(
+                adapter,
+                f"of release line {release.adapter_line}",
+                parent,
+                partial(_of_line, release.adapter_line),
+            )
+        )
+    for name, constraint in release.dimensions:
+        needs.append(_Need(_dim(name), str(constraint), parent, partial(_within, constraint)))
+    return _Choice(layer.name, release, f"{layer.distribution} {release.version}", release.status, tuple(needs))
+
+
+def _cell_choice(matrix: Matrix, cell: Cell, adapter: str) -> _Choice:
+    release, line = cell.release, cell.line
+    parent = f"{matrix.adapter.distribution} {release.version}"
+
+    needs = [
+        _Need(TORCH, str(release.torch), parent, partial(_claims_torch, release, line)),
+        _Need(PYTHON, f"=={cell.python}", parent, partial(_equal, cell.python)),
+    ]
+    needs += [_Need(_dim(n), f"=={v}", parent, partial(_same, v)) for n, v in cell.dimensions]
+    return _Choice(adapter, cell, parent, cell.status, tuple(needs))
+
+
+def _space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _dt.date) -> _Space:
+    """Every candidate the matrices give, each name's newest first (Python: nearest first)."""
+    env = stack.env
+    adapter = canonical_name(matrix.adapter.distribution)
+    choices: Dict[str, List[_Choice]] = {}
+    current: Dict[str, Optional[_Choice]] = {}
+    # Python: the installed one, then by distance (a new Python is a new environment)
+    pythons = sorted(
+        {p for line in matrix.torch for p in line.python} | {env.python},
+        key=lambda p: (
+            p != env.python,
+            p.free_threaded != env.python.free_threaded,
+            abs(p.version.minor - env.python.version.minor),
+            -p.version.minor,
+        ),
+    )
+    choices[PYTHON] = [_Choice(PYTHON, p, f"Python {p}", Status.SUPPORTED, ()) for p in pythons]
+    current[PYTHON] = choices[PYTHON][0]
+    # torch: every patch of every line, in the installed torch's variant family
+    label = env.torch.local if env.torch is not None else None
+    torches: List[_Choice] = []
+    for line in matrix.torch:
+        for patch in line.patches:
+            version = Version(f"{patch}+{label}") if label else patch
+            need = _Need(
+                PYTHON, f"one of torch {line.minor}'s wheels", f"torch {version}", partial(_among, line.python)
+            )
+            torches.append(_Choice(TORCH, version, f"torch {version}", Status.SUPPORTED, (need,)))
+    torches.sort(key=lambda c: c.value, reverse=True)
+    choices[TORCH] = torches
+    current[TORCH] = next((c for c in torches if env.torch is not None and c.value == env.torch), None)
+    # the adapter: each usable cell of its matrix, the newest release first
+    usable = [c for c in cells(matrix, today=today) if c.status in _REACHABLE]
+    seen = set()
+    adapter_choices = []
+    for cell in sorted(usable, key=lambda c: (c.release.version, c.torch, c.python.version), reverse=True):
+        key = (cell.release, cell.line.minor, cell.python, cell.dimensions)
+        if key not in seen:
+            seen.add(key)
+            adapter_choices.append(_cell_choice(matrix, cell, adapter))
+    choices[adapter] = adapter_choices
+    current[adapter] = None  # the adapter's current choice depends on torch and Python: compared by version
+    # the layers and what they pin
+    for layer in layers:
+        choices[layer.name] = [
+            _layer_choice(layer, r, adapter)
+            for r in sorted(layer.releases, key=lambda r: r.version, reverse=True)
+            if r.status in _REACHABLE
+        ]
+        installed_version = stack.version(layer.name)
+        entry = layer.release(installed_version) if installed_version is not None else None
+        current[layer.name] = next((c for c in choices[layer.name] if entry is not None and c.value == entry), None)
+    for name in stack_packages(layers):
+        if name in choices:
+            continue
+        named = {v for layer in layers for r in layer.releases for p in r.packages if p.name == name for v in p.exact}
+        installed = stack.version(name)
+        versions = sorted(named | ({installed} if installed is not None else set()), reverse=True)
+        choices[name] = [_Choice(name, v, f"{name} {v}", Status.SUPPORTED, ()) for v in versions]
+        current[name] = next((c for c in choices[name] if c.value == installed), None)
+    for dim in matrix.dimensions:
+        value = env.dimension(dim.name)
+        values = sorted(dim.values, key=lambda v: v.order, reverse=True)
+        if value is not None and not any(v.same(value) for v in values):
+            values.append(value)
+        name = _dim(dim.name)
+        choices[name] = [_Choice(name, v, f"{dim.name} {v}", Status.SUPPORTED, ()) for v in values]
+        current[name] = next((c for c in choices[name] if value is not None and c.value.same(value)), None)
+    return _Space(choices, current, adapter, tuple(layer.name for layer in layers))
+
+
+class _Found(NamedTuple):
+    key: Tuple[Any, ...]
+    changes: FrozenSet[str]
+    fix: Fix
+    stack: Stack  # what the fix leaves
+
+
+def _state(space: _Space, stack: Stack, mapping: Mapping[str, _Choice]) -> Tuple[Stack, Cell]:
+    """The stack a resolution leaves: its choices, and what it did not touch as installed."""
+    env = stack.env
+    cell: Cell = mapping[space.adapter].value
+    dims = dict(env.dimensions)
+    for name, choice in mapping.items():
+        if name.startswith("dim:"):
+            dims[name[4:]] = choice.value
+    packages = dict(stack.packages)
+    for name in packages:
+        if name in mapping:
+            chosen = mapping[name].value
+            packages[name] = chosen.version if isinstance(chosen, LayerRelease) else chosen
+    new_env = Environment(
+        python=mapping[PYTHON].value,
+        python_full=env.python_full if mapping[PYTHON].value == env.python else "",
+        implementation=env.implementation,
+        torch=mapping[TORCH].value,
+        adapter=cell.release.version,
+        dimensions=tuple(dims.items()),
+    )
+    return Stack(new_env, tuple(packages.items())), cell
+
+
+def _changes(before: Stack, after: Stack, adapter: str, detected: Iterable[str]) -> Tuple[str, ...]:
+    """What a fix changes, by name: python, torch, the adapter, each package, each dimension
+    whose value was known (an undetected one is a step to make sure of, not a change)."""
+    out = []
+    if before.env.python != after.env.python:
+        out.append(PYTHON)
+    if before.env.torch != after.env.torch:
+        out.append(TORCH)
+    if before.env.adapter != after.env.adapter:
+        out.append(adapter)
+    old, new = dict(before.packages), dict(after.packages)
+    out += [name for name in new if old.get(name) != new[name]]
+    for name in detected:
+        was, now = before.env.dimension(name), after.env.dimension(name)
+        if was is not None and now is not None and not was.same(now):
+            out.append(name)
+    return tuple(out)
+
+
+def _fix(
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    before: Stack,
+    after: Stack,
+    cell: Cell,
+    status: Status,
+    changes: Tuple[str, ...],
+    note: str = "",
+) -> Fix:
+    """How to get from ``before`` to ``after``: the steps by hand (a driver toolkit), then one
+    pip command for every package (torch first from its own index when it needs one)."""
+    adapter = canonical_name(matrix.adapter.distribution)
+    env = after.env
+    new_python = PYTHON in changes
+    pip = f"python{env.python} -m pip" if new_python else "pip"
+    manual = []
+    for dim in matrix.dimensions:
+        was, now = before.env.dimension(dim.name), env.dimension(dim.name)
+        if dim.name in changes and was is not None and now is not None:
+            verb = (
+                "upgrade"
+                if (was.version and now.version and was.version < now.version)
+                else "downgrade"
+                if (was.version and now.version)
+                else "change"
+            )
+            manual.append(f"{verb} {dim.name} from {was} to {now} (not a pip package: install it yourself)")
+        elif (
+            was is None
+            and now is not None
+            and any(dict(r.dimensions).get(dim.name) for layer in layers for r in layer.releases)
+            | bool(dict(cell.dimensions).get(dim.name))
+        ):
+            manual.append(f"make sure {dim.name} is {now} ({dim.name} could not be detected)")
+    names = {layer.name: layer for layer in layers}
+    requirements: List[str] = []
+    torch_first = None
+    for name in [TORCH, adapter] + [n for n, _ in after.packages]:
+        if name not in changes and not (new_python and name != PYTHON):
+            continue
+        if name == TORCH and env.torch is not None:
+            index = torch_index(matrix, cell.release, cell.line, env.torch.local) or ""
+            if index:
+                torch_first = f"{pip} install 'torch=={env.torch}'{index}"
+            else:
+                requirements.append(f"'torch=={env.torch}'")
+        elif name == adapter:
+            requirements.append(f"'{matrix.adapter.distribution}=={cell.release.version}'")
+            if cell.release.index_url:
+                requirements.append(f"--extra-index-url {cell.release.index_url}")
+        else:
+            version = dict(after.packages).get(name)
+            if version is None:
+                continue
+            shown = names[name].distribution if name in names else name
+            requirements.append(f"'{shown}=={version}'")
+            layer = names.get(name)
+            if layer is not None and layer.index_url:
+                requirements.append(f"--extra-index-url {layer.index_url}")
+    commands = tuple(
+        c for c in (torch_first, f"{pip} install " + " ".join(requirements) if requirements else None) if c
+    )
+    parts = []
+    if new_python:
+        parts.append(f"use Python {env.python}")
+    shown_changes = [n for n in changes if n not in (PYTHON,) and matrix.dimension(n) is None]
+    if shown_changes:
+        parts.append("install " + ", ".join(_named(n, before, after, adapter, matrix, cell) for n in shown_changes))
+    steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")] + (
+        [" and ".join(parts)] if parts else []
+    )
+    facts = [f"{names[n].distribution} {v}" for n, v in after.packages if n in names and v is not None]
+    facts += [f"{matrix.adapter.distribution} {cell.release.version}", f"torch {env.torch}", f"Python {env.python}"]
+    facts += [
+        f"{name} {value}" for name, value in env.dimensions if value is not None and matrix.dimension(name) is not None
+    ]
+    summary = (
+        (note + ": " if note else "")
+        + (", then ".join(steps) or "nothing to change")
+        + f" ({status}: {', '.join(facts)})"
+    )
+    return Fix(summary, commands, changes, cell._replace(status=status, torch=env.torch or cell.torch), tuple(manual))
+
+
+def _named(name: str, before: Stack, after: Stack, adapter: str, matrix: Matrix, cell: Cell) -> str:
+    if name == TORCH:
+        return f"torch {after.env.torch}"
+    if name == adapter:
+        return f"{matrix.adapter.distribution} {cell.release.version}"
+    return f"{name} {dict(after.packages).get(name)}"
+
+
+def _rank(
+    status: Status, changes: Tuple[str, ...], manual: Tuple[str, ...], cell: Cell, after: Stack
+) -> Tuple[Any, ...]:
+    newest = tuple(-v.major * 1000 - v.minor for v in (after.env.torch,) if v is not None)
+    return (
+        _REACHABLE.index(status),
+        len(changes),
+        len(manual),
+        newest,
+        -cell.release.version.major,
+        str(cell.release.version),
+    )
+
+
+def _search(
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    stack: Stack,
+    held: Held,
+    today: _dt.date,
+    wanted: Sequence[str],
+    limit: int,
+    note: str = "",
+    budget: Optional[List[int]] = None,
+) -> List[_Found]:
+    """The fixes that keep ``held`` and every layer of ``wanted``, nearest first."""
+    from resolvelib import ResolutionImpossible, ResolutionTooDeep
+
+    budget = budget if budget is not None else [_BUDGET]
+    space = _space(matrix, layers, stack, today)
+    held_names = set(held.names())
+    fixed_dims = {_dim(d.name) for d in matrix.dimensions if not d.changeable}
+    changeable = [PYTHON, TORCH, space.adapter] + [n for n in space.choices if n not in (PYTHON, TORCH, space.adapter)]
+    changeable = [n for n in changeable if n not in held_names and n not in fixed_dims]
+    # held values: the user's (a --set value the matrix does not list is still what they hold)
+    pinned: Dict[str, List[_Choice]] = {}
+    for name, value in held.dimensions:
+        pinned[_dim(name)] = [c for c in space.choices.get(_dim(name), []) if c.value.same(value)] or [
+            _Choice(_dim(name), value, f"{name} {value}", Status.SUPPORTED, ())
+        ]
+    for name, version in held.packages:
+        pinned[name] = [
+            c
+            for c in space.choices.get(name, [])
+            if (c.value.version if isinstance(c.value, LayerRelease) else c.value) == version
+        ]
+    roots = [
+        _Need(PYTHON, "", "the stack", _anything),
+        _Need(TORCH, "", "the stack", _anything),
+        _Need(space.adapter, "", "the stack", _anything),
+    ]
+    roots += [_Need(name, "", "the stack", _anything) for name in wanted]
+    detected = [d.name for d in matrix.dimensions if stack.env.dimension(d.name) is not None]
+    found: List[_Found] = []
+    seen = set()
+    # the adapter's current choice is any cell of the installed release with the installed torch and Python
+    for size in range(1, len(changeable) + 1):
+        if found and size > min(len(f.changes) for f in found) + 1:
+            break
+        for subset in itertools.combinations(changeable, size):
+            if budget[0] <= 0:
+                return found
+            chosen = set(subset)
+            if any(f.fix.cell.status is Status.SUPPORTED and f.changes <= chosen for f in found):
+                continue  # a supported fix needs no more than these: nothing here can be better
+            space_now = {}
+            for name, options in space.choices.items():
+                if name in pinned:
+                    space_now[name] = pinned[name]
+                elif name in chosen or (name in fixed_dims and space.current.get(name) is None):
+                    space_now[name] = options
+                elif name == space.adapter:
+                    space_now[name] = [c for c in options if c.value.release.version == stack.env.adapter]
+                elif space.current.get(name) is not None:
+                    space_now[name] = [space.current[name]]  # type: ignore[list-item]  # checked just above
+                elif name.startswith("dim:") and stack.env.dimension(name[4:]) is None:
+                    space_now[name] = options  # undetected: any value, to make sure of by hand
+                else:
+                    space_now[name] = []  # not installed, and kept so
+            budget[0] -= 1
+            try:
+                mapping = _resolve(space_now, roots)
+            except (ResolutionImpossible, ResolutionTooDeep):
+                continue
+            after, cell = _state(space, stack, mapping)
+            judged = judge_stack(matrix, layers, after, today)
+            if judged.status not in _REACHABLE:
+                continue
+            changes = _changes(stack, after, space.adapter, detected)
+            identity = (tuple(sorted(after.packages, key=lambda p: p[0])), after.env, cell.release.version)
+            if not changes or identity in seen:
+                continue
+            seen.add(identity)
+            fix = _fix(matrix, layers, stack, after, cell, judged.status, changes, note)
+            found.append(_Found(_rank(judged.status, changes, fix.manual, cell, after), frozenset(changes), fix, after))
+    return found
+
+
+def _listed(found: List[_Found], limit: int) -> List[_Found]:
+    """The best ``limit`` fixes, none changing more than a listed fix of a status as good."""
+    out: List[_Found] = []
+    for item in sorted(found, key=lambda f: f.key):
+        rank = _REACHABLE.index(item.fix.cell.status)
+        if any(_REACHABLE.index(o.fix.cell.status) <= rank and len(o.changes) < len(item.changes) for o in out):
+            continue
+        out.append(item)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _conflict(matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, today: _dt.date) -> str:
+    """Why no stack keeps what the user holds: the pins that disagree, as resolvelib found them
+    with every installed layer as installed."""
+    from resolvelib import ResolutionImpossible, ResolutionTooDeep
+
+    space = _space(matrix, layers, stack, today)
+    local: Dict[str, List[_Choice]] = {n: list(opts) for n, opts in space.choices.items()}
+    keep = []
+    for layer in layers:  # every installed layer as installed
+        installed = space.current.get(layer.name)
+        if installed is not None:
+            local[layer.name] = [installed]
+            keep.append(layer.name)
+    for name, value in held.dimensions:
+        local[_dim(name)] = [c for c in local.get(_dim(name), []) if c.value.same(value)]
+    roots = [_Need(n, "", "the stack", _anything) for n in [PYTHON, TORCH, space.adapter, *keep]]
+    try:
+        _resolve(local, roots)
+    except ResolutionImpossible as exc:
+        by_name: Dict[str, List[str]] = {}
+        for info in exc.causes:
+            parent = info.parent.label if info.parent is not None else "you"
+            by_name.setdefault(info.requirement.name, []).append(f"{parent} needs {_shown(info.requirement)}")
+        clash = max(by_name.items(), key=lambda kv: len(set(kv[1])), default=None)
+        if clash is not None:
+            return "; ".join(dict.fromkeys(clash[1]))
+    except ResolutionTooDeep:
+        pass
+    return "no release of each layer agrees with the others on " + ", ".join(held.describe(n) for n in held.names())
+
+
+def _shown(need: _Need) -> str:
+    name = need.name[4:] if need.name.startswith("dim:") else need.name
+    return f"{name} {need.text}"
+
+
+def _dropped(matrix: Matrix, layer: Layer, rest: Sequence[Layer], stack: Stack, today: _dt.date) -> List[_Found]:
+    """The stack without ``layer``, as it is: a fix when what remains is usable (uninstall it)."""
+    kept = Stack(stack.env, tuple(p for p in stack.packages if p[0] != layer.name))
+    judged = judge_stack(matrix, rest, kept, today)
+    if judged.status not in _REACHABLE:
+        return []
+    torch, python = stack.env.torch, stack.env.python
+    cell = next(
+        (
+            c
+            for c in cells(matrix, judged.adapter.release, today)
+            if torch is not None and c.line.holds(torch) and c.python == python
+        ),
+        None,
+    )
+    if cell is None or stack.env.torch is None:
+        return []
+    summary = f"without {layer.distribution}: uninstall it, the rest stays as installed ({judged.status})"
+    fix = Fix(summary, (f"pip uninstall -y {layer.distribution}",), (layer.name,), cell._replace(status=judged.status))
+    return [_Found((_REACHABLE.index(judged.status), 1), frozenset((layer.name,)), fix, kept)]
+
+
+def stack_fixes(
+    matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, today: _dt.date, limit: int = 3
+) -> StackFixes:
+    """The nearest whole stacks every matrix supports (see the module's docstring)."""
+    wanted = [layer.name for layer in layers]
+    budget = [_BUDGET]
+    best = _listed(_search(matrix, layers, stack, held, today, wanted, limit, budget=budget), limit)
+    if best:
+        return StackFixes(tuple(f.fix for f in best), None, tuple(f.stack for f in best))
+    conflict = _conflict(matrix, layers, stack, held, today)
+    relaxed: List[_Found] = []
+    for name in held.names():  # give up one held value
+        note = f"without {held.describe(name)}"
+        relaxed += _listed(_search(matrix, layers, stack, held.without(name), today, wanted, 1, note, budget), 1)
+    if len(layers) > 1:  # give up one layer of the stack
+        for layer in layers:
+            rest = [other for other in layers if other is not layer]
+            installed = stack.version(layer.name) is not None
+            as_is = _dropped(matrix, layer, rest, stack, today) if installed else []
+            if as_is:
+                relaxed += as_is
+                continue
+            kept = Stack(stack.env, tuple(p for p in stack.packages if p[0] != layer.name))
+            note = f"without {layer.distribution}"
+            got = _listed(_search(matrix, rest, kept, held, today, [o.name for o in rest], 1, note, budget), 1)
+            uninstall = (f"pip uninstall -y {layer.distribution}",) if installed else ()
+            relaxed += [f._replace(fix=f.fix._replace(commands=uninstall + f.fix.commands)) for f in got]
+    return StackFixes(tuple(f.fix for f in relaxed), conflict, tuple(f.stack for f in relaxed))
