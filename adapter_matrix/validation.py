@@ -13,14 +13,23 @@ sits outside them, as ``tables`` and ``binary`` do.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .ci.record import RecordSet
-from .matrix.cache import load_matrix
+from .matrix.cache import load_any, load_matrix
 from .matrix.diagnostics import Diagnostic
-from .matrix.model import Matrix
+from .matrix.model import Layer, LayerResult, Matrix
 
-__all__ = ["IndexAnswers", "Validation", "validate_file", "write_facts"]
+__all__ = [
+    "IndexAnswers",
+    "LayerValidation",
+    "Validation",
+    "is_layer_file",
+    "validate_file",
+    "validate_layer",
+    "write_facts",
+]
 
 
 class IndexAnswers:
@@ -32,8 +41,18 @@ class IndexAnswers:
         from .upstream import index
 
         self.source = source
-        self.index = index.read_upstream(source)
+        self._index: Any = None  # torch's answer: read on first use (a layer's check does not need it)
         self._own: Dict[str, Any] = {}  # the adapter's own releases, read once per distribution
+        if not os.path.isdir(source):  # pypi or torch's file: read now, so a bad source fails before any output
+            self._index = index.read_upstream(source)
+
+    @property
+    def index(self) -> Any:
+        from .upstream import index
+
+        if self._index is None:
+            self._index = index.read_upstream(self.source)
+        return self._index
 
     @staticmethod
     def record(folder: str, matrices: Sequence[Matrix]) -> List[str]:
@@ -118,6 +137,63 @@ def validate_file(
         claimed = len(claimed_supported(matrix, today))
         evidence = (claimed - sum(1 for g in gated if g.cell is not None), claimed)
     return Validation(matrix, found, evidence, answers)
+
+
+class LayerValidation(NamedTuple):
+    """What `validate` found about a layer's matrix: its own errors and warnings, its rows the
+    adapter's matrix does not support, and the pins its wheels contradict."""
+
+    layer: Layer
+    findings: List[Diagnostic]
+    adapter: Optional[Matrix]  # the adapter's matrix it was checked against; None when none was found
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for d in self.findings if d.severity == "error")
+
+
+def is_layer_file(path: str) -> bool:
+    """Whether ``path`` holds a layer's matrix (``layer:``); a broken file is no layer."""
+    from .matrix.diagnostics import MatrixError
+
+    try:
+        return isinstance(load_any(path, use_cache=False), LayerResult)
+    except MatrixError:
+        return False
+
+
+def validate_layer(
+    path: str, adapters: Sequence[Matrix], *, upstream: Optional[IndexAnswers] = None, today: Optional[_dt.date] = None
+) -> LayerValidation:
+    """Every finding about the layer's matrix at ``path``: its own, its rows against the
+    adapter's matrix among ``adapters``, and (``upstream``) its pins against its wheels'
+    ``Requires-Dist``. Raises :class:`~adapter_matrix.matrix.diagnostics.MatrixError` for a
+    file that is no valid matrix."""
+    from .matrix.stack_rules import check_layer
+    from .names import canonical_name
+
+    result = load_any(path, use_cache=False)
+    if not isinstance(result, LayerResult):
+        raise TypeError(f"{path} is an adapter's matrix, not a layer's")
+    layer = result.layer
+    found: List[Diagnostic] = list(result.warnings)
+    adapter = next((m for m in adapters if canonical_name(m.adapter.distribution) == layer.name_of_adapter), None)
+    if adapter is not None:
+        found += check_layer(layer, adapter, today)
+    else:
+        found.append(
+            Diagnostic(
+                layer.mark,
+                f"no matrix of {layer.adapter} was given or is installed: the rows are not checked against the adapter's",
+                f"pass {layer.adapter}'s compat.yaml too (validate LAYER.yaml ADAPTER.yaml), or install {layer.adapter}",
+                "warning",
+            )
+        )
+    if upstream is not None:
+        from .upstream.layer_index import verify_layer
+
+        found += verify_layer(layer, upstream.source)
+    return LayerValidation(layer, found, adapter)
 
 
 def write_facts(path: str, upstream: IndexAnswers, **options: Any) -> Tuple[Validation, Tuple[str, ...]]:

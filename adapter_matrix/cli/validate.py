@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
 
@@ -81,7 +81,12 @@ def validate(
         records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
     paths = _paths(files, matrix, pyproject)
     from ..matrix.diagnostics import MatrixError
-    from ..validation import IndexAnswers, validate_file, write_facts
+    from ..validation import IndexAnswers, is_layer_file, validate_file, write_facts
+
+    layers = [path for path in paths if is_layer_file(path)]  # a layer's matrix: checked against its adapter's
+    paths = [path for path in paths if path not in layers]
+    if layers and (write or record):
+        fail("--write and --record read an adapter's facts; a layer's pins are its own: correct them by hand")
 
     index: Optional[IndexAnswers] = None
     try:
@@ -129,8 +134,50 @@ def validate(
                 f"{m.path}: evidence in {results} — {fresh} of {claimed} cells claimed supported have a fresh passing record",
                 markup=False,
             )
+    failed = _validate_layers(layers, paths, index, on) or failed
     if failed:
         raise typer.Exit(EXIT_USAGE)
+
+
+def _validate_layers(layers: List[str], adapters: List[str], index: Any, on: Any) -> bool:
+    """Each layer's matrix against its adapter's (among ``adapters``, else the installed one);
+    whether one has errors."""
+    from ..matrix.diagnostics import MatrixError
+    from ..matrix.discovery import registered_matrices
+    from ..validation import validate_layer
+
+    if not layers:
+        return False
+    from ..matrix.cache import load_matrix
+
+    known = [load_or_exit(path).matrix for path in adapters]
+    for located in registered_matrices():
+        try:
+            known.append(load_matrix(located.path).matrix)
+        except MatrixError:  # an installed adapter's broken matrix (or a layer's) is no adapter to check against
+            continue
+    failed = False
+    for path in layers:
+        try:
+            found = validate_layer(path, known, upstream=index, today=on)
+        except MatrixError as exc:
+            fail_invalid(path, exc)
+        print_diagnostics(found.findings)
+        failed = failed or found.errors > 0
+        warnings = len(found.findings) - found.errors
+        on_adapter = (
+            f"on {found.adapter.path}"
+            if found.adapter is not None
+            else f"on {found.layer.adapter} (its matrix not found)"
+        )
+        console_for().print(
+            f"{path}: {'invalid' if found.errors else 'valid'} \u2014 layer {found.layer.distribution}, "
+            f"{len(found.layer.releases)} release(s) {on_adapter}"
+            + (f", {found.errors} error(s)" if found.errors else "")
+            + (f", {warnings} warning(s)" if warnings else ""),
+            markup=False,
+        )
+    return failed
 
 
 def _paths(files: List[str], matrix: Optional[str], pyproject: Optional[str]) -> List[str]:

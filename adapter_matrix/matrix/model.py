@@ -667,6 +667,10 @@ class Layer(NamedTuple):
     def name(self) -> str:
         return canonical_name(self.distribution)
 
+    @property
+    def name_of_adapter(self) -> str:
+        return canonical_name(self.adapter)
+
 
 class LayerResult(NamedTuple):
     """A validated layer's matrix and the warnings its file produced."""

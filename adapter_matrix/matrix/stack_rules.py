@@ -1,0 +1,137 @@
+"""A layer's rows against its adapter's matrix: what ``validate`` says of a stack's files.
+
+A layer (vllm-ascend) pins the adapter (torch_npu), torch and the adapter's dimensions
+(CANN) in each release. Every such row must be a combination the adapter's own matrix
+supports, else users who follow the layer's table install a stack the adapter refuses:
+torch_npu's table lists 2.10.0.post4 for CANN 9.1.0, and a layer row "2.10.0.post4 on
+CANN 9.0.1" is a pair nobody tested. Each row is narrowed step by step (the adapter's
+release, torch, Python, each dimension) over the adapter's usable cells, and the first
+step that leaves none is what the finding names, with what the adapter does offer there.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from functools import partial
+from typing import Callable, List, Optional, Tuple
+
+from ..names import canonical_name
+from .diagnostics import Diagnostic, Mark
+from .model import Constraint, Layer, LayerRelease, Matrix, PackagePin, Spec, Status
+from .queries import Cell, cells
+
+__all__ = ["check_layer"]
+
+_USABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
+
+
+_Step = Tuple[str, Mark, Callable[[Cell], bool], Callable[[Cell], str]]
+
+
+def _admits_torch(pin: PackagePin, cell: Cell) -> bool:
+    return pin.admits(cell.torch)
+
+
+def _admits_adapter(pin: PackagePin, cell: Cell) -> bool:
+    return pin.admits(cell.release.version)
+
+
+def _of_line(line: str, cell: Cell) -> bool:
+    return cell.release.release_line == line
+
+
+def _python_within(spec: Spec, cell: Cell) -> bool:
+    return spec.contains(cell.python.version)
+
+
+def _dimension_within(name: str, constraint: Constraint, cell: Cell) -> bool:
+    return all(constraint.contains(value) for dim, value in cell.dimensions if dim == name)
+
+
+def _torch_of(cell: Cell) -> str:
+    return f"torch {cell.torch}"
+
+
+def _python_of(cell: Cell) -> str:
+    return f"Python {cell.python}"
+
+
+def _adapter_of(adapter: str, cell: Cell) -> str:
+    return f"{adapter} {cell.release.version}"
+
+
+def _line_of(cell: Cell) -> str:
+    return f"line {cell.release.release_line}"
+
+
+def _dimension_of(name: str, cell: Cell) -> str:
+    return f"{name} " + (", ".join(str(v) for d, v in cell.dimensions if d == name) or "any")
+
+
+def _steps(matrix: Matrix, release: LayerRelease) -> List[_Step]:
+    """(what the row asks, where, which cells give it, how a cell shows the alternative)."""
+    adapter = matrix.adapter.distribution
+    out: List[_Step] = []
+    for pin in release.packages:
+        if pin.name == "torch":
+            out.append((f"torch {pin.spec}", pin.mark, partial(_admits_torch, pin), _torch_of))
+        elif pin.name == canonical_name(adapter):
+            out.append(
+                (f"{adapter} {pin.spec}", pin.mark, partial(_admits_adapter, pin), partial(_adapter_of, adapter))
+            )
+    if release.adapter_line is not None:
+        line = release.adapter_line
+        where = release.mark_of("adapter-line")
+        out.append((f"{adapter} of release line {line}", where, partial(_of_line, line), _line_of))
+    if release.python is not None:
+        spec = release.python
+        out.append((f"Python {spec}", release.mark_of("python"), partial(_python_within, spec), _python_of))
+    for name, constraint in release.dimensions:
+        keeps = partial(_dimension_within, name, constraint)
+        out.append((f"{name} {constraint}", release.mark_of("dimensions"), keeps, partial(_dimension_of, name)))
+    return out
+
+
+def _row(matrix: Matrix, layer: Layer, release: LayerRelease, usable: List[Cell]) -> Optional[Diagnostic]:
+    who = f"{layer.distribution} {release.version}"
+    left = usable
+    asked: List[str] = []
+    for text, mark, keeps, shown in _steps(matrix, release):
+        narrowed = [c for c in left if keeps(c)]
+        if not narrowed:
+            offered = ", ".join(dict.fromkeys(shown(c) for c in left)) or "nothing"
+            where = f" with {', '.join(asked)}" if asked else ""
+            return Diagnostic(
+                mark,
+                f"{who} needs {text}{where}, which {matrix.adapter.distribution}'s matrix does not support "
+                f"(it offers {offered})",
+                f"a row of the layer's table the adapter's does not list: correct the row, or ask {matrix.adapter.distribution} to support it",
+                "warning",
+            )
+        left = narrowed
+        asked.append(text)
+    return None
+
+
+def check_layer(layer: Layer, matrix: Matrix, today: Optional[_dt.date] = None) -> List[Diagnostic]:
+    """Every row of ``layer`` that ``matrix`` (its adapter's) does not support, and every
+    dimension it names that the adapter's matrix does not define."""
+    out: List[Diagnostic] = []
+    usable = [c for c in cells(matrix, today=today) if c.status in _USABLE]
+    for release in layer.releases:
+        for name, _constraint in release.dimensions:
+            if matrix.dimension(name) is None:
+                known = ", ".join(d.name for d in matrix.dimensions) or "none"
+                out.append(
+                    Diagnostic(
+                        release.mark_of("dimensions"),
+                        f"{layer.distribution} {release.version} constrains {name}, which {matrix.adapter.distribution}'s matrix does not define",
+                        f"use a dimension of the adapter's matrix ({known}); a layer never defines one",
+                    )
+                )
+        if release.status not in _USABLE:
+            continue
+        found = _row(matrix, layer, release, usable)
+        if found is not None:
+            out.append(found)
+    return out
