@@ -177,7 +177,8 @@ class CheckDocument(NamedTuple):
     error: Optional[str] = None
     checks: Tuple[Answer, ...] = ()
     invalid: Tuple[Invalid, ...] = ()
-    # the environment's torch.backends entry points, linted: {ok, entry_points, problems}
+    # the environment's torch.backends entry points, linted: {ok, entry_points, problems}, and
+    # {chain} when it holds a plugin of the stack above (vLLM's, Dynamo's)
     autoload: Optional[Dict[str, Any]] = None
 
     def _written(self, name: str) -> bool:

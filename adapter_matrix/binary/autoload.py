@@ -1,4 +1,5 @@
-"""The ``torch.backends`` entry points of an environment, linted without loading them.
+"""The ``torch.backends`` entry points of an environment, linted without loading them, and
+the chain of plugins a stack loads through entry points.
 
 Since torch 2.5, ``import torch`` imports every installed adapter that registers one (device
 backend autoload). An adapter that fails there breaks ``import torch`` itself, and the cause is
@@ -15,6 +16,36 @@ modules' source, never imported, this names:
 
 Each finding is a problem of the environment, not of one adapter: ``check`` lists them once
 and exits 1. ``check --deep`` then loads the adapter in a subprocess to show the chained cause.
+
+The chain (issue 56 item 6). A stack above the adapter is held together by entry points too:
+``import vllm`` imports torch, which autoloads the adapter (``torch.backends``); vLLM then picks
+its platform from ``vllm.platform_plugins`` (at the first ``vllm.platforms.current_platform``),
+runs every ``vllm.general_plugins`` entry in each process it starts, and Dynamo loads
+``torch_dynamo_backends`` at the first ``torch.compile(backend=...)`` naming one. :data:`CHAIN_GROUPS`
+are read from the same dist-info ``entry_points.txt`` files, in that order, never imported; the
+section's ``chain`` lists them (group, name, value, distribution, version) when the environment
+holds a plugin of a group beyond ``torch.backends`` (else it is left out, and the section is
+what it was before the chain). One more finding:
+
+- ``platform-conflict``: ``vllm.platform_plugins`` entry points of two or more distributions
+  that vLLM would load together. vLLM's rule (``vllm/plugins/__init__.py``,
+  ``load_plugins_by_group``, and ``vllm/platforms/__init__.py``,
+  ``resolve_current_platform_cls_qualname``): it loads the group's entry points from
+  ``importlib.metadata`` (one distribution of a name: the first on the path), keeping only the
+  names ``VLLM_PLUGINS`` lists when it is set (split on ``,``, names matched exactly, no
+  spaces stripped; set but empty loads none; it filters ``vllm.general_plugins`` by the same
+  list), keyed by name (two entry points of one name: the last one listed replaces the other,
+  silently); an entry point that fails to load (its module or function missing) is logged and
+  skipped. It then calls each plugin's function; one that returns None (no device of its own)
+  or raises is not activated, and two or more activated out-of-tree plugins raise
+  ``RuntimeError: Only one platform plugin can be activated``. What a function returns is
+  decided when it runs, on the machine's devices (vllm-ascend's ``register`` returns its
+  platform unconditionally), so this lint counts every plugin vLLM would load: those
+  ``VLLM_PLUGINS`` admits (read from this process's environment, for ``--env`` too), whose
+  module is installed and defines the function. Loaded from two distributions under two
+  names, vLLM refuses as soon as both return a platform; under one name, it keeps one of
+  them without a word. Either is a problem; the fix is to uninstall one, or (distinct names)
+  to name the one to load in ``VLLM_PLUGINS``, with the general plugins to keep.
 """
 
 from __future__ import annotations
@@ -28,14 +59,20 @@ if TYPE_CHECKING:
 
 from ..names import canonical_name
 
-__all__ = ["GROUP", "lint", "autoload_entry", "autoload_section"]
+__all__ = ["GROUP", "CHAIN_GROUPS", "lint", "autoload_entry", "autoload_section", "autoload_lines"]
 
 GROUP = "torch.backends"
+PLATFORM_GROUP = "vllm.platform_plugins"
+GENERAL_GROUP = "vllm.general_plugins"
+DYNAMO_GROUP = "torch_dynamo_backends"
+# the groups of the chain, in the order a stack loads them
+CHAIN_GROUPS = (GROUP, PLATFORM_GROUP, GENERAL_GROUP, DYNAMO_GROUP)
+VLLM_PLUGINS = "VLLM_PLUGINS"
 MAX_SOURCE_FILES = 2000  # a package scanned for PrivateUse1 is read up to this many modules
 
 
-def _entry_points(info: str) -> List[Tuple[str, str]]:
-    """(name, value) of the ``torch.backends`` group in a dist-info's entry_points.txt."""
+def _entry_points(info: str) -> List[Tuple[str, str, str]]:
+    """(group, name, value) of the :data:`CHAIN_GROUPS` in a dist-info's entry_points.txt."""
     try:
         with open(os.path.join(info, "entry_points.txt"), encoding="utf-8", errors="replace") as fh:
             text = fh.read()
@@ -46,9 +83,9 @@ def _entry_points(info: str) -> List[Tuple[str, str]]:
         line = line.strip()
         if line.startswith("[") and line.endswith("]"):
             section = line[1:-1].strip()
-        elif section == GROUP and "=" in line and not line.startswith(("#", ";")):
+        elif section in CHAIN_GROUPS and "=" in line and not line.startswith(("#", ";")):
             name, _, value = line.partition("=")
-            out.append((name.strip(), value.strip()))
+            out.append((section, name.strip(), value.strip()))
     return out
 
 
@@ -140,9 +177,12 @@ def _claims_privateuse1(package: str) -> bool:
     return False
 
 
-def lint(paths: Sequence[str]) -> Dict[str, Any]:
-    """The ``autoload`` section of ``check --json``: the entry points found and the problems."""
+def lint(paths: Sequence[str], read: Optional[List[str]] = None) -> Dict[str, Any]:
+    """The ``autoload`` section of ``check --json``: the entry points found, the problems, and
+    the chain when it holds more than ``torch.backends``. ``read`` gets the files the chain
+    was read from beyond the torch.backends lint's (for the cache's stamps)."""
     entries: List[Dict[str, Any]] = []
+    chain: List[Dict[str, Any]] = []  # every group of CHAIN_GROUPS, torch.backends included
     problems: List[Dict[str, Any]] = []
     earlier: Set[str] = set()  # distributions of earlier folders: importlib's entry_points() keeps the first
     for site in paths:
@@ -157,16 +197,17 @@ def lint(paths: Sequence[str]) -> Dict[str, Any]:
                 if canonical_name(dist) in earlier:
                     continue  # shadowed: the same distribution in a folder earlier on the path
                 infos.setdefault(canonical_name(dist), []).append(rest)
-                for ep_name, value in _entry_points(os.path.join(site, item)):
-                    entries.append(
-                        {
-                            "name": ep_name,
-                            "value": value,
-                            "distribution": dist,
-                            "version": rest,
-                            "dist_info": os.path.join(site, item),
-                        }
-                    )
+                for group, ep_name, value in _entry_points(os.path.join(site, item)):
+                    entry: Dict[str, Any] = {
+                        "name": ep_name,
+                        "value": value,
+                        "distribution": dist,
+                        "version": rest,
+                        "dist_info": os.path.join(site, item),
+                    }
+                    if group == GROUP:
+                        entries.append(entry)
+                    chain.append({"group": group, **entry})
         for dist, versions in infos.items():
             if len(versions) > 1 and any(
                 e["distribution"] and canonical_name(e["distribution"]) == dist for e in entries
@@ -231,8 +272,84 @@ def lint(paths: Sequence[str]) -> Dict[str, Any]:
                 "fix": "uninstall all but one, or set TORCH_DEVICE_BACKEND_AUTOLOAD=0 and import the one you use",
             }
         )
+    read = [] if read is None else read
+    for entry in chain:
+        read += [entry["dist_info"], os.path.join(entry["dist_info"], "entry_points.txt")]
+    problems += _platform_conflicts(chain, paths, os.environ.get(VLLM_PLUGINS), read)
     shown = [{k: v for k, v in e.items() if k != "module_file"} for e in entries]
-    return {"ok": not problems, "entry_points": shown, "problems": problems}
+    report: Dict[str, Any] = {"ok": not problems, "entry_points": shown, "problems": problems}
+    if any(e["group"] != GROUP for e in chain):  # else the section is what it was before the chain
+        chain.sort(key=lambda e: CHAIN_GROUPS.index(e["group"]))  # stable: path order within a group
+        report["chain"] = [{k: e[k] for k in ("group", "name", "value", "distribution", "version")} for e in chain]
+    return report
+
+
+def _loadable(entry: Dict[str, Any], paths: Sequence[str], read: List[str]) -> bool:
+    """Whether ``importlib``'s ``load()`` of an entry point would succeed, as far as files tell:
+    its module is installed and its source does not lack the function it names."""
+    module, _, attr = entry["value"].partition(":")
+    found = _module_file(module.strip(), paths)
+    if found is None:
+        return False  # one installed later changes a folder of the path
+    read.append(found)
+    attr = attr.split("[")[0].strip()
+    return not (attr and _defines(found, attr.split(".")[0]) is False)
+
+
+def _and(items: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _selected(name: str, allowed: Optional[str]) -> bool:
+    """Whether vLLM loads the plugin ``name`` under ``VLLM_PLUGINS=allowed`` (None: unset, all):
+    ``envs.VLLM_PLUGINS`` is ``value.split(",")``, matched exactly (``""`` loads none)."""
+    return allowed is None or name in allowed.split(",")
+
+
+def _platform_conflicts(
+    chain: List[Dict[str, Any]], paths: Sequence[str], allowed: Optional[str], read: List[str]
+) -> List[Dict[str, Any]]:
+    """``platform-conflict``: vLLM would load ``vllm.platform_plugins`` of two or more
+    distributions (the module docstring states vLLM's rule)."""
+    loaded = [
+        e for e in chain if e["group"] == PLATFORM_GROUP and _selected(e["name"], allowed) and _loadable(e, paths, read)
+    ]
+    dists = list(dict.fromkeys(canonical_name(e["distribution"]) for e in loaded))
+    if len(dists) < 2:
+        return []
+    named = _and([f"{canonical_name(e['distribution'])} {e['version']} ({e['name']} = {e['value']})" for e in loaded])
+    names = list(dict.fromkeys(e["name"] for e in loaded))
+    under = f" under VLLM_PLUGINS={allowed}" if allowed is not None else ""
+    if len(names) == 1:
+        return [
+            {
+                "kind": "platform-conflict",
+                "message": f"{named} register one vLLM platform name, {names[0]} ({PLATFORM_GROUP}){under}: "
+                "vLLM keeps one of them, the one importlib lists last, without a word",
+                "fix": f"uninstall all but one of {_and(dists)}",
+            }
+        ]
+    keep = loaded[0]
+    others = {canonical_name(e["distribution"]) for e in loaded[1:]} - {canonical_name(keep["distribution"])}
+    general = [
+        e["name"]
+        for e in chain
+        if e["group"] == GENERAL_GROUP
+        and _selected(e["name"], allowed)
+        and canonical_name(e["distribution"]) not in others
+    ]
+    select = ",".join(dict.fromkeys([keep["name"], *general]))
+    return [
+        {
+            "kind": "platform-conflict",
+            "message": f"{named} are vLLM platform plugins ({PLATFORM_GROUP}){under}, and vLLM loads every one: "
+            "when two of them return a platform (one that finds no device of its own returns None and does not count), "
+            'vLLM raises "Only one platform plugin can be activated"',
+            "fix": f"uninstall all but one of {_and(dists)}, or have vLLM load one with VLLM_PLUGINS={select} "
+            f"(it filters {GENERAL_GROUP} too: it names the general plugins to keep)",
+        }
+    ]
 
 
 def autoload_entry(paths: Sequence[str]) -> str:
@@ -240,12 +357,15 @@ def autoload_entry(paths: Sequence[str]) -> str:
     from .site import Site
     from .store import environment_key
 
-    return environment_key("torch.backends", "", Site(tuple(paths)), None)
+    # the chain's format, and VLLM_PLUGINS, which decides the platform-conflict finding
+    allowed = os.environ.get(VLLM_PLUGINS)
+    selection = "chain 1; " + ("VLLM_PLUGINS unset" if allowed is None else f"VLLM_PLUGINS={allowed}")
+    return environment_key(GROUP, selection, Site(tuple(paths)), None)
 
 
 def autoload_section(paths: Sequence[str]) -> Dict[str, Any]:
-    """:func:`lint` of ``paths``, from the cache while no folder, dist-info or entry point's
-    module it read has changed (an install or uninstall changes its folder)."""
+    """:func:`lint` of ``paths``, from the cache while no folder, dist-info, ``entry_points.txt``
+    or entry point's module it read has changed (an install or uninstall changes its folder)."""
     from ..memo import load_stamped, stamp, store_stamped
 
     key = autoload_entry(paths)
@@ -253,20 +373,50 @@ def autoload_section(paths: Sequence[str]) -> Dict[str, Any]:
     if cached is not None:
         return cached
     deps: Dict[str, Stamp] = {p: stamp(p) for p in paths if p}
-    report = lint(paths)
+    read: List[str] = []
+    report = lint(paths, read)
     for entry in report["entry_points"]:
         deps[entry["dist_info"]] = stamp(entry["dist_info"])
         module = entry["value"].partition(":")[0].strip()
         found = _module_file(module, paths)
         if found:
             deps[found] = stamp(found)
+    deps.update((path, stamp(path)) for path in read)  # the chain's dist-infos and platform plugins' modules
     store_stamped(key, deps, report)
     return report
 
 
-def autoload_lines(section: Dict[str, Any]) -> List[List[Tuple[str, str]]]:
-    """The report's lines: nothing when all is well, else each problem and its fix."""
+# how the report says what each group of the chain does
+_LOADS = {
+    GROUP: "import torch loads",
+    PLATFORM_GROUP: "vLLM's platform:",
+    GENERAL_GROUP: "vLLM's general plugins, in every process it starts:",
+    DYNAMO_GROUP: "torch.compile(backend=...) can load",
+}
+
+
+def chain_lines(chain: Sequence[Dict[str, Any]]) -> List[List[Tuple[str, str]]]:
+    """One line per group of the chain that holds something: its names, by distribution."""
     lines: List[List[Tuple[str, str]]] = []
+    for group in CHAIN_GROUPS:
+        by_dist: Dict[Tuple[str, str], List[str]] = {}
+        for entry in chain:
+            if entry["group"] == group:
+                by_dist.setdefault((canonical_name(entry["distribution"]), entry["version"]), []).append(entry["name"])
+        if by_dist:
+            said = "; ".join(f"{', '.join(names)} ({dist} {version})" for (dist, version), names in by_dist.items())
+            loads = _LOADS[group]
+            if group == PLATFORM_GROUP and sum(map(len, by_dist.values())) > 1:
+                loads = "vLLM's platforms:"
+            lead = ("plugins: ", "bold") if not lines else ("    ", "")
+            lines.append([lead, (f"{loads} {said}", "")])
+    return lines
+
+
+def autoload_lines(section: Dict[str, Any]) -> List[List[Tuple[str, str]]]:
+    """The report's lines: the chain when the section holds one (a plugin beyond
+    ``torch.backends``), then each problem and its fix; nothing when neither."""
+    lines = chain_lines(section.get("chain", ()))
     for problem in section.get("problems", ()):
         lines.append([("autoload: ", "bold red"), (problem["message"], "")])
         lines.append([("fix:", "bold"), (" " + problem["fix"], "")])

@@ -4,7 +4,8 @@ nothing it was decided from has changed.
 A check's answer depends on its command line, this tool's code, the Python, the day, the
 matrix files, and the environment: what the folders of the import path hold (torch's, the
 adapter's and each companion's version; the registered matrices; the ``torch.backends`` entry
-points), the adapter's libraries against torch's (the binary check), and what a detector reads.
+points and the plugin chain above them), the adapter's libraries against torch's (the binary
+check), and what a detector reads.
 
 - the *question* (the key) is the command line, the tool's version, the interpreter, today's
   date, the working folder, the import path, whether the output is colored, and the
@@ -54,9 +55,10 @@ SUFFIX = ".marshal"
 MAX_BYTES = 64 << 20
 NO_MEMO = "ADAPTER_MATRIX_NO_MEMO"
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# besides ADAPTER_MATRIX_*: the loader's path (the binary check), torch's autoload switch, and
-# what decides the colors (with whether stdout is a terminal)
-_ENVIRONMENT = ("LD_LIBRARY_PATH", "TORCH_DEVICE_BACKEND_AUTOLOAD", "NO_COLOR", "TERM")
+# besides ADAPTER_MATRIX_*: the loader's path (the binary check), torch's autoload switch, the
+# vLLM plugins to load (the platform-conflict finding), and what decides the colors (with
+# whether stdout is a terminal)
+_ENVIRONMENT = ("LD_LIBRARY_PATH", "TORCH_DEVICE_BACKEND_AUTOLOAD", "VLLM_PLUGINS", "NO_COLOR", "TERM")
 
 
 def _entry(argv: Sequence[str]) -> str:

@@ -532,7 +532,7 @@ def _constraints(judged: List[_Judged], constraints: str) -> str:
 
 def _render(answers: List[Any], invalid: List[Any], as_json: bool, color: bool) -> Tuple[int, str]:
     """The exit code and the report (or ``--json`` document) of ``answers``, with the
-    ``torch.backends`` entry points ``import torch`` will run."""
+    ``torch.backends`` entry points ``import torch`` will run and the plugin chain above them."""
     from ..answer import CHECK_SCHEMA, CheckDocument
     from ..binary.autoload import autoload_lines, autoload_section
     from ..check.facts import search_path
@@ -550,8 +550,7 @@ def _render(answers: List[Any], invalid: List[Any], as_json: bool, color: bool) 
         document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload)
         return code, json.dumps(document.to_json(), indent=2) + "\n"
     out = "\n".join(render_check(answer, color) for answer in answers)
-    if not autoload["ok"]:
-        out += render_lines(autoload_lines(autoload), color)
+    out += render_lines(autoload_lines(autoload), color)  # the plugin chain, the problems: often nothing
     return code, out
 
 
