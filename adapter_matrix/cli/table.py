@@ -76,6 +76,55 @@ def _platform(
         raise typer.Exit(EXIT_UNSUPPORTED)
 
 
+def _is_layer(path: str) -> bool:
+    from ..validation import is_layer_file
+
+    return is_layer_file(path)
+
+
+def _stack_table(
+    path: str, view: Optional[str], fmt: Optional[str], lang: Optional[str], output: Optional[str], check_: bool
+) -> None:
+    """A layer's matrix: its stack view (the adapter's matrix, when installed, names the
+    package of each release line the layer names)."""
+    from ..files import printable
+    from ..matrix.cache import load_any, load_matrix
+    from ..matrix.diagnostics import MatrixError
+    from ..matrix.discovery import registered_matrices
+    from ..names import canonical_name
+    from ..tables import docs
+    from ..tables.formats import render_table
+    from ..tables.views.stack import stack
+
+    if view not in (None, "stack"):
+        fail(f"{path} is a layer's matrix: its view is stack (the adapter's matrix has the others)")
+    layer = load_any(path).layer
+    adapter = None
+    for located in registered_matrices():
+        try:
+            found = load_matrix(located.path).matrix
+        except MatrixError:
+            continue
+        if canonical_name(found.adapter.distribution) == layer.name_of_adapter:
+            adapter = found
+            break
+    try:
+        text = render_table(stack(layer, lang or "en", adapter), fmt or "markdown")
+    except ValueError as exc:  # a bad format or language
+        fail(str(exc))
+    if not output:
+        typer.echo(text, nl=False)
+        return
+    try:
+        outcome = docs.sync_output(output, text, write=not check_)
+    except OSError as exc:
+        fail(str(exc))
+    if check_ and outcome.changed:
+        typer.echo(outcome.diff, nl=False)
+        raise typer.Exit(EXIT_UNSUPPORTED)
+    console_for().print(f"{printable(output)}: {'written' if outcome.changed else 'up to date'}", markup=False)
+
+
 def _resolve(matrix: Matrix, release: Releases, when: Optional[_dt.date], recorded: List[str]) -> None:
     """--resolve: every published command, through pip's resolver."""
     import tempfile
@@ -195,6 +244,9 @@ def table(
                 f"{', '.join(given)}: a block takes these from its marker (e.g. view=grid lang=zh), not from the command line"
             )
     when = date_or_exit(today)
+    if matrix and not files and _is_layer(matrix):
+        _stack_table(matrix, view, fmt, lang, output, check_)
+        return
     result = one_matrix(matrix)
     common = {"--matrix": matrix, "--today": today, "--results": results}
     console = console_for()

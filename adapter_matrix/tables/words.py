@@ -204,6 +204,10 @@ WORDS: Dict[str, Tuple[str, str]] = {
     ),
     "sel_link": ("Link to this combination: ", "此组合的链接："),
     # the companions view (and the companion columns of the releases view)
+    "stack_title": (
+        "{layer} on {adapter}: the stack each release needs",
+        "{layer}（基于 {adapter}）：各版本所需的软件栈",
+    ),
     "companions_title": ("{dist}: companion packages per torch line", "{dist}\uff1a各 torch 版本的配套包"),
     "built": ("built for it", "为其构建"),
     "built_about": (
