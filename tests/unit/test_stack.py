@@ -1,0 +1,221 @@
+"""The stack above the adapter, judged as one (issue 56): layers such as vllm-ascend,
+MindSpeed-LLM and torchvision_npu on torch_npu, each with its own matrix, installed in an
+environment that `check --env` reads from its files."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from packaging.version import Version
+
+from adapter_matrix.check.outcome import Environment
+from adapter_matrix.check.stack import Stack, installed_stack, judge_stack, stack_packages
+from adapter_matrix.check.stack_fixes import Held, stack_fixes
+from adapter_matrix.matrix.cache import load_any
+from adapter_matrix.matrix.model import PythonVersion, Status
+
+from .helpers import FIXTURES
+
+ADAPTER = FIXTURES / "matrices" / "torch_npu.yaml"
+STACKS = FIXTURES / "stacks"
+VLLM_ASCEND = STACKS / "vllm-ascend.yaml"
+MINDSPEED = STACKS / "mindspeed-llm.yaml"
+TORCHVISION_NPU = STACKS / "torchvision-npu.yaml"
+MATRICES = {"torch-npu": ADAPTER, "vllm-ascend": VLLM_ASCEND, "mindspeed-llm": MINDSPEED, "torchvision-npu": TORCHVISION_NPU}
+TODAY = _dt.date(2026, 12, 6)
+
+# vllm-ascend v0.23.0's row of its published table
+V023 = {"vllm-ascend": "0.23.0", "vllm": "0.23.0", "torch": "2.10.0", "torch-npu": "2.10.0.post4", "triton-ascend": "3.2.2"}
+
+
+def _environment(root: Path, python: str = "3.11", **installed: str) -> Path:
+    """A virtual environment's files: a dist-info per distribution, and for the adapter and
+    each layer of the fixtures its matrix, registered as an installed adapter registers it."""
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    (root / "pyvenv.cfg").write_text(f"home = /usr/bin\nversion = {python}.7\n")
+    site = root / "lib" / f"python{python}" / "site-packages"
+    for name, version in installed.items():
+        module = name.replace("-", "_")
+        info = site / f"{module}-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        (info / "RECORD").write_text(f"{info.name}/METADATA,,\n")
+        if name in MATRICES:
+            (site / module).mkdir()
+            shutil.copy(MATRICES[name], site / module / "compat.yaml")
+            (info / "entry_points.txt").write_text(f"[adapter_matrix.matrices]\n{name} = {module}:compat.yaml\n")
+    return root
+
+
+def _check(env: Path, *args: str) -> Tuple[int, dict]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", "check", "--json", "--no-binary", "--env", str(env), *args],
+        capture_output=True,
+        text=True,
+        cwd=env.parent,
+    )
+    assert proc.stdout, proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def _installs(commands: List[str]) -> Dict[str, str]:
+    """What a fix's pip commands install: distribution -> version."""
+    return dict(re.findall(r"'([A-Za-z0-9_.-]+)==([^']+)'", " ".join(commands)))
+
+
+def _uninstalls(commands: List[str]) -> List[str]:
+    return [name for c in commands if c.startswith("pip uninstall") for name in c.split()[3:]]
+
+
+def _applied(tmp_path: Path, installed: Dict[str, str], fix: dict) -> Tuple[Path, List[str]]:
+    """The environment after a fix: its packages installed, its uninstalls done; and the --set
+    of its dimensions (a driver toolkit is installed by hand)."""
+    after = dict(installed)
+    after.update(_installs(fix["commands"]))
+    for name in _uninstalls(fix["commands"]):
+        after.pop(name, None)
+    cell = fix["cell"]
+    env = _environment(tmp_path / "after", python=cell["python"], **after)
+    return env, [f"--set={name}={value}" for name, value in cell["dimensions"].items()]
+
+
+def test_vllm_ascend_0_23_on_its_published_row_is_a_supported_stack(tmp_path):
+    env = _environment(tmp_path / "env", **V023)
+    code, doc = _check(env, "--set", "cann=9.1.0")
+    answer = doc["checks"][0]
+    assert code == 0, answer["reasons"]
+    assert answer["verdict"] == "supported"
+    assert [(layer["name"], layer["status"]) for layer in answer["stack"]["layers"]] == [("vllm-ascend", "supported")]
+
+
+def test_an_older_post_release_breaks_the_layers_pin_and_the_fix_installs_the_pinned_build_alone(tmp_path):
+    env = _environment(tmp_path / "env", **dict(V023, **{"torch-npu": "2.10.0.post2"}))
+    code, doc = _check(env, "--set", "cann=9.1.0")
+    answer = doc["checks"][0]
+    assert code == 1
+    assert "vllm-ascend 0.23.0 pins torch-npu ==2.10.0.post4, found 2.10.0.post2" in answer["reasons"]
+    first = answer["fixes"][0]
+    assert first["commands"] == ["pip install 'torch-npu==2.10.0.post4'"]
+    assert first["changes"] == ["torch-npu"]
+
+
+def test_every_fix_for_a_torch_the_layer_does_not_pin_is_a_stack_every_matrix_supports(tmp_path):
+    installed = dict(V023, **{"torch": "2.9.0", "torch-npu": "2.9.0.post6"})
+    env = _environment(tmp_path / "env", **installed)
+    code, doc = _check(env, "--set", "cann=9.1.0")
+    answer = doc["checks"][0]
+    assert code == 1
+    assert any("pins torch ==2.10.0, found 2.9.0" in reason for reason in answer["reasons"])
+    assert answer["fixes"]
+    for fix in answer["fixes"]:  # asked again, each is what it said
+        after, sets = _applied(tmp_path, installed, fix)
+        again_code, again = _check(after, *sets)
+        assert again["checks"][0]["verdict"] == fix["cell"]["status"], (fix["summary"], again["checks"][0]["reasons"])
+        assert again_code in (0, 3)
+
+
+def test_two_layers_of_one_cann_that_need_two_torches_name_the_conflict_and_no_fix_keeps_both(tmp_path):
+    installed = dict(V023, **{"mindspeed-llm": "26.1.0", "megatron-core": "0.12.1"})
+    env = _environment(tmp_path / "env", **installed)
+    code, doc = _check(env, "--set", "cann=9.1.0")
+    answer = doc["checks"][0]
+    assert code == 1
+    conflict = answer["stack"]["conflict"]
+    assert "torch ==2.7.1" in conflict and "torch ==2.10.0" in conflict, conflict
+    assert "mindspeed-llm 26.1.0" in conflict and "vllm-ascend 0.23.0" in conflict
+    for fix in answer["fixes"]:
+        dropped = _uninstalls(fix["commands"])
+        assert dropped or fix["cell"]["dimensions"].get("cann") != "9.1.0", fix["summary"]
+
+
+def test_a_layer_without_its_adapters_matrix_is_no_verdict_but_says_what_to_install(tmp_path):
+    env = _environment(tmp_path / "env", **{"vllm-ascend": "0.23.0", "vllm": "0.23.0"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", "check", "--no-binary", "--env", str(env)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2
+    assert "sits on torch-npu" in proc.stderr + proc.stdout
+
+
+def test_the_matrices_of_a_stack_can_be_given_with_matrix_more_than_once(tmp_path):
+    env = _environment(tmp_path / "env", torch="2.10.0", **{"torch-npu": "2.10.0.post4"})
+    code, doc = _check(env, "--matrix", str(ADAPTER), "--matrix", str(VLLM_ASCEND), "--set", "cann=9.1.0")
+    answer = doc["checks"][0]
+    assert code == 1  # vllm-ascend is wanted and not installed
+    assert answer["stack"]["layers"][0]["problems"] == ["vllm-ascend is not installed"]
+    assert _installs(answer["fixes"][0]["commands"]) == {"vllm-ascend": "0.23.0", "vllm": "0.23.0", "triton-ascend": "3.2.2"}
+
+
+def test_a_what_if_reaches_every_package_of_the_stack(tmp_path):
+    env = _environment(tmp_path / "env", **V023)
+    code, doc = _check(env, "--set", "cann=9.1.0", "--companion", "vllm=0.22.0")
+    assert code == 1
+    assert "vllm-ascend 0.23.0 pins vllm ==0.23.0, found 0.22.0" in doc["checks"][0]["reasons"]
+
+
+# -- the fix search, as a property -------------------------------------------------------------
+
+_MATRIX = load_any(ADAPTER).matrix
+_LAYERS = {path.stem: load_any(path).layer for path in (VLLM_ASCEND, MINDSPEED, TORCHVISION_NPU)}
+
+
+def _stack(python: str, torch: str, adapter: str, cann: str, packages: Dict[str, Optional[str]]) -> Stack:
+    env = Environment(
+        python=PythonVersion.parse(python),
+        torch=Version(torch),
+        adapter=Version(adapter),
+        dimensions=(("cann", _MATRIX.dimension("cann").value(cann)),),
+    )
+    layers = [layer for layer in _LAYERS.values() if layer.name in packages]
+    return installed_stack(env, layers, packages)
+
+
+@st.composite
+def _stacks(draw):
+    """A random stack of the fixtures: 1 to 3 layers at any release, anything below them."""
+    names = draw(st.lists(st.sampled_from(sorted(_LAYERS)), min_size=1, max_size=3, unique=True))
+    layers = [_LAYERS[n] for n in names]
+    packages: Dict[str, Optional[str]] = {}
+    for layer in layers:
+        packages[layer.name] = str(draw(st.sampled_from([r.version for r in layer.releases])))
+    for name in stack_packages(layers):
+        if name not in packages:
+            named = sorted({str(v) for lay in layers for r in lay.releases for p in r.packages if p.name == name for v in p.exact})
+            packages[name] = draw(st.sampled_from([None, *named])) if named else None
+    torch = draw(st.sampled_from([str(p) for line in _MATRIX.torch for p in line.patches if p >= Version("2.5")]))
+    adapter = draw(st.sampled_from([str(r.version) for r in _MATRIX.releases]))
+    cann = draw(st.sampled_from([str(v) for v in _MATRIX.dimension("cann").values]))
+    python = draw(st.sampled_from(["3.9", "3.10", "3.11"]))
+    return layers, _stack(python, torch, adapter, cann, packages)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_stacks())
+def test_no_fix_changes_more_than_another_for_a_status_no_better_and_every_fix_is_supported_again(drawn):
+    layers, stack = drawn
+    if judge_stack(_MATRIX, layers, stack, TODAY).status is Status.SUPPORTED:
+        return
+    found = stack_fixes(_MATRIX, layers, stack, Held(), TODAY)
+    order = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
+    for fix in found.fixes:
+        for other in found.fixes:
+            if order.index(fix.cell.status) >= order.index(other.cell.status):
+                assert len(fix.changes) <= len(other.changes), (fix.summary, other.summary)
+    for fix, after in zip(found.fixes, found.stacks):
+        kept = [layer for layer in layers if after.version(layer.name) is not None]
+        again = judge_stack(_MATRIX, kept, after, TODAY)
+        assert again.status is fix.cell.status, (fix.summary, again.reasons)
