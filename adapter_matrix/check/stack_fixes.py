@@ -508,7 +508,16 @@ def _search(
     detected = [d.name for d in matrix.dimensions if stack.env.dimension(d.name) is not None]
     found: List[_Found] = []
     seen = set()
-    # the adapter's current choice is any cell of the installed release with the installed torch and Python
+    # one resolution with everything free first: when no stack keeps what is held, no subset can
+    free = {name: pinned.get(name, options) for name, options in space.choices.items()}
+    for name in fixed_dims:
+        if name not in pinned and space.current.get(name) is not None:
+            free[name] = [space.current[name]]  # type: ignore[list-item]  # checked just above
+    budget[0] -= 1
+    try:
+        _resolve(free, roots)
+    except (ResolutionImpossible, ResolutionTooDeep):
+        return found
     for size in range(1, len(changeable) + 1):
         if found and size > min(len(f.changes) for f in found) + 1:
             break
@@ -585,8 +594,11 @@ def _conflict(matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held,
     except ResolutionImpossible as exc:
         by_name: Dict[str, List[str]] = {}
         for info in exc.causes:
-            parent = info.parent.label if info.parent is not None else "you"
-            by_name.setdefault(info.requirement.name, []).append(f"{parent} needs {_shown(info.requirement)}")
+            if info.parent is None:
+                continue  # the stack's own roots ("a torch"): not a side of the conflict
+            by_name.setdefault(info.requirement.name, []).append(
+                f"{info.parent.label} needs {_shown(info.requirement)}"
+            )
         clash = max(by_name.items(), key=lambda kv: len(set(kv[1])), default=None)
         if clash is not None:
             return "; ".join(dict.fromkeys(clash[1]))

@@ -543,6 +543,9 @@ def _render(answers: List[Any], invalid: List[Any], as_json: bool, color: bool) 
     if not autoload["ok"] and code != EXIT_USAGE:
         code = worst_exit_code([code, EXIT_UNSUPPORTED])
     for bad in invalid:
+        if bad.errors and bad.errors[0].startswith("layer "):  # a layer without its adapter's matrix: say what to do
+            sys.stderr.write(f"warning: {bad.matrix} ({bad.origin}): {bad.errors[0]}\n")
+            continue
         sys.stderr.write(
             f"warning: {bad.matrix} ({bad.origin}) is not a valid matrix: no verdict for it; fix or uninstall that adapter\n"
         )

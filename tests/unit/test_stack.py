@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from packaging.version import Version
@@ -31,11 +30,22 @@ STACKS = FIXTURES / "stacks"
 VLLM_ASCEND = STACKS / "vllm-ascend.yaml"
 MINDSPEED = STACKS / "mindspeed-llm.yaml"
 TORCHVISION_NPU = STACKS / "torchvision-npu.yaml"
-MATRICES = {"torch-npu": ADAPTER, "vllm-ascend": VLLM_ASCEND, "mindspeed-llm": MINDSPEED, "torchvision-npu": TORCHVISION_NPU}
+MATRICES = {
+    "torch-npu": ADAPTER,
+    "vllm-ascend": VLLM_ASCEND,
+    "mindspeed-llm": MINDSPEED,
+    "torchvision-npu": TORCHVISION_NPU,
+}
 TODAY = _dt.date(2026, 12, 6)
 
 # vllm-ascend v0.23.0's row of its published table
-V023 = {"vllm-ascend": "0.23.0", "vllm": "0.23.0", "torch": "2.10.0", "torch-npu": "2.10.0.post4", "triton-ascend": "3.2.2"}
+V023 = {
+    "vllm-ascend": "0.23.0",
+    "vllm": "0.23.0",
+    "torch": "2.10.0",
+    "torch-npu": "2.10.0.post4",
+    "triton-ascend": "3.2.2",
+}
 
 
 def _environment(root: Path, python: str = "3.11", **installed: str) -> Path:
@@ -126,8 +136,8 @@ def test_every_fix_for_a_torch_the_layer_does_not_pin_is_a_stack_every_matrix_su
 
 
 def test_two_layers_of_one_cann_that_need_two_torches_name_the_conflict_and_no_fix_keeps_both(tmp_path):
-    installed = dict(V023, **{"mindspeed-llm": "26.1.0", "megatron-core": "0.12.1"})
-    env = _environment(tmp_path / "env", **installed)
+    installed = dict(V023, **{"mindspeed-llm": "26.1.0", "megatron-core": "0.12.1", "mindspeed": "0.12.1"})
+    env = _environment(tmp_path / "env", python="3.10", **installed)
     code, doc = _check(env, "--set", "cann=9.1.0")
     answer = doc["checks"][0]
     assert code == 1
@@ -157,7 +167,11 @@ def test_the_matrices_of_a_stack_can_be_given_with_matrix_more_than_once(tmp_pat
     answer = doc["checks"][0]
     assert code == 1  # vllm-ascend is wanted and not installed
     assert answer["stack"]["layers"][0]["problems"] == ["vllm-ascend is not installed"]
-    assert _installs(answer["fixes"][0]["commands"]) == {"vllm-ascend": "0.23.0", "vllm": "0.23.0", "triton-ascend": "3.2.2"}
+    assert _installs(answer["fixes"][0]["commands"]) == {
+        "vllm-ascend": "0.23.0",
+        "vllm": "0.23.0",
+        "triton-ascend": "3.2.2",
+    }
 
 
 def test_a_what_if_reaches_every_package_of_the_stack(tmp_path):
@@ -194,7 +208,9 @@ def _stacks(draw):
         packages[layer.name] = str(draw(st.sampled_from([r.version for r in layer.releases])))
     for name in stack_packages(layers):
         if name not in packages:
-            named = sorted({str(v) for lay in layers for r in lay.releases for p in r.packages if p.name == name for v in p.exact})
+            named = sorted(
+                {str(v) for lay in layers for r in lay.releases for p in r.packages if p.name == name for v in p.exact}
+            )
             packages[name] = draw(st.sampled_from([None, *named])) if named else None
     torch = draw(st.sampled_from([str(p) for line in _MATRIX.torch for p in line.patches if p >= Version("2.5")]))
     adapter = draw(st.sampled_from([str(r.version) for r in _MATRIX.releases]))
