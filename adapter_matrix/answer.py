@@ -32,6 +32,7 @@ __all__ = [
     "LayerSeen",
     "StackSeen",
     "Answer",
+    "DiagnosticSeen",
     "Invalid",
     "CheckDocument",
     "read_check",
@@ -160,17 +161,44 @@ class Answer(NamedTuple):
         return next((c for c in self.companions if c.name == name), None)
 
 
+class DiagnosticSeen(NamedTuple):
+    """One problem of a matrix file ``check`` could not load, where it is and how to fix it
+    (a :class:`~adapter_matrix.matrix.diagnostics.Diagnostic`, as ``check --json`` writes it)."""
+
+    file: str
+    line: Optional[int]  # 1-based; None when the problem is the whole file (it cannot be read)
+    column: Optional[int]
+    severity: str  # error | warning
+    message: str
+    hint: Optional[str]  # how to fix it, when the diagnostic says
+
+    @classmethod
+    def of(cls, diagnostic: Any) -> DiagnosticSeen:
+        mark = diagnostic.mark
+        placed = mark.line > 0
+        return cls(
+            mark.file,
+            mark.line if placed else None,
+            mark.column if placed else None,
+            diagnostic.severity,
+            diagnostic.message,
+            diagnostic.hint or None,
+        )
+
+
 class Invalid(NamedTuple):
     """An installed matrix ``check`` could not load: it answers for the others."""
 
     origin: str
     matrix: str
     errors: Tuple[str, ...]
+    diagnostics: Tuple[DiagnosticSeen, ...] = ()  # every diagnostic of the file, errors and warnings
 
 
 class CheckDocument(NamedTuple):
     """The whole ``check --json`` document: the worst exit code and one answer per matrix,
-    or (``error``) the usage error that stopped ``check`` before any answer."""
+    or (``error``) the usage error that stopped ``check`` before any answer; when that error is
+    a matrix file that is not valid, ``diagnostics`` lists its problems."""
 
     schema: int
     exit_code: int
@@ -180,10 +208,14 @@ class CheckDocument(NamedTuple):
     # the environment's torch.backends entry points, linted: {ok, entry_points, problems}, and
     # {chain} when it holds a plugin of the stack above (vLLM's, Dynamo's)
     autoload: Optional[Dict[str, Any]] = None
+    # the matrix that stopped check (error): every diagnostic of it; written only when there are some
+    diagnostics: Tuple[DiagnosticSeen, ...] = ()
 
     def _written(self, name: str) -> bool:
         if name == "autoload":  # not when check refused its command line
             return self.autoload is not None
+        if name == "diagnostics":
+            return bool(self.diagnostics)
         return name != "error" or self.error is not None  # only a refused command line has one
 
     def to_json(self) -> Dict[str, Any]:

@@ -66,7 +66,10 @@ def describe(torch: Any, device: str, others: Sequence[str], consequences: Seque
         "those calls fail (e.g. 'CUDA driver version is insufficient for CUDA runtime version').",
     ]
     lines.extend(f"- {c}" for c in consequences)
-    lines.append(f"Install the CPU build of the same torch: pip install 'torch=={release}' --index-url {CPU_INDEX}")
+    from .shell import host_shell, quoted
+
+    requirement = quoted(f"torch=={release}", host_shell())
+    lines.append(f"Install the CPU build of the same torch: pip install {requirement} --index-url {CPU_INDEX}")
     lines.append(f"(to silence this warning: {IGNORE_ENV}=1)")
     return "\n".join(lines)
 

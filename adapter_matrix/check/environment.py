@@ -12,7 +12,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..errors import AdapterMatrixError
 from ..matrix.model import ABSENT, Dimension, Matrix, PythonVersion, Value
-from .detectors import Detection, detect
+from .detectors import Detection, builtin_value, detect
 from .facts import distribution_requires, distribution_version, python_identity
 from .outcome import Environment
 
@@ -143,6 +143,7 @@ def detect_environment(
         torch=_parse(torch_text),
         adapter=_parse(adapter_text),
         dimensions=tuple(dim_values),
+        platform_os=builtin_value("os"),  # the shell the fixes are typed in, when no os dimension says
     )
     requires = distribution_requires("torch") if torch is None and env.torch is not None else ()
     return Installed(env, torch_text, adapter_text, tuple(detections), torch_family(env.torch, requires))

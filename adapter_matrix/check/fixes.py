@@ -20,6 +20,7 @@ from ..matrix.model import Matrix, Release, Status, TorchLine, Value
 from ..matrix.queries import Cell, claimed_lines, claimed_patches, dimension_values, pythons_for
 from .claims import assess
 from .outcome import Environment, Fix
+from .shell import quoted, shell_of
 from .variants import index_label, pytorch_index
 
 __all__ = ["fixes", "install_fix", "torch_index", "torch_requirement"]
@@ -242,11 +243,12 @@ def _torch_pin(env: Environment, release: Release, cell: Cell) -> str:
 def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     """How to get from ``env`` to ``target``. A new Python is a new environment, so its
     commands install both torch and the adapter; torch comes from the index of the
-    variant it keeps."""
+    variant it keeps. Requirements are quoted for the shell of the fix's OS."""
     cell, release, dist = target.cell, target.cell.release, matrix.adapter.distribution
     changes, manual, python_changes, adapter_changes, torch_changes = _what_changes(env, target)
+    shell = shell_of(matrix, env, dict(cell.dimensions))
     pip = f"python{cell.python} -m pip" if python_changes else "pip"
-    adapter_req = f"'{dist}=={release.version}'" + (
+    adapter_req = quoted(f"{dist}=={release.version}", shell) + (
         f" --extra-index-url {release.index_url}" if release.index_url else ""
     )
     requirement = _torch_pin(env, release, cell)
@@ -255,11 +257,13 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     install_torch, install_adapter = torch_changes or python_changes, adapter_changes or python_changes
     commands: List[str] = []
     if install_torch and index:  # torch from its own index first, then the adapter
-        commands.append(f"{pip} install '{requirement}'{index}")
+        commands.append(f"{pip} install {quoted(requirement, shell)}{index}")
         if install_adapter:
             commands.append(f"{pip} install {adapter_req}")
     elif install_torch or install_adapter:
-        requirements = ([adapter_req] if install_adapter else []) + ([f"'{requirement}'"] if install_torch else [])
+        requirements = ([adapter_req] if install_adapter else []) + (
+            [quoted(requirement, shell)] if install_torch else []
+        )
         commands.append(f"{pip} install " + " ".join(requirements))
     parts = []
     if python_changes:
@@ -274,7 +278,7 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     facts = [f"{dist} {release.version}", f"torch {cell.torch}", f"Python {cell.python}"]
     facts += [f"{name} {value}" for name, value in cell.dimensions]
     summary = (summary or "nothing to change") + f" ({cell.status}: {', '.join(facts)})"
-    return Fix(summary, tuple(commands), changes, cell, manual)
+    return Fix(summary, tuple(commands), changes, cell, manual, shell)
 
 
 def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Status, limit: int = 3) -> List[Fix]:

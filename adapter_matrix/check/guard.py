@@ -258,6 +258,7 @@ def _decide(
 
     from ..matrix.cache import load_matrix
     from ..matrix.queries import shim_for
+    from .detectors import builtin_value
     from .environment import current_python, dimension_value
     from .outcome import Environment
     from .verdict import verdict
@@ -281,6 +282,7 @@ def _decide(
         torch=version(torch_version),
         adapter=version(adapter_version),
         dimensions=values,
+        platform_os=builtin_value("os"),  # the fix's commands are typed in this OS's shell
     )
     answer = verdict(matrix, env)
     shim = answer.shim or (shim_for(matrix, env.torch) if env.torch is not None else None)

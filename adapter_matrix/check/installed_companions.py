@@ -40,6 +40,7 @@ from ..matrix.status import Status
 from .environment import AssumptionError
 from .facts import distribution_version
 from .outcome import Environment, Fix, Verdict
+from .shell import quoted, shell_of
 from .variants import is_variant, pytorch_index
 
 __all__ = [
@@ -233,15 +234,17 @@ def _fix_companion(matrix: Matrix, env: Environment, comp: Companion, text: str,
     cell = _current_cell(matrix, env)
     if cell is None:
         return None  # the adapter's own fixes (which change torch) carry the companion along
+    shell = shell_of(matrix, env)
     if comp.torch_facts and env.torch is not None:
         target = comp.choose(env.torch)
         if target is not None and (pin is None or pin.spec is None or pin.spec.contains(target.version)):
             requirement_text = _requirement(comp, target, variant)
             return Fix(
                 f"keep torch {env.torch}; install {comp.name} {target.version}{'+' + variant if variant else ''}, the build that pairs with it",
-                (f"pip install '{requirement_text}'{_index_options(matrix, variant)}",),
+                (f"pip install {quoted(requirement_text, shell)}{_index_options(matrix, variant)}",),
                 (comp.name,),
                 cell,
+                shell=shell,
             )
         release = comp.release(version)
         torches = [
@@ -254,28 +257,32 @@ def _fix_companion(matrix: Matrix, env: Environment, comp: Companion, text: str,
             torch = max(torches)
             return Fix(
                 f"no {comp.name} release pairs with torch {env.torch}; keep {comp.name} {text} and install torch {torch}, the newest it pairs with",
-                (f"pip install 'torch=={torch}'",),
+                (f"pip install {quoted(f'torch=={torch}', shell)}",),
                 ("torch",),
                 cell,
+                shell=shell,
             )
         return Fix(
             f"no {comp.name} release pairs with torch {env.torch}: uninstall it",
             (f"pip uninstall -y {comp.name}",),
             (comp.name,),
             cell,
+            shell=shell,
         )
     if pin is not None and pin.spec is not None:
         return Fix(
             f"keep {matrix.adapter.distribution} {env.adapter}; install the {comp.name} it pairs with",
-            (f"pip install '{comp.name}{requirement(pin.spec)}'",),
+            (f"pip install {quoted(f'{comp.name}{requirement(pin.spec)}', shell)}",),
             (comp.name,),
             cell,
+            shell=shell,
         )
     return Fix(
         f"{matrix.adapter.distribution} {env.adapter} pairs with no {comp.name}: uninstall it",
         (f"pip uninstall -y {comp.name}",),
         (comp.name,),
         cell,
+        shell=shell,
     )
 
 
@@ -318,7 +325,7 @@ def _carry(matrix: Matrix, fix: Fix, states: Sequence[CompanionState]) -> Fix:
         return fix
     commands = list(fix.commands)
     if commands and extra:
-        commands[0] += "".join(f" '{r}'" for r in extra)
+        commands[0] += "".join(f" {quoted(r, fix.shell)}" for r in extra)
     summary = fix.summary + (f", with {', '.join(extra)}" if extra else "") + "".join(f"; {n}" for n in notes)
     return fix._replace(summary=summary, commands=tuple(commands), changes=fix.changes + tuple(moved))
 

@@ -21,7 +21,9 @@ __all__ = ["Environment", "Fix", "Verdict"]
 
 class Environment(NamedTuple):
     """What is installed (or what a what-if question assumes). ``torch`` keeps its local
-    label (``2.8.0+cpu``): the variant is part of what is installed."""
+    label (``2.8.0+cpu``): the variant is part of what is installed. ``platform_os`` is the
+    OS it runs on (``linux``, ``windows``), when known: the shell its fixes' commands are
+    written for when the matrix has no ``os`` dimension (:mod:`.shell`)."""
 
     python: PythonVersion
     python_full: str = ""
@@ -29,6 +31,7 @@ class Environment(NamedTuple):
     torch: Optional[Version] = None
     adapter: Optional[Version] = None
     dimensions: Tuple[Tuple[str, Optional[Value]], ...] = ()
+    platform_os: Optional[str] = None
 
     def dimension(self, name: str) -> Optional[Value]:
         return dict(self.dimensions).get(name)
@@ -40,7 +43,8 @@ class Fix(NamedTuple):
     ``changes`` names what differs from the environment (``python``, ``adapter``,
     ``torch`` and extra dimensions such as ``cann``); ``manual`` lists the steps no pip
     command can do (another driver toolkit, a value to make sure of); ``commands`` are
-    the pip commands to paste, after the manual steps.
+    the pip commands to paste, after the manual steps, written for ``shell`` (``posix``,
+    ``windows`` or ``any``: see :mod:`.shell`).
     """
 
     summary: str
@@ -48,6 +52,7 @@ class Fix(NamedTuple):
     changes: Tuple[str, ...]
     cell: Cell
     manual: Tuple[str, ...] = ()
+    shell: str = "posix"
 
 
 class Verdict(NamedTuple):

@@ -31,26 +31,31 @@ def console_for(stderr: bool = False) -> Any:
 
 class CommandError(SystemExit):
     """How :func:`fail` ends a command: a ``SystemExit`` (typer passes it through) that keeps
-    its message, so ``check --json`` can still print a JSON document."""
+    its message, and the diagnostics of the matrix file at fault (:func:`fail_invalid`), so
+    ``check --json`` can still print a JSON document that holds them."""
 
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, diagnostics: Sequence[Any] = ()) -> None:
         super().__init__(code)
         self.message = message
+        self.diagnostics = tuple(diagnostics)
 
 
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+def fail(message: str, code: int = EXIT_USAGE, diagnostics: Sequence[Any] = ()) -> NoReturn:
     from rich.markup import escape
 
     from ..files import printable
 
     console_for(stderr=True).print(f"[bold red]error:[/] {escape(printable(message, keep_newlines=True))}")
-    raise CommandError(code, message)
+    raise CommandError(code, message, diagnostics)
 
 
 def fail_with(exc: AdapterMatrixError) -> NoReturn:
     """The one mapping of the tool's errors to the command line: ``error: MESSAGE`` on stderr
-    and the error's :attr:`~adapter_matrix.errors.AdapterMatrixError.exit_code`."""
-    fail(str(exc), exc.exit_code)
+    and the error's :attr:`~adapter_matrix.errors.AdapterMatrixError.exit_code` (a matrix file's
+    error keeps its diagnostics, for ``check --json``)."""
+    from ..matrix.diagnostics import MatrixError
+
+    fail(str(exc), exc.exit_code, exc.diagnostics if isinstance(exc, MatrixError) else ())
 
 
 def print_diagnostics(diagnostics: List[Any]) -> None:
@@ -77,10 +82,11 @@ def load_or_exit(path: str, fresh: bool = False) -> LoadResult:
 
 
 def fail_invalid(path: str, exc: Any) -> NoReturn:
-    """A file that is no valid matrix (a ``MatrixError``): its errors listed, then exit 2."""
+    """A file that is no valid matrix (a ``MatrixError``): its errors listed, then exit 2 (the
+    :class:`CommandError` carries the diagnostics, for ``check --json``'s document)."""
     print_diagnostics(exc.diagnostics)
     errors = sum(1 for d in exc.diagnostics if d.severity == "error")
-    fail(f"{path}: {errors} error{'s' if errors != 1 else ''} in the matrix")
+    fail(f"{path}: {errors} error{'s' if errors != 1 else ''} in the matrix", diagnostics=exc.diagnostics)
 
 
 def find_or_exit(explicit: Optional[str], paths: Optional[Sequence[str]] = None) -> List[Any]:

@@ -154,15 +154,18 @@ def run_check(**options: Any) -> int:
     try:
         return _mapped_check(request)
     except CommandError as exc:
-        _print_document(_refusal(exc.code if isinstance(exc.code, int) else EXIT_USAGE, exc.message))
+        code = exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        _print_document(_refusal(code, exc.message, exc.diagnostics))
         raise
 
 
-def _refusal(code: int, error: str) -> Any:
-    """The ``check --json`` document of a command line ``check`` cannot answer."""
-    from ..answer import CHECK_SCHEMA, CheckDocument
+def _refusal(code: int, error: str, diagnostics: Sequence[Any] = ()) -> Any:
+    """The ``check --json`` document of a command line ``check`` cannot answer (with the
+    diagnostics of the matrix file at fault, when that is why)."""
+    from ..answer import CHECK_SCHEMA, CheckDocument, DiagnosticSeen
 
-    return CheckDocument(CHECK_SCHEMA, code, error)
+    seen = tuple(DiagnosticSeen.of(d) for d in diagnostics)
+    return CheckDocument(CHECK_SCHEMA, code, error, diagnostics=seen)
 
 
 def _print_document(document: Any) -> None:
@@ -185,9 +188,10 @@ def _as_option(exc: Any) -> str:
 
 def _invalid(located: Any, exc: Any) -> Any:
     """What ``check`` says of an installed matrix it cannot load (it answers for the others)."""
-    from ..answer import Invalid
+    from ..answer import DiagnosticSeen, Invalid
 
-    return Invalid(located.origin, located.path, tuple(str(d) for d in exc.diagnostics if d.severity == "error"))
+    errors = tuple(str(d) for d in exc.diagnostics if d.severity == "error")
+    return Invalid(located.origin, located.path, errors, tuple(DiagnosticSeen.of(d) for d in exc.diagnostics))
 
 
 def _run_check(request: CheckRequest) -> int:

@@ -193,3 +193,41 @@ def test_check_finds_the_installed_adapter_without_a_local_matrix(tmp_path):
     (one,) = json.loads(res.out)["checks"]
     assert one["origin"].startswith("entry point adapter-matrix")
     assert one["matrix"].endswith("compat.yaml")
+
+
+def test_json_of_an_invalid_matrix_holds_its_diagnostics():
+    """`check --json` on an invalid matrix: the document says where and what (issue 61), not
+    only how many; stderr keeps the same lines for a person."""
+    from adapter_matrix.answer import read_check
+
+    code, out, err = _quick("-m", "tests/fixtures/invalid/bad_status.yaml", "--json")
+    doc = json.loads(out)
+    assert code == doc["exit_code"] == 2 and doc["checks"] == []
+    assert doc["error"] == "tests/fixtures/invalid/bad_status.yaml: 1 error in the matrix"
+    assert doc["diagnostics"] == [
+        {
+            "file": "tests/fixtures/invalid/bad_status.yaml",
+            "line": 36,
+            "column": 13,
+            "severity": "error",
+            "message": "unknown status 'suported'",
+            "hint": "did you mean 'supported'? use one of supported, experimental, deprecated, eol, broken",
+        }
+    ]
+    assert "tests/fixtures/invalid/bad_status.yaml:36:13: unknown status 'suported'" in err
+    assert read_check(doc).diagnostics[0].line == 36  # the declared type reads it back
+    # every key of a diagnostic is documented in docs/commands.md (`check --json`)
+    for key in ("diagnostics", *doc["diagnostics"][0]):
+        assert f"`{key}`" in COMMANDS_DOC, key
+
+
+def test_json_of_an_unreadable_matrix_has_a_diagnostic_without_a_position(tmp_path):
+    code, out, _err = _quick("-m", str(tmp_path / "missing.yaml"), "--json")
+    (one,) = json.loads(out)["diagnostics"]
+    assert code == 2 and one["line"] is None and one["column"] is None
+    assert one["message"].startswith("cannot read the matrix") and one["hint"] == "pass --matrix PATH"
+
+
+def test_json_of_a_usage_error_has_no_diagnostics():
+    code, out, _err = _quick("-m", "tests/fixtures/minimal.yaml", "--python", "three", "--json")
+    assert code == 2 and "diagnostics" not in json.loads(out)

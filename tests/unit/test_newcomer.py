@@ -71,6 +71,9 @@ def test_a_broken_installed_matrix_is_reported_and_check_answers_for_the_others(
     assert doc["exit_code"] == proc.returncode == doc["checks"][0]["exit_code"]
     (bad,) = doc["invalid"]
     assert bad["matrix"].endswith(os.path.join("brokenad", "compat.yaml")) and bad["errors"]
+    # the same errors with their positions, as the diagnostics of an invalid --matrix are
+    assert [d for d in bad["diagnostics"] if d["severity"] == "error"]
+    assert all(d["file"].endswith("compat.yaml") and d["message"] for d in bad["diagnostics"])
     assert "is not a valid matrix: no verdict for it; fix or uninstall that adapter" in proc.stderr
 
 

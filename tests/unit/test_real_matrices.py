@@ -360,8 +360,8 @@ def test_the_linux_and_windows_pins_of_one_release():
     assert windows["verdict"] == "unsupported"
     assert "supports torch 2.9.0.dev20250906, not 2.9.0+xpu" in windows["reasons"][0]
     # the nightly pin, as the user's +xpu build (the nightly XPU index labels its wheels so)
-    assert windows["fixes"][0]["commands"] == [
-        "pip install 'torch==2.9.0.dev20250906+xpu' --index-url https://download.pytorch.org/whl/nightly/xpu"
+    assert windows["fixes"][0]["commands"] == [  # for cmd.exe: no single quotes
+        "pip install torch==2.9.0.dev20250906+xpu --index-url https://download.pytorch.org/whl/nightly/xpu"
     ]
     # the CPU build is Linux only: on Windows no fix proposes it
     cpu = check(

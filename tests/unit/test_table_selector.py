@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any, Dict
 
@@ -83,9 +84,10 @@ def test_installing_the_commands_gives_the_status_check_gives(generated):
     for entry in data["combinations"]:
         if not entry["commands"]:
             continue
-        text = " ".join(entry["commands"])
-        assert f"'{dist}=={entry['release']}'" in text
-        (torch_req,) = re.findall(r"'torch([=<>!~][^']*)'", text)
+        # the words a shell passes to pip (a row for Windows quotes for cmd.exe: check/shell.py)
+        words = [word for command in entry["commands"] for word in shlex.split(command)]
+        assert f"{dist}=={entry['release']}" in words
+        (torch_req,) = [w[len("torch") :] for w in words if re.match(r"torch[=<>!~]", w)]
         torch = Version(entry["torch"])
         assert torch in SpecifierSet(torch_req, prereleases=True) or torch_req == f"=={torch}", (torch_req, torch)
         assert Version(entry["torch_line"]).release == torch.release[:2]
