@@ -661,4 +661,6 @@ def stack_fixes(
             got = _listed(_search(matrix, rest, kept, held, today, [o.name for o in rest], 1, note, budget), 1)
             uninstall = (f"pip uninstall -y {layer.distribution}",) if installed else ()
             relaxed += [f._replace(fix=f.fix._replace(commands=uninstall + f.fix.commands)) for f in got]
-    return StackFixes(tuple(f.fix for f in relaxed), conflict, tuple(f.stack for f in relaxed))
+    # the relaxations together obey the rule of every list: none changes more than a listed one as good
+    kept = _listed(relaxed, len(relaxed))
+    return StackFixes(tuple(f.fix for f in kept), conflict, tuple(f.stack for f in kept))
