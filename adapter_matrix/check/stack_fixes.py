@@ -662,5 +662,5 @@ def stack_fixes(
             uninstall = (f"pip uninstall -y {layer.distribution}",) if installed else ()
             relaxed += [f._replace(fix=f.fix._replace(commands=uninstall + f.fix.commands)) for f in got]
     # the relaxations together obey the rule of every list: none changes more than a listed one as good
-    kept = _listed(relaxed, len(relaxed))
-    return StackFixes(tuple(f.fix for f in kept), conflict, tuple(f.stack for f in kept))
+    listed = _listed(relaxed, len(relaxed))
+    return StackFixes(tuple(f.fix for f in listed), conflict, tuple(f.stack for f in listed))
