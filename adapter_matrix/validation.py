@@ -153,13 +153,21 @@ class LayerValidation(NamedTuple):
 
 
 def is_layer_file(path: str) -> bool:
-    """Whether ``path`` holds a layer's matrix (``layer:``); a broken file is no layer."""
-    from .matrix.diagnostics import MatrixError
+    """Whether ``path`` holds a layer's matrix (it has ``layer:``), valid or not: its errors are
+    then a layer's. An unreadable file is no layer (its reader says why)."""
+    from .matrix.diagnostics import MatrixError, display_path, read_matrix_file
+    from .matrix.loader import is_layer
+    from .matrix.source import parse
 
     try:
-        return isinstance(load_any(path, use_cache=False), LayerResult)
+        raw = read_matrix_file(path)
     except MatrixError:
         return False
+    try:
+        tree, _problems = parse(raw.decode("utf-8"), display_path(path))
+    except UnicodeDecodeError:
+        return False
+    return is_layer(tree)
 
 
 def validate_layer(

@@ -485,8 +485,12 @@ def _search(
     space = _space(matrix, layers, stack, today)
     held_names = set(held.names())
     fixed_dims = {_dim(d.name) for d in matrix.dimensions if not d.changeable}
+    # What is not installed is chosen freely (installing it is a change, but there is nothing to
+    # keep): only what is installed is kept or changed, subset by subset.
+    installed = {name for name, choice in space.current.items() if choice is not None}
+    installed |= {space.adapter} if stack.env.adapter is not None else set()
     changeable = [PYTHON, TORCH, space.adapter] + [n for n in space.choices if n not in (PYTHON, TORCH, space.adapter)]
-    changeable = [n for n in changeable if n not in held_names and n not in fixed_dims]
+    changeable = [n for n in changeable if n not in held_names and n not in fixed_dims and n in installed]
     # held values: the user's (a --set value the matrix does not list is still what they hold)
     pinned: Dict[str, List[_Choice]] = {}
     for name, value in held.dimensions:
@@ -518,29 +522,30 @@ def _search(
         _resolve(free, roots)
     except (ResolutionImpossible, ResolutionTooDeep):
         return found
-    for size in range(1, len(changeable) + 1):
-        if found and size > min(len(f.changes) for f in found) + 1:
-            break
+    kept_names = {_changed_name(n) for n in installed}
+    best: Optional[int] = None  # the smallest subset that gave a fix
+    for size in range(len(changeable) + 1):
+        if best is not None and size > best + 1:
+            break  # the nearest stacks, and those one change further: no farther
         for subset in itertools.combinations(changeable, size):
             if budget[0] <= 0:
                 return found
             chosen = set(subset)
-            if any(f.fix.cell.status is Status.SUPPORTED and f.changes <= chosen for f in found):
-                continue  # a supported fix needs no more than these: nothing here can be better
+            names = {_changed_name(n) for n in chosen}
+            if any(f.fix.cell.status is Status.SUPPORTED and (f.changes & kept_names) <= names for f in found):
+                continue  # a supported fix changes no more of what is installed: nothing here can be better
             space_now = {}
             for name, options in space.choices.items():
                 if name in pinned:
                     space_now[name] = pinned[name]
                 elif name in chosen or (name in fixed_dims and space.current.get(name) is None):
                     space_now[name] = options
+                elif name not in installed:
+                    space_now[name] = options  # not installed (or a dimension not detected): any
                 elif name == space.adapter:
                     space_now[name] = [c for c in options if c.value.release.version == stack.env.adapter]
-                elif space.current.get(name) is not None:
-                    space_now[name] = [space.current[name]]  # type: ignore[list-item]  # checked just above
-                elif name.startswith("dim:") and stack.env.dimension(name[4:]) is None:
-                    space_now[name] = options  # undetected: any value, to make sure of by hand
                 else:
-                    space_now[name] = []  # not installed, and kept so
+                    space_now[name] = [space.current[name]]  # type: ignore[list-item]  # installed: kept
             budget[0] -= 1
             try:
                 mapping = _resolve(space_now, roots)
@@ -557,7 +562,13 @@ def _search(
             seen.add(identity)
             fix = _fix(matrix, layers, stack, after, cell, judged.status, changes, note)
             found.append(_Found(_rank(judged.status, changes, fix.manual, cell, after), frozenset(changes), fix, after))
+            best = size if best is None else min(best, size)
     return found
+
+
+def _changed_name(name: str) -> str:
+    """How a fix's ``changes`` name what the resolver calls ``name`` (``dim:cann`` is ``cann``)."""
+    return name[4:] if name.startswith("dim:") else name
 
 
 def _listed(found: List[_Found], limit: int) -> List[_Found]:

@@ -27,6 +27,13 @@ def init(
         None, "--distribution", help="The adapter's distribution name on PyPI, e.g. my-adapter."
     ),
     device: Optional[str] = typer.Option(None, "--device", help="The PrivateUse1 device name, e.g. npu."),
+    on: Optional[str] = typer.Option(
+        None,
+        "--on",
+        metavar="ADAPTER",
+        help="Adopt a layer that sits on this adapter (vllm-ascend on torch-npu): its matrix pins the adapter, "
+        "torch and what else it needs (docs/stacks.md); give no --device.",
+    ),
     from_index: Optional[str] = typer.Option(
         None,
         "--from-index",
@@ -95,6 +102,10 @@ def init(
         from .from_index import init_from_index
 
         return init_from_index(from_index, device, upstream, output, force, dry_run)
+    if on is not None:
+        if distribution is None or device is not None:
+            fail("a layer: give --distribution NAME --on ADAPTER, and no --device (the adapter's matrix has it)")
+        return _init_layer(distribution, on, torch, python, version, output, force, package, matrix_only, dry_run)
     if distribution is None or device is None:
         fail("give --distribution NAME and --device NAME (or --from-index DISTRIBUTION to import a published history)")
     from ..errors import ChoiceError
@@ -225,3 +236,90 @@ def init(
         )
     if planned:
         console.print("\n" + require_lines(pkg), markup=False)
+
+
+def _init_layer(
+    distribution: str,
+    adapter: str,
+    torch: List[str],
+    python: Optional[str],
+    version: Optional[str],
+    output: str,
+    force: bool,
+    package: Optional[str],
+    matrix_only: bool,
+    dry_run: bool,
+) -> None:
+    """``init --on ADAPTER``: a layer's first matrix (pinning the torch and the adapter installed
+    here, when they are), and its registration: the package's link to the matrix, the entry
+    point and the package data in pyproject.toml. A layer's cells are its adapter's: no noxfile
+    or workflow is written."""
+    from ..check.facts import distribution_version
+    from ..errors import ChoiceError
+    from ..files import atomic_write
+    from ..matrix.cache import load_any
+    from ..matrix.diagnostics import MatrixError
+    from ..upstream.adopt import package_name, plan_adoption
+    from ..upstream.project import project_facts
+    from ..upstream.starter import layer_text
+
+    console = console_for()
+    if os.path.exists(output) and not force:
+        fail(f"{output} exists; give --force to replace it, or --output another file")
+    if len(torch) > 1:
+        fail("a layer's first release pins one torch: give --torch once (e.g. --torch 2.10.0)")
+    root = os.path.dirname(os.path.abspath(output))
+    pkg = package or package_name(distribution)
+    if not pkg.isidentifier():
+        fail(f"--package {pkg!r} is not an importable name; give --package")
+    facts = project_facts(root)
+    version = version or facts.version or "0.1.0"
+    pinned_torch = torch[0] if torch else distribution_version("torch")
+    try:
+        text = layer_text(
+            distribution, adapter, version, pinned_torch, distribution_version(adapter), python or facts.requires_python
+        )
+    except ChoiceError as exc:
+        fail(f"--{exc.subject} {exc}")
+    planned = [
+        item
+        for item in (
+            []
+            if matrix_only
+            else plan_adoption(root, distribution, pkg, os.path.basename(output), version=version, facts=facts)
+        )
+        if item.path in (os.path.join(pkg, "compat.yaml"), "pyproject.toml", "MANIFEST.in")
+    ]
+    if dry_run:
+        console.print(f"{output}: would write", markup=False)
+        for item in planned:
+            console.print(f"{os.path.join(root, item.path)}: {_said('would ' + item.action, item)}", markup=False)
+        return
+    try:
+        atomic_write(output, text)
+        for item in planned:
+            target = os.path.join(root, item.path)
+            if item.action in ("write", "edit"):
+                atomic_write(target, item.text or "")
+            elif item.action == "link":
+                os.symlink(item.text or "", target)
+    except OSError as exc:
+        fail(f"{exc.filename}: cannot write: {exc.strerror}")
+    try:
+        load_any(output, use_cache=False)
+    except MatrixError as exc:  # a name the file cannot hold
+        print_diagnostics(exc.diagnostics)
+        fail(f"{output} was written, but the options above make an invalid layer's matrix: correct it by hand")
+    console.print(
+        f"{output}: written — layer {distribution} on {adapter}, release {version}; next: fill in what it "
+        f"needs below it, then `adapter-matrix validate {output}` and `adapter-matrix check`",
+        markup=False,
+    )
+    for item in planned:
+        done = {
+            "write": "written",
+            "edit": "edited (entry point and package data added)",
+            "link": "linked to the matrix",
+            "keep": "kept (exists)",
+        }[item.action]
+        console.print(f"{item.path}: {_said(done, item)}", markup=False)

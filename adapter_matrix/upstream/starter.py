@@ -129,3 +129,59 @@ def starter_text(
             f"  sources: {_flow(list(sources))}",
         ]
     return "\n".join(out) + "\n"
+
+
+def layer_text(
+    distribution: str,
+    adapter: str,
+    version: str = "0.1.0",
+    torch: Optional[str] = None,
+    adapter_version: Optional[str] = None,
+    python: Optional[str] = None,
+    today: Optional[_dt.date] = None,
+) -> str:
+    """The text of a first layer's ``compat.yaml``: the layer on ``adapter``, one experimental
+    release pinning the torch and the adapter it was written against (the installed ones, when
+    known). :class:`ChoiceError` for a value that is not PEP 440."""
+    for subject, value in (("version", version), ("torch", torch), ("adapter-version", adapter_version)):
+        if value is None:
+            continue
+        try:
+            SpecifierSet(value if value[:1] in "<>=!~" else f"=={value}")
+        except InvalidSpecifier:
+            raise ChoiceError(subject, f"{value!r} is not a PEP 440 version or specifier set") from None
+    if python is not None:
+        try:
+            SpecifierSet(python if python[:1] in "<>=!~" else f"=={python}")
+        except InvalidSpecifier:
+            raise ChoiceError("python", f"{python!r} is not a PEP 440 specifier set such as '>=3.10'") from None
+    day = (today or _dt.date.today()).isoformat()
+    out = [
+        f"# The matrix of {distribution}, a layer on {adapter}, written by `adapter-matrix init` on {day}.",
+        f"# Each release states what it needs below it; {adapter}'s own matrix gives the torch lines and",
+        "# the dimensions (a driver toolkit) it names. Check it with `adapter-matrix validate` (with the",
+        "# adapter's matrix installed or given) and `adapter-matrix check`. docs/stacks.md says how.",
+        f"schema-version: {SCHEMA_VERSION}",
+        "",
+        "layer:",
+        f"  distribution: {distribution}",
+        f"  adapter: {adapter}",
+        "",
+        "releases:",
+        f"  - version: {version}",
+        "    status: experimental",
+        "    reason: not tested yet; mark it supported once the stack it pins passes",
+    ]
+    if python is not None:
+        out.append(f'    python: "{python}"')
+    out.append(f'    torch: "{torch}"' if torch else "    # torch: 2.10.0  # the torch it needs")
+    out.append(
+        f'    adapter: "{adapter_version}"'
+        if adapter_version
+        else f"    # adapter: 2.10.0.post4  # {adapter}'s version (or adapter-line: its release line)"
+    )
+    out += [
+        "    # requires: {vllm: 0.23.0}  # other packages it pins",
+        "    # dimensions: {cann: 9.1.0}  # what it needs of the adapter's dimensions",
+    ]
+    return "\n".join(out) + "\n"

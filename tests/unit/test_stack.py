@@ -235,3 +235,86 @@ def test_no_fix_changes_more_than_another_for_a_status_no_better_and_every_fix_i
         kept = [layer for layer in layers if after.version(layer.name) is not None]
         again = judge_stack(_MATRIX, kept, after, TODAY)
         assert again.status is fix.cell.status, (fix.summary, again.reasons)
+
+
+# -- validate, table and init on a layer's matrix ------------------------------------------------
+
+
+def _cli(*args: str, cwd: Path = Path(".")) -> subprocess.CompletedProcess:
+    from .helpers import REPO
+
+    return subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd if cwd != Path(".") else REPO,
+    )
+
+
+def test_validate_names_each_layer_row_the_adapters_matrix_does_not_support():
+    proc = _cli("validate", str(VLLM_ASCEND), str(ADAPTER))
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stderr.splitlines() if "which torch-npu's matrix does not support" in line]
+    assert len(rows) == 20  # the rows whose (CANN, torch_npu) torch_npu's own table does not list
+    assert any("vllm-ascend 0.23.0rc1 needs cann 9.0.1" in line and "it offers cann 9.0.0" in line for line in rows)
+    assert not any("vllm-ascend 0.23.0 " in line for line in rows)  # the published row torch_npu lists
+    others = _cli("validate", str(MINDSPEED), str(TORCHVISION_NPU), str(ADAPTER))
+    assert "does not support" not in others.stderr, others.stderr  # their rows are torch_npu's own
+
+
+def test_validate_upstream_names_the_rows_whose_table_pin_the_wheel_does_not_admit():
+    proc = _cli("validate", str(VLLM_ASCEND), "--upstream", str(FIXTURES / "pypi" / "2026-12-06"))
+    assert proc.returncode == 0, proc.stderr
+    disagree = sorted(set(re.findall(r"warning: vllm-ascend (\S+): the table pins torch-npu", proc.stderr)))
+    assert disagree == ["0.11.0", "0.11.0rc3", "0.13.0rc2", "0.18.0"]
+    assert "the table pins torch-npu ==2.7.1.post1, but its wheel requires torch-npu==2.7.1" in proc.stderr
+
+
+def test_a_layers_own_mistakes_are_errors_at_their_line(tmp_path):
+    bad = tmp_path / "layer.yaml"
+    bad.write_text(
+        "schema-version: 2\nlayer: {distribution: l, adapter: torch-npu}\nreleases:\n"
+        "  - {version: 1.0, status: suported, adapter: 2.9.0, adapter-line: 26.1.0, requires: {torch: 2.9.0}}\n"
+    )
+    proc = _cli("validate", str(bad))
+    assert proc.returncode == 2
+    assert "layer.yaml:4:28: unknown status 'suported'" in proc.stderr
+    assert "not both" in proc.stderr and "torch under requires:" in proc.stderr
+    plan = _cli("plan", "--matrix", str(VLLM_ASCEND))
+    assert plan.returncode == 2 and "this is a layer's matrix" in plan.stderr
+
+
+def test_the_stack_table_is_the_layers_own_in_both_languages():
+    en = _cli("table", "--matrix", str(MINDSPEED))
+    assert en.returncode == 0, en.stderr
+    head, _rule, first = en.stdout.splitlines()[:3]
+    assert [c.strip() for c in head.strip("|").split("|")] == [
+        "mindspeed-llm",
+        "megatron-core",
+        "mindspeed",
+        "triton-ascend",
+        "Python",
+        "CANN",
+        "torch",
+        "torch-npu",
+        "status",
+    ]
+    assert "26.1.0" in first and "release line 26.1.0" in first and "9.1.0" in first
+    zh = _cli("table", "--matrix", str(MINDSPEED), "--lang", "zh", "--format", "json")
+    data = json.loads(zh.stdout)
+    assert data["view"] == "stack" and data["releases"][0]["adapter_line"] == "26.1.0"
+
+
+def test_init_on_an_adapter_writes_a_layer_that_check_reads_with_its_adapter(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "my-layer"\nversion = "0.4.0"\n')
+    (tmp_path / "my_layer").mkdir()
+    proc = _cli("init", "--distribution", "my-layer", "--on", "torch-npu", "--torch", "2.10.0", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "my_layer" / "compat.yaml").is_symlink()
+    assert 'my-layer = "my_layer:compat.yaml"' in (tmp_path / "pyproject.toml").read_text()
+    layer = load_any(tmp_path / "compat.yaml").layer
+    assert (layer.distribution, layer.adapter, str(layer.releases[0].version)) == ("my-layer", "torch-npu", "0.4.0")
+    env = _environment(tmp_path / "env", torch="2.10.0", **{"torch-npu": "2.10.0.post4", "my-layer": "0.4.0"})
+    code, doc = _check(env, "--matrix", str(ADAPTER), "--matrix", str(tmp_path / "compat.yaml"), "--set", "cann=9.1.0")
+    assert code == 3  # the layer's first release is experimental
+    assert doc["checks"][0]["stack"]["layers"][0]["status"] == "experimental"
