@@ -38,8 +38,8 @@ def init(
         None,
         "--from-index",
         metavar="DISTRIBUTION",
-        help="Import this adapter's published releases from --upstream (pypi or a recorded folder) as the matrix, "
-        "and write nothing else (docs/adopting.md).",
+        help="Import this adapter's published releases from --upstream (pypi, an index's URL, or a recorded folder) "
+        "as the matrix, and write nothing else (docs/importing.md).",
     ),
     torch: List[str] = typer.Option(
         [],
@@ -57,7 +57,18 @@ def init(
         help="The adapter's first release (default: the project's [project] version, else 0.1.0).",
     ),
     upstream: str = typer.Option(
-        "pypi", "--upstream", help="Where the torch facts come from: 'pypi', or a recorded Simple JSON file (offline)."
+        "pypi",
+        "--upstream",
+        help="Where the torch facts come from: 'pypi', or a recorded Simple JSON file (offline); with --from-index "
+        "also the adapter's releases: 'pypi', an index's Simple API URL (PEP 691 JSON or PEP 503 HTML; torch's "
+        "facts from PyPI), or a recorded folder.",
+    ),
+    record: Optional[str] = typer.Option(
+        None,
+        "--record",
+        metavar="DIR",
+        help="With --from-index and --upstream pypi or URL: save what the import reads into DIR (torch.json and "
+        "the adapter's answer with its wheels' metadata), then import from DIR.",
     ),
     output: str = typer.Option(
         "compat.yaml",
@@ -101,7 +112,9 @@ def init(
     if from_index is not None:  # an adapter's published history: a code path of its own
         from .from_index import init_from_index
 
-        return init_from_index(from_index, device, upstream, output, force, dry_run)
+        return init_from_index(from_index, device, upstream, output, force, dry_run, record)
+    if record is not None:
+        fail("--record records an index's answer for --from-index DISTRIBUTION: give it")
     if on is not None:
         if distribution is None or device is not None:
             fail("a layer: give --distribution NAME --on ADAPTER, and no --device (the adapter's matrix has it)")

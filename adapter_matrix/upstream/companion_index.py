@@ -41,15 +41,21 @@ from ..matrix.diagnostics import Diagnostic
 from ..matrix.model import Companion, CompanionLine, Matrix, Spec
 from ..names import canonical_name
 from . import metadata as _metadata
+from . import simple_html
 from .index import ACCEPT, UpstreamError
 
+# PEP 691's content negotiation: the JSON form first, the HTML forms of PEP 503 if that is all an index has
+ACCEPT_ANY = f"{ACCEPT}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+
 __all__ = [
+    "ACCEPT_ANY",
     "SIMPLE",
     "NotOnIndex",
     "UpstreamRelease",
     "CompanionIndex",
     "fetch_document",
     "parse_companion",
+    "project_url",
     "read_companions",
     "record",
     "intersection",
@@ -135,6 +141,14 @@ def _day(value: object) -> Optional[_dt.date]:
         return None
 
 
+def project_url(name: str, index_url: Optional[str] = None) -> str:
+    """The Simple API page of project ``name`` on an index (PyPI's by default): ``INDEX/<name>/``,
+    the name normalized as PEP 503 says."""
+    if index_url is None:
+        return SIMPLE.format(name=canonical_name(name))
+    return f"{index_url.rstrip('/')}/{canonical_name(name)}/"
+
+
 def fetch_document(
     name: str,
     floor: Optional[_dt.date],
@@ -143,14 +157,22 @@ def fetch_document(
     wheel: Callable[[str], bool] = lambda filename: _linux_wheel(filename) is not None,
     keep: Callable[[str], str] = _metadata.headers,
     workers: int = WORKERS,
+    index_url: Optional[str] = None,
+    yanked: bool = False,
 ) -> dict:
-    """PyPI's PEP 691 answer for ``name``, trimmed, each in-scope wheel (by default: Linux
-    x86_64, final releases) with what ``keep`` takes of its ``METADATA`` under
-    ``"metadata"`` (the form a recording keeps)."""
-    url = SIMPLE.format(name=canonical_name(name))
+    """The Simple API answer for ``name`` from ``index_url`` (PyPI's by default; PEP 691 JSON,
+    or a PEP 503 HTML page read as the JSON it stands for), trimmed, each in-scope wheel (by
+    default: Linux x86_64, final releases; yanked ones too with ``yanked``) with what ``keep``
+    takes of its ``METADATA`` under ``"metadata"`` (the form a recording keeps). An HTML answer
+    says so (``"html": true``): a recording keeps it in that form."""
+    url = project_url(name, index_url)
     try:
-        body, _reply = _metadata.http_get(url, {"Accept": ACCEPT}, timeout)
-        document = json.loads(body)
+        body, reply = _metadata.http_get(url, {"Accept": ACCEPT_ANY}, timeout)
+        html = simple_html.is_html(reply.get("content-type", ""), body)
+        if html:
+            document = simple_html.parse_page(body.decode("utf-8", errors="replace"), name, url)
+        else:
+            document = json.loads(body)
     except _metadata.MetadataError as exc:
         if exc.status == 404:
             raise NotOnIndex(f"{url}: the index has no project {name} (HTTP 404)") from None
@@ -158,7 +180,7 @@ def fetch_document(
             f"cannot read {exc} \u2014 check the network, or pass a recorded folder: --upstream DIR"
         ) from None
     except ValueError as exc:
-        raise UpstreamError(f"{url} is not a PEP 691 JSON answer ({exc})") from None
+        raise UpstreamError(f"{url} is neither a PEP 691 JSON answer nor a PEP 503 page ({exc})") from None
     files = document.get("files") if isinstance(document, dict) else None
     if not isinstance(files, list):
         raise UpstreamError(f"{url}: the answer has no list of files")
@@ -171,7 +193,7 @@ def fetch_document(
             trimmed, [f for f in files if isinstance(f, dict) and isinstance(f.get("filename"), str)]
         )
         if wheel(entry["filename"])
-        and not _yanked(entry)
+        and (yanked or not _yanked(entry))
         and (floor is None or (_day(entry.get("upload-time")) or floor) >= floor)
     ]
 
@@ -181,16 +203,21 @@ def fetch_document(
         try:
             entry["metadata"] = keep(_metadata.wheel_metadata(source["url"], announced, timeout))
         except (_metadata.MetadataError, KeyError) as exc:
+            if _yanked(entry):  # a yanked file may be gone: recorded without its metadata, as such
+                return
             raise UpstreamError(f"cannot read the metadata of {entry['filename']}: {exc}") from None
 
     with ThreadPoolExecutor(workers) as pool:
         list(pool.map(read, wanted))
-    return {
+    out = {
         "meta": document.get("meta"),
         "name": document.get("name"),
         "versions": document.get("versions"),
         "files": trimmed,
     }
+    if html:
+        out["html"] = True
+    return out
 
 
 def _yanked(entry: dict) -> bool:

@@ -17,8 +17,11 @@ Post-releases belong to the release they follow: ``2.9.0``, ``2.9.0.post2`` ...
 ``2.9.0.post9`` make up release line ``2.9.0``. The status a maintainer expects of such a
 history (docs/adopting.md, "Importing a release history"): the newest release of each line
 is ``supported`` (a fix installs it: ``torch-npu==2.9.0.post9``, not ``2.9.0``), the
-releases it supersedes are ``deprecated``, a yanked release is ``broken``. What the index
-cannot know (a driver toolkit such as CANN, end-of-life dates) is the maintainer's to add.
+releases it supersedes are ``deprecated``, a yanked release is ``broken`` (left out, and named
+in the header, when its torch is older than any live release's: IPEX's PyPI history yanks 19
+of 22). What the index cannot know (a driver toolkit such as CANN, end-of-life dates) is the
+maintainer's to add. The history may come from any index, PEP 691 JSON or PEP 503 HTML
+(:mod:`adapter_matrix.upstream.simple_html`).
 
 The file keeps a comment saying where each fact came from, and validates as written;
 ``validate --upstream`` checks its releases against the same index
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -90,10 +93,14 @@ class Entry(NamedTuple):
     inferred: str = ""  # why this torch, when no wheel declares one
 
 
-def _inferred_torch(release: Published, platform: Platform, history: History) -> Tuple[str, str]:
+def _inferred_torch(
+    release: Published, platform: Platform, history: History, torch_versions: FrozenSet[Version]
+) -> Tuple[str, str]:
     """The torch of a release whose wheels declare none, and where it came from: what the
     nearest release of its line declares on that platform (a later one first), else its own
-    version (torch-npu X.Y.Z is built for torch X.Y.Z)."""
+    version (torch-npu X.Y.Z is built for torch X.Y.Z); when torch has no such release
+    (``torch_versions``: IPEX 2.3.100, 2.8.10+xpu), the torch line of its version
+    (``==2.3.*``)."""
     line = [r for r in history.releases if r.line == release.line]
     later = sorted((r for r in line if r.version > release.version), key=lambda r: r.version)
     earlier = sorted((r for r in line if r.version < release.version), key=lambda r: r.version, reverse=True)
@@ -101,12 +108,18 @@ def _inferred_torch(release: Published, platform: Platform, history: History) ->
         build = other.build(platform)
         if build is not None and build.torch is not None:
             return torch_text(build.torch), f"as {other.version} of its line declares"
-    return str(release.line), "by its version"
+    own = release.line
+    if torch_versions and own not in torch_versions:
+        minor = minor_line(own)
+        if any(minor_line(v) == minor for v in torch_versions):
+            return f"=={minor}.*", f"by its version (torch {minor})"
+    return str(own), "by its version"
 
 
-def entries(history: History) -> List[Entry]:
+def entries(history: History, torch_versions: FrozenSet[Version] = frozenset()) -> List[Entry]:
     """The entries of every release, newest first: one per group of platforms whose wheels
-    require the same torch and have the same Pythons."""
+    require the same torch and have the same Pythons (``torch_versions``: torch's releases,
+    for a release whose wheels declare no torch: see :func:`_inferred_torch`)."""
     out: List[Entry] = []
     for release in sorted(history.releases, key=lambda r: r.version, reverse=True):
         groups: Dict[Tuple[str, Tuple[PythonVersion, ...], str], List[Platform]] = {}
@@ -114,7 +127,7 @@ def entries(history: History) -> List[Entry]:
             if build.torch is not None:
                 torch, inferred = torch_text(build.torch), ""
             else:
-                torch, inferred = _inferred_torch(release, build.platform, history)
+                torch, inferred = _inferred_torch(release, build.platform, history, torch_versions)
             groups.setdefault((torch, build.pythons, inferred), []).append(build.platform)
         for (torch, python, inferred), platforms in groups.items():
             out.append(Entry(release, tuple(platforms), torch, python, inferred))
@@ -182,15 +195,7 @@ def import_text(
         left = f" (only pre-releases: {', '.join(map(str, history.prereleases))})" if history.prereleases else ""
         raise UpstreamError(f"{history.origin}: {history.name} has no release with a wheel{left}")
     index = torch.lines()
-    written = entries(history)
-    claimed: Dict[Version, None] = {}
-    for entry in written:
-        lines = _claimed_lines(entry.torch, index)
-        if not lines:
-            raise UpstreamError(
-                f"{history.name} {entry.release.version} requires torch {entry.torch}, which {torch_origin} does not have"
-            )
-        claimed.update(dict.fromkeys(lines))
+    written, left_out, claimed = _kept(history, torch, index, torch_origin)
     # from the oldest line a release requires to the newest torch has: `validate --upstream`
     # expects every newer line described, and a line no release serves yet is a fact too
     oldest = min(claimed)
@@ -201,9 +206,10 @@ def import_text(
     out = [
         f"# The release history of {history.name}, imported by `adapter-matrix init --from-index {history.name}`",
         f"# on {day} from {origin}",
-        f"# (the index's PEP 691 answer{serial}). Every fact below is the index's:",
+        f"# (the index's {'PEP 503 page' if history.html else 'PEP 691 answer'}{serial}). Every fact below is the index's:",
         "# - a release's torch: the Requires-Dist of its wheels, what pip enforces;",
-        "# - its python: the CPython tags of its wheels (cp310 ...); its date: its first upload;",
+        "# - its python: the CPython tags of its wheels (cp310 ...); "
+        + ("no date: a PEP 503 page has no upload times;" if history.html else "its date: its first upload;"),
     ]
     if dims:
         out.append(
@@ -220,6 +226,8 @@ def import_text(
     if history.prereleases:
         shown = ", ".join(str(v) for v in history.prereleases[:4]) + (" ..." if len(history.prereleases) > 4 else "")
         out.append(f"# Left out: {len(history.prereleases)} pre-releases ({shown}): pip installs them only with --pre.")
+    if left_out:
+        out += _left_out(left_out, torch_origin)
     out += [
         f"schema-version: {SCHEMA_VERSION}",
         "",
@@ -268,8 +276,11 @@ def import_text(
         group = by_line[line_version]
         head = group[0].release
         count = len({e.release.version for e in group}) - 1
+        several_os = len({p.os for p in history.platforms if p != "any"}) > 1
         declared = "; ".join(
-            f"{b.declared[0] if b.declared else 'no torch requirement'} on {b.platform.arch}" for b in head.builds
+            f"{b.declared[0] if b.declared else 'no torch requirement' if head.read else 'unread metadata'}"
+            f" on {b.platform if several_os else b.platform.arch}"
+            for b in head.builds
         )
         out.append(
             f"  # {history.name} {line_version}"
@@ -293,13 +304,65 @@ def import_text(
             if status != "supported":
                 text += f", status: {status}, reason: {_quoted(reason)}"
             text += "}"
-            note = (
-                f" # its wheels declare no torch requirement: torch {entry.torch} {entry.inferred}"
-                if entry.inferred
-                else ""
-            )
+            said = "its wheels declare no torch requirement" if entry.release.read else "its metadata was not recorded"
+            note = f" # {said}: torch {entry.torch} {entry.inferred}" if entry.inferred else ""
             out.append(f"      - {text}{note}")
     return "\n".join(out) + "\n"
+
+
+def _kept(
+    history: History, torch: Upstream, index: Dict[Version, UpstreamLine], torch_origin: str
+) -> Tuple[List[Entry], List[Published], Dict[Version, None]]:
+    """The entries to write, the yanked releases left out, and the torch lines the entries
+    claim. A yanked release is kept (as broken) when its torch is a line the live releases
+    reach anyway (from the oldest they require on): an older one, or one torch's answer does
+    not have, would add torch lines for a release nobody may install, so it is left out (the
+    file's header names it). A live release whose torch is not there is an error."""
+    every = entries(history, frozenset(p.version for p in torch.patches))
+    lines = [(entry, _claimed_lines(entry.torch, index)) for entry in every]
+    live = [minor for entry, found in lines if entry.release.yanked is None for minor in found]
+    floor = min(live) if live else None
+
+    def out_of_reach(found: List[Version]) -> bool:
+        return not found or (floor is not None and max(found) < floor)
+
+    left_out = {
+        entry.release.version: entry.release
+        for entry, _found in lines
+        if entry.release.yanked is not None
+        and all(out_of_reach(f) for e, f in lines if e.release.version == entry.release.version)
+    }
+    kept: List[Entry] = []
+    claimed: Dict[Version, None] = {}
+    for entry, found in lines:
+        if entry.release.version in left_out:
+            continue
+        if not found:
+            raise UpstreamError(
+                f"{history.name} {entry.release.version} requires torch {entry.torch}, which {torch_origin} does not have"
+            )
+        claimed.update(dict.fromkeys(found))
+        kept.append(entry)
+    if not kept:
+        raise UpstreamError(
+            f"{history.origin}: every release of {history.name} is yanked and requires a torch that "
+            f"{torch_origin} does not have: nothing to write"
+        )
+    return kept, sorted(left_out.values(), key=lambda r: r.version), claimed
+
+
+def _left_out(releases: Sequence[Published], torch_origin: str) -> List[str]:
+    """The header's lines that name the yanked releases left out, and why."""
+    reasons = list(dict.fromkeys(r.yanked or "no reason given" for r in releases))
+    versions = [str(r.version) for r in releases]
+    shown = ", ".join(versions) if len(versions) <= 6 else f"{', '.join(versions[:3])} ... {', '.join(versions[-2:])}"
+    return [
+        f"# Left out: {len(releases)} release{'s' if len(releases) > 1 else ''} yanked from the index ({shown};"
+        f" {'; '.join(repr(r) for r in reasons)}),",
+        f"# each requiring a torch older than the releases still on it (or one {torch_origin} does not have):",
+        "# pip installs a yanked release only when pinned exactly (==). Add one by hand, status: broken, to",
+        "# have `check` name it.",
+    ]
 
 
 def _quoted(text: str) -> str:

@@ -27,16 +27,19 @@ import os
 import re
 from dataclasses import dataclass
 from email.parser import HeaderParser
+from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from ..files import atomic_write
 from ..matrix.model import PythonVersion
 from ..names import canonical_name
 from . import companion_index as _companions
 from .index import UpstreamError, python_order
+from .simple_html import parse_page, render_page
 
 __all__ = [
     "Build",
@@ -44,6 +47,8 @@ __all__ = [
     "Platform",
     "Published",
     "fetch_history",
+    "is_index_url",
+    "page_path",
     "parse_history",
     "read_history",
     "record_history",
@@ -94,13 +99,16 @@ class Build:
 
 @dataclass(frozen=True)
 class Published:
-    """One release on the index. ``yanked`` is ``None``, or the reason given ('' for none)."""
+    """One release on the index. ``yanked`` is ``None``, or the reason given ('' for none).
+    ``read`` is False for a yanked release whose wheels' metadata was not recorded: its
+    builds then declare nothing because nothing was read, not because the wheels say so."""
 
     version: Version
     uploaded: Optional[_dt.date]
     yanked: Optional[str]
     builds: Tuple[Build, ...]  # one per platform, in the order of History.platforms
     wheels: int
+    read: bool = True
 
     def build(self, platform: str) -> Optional[Build]:
         return next((b for b in self.builds if b.platform == platform), None)
@@ -121,6 +129,7 @@ class History:
     platforms: Tuple[Platform, ...]  # every platform some wheel is for
     prereleases: Tuple[Version, ...]  # pip installs them only with --pre: left out
     serial: Optional[str] = None  # the index's _last-serial, when it says
+    html: bool = False  # the index answered with a PEP 503 page (no upload times)
 
     def release(self, version: Version) -> Optional[Published]:
         return next((r for r in self.releases if r.version == version), None)
@@ -184,14 +193,14 @@ def _yanked(entry: dict) -> Optional[str]:
 
 
 def parse_history(document: object, name: str, origin: str) -> History:
-    """The releases a (recorded) PEP 691 answer shows for ``name``: every final release
+    """The releases a (recorded) PEP 691 answer (or a PEP 503 page read as one) shows for ``name``: every final release
     (post-releases included) with a wheel, each wheel's torch requirement read from the
     metadata recorded with it. :class:`UpstreamError` for an answer that is no such thing."""
 
     def bad(what: str) -> UpstreamError:
         return UpstreamError(
-            f"{origin}: {what} \u2014 expected a PEP 691 answer for {name} recorded with "
-            f"`adapter-matrix init --from-index {name} --upstream pypi --record DIR`"
+            f"{origin}: {what} \u2014 expected the index's answer for {name} with the metadata of each wheel, "
+            f"as `adapter-matrix init --from-index {name} --device NAME --upstream pypi --record DIR` records it"
         )
 
     if not isinstance(document, dict) or not isinstance(document.get("files"), list):
@@ -219,11 +228,14 @@ def parse_history(document: object, name: str, origin: str) -> History:
         chosen = live or entries  # a yanked release is described by its (yanked) wheels
         builds: Dict[Platform, Tuple[List[Tuple[Requirement, str]], set, int, int]] = {}
         days = []
+        read = True
         for entry in chosen:
             _v, pythons, wheel_platforms = _wheel(entry["filename"])  # type: ignore[misc]
             text = entry.get("metadata")
             if not isinstance(text, str):
-                raise bad(f"{entry['filename']} carries no metadata")
+                if yanked is None:  # a live wheel without its facts: the recording is incomplete
+                    raise bad(f"{entry['filename']} carries no metadata")
+                text, read = "", False  # yanked before its metadata was recorded: its tags still say something
             day = _day(entry.get("upload-time"))
             if day is not None:
                 days.append(day)
@@ -242,7 +254,7 @@ def parse_history(document: object, name: str, origin: str) -> History:
             reqs, found, with_req, total = builds[platform]
             torch = _companions.intersection(r.specifier for r, _t in reqs) if reqs else None
             out.append(Build(platform, torch, tuple(dict.fromkeys(t for _r, t in reqs)), frozenset(found)))
-        releases.append(Published(version, min(days, default=None), yanked, tuple(out), len(chosen)))
+        releases.append(Published(version, min(days, default=None), yanked, tuple(out), len(chosen), read))
     meta = document.get("meta")
     serial = meta.get("_last-serial") if isinstance(meta, dict) else None
     return History(
@@ -252,6 +264,7 @@ def parse_history(document: object, name: str, origin: str) -> History:
         tuple(sorted(platforms)),
         tuple(sorted(pre)),
         str(serial) if serial is not None else None,
+        bool(document.get("html")),
     )
 
 
@@ -262,26 +275,50 @@ def _day(value: object) -> Optional[_dt.date]:
         return None
 
 
-def fetch_history(name: str, *, timeout: float = 30.0, workers: int = 16) -> dict:
-    """PyPI's answer for ``name``, each wheel of a final release with its metadata facts
-    (:func:`torch_headers`): the document a recording keeps."""
+def is_index_url(source: str) -> bool:
+    """Whether ``--upstream`` names an index by its URL (its Simple API root), not a folder."""
+    return source.startswith(("https://", "http://"))
+
+
+def fetch_history(name: str, *, timeout: float = 30.0, workers: int = 16, index_url: Optional[str] = None) -> dict:
+    """The answer of PyPI (or of the index at ``index_url``, JSON or HTML) for ``name``, each
+    wheel of a final release with its metadata facts (:func:`torch_headers`), yanked ones
+    too: the document a recording keeps."""
     return _companions.fetch_document(
-        name, None, timeout=timeout, wheel=_final_wheel, keep=torch_headers, workers=workers
+        name,
+        None,
+        timeout=timeout,
+        wheel=_final_wheel,
+        keep=torch_headers,
+        workers=workers,
+        index_url=index_url,
+        yanked=True,
     )
 
 
 def answer_path(folder: str, name: str) -> str:
+    """Where a recorded folder keeps an index's JSON answer for ``name``."""
     return os.path.join(folder, f"{canonical_name(name)}.json")
 
 
+def page_path(folder: str, name: str) -> str:
+    """Where a recorded folder keeps an index's PEP 503 page for ``name`` (as the index serves
+    it, at ``<index>/<name>/``); each wheel's metadata facts beside it, ``<wheel>.metadata``."""
+    return os.path.join(folder, canonical_name(name), "index.html")
+
+
 def read_history(source: str, name: str) -> Optional[History]:
-    """The history of ``name`` from ``pypi`` or a recorded folder; ``None`` when the folder
-    holds no answer for it (or ``source`` is torch's recorded file alone)."""
-    if source == "pypi":
-        return parse_history(fetch_history(name), name, _companions.SIMPLE.format(name=canonical_name(name)))
+    """The history of ``name`` from ``pypi``, an index's URL, or a recorded folder (its JSON
+    answer, else its PEP 503 page); ``None`` when the folder holds no answer for it (or
+    ``source`` is torch's recorded file alone)."""
+    if source == "pypi" or is_index_url(source):
+        index_url = None if source == "pypi" else source
+        return parse_history(fetch_history(name, index_url=index_url), name, _companions.project_url(name, index_url))
     if not os.path.isdir(source):
         return None
     path = answer_path(source, name)
+    if not os.path.exists(path) and os.path.exists(page_path(source, name)):
+        return parse_history(_recorded_page(source, name), name, page_path(source, name))
     try:
         with open(path, "rb") as fh:
             document = json.loads(fh.read())
@@ -292,9 +329,35 @@ def read_history(source: str, name: str) -> Optional[History]:
     return parse_history(document, name, path)
 
 
+def _recorded_page(folder: str, name: str) -> dict:
+    """A recorded PEP 503 page as the answer it stands for, each wheel with the metadata facts
+    recorded beside it (``<wheel>.metadata``), as :func:`fetch_history` reads them live."""
+    page = Path(page_path(folder, name))
+    try:
+        document = parse_page(page.read_text(encoding="utf-8"), name, page.resolve().as_uri())
+        document["html"] = True
+        for entry in document["files"]:
+            facts = page.parent / f"{entry['filename']}.metadata"
+            if facts.is_file():
+                entry["metadata"] = facts.read_text(encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        raise UpstreamError(f"cannot read {page}: {exc}") from None
+    return document
+
+
 def record_history(folder: str, name: str, document: dict) -> str:
-    """Save ``document`` (from :func:`fetch_history`) into ``folder``; the path written."""
-    os.makedirs(folder, exist_ok=True)
-    path = answer_path(folder, name)
-    _companions.write_answer(path, document)
+    """Save ``document`` (from :func:`fetch_history`) into ``folder`` in the form the index
+    answered in (:func:`answer_path`, or :func:`page_path` and the metadata beside it); the
+    path written."""
+    if not document.get("html"):
+        os.makedirs(folder, exist_ok=True)
+        path = answer_path(folder, name)
+        _companions.write_answer(path, document)
+        return path
+    path = page_path(folder, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    for entry in document["files"]:
+        if isinstance(entry.get("metadata"), str):
+            atomic_write(os.path.join(os.path.dirname(path), f"{entry['filename']}.metadata"), entry["metadata"])
+    atomic_write(path, render_page(document))
     return path

@@ -332,3 +332,232 @@ def test_the_published_table_is_checked_against_the_wheels():
     )
     assert any("torch-npu 2.1.0.post4 is not on the index" in line for line in errors)
     assert "warning: torch-npu 2.9.0.post9 is on the index" in res.err  # newer than the table
+
+
+# -- imports from any index (issue 61, item 5) -----------------------------------------------
+
+IPEX_PYPI = FIXTURES / "pypi" / "2026-12-06"  # PyPI's answer for IPEX: 19 of its 22 releases wholly yanked
+INTEL_XPU = FIXTURES / "pypi" / "intel-xpu"  # a PEP 503 page of Intel's XPU index (built by the spec)
+IPEX = "intel-extension-for-pytorch"
+
+
+def _init_options() -> Set[str]:
+    """Every option `init` takes, as its command line spells them."""
+    import typer
+
+    from adapter_matrix.cli import app
+
+    command = typer.main.get_command(app).commands["init"]  # type: ignore[attr-defined]
+    return {flag for param in command.params for flag in param.opts if flag.startswith("--")}
+
+
+def _named_options(message: str) -> Set[str]:
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", message))
+
+
+def test_ipex_imports_from_pypi_with_its_wholly_yanked_releases(tmp_path):
+    out = tmp_path / "compat.yaml"
+    res = cli("init", "--from-index", IPEX, "--device", "xpu", "--upstream", str(IPEX_PYPI), "-o", str(out))
+    assert res.code == 0, res.err
+    assert "3 releases of intel-extension-for-pytorch" in res.out and "19 yanked releases left out" in res.out
+    text = out.read_text()
+    matrix = load(str(out)).matrix
+    # the three releases still on the index, each for the torch of its version (their wheels declare none)
+    assert sorted((str(r.version), r.torch.text, r.status.value) for r in matrix.releases) == [
+        ("2.6.0", "2.6.0", "supported"),
+        ("2.7.0", "2.7.0", "supported"),
+        ("2.8.0", "2.8.0", "supported"),
+    ]
+    # the yanked ones require torch 1.10 to 2.5, older than any release still on it: named with why, not written
+    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
+    assert "# Left out: 19 releases yanked from the index (1.10.100, 1.11.0, 1.11.100 ... 2.4.0, 2.5.0;" in header
+    assert "'for security.'" in header and "'functional issues'" in header
+    assert [m.minor for m in matrix.torch][0] == Version("2.6")  # no torch line for a yanked release
+    res = cli("validate", "--matrix", str(out), "--upstream", str(IPEX_PYPI))
+    assert res.code == 0, res.err
+
+
+def test_a_yanked_release_whose_metadata_was_not_recorded_is_kept_or_left_out_never_a_crash(tmp_path):
+    # recordings made before yanked wheels' metadata was read hold none for them
+    document = json.loads((IPEX_PYPI / f"{IPEX}.json").read_text())
+    for entry in document["files"]:
+        if entry.get("yanked"):
+            entry.pop("metadata")
+    # one yanked build of a live release line: it is kept, broken, and says its metadata is unknown
+    live = next(f for f in document["files"] if "-2.8.0-" in f["filename"])
+    document["files"].append(
+        {**live, "filename": live["filename"].replace("-2.8.0-", "-2.8.0.post1-"), "yanked": "bad build"}
+    )
+    document["files"][-1].pop("metadata")
+    folder = tmp_path / "recorded"
+    folder.mkdir()
+    (folder / f"{IPEX}.json").write_text(json.dumps(document))
+    (folder / "torch.json").write_bytes((IPEX_PYPI / "torch.json").read_bytes())
+    out = tmp_path / "compat.yaml"
+    res = cli("init", "--from-index", IPEX, "--device", "xpu", "--upstream", str(folder), "-o", str(out))
+    assert res.code == 0, res.err
+    text = out.read_text()
+    assert re.search(
+        r'version: 2\.8\.0\.post1,.*status: broken, reason: "yanked from the index: bad build"\}'
+        r" # its metadata was not recorded: torch 2\.8\.0 as 2\.8\.0 of its line declares|"
+        r'version: 2\.8\.0\.post1,.*status: broken, reason: "yanked from the index: bad build"\}'
+        r" # its metadata was not recorded: torch 2\.8\.0 by its version",
+        text,
+    ), text
+    assert "# Left out: 19 releases yanked" in text
+    # a live wheel without its metadata is an incomplete recording: an error naming a way to record that exists
+    live.pop("metadata")
+    (folder / f"{IPEX}.json").write_text(json.dumps(document))
+    res = cli("init", "--from-index", IPEX, "--device", "xpu", "--upstream", str(folder), "-o", str(out), "--force")
+    assert res.code == 2 and "carries no metadata" in res.err and "Traceback" not in res.err
+    assert "--record DIR" in res.err and _named_options(res.err) <= _init_options(), res.err
+
+
+def test_from_index_errors_name_only_options_that_exist(tmp_path):
+    messages = []
+    for args in (
+        ("--upstream", str(IPEX_PYPI / "torch.json")),  # a file: not a folder, nor an index
+        ("--upstream", str(tmp_path)),  # a folder without the adapter's answer
+        ("--upstream", str(IPEX_PYPI), "--record", str(tmp_path / "r")),  # --record needs an index to read
+    ):
+        res = cli("init", "--from-index", IPEX, "--device", "xpu", *args, "-o", str(tmp_path / "x.yaml"))
+        assert res.code == 2 and "Traceback" not in res.err, args
+        messages.append(res.err)
+    res = cli("init", "--from-index", IPEX, "--upstream", str(IPEX_PYPI), "-o", str(tmp_path / "x.yaml"))
+    messages.append(res.err)  # no --device, and the name says none
+    res = cli("init", "--distribution", "x", "--device", "npu", "--record", str(tmp_path / "r"))
+    messages.append(res.err)  # --record without --from-index
+    for message in messages:
+        assert message and _named_options(message) <= _init_options(), message
+
+
+_PAGE = """<!DOCTYPE html>
+<html><head><meta name="pypi:repository-version" content="1.1"><title>Links for demo-npu</title></head>
+<body>
+<h1>Links for demo-npu</h1>
+<a href="../../files/demo_npu-2.12.0-cp311-cp311-manylinux_2_28_x86_64.whl#sha256=ab12"
+   data-requires-python="&gt;=3.10" data-core-metadata="sha256=cd34">demo_npu-2.12.0-cp311-cp311-manylinux_2_28_x86_64.whl</a><br/>
+<a href="https://files.example/demo_npu-2.12.0.post1-cp311-cp311-manylinux_2_28_x86_64.whl"
+   data-yanked="broken ABI" data-dist-info-metadata="true">demo_npu-2.12.0.post1-cp311-cp311-manylinux_2_28_x86_64.whl</a>
+<a href="demo_npu-2.12.0.post2-cp311-cp311-win_amd64.whl" data-yanked="">demo_npu-2.12.0.post2-cp311-cp311-win_amd64.whl</a>
+</body></html>
+"""
+
+
+def test_a_pep_503_page_reads_as_the_pep_691_answer_it_stands_for():
+    from adapter_matrix.upstream.simple_html import parse_page, render_page
+
+    document = parse_page(_PAGE, "demo-npu", "https://index.example/simple/demo-npu/")
+    assert document["meta"] == {"api-version": "1.1"} and document["name"] == "demo-npu"
+    first, post, windows = document["files"]
+    assert first == {
+        "filename": "demo_npu-2.12.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "url": "https://index.example/files/demo_npu-2.12.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "hashes": {"sha256": "ab12"},
+        "requires-python": ">=3.10",  # unescaped
+        "yanked": False,
+        "core-metadata": {"sha256": "cd34"},
+    }
+    assert post["yanked"] == "broken ABI" and post["core-metadata"] is True  # PEP 714's older attribute
+    assert (
+        windows["yanked"] is True
+        and windows["url"] == "https://index.example/simple/demo-npu/demo_npu-2.12.0.post2-cp311-cp311-win_amd64.whl"
+    )
+    # what a recording of an HTML index keeps reads back to the same answer (links aside: no file is kept)
+    again = parse_page(render_page(document), "demo-npu", "https://index.example/simple/demo-npu/")
+    keys = ("filename", "requires-python", "yanked", "core-metadata")
+    assert [{k: f.get(k) for k in keys} for f in again["files"]] == [
+        {k: f.get(k) for k in keys} for f in document["files"]
+    ]
+    from adapter_matrix.upstream.index import UpstreamError
+
+    with pytest.raises(UpstreamError, match=r"repository version 2\.0"):
+        parse_page(_PAGE.replace('content="1.1"', 'content="2.0"'), "demo-npu", "https://index.example/")
+
+
+def test_ipex_imports_from_a_recorded_pep_503_index(tmp_path):
+    out = tmp_path / "compat.yaml"
+    res = cli("init", "--from-index", IPEX, "--device", "xpu", "--upstream", str(INTEL_XPU), "-o", str(out))
+    assert res.code == 0, res.err
+    text = out.read_text()
+    assert "from intel-xpu/intel-extension-for-pytorch/index.html" in text and "PEP 503 page" in text
+    matrix = load(str(out)).matrix
+    assert sorted(str(r.version) for r in matrix.releases) == ["2.6.10+xpu", "2.7.10+xpu", "2.8.10+xpu"]
+    assert {v.text for v in matrix.dimension("os").values} == {"linux", "windows"}  # linux_x86_64, win_amd64
+    # their wheels declare no torch: the torch line of their version, said so
+    (newest,) = matrix.releases_of(Version("2.8.10+xpu"))
+    assert newest.torch.text == "==2.8.*" and "by its version (torch 2.8)" in text
+    assert all(r.date is None for r in matrix.releases)  # a PEP 503 page has no upload times
+    assert 'python: ">=3.10,<3.12"' in text  # cp310 and cp311 wheels
+    res = cli("validate", "--matrix", str(out), "--upstream", str(INTEL_XPU))  # validate reads the page too
+    assert res.code == 0, res.err
+
+
+def test_init_from_index_reads_an_html_index_live_and_records_it_as_it_answered(monkeypatch, tmp_path):
+    from adapter_matrix.upstream import index as up
+
+    page = _PAGE.replace("https://files.example/", "https://index.example/files/")
+    served = {}  # url -> (body, content type)
+    served["https://index.example/simple/demo-npu/"] = (page.encode(), "text/html; charset=utf-8")
+    for version, torch in (("2.12.0", "2.12.0"), ("2.12.0.post1", "2.12.0"), ("2.12.0.post2", "2.12.0")):
+        metadata = f"Metadata-Version: 2.1\nName: demo_npu\nVersion: {version}\nRequires-Dist: torch=={torch}\nRequires-Dist: numpy\n"
+        for filename in re.findall(rf">(demo_npu-{re.escape(version)}-[^<]+)<", page):
+            url = (
+                "https://index.example/simple/demo-npu/" + filename
+                if "win" in filename
+                else "https://index.example/files/" + filename
+            )
+            served[url + ".metadata"] = (metadata.encode(), "text/plain")
+    asked = []
+
+    def server(url, headers, timeout=0):
+        asked.append((url, headers.get("Accept") or headers.get("Range")))
+        if url not in served:
+            raise md.MetadataError(f"{url}: HTTP 404 Not Found", 404)
+        body, kind = served[url]
+        return body, {"content-type": kind}
+
+    monkeypatch.setattr(md, "http_get", server)
+    monkeypatch.setattr(up, "_fetch", lambda url, timeout: (IPEX_PYPI / "torch.json").read_bytes())
+    record, out = tmp_path / "recorded", tmp_path / "compat.yaml"
+    res = cli(
+        "init", "--from-index", "demo-npu", "--device", "npu",
+        "--upstream", "https://index.example/simple", "--record", str(record), "-o", str(out),
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    # PEP 691's negotiation: JSON preferred, the HTML forms accepted; PEP 658 metadata where announced,
+    # else a range of the wheel (the yanked Windows wheel's is gone: recorded without it, no error)
+    assert asked[0][0] == "https://index.example/simple/demo-npu/" and "text/html" in asked[0][1]
+    assert sorted(asked[1:]) == [
+        ("https://index.example/files/demo_npu-2.12.0-cp311-cp311-manylinux_2_28_x86_64.whl.metadata", None),
+        ("https://index.example/files/demo_npu-2.12.0.post1-cp311-cp311-manylinux_2_28_x86_64.whl.metadata", None),
+        ("https://index.example/simple/demo-npu/demo_npu-2.12.0.post2-cp311-cp311-win_amd64.whl", "bytes=-65536"),
+    ]
+    # recorded as the index answered: the page, and each wheel's metadata facts beside it
+    assert sorted(os.listdir(record)) == ["demo-npu", "torch.json"]
+    kept = sorted(os.listdir(record / "demo-npu"))
+    assert kept == [
+        "demo_npu-2.12.0-cp311-cp311-manylinux_2_28_x86_64.whl.metadata",
+        "demo_npu-2.12.0.post1-cp311-cp311-manylinux_2_28_x86_64.whl.metadata",
+        "index.html",
+    ]
+    assert (
+        record / "demo-npu" / kept[0]
+    ).read_text() == "Name: demo_npu\nVersion: 2.12.0\nRequires-Dist: torch==2.12.0\n"
+    matrix = load(str(out)).matrix
+    assert sorted((str(r.version), r.status.value) for r in matrix.releases) == [
+        ("2.12.0", "supported"),
+        ("2.12.0.post1", "broken"),  # data-yanked="broken ABI"
+        ("2.12.0.post2", "broken"),  # data-yanked="": yanked without a reason
+    ]
+    text = out.read_text()
+    assert 'reason: "yanked from the index: broken ABI"' in text
+    assert re.search(
+        r"version: 2\.12\.0\.post2,.*dimensions: \{os: windows\}.*# its metadata was not recorded", text
+    ), text
+    # the recording imports to the same file, offline
+    again = tmp_path / "again.yaml"
+    res = cli("init", "--from-index", "demo-npu", "--device", "npu", "--upstream", str(record), "-o", str(again))
+    assert res.code == 0, res.err
+    body = [line for line in out.read_text().splitlines() if not line.startswith("#")]
+    assert body == [line for line in again.read_text().splitlines() if not line.startswith("#")]
