@@ -47,7 +47,7 @@ from .fixes import torch_index
 from .outcome import Environment, Fix
 from .stack import Stack, judge_stack, stack_packages
 
-__all__ = ["Held", "StackFixes", "stack_fixes", "PYTHON", "TORCH"]
+__all__ = ["Held", "StackFixes", "install_stack", "stack_fixes", "PYTHON", "TORCH"]
 
 PYTHON, TORCH = "python", "torch"
 _REACHABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
@@ -675,3 +675,37 @@ def stack_fixes(
     # the relaxations together obey the rule of every list: none changes more than a listed one as good
     listed = _listed(relaxed, len(relaxed))
     return StackFixes(tuple(f.fix for f in listed), conflict, tuple(f.stack for f in listed))
+
+
+def install_stack(matrix: Matrix, layer: Layer, release: LayerRelease, today: _dt.date) -> Optional[Fix]:
+    """The fix that installs ``release`` of ``layer`` and everything below it into a fresh
+    environment (the stack table's command): the same search as :func:`stack_fixes`, holding
+    the release and the dimension values it names, with the newest Python its torch and its
+    own range admit. ``None`` when the adapter's matrix supports no such stack."""
+    torch = release.pin("torch")
+    pythons = sorted(
+        {
+            p
+            for line in matrix.torch
+            if torch is None or any(torch.admits(v) for v in line.patches)
+            for p in line.python
+            if not p.free_threaded and (release.python is None or release.python.contains(p.version))
+        },
+        key=lambda p: p.version,
+    )
+    if not pythons:
+        return None
+    dims = []
+    for name, constraint in release.dimensions:
+        dim = matrix.dimension(name)
+        exact = [v for v in (dim.values if dim is not None else ()) if constraint.contains(v)]
+        if len(exact) == 1:
+            dims.append((name, exact[0]))
+    held = Held(tuple(dims), ((layer.name, release.version),))
+    for python in reversed(pythons):  # the newest Python that has the whole stack
+        env = Environment(python=python, dimensions=tuple(dims))
+        stack = Stack(env, tuple((name, None) for name in stack_packages([layer])))
+        found = [f for f in _search(matrix, [layer], stack, held, today, [layer.name], 1) if PYTHON not in f.changes]
+        if found:
+            return _listed(found, 1)[0].fix
+    return None

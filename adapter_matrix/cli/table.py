@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional
 import typer
 
 from ..errors import EXIT_UNSUPPORTED
-from .base import MATRIX_HELP, TODAY_HELP, console_for, date_or_exit, fail, one_matrix, release_or_exit
+from .base import MATRIX_HELP, TODAY_HELP, console_for, date_or_exit, fail, load_or_exit, one_matrix, release_or_exit
 from .common import app
 
 if TYPE_CHECKING:  # the model stays off the CLI's start-up path
@@ -83,7 +83,14 @@ def _is_layer(path: str) -> bool:
 
 
 def _stack_table(
-    path: str, view: Optional[str], fmt: Optional[str], lang: Optional[str], output: Optional[str], check_: bool
+    path: str,
+    adapter_path: Optional[str],
+    view: Optional[str],
+    fmt: Optional[str],
+    lang: Optional[str],
+    output: Optional[str],
+    check_: bool,
+    when: Optional[_dt.date],
 ) -> None:
     """A layer's matrix: its stack view (the adapter's matrix, when installed, names the
     package of each release line the layer names)."""
@@ -99,8 +106,8 @@ def _stack_table(
     if view not in (None, "stack"):
         fail(f"{path} is a layer's matrix: its view is stack (the adapter's matrix has the others)")
     layer = load_any(path).layer
-    adapter = None
-    for located in registered_matrices():
+    adapter = load_or_exit(adapter_path).matrix if adapter_path else None
+    for located in [] if adapter is not None else registered_matrices():
         try:
             found = load_matrix(located.path).matrix
         except MatrixError:
@@ -109,7 +116,7 @@ def _stack_table(
             adapter = found
             break
     try:
-        text = render_table(stack(layer, lang or "en", adapter), fmt or "markdown")
+        text = render_table(stack(layer, lang or "en", adapter, when), fmt or "markdown")
     except ValueError as exc:  # a bad format or language
         fail(str(exc))
     if not output:
@@ -152,6 +159,12 @@ def _resolve(matrix: Matrix, release: Releases, when: Optional[_dt.date], record
 def table(
     files: List[str] = typer.Argument(None, help="Documents whose adapter-matrix:table blocks to --update or --check."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    adapter_matrix: Optional[str] = typer.Option(
+        None,
+        "--adapter-matrix",
+        help="With a layer's --matrix: its adapter's compat.yaml (default: the installed adapter's), for the "
+        "release lines it names and the command that installs each stack.",
+    ),
     view: Optional[str] = typer.Option(
         None,
         "--view",
@@ -245,8 +258,10 @@ def table(
             )
     when = date_or_exit(today)
     if matrix and not files and _is_layer(matrix):
-        _stack_table(matrix, view, fmt, lang, output, check_)
+        _stack_table(matrix, adapter_matrix, view, fmt, lang, output, check_, when)
         return
+    if adapter_matrix:
+        fail("--adapter-matrix goes with a layer's --matrix (the stack view)")
     result = one_matrix(matrix)
     common = {"--matrix": matrix, "--today": today, "--results": results}
     console = console_for()

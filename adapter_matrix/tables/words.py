@@ -204,6 +204,8 @@ WORDS: Dict[str, Tuple[str, str]] = {
     ),
     "sel_link": ("Link to this combination: ", "此组合的链接："),
     # the companions view (and the companion columns of the releases view)
+    "install_stack": ("install the stack", "安装整个软件栈"),
+    "no_stack": ("no stack: the adapter's matrix does not support this row", "无：适配器的矩阵不支持此行"),
     "stack_title": (
         "{layer} on {adapter}: the stack each release needs",
         "{layer}（基于 {adapter}）：各版本所需的软件栈",

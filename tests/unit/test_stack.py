@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from adapter_matrix.check.outcome import Environment
@@ -318,3 +319,33 @@ def test_init_on_an_adapter_writes_a_layer_that_check_reads_with_its_adapter(tmp
     code, doc = _check(env, "--matrix", str(ADAPTER), "--matrix", str(tmp_path / "compat.yaml"), "--set", "cann=9.1.0")
     assert code == 3  # the layer's first release is experimental
     assert doc["checks"][0]["stack"]["layers"][0]["status"] == "experimental"
+
+
+def test_each_command_of_the_stack_table_installs_a_stack_check_accepts(tmp_path):
+    proc = _cli(
+        "table",
+        "--matrix",
+        str(VLLM_ASCEND),
+        "--adapter-matrix",
+        str(ADAPTER),
+        "--format",
+        "json",
+        "--today",
+        "2026-12-06",
+    )
+    rows = json.loads(proc.stdout)["releases"]
+    installable = [row for row in rows if row["install"]]
+    assert len(installable) == 16 and len(rows) == 36  # the 20 others name a stack torch_npu's matrix does not support
+    for row in installable[:6]:
+        commands = row["install"].split("; ")
+        python = row["python"] and max(
+            p
+            for p in ("3.9", "3.10", "3.11", "3.12")
+            if Version(p) in __import__("packaging").specifiers.SpecifierSet(row["python"])
+        )
+        env = _environment(tmp_path / row["release"], python=python or "3.11", **_installs(commands))
+        sets = [f"--set=cann={row['dimensions']['cann']}"] if "cann" in row["dimensions"] else []
+        code, doc = _check(env, *sets, "--today", "2026-12-06")
+        answer = doc["checks"][0]
+        assert answer["stack"]["layers"][0]["status"] == row["status"], (row["release"], answer["reasons"])
+        assert code in (0, 3), (row["release"], answer["reasons"])

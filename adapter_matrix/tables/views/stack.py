@@ -10,11 +10,13 @@ the package of that line for the row's torch (``26.1.0 (2.7.1.post8)``).
 
 from __future__ import annotations
 
+import datetime as _dt
 from typing import Any, Dict, List, Optional
 
-from ...matrix.model import Layer, LayerRelease, Matrix
+from ...check.stack_fixes import install_stack
+from ...matrix.model import Layer, LayerRelease, Matrix, Status
 from ...names import canonical_name
-from ..table import Column, Table, TableCell, plain
+from ..table import Column, Table, TableCell, code, plain
 from ..words import legend, word
 
 __all__ = ["stack"]
@@ -33,8 +35,10 @@ def _line_package(adapter: Optional[Matrix], release: LayerRelease) -> Optional[
     return str(found[0]) if len(found) == 1 else None
 
 
-def stack(layer: Layer, lang: str = "en", adapter: Optional[Matrix] = None) -> Table:
-    """The layer's releases, newest first, each with what it needs below it."""
+def stack(layer: Layer, lang: str = "en", adapter: Optional[Matrix] = None, today: Optional[_dt.date] = None) -> Table:
+    """The layer's releases, newest first, each with what it needs below it; with the adapter's
+    matrix, the one command that installs the whole stack into a fresh environment (``check``'s
+    fix for it: the same search), or none where the adapter's matrix supports no such stack."""
     below = canonical_name(layer.adapter)
     others = list(dict.fromkeys(p.name for r in layer.releases for p in r.packages if p.name not in ("torch", below)))
     dims = list(dict.fromkeys(name for r in layer.releases for name, _c in r.dimensions))
@@ -48,6 +52,7 @@ def stack(layer: Layer, lang: str = "en", adapter: Optional[Matrix] = None) -> T
             Column("adapter", layer.adapter),
             Column("status", word("status", lang)),
         )
+        + ((Column("install", word("install_stack", lang)),) if adapter is not None else ())
     )
     rows = []
     data: List[Dict[str, Any]] = []
@@ -67,6 +72,16 @@ def stack(layer: Layer, lang: str = "en", adapter: Optional[Matrix] = None) -> T
         row += [plain(str(constraints[name]) if name in constraints else "\u2014") for name in dims]
         row += [plain(pins.get("torch", "\u2014")), plain(shown_adapter or "\u2014")]
         row.append(plain(word(str(release.status), lang), str(release.status), release.reason))
+        command = None
+        if adapter is not None:
+            fix = install_stack(adapter, layer, release, today or _dt.date.today())
+            command = "; ".join(fix.manual + fix.commands) if fix is not None else None
+            if command:
+                row.append(code(command))
+            elif release.status in (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED):
+                row.append(plain(word("no_stack", lang), "unclaimed"))
+            else:  # a release the layer no longer offers: nothing to install
+                row.append(plain("\u2014"))
         rows.append(tuple(row))
         data.append(
             {
@@ -76,6 +91,7 @@ def stack(layer: Layer, lang: str = "en", adapter: Optional[Matrix] = None) -> T
                 "packages": pins,
                 "adapter_line": release.adapter_line,
                 "dimensions": {name: str(c) for name, c in release.dimensions},
+                "install": command,
             }
         )
     title = word("stack_title", lang).format(layer=layer.distribution, adapter=layer.adapter)
