@@ -15,7 +15,6 @@ from typing import Dict, List, Optional, Tuple
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from adapter_matrix.check.outcome import Environment
