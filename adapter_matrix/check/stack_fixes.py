@@ -23,21 +23,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import itertools
-from functools import partial
-from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
 from ..matrix.model import (
-    Constraint,
     Layer,
     LayerRelease,
     Matrix,
-    PackagePin,
-    PythonVersion,
-    Release,
-    Spec,
-    TorchLine,
     Value,
 )
 from ..matrix.queries import Cell, cells
@@ -46,17 +39,11 @@ from ..names import canonical_name
 from .fixes import torch_index
 from .outcome import Environment, Fix
 from .stack import Stack, judge_stack, stack_packages
+from .stack_space import PYTHON, REACHABLE, TORCH, Choice, Need, Space, anything, build_space, dim_name, resolve
 
-__all__ = ["Held", "StackFixes", "install_stack", "stack_fixes", "PYTHON", "TORCH"]
+__all__ = ["Held", "StackFixes", "install_stack", "stack_fixes"]
 
-PYTHON, TORCH = "python", "torch"
-_REACHABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
 _BUDGET = 400  # resolutions per search: a stack of 3 layers needs well under 100 (benchmarks/stack_check.py)
-
-
-def _dim(name: str) -> str:
-    """The resolver's name for a dimension (no distribution can be called ``dim:cann``)."""
-    return f"dim:{name}"
 
 
 class Held(NamedTuple):
@@ -66,17 +53,17 @@ class Held(NamedTuple):
     packages: Tuple[Tuple[str, Version], ...] = ()
 
     def names(self) -> Tuple[str, ...]:
-        return tuple(_dim(n) for n, _ in self.dimensions) + tuple(n for n, _ in self.packages)
+        return tuple(dim_name(n) for n, _ in self.dimensions) + tuple(n for n, _ in self.packages)
 
     def without(self, name: str) -> Held:
         return Held(
-            tuple((n, v) for n, v in self.dimensions if _dim(n) != name),
+            tuple((n, v) for n, v in self.dimensions if dim_name(n) != name),
             tuple((n, v) for n, v in self.packages if n != name),
         )
 
     def describe(self, name: str) -> str:
         for n, value in self.dimensions:
-            if _dim(n) == name:
+            if dim_name(n) == name:
                 return f"{n} {value}"
         return next((f"{n} {v}" for n, v in self.packages if n == name), name)
 
@@ -89,227 +76,6 @@ class StackFixes(NamedTuple):
     stacks: Tuple[Stack, ...] = ()  # the stack each fix leaves, in the same order
 
 
-class _Need(NamedTuple):
-    """A requirement: ``name`` must be a value ``test`` accepts (``text`` says which), for ``parent``."""
-
-    name: str
-    text: str
-    parent: str
-    test: Callable[[Any], bool]
-
-
-class _Choice(NamedTuple):
-    """A candidate: one value of ``name`` and what it needs of the others."""
-
-    name: str
-    value: Any  # PythonVersion, torch Version, adapter Cell, LayerRelease, Version, dimension Value
-    label: str
-    status: Status
-    needs: Tuple[_Need, ...]
-
-
-# What a requirement accepts: module functions bound with functools.partial (typed, no lambdas).
-def _anything(_value: Any) -> bool:
-    return True
-
-
-def _admits(pin: PackagePin, version: Version) -> bool:
-    return pin.admits(version)
-
-
-def _adapter_admits(pin: PackagePin, cell: Cell) -> bool:
-    return pin.admits(cell.release.version)
-
-
-def _python_within(spec: Spec, python: PythonVersion) -> bool:
-    return spec.contains(python.version)
-
-
-def _of_line(line: str, cell: Cell) -> bool:
-    return cell.release.release_line == line
-
-
-def _within(constraint: Constraint, value: Value) -> bool:
-    return constraint.contains(value)
-
-
-def _equal(want: Any, got: Any) -> bool:
-    return bool(want == got)
-
-
-def _same(want: Value, got: Value) -> bool:
-    return got.same(want)
-
-
-def _among(allowed: Tuple[PythonVersion, ...], python: PythonVersion) -> bool:
-    return python in allowed
-
-
-def _claims_torch(release: Release, line: TorchLine, torch: Version) -> bool:
-    return (
-        line.holds(torch)
-        and release.torch.contains(Version(torch.public))
-        and (release.variant is None or torch.local == release.variant)
-    )
-
-
-class _Provider:
-    """resolvelib's provider over prepared candidates (``space``: name -> choices, preferred first)."""
-
-    def __init__(self, space: Mapping[str, Sequence[_Choice]]) -> None:
-        self.space = space
-
-    def identify(self, requirement_or_candidate: Any) -> str:
-        return str(requirement_or_candidate.name)
-
-    def get_preference(
-        self, identifier: str, resolutions: Any, candidates: Any, information: Any, backtrack_causes: Any
-    ) -> Any:
-        return (identifier not in resolutions, len(self.space.get(identifier, ())))  # the most constrained first
-
-    def find_matches(self, identifier: str, requirements: Any, incompatibilities: Any) -> List[_Choice]:
-        needs = list(requirements[identifier])
-        bad = set(incompatibilities[identifier])
-        return [c for c in self.space.get(identifier, ()) if c not in bad and all(n.test(c.value) for n in needs)]
-
-    def is_satisfied_by(self, requirement: _Need, candidate: _Choice) -> bool:
-        return requirement.test(candidate.value)
-
-    def get_dependencies(self, candidate: _Choice) -> Tuple[_Need, ...]:
-        return candidate.needs
-
-    def narrow_requirement_selection(
-        self, identifiers: Any, resolutions: Any, candidates: Any, information: Any, backtrack_causes: Any
-    ) -> Any:
-        return identifiers
-
-
-def _resolve(space: Mapping[str, Sequence[_Choice]], roots: Sequence[_Need]) -> Dict[str, _Choice]:
-    """One resolution; raises resolvelib's ``ResolutionImpossible`` when none exists."""
-    from resolvelib import BaseReporter, Resolver
-
-    resolver: Any = Resolver(_Provider(space), BaseReporter())  # type: ignore[arg-type]  # a duck-typed provider
-    return dict(resolver.resolve(roots, max_rounds=500).mapping)
-
-
-class _Space(NamedTuple):
-    """Every candidate of a stack, preferred first, and the installed choice of each name."""
-
-    choices: Dict[str, List[_Choice]]
-    current: Dict[str, Optional[_Choice]]  # None: not installed, or not detected
-    adapter: str  # the adapter's canonical name
-    layers: Tuple[str, ...]
-
-
-def _pin_need(pin: PackagePin, parent: str, adapter: str) -> _Need:
-    text = str(pin.spec) if str(pin.spec)[:1] in "<>=!~" else f"=={pin.spec}"
-    if pin.name == adapter:
-        return _Need(adapter, text, parent, partial(_adapter_admits, pin))
-    return _Need(pin.name, text, parent, partial(_admits, pin))
-
-
-def _layer_choice(layer: Layer, release: LayerRelease, adapter: str) -> _Choice:
-    parent = f"{layer.distribution} {release.version}"
-    needs = [_pin_need(pin, parent, adapter) for pin in release.packages]
-    if release.python is not None:
-        needs.append(_Need(PYTHON, str(release.python), parent, partial(_python_within, release.python)))
-    if release.adapter_line is not None:
-        needs.append(
-            _Need(
-                adapter,
-                f"of release line {release.adapter_line}",
-                parent,
-                partial(_of_line, release.adapter_line),
-            )
-        )
-    for name, constraint in release.dimensions:
-        needs.append(_Need(_dim(name), str(constraint), parent, partial(_within, constraint)))
-    return _Choice(layer.name, release, f"{layer.distribution} {release.version}", release.status, tuple(needs))
-
-
-def _cell_choice(matrix: Matrix, cell: Cell, adapter: str) -> _Choice:
-    release, line = cell.release, cell.line
-    parent = f"{matrix.adapter.distribution} {release.version}"
-
-    needs = [
-        _Need(TORCH, str(release.torch), parent, partial(_claims_torch, release, line)),
-        _Need(PYTHON, f"=={cell.python}", parent, partial(_equal, cell.python)),
-    ]
-    needs += [_Need(_dim(n), f"=={v}", parent, partial(_same, v)) for n, v in cell.dimensions]
-    return _Choice(adapter, cell, parent, cell.status, tuple(needs))
-
-
-def _space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _dt.date) -> _Space:
-    """Every candidate the matrices give, each name's newest first (Python: nearest first)."""
-    env = stack.env
-    adapter = canonical_name(matrix.adapter.distribution)
-    choices: Dict[str, List[_Choice]] = {}
-    current: Dict[str, Optional[_Choice]] = {}
-    # Python: the installed one, then by distance (a new Python is a new environment)
-    pythons = sorted(
-        {p for line in matrix.torch for p in line.python} | {env.python},
-        key=lambda p: (
-            p != env.python,
-            p.free_threaded != env.python.free_threaded,
-            abs(p.version.minor - env.python.version.minor),
-            -p.version.minor,
-        ),
-    )
-    choices[PYTHON] = [_Choice(PYTHON, p, f"Python {p}", Status.SUPPORTED, ()) for p in pythons]
-    current[PYTHON] = choices[PYTHON][0]
-    # torch: every patch of every line, in the installed torch's variant family
-    label = env.torch.local if env.torch is not None else None
-    torches: List[_Choice] = []
-    for line in matrix.torch:
-        for patch in line.patches:
-            version = Version(f"{patch}+{label}") if label else patch
-            need = _Need(
-                PYTHON, f"one of torch {line.minor}'s wheels", f"torch {version}", partial(_among, line.python)
-            )
-            torches.append(_Choice(TORCH, version, f"torch {version}", Status.SUPPORTED, (need,)))
-    torches.sort(key=lambda c: c.value, reverse=True)
-    choices[TORCH] = torches
-    current[TORCH] = next((c for c in torches if env.torch is not None and c.value == env.torch), None)
-    # the adapter: each usable cell of its matrix, the newest release first
-    usable = [c for c in cells(matrix, today=today) if c.status in _REACHABLE]
-    seen = set()
-    adapter_choices = []
-    for cell in sorted(usable, key=lambda c: (c.release.version, c.torch, c.python.version), reverse=True):
-        key = (cell.release, cell.line.minor, cell.python, cell.dimensions)
-        if key not in seen:
-            seen.add(key)
-            adapter_choices.append(_cell_choice(matrix, cell, adapter))
-    choices[adapter] = adapter_choices
-    current[adapter] = None  # the adapter's current choice depends on torch and Python: compared by version
-    # the layers and what they pin
-    for layer in layers:
-        choices[layer.name] = [
-            _layer_choice(layer, r, adapter)
-            for r in sorted(layer.releases, key=lambda r: r.version, reverse=True)
-            if r.status in _REACHABLE
-        ]
-        installed_version = stack.version(layer.name)
-        entry = layer.release(installed_version) if installed_version is not None else None
-        current[layer.name] = next((c for c in choices[layer.name] if entry is not None and c.value == entry), None)
-    for name in stack_packages(layers):
-        if name in choices:
-            continue
-        named = {v for layer in layers for r in layer.releases for p in r.packages if p.name == name for v in p.exact}
-        installed = stack.version(name)
-        versions = sorted(named | ({installed} if installed is not None else set()), reverse=True)
-        choices[name] = [_Choice(name, v, f"{name} {v}", Status.SUPPORTED, ()) for v in versions]
-        current[name] = next((c for c in choices[name] if c.value == installed), None)
-    for dim in matrix.dimensions:
-        value = env.dimension(dim.name)
-        values = sorted(dim.values, key=lambda v: v.order, reverse=True)
-        if value is not None and not any(v.same(value) for v in values):
-            values.append(value)
-        name = _dim(dim.name)
-        choices[name] = [_Choice(name, v, f"{dim.name} {v}", Status.SUPPORTED, ()) for v in values]
-        current[name] = next((c for c in choices[name] if value is not None and c.value.same(value)), None)
-    return _Space(choices, current, adapter, tuple(layer.name for layer in layers))
-
-
 class _Found(NamedTuple):
     key: Tuple[Any, ...]
     changes: FrozenSet[str]
@@ -317,7 +83,7 @@ class _Found(NamedTuple):
     stack: Stack  # what the fix leaves
 
 
-def _state(space: _Space, stack: Stack, mapping: Mapping[str, _Choice]) -> Tuple[Stack, Cell]:
+def _state(space: Space, stack: Stack, mapping: Mapping[str, Choice]) -> Tuple[Stack, Cell]:
     """The stack a resolution leaves: its choices, and what it did not touch as installed."""
     env = stack.env
     cell: Cell = mapping[space.adapter].value
@@ -458,7 +224,7 @@ def _rank(
 ) -> Tuple[Any, ...]:
     newest = tuple(-v.major * 1000 - v.minor for v in (after.env.torch,) if v is not None)
     return (
-        _REACHABLE.index(status),
+        REACHABLE.index(status),
         len(changes),
         len(manual),
         newest,
@@ -482,9 +248,9 @@ def _search(
     from resolvelib import ResolutionImpossible, ResolutionTooDeep
 
     budget = budget if budget is not None else [_BUDGET]
-    space = _space(matrix, layers, stack, today)
+    space = build_space(matrix, layers, stack, today)
     held_names = set(held.names())
-    fixed_dims = {_dim(d.name) for d in matrix.dimensions if not d.changeable}
+    fixed_dims = {dim_name(d.name) for d in matrix.dimensions if not d.changeable}
     # What is not installed is chosen freely (installing it is a change, but there is nothing to
     # keep): only what is installed is kept or changed, subset by subset.
     installed = {name for name, choice in space.current.items() if choice is not None}
@@ -492,10 +258,10 @@ def _search(
     changeable = [PYTHON, TORCH, space.adapter] + [n for n in space.choices if n not in (PYTHON, TORCH, space.adapter)]
     changeable = [n for n in changeable if n not in held_names and n not in fixed_dims and n in installed]
     # held values: the user's (a --set value the matrix does not list is still what they hold)
-    pinned: Dict[str, List[_Choice]] = {}
+    pinned: Dict[str, List[Choice]] = {}
     for name, value in held.dimensions:
-        pinned[_dim(name)] = [c for c in space.choices.get(_dim(name), []) if c.value.same(value)] or [
-            _Choice(_dim(name), value, f"{name} {value}", Status.SUPPORTED, ())
+        pinned[dim_name(name)] = [c for c in space.choices.get(dim_name(name), []) if c.value.same(value)] or [
+            Choice(dim_name(name), value, f"{name} {value}", Status.SUPPORTED, ())
         ]
     for name, version in held.packages:
         pinned[name] = [
@@ -504,11 +270,11 @@ def _search(
             if (c.value.version if isinstance(c.value, LayerRelease) else c.value) == version
         ]
     roots = [
-        _Need(PYTHON, "", "the stack", _anything),
-        _Need(TORCH, "", "the stack", _anything),
-        _Need(space.adapter, "", "the stack", _anything),
+        Need(PYTHON, "", "the stack", anything),
+        Need(TORCH, "", "the stack", anything),
+        Need(space.adapter, "", "the stack", anything),
     ]
-    roots += [_Need(name, "", "the stack", _anything) for name in wanted]
+    roots += [Need(name, "", "the stack", anything) for name in wanted]
     detected = [d.name for d in matrix.dimensions if stack.env.dimension(d.name) is not None]
     found: List[_Found] = []
     seen = set()
@@ -519,7 +285,7 @@ def _search(
             free[name] = [space.current[name]]  # type: ignore[list-item]  # checked just above
     budget[0] -= 1
     try:
-        _resolve(free, roots)
+        resolve(free, roots)
     except (ResolutionImpossible, ResolutionTooDeep):
         return found
     kept_names = {_changed_name(n) for n in installed}
@@ -548,12 +314,12 @@ def _search(
                     space_now[name] = [space.current[name]]  # type: ignore[list-item]  # installed: kept
             budget[0] -= 1
             try:
-                mapping = _resolve(space_now, roots)
+                mapping = resolve(space_now, roots)
             except (ResolutionImpossible, ResolutionTooDeep):
                 continue
             after, cell = _state(space, stack, mapping)
             judged = judge_stack(matrix, layers, after, today)
-            if judged.status not in _REACHABLE:
+            if judged.status not in REACHABLE:
                 continue
             changes = _changes(stack, after, space.adapter, detected)
             identity = (tuple(sorted(after.packages, key=lambda p: p[0])), after.env, cell.release.version)
@@ -575,8 +341,8 @@ def _listed(found: List[_Found], limit: int) -> List[_Found]:
     """The best ``limit`` fixes, none changing more than a listed fix of a status as good."""
     out: List[_Found] = []
     for item in sorted(found, key=lambda f: f.key):
-        rank = _REACHABLE.index(item.fix.cell.status)
-        if any(_REACHABLE.index(o.fix.cell.status) <= rank and len(o.changes) < len(item.changes) for o in out):
+        rank = REACHABLE.index(item.fix.cell.status)
+        if any(REACHABLE.index(o.fix.cell.status) <= rank and len(o.changes) < len(item.changes) for o in out):
             continue
         out.append(item)
         if len(out) >= limit:
@@ -589,8 +355,8 @@ def _conflict(matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held,
     with every installed layer as installed."""
     from resolvelib import ResolutionImpossible, ResolutionTooDeep
 
-    space = _space(matrix, layers, stack, today)
-    local: Dict[str, List[_Choice]] = {n: list(opts) for n, opts in space.choices.items()}
+    space = build_space(matrix, layers, stack, today)
+    local: Dict[str, List[Choice]] = {n: list(opts) for n, opts in space.choices.items()}
     keep = []
     for layer in layers:  # every installed layer as installed
         installed = space.current.get(layer.name)
@@ -598,10 +364,10 @@ def _conflict(matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held,
             local[layer.name] = [installed]
             keep.append(layer.name)
     for name, value in held.dimensions:
-        local[_dim(name)] = [c for c in local.get(_dim(name), []) if c.value.same(value)]
-    roots = [_Need(n, "", "the stack", _anything) for n in [PYTHON, TORCH, space.adapter, *keep]]
+        local[dim_name(name)] = [c for c in local.get(dim_name(name), []) if c.value.same(value)]
+    roots = [Need(n, "", "the stack", anything) for n in [PYTHON, TORCH, space.adapter, *keep]]
     try:
-        _resolve(local, roots)
+        resolve(local, roots)
     except ResolutionImpossible as exc:
         by_name: Dict[str, List[str]] = {}
         for info in exc.causes:
@@ -618,7 +384,7 @@ def _conflict(matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held,
     return "no release of each layer agrees with the others on " + ", ".join(held.describe(n) for n in held.names())
 
 
-def _shown(need: _Need) -> str:
+def _shown(need: Need) -> str:
     name = need.name[4:] if need.name.startswith("dim:") else need.name
     return f"{name} {need.text}"
 
@@ -627,7 +393,7 @@ def _dropped(matrix: Matrix, layer: Layer, rest: Sequence[Layer], stack: Stack, 
     """The stack without ``layer``, as it is: a fix when what remains is usable (uninstall it)."""
     kept = Stack(stack.env, tuple(p for p in stack.packages if p[0] != layer.name))
     judged = judge_stack(matrix, rest, kept, today)
-    if judged.status not in _REACHABLE:
+    if judged.status not in REACHABLE:
         return []
     torch, python = stack.env.torch, stack.env.python
     cell = next(
@@ -642,7 +408,7 @@ def _dropped(matrix: Matrix, layer: Layer, rest: Sequence[Layer], stack: Stack, 
         return []
     summary = f"without {layer.distribution}: uninstall it, the rest stays as installed ({judged.status})"
     fix = Fix(summary, (f"pip uninstall -y {layer.distribution}",), (layer.name,), cell._replace(status=judged.status))
-    return [_Found((_REACHABLE.index(judged.status), 1), frozenset((layer.name,)), fix, kept)]
+    return [_Found((REACHABLE.index(judged.status), 1), frozenset((layer.name,)), fix, kept)]
 
 
 def stack_fixes(

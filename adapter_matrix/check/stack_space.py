@@ -1,0 +1,263 @@
+"""The candidates of a stack's resolution, and resolvelib's provider over them.
+
+Each name of a stack (``python``, ``torch``, the adapter, each layer, each package a layer
+pins, each dimension as ``dim:NAME``) has candidates, preferred first, and each candidate
+needs values of the others: a layer release needs its pins, an adapter cell its torch, its
+Python and its dimension values, a torch patch one of its line's Pythons. resolvelib (pip's
+resolver) finds values that satisfy every need (:func:`resolve`); :mod:`.stack_fixes`
+decides which names may change in each resolution and which stacks become fixes.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from functools import partial
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+from packaging.version import Version
+
+from ..matrix.model import (
+    Constraint,
+    Layer,
+    LayerRelease,
+    Matrix,
+    PackagePin,
+    PythonVersion,
+    Release,
+    Spec,
+    TorchLine,
+    Value,
+)
+from ..matrix.queries import Cell, cells
+from ..matrix.status import Status
+from ..names import canonical_name
+from .stack import Stack, stack_packages
+
+__all__ = ["PYTHON", "TORCH", "REACHABLE", "Need", "Choice", "Space", "dim_name", "anything", "build_space", "resolve"]
+
+PYTHON, TORCH = "python", "torch"
+REACHABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)  # the statuses a fix may land in
+
+
+def dim_name(name: str) -> str:
+    """The resolver's name for a dimension (no distribution can be called ``dim:cann``)."""
+    return f"dim:{name}"
+
+
+class Need(NamedTuple):
+    """A requirement: ``name`` must be a value ``test`` accepts (``text`` says which), for ``parent``."""
+
+    name: str
+    text: str
+    parent: str
+    test: Callable[[Any], bool]
+
+
+class Choice(NamedTuple):
+    """A candidate: one value of ``name`` and what it needs of the others."""
+
+    name: str
+    value: Any  # PythonVersion, torch Version, adapter Cell, LayerRelease, Version, dimension Value
+    label: str
+    status: Status
+    needs: Tuple[Need, ...]
+
+
+# What a requirement accepts: module functions bound with functools.partial (typed, no lambdas).
+def anything(_value: Any) -> bool:
+    return True
+
+
+def _admits(pin: PackagePin, version: Version) -> bool:
+    return pin.admits(version)
+
+
+def _adapter_admits(pin: PackagePin, cell: Cell) -> bool:
+    return pin.admits(cell.release.version)
+
+
+def _python_within(spec: Spec, python: PythonVersion) -> bool:
+    return spec.contains(python.version)
+
+
+def _of_line(line: str, cell: Cell) -> bool:
+    return cell.release.release_line == line
+
+
+def _within(constraint: Constraint, value: Value) -> bool:
+    return constraint.contains(value)
+
+
+def _equal(want: Any, got: Any) -> bool:
+    return bool(want == got)
+
+
+def _same(want: Value, got: Value) -> bool:
+    return got.same(want)
+
+
+def _among(allowed: Tuple[PythonVersion, ...], python: PythonVersion) -> bool:
+    return python in allowed
+
+
+def _claims_torch(release: Release, line: TorchLine, torch: Version) -> bool:
+    return (
+        line.holds(torch)
+        and release.torch.contains(Version(torch.public))
+        and (release.variant is None or torch.local == release.variant)
+    )
+
+
+class _Provider:
+    """resolvelib's provider over prepared candidates (``space``: name -> choices, preferred first)."""
+
+    def __init__(self, space: Mapping[str, Sequence[Choice]]) -> None:
+        self.space = space
+
+    def identify(self, requirement_or_candidate: Any) -> str:
+        return str(requirement_or_candidate.name)
+
+    def get_preference(
+        self, identifier: str, resolutions: Any, candidates: Any, information: Any, backtrack_causes: Any
+    ) -> Any:
+        return (identifier not in resolutions, len(self.space.get(identifier, ())))  # the most constrained first
+
+    def find_matches(self, identifier: str, requirements: Any, incompatibilities: Any) -> List[Choice]:
+        needs = list(requirements[identifier])
+        bad = set(incompatibilities[identifier])
+        return [c for c in self.space.get(identifier, ()) if c not in bad and all(n.test(c.value) for n in needs)]
+
+    def is_satisfied_by(self, requirement: Need, candidate: Choice) -> bool:
+        return requirement.test(candidate.value)
+
+    def get_dependencies(self, candidate: Choice) -> Tuple[Need, ...]:
+        return candidate.needs
+
+    def narrow_requirement_selection(
+        self, identifiers: Any, resolutions: Any, candidates: Any, information: Any, backtrack_causes: Any
+    ) -> Any:
+        return identifiers
+
+
+def resolve(space: Mapping[str, Sequence[Choice]], roots: Sequence[Need]) -> Dict[str, Choice]:
+    """One resolution; raises resolvelib's ``ResolutionImpossible`` when none exists."""
+    from resolvelib import BaseReporter, Resolver
+
+    resolver: Any = Resolver(_Provider(space), BaseReporter())  # type: ignore[arg-type]  # a duck-typed provider
+    return dict(resolver.resolve(roots, max_rounds=500).mapping)
+
+
+class Space(NamedTuple):
+    """Every candidate of a stack, preferred first, and the installed choice of each name."""
+
+    choices: Dict[str, List[Choice]]
+    current: Dict[str, Optional[Choice]]  # None: not installed, or not detected
+    adapter: str  # the adapter's canonical name
+    layers: Tuple[str, ...]
+
+
+def _pin_need(pin: PackagePin, parent: str, adapter: str) -> Need:
+    text = str(pin.spec) if str(pin.spec)[:1] in "<>=!~" else f"=={pin.spec}"
+    if pin.name == adapter:
+        return Need(adapter, text, parent, partial(_adapter_admits, pin))
+    return Need(pin.name, text, parent, partial(_admits, pin))
+
+
+def _layer_choice(layer: Layer, release: LayerRelease, adapter: str) -> Choice:
+    parent = f"{layer.distribution} {release.version}"
+    needs = [_pin_need(pin, parent, adapter) for pin in release.packages]
+    if release.python is not None:
+        needs.append(Need(PYTHON, str(release.python), parent, partial(_python_within, release.python)))
+    if release.adapter_line is not None:
+        needs.append(
+            Need(
+                adapter,
+                f"of release line {release.adapter_line}",
+                parent,
+                partial(_of_line, release.adapter_line),
+            )
+        )
+    for name, constraint in release.dimensions:
+        needs.append(Need(dim_name(name), str(constraint), parent, partial(_within, constraint)))
+    return Choice(layer.name, release, f"{layer.distribution} {release.version}", release.status, tuple(needs))
+
+
+def _cell_choice(matrix: Matrix, cell: Cell, adapter: str) -> Choice:
+    release, line = cell.release, cell.line
+    parent = f"{matrix.adapter.distribution} {release.version}"
+
+    needs = [
+        Need(TORCH, str(release.torch), parent, partial(_claims_torch, release, line)),
+        Need(PYTHON, f"=={cell.python}", parent, partial(_equal, cell.python)),
+    ]
+    needs += [Need(dim_name(n), f"=={v}", parent, partial(_same, v)) for n, v in cell.dimensions]
+    return Choice(adapter, cell, parent, cell.status, tuple(needs))
+
+
+def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _dt.date) -> Space:
+    """Every candidate the matrices give, each name's newest first (Python: nearest first)."""
+    env = stack.env
+    adapter = canonical_name(matrix.adapter.distribution)
+    choices: Dict[str, List[Choice]] = {}
+    current: Dict[str, Optional[Choice]] = {}
+    # Python: the installed one, then by distance (a new Python is a new environment)
+    pythons = sorted(
+        {p for line in matrix.torch for p in line.python} | {env.python},
+        key=lambda p: (
+            p != env.python,
+            p.free_threaded != env.python.free_threaded,
+            abs(p.version.minor - env.python.version.minor),
+            -p.version.minor,
+        ),
+    )
+    choices[PYTHON] = [Choice(PYTHON, p, f"Python {p}", Status.SUPPORTED, ()) for p in pythons]
+    current[PYTHON] = choices[PYTHON][0]
+    # torch: every patch of every line, in the installed torch's variant family
+    label = env.torch.local if env.torch is not None else None
+    torches: List[Choice] = []
+    for line in matrix.torch:
+        for patch in line.patches:
+            version = Version(f"{patch}+{label}") if label else patch
+            need = Need(PYTHON, f"one of torch {line.minor}'s wheels", f"torch {version}", partial(_among, line.python))
+            torches.append(Choice(TORCH, version, f"torch {version}", Status.SUPPORTED, (need,)))
+    torches.sort(key=lambda c: c.value, reverse=True)
+    choices[TORCH] = torches
+    current[TORCH] = next((c for c in torches if env.torch is not None and c.value == env.torch), None)
+    # the adapter: each usable cell of its matrix, the newest release first
+    usable = [c for c in cells(matrix, today=today) if c.status in REACHABLE]
+    seen = set()
+    adapter_choices = []
+    for cell in sorted(usable, key=lambda c: (c.release.version, c.torch, c.python.version), reverse=True):
+        key = (cell.release, cell.line.minor, cell.python, cell.dimensions)
+        if key not in seen:
+            seen.add(key)
+            adapter_choices.append(_cell_choice(matrix, cell, adapter))
+    choices[adapter] = adapter_choices
+    current[adapter] = None  # the adapter's current choice depends on torch and Python: compared by version
+    # the layers and what they pin
+    for layer in layers:
+        choices[layer.name] = [
+            _layer_choice(layer, r, adapter)
+            for r in sorted(layer.releases, key=lambda r: r.version, reverse=True)
+            if r.status in REACHABLE
+        ]
+        installed_version = stack.version(layer.name)
+        entry = layer.release(installed_version) if installed_version is not None else None
+        current[layer.name] = next((c for c in choices[layer.name] if entry is not None and c.value == entry), None)
+    for name in stack_packages(layers):
+        if name in choices:
+            continue
+        named = {v for layer in layers for r in layer.releases for p in r.packages if p.name == name for v in p.exact}
+        installed = stack.version(name)
+        versions = sorted(named | ({installed} if installed is not None else set()), reverse=True)
+        choices[name] = [Choice(name, v, f"{name} {v}", Status.SUPPORTED, ()) for v in versions]
+        current[name] = next((c for c in choices[name] if c.value == installed), None)
+    for dim in matrix.dimensions:
+        value = env.dimension(dim.name)
+        values = sorted(dim.values, key=lambda v: v.order, reverse=True)
+        if value is not None and not any(v.same(value) for v in values):
+            values.append(value)
+        name = dim_name(dim.name)
+        choices[name] = [Choice(name, v, f"{dim.name} {v}", Status.SUPPORTED, ()) for v in values]
+        current[name] = next((c for c in choices[name] if value is not None and c.value.same(value)), None)
+    return Space(choices, current, adapter, tuple(layer.name for layer in layers))
