@@ -348,3 +348,51 @@ def test_each_command_of_the_stack_table_installs_a_stack_check_accepts(tmp_path
         answer = doc["checks"][0]
         assert answer["stack"]["layers"][0]["status"] == row["status"], (row["release"], answer["reasons"])
         assert code in (0, 3), (row["release"], answer["reasons"])
+
+
+# -- each trouble of issue 56, as the tool answers it ---------------------------------------------
+
+
+def test_one_adapter_two_names_the_release_line_a_layer_names_is_the_package_for_its_torch():
+    mindspeed = _LAYERS["mindspeed-llm"]
+    packages = {"mindspeed-llm": "26.1.0", "megatron-core": "0.12.1", "mindspeed": "0.12.1", "triton-ascend": "3.2.2"}
+    same_line = _stack("3.10", "2.7.1", "2.7.1.post8", "9.1.0", packages)
+    assert judge_stack(_MATRIX, [mindspeed], same_line, TODAY).status is Status.SUPPORTED
+    other_line = _stack("3.10", "2.7.1", "2.7.1.post4", "9.1.0", packages)
+    judged = judge_stack(_MATRIX, [mindspeed], other_line, TODAY)
+    assert (
+        "mindspeed-llm 26.1.0 needs torch-npu of release line 26.1.0, found 2.7.1.post4 (release line 26.0.0)"
+        in judged.layers[0].problems
+    )
+    fixes = stack_fixes(_MATRIX, [mindspeed], other_line, Held(), TODAY).fixes
+    assert fixes[0].commands == ("pip install 'torch-npu==2.7.1.post8'",)
+
+
+def test_a_layer_that_needs_a_torch_the_adapter_does_not_have_yet_is_named_by_validate(tmp_path):
+    ahead = tmp_path / "ahead.yaml"
+    ahead.write_text(
+        "schema-version: 2\nlayer: {distribution: fast-layer, adapter: torch-npu}\nreleases:\n"
+        "  - {version: 1.0.0, status: supported, torch: 2.13.0, adapter-line: 26.1.0, dimensions: {cann: 9.1.0}}\n"
+    )
+    proc = _cli("validate", str(ahead), str(ADAPTER))
+    assert (
+        "fast-layer 1.0.0 needs torch 2.13.0, which torch-npu's matrix does not support (it offers torch 1.11.0"
+        in proc.stderr
+    )
+    layer = load_any(ahead).layer
+    stack = installed_stack(
+        Environment(
+            python=PythonVersion.parse("3.11"),
+            torch=Version("2.13.0"),
+            adapter=Version("2.12.0"),
+            dimensions=(("cann", _MATRIX.dimension("cann").value("9.1.0")),),
+        ),
+        [layer],
+        {"fast-layer": "1.0.0"},
+    )
+    judged = judge_stack(_MATRIX, [layer], stack, TODAY)
+    assert (
+        judged.status is Status.UNSUPPORTED and judged.layers[0].status is Status.SUPPORTED
+    )  # the adapter refuses torch 2.13
+    found = stack_fixes(_MATRIX, [layer], stack, Held(), TODAY)
+    assert found.fixes == () and found.conflict  # no stack has it until torch_npu supports torch 2.13
