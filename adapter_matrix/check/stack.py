@@ -65,7 +65,8 @@ class StackVerdict(NamedTuple):
 
     @property
     def reasons(self) -> Tuple[str, ...]:
-        """Why it is not supported: each layer's broken pins first, then the adapter's reasons."""
+        """Why it is what it is: each layer's broken pins, each layer release that is not
+        supported and why, then the adapter's reasons (all of them when nothing else is said)."""
         out = [p for v in self.layers for p in v.problems]
         out += [
             f"{v.layer.distribution} {v.release.version} is {v.status}"
@@ -73,7 +74,7 @@ class StackVerdict(NamedTuple):
             for v in self.layers
             if v.release is not None and not v.problems and v.status is not Status.SUPPORTED
         ]
-        if self.adapter.outcome is not Status.SUPPORTED:
+        if self.adapter.outcome is not Status.SUPPORTED or not out:
             out += list(self.adapter.reasons)
         return tuple(out)
 

@@ -20,7 +20,7 @@ from ..matrix.status import Status
 from ..names import canonical_name
 from .facts import distribution_version
 from .outcome import Environment, Verdict
-from .stack import installed_stack, judge_stack, stack_packages, worst
+from .stack import installed_stack, judge_stack, stack_packages
 from .stack_fixes import Held, stack_fixes
 
 __all__ = ["StackQuestion", "layers_of", "split_overrides", "with_stack"]
@@ -91,7 +91,7 @@ def with_stack(
     the stack section of the answer."""
     stack = installed_stack(env, layers, _versions(layers, question))
     judged = judge_stack(matrix, layers, stack, today, adapter=decided._replace(fixes=()))
-    status = worst([decided.outcome] + [v.status for v in judged.layers])
+    status = judged.status
     seen = tuple(
         LayerSeen(
             name=v.layer.distribution,
@@ -104,18 +104,9 @@ def with_stack(
         )
         for v in judged.layers
     )
-    reasons = tuple(p for v in judged.layers for p in v.problems)
-    reasons += tuple(
-        f"{v.layer.distribution} {v.release.version} is {v.status}"
-        + (f": {v.release.reason}" if v.release.reason else "")
-        for v in judged.layers
-        if v.release is not None and not v.problems and v.status is not Status.SUPPORTED
-    )
-    if decided.outcome is not Status.SUPPORTED or not reasons:
-        reasons += tuple(decided.reasons)
     out = decided._replace(
         outcome=status,
-        reasons=reasons,
+        reasons=judged.reasons,
         decided_by=tuple(m for v in judged.layers if v.problems for m in v.decided_by) + decided.decided_by,
         assumptions=decided.assumptions + tuple(a for v in judged.layers for a in v.assumptions),
         fixes=(),
