@@ -47,8 +47,15 @@ class NothingToKeep(ValueError):
     """The environment does not work: there is nothing to pin."""
 
 
-def keep_pins(matrix: Matrix, env: Environment, answer: Verdict, companions: Sequence[CompanionState]) -> Pins:
-    """The pins of ``env`` as ``check`` judged it; :class:`NothingToKeep` when it does not work."""
+def keep_pins(
+    matrix: Matrix,
+    env: Environment,
+    answer: Verdict,
+    companions: Sequence[CompanionState],
+    stack: Sequence[Tuple[str, str]] = (),
+) -> Pins:
+    """The pins of ``env`` as ``check`` judged it, and of the stack above the adapter (``stack``:
+    each layer and what it pins, as installed); :class:`NothingToKeep` when it does not work."""
     if answer.outcome.rank > Status.DEPRECATED.rank or env.torch is None or env.adapter is None:
         raise NothingToKeep(
             f"{matrix.adapter.distribution} is {answer.outcome.value} here, or not installed: there is nothing to keep"
@@ -64,6 +71,7 @@ def keep_pins(matrix: Matrix, env: Environment, answer: Verdict, companions: Seq
         if label and state.installed.endswith(f"+{label}"):
             from_index.append(state.companion.name)  # torchvision 0.28.0+cpu lives beside torch 2.13.0+cpu
     requirements.append(f"{matrix.adapter.distribution}=={env.adapter}")
+    requirements += [f"{name}=={version}" for name, version in stack]  # the layers keep what they pin
     index = None
     if answer.release is not None and answer.line is not None:
         option = (torch_index(matrix, answer.release, answer.line, label) or "").split()

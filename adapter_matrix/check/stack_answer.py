@@ -86,9 +86,10 @@ def with_stack(
     decided: Verdict,
     question: StackQuestion,
     today: _dt.date,
-) -> Tuple[Verdict, StackSeen]:
-    """``decided`` (the adapter's verdict, companions folded in) as the stack's verdict, and
-    the stack section of the answer."""
+) -> Tuple[Verdict, StackSeen, Tuple[Tuple[str, str], ...]]:
+    """``decided`` (the adapter's verdict, companions folded in) as the stack's verdict, the
+    stack section of the answer, and what the stack holds besides torch and the adapter, as
+    installed (``check --constraints`` pins it)."""
     stack = installed_stack(env, layers, _versions(layers, question))
     judged = judge_stack(matrix, layers, stack, today, adapter=decided._replace(fixes=()))
     status = judged.status
@@ -116,4 +117,5 @@ def with_stack(
         found = stack_fixes(matrix, layers, stack, _held(matrix, layers, question), today)
         out = out._replace(fixes=found.fixes)
         conflict = found.conflict
-    return out, StackSeen(seen, conflict)
+    held = tuple((name, str(version)) for name, version in stack.packages if version is not None)
+    return out, StackSeen(seen, conflict), held

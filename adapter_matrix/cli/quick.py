@@ -479,6 +479,7 @@ def _judge(question: _Question, located: Any, result: Any, target: Any, layers: 
         verdict(matrix, installed.environment, question.when, with_fixes=not layers), matrix, companions
     )
     stack = None
+    stack_pins: Tuple[Tuple[str, str], ...] = ()
     if layers:
         import datetime as _dt
 
@@ -486,7 +487,7 @@ def _judge(question: _Question, located: Any, result: Any, target: Any, layers: 
 
         stack_question = StackQuestion(stack_versions, question.dimensions)
         today = question.when or _dt.date.today()
-        decided, stack = with_stack(matrix, layers, installed.environment, decided, stack_question, today)
+        decided, stack, stack_pins = with_stack(matrix, layers, installed.environment, decided, stack_question, today)
     section = used = None
     if question.binary and installed.adapter_text is not None:
         section = binary_section(distribution, decided.release)
@@ -515,7 +516,7 @@ def _judge(question: _Question, located: Any, result: Any, target: Any, layers: 
         from ..check.constraints import NothingToKeep, keep_pins
 
         try:
-            kept = keep_pins(matrix, installed.environment, decided, companions)
+            kept = keep_pins(matrix, installed.environment, decided, companions, stack_pins)
         except NothingToKeep as exc:
             kept = str(exc)
     return _Judged(answer, used, kept)

@@ -396,3 +396,23 @@ def test_a_layer_that_needs_a_torch_the_adapter_does_not_have_yet_is_named_by_va
     )  # the adapter refuses torch 2.13
     found = stack_fixes(_MATRIX, [layer], stack, Held(), TODAY)
     assert found.fixes == () and found.conflict  # no stack has it until torch_npu supports torch 2.13
+
+
+def test_constraints_of_a_working_stack_pin_every_layer_and_what_it_pins(tmp_path):
+    env = _environment(tmp_path / "env", **V023)
+    proc = subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", "check", "--no-binary", "--env", str(env), "--set", "cann=9.1.0"]
+        + ["--constraints", "pip"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    pins = [line for line in proc.stdout.splitlines() if not line.startswith("#")]
+    assert pins == [
+        "torch==2.10.0",
+        "torch-npu==2.10.0.post4",
+        "vllm-ascend==0.23.0",
+        "vllm==0.23.0",
+        "triton-ascend==3.2.2",
+    ]
