@@ -23,7 +23,7 @@ from .outcome import Environment, Verdict
 from .stack import installed_stack, judge_stack, stack_packages
 from .stack_fixes import Held, stack_fixes
 
-__all__ = ["StackQuestion", "layers_of", "split_overrides", "with_stack"]
+__all__ = ["StackQuestion", "split_overrides", "with_stack"]
 
 
 class StackQuestion(NamedTuple):
@@ -32,12 +32,6 @@ class StackQuestion(NamedTuple):
 
     versions: Mapping[str, str]  # canonical name -> version text or "none"
     dimensions: Mapping[str, str]  # --set NAME=VALUE
-
-
-def layers_of(matrix: Matrix, layers: Sequence[Layer]) -> Tuple[Layer, ...]:
-    """The layers that sit on ``matrix``'s adapter."""
-    adapter = canonical_name(matrix.adapter.distribution)
-    return tuple(layer for layer in layers if canonical_name(layer.adapter) == adapter)
 
 
 def split_overrides(overrides: Mapping[str, str], layers: Sequence[Layer]) -> Tuple[Dict[str, str], Dict[str, str]]:

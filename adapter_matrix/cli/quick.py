@@ -372,17 +372,16 @@ def _answer(
             layers.append((located, result.layer))
         else:
             adapters.append((located, result))
-    from ..check.stack_answer import layers_of
-
     for located, result in adapters:
         # a dimension read by a detector (a file, a command) can change without a stamp
         memorable = memorable and all(d.name in question.dimensions for d in result.matrix.dimensions)
-        judged.append(_judge(question, located, result, target, layers_of(result.matrix, [lay for _l, lay in layers])))
-    from ..names import canonical_name
-
-    described = {canonical_name(r.matrix.adapter.distribution) for _l, r in adapters}
+        above = [
+            layer for _l, layer in layers if layer.name_of_adapter == _canonical(result.matrix.adapter.distribution)
+        ]
+        judged.append(_judge(question, located, result, target, above))
+    described = {_canonical(r.matrix.adapter.distribution) for _l, r in adapters}
     for located, layer in layers:  # a layer whose adapter's matrix is not here cannot be judged
-        if canonical_name(layer.adapter) not in described:
+        if layer.name_of_adapter not in described:
             invalid.append(_orphan(located, layer))
     if request.constraints is not None:
         return EXIT_OK, _constraints(judged, request.constraints), None
@@ -395,6 +394,12 @@ def _answer(
     code, out = _render(answers, invalid, request.as_json, color)
     binaries = [j.binary for j in judged if j.binary is not None]
     return code, out, binaries if memorable and not invalid and answers else None
+
+
+def _canonical(name: str) -> str:
+    from ..names import canonical_name
+
+    return canonical_name(name)
 
 
 def _find(explicit: Sequence[str], paths: Optional[Sequence[str]] = None) -> List[Any]:
