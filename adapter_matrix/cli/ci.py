@@ -19,7 +19,15 @@ from .common import app
 @app.command()
 def plan(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
-    strategy: str = typer.Option("full", "--strategy", "-s", help="full, edges, latest or smoke."),
+    strategy: Optional[str] = typer.Option(
+        None, "--strategy", "-s", help="full (the default), edges, latest, smoke or pairwise."
+    ),
+    cover: Optional[int] = typer.Option(
+        None,
+        "--cover",
+        help="The pairwise strategy's strength: 2 (every pair of values, the default) or 3 (every triple); "
+        "implies --strategy pairwise.",
+    ),
     fmt: str = typer.Option("text", "--format", "-f", help='text, json, or github ({"include": [...]}).'),
     release: Optional[str] = typer.Option(
         None, "--release", help="An adapter release or release line (default: every maintained release)."
@@ -33,9 +41,15 @@ def plan(
     ),
 ) -> None:
     """The combinations to test, each named by the nox session that runs it."""
+    from ..ci.covering import STRENGTHS
     from ..ci.plan import STRATEGIES
     from ..ci.plan import plan as make_plan
 
+    if cover is not None and strategy not in (None, "pairwise"):
+        fail(f"--cover {cover} is the strength of the pairwise strategy, not of {strategy}: leave --strategy out")
+    if cover is not None and cover not in STRENGTHS:
+        fail(f"--cover {cover}: choose from {', '.join(map(str, STRENGTHS))}")
+    strategy = strategy or ("pairwise" if cover is not None else "full")
     if strategy not in STRATEGIES:
         fail(f"--strategy {strategy!r}: choose from {', '.join(STRATEGIES)}")
     if fmt not in ("text", "json", "github"):
@@ -51,6 +65,7 @@ def plan(
         release_or_exit(result, release),
         date_or_exit(today),
         skip=past_releases(result.matrix),
+        cover=cover or 2,
     )
     if fmt == "json":
         typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
@@ -230,7 +245,7 @@ def release(
 
 @app.command()
 def tier(
-    strategy: str = typer.Argument(..., help="The tier: a plan strategy (full, edges, latest or smoke)."),
+    strategy: str = typer.Argument(..., help="The tier: a plan strategy (full, edges, latest, smoke or pairwise)."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     tag: List[str] = typer.Option(
         [], "--tag", "-t", help="Only cells with this nox tag (torch2.4, py3.8, ...); repeat for several."

@@ -1,14 +1,24 @@
-"""`adapter-matrix plan`: strategies, ids, and GitHub rows that mirror the JSON plan."""
+"""`adapter-matrix plan`: strategies, ids, GitHub rows that mirror the JSON plan, and the
+pairwise strategy's covering guarantee (on the torch_npu fixture, the imported torch-npu
+history and random matrices)."""
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
+import random
+from itertools import combinations
 
-from adapter_matrix.ci.plan import plan
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from adapter_matrix.ci.covering import cover
+from adapter_matrix.ci.plan import STRATEGIES, covered_values, plan
 from adapter_matrix.ci.release import past_releases  # the rows this tree can test
-from adapter_matrix.matrix.loader import load
+from adapter_matrix.matrix.loader import load, load_text
 
-from .helpers import REPO, cli
+from .helpers import FIXTURES, REPO, cli
 
 
 def _rows(*args):
@@ -18,7 +28,7 @@ def _rows(*args):
 
 
 def test_github_rows_correspond_one_to_one_with_json():
-    for strategy in ("full", "edges", "latest", "smoke"):
+    for strategy in STRATEGIES:
         rows = json.loads(_rows("-s", strategy, "-f", "json"))
         include = json.loads(_rows("-s", strategy, "-f", "github"))["include"]
         assert [r["session"] for r in rows] == [i["session"] for i in include]
@@ -79,3 +89,136 @@ def test_a_release_frozen_on_other_code_is_not_planned_and_ids_stay():
         r.id[: -len(f"-v{newest}")] for r in everything if str(r.cell.release.version) == newest
     ]
     assert "device(py3.11-torch2.13)" in {r.session for r in tree}
+
+
+# -- pairwise: every release, every pair of values found together in a full row -------------
+
+RECORDED_INDEX = FIXTURES / "pypi" / "2026-12-05"  # PyPI's torch-npu history (test_from_index.py)
+NPU_FIXTURE = FIXTURES / "matrices" / "torch_npu.yaml"
+TODAY = _dt.date(2026, 12, 5)
+
+
+def _combos(row, strength):
+    values = sorted(covered_values(row.cell).items())
+    return set(combinations(values, min(strength, len(values))))
+
+
+def _assert_covers(matrix, strength=2):
+    """The pairwise plan's rows are rows of the full plan; together they hold every release and
+    every combination of ``strength`` values some full row holds; each holds one no other does."""
+    full = plan(matrix, "full", today=TODAY)
+    chosen = plan(matrix, "pairwise", today=TODAY, cover=strength)
+    assert {r.id for r in chosen} <= {r.id for r in full}
+    assert {r.cell.release.version for r in chosen} == {r.cell.release.version for r in full}
+    wanted = set().union(*(_combos(r, strength) for r in full)) if full else set()
+    held = set().union(*(_combos(r, strength) for r in chosen)) if chosen else set()
+    assert wanted == held
+    owned = [_combos(r, strength) | {r.cell.release.version} for r in chosen]
+    for i, mine in enumerate(owned):
+        others = set().union(*(o for j, o in enumerate(owned) if j != i)) if len(owned) > 1 else set()
+        assert mine - others, f"{chosen[i].id} adds nothing the other rows lack"
+    assert all("pairwise" in r.tiers for r in chosen) or strength != 2  # the tag names the pairs
+    return full, chosen
+
+
+@pytest.fixture(scope="module")
+def npu_history(tmp_path_factory):
+    path = tmp_path_factory.mktemp("history") / "compat.yaml"
+    res = cli("init", "--from-index", "torch-npu", "--upstream", str(RECORDED_INDEX), "-o", str(path))
+    assert res.code == 0, res.err
+    return load(str(path)).matrix
+
+
+def test_pairwise_covers_the_torch_npu_fixture_in_fewer_rows():
+    matrix = load(str(NPU_FIXTURE)).matrix
+    full, chosen = _assert_covers(matrix)
+    assert (len(full), len(chosen)) == (143, 58)  # the counts docs/testing.md gives
+    full, triples = _assert_covers(matrix, 3)
+    assert len(chosen) < len(triples) <= len(full)
+
+
+def test_pairwise_covers_the_imported_torch_npu_history_in_fewer_rows(npu_history):
+    full, chosen = _assert_covers(npu_history)
+    assert (len(full), len(chosen)) == (398, 70)
+    _full, triples = _assert_covers(npu_history, 3)
+    assert len(triples) == 109
+
+
+def test_with_two_dimensions_pairwise_is_every_cell():
+    """This repository's matrix varies the torch line and Python only: each cell is a pair."""
+    matrix = load(REPO / "compat.yaml").matrix
+    skip = past_releases(matrix)
+    assert [r.id for r in plan(matrix, "pairwise", skip=skip)] == [r.id for r in plan(matrix, "full", skip=skip)]
+
+
+def _random_matrix_text(rnd: random.Random) -> str:
+    """A matrix of 2-4 torch lines, a runner-provided CANN and an architecture, and 1-4
+    releases, each constraining a few of them."""
+    pythons = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+    lines = []
+    first = rnd.randint(1, 6)
+    last = first + rnd.randint(1, 3)
+    for minor in range(first, last + 1):
+        low = rnd.randint(0, 3)
+        chosen = pythons[low : low + rnd.randint(1, 3)]
+        lines.append(
+            f'  "2.{minor}": {{released: 2024-01-0{minor % 9 + 1}, patches: [2.{minor}.0], python: {json.dumps(chosen)}}}'
+        )
+    cann = ["8.0.RC1", "8.0.0", "8.1.RC1", "9.0.0"]
+    releases = []
+    for i in range(rnd.randint(1, 4)):
+        lo = rnd.randint(first, last)
+        dims = {"cann": rnd.sample(cann, rnd.randint(1, 3))}
+        if rnd.random() < 0.6:
+            dims["arch"] = rnd.sample(["x86_64", "aarch64"], rnd.randint(1, 2))
+        dims_text = ", ".join(f"{k}: [{', '.join(v)}]" for k, v in dims.items())
+        releases.append(
+            f'  - {{version: 1.{i}.0, torch: ">=2.{lo},<2.{rnd.randint(lo, last) + 1}", python: ">=3.8", '
+            f"status: supported, dimensions: {{{dims_text}}}}}"
+        )
+    return "\n".join(
+        [
+            "schema-version: 2",
+            "adapter: {distribution: demo, device: npu}",
+            "torch:",
+            *lines,
+            "dimensions:",
+            f"  cann: {{values: [{', '.join(cann)}], runner: 'cann-{{value}}'}}",
+            "  arch: {kind: enum, values: [x86_64, aarch64], runner: '{value}'}",
+            "releases:",
+            *releases,
+        ]
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), strength=st.sampled_from([2, 3]))
+def test_pairwise_covers_random_matrices(seed, strength):
+    """On any matrix: pairwise rows are full rows that hold every release and combination, each
+    needed; fewer than full exactly when some full row holds nothing that no other row holds."""
+    text = _random_matrix_text(random.Random(seed))
+    matrix = load_text(text, "random.yaml").matrix
+    full, chosen = _assert_covers(matrix, strength)
+    owned = [_combos(r, strength) | {r.cell.release.version} for r in full]
+    redundant = any(not mine - set().union(*(o for j, o in enumerate(owned) if j != i)) for i, mine in enumerate(owned))
+    assert (len(chosen) < len(full)) == redundant, text
+
+
+def test_cover_is_the_pairwise_strength_only():
+    assert cli("plan", "-m", str(NPU_FIXTURE), "--cover", "3", "-s", "edges").code == 2
+    res = cli("plan", "-m", str(NPU_FIXTURE), "--cover", "4")
+    assert res.code == 2 and "--cover 4: choose from 1, 2, 3" in res.err
+    three = json.loads(_rows("-m", str(NPU_FIXTURE), "--cover", "3", "--today", "2026-12-05", "-f", "json"))
+    assert len(three) == 139
+
+
+def test_the_covering_guarantee_on_a_crossed_block():
+    """Three dimensions of two values each, all eight cells of one release: every pair in
+    five rows (the greedy bound), and never in all eight."""
+    from itertools import product
+
+    cells = [({"a": a, "b": b, "c": c}, ["r"]) for a, b, c in product((0, 1), repeat=3)]
+    picked = cover(cells, 2)
+    assert 4 <= len(picked) <= 5
+    pairs = {p for values, _ in cells for p in combinations(sorted(values.items()), 2)}
+    assert pairs == {p for i in picked for p in combinations(sorted(cells[i][0].items()), 2)}
