@@ -273,7 +273,10 @@ def plan(
         if row_id in ids:  # entries of one version for other dimension values (IPEX on Linux and Windows)
             row_id = CellId.of(c.python, c.torch_row, c.dimensions, c.release.version)
         ids[row_id] = 1
-        runner = tuple(matrix.dimension(n).runner.label(v) for n, v in requires)  # type: ignore[union-attr]
+        # the labels the matrix knows; a value its runner: mapping does not name has none here,
+        # and a plan for GitHub refuses the row unless --runners names one (ci.runners)
+        labels = (matrix.dimension(n).runner.label(v) for n, v in requires)  # type: ignore[union-attr]
+        runner = tuple(label for label in labels if label)
         release_tags = (f"v{c.release.version}",) + (
             (f"line{c.release.release_line}",) if c.release.release_line else ()
         )
@@ -284,7 +287,7 @@ def plan(
                 sources=install_chain(matrix, torch_source(matrix, c.release, c.line)),
                 id=row_id,
                 requires=requires,
-                runs_on=(matrix.runs_on or DEFAULT_RUNNER) + runner if runner else (),
+                runs_on=(matrix.runs_on or DEFAULT_RUNNER) + runner if requires else (),
                 release_tags=release_tags if several else (),
                 companions=companion_picks(matrix, c),
                 pairable=companion_picks(matrix, c, [comp.name for comp in matrix.companions if comp.torch_facts]),

@@ -12,7 +12,16 @@ from typing import List, Optional
 import typer
 
 from ..errors import EXIT_UNSUPPORTED
-from .base import MATRIX_HELP, TODAY_HELP, console_for, date_or_exit, fail, one_matrix, release_or_exit
+from .base import (
+    MATRIX_HELP,
+    TODAY_HELP,
+    console_for,
+    date_or_exit,
+    fail,
+    fail_with,
+    one_matrix,
+    release_or_exit,
+)
 from .common import app
 
 
@@ -28,7 +37,12 @@ def plan(
         help="The pairwise strategy's strength: 2 (every pair of values, the default) or 3 (every triple); "
         "implies --strategy pairwise.",
     ),
-    fmt: str = typer.Option("text", "--format", "-f", help='text, json, or github ({"include": [...]}).'),
+    fmt: str = typer.Option(
+        "text",
+        "--format",
+        "-f",
+        help="text, json, or github: the reusable workflow's plan outputs (chunks of at most 256 rows).",
+    ),
     release: Optional[str] = typer.Option(
         None, "--release", help="An adapter release or release line (default: every maintained release)."
     ),
@@ -38,6 +52,11 @@ def plan(
         "--runners",
         help='JSON: runner labels per runner-provided value ({"cann9.1.0": ["self-hosted", "ascend"]}) '
         'or dimension ({"cann": [...]}), instead of the matrix\'s runner labels (--format github).',
+    ),
+    max_parallel: int = typer.Option(
+        0,
+        "--max-parallel",
+        help="At most this many cell jobs at once, shared among the chunks (--format github); 0: no cap.",
     ),
 ) -> None:
     """The combinations to test, each named by the nox session that runs it."""
@@ -70,15 +89,24 @@ def plan(
     if fmt == "json":
         typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
     elif fmt == "github":
-        # a row that needs a runner-provided dimension (a driver) names the runner labels
-        include = [
-            dict(
-                {"session": r.session, "python": str(r.cell.python), "torch": str(r.cell.torch), "id": r.id},
-                **({"runs-on": _runs_on(r, labels)} if _runs_on(r, labels) else {}),
-            )
-            for r in rows
-        ]
-        typer.echo(json.dumps({"include": include}, separators=(",", ":")))
+        from ..ci.chunks import ChunkError, split
+        from ..ci.runners import RunnerError, runs_on
+
+        try:
+            # a row that needs a runner-provided dimension (a driver) names the runner labels
+            include = [
+                dict(
+                    {"session": r.session, "python": str(r.cell.python), "torch": str(r.cell.torch), "id": r.id},
+                    **({"runs-on": list(on)} if on else {}),
+                )
+                for r, on in zip(rows, runs_on(result.matrix, rows, labels))
+            ]
+            chunks = split(include, max_parallel)
+        except (ChunkError, RunnerError) as exc:
+            fail_with(exc)
+        for line in chunks.outputs():  # the plan job's $GITHUB_OUTPUT
+            typer.echo(line)
+        console_for(stderr=True).print(f"{strategy}: {chunks.summary()}", markup=False, highlight=False)
     else:
         width = max([28] + [len(r.session) for r in rows])
         for r in rows:
@@ -102,20 +130,12 @@ def _runner_labels(text: Optional[str]) -> dict:
     return {k: [v] if isinstance(v, str) else [str(x) for x in v] for k, v in doc.items()}
 
 
-def _runs_on(row: object, labels: dict) -> List[str]:
-    """The labels of the first runner-provided value (``cann9.1.0``) or dimension (``cann``)
-    that ``labels`` names, else the matrix's."""
-    for name, value in row.requires:  # type: ignore[attr-defined]
-        for key in (f"{name}{value}", name):
-            if key in labels:
-                return labels[key]
-    return list(row.runs_on)  # type: ignore[attr-defined]
-
-
 @app.command()
 def results(
     folders: List[str] = typer.Argument(
-        ..., help="Folders of result records (searched recursively; the newest record of a cell wins)."
+        ...,
+        help="Folders of result records (searched recursively; the newest record of a cell and release wins, "
+        "and two copies of one run must agree).",
     ),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     expect: Optional[str] = typer.Option(None, "--expect", help="A plan strategy whose every cell must have a record."),

@@ -13,12 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from adapter_matrix.ci.chunks import CHUNK_JOBS, MATRIX_LIMIT, ChunkError, split
 from adapter_matrix.ci.covering import cover
 from adapter_matrix.ci.plan import STRATEGIES, covered_values, plan
 from adapter_matrix.ci.release import past_releases  # the rows this tree can test
 from adapter_matrix.matrix.loader import load, load_text
 
-from .helpers import FIXTURES, REPO, cli
+from .helpers import FIXTURES, REPO, cli, github_outputs, github_rows
 
 
 def _rows(*args):
@@ -30,7 +31,7 @@ def _rows(*args):
 def test_github_rows_correspond_one_to_one_with_json():
     for strategy in STRATEGIES:
         rows = json.loads(_rows("-s", strategy, "-f", "json"))
-        include = json.loads(_rows("-s", strategy, "-f", "github"))["include"]
+        include = github_rows(_rows("-s", strategy, "-f", "github"))
         assert [r["session"] for r in rows] == [i["session"] for i in include]
         assert [(r["python"], r["torch"]) for r in rows] == [(i["python"], i["torch"]) for i in include]
 
@@ -222,3 +223,75 @@ def test_the_covering_guarantee_on_a_crossed_block():
     assert 4 <= len(picked) <= 5
     pairs = {p for values, _ in cells for p in combinations(sorted(values.items()), 2)}
     assert pairs == {p for i in picked for p in combinations(sorted(cells[i][0].items()), 2)}
+
+
+# -- past 256 jobs: the plan in chunks, one per cell job of the reusable workflow ------------
+
+
+def test_github_outputs_hold_the_plan_in_chunks_and_say_what_it_needs():
+    res = cli("plan", "-m", str(NPU_FIXTURE), "--today", "2026-12-05", "-f", "github")
+    assert res.code == 0, res.err
+    outputs = github_outputs(res.out)
+    assert (outputs["chunks"], outputs["jobs"]) == ("1", "143")
+    assert set(outputs) == {"chunks", "jobs", "parallel"} | {f"chunk{n}" for n in range(1, CHUNK_JOBS + 1)}
+    assert json.loads(outputs["parallel"]) == [143] + [1] * (CHUNK_JOBS - 1)  # no cap: the matrix's own size
+    assert "143 cell job(s) in 1 chunk(s) of at most 256" in res.err
+
+
+def test_a_plan_past_256_rows_is_split_evenly_and_max_parallel_is_shared():
+    rows = [{"id": f"r{i}"} for i in range(700)]
+    chunks = split(rows, max_parallel=20)
+    assert [len(m) for m in chunks.matrices] == [234, 233, 233]
+    assert [row for m in chunks.matrices for row in m] == rows  # in order, each once
+    assert chunks.parallel[:3] == (7, 7, 6) and sum(chunks.parallel[:3]) == 20
+    assert len(chunks.parallel) == CHUNK_JOBS
+
+
+def test_a_plan_the_workflow_cannot_run_is_refused_before_any_job():
+    with pytest.raises(ChunkError, match=r"2049 rows need 9 matrices of at most 256 jobs, and the workflow runs 8"):
+        split([{"id": str(i)} for i in range(CHUNK_JOBS * MATRIX_LIMIT + 1)])
+    assert len(split([{"id": str(i)} for i in range(CHUNK_JOBS * MATRIX_LIMIT)]).matrices) == CHUNK_JOBS
+    with pytest.raises(ChunkError, match="max-parallel 2 is below the 3 chunks"):
+        split([{"id": str(i)} for i in range(600)], max_parallel=2)
+    with pytest.raises(ChunkError, match="bytes of job outputs"):
+        split([{"id": "x" * 1000} for i in range(1100)])
+
+
+def test_plan_refuses_a_cap_below_its_chunks_with_the_counts(npu_history, tmp_path):
+    path = npu_history.path
+    res = cli("plan", "-m", path, "-f", "github", "--max-parallel", "1")
+    assert res.code == 2
+    assert "max-parallel 1 is below the 2 chunks of 398 rows" in res.err
+
+
+RUNNER_MATRIX = """\
+schema-version: 2
+adapter: {distribution: demo, device: npu}
+torch:
+  "2.4": {released: 2024-07-24, patches: [2.4.1], python: ["3.10", "3.11"]}
+dimensions:
+  cann:
+    values: [8.0.0, 9.0.0]
+    runner: {8.0.0: cann-8}     # no label for 9.0.0
+  arch: {kind: enum, values: [x86_64, aarch64], runner: "{value}"}
+releases:
+  - {version: 1.0.0, torch: ">=2.4,<2.5", python: ">=3.10", status: supported, dimensions: {cann: [8.0.0, 9.0.0], arch: x86_64}}
+"""
+
+
+def test_a_row_whose_runner_value_has_no_label_fails_plan_naming_both(tmp_path):
+    path = tmp_path / "compat.yaml"
+    path.write_text(RUNNER_MATRIX)
+    res = cli("plan", "-m", str(path), "-f", "github", "--today", "2026-12-05")
+    assert res.code == 2 and res.out == ""
+    assert (
+        'row py3.10-torch2.4-cann9.0.0-archx86_64 needs a runner with cann 9.0.0, arch x86_64 and no runner label names "cann9.0.0"'
+        in res.err
+    )
+    assert cli("plan", "-m", str(path), "--today", "2026-12-05").code == 0  # the text plan still lists it
+    given = json.dumps({"cann9.0.0": ["self-hosted", "cann-9"]})
+    res = cli("plan", "-m", str(path), "-f", "github", "--today", "2026-12-05", "--runners", given)
+    assert res.code == 0, res.err
+    on = {row["id"]: row["runs-on"] for row in github_rows(res.out)}
+    assert on["py3.10-torch2.4-cann9.0.0-archx86_64"] == ["self-hosted", "cann-9", "x86_64"]  # each value's labels
+    assert on["py3.11-torch2.4-cann8.0.0-archx86_64"] == ["self-hosted", "cann-8", "x86_64"]
