@@ -13,13 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter_matrix.ci.chunks import CHUNK_JOBS, MATRIX_LIMIT, ChunkError, split
+from adapter_matrix.ci.chunks import CHUNK_JOBS, MATRIX_LIMIT, OUTPUT_LIMIT, ChunkError, split
 from adapter_matrix.ci.covering import cover
 from adapter_matrix.ci.plan import STRATEGIES, covered_values, plan
 from adapter_matrix.ci.release import past_releases  # the rows this tree can test
 from adapter_matrix.matrix.loader import load, load_text
 
-from .helpers import FIXTURES, REPO, cli, github_outputs, github_rows
+from .helpers import FIXTURES, REPO, cli, github_chunks, github_outputs, github_rows
 
 
 def _rows(*args):
@@ -295,3 +295,47 @@ def test_a_row_whose_runner_value_has_no_label_fails_plan_naming_both(tmp_path):
     on = {row["id"]: row["runs-on"] for row in github_rows(res.out)}
     assert on["py3.10-torch2.4-cann9.0.0-archx86_64"] == ["self-hosted", "cann-9", "x86_64"]  # each value's labels
     assert on["py3.11-torch2.4-cann8.0.0-archx86_64"] == ["self-hosted", "cann-8", "x86_64"]
+
+
+# -- scale: 15 torch lines x 5 Pythons x 10 CANN x 2 architectures ---------------------------
+
+SCALE = FIXTURES / "matrices" / "scale_1500.yaml"  # benchmarks/plan_scale.py times plan on it
+
+
+def test_a_1500_cell_matrix_runs_in_valid_chunks_each_cell_once():
+    """The workflow's matrices for 1,500 cells: 6 chunks of at most 256 jobs, every cell in
+    exactly one, each row holding every key the cell jobs read and a runner for its CANN and
+    architecture; all of it within the plan job's outputs."""
+    import re
+    import time
+
+    matrix = load(str(SCALE)).matrix
+    start = time.perf_counter()
+    rows = plan(matrix, "full", today=TODAY)
+    assert time.perf_counter() - start < 2.0  # the issue's bound, with room: about 0.1 s here
+    assert len(rows) == 15 * 5 * 10 * 2
+    res = cli("plan", "-m", str(SCALE), "-f", "github", "--today", "2026-12-05", "--max-parallel", "60")
+    assert res.code == 0, res.err
+    assert "1500 cell job(s) in 6 chunk(s) of at most 256 (250, 250, 250, 250, 250, 250)" in res.err
+    chunks = github_chunks(res.out)
+    assert len(chunks) == 6 and all(0 < len(chunk) <= MATRIX_LIMIT for chunk in chunks)
+    ids = [row["id"] for chunk in chunks for row in chunk]
+    assert sorted(ids) == sorted(r.id for r in rows) and len(set(ids)) == len(ids) == 1500
+    workflow = (REPO / ".github" / "workflows" / "adapter-matrix.yml").read_text()
+    expressions = " ".join(re.findall(r"\$\{\{(.*?)\}\}", workflow))
+    read = set(re.findall(r"\bmatrix\.([a-z-]+)", expressions))  # what the cell jobs read of a row
+    assert read == {"session", "python", "id", "runs-on"}
+    for chunk in chunks:
+        for row in chunk:
+            assert set(row) == read | {"torch"} and all(isinstance(row[k], str) and row[k] for k in read - {"runs-on"})
+            cann, arch = row["id"].split("-")[2:4]
+            assert row["runs-on"] == [
+                "self-hosted",
+                f"cann-{cann[4:]}",
+                {"x86_64": "X64", "aarch64": "ARM64"}[arch[4:]],
+            ]
+    outputs = github_outputs(res.out)
+    assert json.loads(outputs["parallel"]) == [10] * 6 + [1, 1]
+    assert len(res.out.encode()) < OUTPUT_LIMIT
+    pairwise = plan(matrix, "pairwise", today=TODAY)
+    assert len(pairwise) == 150  # torch line x CANN, the largest product of two dimensions: the fewest possible
