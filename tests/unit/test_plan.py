@@ -339,3 +339,17 @@ def test_a_1500_cell_matrix_runs_in_valid_chunks_each_cell_once():
     assert len(res.out.encode()) < OUTPUT_LIMIT
     pairwise = plan(matrix, "pairwise", today=TODAY)
     assert len(pairwise) == 150  # torch line x CANN, the largest product of two dimensions: the fewest possible
+
+
+def test_the_imported_torch_npu_history_runs_in_chunks_holding_every_row_once(npu_history):
+    """The issue's acceptance: `plan --strategy full --format github` on torch-npu's PyPI history
+    (recorded index) gives chunks of at most 256 rows that together hold all 398 rows once."""
+    res = cli("plan", "-m", npu_history.path, "--strategy", "full", "--format", "github", "--today", "2026-12-05")
+    assert res.code == 0, res.err
+    chunks = github_chunks(res.out)
+    assert [len(chunk) for chunk in chunks] == [199, 199]
+    ids = [row["id"] for chunk in chunks for row in chunk]
+    full = plan(npu_history, "full", today=TODAY)
+    assert len(full) == 398 and ids == [r.id for r in full]  # in plan order, each once
+    assert [row["session"] for chunk in chunks for row in chunk] == [r.session for r in full]
+    assert "398 cell job(s) in 2 chunk(s) of at most 256 (199, 199)" in res.err
