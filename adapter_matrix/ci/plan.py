@@ -24,19 +24,25 @@ Strategies, each per release and runner-provided values:
     the oldest cell (oldest torch on its oldest Python) plus the cells listed under
     ``ci.smoke`` in the matrix, of the newest release that has them (or the newest cell
     when none are listed).
+``pairwise``
+    across releases: every release at least once, and every pair of values of two
+    dimensions (the torch line, Python, each extra dimension of the row's cell) that
+    occur together in a row of ``full`` together in at least one row
+    (:mod:`adapter_matrix.ci.covering`; ``cover=3``: every triple).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Collection, Dict, List, Optional, Sequence, Tuple
+from typing import Collection, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
 from ..matrix.cellid import CellId
 from ..matrix.model import Companion, InstallSource, Matrix, Release, Value
 from ..matrix.queries import Cell, Releases, cells, chosen, maintained, torch_source
+from .covering import cover as covering
 
 __all__ = [
     "STRATEGIES",
@@ -45,11 +51,12 @@ __all__ = [
     "CompanionPick",
     "PlanRow",
     "plan",
+    "covered_values",
     "install_chain",
     "companion_picks",
 ]
 
-STRATEGIES = ("full", "edges", "latest", "smoke")
+STRATEGIES = ("full", "edges", "latest", "smoke", "pairwise")
 SESSION = "device"
 DEFAULT_RUNNER = ("self-hosted",)  # base labels of a row that needs a runner-provided dimension
 
@@ -163,7 +170,15 @@ Group = Tuple[
 ]  # (release index, runner-provided values): what edges/latest work within
 
 
-def _select(rows: List[Tuple[Group, Cell]], strategy: str, matrix: Matrix) -> List[Cell]:
+def covered_values(cell: Cell) -> Dict[str, Hashable]:
+    """The values a row stands for in the ``pairwise`` strategy: its torch line, its Python
+    and each extra dimension its cell has a value of (compared as the model compares them)."""
+    values: Dict[str, Hashable] = {"torch line": str(cell.line.minor), "Python": str(cell.python)}
+    values.update((name, value.identity) for name, value in cell.dimensions)
+    return values
+
+
+def _select(rows: List[Tuple[Group, Cell]], strategy: str, matrix: Matrix, strength: int = 2) -> List[Cell]:
     by_line: Dict[Tuple[Group, str], List[Cell]] = {}
     for group, c in rows:
         by_line.setdefault((group, c.torch_row), []).append(c)
@@ -185,6 +200,9 @@ def _select(rows: List[Tuple[Group, Cell]], strategy: str, matrix: Matrix) -> Li
                 listed.append(max(here, key=lambda c: c.release.version))
         newest = max(all_cells, key=lambda c: (c.release.version, c.line.minor, c.python))
         return list(dict.fromkeys([oldest] + (listed or [newest])))
+    if strategy == "pairwise":
+        keep = covering([(covered_values(c), [str(c.release.version)]) for c in all_cells], strength)
+        return [all_cells[i] for i in keep]
     raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
 
 
@@ -207,6 +225,7 @@ def plan(
     release: Releases = None,
     today: Optional[_dt.date] = None,
     skip: Collection[str] = (),
+    cover: int = 2,
 ) -> List[PlanRow]:
     """The rows of ``strategy`` for ``release`` (a release, several, or by default every
     maintained release but the versions in ``skip``).
@@ -215,7 +234,8 @@ def plan(
     to, so a session can be tagged once for all tiers. ``skip`` is for releases this tree
     cannot test (:func:`adapter_matrix.ci.release.past_releases`: frozen, and the code has
     moved on); row ids carry the release only when several releases are planned, so
-    freezing a release and starting the next keeps every session id.
+    freezing a release and starting the next keeps every session id. ``cover`` is the
+    ``pairwise`` strategy's strength (3: every triple of values).
     """
     if release is not None:
         shown: Sequence[Release] = chosen(matrix, release)
@@ -240,18 +260,23 @@ def plan(
             gc[1].python,
         ),
     )
+    # tags name the tiers at their defaults (`pairwise` is pairs); ``cover`` picks this plan's rows
     membership = {s: {id(c) for c in _select(ordered, s, matrix)} for s in STRATEGIES}
+    wanted = membership[strategy] if cover == 2 else {id(c) for c in _select(ordered, strategy, matrix, cover)}
     ids: Dict[str, int] = {}
     rows = []
     for group, c in ordered:
-        if id(c) not in membership[strategy]:
+        if id(c) not in wanted:
             continue
         requires = group[1]
         row_id = _row_id(c, requires, several)
         if row_id in ids:  # entries of one version for other dimension values (IPEX on Linux and Windows)
             row_id = CellId.of(c.python, c.torch_row, c.dimensions, c.release.version)
         ids[row_id] = 1
-        runner = tuple(matrix.dimension(n).runner.label(v) for n, v in requires)  # type: ignore[union-attr]
+        # the labels the matrix knows; a value its runner: mapping does not name has none here,
+        # and a plan for GitHub refuses the row unless --runners names one (ci.runners)
+        labels = (matrix.dimension(n).runner.label(v) for n, v in requires)  # type: ignore[union-attr]
+        runner = tuple(label for label in labels if label)
         release_tags = (f"v{c.release.version}",) + (
             (f"line{c.release.release_line}",) if c.release.release_line else ()
         )
@@ -262,7 +287,7 @@ def plan(
                 sources=install_chain(matrix, torch_source(matrix, c.release, c.line)),
                 id=row_id,
                 requires=requires,
-                runs_on=(matrix.runs_on or DEFAULT_RUNNER) + runner if runner else (),
+                runs_on=(matrix.runs_on or DEFAULT_RUNNER) + runner if requires else (),
                 release_tags=release_tags if several else (),
                 companions=companion_picks(matrix, c),
                 pairable=companion_picks(matrix, c, [comp.name for comp in matrix.companions if comp.torch_facts]),

@@ -12,8 +12,9 @@ A cell builds its record step by step, each step setting what it knows
 :meth:`~ResultRecord.tested`, :meth:`~ResultRecord.on_sources`, then
 :meth:`~ResultRecord.finished`), and writes it into ``results/`` (:func:`write_record`).
 :func:`read_records` reads records back, recursively (a folder of downloaded CI
-artifacts works as is): several folders merge, the newest record of each cell winning,
-into a :class:`RecordSet` with the releases frozen in those folders.
+artifacts works as is): several folders merge by what the records say, the newest record of
+each (cell, release) winning and two copies of one run required to agree, into a
+:class:`RecordSet` with the releases frozen in those folders.
 """
 
 from __future__ import annotations
@@ -410,6 +411,20 @@ class RecordSet:
         return len(self.records)
 
 
+def _same_run(kept: ResultRecord, copy: ResultRecord) -> None:
+    """Records are merged by what they say: two of one cell and release at the same time are
+    copies of one run (a record and its evidence form, one cell in two downloaded artifacts),
+    and must agree on what both hold; :class:`RecordError` naming both when they do not."""
+    mine, theirs = kept.evidence_json(), copy.evidence_json()
+    differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+    if differ:
+        raise RecordError(
+            f"{copy.path}: cell {copy.cell} of release {copy.release or '(none)'} at {copy.timestamp} is also in "
+            f"{kept.path}, and the two disagree on {', '.join(differ)} — one run has one record: delete the wrong "
+            "copy, or re-run the cell"
+        )
+
+
 def read_records(
     folders: Union[str, Sequence[str]], allow_empty: bool = False, now: Optional[_dt.datetime] = None
 ) -> RecordSet:
@@ -418,9 +433,9 @@ def read_records(
 
     ``RecordError`` for a missing folder, a file that is not JSON (or too large, or not
     UTF-8), a record that is not one (:meth:`ResultRecord.from_json`) or dated after ``now``
-    (the reading run's clock, UTC) plus :data:`CLOCK_SKEW`, a broken ``release.json``, or
-    (unless ``allow_empty``) no records at all. Other JSON documents (op-sweep records) are
-    skipped.
+    (the reading run's clock, UTC) plus :data:`CLOCK_SKEW`, two copies of one run (same cell,
+    release and time) that disagree, a broken ``release.json``, or (unless ``allow_empty``) no
+    records at all. Other JSON documents (op-sweep records) are skipped.
     """
     folders = [folders] if isinstance(folders, str) else list(folders)
     for folder in folders:
@@ -443,7 +458,9 @@ def read_records(
                 )
             key = (record.cell, record.release)  # one release's evidence never hides another's
             old = by_cell.get(key)
-            if old is None or record.timestamp > old.timestamp:
+            if old is not None and record.timestamp == old.timestamp:
+                _same_run(old, record)  # two copies of one run (the full record and its evidence form)
+            elif old is None or record.timestamp > old.timestamp:
                 by_cell[key] = record
         frozen = read_frozen(folders)
     except JSONFileError as exc:

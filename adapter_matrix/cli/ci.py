@@ -12,15 +12,37 @@ from typing import List, Optional
 import typer
 
 from ..errors import EXIT_UNSUPPORTED
-from .base import MATRIX_HELP, TODAY_HELP, console_for, date_or_exit, fail, one_matrix, release_or_exit
+from .base import (
+    MATRIX_HELP,
+    TODAY_HELP,
+    console_for,
+    date_or_exit,
+    fail,
+    fail_with,
+    one_matrix,
+    release_or_exit,
+)
 from .common import app
 
 
 @app.command()
 def plan(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
-    strategy: str = typer.Option("full", "--strategy", "-s", help="full, edges, latest or smoke."),
-    fmt: str = typer.Option("text", "--format", "-f", help='text, json, or github ({"include": [...]}).'),
+    strategy: Optional[str] = typer.Option(
+        None, "--strategy", "-s", help="full (the default), edges, latest, smoke or pairwise."
+    ),
+    cover: Optional[int] = typer.Option(
+        None,
+        "--cover",
+        help="The pairwise strategy's strength: 2 (every pair of values, the default) or 3 (every triple); "
+        "implies --strategy pairwise.",
+    ),
+    fmt: str = typer.Option(
+        "text",
+        "--format",
+        "-f",
+        help="text, json, or github: the reusable workflow's plan outputs (chunks of at most 256 rows).",
+    ),
     release: Optional[str] = typer.Option(
         None, "--release", help="An adapter release or release line (default: every maintained release)."
     ),
@@ -31,11 +53,22 @@ def plan(
         help='JSON: runner labels per runner-provided value ({"cann9.1.0": ["self-hosted", "ascend"]}) '
         'or dimension ({"cann": [...]}), instead of the matrix\'s runner labels (--format github).',
     ),
+    max_parallel: int = typer.Option(
+        0,
+        "--max-parallel",
+        help="At most this many cell jobs at once, shared among the chunks (--format github); 0: no cap.",
+    ),
 ) -> None:
     """The combinations to test, each named by the nox session that runs it."""
+    from ..ci.covering import STRENGTHS
     from ..ci.plan import STRATEGIES
     from ..ci.plan import plan as make_plan
 
+    if cover is not None and strategy not in (None, "pairwise"):
+        fail(f"--cover {cover} is the strength of the pairwise strategy, not of {strategy}: leave --strategy out")
+    if cover is not None and cover not in STRENGTHS:
+        fail(f"--cover {cover}: choose from {', '.join(map(str, STRENGTHS))}")
+    strategy = strategy or ("pairwise" if cover is not None else "full")
     if strategy not in STRATEGIES:
         fail(f"--strategy {strategy!r}: choose from {', '.join(STRATEGIES)}")
     if fmt not in ("text", "json", "github"):
@@ -51,19 +84,29 @@ def plan(
         release_or_exit(result, release),
         date_or_exit(today),
         skip=past_releases(result.matrix),
+        cover=cover or 2,
     )
     if fmt == "json":
         typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
     elif fmt == "github":
-        # a row that needs a runner-provided dimension (a driver) names the runner labels
-        include = [
-            dict(
-                {"session": r.session, "python": str(r.cell.python), "torch": str(r.cell.torch), "id": r.id},
-                **({"runs-on": _runs_on(r, labels)} if _runs_on(r, labels) else {}),
-            )
-            for r in rows
-        ]
-        typer.echo(json.dumps({"include": include}, separators=(",", ":")))
+        from ..ci.chunks import ChunkError, split
+        from ..ci.runners import RunnerError, runs_on
+
+        try:
+            # a row that needs a runner-provided dimension (a driver) names the runner labels
+            include = [
+                dict(
+                    {"session": r.session, "python": str(r.cell.python), "torch": str(r.cell.torch), "id": r.id},
+                    **({"runs-on": list(on)} if on else {}),
+                )
+                for r, on in zip(rows, runs_on(result.matrix, rows, labels))
+            ]
+            chunks = split(include, max_parallel)
+        except (ChunkError, RunnerError) as exc:
+            fail_with(exc)
+        for line in chunks.outputs():  # the plan job's $GITHUB_OUTPUT
+            typer.echo(line)
+        console_for(stderr=True).print(f"{strategy}: {chunks.summary()}", markup=False, highlight=False)
     else:
         width = max([28] + [len(r.session) for r in rows])
         for r in rows:
@@ -87,20 +130,12 @@ def _runner_labels(text: Optional[str]) -> dict:
     return {k: [v] if isinstance(v, str) else [str(x) for x in v] for k, v in doc.items()}
 
 
-def _runs_on(row: object, labels: dict) -> List[str]:
-    """The labels of the first runner-provided value (``cann9.1.0``) or dimension (``cann``)
-    that ``labels`` names, else the matrix's."""
-    for name, value in row.requires:  # type: ignore[attr-defined]
-        for key in (f"{name}{value}", name):
-            if key in labels:
-                return labels[key]
-    return list(row.runs_on)  # type: ignore[attr-defined]
-
-
 @app.command()
 def results(
     folders: List[str] = typer.Argument(
-        ..., help="Folders of result records (searched recursively; the newest record of a cell wins)."
+        ...,
+        help="Folders of result records (searched recursively; the newest record of a cell and release wins, "
+        "and two copies of one run must agree).",
     ),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     expect: Optional[str] = typer.Option(None, "--expect", help="A plan strategy whose every cell must have a record."),
@@ -230,7 +265,7 @@ def release(
 
 @app.command()
 def tier(
-    strategy: str = typer.Argument(..., help="The tier: a plan strategy (full, edges, latest or smoke)."),
+    strategy: str = typer.Argument(..., help="The tier: a plan strategy (full, edges, latest, smoke or pairwise)."),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     tag: List[str] = typer.Option(
         [], "--tag", "-t", help="Only cells with this nox tag (torch2.4, py3.8, ...); repeat for several."

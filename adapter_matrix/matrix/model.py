@@ -283,11 +283,13 @@ class Runner(NamedTuple):
     template: Optional[str]
     labels: Tuple[Tuple[str, str], ...] = ()
 
-    def label(self, value: Value) -> str:
+    def label(self, value: Value) -> Optional[str]:
+        """The label of the runners that provide ``value``; ``None`` when a mapping does not
+        name it (no runner is known to have it: a plan for GitHub refuses such a row)."""
         for known, label in self.labels:
             if Value(known).same(Value(value.text)):
                 return label
-        return (self.template or "{value}").replace("{value}", value.text)
+        return self.template.replace("{value}", value.text) if self.template else None
 
 
 class Dimension(NamedTuple):

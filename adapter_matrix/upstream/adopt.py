@@ -134,7 +134,8 @@ def workflow_text(pin: Optional[ToolPin] = None, compiled: bool = False) -> str:
     lines += [
         "      # A build that needs more than torch (docs/adopting.md): `setup`, a bash script each cell",
         "      # runs first (sudo apt-get install -y libnuma-dev); `container`, a vendor toolkit's image",
-        "      # to run each cell in, pinned by its digest.",
+        "      # to run each cell in, pinned by its digest. Past 256 cells the plan runs in chunks of at",
+        "      # most 256 jobs; `max-parallel: 20` would cap the cell jobs running at once.",
     ]
     return "\n".join(lines) + "\n"
 

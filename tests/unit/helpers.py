@@ -40,6 +40,27 @@ def cli(*args: str, cwd: Optional[Path] = None) -> Result:
     return Result(res.exit_code, res.stdout, res.stderr)
 
 
+def github_outputs(out: str) -> Dict[str, str]:
+    """``plan --format github``'s ``$GITHUB_OUTPUT`` lines as a dictionary."""
+    return dict(line.split("=", 1) for line in out.splitlines() if line)
+
+
+def github_chunks(out: str) -> list:
+    """The matrices of ``plan --format github``, in order: one ``include`` list per chunk."""
+    import json
+
+    outputs = github_outputs(out)
+    count = int(outputs["chunks"])
+    jobs = [k for k in outputs if k.startswith("chunk") and k != "chunks"]
+    assert all(outputs[f"chunk{n}"] == "" for n in range(count + 1, len(jobs) + 1))  # the cell jobs that skip
+    return [json.loads(outputs[f"chunk{n}"])["include"] for n in range(1, count + 1)]
+
+
+def github_rows(out: str) -> list:
+    """Every row of ``plan --format github``, the chunks one after another."""
+    return [row for chunk in github_chunks(out) for row in chunk]
+
+
 def quick_check(*args: str) -> Tuple[int, str, str]:
     """``adapter-matrix check ARGS`` through the typer-free path the command takes, in-process,
     in the repository: (exit code, stdout, stderr)."""

@@ -376,7 +376,7 @@ def test_a_tier_part_that_selects_nothing_is_a_usage_error_naming_the_tags(proje
     assert res.code == 2
     assert (
         "no cell of the full tier matches -t torch2.30" in res.err
-        and "(its tags: edges, full, latest, py3.10, py3.11, smoke, torch2.2, torch2.3)" in res.err
+        and "(its tags: edges, full, latest, pairwise, py3.10, py3.11, smoke, torch2.2, torch2.3)" in res.err
     )
     assert _tier(project, "--dry-run", "-p", "3.12").code == 2
     assert cli("tier", "every", "--matrix", str(project / "compat.yaml"), cwd=project).code == 2

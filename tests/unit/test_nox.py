@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from adapter_matrix.ci.chunks import CHUNK_JOBS
 from adapter_matrix.ci.install import COMPANIONS_ENV, INDEX_ENV, VARIANT_ENV, install_attempts
 from adapter_matrix.ci.plan import STRATEGIES, plan
 from adapter_matrix.ci.release import past_releases  # the rows this tree can test
@@ -30,7 +31,7 @@ from adapter_matrix.ci.suites import (
 from adapter_matrix.ci.verify import CellMismatch, verify_environment, verify_refusal
 from adapter_matrix.matrix.loader import load
 
-from .helpers import REPO, cli
+from .helpers import REPO, cli, github_rows
 
 NOX = shutil.which("nox", path=os.path.dirname(sys.executable)) or shutil.which("nox")
 needs_nox = pytest.mark.skipif(NOX is None, reason="nox is not installed")
@@ -52,7 +53,7 @@ def test_nox_lists_exactly_the_full_plan_with_unique_ids(matrix):
     listed = [s["session"] for s in _nox_list()]
     assert len(listed) == len(set(listed)), "nox accepts duplicate ids silently; ours must be unique"
     assert listed == [r.session for r in plan(matrix, "full", skip=past_releases(matrix))]
-    github = json.loads(cli("plan", "-f", "github").out)["include"]
+    github = github_rows(cli("plan", "-f", "github").out)
     assert [row["session"] for row in github] == listed
 
 
@@ -72,17 +73,65 @@ def test_tags_select_exactly(matrix):
 def test_every_workflow_session_exists(matrix):
     workflow = yaml.safe_load((REPO / ".github" / "workflows" / "adapter-matrix.yml").read_text())
     jobs = workflow["jobs"]
-    assert set(jobs) == {"plan", "cell", "aggregate"}
+    assert set(jobs) == {"plan", "aggregate"} | {f"cell-{n}" for n in range(1, CHUNK_JOBS + 1)}
     runs = {name: "\n".join(step.get("run", "") for step in job["steps"]) for name, job in jobs.items()}
     assert '--strategy "$STRATEGY"' in runs["plan"] and "--format github" in runs["plan"]
-    assert 'subprocess.call(["nox", "-s", os.environ["SESSION"]]' in runs["cell"]
+    assert 'subprocess.call(["nox", "-s", os.environ["SESSION"]]' in runs["cell-1"]
     assert "adapter-matrix results" in json.dumps(jobs["aggregate"])
     caller = yaml.safe_load((REPO / ".github" / "workflows" / "matrix.yml").read_text())
     assert caller["jobs"]["matrix"]["uses"] == "$/.github/workflows/adapter-matrix.yml"
     listed = {s["session"] for s in _nox_list()}
     for strategy in STRATEGIES:
-        include = json.loads(cli("plan", "-s", strategy, "-f", "github").out)["include"]
+        include = github_rows(cli("plan", "-s", strategy, "-f", "github").out)
         assert {row["session"] for row in include} <= listed
+
+
+def test_the_reusable_workflow_runs_each_chunk_in_a_cell_job_of_its_own():
+    """cell-1 ... cell-8 (as many as ci.chunks.CHUNK_JOBS, which plan refuses to exceed) run the
+    same steps on the plan job's chunkN, skip without one, share max-parallel; the aggregate
+    waits for all of them and reads every chunk's records."""
+    text = (REPO / ".github" / "workflows" / "adapter-matrix.yml").read_text()
+    workflow = yaml.safe_load(text)
+    jobs = workflow["jobs"]
+    cells = [jobs[f"cell-{n}"] for n in range(1, CHUNK_JOBS + 1)]
+    assert set(jobs["plan"]["outputs"]) == {"parallel"} | {f"chunk{n}" for n in range(1, CHUNK_JOBS + 1)}
+    assert (
+        "--max-parallel" in jobs["plan"]["steps"][-1]["run"]
+        and '>> "$GITHUB_OUTPUT"' in jobs["plan"]["steps"][-1]["run"]
+    )
+    for n, job in enumerate(cells, 1):
+        assert job["if"] == f"needs.plan.outputs.chunk{n} != ''"
+        assert job["strategy"]["matrix"] == f"${{{{ fromJSON(needs.plan.outputs.chunk{n}) }}}}"
+        assert job["strategy"]["max-parallel"] == f"${{{{ fromJSON(needs.plan.outputs.parallel)[{n - 1}] }}}}"
+        assert {k: v for k, v in job.items() if k not in ("if", "strategy")} == {
+            k: v for k, v in cells[0].items() if k not in ("if", "strategy")
+        }
+    assert text.count("steps: *cell-steps") == CHUNK_JOBS - 1  # one copy of the steps
+    assert jobs["aggregate"]["needs"] == ["plan"] + [f"cell-{n}" for n in range(1, CHUNK_JOBS + 1)]
+    download = next(s for s in jobs["aggregate"]["steps"] if "download-artifact" in s.get("uses", ""))
+    upload = next(s for s in cells[0]["steps"] if "upload-artifact" in s.get("uses", ""))
+    assert upload["with"]["name"] == "result-${{ matrix.id }}" and download["with"]["pattern"] == "result-*"
+    assert upload["with"]["overwrite"] is True  # a re-run attempt replaces its own artifact
+    inputs = workflow[True]["workflow_call"]["inputs"]
+    assert inputs["max-parallel"] == {**inputs["max-parallel"], "type": "number", "default": 0}
+
+
+def test_two_copies_of_one_run_merge_and_disagreeing_copies_are_refused(tmp_path):
+    """The aggregate merges records by what they say: one run's record found twice (two
+    artifacts) counts once; two copies of one run that disagree are refused, naming both."""
+    _record(tmp_path / "result-a", "py3.11-torch2.13", "passed")
+    _record(tmp_path / "result-b", "py3.11-torch2.13", "passed")
+    res = cli("results", str(tmp_path), "-f", "json")
+    assert res.code == 0, res.err
+    assert [r["cell"] for r in json.loads(res.out)["records"]] == ["py3.11-torch2.13"]
+    _record(tmp_path / "result-b", "py3.11-torch2.13", "failed")
+    res = cli("results", str(tmp_path))
+    assert res.code == 2
+    assert "py3.11-torch2.13 of release (none) at 2026-11-29T10:00:00+00:00 is also in" in res.err
+    assert "disagree on outcome, tests" in res.err
+    _record(tmp_path / "result-b", "py3.11-torch2.13", "failed", stamp="2026-11-29T11:00:00+00:00")
+    res = cli("results", str(tmp_path), "-f", "json")  # a later run (a re-run attempt): the newest wins
+    assert res.code == 1 and json.loads(res.out)["records"][0]["outcome"] == "failed"
 
 
 def test_install_attempts_follow_the_source_chain(matrix):

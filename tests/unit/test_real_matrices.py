@@ -19,7 +19,7 @@ from adapter_matrix.matrix.loader import load, load_text
 from adapter_matrix.matrix.queries import cells, maintained
 from adapter_matrix.tables import views
 
-from .helpers import FIXTURES, cli
+from .helpers import FIXTURES, cli, github_rows
 
 MATRICES = FIXTURES / "matrices"
 NPU = str((MATRICES / "torch_npu.yaml").relative_to(FIXTURES.parent.parent))
@@ -313,8 +313,10 @@ def test_plan_ids_are_stable_and_name_the_runner_they_need():
     assert row["id"] == "py3.10-torch2.9-cann9.1.0-v2.9.0.post6"
     assert row["requires"] == {"cann": "9.1.0"} and row["runs_on"] == ["self-hosted", "ascend", "cann-9.1.0"]
     assert {"torch2.9", "py3.10", "cann9.1.0", "v2.9.0.post6", "line26.1.0", "full"} <= set(row["tags"])
-    github = json.loads(cli("plan", "--matrix", NPU, "--format", "github", "--release", "26.1.0", "--today", TODAY).out)
-    assert {tuple(i["runs-on"]) for i in github["include"]} == {("self-hosted", "ascend", "cann-9.1.0")}
+    github = github_rows(
+        cli("plan", "--matrix", NPU, "--format", "github", "--release", "26.1.0", "--today", TODAY).out
+    )
+    assert {tuple(i["runs-on"]) for i in github} == {("self-hosted", "ascend", "cann-9.1.0")}
     text = cli("plan", "--matrix", NPU, "--release", "2.9.0.post6", "--today", TODAY).out
     assert "requires cann 9.1.0" in text
 
