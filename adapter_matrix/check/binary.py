@@ -6,15 +6,22 @@ A problem the loader would hit (a missing symbol or library, another C++ ABI, a 
 library too old) makes the verdict ``unsupported`` whatever the matrix says: the matrix
 judges versions, the binary check the files actually installed. Its reasons come after
 the matrix's, each naming the adapter, the file and torch; each problem carries its fix.
+
+Which torch a binary was built for is read from its metadata (:func:`built_for_torch`: the
+``Requires-Dist`` on torch, any specifier that admits one torch minor, ``==2.13.0`` as well as
+``<2.14,>=2.13``): a PrivateUse1 binary is tied to that minor, whether or not a symbol is missing.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..matrix.status import Status
 from .outcome import Environment, Verdict
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 __all__ = [
     "with_binary",
@@ -22,6 +29,11 @@ __all__ = [
     "binary_document",
     "built_for",
     "pinned_torch",
+    "BuiltFor",
+    "built_for_torch",
+    "torch_lines",
+    "minor_of",
+    "TIED_TO_A_MINOR",
     "is_distribution_name",
     "with_pins",
     "pins_document",
@@ -57,6 +69,99 @@ def pinned_torch(requires: Sequence[str]) -> Optional[str]:
         specs = list(req.specifier)
         if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
             return specs[0].version
+    return None
+
+
+# Why a binary built for another torch minor is refused even when every symbol resolves.
+TIED_TO_A_MINOR = (
+    "a PrivateUse1 binary is tied to the torch minor it was compiled against (dispatch keys and the C++ ABI "
+    "change between minors), so it can import and then fail at its first op"
+)
+_ANY = 10**9  # a minor number above every real one: an open upper end
+
+
+class BuiltFor(NamedTuple):
+    """The torch an adapter's binaries were built for, as its metadata declares it."""
+
+    requirement: str  # ``torch<2.14,>=2.13``: what pip installs for it
+    line: Optional[str]  # ``2.13``: the one torch minor it admits; None when it admits several
+    exact: Optional[str]  # ``2.13.0`` when pinned exactly
+
+
+def torch_lines(spec: SpecifierSet) -> Optional[Tuple[Tuple[int, int], Tuple[int, int]]]:
+    """The lowest and highest torch minor (``(2, 13)``) a specifier admits, from its bounds
+    (``!=`` narrows no line); None for one this cannot read (``===``, an invalid version)."""
+    from packaging.version import InvalidVersion, Version
+
+    low, high = (0, 0), (_ANY, _ANY)
+    for item in spec:
+        op, text = item.operator, item.version
+        wild = text.endswith(".*")
+        try:
+            version = Version(text[:-2] if wild else text)
+        except InvalidVersion:
+            return None
+        release = version.release + (0,)
+        minor = (release[0], release[1])
+        if op == "===":
+            return None
+        if op == "==":
+            if wild and len(version.release) < 2:  # ==2.*: every minor of a major
+                low, high = max(low, (release[0], 0)), min(high, (release[0], _ANY))
+            else:
+                low, high = max(low, minor), min(high, minor)
+        elif op == "~=":  # ~=2.13.0 is >=2.13.0,==2.13.*; ~=2.13 is >=2.13,==2.*
+            low = max(low, minor)
+            high = min(high, minor if len(version.release) >= 3 else (release[0], _ANY))
+        elif op in (">=", ">"):
+            low = max(low, minor)
+        elif op == "<=":
+            high = min(high, minor)
+        elif op == "<":
+            # <2.14 (or <2.14.0) excludes 2.14.0 and its pre-releases: the last line it admits is 2.13
+            first = not any(version.release[2:]) and not version.is_prerelease and version.post is None
+            if first and release[1] > 0:
+                high = min(high, (release[0], release[1] - 1))
+            elif first:
+                high = min(high, (release[0] - 1, _ANY))
+            else:
+                high = min(high, minor)
+    return low, high
+
+
+def minor_of(version: str) -> str:
+    """``2.13`` of ``2.13.0+cpu`` (the text itself when it is no version)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return version
+    return f"{parsed.major}.{parsed.minor}"
+
+
+def built_for_torch(requires: Sequence[str]) -> Optional[BuiltFor]:
+    """The torch an adapter's ``Requires-Dist`` lines say its binaries were built for: the
+    requirement on torch (not an extra's), with the one torch minor it admits (``==2.13.0``,
+    ``==2.13.*``, ``~=2.13.0``, ``>=2.13,<2.14``); None when it declares no torch."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from ..names import canonical_name
+
+    for text in requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if canonical_name(req.name) != "torch" or (req.marker is not None and "extra" in str(req.marker)):
+            continue
+        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            continue
+        lines = torch_lines(req.specifier)
+        line = None
+        if lines is not None and lines[0] == lines[1]:
+            line = f"{lines[0][0]}.{lines[0][1]}"
+        return BuiltFor(f"torch{req.specifier}", line, pinned_torch([text]))
     return None
 
 

@@ -73,9 +73,14 @@ def _cache(tmp_path_factory, monkeypatch):
 
 
 def install(
-    site: Path, library: Path, *, requires: Sequence[str] = ("torch==2.12.0",), extra: Optional[Dict[str, Path]] = None
+    site: Path,
+    library: Optional[Path],
+    *,
+    requires: Sequence[str] = (f"torch=={TORCH}",),
+    extra: Optional[Dict[str, Path]] = None,
 ) -> Path:
-    """Install ``library`` as ``fake_adapter/_C.so`` of the distribution fake-adapter 1.0 into ``site``."""
+    """Install ``library`` as ``fake_adapter/_C.so`` of the distribution fake-adapter 1.0 into
+    ``site``: by default a build for the installed torch, as its metadata says."""
     package = site / "fake_adapter"
     package.mkdir(parents=True, exist_ok=True)
     files = {"fake_adapter/_C.so": library} if library is not None else {}
@@ -125,7 +130,7 @@ def test_a_library_built_for_this_torch_loads(tiny, tmp_path):
 
 
 def test_a_missing_torch_symbol_is_named_demangled_with_the_pair_and_the_fix(tiny, tmp_path):
-    install(tmp_path, tiny["missing"])
+    install(tmp_path, tiny["missing"], requires=("torch==2.12.0",))
     done = check(tmp_path, "--json")
     assert done.returncode == 1, done.stderr
     (doc,) = json.loads(done.stdout)["checks"]
@@ -153,6 +158,121 @@ def test_the_torch_a_release_pins_names_what_it_was_built_for(tiny, tmp_path):
     assert report["problems"][0]["message"].endswith("does not export; it was built for torch 2.11.0")
     report = audit("fake-adapter", site_of(tmp_path), use_cache=False)
     assert report["problems"][0]["message"].endswith("does not export; it was built for another torch")
+
+
+def beside_torch(site: Path, version: str) -> Path:
+    """A torch ``version`` installed into ``site`` as far as ``check`` reads it: its
+    dist-info, and this torch's libraries as its ``torch/lib`` (a link); its package raises
+    when imported, which ``check`` never does."""
+    info = site / f"torch-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n\n")
+    (info / "RECORD").write_text(f"torch/__init__.py,,\n{info.name}/METADATA,,\n")
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text("raise SystemExit('torch was imported')\n")
+    (site / "torch" / "lib").symlink_to(_torch_lib(), target_is_directory=True)
+    return site
+
+
+def test_a_build_for_another_torch_minor_is_refused_though_every_symbol_resolves(tiny, tmp_path):
+    """Issue 57: a CppExtension wheel built for torch 2.13 (`Requires-Dist: torch<2.14,>=2.13`)
+    installed with --no-deps beside torch 2.12.1 imports, then its first op fails (2.13
+    renumbered the dispatch keys). No symbol is missing: its metadata says it, and `check
+    --adapter DIST` (and `--env`) exit 1 before importing anything."""
+    if not TORCH.startswith("2.13."):
+        pytest.skip("the library is built against torch 2.13 here")
+    prefix = tmp_path / "prefix"
+    site = beside_torch(prefix / "lib" / "python3.11" / "site-packages", "2.12.1")
+    install(site, tiny["ok"], requires=("torch<2.14,>=2.13", "numpy"))
+    (site / "fake_adapter" / "__init__.py").write_text("raise SystemExit('fake_adapter was imported')\n")
+    for how in (("--adapter", "fake-adapter"), ("--adapter", "fake-adapter", "--env", str(prefix))):
+        done = check_cli(site if "--env" not in how else tmp_path, *how, "--json")
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "was imported" not in done.stdout + done.stderr
+        (doc,) = json.loads(done.stdout)["checks"]
+        assert doc["verdict"] == "unsupported" and doc["environment"]["torch"] == "2.12.1"
+        (problem,) = doc["binary"]["problems"]  # every symbol resolves: only the metadata tells
+        assert problem["kind"] == "built-for" and problem["subject"] == "torch<2.14,>=2.13"
+        assert problem["file"] == "fake_adapter-1.0.dist-info/METADATA" and problem["built_for"] == "2.13"
+        assert problem["message"] == (
+            "fake-adapter 1.0 was built for torch 2.13 (its metadata requires torch<2.14,>=2.13), but torch 2.12.1 "
+            "is installed: a PrivateUse1 binary is tied to the torch minor it was compiled against (dispatch keys "
+            "and the C++ ABI change between minors), so it can import and then fail at its first op"
+        )
+        assert problem["fix"] == (
+            "install the build of fake-adapter for torch 2.12, or the torch it was built for "
+            "(pip install 'torch<2.14,>=2.13')"
+        )
+        assert doc["reasons"] == [problem["message"]] and doc["binary"]["built_for_line"] == "2.13"
+    text = check_cli(site, "--adapter", "fake-adapter")
+    assert text.returncode == 1
+    assert (
+        "unsupported: fake-adapter 1.0 was built for torch 2.13 (its metadata requires torch<2.14,>=2.13)"
+        in text.stdout
+    )
+    assert "fix: install the build of fake-adapter for torch 2.12, or the torch it was built for" in text.stdout
+
+
+def test_a_remembered_answer_is_given_anew_when_the_metadata_says_another_torch(tiny, tmp_path):
+    """A plain `check` is remembered with the stamps of what the binary check read, the
+    adapter's METADATA among them: a Requires-Dist rewritten in place answers anew."""
+    if not TORCH.startswith("2.13.0"):
+        pytest.skip("the matrix describes torch 2.13.0")
+    site = install(tmp_path / "site", tiny["ok"], requires=(f"torch=={TORCH}",))
+    shutil.copy(FIXTURES / "binary" / "built-for-2.13.yaml", site / "compat.yaml")
+    cache = Path(os.environ["ADAPTER_MATRIX_CACHE"]) / "check-answers"
+    before = set(cache.glob("*")) if cache.is_dir() else set()
+    first = check_cli(site)
+    assert first.returncode in (0, 3), first.stdout + first.stderr
+    assert set(cache.glob("*")) - before, "the answer was not remembered"
+    assert check_cli(site).stdout == first.stdout
+    metadata = site / "fake_adapter-1.0.dist-info" / "METADATA"
+    metadata.write_text(metadata.read_text().replace(f"torch=={TORCH}", "torch>=2.12,<2.13"))
+    again = check_cli(site)
+    assert again.returncode == 1 and "was built for torch 2.12" in again.stdout, again.stdout + again.stderr
+
+
+def test_the_torch_a_build_is_for_is_read_from_any_specifier():
+    from adapter_matrix.check.binary import built_for_torch
+
+    line = lambda *requires: (lambda b: b and (b.requirement, b.line, b.exact))(built_for_torch(requires))
+    assert line("torch<2.14,>=2.13") == ("torch<2.14,>=2.13", "2.13", None)
+    assert line("torch (==2.13.0)") == ("torch==2.13.0", "2.13", "2.13.0")
+    assert line("torch==2.13.*") == ("torch==2.13.*", "2.13", None)
+    assert line("torch==2.14.0.*") == ("torch==2.14.0.*", "2.14", None)  # torch_npu's
+    assert line("torch~=2.13.1") == ("torch~=2.13.1", "2.13", None)
+    assert line("torch>=2.13.0,<2.13.9") == ("torch<2.13.9,>=2.13.0", "2.13", None)
+    assert line("torch<=2.13.3,>2.13.0") == ("torch<=2.13.3,>2.13.0", "2.13", None)
+    assert line("torch>=2.13,<2.15")[1] is None  # two minors: built for neither alone
+    assert line("torch>=2.1")[1] is None and line("torch")[1] is None and line("torch~=2.13")[1] is None
+    assert line("torch<3,>=2.99")[1] is None
+    assert line("numpy", "torch==2.12.0 ; extra == 'test'") is None  # an extra's is not installed with it
+    assert line("numpy") is None
+
+
+def test_a_build_whose_manifest_records_another_torch_is_refused(tiny, tmp_path, monkeypatch):
+    """A JIT core built elsewhere ($ADAPTER_MATRIX_DEVICE_LIBRARY): its manifest records the
+    torch it was compiled against, and another minor is refused as a wheel's metadata is."""
+    site = tmp_path / "site"
+    install(site, None, requires=())
+    (site / "fake_adapter" / "csrc").mkdir()
+    (site / "fake_adapter" / "csrc" / "core.cpp").write_text("// compiled at first import\n")
+    build = tmp_path / "build"
+    build.mkdir()
+    shutil.copy(tiny["ok"], build / "fake_core.so")
+    manifest = {"library": "fake_core.so", "torch": "2.11.0+cpu", "torch_git": "0" * 40, "python": "cpython-311"}
+    (build / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.setenv("ADAPTER_MATRIX_DEVICE_LIBRARY", str(build))
+    report = audit("fake-adapter", site_of(site), use_cache=False)
+    (problem,) = report["problems"]
+    assert problem["kind"] == "built-for" and problem["file"] == str(build / "manifest.json")
+    assert problem["message"].startswith(
+        f"fake-adapter 1.0 was built for torch 2.11 (its build's manifest.json records torch 2.11.0+cpu), but torch {TORCH} is installed"
+    )
+    assert report["built_for"] == "2.11.0+cpu"
+    manifest["torch"] = TORCH
+    (build / "manifest.json").write_text(json.dumps(manifest))
+    assert audit("fake-adapter", site_of(site))["ok"]
 
 
 def test_a_missing_needed_library_is_named_and_found_as_the_loader_finds_it(tiny, tmp_path):
