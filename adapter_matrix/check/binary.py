@@ -37,6 +37,9 @@ __all__ = [
     "is_distribution_name",
     "with_pins",
     "pins_document",
+    "built_for_installed",
+    "admits_line",
+    "one_torch_line",
 ]
 
 
@@ -257,41 +260,100 @@ def binary_lines(section: Dict[str, Any]) -> List[List[Segment]]:
     return lines
 
 
-def _installed_pin(distribution: str) -> Optional[Tuple[str, str]]:
-    """(installed version, the torch its metadata pins exactly) of an installed adapter."""
+def built_for_installed(distribution: str) -> Optional[Tuple[str, BuiltFor]]:
+    """(installed version, the torch its metadata says it was built for) of an installed
+    adapter: one exact torch or one torch minor; None when it says neither."""
     from .facts import distribution_requires, distribution_version
 
     version = distribution_version(distribution)
-    pin = pinned_torch(distribution_requires(distribution)) if version else None
-    return (version, pin) if version and pin else None
+    built = built_for_torch(distribution_requires(distribution)) if version else None
+    return (version, built) if version and built and (built.exact or built.line) else None
 
 
-def with_pins(answer: Verdict, distribution: str, adapter_pin: Optional[str], torch: str, source: str) -> Verdict:
+def _line_of(built: BuiltFor) -> str:
+    return built.line or minor_of(built.exact or "")
+
+
+def _named(built: BuiltFor) -> str:
+    """``torch 2.13.0``, or ``torch 2.13 (torch<2.14,>=2.13 in its metadata)``."""
+    return f"torch {built.exact}" if built.exact else f"torch {built.line} ({built.requirement} in its metadata)"
+
+
+def admits_line(requirement: str, line: str) -> Optional[bool]:
+    """Whether a torch requirement (``torch>=2.12,<2.13``) admits a torch of ``line`` (``2.13``)
+    by its bounds; None when it cannot be read."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        bounds = torch_lines(Requirement(requirement).specifier)
+        major, minor = (int(x) for x in line.split(".")[:2])
+    except (InvalidRequirement, ValueError):
+        return None
+    return None if bounds is None else bounds[0] <= (major, minor) <= bounds[1]
+
+
+def _refusal(
+    found: Tuple[str, BuiltFor], distribution: str, torch: Optional[str], asked: Optional[str], source: str
+) -> Optional[str]:
+    """Why what ``source`` installs does not fit the installed build: its torch ``torch`` (an exact
+    pin, or the patch a range was judged at), or its range ``asked``; None when it fits."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    version, built = found
+    line = _line_of(built)
+    head = f"{distribution} {version} (installed) was built for {_named(built)}"
+    if asked is not None and admits_line(asked, line) is False:
+        return f"{head}, but {source} asks for {asked}, which admits no torch {line}: {TIED_TO_A_MINOR}"
+    if torch is None:
+        return None
+    try:
+        other = (
+            not SpecifierSet(f"=={built.exact}").contains(Version(torch), prereleases=True)
+            if built.exact
+            else minor_of(torch) != line
+        )
+    except InvalidVersion:
+        return None
+    if not other:
+        return None
+    tied = f": {TIED_TO_A_MINOR}" if minor_of(torch) != line else ""
+    return f"{head}, but {source} would install torch {torch}{tied}"
+
+
+def with_pins(
+    answer: Verdict,
+    distribution: str,
+    adapter_pin: Optional[str],
+    torch: Optional[str],
+    source: str,
+    asked: Optional[str] = None,
+) -> Verdict:
     """``check --requirements``: the installed adapter (unless the file installs another
-    version of it) refused beside the file's torch when its metadata pins another."""
-    found = _installed_pin(distribution)
-    if found is None or (adapter_pin and adapter_pin != found[0]) or found[1] == torch:
+    version of it) refused beside the file's torch (``torch``; ``asked``: the file's range)
+    when its metadata says it was built for another (an exact pin, or a torch minor)."""
+    found = built_for_installed(distribution)
+    if found is None or (adapter_pin and adapter_pin != found[0]):
         return answer
-    from packaging.version import Version
-
-    if Version(found[1]) == Version(torch):
+    reason = _refusal(found, distribution, torch, asked, source)
+    if reason is None:
         return answer
-    reason = f"{distribution} {found[0]} (installed) was built for torch {found[1]}, but {source} would install torch {torch}"
     outcome = answer.outcome if answer.outcome.rank >= Status.UNSUPPORTED.rank else Status.UNSUPPORTED
     return answer._replace(outcome=outcome, reasons=answer.reasons + (reason,))
 
 
 def pins_document(distribution: str, pins: Any, python: Any, full: str, implementation: str) -> Dict[str, Any]:
     """``check --adapter DIST --requirements FILE`` for an adapter without a matrix: the
-    torch its metadata pins against the file's."""
+    torch its metadata says it was built for against the file's torch, an exact pin or a range."""
     from packaging.version import InvalidVersion, Version
 
     from .facts import distribution_version
 
     torch = pins.get("torch")
-    found = _installed_pin(distribution)
+    asked = pins.range("torch") if torch is None else None
+    found = built_for_installed(distribution)
     answer = Verdict(Status.SUPPORTED, ())
-    if torch is None:
+    if torch is None and asked is None:
         answer = Verdict(Status.UNSUPPORTED, (f"{pins.source} pins no torch: nothing to judge (--resolve asks pip)",))
     elif found is None:
         answer = Verdict(
@@ -299,11 +361,30 @@ def pins_document(distribution: str, pins: Any, python: Any, full: str, implemen
             (f"{distribution} declares no torch it was built for: only installing {pins.source} would tell",),
         )
     else:
-        answer = with_pins(answer, distribution, pins.get(distribution), torch, pins.source)
-        if answer.outcome is Status.SUPPORTED:
+        answer = with_pins(answer, distribution, pins.get(distribution), torch, pins.source, asked)
+        line = _line_of(found[1])
+        if answer.outcome is Status.SUPPORTED and torch is not None:
             answer = answer._replace(
-                reasons=(f"{distribution} {found[0]} was built for torch {found[1]}, which {pins.source} installs",)
+                reasons=(f"{distribution} {found[0]} was built for {_named(found[1])}, which {pins.source} installs",)
             )
+        elif answer.outcome is Status.SUPPORTED and asked is not None:
+            only = one_torch_line(asked)
+            if only == line:
+                answer = answer._replace(
+                    reasons=(
+                        f"{distribution} {found[0]} was built for {_named(found[1])}, the one torch minor "
+                        f"{pins.source}'s {asked} installs",
+                    )
+                )
+            else:
+                answer = Verdict(
+                    Status.EXPERIMENTAL,
+                    (
+                        f"{pins.source} asks for {asked}, not one torch minor: it admits others than torch {line}, "
+                        f"the one {distribution} {found[0]} was built for, and which one pip installs depends on its "
+                        f"index (pin torch>={line},<{_next(line)} in it, or --resolve asks pip's resolver)",
+                    ),
+                )
     try:
         torch_version = Version(torch) if torch else None
     except InvalidVersion:
@@ -316,3 +397,14 @@ def pins_document(distribution: str, pins: Any, python: Any, full: str, implemen
     del doc["binary"]  # the binaries of a torch not yet installed: nothing was read
     doc["origin"] = f"--adapter, --requirements {pins.source}"
     return doc
+
+
+def one_torch_line(requirement: str) -> Optional[str]:
+    """The one torch minor (``2.13``) a torch requirement admits; None for several, or none read."""
+    built = built_for_torch([requirement])
+    return built.line if built is not None else None
+
+
+def _next(line: str) -> str:
+    major, minor = line.split(".")[:2]
+    return f"{major}.{int(minor) + 1}"

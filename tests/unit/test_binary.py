@@ -487,6 +487,92 @@ def test_requirements_beside_an_installed_adapter_built_for_another_torch(tmp_pa
     )
     req.write_text("torch==2.13.0\n")
     assert check(tmp_path / "site", "--requirements", str(req)).returncode == 0
+    req.write_text("torch==2.13.0+cpu\n")  # ==2.13.0 admits the CPU build, as pip reads it
+    assert check(tmp_path / "site", "--requirements", str(req)).returncode == 0
+
+
+def test_a_torch_range_is_judged_against_the_minor_an_installed_adapter_was_built_for(tmp_path):
+    """No matrix: a file of ranges is judged by the torch minors it admits, never ignored."""
+    install(tmp_path / "site", None, requires=("torch<2.14,>=2.13",))
+    req = tmp_path / "req.txt"
+    req.write_text("torch>=2.12,<2.13\nnumpy\n")
+    done = check(tmp_path / "site", "--requirements", str(req))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        "unsupported: fake-adapter 1.0 (installed) was built for torch 2.13 (torch<2.14,>=2.13 in its metadata), "
+        f"but {req} asks for torch<2.13,>=2.12, which admits no torch 2.13: a PrivateUse1 binary is tied"
+    ) in done.stdout
+    req.write_text("torch~=2.13.0\n")
+    done = check(tmp_path / "site", "--requirements", str(req))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"the one torch minor {req}'s torch~=2.13.0 installs" in done.stdout
+    req.write_text("torch>=2.12\n")  # 2.13 among others: which one pip picks decides
+    done = check(tmp_path / "site", "--requirements", str(req), "--json")
+    assert done.returncode == 3, done.stdout + done.stderr
+    (doc,) = json.loads(done.stdout)["checks"]
+    assert doc["verdict"] == "experimental"
+    assert doc["reasons"] == [
+        f"{req} asks for torch>=2.12, not one torch minor: it admits others than torch 2.13, the one fake-adapter "
+        "1.0 was built for, and which one pip installs depends on its index (pin torch>=2.13,<2.14 in it, or "
+        "--resolve asks pip's resolver)"
+    ]
+    req.write_text("torch==2.13.0+cpu\n")  # an exact pin of the minor it was built for
+    assert check(tmp_path / "site", "--requirements", str(req)).returncode == 0
+
+
+def test_a_torch_range_is_judged_at_the_one_line_of_the_matrix_it_admits(tmp_path):
+    matrix = FIXTURES / "binary" / "built-for-2.13.yaml"
+    req = tmp_path / "req.txt"
+    req.write_text("torch>=2.14,<2.15\nfake-adapter==1.0\n")
+    done = check_cli(tmp_path, "--matrix", str(matrix), "--requirements", str(req), "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (doc,) = json.loads(done.stdout)["checks"]
+    assert doc["environment"]["torch"] == "2.14.1" and doc["reasons"] == [
+        "fake-adapter 1.0 supports torch 2.13.0, not 2.14.1"
+    ]
+    assert doc["assumptions"] == [
+        f"torch 2.14.1: the newest release of torch<2.15,>=2.14 this matrix describes ({req} pins no exact torch: "
+        "pip installs the newest its index has, or keeps an installed torch the range admits)"
+    ]
+    req.write_text("torch>=2.13\nfake-adapter==1.0\n")  # two lines of the matrix: cannot tell which
+    done = check_cli(tmp_path, "--matrix", str(matrix), "--requirements", str(req))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{req} asks for torch>=2.13, which admits torch 2.13, 2.14 of this matrix" in " ".join(done.stderr.split())
+    req.write_text("torch>=3\nfake-adapter==1.0\n")
+    done = check_cli(tmp_path, "--matrix", str(matrix), "--requirements", str(req))
+    assert done.returncode == 1 and "which admits no torch release this matrix describes (2.13, 2.14)" in " ".join(
+        done.stderr.split()
+    )
+
+
+def test_a_torch_range_beside_an_installed_build_with_a_matrix(tmp_path):
+    """The installed adapter's build and the file's range: refused when the range admits no
+    torch of its minor; the adapter's own range judged as installed when it admits it."""
+    if not TORCH.startswith("2.13."):
+        pytest.skip("the matrix describes torch 2.13 and 2.14")
+    site = install(tmp_path / "site", None, requires=("torch<2.14,>=2.13",))
+    shutil.copy(FIXTURES / "binary" / "built-for-2.13.yaml", site / "compat.yaml")
+    req = tmp_path / "req.txt"
+    req.write_text("torch>=2.14,<2.15\nfake-adapter>=1.0\n")
+    done = check_cli(site, "--requirements", str(req), "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (doc,) = json.loads(done.stdout)["checks"]
+    assert (
+        "fake-adapter 1.0 (installed) was built for torch 2.13 (torch<2.14,>=2.13 in its metadata), but "
+        f"{req} asks for torch<2.15,>=2.14, which admits no torch 2.13: a PrivateUse1 binary"
+    ) in doc["reasons"][-1]
+    assert doc["assumptions"][1] == (
+        f"fake-adapter 1.0: installed, and {req} asks for fake-adapter>=1.0, which admits it (pip keeps it)"
+    )
+    req.write_text("torch>=2.13,<2.14\n")
+    assert check_cli(site, "--requirements", str(req)).returncode == 0
+    req.write_text("torch>=2.13,<2.14\nfake-adapter>=2\n")  # pip would replace the adapter, by an unknown release
+    done = check_cli(site, "--requirements", str(req))
+    assert done.returncode == 2
+    assert (
+        f"{req} asks for fake-adapter>=2, which the installed fake-adapter 1.0 does not satisfy: which release pip "
+        "installs depends on its index, so it is not judged"
+    ) in " ".join(done.stderr.split())
 
 
 def test_pins_are_read_from_requirements_and_lock_files(tmp_path):
@@ -496,7 +582,12 @@ def test_pins_are_read_from_requirements_and_lock_files(tmp_path):
     (tmp_path / "req.txt").write_text(
         "-r base.txt\nnumpy==1.26.4 ; python_version < '3'\nTorch_NPU==2.2.0  # vendor\nyaml\n"
     )
-    assert read_pins(str(tmp_path / "req.txt")).versions == {"torch": "2.13.0+cpu", "torch-npu": "2.2.0"}
+    pins = read_pins(str(tmp_path / "req.txt"))
+    assert pins.versions == {"torch": "2.13.0+cpu", "torch-npu": "2.2.0"}
+    assert pins.ranges == {"yaml": "yaml"} and pins.range("torch") is None  # a range is kept, not dropped
+    (tmp_path / "ranges.txt").write_text("torch>=2.12\n-c limits.txt\n")
+    (tmp_path / "limits.txt").write_text("torch<2.13 ; python_version >= '3'\n")
+    assert read_pins(str(tmp_path / "ranges.txt")).range("Torch") == "torch<2.13,>=2.12"  # both, as pip takes them
     (tmp_path / "uv.lock").write_text('version = 1\n[[package]]\nname = "torch"\nversion = "2.14.0"\n')
     assert read_pins(str(tmp_path / "uv.lock")).get("torch") == "2.14.0"
     (tmp_path / "bad.txt").write_text("torch===\n")
