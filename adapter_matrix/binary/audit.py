@@ -202,6 +202,43 @@ class _Builds(NamedTuple):
     manifest: Optional[str] = None
 
 
+_BUILDS_AT_IMPORT = re.compile(r"\bensure_built\s*\(")  # adapter_matrix.device.build's entry, as shims call it
+_SOURCES = (".cpp", ".cc", ".cxx", ".cu")
+MAX_MODULES = 200  # Python files read to tell a just-in-time core from shipped sources
+
+
+def _compiled_at_import(env: _Env, package: str) -> bool:
+    """Whether ``package`` has a just-in-time core: C++ sources in its ``csrc/`` that its own
+    Python compiles at the first import with adapter-matrix's build (``ensure_built``, as the
+    reference adapter's activation does). A ``csrc/`` a wheel ships beside its compiled
+    libraries (a CppExtension's sources, an OpenReg-shaped project's stub) is not one."""
+    csrc = os.path.join(package, "csrc")
+    try:
+        names = os.listdir(csrc)
+    except OSError:
+        return False
+    env.note(csrc)
+    if not any(n.endswith(_SOURCES) for n in names):
+        return False
+    read = 0
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d not in ("csrc", "__pycache__", "tests") and not d.startswith("."))
+        for name in sorted(n for n in files if n.endswith(".py")):
+            path = os.path.join(folder, name)
+            env.note(path)
+            read += 1
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            if "adapter_matrix" in text and _BUILDS_AT_IMPORT.search(text):
+                return True
+            if read >= MAX_MODULES:
+                return False
+    return False
+
+
 def _device_builds(env: _Env, packages: Sequence[str], torch_version: str, torch_git: str) -> _Builds:
     """The C++ cores adapter-matrix compiled for this torch from the packages' ``csrc/``
     (:mod:`adapter_matrix.device.build`). Not one yet is a note: the core is compiled at the
@@ -209,7 +246,7 @@ def _device_builds(env: _Env, packages: Sequence[str], torch_version: str, torch
     libraries: List[str] = []
     notes: List[str] = []
     explicit = os.environ.get("ADAPTER_MATRIX_DEVICE_LIBRARY")
-    sources = [p for p in packages if os.path.isdir(os.path.join(p, "csrc"))]
+    sources = [p for p in packages if _compiled_at_import(env, p)]
     if not sources:
         return _Builds(libraries, notes)
     if explicit:

@@ -250,13 +250,43 @@ def test_the_torch_a_build_is_for_is_read_from_any_specifier():
     assert line("numpy") is None
 
 
+def just_in_time(package: Path) -> None:
+    """Make ``package`` compile its C++ core at its first import, as the reference adapter does."""
+    (package / "csrc").mkdir()
+    (package / "csrc" / "core.cpp").write_text("// compiled at first import\n")
+    (package / "_activation.py").write_text(
+        "from adapter_matrix.device import build as _build\n\n"
+        "def activate():\n    return _build.ensure_built(_build.Extension.of_package(__package__, 'fake'))\n"
+    )
+
+
+def test_only_a_core_compiled_at_import_is_called_just_in_time(tmp_path, monkeypatch):
+    """A csrc/ shipped in the wheel (a CppExtension's sources beside its _C) is no core compiled
+    at the first import: no note says one is to be built. One the package's Python compiles with
+    adapter-matrix's build is, until it is built."""
+    monkeypatch.delenv("ADAPTER_MATRIX_DEVICE_LIBRARY", raising=False)
+    monkeypatch.setenv("ADAPTER_MATRIX_CACHE", str(tmp_path / "cache"))
+    site = install(tmp_path / "site", None)
+    (site / "fake_adapter" / "csrc").mkdir()
+    (site / "fake_adapter" / "csrc" / "tiny.cpp").write_text("// the sources of its _C, shipped\n")
+    (site / "fake_adapter" / "ops.py").write_text("import torch  # the compiled _C's ops: built by setup.py\n")
+    report = audit("fake-adapter", site_of(site))
+    assert not any("first import" in n for n in report["notes"]), report["notes"]
+    (site / "fake_adapter" / "csrc" / "tiny.cpp").unlink()
+    (site / "fake_adapter" / "csrc").rmdir()
+    just_in_time(site / "fake_adapter")
+    report = audit("fake-adapter", site_of(site))
+    assert report["notes"][0].startswith(
+        f"fake_adapter's C++ core is compiled at its first import; none is built for torch {TORCH} yet"
+    )
+
+
 def test_a_build_whose_manifest_records_another_torch_is_refused(tiny, tmp_path, monkeypatch):
     """A JIT core built elsewhere ($ADAPTER_MATRIX_DEVICE_LIBRARY): its manifest records the
     torch it was compiled against, and another minor is refused as a wheel's metadata is."""
     site = tmp_path / "site"
     install(site, None, requires=())
-    (site / "fake_adapter" / "csrc").mkdir()
-    (site / "fake_adapter" / "csrc" / "core.cpp").write_text("// compiled at first import\n")
+    just_in_time(site / "fake_adapter")
     build = tmp_path / "build"
     build.mkdir()
     shutil.copy(tiny["ok"], build / "fake_core.so")
