@@ -25,6 +25,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
+from ..check.binary import TIED_TO_A_MINOR, BuiltFor, built_for_torch, minor_of
 from ..memo import load_stamped, stamp, store_stamped
 from ..names import escaped_name
 from .elf import ElfError, ElfFacts
@@ -190,28 +191,78 @@ def _package_dirs(dist: str, site_dir: str, info: str) -> List[str]:
     return out
 
 
-def _device_builds(
-    env: _Env, packages: Sequence[str], torch_version: str, torch_git: str
-) -> Tuple[List[str], List[str]]:
+class _Builds(NamedTuple):
+    """The C++ cores adapter-matrix compiled from an adapter's ``csrc/``, and what their
+    manifest recorded: ``recorded`` is the torch a build named by ``$ADAPTER_MATRIX_DEVICE_LIBRARY``
+    was compiled against (the cache's builds are found by this torch's name)."""
+
+    libraries: List[str]
+    notes: List[str]
+    recorded: Optional[str] = None
+    manifest: Optional[str] = None
+
+
+_BUILDS_AT_IMPORT = re.compile(r"\bensure_built\s*\(")  # adapter_matrix.device.build's entry, as shims call it
+_SOURCES = (".cpp", ".cc", ".cxx", ".cu")
+MAX_MODULES = 200  # Python files read to tell a just-in-time core from shipped sources
+
+
+def _compiled_at_import(env: _Env, package: str) -> bool:
+    """Whether ``package`` has a just-in-time core: C++ sources in its ``csrc/`` that its own
+    Python compiles at the first import with adapter-matrix's build (``ensure_built``, as the
+    reference adapter's activation does). A ``csrc/`` a wheel ships beside its compiled
+    libraries (a CppExtension's sources, an OpenReg-shaped project's stub) is not one."""
+    csrc = os.path.join(package, "csrc")
+    try:
+        names = os.listdir(csrc)
+    except OSError:
+        return False
+    env.note(csrc)
+    if not any(n.endswith(_SOURCES) for n in names):
+        return False
+    read = 0
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d not in ("csrc", "__pycache__", "tests") and not d.startswith("."))
+        for name in sorted(n for n in files if n.endswith(".py")):
+            path = os.path.join(folder, name)
+            env.note(path)
+            read += 1
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            if "adapter_matrix" in text and _BUILDS_AT_IMPORT.search(text):
+                return True
+            if read >= MAX_MODULES:
+                return False
+    return False
+
+
+def _device_builds(env: _Env, packages: Sequence[str], torch_version: str, torch_git: str) -> _Builds:
     """The C++ cores adapter-matrix compiled for this torch from the packages' ``csrc/``
-    (:mod:`adapter_matrix.device.build`): (libraries, notes). Not one yet is a note: the
-    core is compiled at the first import."""
+    (:mod:`adapter_matrix.device.build`). Not one yet is a note: the core is compiled at the
+    first import."""
     libraries: List[str] = []
     notes: List[str] = []
     explicit = os.environ.get("ADAPTER_MATRIX_DEVICE_LIBRARY")
-    sources = [p for p in packages if os.path.isdir(os.path.join(p, "csrc"))]
+    sources = [p for p in packages if _compiled_at_import(env, p)]
     if not sources:
-        return libraries, notes
+        return _Builds(libraries, notes)
     if explicit:
         import json
 
-        env.note(os.path.join(explicit, "manifest.json"))
+        manifest = os.path.join(explicit, "manifest.json")
+        env.note(manifest)
         try:
-            with open(os.path.join(explicit, "manifest.json"), encoding="utf-8") as fh:
-                libraries.append(os.path.join(explicit, json.load(fh)["library"]))
+            with open(manifest, encoding="utf-8") as fh:
+                recorded = json.load(fh)
+            libraries.append(os.path.join(explicit, recorded["library"]))
         except (OSError, ValueError, KeyError, TypeError):
             notes.append(f"$ADAPTER_MATRIX_DEVICE_LIBRARY={explicit} has no readable manifest.json")
-        return libraries, notes
+            return _Builds(libraries, notes)
+        torch = recorded.get("torch") if isinstance(recorded, dict) else None
+        return _Builds(libraries, notes, torch if isinstance(torch, str) else None, manifest)
     from ..device.build import Extension, _cache_root, source_hash
 
     root = str(_cache_root())
@@ -238,7 +289,7 @@ def _device_builds(
                 f"{top}'s C++ core is compiled at its first import; none is built for torch {torch_version} yet"
                 " (`adapter-matrix build` builds it)"
             )
-    return libraries, notes
+    return _Builds(libraries, notes)
 
 
 class _Torch(NamedTuple):
@@ -343,8 +394,10 @@ def _check_file(
     own_exports: Set[str],
     search: Search,
     built_for: Optional[str],
+    declared: Optional[BuiltFor] = None,
 ) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
-    """One file's entry in the report and its problems."""
+    """One file's entry in the report and its problems (``built_for``: the exact torch it was
+    built for, if known; ``declared``: its metadata's requirement on torch)."""
     problems: List[Dict[str, Any]] = []
     closure = _closure(env, path, facts, search)
     torch_label = f"torch {torch.version}" if torch else "torch"
@@ -430,16 +483,16 @@ def _check_file(
             )
         )
     elif missing_torch and torch is not None:
-        built = (
-            f"; it was built for torch {built_for}"
-            if built_for and built_for != torch.version
-            else "; it was built for another torch"
-        )
-        fix = (
-            f"install the torch it was built for (pip install 'torch=={built_for}'), or a build of the adapter for torch {torch.version}"
-            if built_for and built_for != torch.version
-            else f"install a build of the adapter made for torch {torch.version}"
-        )
+        line = declared.line if declared is not None else None
+        if built_for and built_for != torch.version:
+            built = f"; it was built for torch {built_for}"
+            fix = f"install the torch it was built for (pip install 'torch=={built_for}'), or a build of the adapter for torch {torch.version}"
+        elif declared is not None and line is not None and line != minor_of(torch.version):
+            built = f"; it was built for torch {line} ({declared.requirement} in its metadata)"
+            fix = f"install the torch it was built for (pip install '{declared.requirement}'), or a build of the adapter for torch {torch.version}"
+        else:
+            built = "; it was built for another torch"
+            fix = f"install a build of the adapter made for torch {torch.version}"
         problems.append(
             _problem(
                 "missing-symbol",
@@ -470,6 +523,30 @@ def _check_file(
         "needed": {where.name: where.path for obj, where, _ in closure.found if obj == path},
     }
     return entry, problems
+
+
+def _tied(
+    distribution: str, label: str, torch_version: str, declared: BuiltFor, file: str, said: str
+) -> List[Dict[str, Any]]:
+    """The problem of a binary built for another torch minor than the installed one, which no
+    symbol shows (torch 2.13 renumbered the dispatch keys: a build for 2.13 beside 2.12 imports,
+    then its first op finds no kernel); none when the minors agree. ``file`` says which torch it
+    was built for (its METADATA, a build's manifest.json), as ``said`` words it."""
+    installed = minor_of(torch_version)
+    if declared.line is None or declared.line == installed:
+        return []
+    return [
+        _problem(
+            "built-for",
+            file,
+            declared.requirement,
+            f"{label} was built for torch {declared.line} ({said}), "
+            f"but torch {torch_version} is installed: {TIED_TO_A_MINOR}",
+            f"install the build of {distribution} for torch {installed}, or the torch it was built for "
+            f"(pip install '{declared.requirement}')",
+            built_for=declared.line,
+        )
+    ]
 
 
 def _version_key(version: str) -> Tuple[int, ...]:
@@ -508,10 +585,8 @@ def audit(
     version, requires = _metadata(info)
     label = f"{distribution} {version}".strip()
     torch = _torch(env)
-    from ..check.binary import pinned_torch
-
-    pinned = pinned_torch(requires)
-    built_for = pinned or built_for
+    declared = built_for_torch(requires)
+    built_for = (declared.exact if declared else None) or built_for
     files = [p for p in _record_files(site_dir, info) if env.header(p) is not None]
     packages = _package_dirs(distribution, site_dir, info)
     notes: List[str] = []
@@ -525,13 +600,22 @@ def audit(
                     if (n.endswith(".so") or ".so." in n) and env.header(os.path.join(folder, n))
                 ]
     displays = {p: os.path.relpath(p, site_dir) if p.startswith(site_dir + os.sep) else p for p in files}
+    # (what it was built for, the file that says so, how it says so)
+    tied: Optional[Tuple[BuiltFor, str, str]] = None
+    if declared is not None and declared.line is not None and files:  # a binary: its own libraries
+        said = f"its metadata requires {declared.requirement}"
+        tied = declared, os.path.relpath(os.path.join(info, "METADATA"), site_dir), said
     if torch is not None:
-        built, build_notes = _device_builds(env, packages, *_torch_build(os.path.dirname(torch.lib_dir), torch.version))
-        notes += build_notes
-        for library in built:
+        builds = _device_builds(env, packages, *_torch_build(os.path.dirname(torch.lib_dir), torch.version))
+        notes += builds.notes
+        for library in builds.libraries:
             files.append(library)
             displays[library] = library
-            built_for = built_for or torch.version  # compiled here, for this very torch
+            # compiled here for this very torch, unless the build's manifest records another
+            built_for = built_for or builds.recorded or torch.version
+        if builds.recorded and builds.manifest and tied is None:
+            recorded = BuiltFor(f"torch=={builds.recorded}", minor_of(builds.recorded), builds.recorded)
+            tied = recorded, builds.manifest, f"its build's manifest.json records torch {builds.recorded}"
     else:
         notes.append("torch is not installed: the adapter's symbols were not checked")
     search = Search(site.root, site.ld_library_path, torch.libraries if torch else {})
@@ -556,9 +640,12 @@ def audit(
         own.update(facts.exports)
     entries = []
     for path, facts in readable.items():
-        entry, found = _check_file(env, label, displays[path], path, facts, torch, own, search, built_for)
+        entry, found = _check_file(env, label, displays[path], path, facts, torch, own, search, built_for, declared)
         entries.append(entry)
         problems += found
+    named = any(p["kind"] == "missing-symbol" and TORCH_NAMESPACES.search(p["subject"]) for p in problems)
+    if torch is not None and tied is not None and not named:  # a missing torch symbol names it already
+        problems = _tied(distribution, label, torch.version, *tied) + problems
     if not files:
         notes.append(f"{distribution} installs no shared library: nothing for the loader to check")
     report = {
@@ -568,6 +655,7 @@ def audit(
         "torch": torch.version if torch else None,
         "torch_cxx11_abi": torch.abi if torch else None,
         "built_for": built_for,
+        "built_for_line": tied[0].line if tied is not None else declared.line if declared is not None else None,
         "files": entries,
         "problems": problems,
         "notes": notes,

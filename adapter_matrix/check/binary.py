@@ -6,15 +6,22 @@ A problem the loader would hit (a missing symbol or library, another C++ ABI, a 
 library too old) makes the verdict ``unsupported`` whatever the matrix says: the matrix
 judges versions, the binary check the files actually installed. Its reasons come after
 the matrix's, each naming the adapter, the file and torch; each problem carries its fix.
+
+Which torch a binary was built for is read from its metadata (:func:`built_for_torch`: the
+``Requires-Dist`` on torch, any specifier that admits one torch minor, ``==2.13.0`` as well as
+``<2.14,>=2.13``): a PrivateUse1 binary is tied to that minor, whether or not a symbol is missing.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..matrix.status import Status
 from .outcome import Environment, Verdict
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 __all__ = [
     "with_binary",
@@ -22,9 +29,17 @@ __all__ = [
     "binary_document",
     "built_for",
     "pinned_torch",
+    "BuiltFor",
+    "built_for_torch",
+    "torch_lines",
+    "minor_of",
+    "TIED_TO_A_MINOR",
     "is_distribution_name",
     "with_pins",
     "pins_document",
+    "built_for_installed",
+    "admits_line",
+    "one_torch_line",
 ]
 
 
@@ -57,6 +72,99 @@ def pinned_torch(requires: Sequence[str]) -> Optional[str]:
         specs = list(req.specifier)
         if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
             return specs[0].version
+    return None
+
+
+# Why a binary built for another torch minor is refused even when every symbol resolves.
+TIED_TO_A_MINOR = (
+    "a PrivateUse1 binary is tied to the torch minor it was compiled against (dispatch keys and the C++ ABI "
+    "change between minors), so it can import and then fail at its first op"
+)
+_ANY = 10**9  # a minor number above every real one: an open upper end
+
+
+class BuiltFor(NamedTuple):
+    """The torch an adapter's binaries were built for, as its metadata declares it."""
+
+    requirement: str  # ``torch<2.14,>=2.13``: what pip installs for it
+    line: Optional[str]  # ``2.13``: the one torch minor it admits; None when it admits several
+    exact: Optional[str]  # ``2.13.0`` when pinned exactly
+
+
+def torch_lines(spec: SpecifierSet) -> Optional[Tuple[Tuple[int, int], Tuple[int, int]]]:
+    """The lowest and highest torch minor (``(2, 13)``) a specifier admits, from its bounds
+    (``!=`` narrows no line); None for one this cannot read (``===``, an invalid version)."""
+    from packaging.version import InvalidVersion, Version
+
+    low, high = (0, 0), (_ANY, _ANY)
+    for item in spec:
+        op, text = item.operator, item.version
+        wild = text.endswith(".*")
+        try:
+            version = Version(text[:-2] if wild else text)
+        except InvalidVersion:
+            return None
+        release = version.release + (0,)
+        minor = (release[0], release[1])
+        if op == "===":
+            return None
+        if op == "==":
+            if wild and len(version.release) < 2:  # ==2.*: every minor of a major
+                low, high = max(low, (release[0], 0)), min(high, (release[0], _ANY))
+            else:
+                low, high = max(low, minor), min(high, minor)
+        elif op == "~=":  # ~=2.13.0 is >=2.13.0,==2.13.*; ~=2.13 is >=2.13,==2.*
+            low = max(low, minor)
+            high = min(high, minor if len(version.release) >= 3 else (release[0], _ANY))
+        elif op in (">=", ">"):
+            low = max(low, minor)
+        elif op == "<=":
+            high = min(high, minor)
+        elif op == "<":
+            # <2.14 (or <2.14.0) excludes 2.14.0 and its pre-releases: the last line it admits is 2.13
+            first = not any(version.release[2:]) and not version.is_prerelease and version.post is None
+            if first and release[1] > 0:
+                high = min(high, (release[0], release[1] - 1))
+            elif first:
+                high = min(high, (release[0] - 1, _ANY))
+            else:
+                high = min(high, minor)
+    return low, high
+
+
+def minor_of(version: str) -> str:
+    """``2.13`` of ``2.13.0+cpu`` (the text itself when it is no version)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return version
+    return f"{parsed.major}.{parsed.minor}"
+
+
+def built_for_torch(requires: Sequence[str]) -> Optional[BuiltFor]:
+    """The torch an adapter's ``Requires-Dist`` lines say its binaries were built for: the
+    requirement on torch (not an extra's), with the one torch minor it admits (``==2.13.0``,
+    ``==2.13.*``, ``~=2.13.0``, ``>=2.13,<2.14``); None when it declares no torch."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from ..names import canonical_name
+
+    for text in requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if canonical_name(req.name) != "torch" or (req.marker is not None and "extra" in str(req.marker)):
+            continue
+        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            continue
+        lines = torch_lines(req.specifier)
+        line = None
+        if lines is not None and lines[0] == lines[1]:
+            line = f"{lines[0][0]}.{lines[0][1]}"
+        return BuiltFor(f"torch{req.specifier}", line, pinned_torch([text]))
     return None
 
 
@@ -152,41 +260,100 @@ def binary_lines(section: Dict[str, Any]) -> List[List[Segment]]:
     return lines
 
 
-def _installed_pin(distribution: str) -> Optional[Tuple[str, str]]:
-    """(installed version, the torch its metadata pins exactly) of an installed adapter."""
+def built_for_installed(distribution: str) -> Optional[Tuple[str, BuiltFor]]:
+    """(installed version, the torch its metadata says it was built for) of an installed
+    adapter: one exact torch or one torch minor; None when it says neither."""
     from .facts import distribution_requires, distribution_version
 
     version = distribution_version(distribution)
-    pin = pinned_torch(distribution_requires(distribution)) if version else None
-    return (version, pin) if version and pin else None
+    built = built_for_torch(distribution_requires(distribution)) if version else None
+    return (version, built) if version and built and (built.exact or built.line) else None
 
 
-def with_pins(answer: Verdict, distribution: str, adapter_pin: Optional[str], torch: str, source: str) -> Verdict:
+def _line_of(built: BuiltFor) -> str:
+    return built.line or minor_of(built.exact or "")
+
+
+def _named(built: BuiltFor) -> str:
+    """``torch 2.13.0``, or ``torch 2.13 (torch<2.14,>=2.13 in its metadata)``."""
+    return f"torch {built.exact}" if built.exact else f"torch {built.line} ({built.requirement} in its metadata)"
+
+
+def admits_line(requirement: str, line: str) -> Optional[bool]:
+    """Whether a torch requirement (``torch>=2.12,<2.13``) admits a torch of ``line`` (``2.13``)
+    by its bounds; None when it cannot be read."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        bounds = torch_lines(Requirement(requirement).specifier)
+        major, minor = (int(x) for x in line.split(".")[:2])
+    except (InvalidRequirement, ValueError):
+        return None
+    return None if bounds is None else bounds[0] <= (major, minor) <= bounds[1]
+
+
+def _refusal(
+    found: Tuple[str, BuiltFor], distribution: str, torch: Optional[str], asked: Optional[str], source: str
+) -> Optional[str]:
+    """Why what ``source`` installs does not fit the installed build: its torch ``torch`` (an exact
+    pin, or the patch a range was judged at), or its range ``asked``; None when it fits."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    version, built = found
+    line = _line_of(built)
+    head = f"{distribution} {version} (installed) was built for {_named(built)}"
+    if asked is not None and admits_line(asked, line) is False:
+        return f"{head}, but {source} asks for {asked}, which admits no torch {line}: {TIED_TO_A_MINOR}"
+    if torch is None:
+        return None
+    try:
+        other = (
+            not SpecifierSet(f"=={built.exact}").contains(Version(torch), prereleases=True)
+            if built.exact
+            else minor_of(torch) != line
+        )
+    except InvalidVersion:
+        return None
+    if not other:
+        return None
+    tied = f": {TIED_TO_A_MINOR}" if minor_of(torch) != line else ""
+    return f"{head}, but {source} would install torch {torch}{tied}"
+
+
+def with_pins(
+    answer: Verdict,
+    distribution: str,
+    adapter_pin: Optional[str],
+    torch: Optional[str],
+    source: str,
+    asked: Optional[str] = None,
+) -> Verdict:
     """``check --requirements``: the installed adapter (unless the file installs another
-    version of it) refused beside the file's torch when its metadata pins another."""
-    found = _installed_pin(distribution)
-    if found is None or (adapter_pin and adapter_pin != found[0]) or found[1] == torch:
+    version of it) refused beside the file's torch (``torch``; ``asked``: the file's range)
+    when its metadata says it was built for another (an exact pin, or a torch minor)."""
+    found = built_for_installed(distribution)
+    if found is None or (adapter_pin and adapter_pin != found[0]):
         return answer
-    from packaging.version import Version
-
-    if Version(found[1]) == Version(torch):
+    reason = _refusal(found, distribution, torch, asked, source)
+    if reason is None:
         return answer
-    reason = f"{distribution} {found[0]} (installed) was built for torch {found[1]}, but {source} would install torch {torch}"
     outcome = answer.outcome if answer.outcome.rank >= Status.UNSUPPORTED.rank else Status.UNSUPPORTED
     return answer._replace(outcome=outcome, reasons=answer.reasons + (reason,))
 
 
 def pins_document(distribution: str, pins: Any, python: Any, full: str, implementation: str) -> Dict[str, Any]:
     """``check --adapter DIST --requirements FILE`` for an adapter without a matrix: the
-    torch its metadata pins against the file's."""
+    torch its metadata says it was built for against the file's torch, an exact pin or a range."""
     from packaging.version import InvalidVersion, Version
 
     from .facts import distribution_version
 
     torch = pins.get("torch")
-    found = _installed_pin(distribution)
+    asked = pins.range("torch") if torch is None else None
+    found = built_for_installed(distribution)
     answer = Verdict(Status.SUPPORTED, ())
-    if torch is None:
+    if torch is None and asked is None:
         answer = Verdict(Status.UNSUPPORTED, (f"{pins.source} pins no torch: nothing to judge (--resolve asks pip)",))
     elif found is None:
         answer = Verdict(
@@ -194,11 +361,30 @@ def pins_document(distribution: str, pins: Any, python: Any, full: str, implemen
             (f"{distribution} declares no torch it was built for: only installing {pins.source} would tell",),
         )
     else:
-        answer = with_pins(answer, distribution, pins.get(distribution), torch, pins.source)
-        if answer.outcome is Status.SUPPORTED:
+        answer = with_pins(answer, distribution, pins.get(distribution), torch, pins.source, asked)
+        line = _line_of(found[1])
+        if answer.outcome is Status.SUPPORTED and torch is not None:
             answer = answer._replace(
-                reasons=(f"{distribution} {found[0]} was built for torch {found[1]}, which {pins.source} installs",)
+                reasons=(f"{distribution} {found[0]} was built for {_named(found[1])}, which {pins.source} installs",)
             )
+        elif answer.outcome is Status.SUPPORTED and asked is not None:
+            only = one_torch_line(asked)
+            if only == line:
+                answer = answer._replace(
+                    reasons=(
+                        f"{distribution} {found[0]} was built for {_named(found[1])}, the one torch minor "
+                        f"{pins.source}'s {asked} installs",
+                    )
+                )
+            else:
+                answer = Verdict(
+                    Status.EXPERIMENTAL,
+                    (
+                        f"{pins.source} asks for {asked}, not one torch minor: it admits others than torch {line}, "
+                        f"the one {distribution} {found[0]} was built for, and which one pip installs depends on its "
+                        f"index (pin torch>={line},<{_next(line)} in it, or --resolve asks pip's resolver)",
+                    ),
+                )
     try:
         torch_version = Version(torch) if torch else None
     except InvalidVersion:
@@ -211,3 +397,14 @@ def pins_document(distribution: str, pins: Any, python: Any, full: str, implemen
     del doc["binary"]  # the binaries of a torch not yet installed: nothing was read
     doc["origin"] = f"--adapter, --requirements {pins.source}"
     return doc
+
+
+def one_torch_line(requirement: str) -> Optional[str]:
+    """The one torch minor (``2.13``) a torch requirement admits; None for several, or none read."""
+    built = built_for_torch([requirement])
+    return built.line if built is not None else None
+
+
+def _next(line: str) -> str:
+    major, minor = line.split(".")[:2]
+    return f"{major}.{int(minor) + 1}"

@@ -10,9 +10,12 @@ whose metadata pins the torch it was built for is refused beside another torch. 
   options ignored;
 - ``pylock.toml`` (PEP 751) and ``uv.lock``: each package's ``name`` and ``version``.
 
-A file of ranges (``torch>=2.4``) says nothing exact: ``--resolve`` asks pip's resolver
-what it would install (``pip install --dry-run --ignore-installed --report``), which needs
-the index the file names.
+A range (``torch>=2.12,<2.13``) is kept as a range (:attr:`Pins.ranges`), never dropped: a torch
+range is judged by the torch lines it admits (:func:`ranged_torch`: at the newest patch the
+matrix describes when it admits one line of it, and against the torch minor an installed
+binary was built for), or refused with why when it admits several. ``--resolve`` asks pip's
+resolver what it would install (``pip install --dry-run --ignore-installed --report``), which
+needs the index the file names.
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ import os
 import re
 import subprocess
 import sys
-from typing import Dict, List, NamedTuple, Optional
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
 
 from ..names import canonical_name
 
-__all__ = ["Pins", "read_pins", "resolve_pins", "RequirementsError"]
+if TYPE_CHECKING:
+    from ..matrix.model import Matrix
+
+__all__ = ["Pins", "Ranged", "read_pins", "resolve_pins", "ranged_torch", "kept_ranges", "RequirementsError"]
 
 
 class RequirementsError(ValueError):
@@ -34,19 +40,32 @@ class RequirementsError(ValueError):
 
 
 class Pins(NamedTuple):
-    """What a file would install: normalized name -> exact version, and the file's name."""
+    """What a file would install: normalized name -> exact version, and the file's name;
+    ``ranges``: normalized name -> the requirement of a package it names without an exact
+    pin (``torch>=2.12,<2.13``, ``torch`` for a bare name)."""
 
     source: str
     versions: Dict[str, str]
+    ranges: Optional[Dict[str, str]] = None
 
     def get(self, name: str) -> Optional[str]:
         return self.versions.get(canonical_name(name))
 
+    def range(self, name: str) -> Optional[str]:
+        """The file's requirement on ``name`` when it pins no exact version of it."""
+        if self.get(name) is not None:
+            return None
+        return (self.ranges or {}).get(canonical_name(name))
 
-def _requirements_txt(path: str, seen: Optional[List[str]] = None) -> Dict[str, str]:
+
+def _requirements_txt(
+    path: str, seen: Optional[List[str]] = None, ranges: Optional[Dict[str, str]] = None
+) -> Dict[str, str]:
+    """The exact pins of a requirements file; its other requirements go into ``ranges``."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     seen = seen if seen is not None else []
+    ranges = ranges if ranges is not None else {}
     real = os.path.realpath(path)
     if real in seen:
         return {}
@@ -63,7 +82,7 @@ def _requirements_txt(path: str, seen: Optional[List[str]] = None) -> Dict[str, 
             continue
         include = re.match(r"^(?:-r|--requirement|-c|--constraint)[\s=]+(\S+)", line)
         if include:
-            out.update(_requirements_txt(os.path.join(os.path.dirname(path), include.group(1)), seen))
+            out.update(_requirements_txt(os.path.join(os.path.dirname(path), include.group(1)), seen, ranges))
             continue
         if line.startswith("-"):  # --index-url, --hash on its own line, -e ...: not a pin
             continue
@@ -75,9 +94,20 @@ def _requirements_txt(path: str, seen: Optional[List[str]] = None) -> Dict[str, 
         if req.marker is not None and not req.marker.evaluate():
             continue
         exact = [s for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
+        name = canonical_name(req.name)
         if exact:
-            out[canonical_name(req.name)] = exact[0].version
+            out[name] = exact[0].version
+        elif name in ranges:  # named twice (a base file and a constraint): pip takes both
+            ranges[name] = f"{req.name}{req.specifier & _specifier(ranges[name])}"
+        else:
+            ranges[name] = f"{req.name}{req.specifier}"
     return out
+
+
+def _specifier(requirement: str):  # -> SpecifierSet
+    from packaging.requirements import Requirement
+
+    return Requirement(requirement).specifier
 
 
 def _lock(path: str) -> Dict[str, str]:
@@ -105,7 +135,9 @@ def read_pins(path: str) -> Pins:
     name = os.path.basename(path)
     if name.endswith((".toml", ".lock")):
         return Pins(path, _lock(path))
-    return Pins(path, _requirements_txt(path))
+    ranges: Dict[str, str] = {}
+    versions = _requirements_txt(path, ranges=ranges)
+    return Pins(path, versions, {k: v for k, v in ranges.items() if k not in versions})
 
 
 def resolve_pins(path: str, python: str = sys.executable, timeout: float = 600) -> Pins:
@@ -124,3 +156,67 @@ def resolve_pins(path: str, python: str = sys.executable, timeout: float = 600) 
     except (ValueError, KeyError, TypeError) as exc:
         raise RequirementsError(f"pip's report for {path} is not one this reads ({exc})") from None
     return Pins(path, versions)
+
+
+class Ranged(NamedTuple):
+    """What a torch range of the file comes to in a matrix: the torch lines it admits patches
+    of (``2.12``), and the newest such patch when they are one line."""
+
+    requirement: str  # torch>=2.12,<2.13
+    lines: Tuple[str, ...]
+    torch: Optional[str]
+
+
+def ranged_torch(matrix: Matrix, requirement: str) -> Ranged:
+    """The torch releases ``matrix`` describes that ``requirement`` (the file's torch range)
+    admits, by line: pip installs the newest its index has, which check cannot know offline,
+    so one line is judged at its newest described patch and several are not judged."""
+    specifier = _specifier(requirement)
+    lines: Dict[str, str] = {}
+    for line in matrix.torch:
+        admitted = [p for p in line.patches if specifier.contains(p, prereleases=True)]
+        if admitted:
+            lines[str(line.minor)] = str(max(admitted))
+    only = next(iter(lines.values())) if len(lines) == 1 else None
+    return Ranged(requirement, tuple(lines), only)
+
+
+def kept_ranges(pins: Pins, names: List[str]) -> Tuple[Dict[str, str], Tuple[str, ...], Tuple[str, ...]]:
+    """What the file's ranges on ``names`` (the adapter, then its companions) come to: the
+    installed release where the range admits it (pip keeps it, so it is judged), a note for
+    each range either way, and the names whose installed release the range does not admit (pip
+    would install one check cannot know offline): ``(kept, notes, unknown)``."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.version import InvalidVersion, Version
+
+    from .facts import distribution_version
+
+    kept: Dict[str, str] = {}
+    notes: List[str] = []
+    unknown: List[str] = []
+    for name in names:
+        asked = pins.range(name)
+        if asked is None:
+            continue
+        installed = distribution_version(name)
+        try:
+            admits = installed is not None and Requirement(asked).specifier.contains(
+                Version(installed), prereleases=True
+            )
+        except (InvalidRequirement, InvalidVersion):
+            admits = False
+        if admits and installed is not None:
+            kept[name] = installed
+            notes.append(
+                f"{name} {installed}: installed, and {pins.source} asks for {asked}, which admits it (pip keeps it)"
+            )
+            continue
+        unknown.append(name)
+        have = (
+            f"which the installed {name} {installed} does not satisfy" if installed else f"and no {name} is installed"
+        )
+        notes.append(
+            f"{pins.source} asks for {asked}, {have}: which release pip installs depends on its index, so it is "
+            f"not judged (pin it in the file, or --resolve asks pip's resolver)"
+        )
+    return kept, tuple(notes), tuple(unknown)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import sys
-import traceback
 from importlib import import_module, metadata
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -48,9 +47,27 @@ def top_level_modules(distribution: str) -> List[str]:
     return sorted(names)
 
 
+LONG_LINE = 200  # a first line longer than this is cut after its first sentence
+
+
 def _error(exc: BaseException) -> str:
-    """The exception as its last line reads (``ImportError: ... undefined symbol: ...``)."""
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
+    """The exception's type and the first line of its message, as the error itself says it
+    (``ImportError: ... undefined symbol: ...``). torch's dispatcher writes its cause first
+    and then every kernel registered for the op, one per line: "Could not run
+    'aten::empty.memory_format' with arguments from the 'tiny' backend. …" is kept, not
+    "PythonDispatcher: registered at …". A long first line keeps its first sentence."""
+    kind = type(exc)
+    name = (
+        kind.__qualname__ if kind.__module__ in ("builtins", "__main__") else f"{kind.__module__}.{kind.__qualname__}"
+    )
+    try:
+        text = str(exc)
+    except Exception:  # an exception whose __str__ fails still has a type
+        text = ""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if len(first) > LONG_LINE and ". " in first[:LONG_LINE]:
+        first = first[: first.index(". ") + 1]
+    return f"{name}: {first}" if first else name
 
 
 def load(distribution: str, device: str, tensor: bool = True) -> Dict[str, Any]:

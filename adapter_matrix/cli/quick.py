@@ -285,6 +285,7 @@ class _Question(NamedTuple):
     request: CheckRequest
     python: Any  # --python as a PythonVersion, or None
     torch: Optional[str]  # --torch, else the torch --requirements installs
+    asked: Optional[str]  # the torch range of --requirements (torch>=2.12,<2.13) when it pins no exact one
     adapter: Optional[str]  # --adapter VERSION: a what-if pin of each matrix's adapter
     named: Optional[str]  # --adapter DIST: that distribution, with or without a matrix
     dimensions: Dict[str, str]  # --set
@@ -324,7 +325,8 @@ def _question(request: CheckRequest, target: Any) -> _Question:
         fail("--resolve resolves a --requirements FILE: give one")
     if request.deep and target is not None:
         fail("--deep imports torch in this process: it cannot judge another environment (--env)")
-    what_if = torch is not None or python is not None or adapter is not None
+    asked = pins.range("torch") if pins is not None and torch is None else None
+    what_if = torch is not None or asked is not None or python is not None or adapter is not None
     if request.constraints is not None:
         from ..check.constraints import FORMATS
 
@@ -335,7 +337,7 @@ def _question(request: CheckRequest, target: Any) -> _Question:
                 "--constraints pins what is installed: it takes no --torch, --python, --adapter, --requirements or --json"
             )
     binary = not request.no_binary and not what_if
-    return _Question(request, python, torch, adapter, named, dimensions, companions, when, pins, binary)
+    return _Question(request, python, torch, asked, adapter, named, dimensions, companions, when, pins, binary)
 
 
 class _Judged(NamedTuple):
@@ -467,12 +469,26 @@ def _judge(question: _Question, located: Any, result: Any, target: Any, layers: 
         from ..check.stack_answer import split_overrides
 
         pinned, stack_versions = split_overrides(pinned, layers)
+    torch = question.torch
+    notes: Tuple[str, ...] = ()
     if pins is not None:
-        pinned.update((c.name, pins.get(c.name) or "none") for c in matrix.companions if c.name not in pinned)
+        from ..check.requirements import kept_ranges
+
+        ranged, notes, unknown = kept_ranges(pins, [distribution, *(c.name for c in matrix.companions)])
+        if distribution in unknown and not question.adapter:  # pip would replace the adapter: by which release?
+            fail(notes[0])  # the adapter comes first, so its note does
+        pinned.update(
+            (c.name, pins.get(c.name) or ranged.get(c.name) or "none")
+            for c in matrix.companions
+            if c.name not in pinned
+        )
+        if question.asked is not None:  # a torch range: judged at the one line of the matrix it admits
+            torch, note = _ranged_or_exit(matrix, question.asked, pins.source, distribution)
+            notes = (note, *notes)
     adapter_pin = question.adapter or (pins.get(distribution) if pins is not None else None)
     try:
         installed = detect_environment(
-            matrix, python=question.python, torch=question.torch, adapter=adapter_pin, dimensions=question.dimensions
+            matrix, python=question.python, torch=torch, adapter=adapter_pin, dimensions=question.dimensions
         )
         found = detect_companions(matrix, pinned)
     except AssumptionError as exc:
@@ -499,8 +515,10 @@ def _judge(question: _Question, located: Any, result: Any, target: Any, layers: 
         decided = with_binary(decided, section)
         if section is not None:
             used = (distribution, built_for(decided.release))
-    if pins is not None and question.torch is not None:
-        decided = with_pins(decided, distribution, adapter_pin, question.torch, pins.source)
+    if pins is not None and torch is not None:
+        decided = with_pins(decided, distribution, adapter_pin, torch, pins.source, question.asked)
+    if notes:  # what the file's ranges were taken to install: said, never silently assumed
+        decided = decided._replace(assumptions=decided.assumptions + tuple(notes))
     answer = answer_of(matrix, located.origin, installed, decided, companions)
     if stack is not None:
         answer = answer._replace(stack=stack)
@@ -525,6 +543,41 @@ def _judge(question: _Question, located: Any, result: Any, target: Any, layers: 
         except NothingToKeep as exc:
             kept = str(exc)
     return _Judged(answer, used, kept)
+
+
+def _ranged_or_exit(matrix: Any, asked: str, source: str, distribution: str) -> Tuple[str, str]:
+    """The torch a file's range (``torch>=2.12,<2.13``) is judged at in ``matrix`` and the
+    assumption that says so; exit 1 when it admits no torch the matrix describes, 2 when it
+    admits several lines (which one pip installs depends on its index)."""
+    from ..check.binary import built_for_installed, minor_of
+    from ..check.requirements import ranged_torch
+
+    ranged = ranged_torch(matrix, asked)
+    if ranged.torch is not None:
+        return ranged.torch, (
+            f"torch {ranged.torch}: the newest release of {asked} this matrix describes ({source} pins no exact "
+            f"torch: pip installs the newest its index has, or keeps an installed torch the range admits)"
+        )
+    if not ranged.lines:
+        described = ", ".join(str(line.minor) for line in matrix.torch)
+        fail(
+            f"{source} asks for {asked}, which admits no torch release this matrix describes ({described})",
+            code=EXIT_UNSUPPORTED,
+        )
+    found = built_for_installed(distribution)
+    hint = ""
+    if found is not None:
+        line = found[1].line or minor_of(found[1].exact or "")
+        major, minor = line.split(".")[:2]
+        hint = (
+            f"; {distribution} {found[0]} (installed) was built for torch {line}: "
+            f"torch>={line},<{major}.{int(minor) + 1} keeps to it"
+        )
+    fail(
+        f"{source} asks for {asked}, which admits torch {', '.join(ranged.lines)} of this matrix: which one pip "
+        f"installs depends on its index and on what is installed, so check cannot judge it; pin torch in it "
+        f"(torch==X.Y.Z), or --resolve asks pip's resolver (it needs the file's index){hint}"
+    )
 
 
 def _constraints(judged: List[_Judged], constraints: str) -> str:

@@ -73,9 +73,14 @@ def _cache(tmp_path_factory, monkeypatch):
 
 
 def install(
-    site: Path, library: Path, *, requires: Sequence[str] = ("torch==2.12.0",), extra: Optional[Dict[str, Path]] = None
+    site: Path,
+    library: Optional[Path],
+    *,
+    requires: Sequence[str] = (f"torch=={TORCH}",),
+    extra: Optional[Dict[str, Path]] = None,
 ) -> Path:
-    """Install ``library`` as ``fake_adapter/_C.so`` of the distribution fake-adapter 1.0 into ``site``."""
+    """Install ``library`` as ``fake_adapter/_C.so`` of the distribution fake-adapter 1.0 into
+    ``site``: by default a build for the installed torch, as its metadata says."""
     package = site / "fake_adapter"
     package.mkdir(parents=True, exist_ok=True)
     files = {"fake_adapter/_C.so": library} if library is not None else {}
@@ -125,7 +130,7 @@ def test_a_library_built_for_this_torch_loads(tiny, tmp_path):
 
 
 def test_a_missing_torch_symbol_is_named_demangled_with_the_pair_and_the_fix(tiny, tmp_path):
-    install(tmp_path, tiny["missing"])
+    install(tmp_path, tiny["missing"], requires=("torch==2.12.0",))
     done = check(tmp_path, "--json")
     assert done.returncode == 1, done.stderr
     (doc,) = json.loads(done.stdout)["checks"]
@@ -153,6 +158,151 @@ def test_the_torch_a_release_pins_names_what_it_was_built_for(tiny, tmp_path):
     assert report["problems"][0]["message"].endswith("does not export; it was built for torch 2.11.0")
     report = audit("fake-adapter", site_of(tmp_path), use_cache=False)
     assert report["problems"][0]["message"].endswith("does not export; it was built for another torch")
+
+
+def beside_torch(site: Path, version: str) -> Path:
+    """A torch ``version`` installed into ``site`` as far as ``check`` reads it: its
+    dist-info, and this torch's libraries as its ``torch/lib`` (a link); its package raises
+    when imported, which ``check`` never does."""
+    info = site / f"torch-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n\n")
+    (info / "RECORD").write_text(f"torch/__init__.py,,\n{info.name}/METADATA,,\n")
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text("raise SystemExit('torch was imported')\n")
+    (site / "torch" / "lib").symlink_to(_torch_lib(), target_is_directory=True)
+    return site
+
+
+def test_a_build_for_another_torch_minor_is_refused_though_every_symbol_resolves(tiny, tmp_path):
+    """Issue 57: a CppExtension wheel built for torch 2.13 (`Requires-Dist: torch<2.14,>=2.13`)
+    installed with --no-deps beside torch 2.12.1 imports, then its first op fails (2.13
+    renumbered the dispatch keys). No symbol is missing: its metadata says it, and `check
+    --adapter DIST` (and `--env`) exit 1 before importing anything."""
+    if not TORCH.startswith("2.13."):
+        pytest.skip("the library is built against torch 2.13 here")
+    prefix = tmp_path / "prefix"
+    site = beside_torch(prefix / "lib" / "python3.11" / "site-packages", "2.12.1")
+    install(site, tiny["ok"], requires=("torch<2.14,>=2.13", "numpy"))
+    (site / "fake_adapter" / "__init__.py").write_text("raise SystemExit('fake_adapter was imported')\n")
+    for how in (("--adapter", "fake-adapter"), ("--adapter", "fake-adapter", "--env", str(prefix))):
+        done = check_cli(site if "--env" not in how else tmp_path, *how, "--json")
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "was imported" not in done.stdout + done.stderr
+        (doc,) = json.loads(done.stdout)["checks"]
+        assert doc["verdict"] == "unsupported" and doc["environment"]["torch"] == "2.12.1"
+        (problem,) = doc["binary"]["problems"]  # every symbol resolves: only the metadata tells
+        assert problem["kind"] == "built-for" and problem["subject"] == "torch<2.14,>=2.13"
+        assert problem["file"] == "fake_adapter-1.0.dist-info/METADATA" and problem["built_for"] == "2.13"
+        assert problem["message"] == (
+            "fake-adapter 1.0 was built for torch 2.13 (its metadata requires torch<2.14,>=2.13), but torch 2.12.1 "
+            "is installed: a PrivateUse1 binary is tied to the torch minor it was compiled against (dispatch keys "
+            "and the C++ ABI change between minors), so it can import and then fail at its first op"
+        )
+        assert problem["fix"] == (
+            "install the build of fake-adapter for torch 2.12, or the torch it was built for "
+            "(pip install 'torch<2.14,>=2.13')"
+        )
+        assert doc["reasons"] == [problem["message"]] and doc["binary"]["built_for_line"] == "2.13"
+    text = check_cli(site, "--adapter", "fake-adapter")
+    assert text.returncode == 1
+    assert (
+        "unsupported: fake-adapter 1.0 was built for torch 2.13 (its metadata requires torch<2.14,>=2.13)"
+        in text.stdout
+    )
+    assert "fix: install the build of fake-adapter for torch 2.12, or the torch it was built for" in text.stdout
+
+
+def test_a_remembered_answer_is_given_anew_when_the_metadata_says_another_torch(tiny, tmp_path):
+    """A plain `check` is remembered with the stamps of what the binary check read, the
+    adapter's METADATA among them: a Requires-Dist rewritten in place answers anew."""
+    if not TORCH.startswith("2.13.0"):
+        pytest.skip("the matrix describes torch 2.13.0")
+    site = install(tmp_path / "site", tiny["ok"], requires=(f"torch=={TORCH}",))
+    shutil.copy(FIXTURES / "binary" / "built-for-2.13.yaml", site / "compat.yaml")
+    cache = Path(os.environ["ADAPTER_MATRIX_CACHE"]) / "check-answers"
+    before = set(cache.glob("*")) if cache.is_dir() else set()
+    first = check_cli(site)
+    assert first.returncode in (0, 3), first.stdout + first.stderr
+    assert set(cache.glob("*")) - before, "the answer was not remembered"
+    assert check_cli(site).stdout == first.stdout
+    metadata = site / "fake_adapter-1.0.dist-info" / "METADATA"
+    metadata.write_text(metadata.read_text().replace(f"torch=={TORCH}", "torch>=2.12,<2.13"))
+    again = check_cli(site)
+    assert again.returncode == 1 and "was built for torch 2.12" in again.stdout, again.stdout + again.stderr
+
+
+def test_the_torch_a_build_is_for_is_read_from_any_specifier():
+    from adapter_matrix.check.binary import built_for_torch
+
+    line = lambda *requires: (lambda b: b and (b.requirement, b.line, b.exact))(built_for_torch(requires))
+    assert line("torch<2.14,>=2.13") == ("torch<2.14,>=2.13", "2.13", None)
+    assert line("torch (==2.13.0)") == ("torch==2.13.0", "2.13", "2.13.0")
+    assert line("torch==2.13.*") == ("torch==2.13.*", "2.13", None)
+    assert line("torch==2.14.0.*") == ("torch==2.14.0.*", "2.14", None)  # torch_npu's
+    assert line("torch~=2.13.1") == ("torch~=2.13.1", "2.13", None)
+    assert line("torch>=2.13.0,<2.13.9") == ("torch<2.13.9,>=2.13.0", "2.13", None)
+    assert line("torch<=2.13.3,>2.13.0") == ("torch<=2.13.3,>2.13.0", "2.13", None)
+    assert line("torch>=2.13,<2.15")[1] is None  # two minors: built for neither alone
+    assert line("torch>=2.1")[1] is None and line("torch")[1] is None and line("torch~=2.13")[1] is None
+    assert line("torch<3,>=2.99")[1] is None
+    assert line("numpy", "torch==2.12.0 ; extra == 'test'") is None  # an extra's is not installed with it
+    assert line("numpy") is None
+
+
+def just_in_time(package: Path) -> None:
+    """Make ``package`` compile its C++ core at its first import, as the reference adapter does."""
+    (package / "csrc").mkdir()
+    (package / "csrc" / "core.cpp").write_text("// compiled at first import\n")
+    (package / "_activation.py").write_text(
+        "from adapter_matrix.device import build as _build\n\n"
+        "def activate():\n    return _build.ensure_built(_build.Extension.of_package(__package__, 'fake'))\n"
+    )
+
+
+def test_only_a_core_compiled_at_import_is_called_just_in_time(tmp_path, monkeypatch):
+    """A csrc/ shipped in the wheel (a CppExtension's sources beside its _C) is no core compiled
+    at the first import: no note says one is to be built. One the package's Python compiles with
+    adapter-matrix's build is, until it is built."""
+    monkeypatch.delenv("ADAPTER_MATRIX_DEVICE_LIBRARY", raising=False)
+    monkeypatch.setenv("ADAPTER_MATRIX_CACHE", str(tmp_path / "cache"))
+    site = install(tmp_path / "site", None)
+    (site / "fake_adapter" / "csrc").mkdir()
+    (site / "fake_adapter" / "csrc" / "tiny.cpp").write_text("// the sources of its _C, shipped\n")
+    (site / "fake_adapter" / "ops.py").write_text("import torch  # the compiled _C's ops: built by setup.py\n")
+    report = audit("fake-adapter", site_of(site))
+    assert not any("first import" in n for n in report["notes"]), report["notes"]
+    (site / "fake_adapter" / "csrc" / "tiny.cpp").unlink()
+    (site / "fake_adapter" / "csrc").rmdir()
+    just_in_time(site / "fake_adapter")
+    report = audit("fake-adapter", site_of(site))
+    assert report["notes"][0].startswith(
+        f"fake_adapter's C++ core is compiled at its first import; none is built for torch {TORCH} yet"
+    )
+
+
+def test_a_build_whose_manifest_records_another_torch_is_refused(tiny, tmp_path, monkeypatch):
+    """A JIT core built elsewhere ($ADAPTER_MATRIX_DEVICE_LIBRARY): its manifest records the
+    torch it was compiled against, and another minor is refused as a wheel's metadata is."""
+    site = tmp_path / "site"
+    install(site, None, requires=())
+    just_in_time(site / "fake_adapter")
+    build = tmp_path / "build"
+    build.mkdir()
+    shutil.copy(tiny["ok"], build / "fake_core.so")
+    manifest = {"library": "fake_core.so", "torch": "2.11.0+cpu", "torch_git": "0" * 40, "python": "cpython-311"}
+    (build / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.setenv("ADAPTER_MATRIX_DEVICE_LIBRARY", str(build))
+    report = audit("fake-adapter", site_of(site), use_cache=False)
+    (problem,) = report["problems"]
+    assert problem["kind"] == "built-for" and problem["file"] == str(build / "manifest.json")
+    assert problem["message"].startswith(
+        f"fake-adapter 1.0 was built for torch 2.11 (its build's manifest.json records torch 2.11.0+cpu), but torch {TORCH} is installed"
+    )
+    assert report["built_for"] == "2.11.0+cpu"
+    manifest["torch"] = TORCH
+    (build / "manifest.json").write_text(json.dumps(manifest))
+    assert audit("fake-adapter", site_of(site))["ok"]
 
 
 def test_a_missing_needed_library_is_named_and_found_as_the_loader_finds_it(tiny, tmp_path):
@@ -367,6 +517,92 @@ def test_requirements_beside_an_installed_adapter_built_for_another_torch(tmp_pa
     )
     req.write_text("torch==2.13.0\n")
     assert check(tmp_path / "site", "--requirements", str(req)).returncode == 0
+    req.write_text("torch==2.13.0+cpu\n")  # ==2.13.0 admits the CPU build, as pip reads it
+    assert check(tmp_path / "site", "--requirements", str(req)).returncode == 0
+
+
+def test_a_torch_range_is_judged_against_the_minor_an_installed_adapter_was_built_for(tmp_path):
+    """No matrix: a file of ranges is judged by the torch minors it admits, never ignored."""
+    install(tmp_path / "site", None, requires=("torch<2.14,>=2.13",))
+    req = tmp_path / "req.txt"
+    req.write_text("torch>=2.12,<2.13\nnumpy\n")
+    done = check(tmp_path / "site", "--requirements", str(req))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        "unsupported: fake-adapter 1.0 (installed) was built for torch 2.13 (torch<2.14,>=2.13 in its metadata), "
+        f"but {req} asks for torch<2.13,>=2.12, which admits no torch 2.13: a PrivateUse1 binary is tied"
+    ) in done.stdout
+    req.write_text("torch~=2.13.0\n")
+    done = check(tmp_path / "site", "--requirements", str(req))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"the one torch minor {req}'s torch~=2.13.0 installs" in done.stdout
+    req.write_text("torch>=2.12\n")  # 2.13 among others: which one pip picks decides
+    done = check(tmp_path / "site", "--requirements", str(req), "--json")
+    assert done.returncode == 3, done.stdout + done.stderr
+    (doc,) = json.loads(done.stdout)["checks"]
+    assert doc["verdict"] == "experimental"
+    assert doc["reasons"] == [
+        f"{req} asks for torch>=2.12, not one torch minor: it admits others than torch 2.13, the one fake-adapter "
+        "1.0 was built for, and which one pip installs depends on its index (pin torch>=2.13,<2.14 in it, or "
+        "--resolve asks pip's resolver)"
+    ]
+    req.write_text("torch==2.13.0+cpu\n")  # an exact pin of the minor it was built for
+    assert check(tmp_path / "site", "--requirements", str(req)).returncode == 0
+
+
+def test_a_torch_range_is_judged_at_the_one_line_of_the_matrix_it_admits(tmp_path):
+    matrix = FIXTURES / "binary" / "built-for-2.13.yaml"
+    req = tmp_path / "req.txt"
+    req.write_text("torch>=2.14,<2.15\nfake-adapter==1.0\n")
+    done = check_cli(tmp_path, "--matrix", str(matrix), "--requirements", str(req), "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (doc,) = json.loads(done.stdout)["checks"]
+    assert doc["environment"]["torch"] == "2.14.1" and doc["reasons"] == [
+        "fake-adapter 1.0 supports torch 2.13.0, not 2.14.1"
+    ]
+    assert doc["assumptions"] == [
+        f"torch 2.14.1: the newest release of torch<2.15,>=2.14 this matrix describes ({req} pins no exact torch: "
+        "pip installs the newest its index has, or keeps an installed torch the range admits)"
+    ]
+    req.write_text("torch>=2.13\nfake-adapter==1.0\n")  # two lines of the matrix: cannot tell which
+    done = check_cli(tmp_path, "--matrix", str(matrix), "--requirements", str(req))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{req} asks for torch>=2.13, which admits torch 2.13, 2.14 of this matrix" in " ".join(done.stderr.split())
+    req.write_text("torch>=3\nfake-adapter==1.0\n")
+    done = check_cli(tmp_path, "--matrix", str(matrix), "--requirements", str(req))
+    assert done.returncode == 1 and "which admits no torch release this matrix describes (2.13, 2.14)" in " ".join(
+        done.stderr.split()
+    )
+
+
+def test_a_torch_range_beside_an_installed_build_with_a_matrix(tmp_path):
+    """The installed adapter's build and the file's range: refused when the range admits no
+    torch of its minor; the adapter's own range judged as installed when it admits it."""
+    if not TORCH.startswith("2.13."):
+        pytest.skip("the matrix describes torch 2.13 and 2.14")
+    site = install(tmp_path / "site", None, requires=("torch<2.14,>=2.13",))
+    shutil.copy(FIXTURES / "binary" / "built-for-2.13.yaml", site / "compat.yaml")
+    req = tmp_path / "req.txt"
+    req.write_text("torch>=2.14,<2.15\nfake-adapter>=1.0\n")
+    done = check_cli(site, "--requirements", str(req), "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (doc,) = json.loads(done.stdout)["checks"]
+    assert (
+        "fake-adapter 1.0 (installed) was built for torch 2.13 (torch<2.14,>=2.13 in its metadata), but "
+        f"{req} asks for torch<2.15,>=2.14, which admits no torch 2.13: a PrivateUse1 binary"
+    ) in doc["reasons"][-1]
+    assert doc["assumptions"][1] == (
+        f"fake-adapter 1.0: installed, and {req} asks for fake-adapter>=1.0, which admits it (pip keeps it)"
+    )
+    req.write_text("torch>=2.13,<2.14\n")
+    assert check_cli(site, "--requirements", str(req)).returncode == 0
+    req.write_text("torch>=2.13,<2.14\nfake-adapter>=2\n")  # pip would replace the adapter, by an unknown release
+    done = check_cli(site, "--requirements", str(req))
+    assert done.returncode == 2
+    assert (
+        f"{req} asks for fake-adapter>=2, which the installed fake-adapter 1.0 does not satisfy: which release pip "
+        "installs depends on its index, so it is not judged"
+    ) in " ".join(done.stderr.split())
 
 
 def test_pins_are_read_from_requirements_and_lock_files(tmp_path):
@@ -376,7 +612,12 @@ def test_pins_are_read_from_requirements_and_lock_files(tmp_path):
     (tmp_path / "req.txt").write_text(
         "-r base.txt\nnumpy==1.26.4 ; python_version < '3'\nTorch_NPU==2.2.0  # vendor\nyaml\n"
     )
-    assert read_pins(str(tmp_path / "req.txt")).versions == {"torch": "2.13.0+cpu", "torch-npu": "2.2.0"}
+    pins = read_pins(str(tmp_path / "req.txt"))
+    assert pins.versions == {"torch": "2.13.0+cpu", "torch-npu": "2.2.0"}
+    assert pins.ranges == {"yaml": "yaml"} and pins.range("torch") is None  # a range is kept, not dropped
+    (tmp_path / "ranges.txt").write_text("torch>=2.12\n-c limits.txt\n")
+    (tmp_path / "limits.txt").write_text("torch<2.13 ; python_version >= '3'\n")
+    assert read_pins(str(tmp_path / "ranges.txt")).range("Torch") == "torch<2.13,>=2.12"  # both, as pip takes them
     (tmp_path / "uv.lock").write_text('version = 1\n[[package]]\nname = "torch"\nversion = "2.14.0"\n')
     assert read_pins(str(tmp_path / "uv.lock")).get("torch") == "2.14.0"
     (tmp_path / "bad.txt").write_text("torch===\n")

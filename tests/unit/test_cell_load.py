@@ -67,6 +67,37 @@ def test_a_registered_device_that_holds_no_tensor_fails_unless_the_cell_only_imp
     assert found["loaded"] and "tensor" not in found
 
 
+def test_a_device_without_its_kernels_keeps_torchs_own_first_line(tmp_path):
+    """A build for another torch minor registers its kernels on another dispatch key: torch
+    names the op and the backend first, then lists every kernel registered for the op, one per
+    line. The record keeps the cause ("Could not run ... from the 'tiny' backend."), not the
+    list's last line ("PythonDispatcher: registered at ...")."""
+    init = (
+        "import types, torch\n"
+        "torch.utils.rename_privateuse1_backend('tiny')\n"
+        "torch._register_device_module('tiny', types.ModuleType('torch.tiny'))\n"
+    )
+    _installed(tmp_path / "site", "tiny-accel", init)
+    found = _load(tmp_path / "site", "tiny-accel", "tiny", cwd=tmp_path)
+    assert not found["loaded"]
+    assert found["error"] == (
+        "torch.empty(2, device='tiny'): NotImplementedError: Could not run 'aten::empty.memory_format' "
+        "with arguments from the 'tiny' backend."
+    )
+
+
+def test_an_error_is_its_type_and_its_first_line():
+    class Custom(RuntimeError):
+        pass
+
+    assert load._error(ImportError("_C.so: undefined symbol: x\n\nmore")) == "ImportError: _C.so: undefined symbol: x"
+    assert load._error(Custom("\n  first\nsecond")) == f"{__name__}.{Custom.__qualname__}: first"
+    assert load._error(KeyError()) == "KeyError"
+    long = "A cause. " + "x" * 300
+    assert load._error(OSError(long)) == "OSError: A cause."
+    assert load._error(OSError("no sentence " + "y" * 300)) == "OSError: no sentence " + "y" * 300
+
+
 def test_an_adapter_that_registers_no_device_loads_and_says_no_tensor_was_made(tmp_path):
     _installed(tmp_path / "site", "plain-accel", "import torch\n")
     found = _load(tmp_path / "site", "plain-accel", "mydev", cwd=tmp_path)
