@@ -38,6 +38,7 @@ from ..matrix.status import Status
 from ..names import canonical_name
 from .fixes import torch_index
 from .outcome import Environment, Fix
+from .shell import quoted, shell_of
 from .stack import Stack, judge_stack, stack_packages
 from .stack_space import PYTHON, REACHABLE, TORCH, Choice, Need, Space, anything, build_space, dim_name, resolve
 
@@ -143,25 +144,24 @@ def _fix(
     new_python = PYTHON in changes
     pip = f"python{env.python} -m pip" if new_python else "pip"
     manual = []
+    # the dimensions the new stack constrains: the adapter cell's, and its layers' releases'
+    constrained = {name for name, _v in cell.dimensions}
+    for layer in layers:
+        version = after.version(layer.name)
+        release = layer.release(version) if version is not None else None
+        constrained |= {name for name, _c in release.dimensions} if release is not None else set()
     for dim in matrix.dimensions:
         was, now = before.env.dimension(dim.name), env.dimension(dim.name)
         if dim.name in changes and was is not None and now is not None:
-            verb = (
-                "upgrade"
-                if (was.version and now.version and was.version < now.version)
-                else "downgrade"
-                if (was.version and now.version)
-                else "change"
-            )
+            if was.version is not None and now.version is not None:
+                verb = "upgrade" if was.version < now.version else "downgrade"
+            else:
+                verb = "change"  # names (an enumeration): no direction
             manual.append(f"{verb} {dim.name} from {was} to {now} (not a pip package: install it yourself)")
-        elif (
-            was is None
-            and now is not None
-            and any(dict(r.dimensions).get(dim.name) for layer in layers for r in layer.releases)
-            | bool(dict(cell.dimensions).get(dim.name))
-        ):
+        elif was is None and now is not None and dim.name in constrained:
             manual.append(f"make sure {dim.name} is {now} ({dim.name} could not be detected)")
     names = {layer.name: layer for layer in layers}
+    shell = shell_of(matrix, env, dict(cell.dimensions))
     requirements: List[str] = []
     torch_first = None
     for name in [TORCH, adapter] + [n for n, _ in after.packages]:
@@ -170,11 +170,11 @@ def _fix(
         if name == TORCH and env.torch is not None:
             index = torch_index(matrix, cell.release, cell.line, env.torch.local) or ""
             if index:
-                torch_first = f"{pip} install 'torch=={env.torch}'{index}"
+                torch_first = f"{pip} install {quoted(f'torch=={env.torch}', shell)}{index}"
             else:
-                requirements.append(f"'torch=={env.torch}'")
+                requirements.append(quoted(f"torch=={env.torch}", shell))
         elif name == adapter:
-            requirements.append(f"'{matrix.adapter.distribution}=={cell.release.version}'")
+            requirements.append(quoted(f"{matrix.adapter.distribution}=={cell.release.version}", shell))
             if cell.release.index_url:
                 requirements.append(f"--extra-index-url {cell.release.index_url}")
         else:
@@ -182,10 +182,10 @@ def _fix(
             if version is None:
                 continue
             shown = names[name].distribution if name in names else name
-            requirements.append(f"'{shown}=={version}'")
-            layer = names.get(name)
-            if layer is not None and layer.index_url:
-                requirements.append(f"--extra-index-url {layer.index_url}")
+            requirements.append(quoted(f"{shown}=={version}", shell))
+            above = names.get(name)
+            if above is not None and above.index_url:
+                requirements.append(f"--extra-index-url {above.index_url}")
     commands = tuple(
         c for c in (torch_first, f"{pip} install " + " ".join(requirements) if requirements else None) if c
     )
@@ -208,7 +208,8 @@ def _fix(
         + (", then ".join(steps) or "nothing to change")
         + f" ({status}: {', '.join(facts)})"
     )
-    return Fix(summary, commands, changes, cell._replace(status=status, torch=env.torch or cell.torch), tuple(manual))
+    fixed = cell._replace(status=status, torch=env.torch or cell.torch)
+    return Fix(summary, commands, changes, fixed, tuple(manual), shell)
 
 
 def _named(name: str, before: Stack, after: Stack, adapter: str, matrix: Matrix, cell: Cell) -> str:
