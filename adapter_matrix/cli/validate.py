@@ -37,6 +37,7 @@ def validate(
     upstream: Optional[str] = typer.Option(
         None,
         "--upstream",
+        metavar="pypi|PATH",
         help="Check the torch and companion facts against the index: 'pypi', a recorded folder (--record), or torch's recorded Simple JSON file.",
     ),
     write: bool = typer.Option(
@@ -62,7 +63,11 @@ def validate(
         None, "--today", help="With --results: judge the records' age on this date (YYYY-MM-DD)."
     ),
 ) -> None:
-    """Lint the matrix: every error at once, as FILE:LINE:COL: message — fix. Exit 2 on errors."""
+    """Lint the matrix: every error at once, each with its fix.
+
+    Each finding is printed as FILE:LINE:COL: message — fix. Exit 0 clean (warnings are
+    printed, not fatal), 2 on errors.
+    """
     from ..matrix.queries import cells
 
     if write and not upstream:
@@ -203,7 +208,10 @@ def schema(
         None, "--output", "-o", help="Write to this file (atomically) instead of stdout."
     ),
 ) -> None:
-    """Print the JSON Schema of compat.yaml (reference it from the file so editors validate it)."""
+    """Print the JSON Schema of compat.yaml.
+
+    Reference it from the file (`# yaml-language-server: $schema=...`) so editors validate it.
+    """
     from ..files import atomic_write
     from ..matrix.schema import json_schema
 
