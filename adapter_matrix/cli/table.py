@@ -140,9 +140,11 @@ def _resolve(matrix: Matrix, release: Releases, when: Optional[_dt.date], record
     from ..tables.views.selector import selector
 
     combinations = selector(matrix, release=release, today=when).data["combinations"]
-    with tempfile.TemporaryDirectory() as index:
+    from .progress import progress_report
+
+    with tempfile.TemporaryDirectory() as index, progress_report() as report:
         url = build_index(recorded, index) if recorded else None
-        runs, problems = check_commands(combinations, url)
+        runs, problems = check_commands(combinations, url, progress=report)
     where = f"the recorded index ({', '.join(recorded)})" if recorded else "the commands' indexes"
     for problem in problems:
         console_for(stderr=True).print(f"not installable: {problem}", markup=False, style="red")

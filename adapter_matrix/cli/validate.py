@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from typing import TYPE_CHECKING, Any, List, Optional
@@ -93,11 +94,15 @@ def validate(
     if layers and (write or record):
         fail("--write and --record read an adapter's facts; a layer's pins are its own: correct them by hand")
 
+    from .progress import network_progress
+
+    reading = functools.partial(network_progress, quiet=upstream != "pypi")  # around what reads the index
     index: Optional[IndexAnswers] = None
     try:
         if upstream and record:
             for path in paths:
-                written = IndexAnswers.record(record, [load_or_exit(path, fresh=True).matrix])
+                with reading():
+                    written = IndexAnswers.record(record, [load_or_exit(path, fresh=True).matrix])
                 console_for().print(f"recorded {', '.join(written)}")
             upstream = record
         index = IndexAnswers(upstream) if upstream else None
@@ -108,7 +113,8 @@ def validate(
     for path in paths:
         try:
             if write and index is not None:  # --write needs --upstream (refused above)
-                found, changed = write_facts(path, index, **options)
+                with reading():
+                    found, changed = write_facts(path, index, **options)
                 m = found.matrix
                 if changed:
                     console_for().print(f"{m.path}: updated the {' and '.join(changed)} facts from {upstream}")
@@ -116,7 +122,8 @@ def validate(
                     subject = "torch and companion facts" if any(c.torch_facts for c in m.companions) else "torch facts"
                     console_for().print(f"{m.path}: {subject} already up to date")
             else:
-                found = validate_file(path, upstream=index, **options)
+                with reading():
+                    found = validate_file(path, upstream=index, **options)
         except MatrixError as exc:  # no valid matrix: its errors listed, exit 2
             fail_invalid(path, exc)
         except OSError as exc:  # FileWriteError: a full disk, a read-only folder; the file is unchanged
@@ -139,7 +146,8 @@ def validate(
                 f"{m.path}: evidence in {results} — {fresh} of {claimed} cells claimed supported have a fresh passing record",
                 markup=False,
             )
-    failed = _validate_layers(layers, paths, index, on) or failed
+    with reading():
+        failed = _validate_layers(layers, paths, index, on) or failed
     if failed:
         raise typer.Exit(EXIT_USAGE)
 
