@@ -310,7 +310,8 @@ def tier(
 
     Each cell without a fresh passing evidence record (the release gate's rule) runs through
     ./noxfile.py, one torch line after another; cells that have one are skipped, so an
-    interrupted tier picks up where it stopped. Exit 0 when every selected cell ends with a
+    interrupted tier picks up where it stopped. Each cell's expected duration comes from the
+    records' durations; a run says `cell N/M` with the time elapsed and an ETA. Exit 0 when every selected cell ends with a
     fresh passing record, 1 otherwise, 2 for a usage error, 4 when SIGTERM or SIGINT stopped
     it (nox's whole process group is ended, the finished cells' records are kept;
     docs/testing.md).
@@ -341,6 +342,7 @@ def tier(
         fail(f"no cell of the {strategy} tier matches {asked} (its tags: {', '.join(known)})")
     for step in steps:
         echo(step.describe())
+    echo(tiers.forecast(steps))
     if dry_run:
         return
     cwd = os.getcwd()
