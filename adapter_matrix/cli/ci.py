@@ -29,7 +29,7 @@ from .common import app
 def plan(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     strategy: Optional[str] = typer.Option(
-        None, "--strategy", "-s", help="full (the default), edges, latest, smoke or pairwise."
+        None, "--strategy", "-s", metavar="full|edges|latest|smoke|pairwise", help="Which cells (default: full)."
     ),
     cover: Optional[int] = typer.Option(
         None,
@@ -41,7 +41,8 @@ def plan(
         "text",
         "--format",
         "-f",
-        help="text, json, or github: the reusable workflow's plan outputs (chunks of at most 256 rows).",
+        metavar="text|json|github",
+        help="github: the reusable workflow's plan outputs (chunks of at most 256 rows).",
     ),
     release: Optional[str] = typer.Option(
         None, "--release", help="An adapter release or release line (default: every maintained release)."
@@ -59,7 +60,12 @@ def plan(
         help="At most this many cell jobs at once, shared among the chunks (--format github); 0: no cap.",
     ),
 ) -> None:
-    """The combinations to test, each named by the nox session that runs it."""
+    """List the cells to test, each named by its nox session.
+
+    Every maintained release by default. A row that needs a runner-provided dimension (a
+    driver) names it; --format github gives the reusable workflow its plan, in chunks, each
+    row with its runner labels.
+    """
     from ..ci.covering import STRENGTHS
     from ..ci.plan import STRATEGIES
     from ..ci.plan import plan as make_plan
@@ -138,17 +144,25 @@ def results(
         "and two copies of one run must agree).",
     ),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
-    expect: Optional[str] = typer.Option(None, "--expect", help="A plan strategy whose every cell must have a record."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text, markdown (md) or json."),
+    expect: Optional[str] = typer.Option(
+        None,
+        "--expect",
+        metavar="full|edges|latest|smoke|pairwise",
+        help="A plan strategy whose every cell must have a record.",
+    ),
+    fmt: str = typer.Option("text", "--format", "-f", metavar="text|markdown|json", help="markdown: md for short."),
     into: Optional[str] = typer.Option(
         None,
         "--into",
         help="Also merge the records into this evidence folder (e.g. evidence): one compact file per cell, newest wins.",
     ),
 ) -> None:
-    """Aggregate the result records of test sessions. Exit 1 if a cell failed or is missing;
-    exit 2 for a record that is not one (malformed, dated in the future, a name that is not
-    a plain file name) or an --into that is not a folder, with nothing written."""
+    """Aggregate the result records of test sessions.
+
+    The newest record of a cell wins. Exit 1 if a cell failed or is missing; exit 2 for a
+    record that is not one (malformed, dated in the future, a name that is not a plain file
+    name) or an --into that is not a folder, with nothing written.
+    """
     from ..ci import results as res
     from ..ci.record import read_records
 
@@ -234,10 +248,13 @@ def release(
         None, "--results", help="The evidence folder (default: the matrix's evidence: folder:)."
     ),
 ) -> None:
-    """Freeze a release once: write EVIDENCE/VERSION/release.json with the hash of the evidence
-    sources, the commit and the date. From then on its records are judged against that hash,
-    not the working tree (docs/releasing.md). Exit 2 if it is frozen already with other sources,
-    the sources are uncommitted, or the matrix has no such release."""
+    """Freeze a release's evidence, once.
+
+    Writes EVIDENCE/VERSION/release.json with the hash of the evidence sources, the commit
+    and the date. From then on its records are judged against that hash, not the working
+    tree (docs/releasing.md). Exit 2 if it is frozen already with other sources, the sources
+    are uncommitted, or the matrix has no such release.
+    """
     from ..ci.evidence import evidence_folder
     from ..ci.record import read_records
     from ..ci.release import freeze
@@ -265,7 +282,9 @@ def release(
 
 @app.command()
 def tier(
-    strategy: str = typer.Argument(..., help="The tier: a plan strategy (full, edges, latest, smoke or pairwise)."),
+    strategy: str = typer.Argument(
+        ..., metavar="{full|edges|latest|smoke|pairwise}", help="The tier: the plan strategy whose cells run."
+    ),
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     tag: List[str] = typer.Option(
         [], "--tag", "-t", help="Only cells with this nox tag (torch2.4, py3.8, ...); repeat for several."
@@ -287,12 +306,16 @@ def tier(
         25.0, "--min-free-gb", help="Below this much free disk before a torch line, drop torch wheels from uv's cache."
     ),
 ) -> None:
-    """Run a tier of the matrix's cells in parts: each cell without a fresh passing evidence
-    record (the release gate's rule), through ./noxfile.py, one torch line after another.
-    Cells that have one are skipped, so an interrupted tier picks up where it stopped.
-    Exit 0 when every selected cell ends with a fresh passing record, 1 otherwise, 2 for a
-    usage error, 4 when SIGTERM or SIGINT stopped it (nox's whole process group is ended, the
-    finished cells' records are kept; docs/testing.md)."""
+    """Run the cells of a tier that lack a fresh passing record.
+
+    Each cell without a fresh passing evidence record (the release gate's rule) runs through
+    ./noxfile.py, one torch line after another; cells that have one are skipped, so an
+    interrupted tier picks up where it stopped. Each cell's expected duration comes from the
+    records' durations; a run says `cell N/M` with the time elapsed and an ETA. Exit 0 when every selected cell ends with a
+    fresh passing record, 1 otherwise, 2 for a usage error, 4 when SIGTERM or SIGINT stopped
+    it (nox's whole process group is ended, the finished cells' records are kept;
+    docs/testing.md).
+    """
     from ..ci import tier as tiers
     from ..ci.evidence import evidence_folder
     from ..ci.plan import STRATEGIES
@@ -319,6 +342,7 @@ def tier(
         fail(f"no cell of the {strategy} tier matches {asked} (its tags: {', '.join(known)})")
     for step in steps:
         echo(step.describe())
+    echo(tiers.forecast(steps))
     if dry_run:
         return
     cwd = os.getcwd()

@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from ..errors import EXIT_UNSUPPORTED
 from .base import MATRIX_HELP, console_for, fail, find_or_exit, load_or_exit, one_matrix
-from .common import app
+from .common import app, sub_app
 
 
 @app.command()
@@ -21,9 +21,10 @@ def build(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the compiler's commands."),
     as_json: bool = typer.Option(False, "--json", help="Print what was built as JSON (for CI)."),
 ) -> None:
-    """Compile the adapter's C++ core for the installed torch (cached: a no-op when up to date).
+    """Compile the adapter's C++ core for the installed torch.
 
-    Exit 0 built or up to date, 1 the compiler failed (its whole output is shown), 2 usage.
+    Cached: a no-op when up to date. Exit 0 built or up to date, 1 the compiler failed (its
+    whole output is shown), 2 usage.
     """
     import os
     import time
@@ -116,7 +117,10 @@ def probe(
         None, "--diff", help="Compare two saved probes: --diff A.json --diff B.json."
     ),
 ) -> None:
-    """Which PrivateUse1 capabilities the installed torch has (imports torch), or what moved between two probes."""
+    """List the PrivateUse1 capabilities of the installed torch.
+
+    Imports torch. With --diff, what moved between two saved probes instead.
+    """
     from ..device import probe as pr
 
     if diff:
@@ -157,7 +161,12 @@ def new_shim(
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes without writing them."),
 ) -> None:
-    """Scaffold the shim for a new torch minor, add it to compat.yaml as experimental, and list what to check."""
+    """Scaffold the shim for a new torch minor.
+
+    Writes the shim from the nearest one, adds the torch line to compat.yaml as experimental
+    (comments kept) and lists what moved between the probes of the two torch releases: what
+    to check.
+    """
     from pathlib import Path
 
     from packaging.version import InvalidVersion, Version
@@ -198,13 +207,17 @@ def new_shim(
         console.print(f"  - {item}", markup=False)
 
 
-shims_app = typer.Typer(help="Shim lifecycle: what the supported torch releases no longer need.", no_args_is_help=True)
+shims_app = sub_app("Find what the shims carry that no supported torch needs.")
 app.add_typer(shims_app, name="shims")
 
 
 @shims_app.command("report")
 def shims_report(matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP)) -> None:
-    """Shims that serve no supported torch and C++ gates that are constant for all of them. Exit 1 if any."""
+    """List the shims and C++ gates no supported torch needs.
+
+    A shim that serves no supported torch, a C++ version gate that is constant for every
+    supported torch: dead code once the floor rises. Exit 1 if any.
+    """
     from ..device.shimsreport import report, supported_torch
 
     result = one_matrix(matrix)

@@ -107,18 +107,22 @@ def init_from_index(
 
     if os.path.exists(output) and not force:
         fail(f"{output} exists; give --force to replace it with the imported history, or --output another file")
+    from .progress import network_progress
+
     source = upstream
     if record is not None:
         if upstream != "pypi" and not is_index_url(upstream):
             fail(f"--record saves what an index answers: give --upstream pypi or the index's URL, not {upstream}")
         try:
-            written = record_index(distribution, upstream, record)
+            with network_progress():
+                written = record_index(distribution, upstream, record)
         except UpstreamError as exc:
             fail(str(exc))
         console_for().print(f"recorded {', '.join(written)}", markup=False)
         source = record
     try:
-        done = import_matrix(distribution, device, source, output, write=not dry_run)
+        with network_progress(quiet=source != "pypi" and not is_index_url(source)):  # a folder is read at once
+            done = import_matrix(distribution, device, source, output, write=not dry_run)
     except MatrixError as exc:  # a name the file cannot hold, e.g. a device that is no identifier
         print_diagnostics(exc.diagnostics)
         fail(f"{output} was not written: the imported history makes an invalid matrix")

@@ -59,9 +59,10 @@ def init(
     upstream: str = typer.Option(
         "pypi",
         "--upstream",
-        help="Where the torch facts come from: 'pypi', or a recorded Simple JSON file (offline); with --from-index "
-        "also the adapter's releases: 'pypi', an index's Simple API URL (PEP 691 JSON or PEP 503 HTML; torch's "
-        "facts from PyPI), or a recorded folder.",
+        metavar="pypi|URL|PATH",
+        help="Where the torch facts come from: 'pypi', or a recorded folder or Simple JSON file (offline); with "
+        "--from-index also the adapter's releases: 'pypi', an index's Simple API URL (PEP 691 JSON or PEP 503 "
+        "HTML; torch's facts from PyPI), or a recorded folder.",
     ),
     record: Optional[str] = typer.Option(
         None,
@@ -102,13 +103,16 @@ def init(
         "else a git URL at the pinned ref).",
     ),
 ) -> None:
-    """Adopt adapter-matrix: a first compat.yaml (the adapter, its torch lines with their wheel
-    facts, one experimental release; it validates as written), and next to it, each only if
-    absent: noxfile.py with the cells, .github/workflows/matrix.yml calling the reusable
-    workflow, .pre-commit-config.yaml with the hooks, a README.md with the table markers, the
-    package's link to the matrix; pyproject.toml gets the entry point, the dependency and package
-    data (MANIFEST.in the package data when setup.py declares its own). An existing project's
-    version and requires-python are the first release's. Exit 0 written, 2 usage error."""
+    """Adopt adapter-matrix in an adapter's repository.
+
+    Writes a first compat.yaml (the adapter, its torch lines with their wheel facts, one
+    experimental release; it validates as written), and next to it, each only if absent:
+    noxfile.py with the cells, .github/workflows/matrix.yml calling the reusable workflow,
+    .pre-commit-config.yaml with the hooks, a README.md with the table markers, the package's
+    link to the matrix; pyproject.toml gets the entry point, the dependency and package data
+    (MANIFEST.in the package data when setup.py declares its own). An existing project's
+    version and requires-python are the first release's. Exit 0 written, 2 usage error.
+    """
     if from_index is not None:  # an adapter's published history: a code path of its own
         from .from_index import init_from_index
 

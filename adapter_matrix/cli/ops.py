@@ -10,9 +10,9 @@ import typer
 
 from ..errors import EXIT_UNSUPPORTED
 from .base import MATRIX_HELP, console_for, fail, one_matrix
-from .common import app
+from .common import app, sub_app
 
-ops_app = typer.Typer(help="PyTorch's own op tests (OpInfo) against the adapter's device.", no_args_is_help=True)
+ops_app = sub_app("PyTorch's own op tests (OpInfo) on the adapter's device.")
 app.add_typer(ops_app, name="ops")
 
 DEFAULT_EXPECTED = os.path.join("tests", "ops", "expected.yaml")
@@ -44,8 +44,18 @@ def sweep(
     ),
     sample: bool = typer.Option(False, "--sample", help="Only the expectations' fixed sample of ops."),
     op: Optional[List[str]] = typer.Option(None, "--op", help="Only this op id (repeatable)."),
-    dtype: Optional[List[str]] = typer.Option(None, "--dtype", help="Only this dtype (repeatable; default: all six)."),
-    kind: Optional[List[str]] = typer.Option(None, "--kind", help="forward or backward (repeatable; default: both)."),
+    dtype: Optional[List[str]] = typer.Option(
+        None,
+        "--dtype",
+        metavar="float32|float64|bfloat16|int64|bool|complex64",
+        help="Only this dtype (repeatable; default: all six).",
+    ),
+    kind: Optional[List[str]] = typer.Option(
+        None,
+        "--kind",
+        metavar="forward|backward|module",
+        help="Only this kind of task (repeatable; default: all three; the compiled sample: --compile).",
+    ),
     with_compile: bool = typer.Option(
         False,
         "--compile",
@@ -64,9 +74,9 @@ def sweep(
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the sweep record (JSON) to this file."),
     as_json: bool = typer.Option(False, "--json", help="Print the sweep record instead of the summary."),
 ) -> None:
-    """Run every OpInfo of torch's op_db on the device and on CPU, and compare (imports torch).
+    """Compare every OpInfo op of torch on the device with CPU.
 
-    Forward in float32, float64, bfloat16, int64, bool and complex64, backward in float32
+    Imports torch: every OpInfo of torch's op_db runs on the device and on CPU. Forward in float32, float64, bfloat16, int64, bool and complex64, backward in float32
     and float64, wherever CPU supports the dtype. Each op runs in a worker process that is
     restarted after a crash. With --compile, the compiled sample follows: one task per
     op, kept apart from the eager counts in the record. Exit 0 when every task ends as

@@ -140,9 +140,11 @@ def _resolve(matrix: Matrix, release: Releases, when: Optional[_dt.date], record
     from ..tables.views.selector import selector
 
     combinations = selector(matrix, release=release, today=when).data["combinations"]
-    with tempfile.TemporaryDirectory() as index:
+    from .progress import progress_report
+
+    with tempfile.TemporaryDirectory() as index, progress_report() as report:
         url = build_index(recorded, index) if recorded else None
-        runs, problems = check_commands(combinations, url)
+        runs, problems = check_commands(combinations, url, progress=report)
     where = f"the recorded index ({', '.join(recorded)})" if recorded else "the commands' indexes"
     for problem in problems:
         console_for(stderr=True).print(f"not installable: {problem}", markup=False, style="red")
@@ -168,19 +170,28 @@ def table(
     view: Optional[str] = typer.Option(
         None,
         "--view",
-        help="grid (torch x Python; the default), verified (the grid with test evidence), releases, dimension (a dimension x torch), "
-        "capabilities, ops (op-sweep counts per torch line and op family), op-dtypes (task counts per torch line, dtype and direction) "
-        "op-failures (the ops that do not match CPU, and why), platform (pytorch.org's Additional Platforms entry: "
-        "ID.json and ID.md in the --output folder), selector (each combination's install commands, as check "
-        "writes them; --format html: the selector page, with --results the evidence of each), or history (releases per torch line, post-releases grouped).",
+        metavar="VIEW",
+        help="One of: grid (torch x Python; the default), verified (the grid with test evidence), releases, "
+        "dimension (a dimension x torch), capabilities, companions (the companions' releases per torch line), "
+        "ops (op-sweep counts per torch line and op family), op-dtypes (task counts per torch line, dtype and "
+        "direction), op-failures (the ops that do not match CPU, and why), platform (pytorch.org's Additional "
+        "Platforms entry: ID.json and ID.md in the --output folder), selector (each combination's install "
+        "commands, as check writes them; --format html: the selector page, with --results the evidence of each), "
+        "history (releases per torch line, post-releases grouped).",
     ),
     dimension: Optional[str] = typer.Option(
         None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."
     ),
     fmt: Optional[str] = typer.Option(
-        None, "--format", "-f", help="markdown (or md, gfm; the default), rst (rest), html (htm), csv or json."
+        None,
+        "--format",
+        "-f",
+        metavar="markdown|rst|html|csv|json",
+        help="markdown (or md, gfm; the default), rst (rest), html (htm), csv or json.",
     ),
-    lang: Optional[str] = typer.Option(None, "--lang", help="Language of headers and legend: en (the default) or zh."),
+    lang: Optional[str] = typer.Option(
+        None, "--lang", metavar="en|zh", help="Language of headers and legend (default: en)."
+    ),
     release: Optional[str] = typer.Option(
         None,
         "--release",
@@ -218,9 +229,9 @@ def table(
         False, "--check", help="Exit 1 with a diff if a block in FILES (or the --output file) is stale."
     ),
 ) -> None:
-    """Render a compatibility table, or keep the tables in documents and generated files up to date.
+    """Render a compatibility table, or keep tables up to date.
 
-    Exit 0 done or up to date, 1 --check found a stale table (the diff and the fixing
+    The tables in documents (between markers) and generated files. Exit 0 done or up to date, 1 --check found a stale table (the diff and the fixing
     command are printed), 2 usage error, bad marker or invalid matrix.
     """
 

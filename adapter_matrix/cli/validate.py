@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from typing import TYPE_CHECKING, Any, List, Optional
@@ -37,6 +38,7 @@ def validate(
     upstream: Optional[str] = typer.Option(
         None,
         "--upstream",
+        metavar="pypi|PATH",
         help="Check the torch and companion facts against the index: 'pypi', a recorded folder (--record), or torch's recorded Simple JSON file.",
     ),
     write: bool = typer.Option(
@@ -62,7 +64,11 @@ def validate(
         None, "--today", help="With --results: judge the records' age on this date (YYYY-MM-DD)."
     ),
 ) -> None:
-    """Lint the matrix: every error at once, as FILE:LINE:COL: message — fix. Exit 2 on errors."""
+    """Lint the matrix: every error at once, each with its fix.
+
+    Each finding is printed as FILE:LINE:COL: message — fix. Exit 0 clean (warnings are
+    printed, not fatal), 2 on errors.
+    """
     from ..matrix.queries import cells
 
     if write and not upstream:
@@ -88,11 +94,15 @@ def validate(
     if layers and (write or record):
         fail("--write and --record read an adapter's facts; a layer's pins are its own: correct them by hand")
 
+    from .progress import network_progress
+
+    reading = functools.partial(network_progress, quiet=upstream != "pypi")  # around what reads the index
     index: Optional[IndexAnswers] = None
     try:
         if upstream and record:
             for path in paths:
-                written = IndexAnswers.record(record, [load_or_exit(path, fresh=True).matrix])
+                with reading():
+                    written = IndexAnswers.record(record, [load_or_exit(path, fresh=True).matrix])
                 console_for().print(f"recorded {', '.join(written)}")
             upstream = record
         index = IndexAnswers(upstream) if upstream else None
@@ -103,7 +113,8 @@ def validate(
     for path in paths:
         try:
             if write and index is not None:  # --write needs --upstream (refused above)
-                found, changed = write_facts(path, index, **options)
+                with reading():
+                    found, changed = write_facts(path, index, **options)
                 m = found.matrix
                 if changed:
                     console_for().print(f"{m.path}: updated the {' and '.join(changed)} facts from {upstream}")
@@ -111,7 +122,8 @@ def validate(
                     subject = "torch and companion facts" if any(c.torch_facts for c in m.companions) else "torch facts"
                     console_for().print(f"{m.path}: {subject} already up to date")
             else:
-                found = validate_file(path, upstream=index, **options)
+                with reading():
+                    found = validate_file(path, upstream=index, **options)
         except MatrixError as exc:  # no valid matrix: its errors listed, exit 2
             fail_invalid(path, exc)
         except OSError as exc:  # FileWriteError: a full disk, a read-only folder; the file is unchanged
@@ -134,7 +146,8 @@ def validate(
                 f"{m.path}: evidence in {results} — {fresh} of {claimed} cells claimed supported have a fresh passing record",
                 markup=False,
             )
-    failed = _validate_layers(layers, paths, index, on) or failed
+    with reading():
+        failed = _validate_layers(layers, paths, index, on) or failed
     if failed:
         raise typer.Exit(EXIT_USAGE)
 
@@ -203,7 +216,10 @@ def schema(
         None, "--output", "-o", help="Write to this file (atomically) instead of stdout."
     ),
 ) -> None:
-    """Print the JSON Schema of compat.yaml (reference it from the file so editors validate it)."""
+    """Print the JSON Schema of compat.yaml.
+
+    Reference it from the file (`# yaml-language-server: $schema=...`) so editors validate it.
+    """
     from ..files import atomic_write
     from ..matrix.schema import json_schema
 

@@ -33,9 +33,9 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import parse_wheel_filename
@@ -221,14 +221,24 @@ def published(combinations: Sequence[Dict[str, Any]]) -> List[Tuple[Tuple[str, .
 
 
 def check_commands(
-    combinations: Sequence[Dict[str, Any]], index_url: Optional[str] = None, pip: Sequence[str] = ()
+    combinations: Sequence[Dict[str, Any]],
+    index_url: Optional[str] = None,
+    pip: Sequence[str] = (),
+    progress: Optional[Callable[[str, int, int], None]] = None,
 ) -> Tuple[int, List[Problem]]:
-    """Resolve every published command; (how many resolutions ran, the problems found)."""
+    """Resolve every published command; (how many resolutions ran, the problems found).
+    ``progress`` hears ``("pip resolutions", done, total)`` as each ends."""
     problems: List[Problem] = []
     runs = published(combinations)
+    if progress is not None:
+        progress("pip resolutions", 0, len(runs))
     # two pip processes at a time: each spends most of its time starting up and reading files
     with ThreadPoolExecutor(max_workers=2) as pool:
-        reports = list(pool.map(lambda run: resolve(run[0], run[1], index_url, pip), runs))
+        futures = [pool.submit(resolve, run[0], run[1], index_url, pip) for run in runs]
+        for done, _future in enumerate(as_completed(futures), 1):
+            if progress is not None:
+                progress("pip resolutions", done, len(runs))
+        reports = [future.result() for future in futures]
     for (commands, python, entry), report in zip(runs, reports):
         text = " && ".join(commands)
         if "error" in report:

@@ -23,7 +23,6 @@ import datetime as _dt
 import json
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from email.parser import HeaderParser
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple
@@ -49,7 +48,6 @@ ACCEPT_ANY = f"{ACCEPT}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=
 
 __all__ = [
     "ACCEPT_ANY",
-    "SIMPLE",
     "NotOnIndex",
     "UpstreamRelease",
     "CompanionIndex",
@@ -70,7 +68,6 @@ __all__ = [
     "written_lines",
 ]
 
-SIMPLE = "https://pypi.org/simple/{name}/"
 WORKERS = 8  # metadata requests in flight
 
 _LINUX_X86_64 = re.compile(r"^manylinux[0-9a-z_]*_x86_64$")
@@ -145,7 +142,7 @@ def project_url(name: str, index_url: Optional[str] = None) -> str:
     """The Simple API page of project ``name`` on an index (PyPI's by default): ``INDEX/<name>/``,
     the name normalized as PEP 503 says."""
     if index_url is None:
-        return SIMPLE.format(name=canonical_name(name))
+        return _metadata.simple_url(name)  # PyPI's, or $ADAPTER_MATRIX_INDEX_URL's
     return f"{index_url.rstrip('/')}/{canonical_name(name)}/"
 
 
@@ -207,8 +204,7 @@ def fetch_document(
                 return
             raise UpstreamError(f"cannot read the metadata of {entry['filename']}: {exc}") from None
 
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(read, wanted))
+    _metadata.fan_out(read, wanted, f"{canonical_name(name)} wheels", workers)
     out = {
         "meta": document.get("meta"),
         "name": document.get("name"),
@@ -330,9 +326,7 @@ def read_companions(source: str, matrix: Matrix) -> Tuple[Dict[str, CompanionInd
     missing: Dict[str, str] = {}
     for name in wanted:
         if source == "pypi":
-            found[name] = parse_companion(
-                fetch_document(name, _floor(matrix)), name, SIMPLE.format(name=canonical_name(name))
-            )
+            found[name] = parse_companion(fetch_document(name, _floor(matrix)), name, project_url(name))
         elif os.path.isdir(source):
             path = os.path.join(source, f"{canonical_name(name)}.json")
             try:

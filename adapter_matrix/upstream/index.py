@@ -24,8 +24,6 @@ import datetime as _dt
 import json
 import os
 import re
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, TypeVar
 
@@ -40,11 +38,11 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from .._version import __version__
 from ..errors import AdapterMatrixError
 from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, PythonVersion, TorchLine, minor_line
 from ..names import canonical_name
+from . import metadata as _metadata
 from .torch_section import Section, read_section
 
 __all__ = [
@@ -170,7 +168,8 @@ def read_upstream(source_name: str, *, timeout: float = TIMEOUT) -> Upstream:
 def read_answer(source_name: str, *, timeout: float = TIMEOUT) -> Tuple[bytes, str]:
     """The bytes of torch's answer and where they came from (see :func:`read_upstream`)."""
     if source_name == "pypi":
-        return _fetch(PYPI_TORCH, timeout), PYPI_TORCH
+        url = _metadata.simple_url("torch")
+        return _fetch(url, timeout), url
     path = os.path.join(source_name, "torch.json") if os.path.isdir(source_name) else source_name
     try:
         with open(path, "rb") as fh:
@@ -182,20 +181,14 @@ def read_answer(source_name: str, *, timeout: float = TIMEOUT) -> Tuple[bytes, s
 
 
 def _fetch(url: str, timeout: float) -> bytes:
-    """GET ``url`` as PEP 691 JSON. The one place that touches the network (tests replace it)."""
-    request = urllib.request.Request(url, headers={"Accept": ACCEPT, "User-Agent": f"adapter-matrix/{__version__}"})
+    """GET ``url`` as PEP 691 JSON, through :func:`~adapter_matrix.upstream.metadata.http_get`
+    (retried as pip retries; tests replace it)."""
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.read()
-    except urllib.error.HTTPError as exc:
-        reason = f"HTTP {exc.code} {exc.reason}"
-    except urllib.error.URLError as exc:
-        reason = str(exc.reason)
-    except OSError as exc:  # timeouts and resets while reading
-        reason = str(exc) or type(exc).__name__
-    raise UpstreamError(
-        f"cannot read {url}: {reason} \u2014 check the network, or pass a recorded answer: --upstream FILE"
-    )
+        return _metadata.http_get(url, {"Accept": ACCEPT}, timeout)[0]
+    except _metadata.MetadataError as exc:  # "URL: why"
+        raise UpstreamError(
+            f"cannot read {exc} \u2014 check the network, or pass a recorded answer: --upstream FILE"
+        ) from None
 
 
 def parse_index(document: object, source_name: str, origin: str = "") -> Upstream:

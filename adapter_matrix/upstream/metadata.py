@@ -7,26 +7,54 @@ read out of the wheel itself with HTTP range requests: a wheel is a zip file, it
 directory sits at the end, and ``*.dist-info/METADATA`` is one small member. One request
 for the last 64 KiB usually holds both; a torchvision wheel of 8 MB costs about 10 KB.
 
-The network is touched only through :func:`http_get` (tests replace it).
+The network is touched only through :func:`http_get` (tests replace it), which retries a
+transient failure as pip does (urllib3's ``Retry``), and many reads run at once through
+:func:`fan_out`, which reports its progress to the command line (:func:`reporting`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
+import os
+import re
 import ssl
-import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextvars import ContextVar
 from email.parser import HeaderParser
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
+
+import urllib3
 
 from .._version import __version__
 from ..errors import AdapterMatrixError
+from ..names import canonical_name
 
-__all__ = ["MetadataError", "http_get", "wheel_metadata", "headers", "HEADERS_KEPT"]
+__all__ = [
+    "MetadataError",
+    "http_get",
+    "simple_url",
+    "fan_out",
+    "reporting",
+    "wheel_metadata",
+    "headers",
+    "HEADERS_KEPT",
+    "INDEX_ENV",
+]
 
 TIMEOUT = 60.0
+INDEX_ENV = "ADAPTER_MATRIX_INDEX_URL"  # the Simple API `--upstream pypi` reads instead: a mirror, a test's server
+PYPI_SIMPLE = "https://pypi.org/simple/"
+# As pip: a request is retried 5 times after a transient failure (DNS, a refused or reset
+# connection, a timeout, a truncated answer, these statuses), waiting 0.25 s, then 0.5 s, 1 s, 2 s.
+RETRIES = 5
+BACKOFF = 0.25
+TRANSIENT = (429, 500, 502, 503, 504, 520, 527)
+POOL = 16  # connections kept per host: as many as reads in flight (fan_out's workers)
 TAIL = 65536  # bytes asked for first: the central directory and, usually, METADATA too
 HEADERS_KEPT = ("Metadata-Version", "Name", "Version", "Requires-Python", "Requires-Dist")
 
@@ -47,16 +75,94 @@ def _tls() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
+@functools.lru_cache(maxsize=None)
+def _manager(proxy: Optional[str]) -> urllib3.PoolManager:
+    """One pool of kept-alive connections per proxy (or none) for every request: an import
+    reads a thousand ranges, and a new TLS handshake each would cost more than the reads."""
+    if proxy:
+        return urllib3.ProxyManager(proxy, maxsize=POOL, ssl_context=_tls())
+    return urllib3.PoolManager(maxsize=POOL, ssl_context=_tls())
+
+
+def _pool(url: str) -> urllib3.PoolManager:
+    """The pool for ``url``: through the proxy the environment names for its scheme
+    (``https_proxy``, ``no_proxy``), as urllib and pip do."""
+    parts = urllib.parse.urlsplit(url)
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
+        return _manager(proxy)
+    return _manager(None)
+
+
 def http_get(url: str, headers: Mapping[str, str], timeout: float = TIMEOUT) -> Tuple[bytes, Dict[str, str]]:
-    """GET ``url``; (body, response headers). The one place that touches the network."""
-    request = urllib.request.Request(url, headers=dict(headers, **{"User-Agent": f"adapter-matrix/{__version__}"}))
+    """GET ``url``; (body, response headers). The one place that touches the network: a
+    transient failure is retried :data:`RETRIES` times with backoff, then it is one
+    :class:`MetadataError` that says so."""
+    retries = urllib3.Retry(total=RETRIES, backoff_factor=BACKOFF, status_forcelist=TRANSIENT, raise_on_status=False)
+    sent = dict(headers, **{"User-Agent": f"adapter-matrix/{__version__}"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout, context=_tls()) as response:
-            return response.read(), {k.lower(): v for k, v in response.headers.items()}
-    except urllib.error.HTTPError as exc:
-        raise MetadataError(f"{url}: HTTP {exc.code} {exc.reason}", exc.code) from None
-    except (urllib.error.URLError, OSError) as exc:
-        raise MetadataError(f"{url}: {getattr(exc, 'reason', exc)}") from None
+        response = _pool(url).request(
+            "GET", url, headers=sent, timeout=timeout, retries=retries, enforce_content_length=True
+        )  # a truncated answer is an error, retried (urllib3 1.26 accepts it by default)
+    except urllib3.exceptions.MaxRetryError as exc:
+        raise MetadataError(f"{url}: {_reason(exc.reason)} (tried {RETRIES + 1} times)") from None
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise MetadataError(f"{url}: {_reason(exc)}") from None
+    if response.status >= 400:
+        tried = f" (tried {RETRIES + 1} times)" if response.status in TRANSIENT else ""
+        raise MetadataError(f"{url}: HTTP {response.status} {response.reason}{tried}", response.status)
+    return response.data, {k.lower(): v for k, v in response.headers.items()}
+
+
+def _reason(exc: Optional[BaseException]) -> str:
+    """What failed, in a line (urllib3 names its connection object first: left out)."""
+    if isinstance(exc, urllib3.exceptions.TimeoutError):
+        return "timed out"
+    if isinstance(exc, urllib3.exceptions.ProtocolError) and exc.args[1:]:
+        return f"connection broken ({exc.args[1]!r})"
+    return re.sub(r"^<[^>]*>: ", "", str(exc)) or type(exc).__name__
+
+
+def simple_url(name: str) -> str:
+    """Where ``--upstream pypi`` reads the file list of ``name``: PyPI's Simple API, or the one
+    $ADAPTER_MATRIX_INDEX_URL names (a mirror that serves PEP 691 JSON)."""
+    root = os.environ.get(INDEX_ENV) or PYPI_SIMPLE
+    return f"{root.rstrip('/')}/{canonical_name(name)}/"
+
+
+Report = Callable[[str, int, int], None]  # (what is read, how many are done, of how many)
+_REPORT: ContextVar[Optional[Report]] = ContextVar("adapter_matrix_report", default=None)
+T = TypeVar("T")
+
+
+@contextlib.contextmanager
+def reporting(report: Report) -> Iterator[None]:
+    """Within the block, every :func:`fan_out` reports its progress to ``report``."""
+    token = _REPORT.set(report)
+    try:
+        yield
+    finally:
+        _REPORT.reset(token)
+
+
+def fan_out(read: Callable[[T], None], items: Sequence[T], what: str, workers: int) -> None:
+    """``read`` each of ``items``, ``workers`` at a time, reporting ``(what, done, total)`` as
+    each ends (:func:`reporting`). The first error ends it: the reads not yet started are
+    cancelled and the error is raised, once."""
+    report = _REPORT.get()
+    if report is not None:
+        report(what, 0, len(items))
+    with ThreadPoolExecutor(workers) as pool:
+        futures = [pool.submit(read, item) for item in items]
+        try:
+            for done, future in enumerate(as_completed(futures), 1):
+                future.result()
+                if report is not None:
+                    report(what, done, len(items))
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
 
 
 class _RangeFile(io.RawIOBase):

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import List
 
 import pytest
 
@@ -25,7 +26,8 @@ from adapter_matrix.ci.evidence import tree_state
 from adapter_matrix.ci.plan import plan
 from adapter_matrix.ci.record import ResultRecord, evidence_keys, write_record
 from adapter_matrix.ci.suites import TestCounts
-from adapter_matrix.matrix.loader import load
+from adapter_matrix.matrix.cellid import CellId
+from adapter_matrix.matrix.loader import load, load_text
 
 from .helpers import REPO, cli
 
@@ -365,7 +367,10 @@ def test_tier_runs_a_part_by_tags_and_skips_fresh_cells(project):
     assert "run  device(py3.11-torch2.3)" in out and "torch2.2" not in out
     out = dry("-t", "torch2.3", "--force")
     assert "run  device(py3.10-torch2.3)" in out and "skip" not in out
-    assert dry("-t", "torch2.3", "-p", "3.11").strip() == "run  device(py3.11-torch2.3): unverified"
+    assert dry("-t", "torch2.3", "-p", "3.11").splitlines() == [
+        "run  device(py3.11-torch2.3): unverified; expected 43 s (the torch 2.3 median)",
+        "1 cell to run: expected 43 s (1 timed by a median)",
+    ]
     _edit(project, "py3.10-torch2.2", timestamp="2020-01-01T00:00:00+00:00")
     out = dry()
     assert "run  device(py3.10-torch2.2): stale" in out and "skip device(py3.11-torch2.2)" in out
@@ -432,7 +437,19 @@ def test_a_tier_runs_each_torch_line_once_and_commits_its_records(project, monke
         {"sessions": ["device(py3.10-torch2.2)"], "drop": "1"},
         {"sessions": ["device(py3.11-torch2.3)"], "drop": "1"},
     ]
-    assert [line.split(":")[0] for line in lines_seen] == ["== torch 2.2", "== torch 2.3"]
+    assert [line.split(":")[0] for line in lines_seen if line.startswith("== torch")] == [
+        "== torch 2.2",
+        "== torch 2.3",
+    ]
+    # where the run is, cell by cell, across its lines
+    assert [
+        re.match(r"== cell \d/\d [^,\s]+( ended)?", line)[0] for line in lines_seen if line.startswith("== cell")
+    ] == [
+        "== cell 1/2 device(py3.10-torch2.2)",
+        "== cell 1/2 device(py3.10-torch2.2) ended",
+        "== cell 2/2 device(py3.11-torch2.3)",
+        "== cell 2/2 device(py3.11-torch2.3) ended",
+    ]
     # the failing cell keeps the tier from passing; the others end verified
     assert (done.final, done.selected, done.ran, done.ok) == ({"verified": 3, "failed": 1}, 4, 2, False)
     log = subprocess.run(["git", "log", "--format=%B"], cwd=project, capture_output=True, text=True).stdout
@@ -444,6 +461,107 @@ def test_a_tier_runs_each_torch_line_once_and_commits_its_records(project, monke
     assert "records/2.0.0/py3.10-torch2.2.json" in shown.stdout and "notes.txt" not in shown.stdout
     staged = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=project, capture_output=True, text=True)
     assert staged.stdout.split() == ["notes.txt"]
+
+
+def test_tier_dry_run_prints_each_cells_expected_duration_and_the_total(project):
+    for cell, seconds in (("py3.10-torch2.2", 600.0), ("py3.11-torch2.2", 900.0), ("py3.10-torch2.3", 300.0)):
+        _edit(project, cell, duration=seconds)
+    res = _tier(project, "--dry-run", "--force")
+    assert res.code == 0, res.err
+    assert res.out.splitlines() == [
+        "run  device(py3.10-torch2.2): --force; expected 10 min",
+        "run  device(py3.11-torch2.2): --force; expected 15 min",
+        "run  device(py3.10-torch2.3): --force; expected 5 min 00 s",
+        "run  device(py3.11-torch2.3): unverified; expected 5 min 00 s (the torch 2.3 median)",
+        "4 cells to run: expected 35 min (1 timed by a median)",
+    ]
+    out = _tier(project, "--dry-run").out.splitlines()
+    assert out[-1] == "1 cell to run, 3 skipped: expected 5 min 00 s (1 timed by a median)"
+
+
+def test_a_cells_duration_comes_from_its_newest_record_of_any_release_else_a_median():
+    from adapter_matrix.ci import tier
+    from adapter_matrix.ci.record import RecordSet
+
+    def record(cell: str, seconds: float, day: str, release: str = "2.0.0") -> ResultRecord:
+        return ResultRecord(
+            cell=CellId(cell), release=release, outcome="passed", timestamp=f"{day}T00:00:00+00:00", duration=seconds
+        )
+
+    records = RecordSet(
+        (
+            record("py3.10-torch2.2", 100.0, "2026-01-01", "1.0.0"),
+            record("py3.10-torch2.2-v2.0.0", 200.0, "2026-02-01"),  # newer, in a plan of several releases
+            record("py3.11-torch2.2", 400.0, "2026-01-01"),
+            record("py3.11-torch2.3", 1000.0, "2026-01-01", "1.0.0"),
+        )
+    )
+    matrix = load_text(MATRIX, "compat.yaml", check_modules=False).matrix
+    rows = plan(matrix, "full")
+    found = {row.id: e for row, e in zip(rows, tier.estimate(records, rows))}
+    assert found["py3.10-torch2.2"] == tier.Expected(200.0, "its record")
+    assert found["py3.11-torch2.3"] == tier.Expected(1000.0, "its record")  # an older release's cell costs as much
+    assert found["py3.10-torch2.3"] == tier.Expected(1000.0, "the torch 2.3 median")
+    assert tier.estimate(RecordSet((record("py3.8-torch2.9", 60.0, "2026-01-01"),)), rows)[0] == tier.Expected(
+        60.0, "the median of all records"
+    )
+    assert tier.estimate(RecordSet(), rows)[0] == tier.Expected(None)
+
+
+def test_the_eta_follows_the_runs_pace():
+    from adapter_matrix.ci.tier import eta, span
+
+    assert eta([60.0, 120.0], []) == 180.0
+    assert eta([60.0, None], []) == 120.0  # a cell without a record counts as the others' mean
+    assert eta([60.0, 60.0], [(30.0, 60.0)]) == 240.0  # twice as slow as the records so far
+    assert eta([None], [(None, 90.0)]) == 90.0 and eta([None], []) is None and eta([], []) == 0.0
+    assert [span(s) for s in (45, 95, 600, 1499, 3600 + 5 * 60 + 20)] == [
+        "45 s",
+        "1 min 35 s",
+        "10 min",
+        "25 min",
+        "1 h 05 min",
+    ]
+
+
+# A nox whose cells take their time: each session sleeps, then writes a passing record.
+SLOW_NOX = """import os, sys, time
+sys.path.insert(0, {repo!r})
+from adapter_matrix.matrix.loader import load
+from tests.unit.test_evidence import _run_cell
+matrix = load(os.environ["ADAPTER_MATRIX_NOX_MATRIX"]).matrix
+for session in sys.argv[sys.argv.index("-s") + 1:]:
+    time.sleep(1.5)
+    _run_cell(matrix, session[len("device("):-1])
+"""
+
+
+def test_a_tier_run_says_cell_n_of_m_with_the_time_elapsed_and_an_eta(project, monkeypatch):
+    from adapter_matrix.ci import tier
+
+    monkeypatch.setattr(tier, "POLL_SECONDS", 0.2)
+    for cell in ("py3.10-torch2.2", "py3.11-torch2.2"):
+        _edit(project, cell, duration=3.0)  # the records say 3 s each
+    matrix = load(project / "compat.yaml").matrix
+    steps = tier.select(matrix, "full", tags=["torch2.2"], force=True)
+    said: List[str] = []
+    done = tier.run(
+        matrix, steps, [sys.executable, "-c", SLOW_NOX.format(repo=str(REPO))], str(project), said.append, min_free_gb=0
+    )
+    assert done.ok, said
+    cells = [line for line in said if line.startswith("== cell")]
+    assert len(cells) == 4, said
+    first, ended, second, last = cells
+    assert re.fullmatch(
+        r"== cell 1/2 device\(py3\.10-torch2\.2\), expected 3 s: 0 s elapsed, ETA 6 s \(at \d\d:\d\d\)", first
+    )
+    took = int(re.fullmatch(r"== cell 1/2 device\(py3\.10-torch2\.2\) ended after (\d+) s", ended)[1])
+    elapsed, left = re.fullmatch(
+        r"== cell 2/2 device\(py3\.11-torch2\.2\), expected 3 s: (\d+) s elapsed, ETA (\d+) s \(at \d\d:\d\d\)", second
+    ).groups()
+    # the second cell's ETA: its record's 3 s at the pace of the first (which took `took`, not 3 s)
+    assert abs(int(elapsed) - took) <= 1 and abs(int(left) - took) <= 1, cells
+    assert last.startswith("== cell 2/2 device(py3.11-torch2.2) ended after")
 
 
 def test_a_compiled_matrix_of_another_model_is_never_read(monkeypatch):

@@ -6,10 +6,8 @@ the network.
 
 from __future__ import annotations
 
-import io
 import json
 import re
-import urllib.error
 from pathlib import Path
 from typing import Dict, List, Tuple
 
@@ -20,6 +18,7 @@ from packaging.version import Version
 from adapter_matrix.matrix.loader import load_text
 from adapter_matrix.matrix.model import PythonVersion
 from adapter_matrix.upstream import index as up
+from adapter_matrix.upstream import metadata as md
 from adapter_matrix.upstream import write as upstream_write
 
 from .helpers import FIXTURES, REPO, cli
@@ -167,22 +166,14 @@ def test_missing_recording_is_exit_2(tmp_path):
 # -- the 'pypi' source, with the network replaced ---------------------------------------
 
 
-class _Response(io.BytesIO):
-    def __enter__(self) -> _Response:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 def test_pypi_asks_the_simple_json_api_with_a_timeout(monkeypatch):
     seen = {}
 
-    def urlopen(request, timeout):
-        seen.update(url=request.full_url, accept=request.get_header("Accept"), timeout=timeout)
-        return _Response(RECORDED.read_bytes())
+    def http_get(url, headers, timeout):
+        seen.update(url=url, accept=headers.get("Accept"), timeout=timeout)
+        return RECORDED.read_bytes(), {}
 
-    monkeypatch.setattr(up.urllib.request, "urlopen", urlopen)
+    monkeypatch.setattr(md, "http_get", http_get)
     index = up.read_upstream("pypi")
     assert seen == {
         "url": "https://pypi.org/simple/torch/",
@@ -193,13 +184,13 @@ def test_pypi_asks_the_simple_json_api_with_a_timeout(monkeypatch):
 
 
 def test_network_failure_is_exit_2_with_the_way_out(monkeypatch):
-    def urlopen(request, timeout):
-        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
+    def http_get(url, headers, timeout):  # what http_get raises once its retries are spent
+        raise md.MetadataError(f"{url}: Failed to resolve 'pypi.org' ([Errno -3] Temporary failure in name resolution)")
 
-    monkeypatch.setattr(up.urllib.request, "urlopen", urlopen)
+    monkeypatch.setattr(md, "http_get", http_get)
     res = cli("validate", "--upstream", "pypi")
     assert res.code == 2
-    assert "cannot read https://pypi.org/simple/torch/: [Errno -3] Temporary failure in name resolution" in res.err
+    assert "cannot read https://pypi.org/simple/torch/: Failed to resolve 'pypi.org'" in res.err
     assert "--upstream FILE" in res.err and "Traceback" not in res.err
 
 
