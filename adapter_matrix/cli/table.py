@@ -94,12 +94,10 @@ def _stack_table(
 ) -> None:
     """A layer's matrix: its stack view (the adapter's matrix, when installed, names the
     package of each release line the layer names)."""
-    from ..files import printable
     from ..matrix.cache import load_any, load_matrix
     from ..matrix.diagnostics import MatrixError
     from ..matrix.discovery import registered_matrices
     from ..names import canonical_name
-    from ..tables import docs
     from ..tables.formats import render_table
     from ..tables.views.stack import stack
 
@@ -119,15 +117,29 @@ def _stack_table(
         text = render_table(stack(layer, lang or "en", adapter, when), fmt or "markdown")
     except ValueError as exc:  # a bad format or language
         fail(str(exc))
+    flags = {"--matrix": path, "--adapter-matrix": adapter_path, "--format": fmt, "--lang": lang}
+    _emit(text, output, check_, _table_fix(flags, []))
+
+
+def _emit(text: str, output: Optional[str], check_: bool, fix: str) -> None:
+    """A rendered table: printed, or written to ``output`` (with ``check_``: compared with it,
+    exit 1 with the diff and the command that rewrites it when it is stale)."""
+    import shlex
+
+    from ..files import printable
+    from ..tables import docs
+
     if not output:
         typer.echo(text, nl=False)
         return
     try:
         outcome = docs.sync_output(output, text, write=not check_)
-    except OSError as exc:
+    except OSError as exc:  # FileWriteError, one line already
         fail(str(exc))
     if check_ and outcome.changed:
         typer.echo(outcome.diff, nl=False)
+        again = f"{fix} --output {shlex.quote(output)}"
+        console_for(stderr=True).print(f"{output} is stale; fix with:\n    {again}", markup=False, style="red")
         raise typer.Exit(EXIT_UNSUPPORTED)
     console_for().print(f"{printable(output)}: {'written' if outcome.changed else 'up to date'}", markup=False)
 
@@ -330,17 +342,5 @@ def table(
         )
     except ValueError as exc:  # a bad view, format or language, or unreadable records
         fail(str(exc))
-    if not output:
-        typer.echo(text, nl=False)
-        return
-    try:
-        outcome = docs.sync_output(output, text, write=not check_)
-    except OSError as exc:  # FileWriteError, one line already
-        fail(str(exc))
-    if check_ and outcome.changed:
-        typer.echo(outcome.diff, nl=False)
-        options = {"--view": view, "--dimension": dimension, "--format": fmt, "--lang": lang, "--release": release}
-        fix = _table_fix({**common, **options}, ["--output", output])
-        console_for(stderr=True).print(f"{output} is stale; fix with:\n    {fix}", markup=False, style="red")
-        raise typer.Exit(EXIT_UNSUPPORTED)
-    console.print(f"{printable(output)}: {'written' if outcome.changed else 'up to date'}", markup=False)
+    options = {"--view": view, "--dimension": dimension, "--format": fmt, "--lang": lang, "--release": release}
+    _emit(text, output, check_, _table_fix({**common, **options}, []))

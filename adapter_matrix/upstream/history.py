@@ -319,14 +319,21 @@ def read_history(source: str, name: str) -> Optional[History]:
     path = answer_path(source, name)
     if not os.path.exists(path) and os.path.exists(page_path(source, name)):
         return parse_history(_recorded_page(source, name), name, page_path(source, name))
+    document = recorded_answer(source, name)
+    return None if document is None else parse_history(document, name, path)
+
+
+def recorded_answer(folder: str, name: str) -> Optional[object]:
+    """The JSON answer a recorded folder keeps for ``name`` (:func:`answer_path`), parsed; ``None``
+    when it has none. :class:`UpstreamError` for a file that cannot be read or is no JSON."""
+    path = answer_path(folder, name)
     try:
         with open(path, "rb") as fh:
-            document = json.loads(fh.read())
+            return json.loads(fh.read())
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
         raise UpstreamError(f"cannot read {path}: {exc}") from None
-    return parse_history(document, name, path)
 
 
 def _recorded_page(folder: str, name: str) -> dict:

@@ -14,7 +14,6 @@ The answer is PyPI's PEP 691 document with each file's metadata headers (``Name`
 
 from __future__ import annotations
 
-import json
 import os
 from email.parser import HeaderParser
 from typing import Dict, List, Optional, Tuple
@@ -26,6 +25,7 @@ from ..matrix.diagnostics import Diagnostic
 from ..matrix.model import Layer, LayerRelease
 from ..names import canonical_name
 from . import companion_index as _companions
+from .history import answer_path, recorded_answer
 from .index import UpstreamError
 
 __all__ = ["read_layer", "verify_layer"]
@@ -70,16 +70,9 @@ def read_layer(source: str, name: str) -> Optional[dict]:
         return _companions.fetch_document(name, None, wheel=lambda _f: True, keep=_keep)
     if not os.path.isdir(source):
         return None
-    path = os.path.join(source, f"{canonical_name(name)}.json")
-    try:
-        with open(path, "rb") as fh:
-            document = json.loads(fh.read())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise UpstreamError(f"cannot read {path}: {exc}") from None
-    if not isinstance(document, dict) or not isinstance(document.get("files"), list):
-        raise UpstreamError(f"{path}: no list of files: expected a PEP 691 answer for {name}")
+    document = recorded_answer(source, name)
+    if document is not None and not (isinstance(document, dict) and isinstance(document.get("files"), list)):
+        raise UpstreamError(f"{answer_path(source, name)}: no list of files: expected a PEP 691 answer for {name}")
     return document
 
 
