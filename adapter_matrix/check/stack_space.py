@@ -124,8 +124,8 @@ class _Provider:
 
     def find_matches(self, identifier: str, requirements: Any, incompatibilities: Any) -> List[Choice]:
         needs = list(requirements[identifier])
-        bad = set(incompatibilities[identifier])
-        return [c for c in self.space.get(identifier, ()) if c not in bad and all(n.test(c.value) for n in needs)]
+        bad = {id(c) for c in incompatibilities[identifier]}  # by identity: hashing a cell hashes its whole release
+        return [c for c in self.space.get(identifier, ()) if id(c) not in bad and all(n.test(c.value) for n in needs)]
 
     def is_satisfied_by(self, requirement: Need, candidate: Choice) -> bool:
         return requirement.test(candidate.value)
@@ -194,6 +194,30 @@ def _cell_choice(matrix: Matrix, cell: Cell, adapter: str) -> Choice:
     return Choice(adapter, cell, parent, cell.status, tuple(needs))
 
 
+_CELLS: Dict[Tuple[int, _dt.date], Tuple[Matrix, List[Choice]]] = {}
+
+
+def _adapter_choices(matrix: Matrix, today: _dt.date) -> List[Choice]:
+    """Each usable cell of the adapter's matrix, the newest release first; computed once per
+    matrix and day (a search builds several spaces, the stack table one per row)."""
+    key = (id(matrix), today)
+    cached = _CELLS.get(key)
+    if cached is not None and cached[0] is matrix:
+        return cached[1]
+    adapter = canonical_name(matrix.adapter.distribution)
+    usable = [c for c in cells(matrix, today=today) if c.status in REACHABLE]
+    seen = set()
+    out = []
+    for cell in sorted(usable, key=lambda c: (c.release.version, c.torch, c.python.version), reverse=True):
+        unique = (id(cell.release), cell.line.minor, cell.python, cell.dimensions)
+        if unique not in seen:
+            seen.add(unique)
+            out.append(_cell_choice(matrix, cell, adapter))
+    _CELLS.clear()  # one matrix at a time: a process judges one stack
+    _CELLS[key] = (matrix, out)
+    return out
+
+
 def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _dt.date) -> Space:
     """Every candidate the matrices give, each name's newest first (Python: nearest first)."""
     env = stack.env
@@ -224,15 +248,7 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
     choices[TORCH] = torches
     current[TORCH] = next((c for c in torches if env.torch is not None and c.value == env.torch), None)
     # the adapter: each usable cell of its matrix, the newest release first
-    usable = [c for c in cells(matrix, today=today) if c.status in REACHABLE]
-    seen = set()
-    adapter_choices = []
-    for cell in sorted(usable, key=lambda c: (c.release.version, c.torch, c.python.version), reverse=True):
-        key = (cell.release, cell.line.minor, cell.python, cell.dimensions)
-        if key not in seen:
-            seen.add(key)
-            adapter_choices.append(_cell_choice(matrix, cell, adapter))
-    choices[adapter] = adapter_choices
+    choices[adapter] = _adapter_choices(matrix, today)
     current[adapter] = None  # the adapter's current choice depends on torch and Python: compared by version
     # the layers and what they pin
     for layer in layers:
