@@ -287,8 +287,8 @@ def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Status, limit:
 
     1. pip-only fixes before any that needs a manual step (a driver toolkit, a value to
        make sure of, a new Python: a new environment); a driver change after all others;
-    2. fewer changed things first;
-    3. supported before experimental or deprecated at the same cost;
+    2. within those, supported before experimental before deprecated;
+    3. within a status, fewer changed things first;
     4. only fixes that improve the verdict (an experimental user is offered supported
        cells only);
     5. never one that reinstalls what is installed, or changes a dimension the user
@@ -330,8 +330,8 @@ def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Status, limit:
         key = (
             bool(target.changed_dims),
             not pip_only,
-            len(changes),
             _REACHABLE.index(cell.status),
+            len(changes),
             other_family,
             distance,
             other_version,
