@@ -139,7 +139,7 @@ def _resolve(matrix: Matrix, release: Releases, when: Optional[_dt.date], record
     from ..tables.resolve import build_index, check_commands
     from ..tables.views.selector import selector
 
-    combinations = selector(matrix, release=release, today=when).data["combinations"]
+    combinations = selector(matrix, release=release, today=when, picks=False).data["combinations"]
     with tempfile.TemporaryDirectory() as index:
         url = build_index(recorded, index) if recorded else None
         runs, problems = check_commands(combinations, url)

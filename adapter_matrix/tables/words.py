@@ -188,7 +188,7 @@ WORDS: Dict[str, Tuple[str, str]] = {
     ),
     "sel_noclaim": ("no {dist} release supports {value} with {picked}", "没有 {dist} 版本在 {picked} 下支持 {value}"),
     "sel_nocell": ("{dist} does not describe this combination", "{dist} 的兼容矩阵未描述此组合"),
-    "sel_nearest": ("The nearest supported combination:", "最接近的受支持组合："),
+    "sel_nearest": ("The nearest combination (check's first fix):", "最接近的组合（兼容性检查的首个修复）："),
     "sel_nocommand": (
         "No install command is published for a combination whose status is {status}.",
         "状态为{status}的组合不提供安装命令。",
