@@ -23,7 +23,7 @@ from .outcome import Environment, Fix
 from .shell import quoted, shell_of
 from .variants import index_label, pytorch_index
 
-__all__ = ["fixes", "install_fix", "torch_index", "torch_requirement"]
+__all__ = ["Ranked", "fixes", "install_fix", "ranked", "torch_index", "torch_requirement"]
 
 
 def torch_requirement(release: Release, line: TorchLine) -> str:
@@ -41,6 +41,14 @@ def torch_requirement(release: Release, line: TorchLine) -> str:
 
 
 _REACHABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
+
+
+def _public(version: Version) -> Tuple[object, ...]:
+    """A version without its local label, compared as versions are (``2.8`` is ``2.8.0``)."""
+    release = version.release
+    while len(release) > 1 and release[-1] == 0:
+        release = release[:-1]
+    return version.epoch, release, version.pre, version.post, version.dev
 
 
 class _Target(NamedTuple):
@@ -102,14 +110,14 @@ def _fits(matrix: Matrix, release: Release, env: Environment) -> bool:
 
 
 def _family_label(
-    matrix: Matrix, env: Environment, release: Release, families: FrozenSet[Optional[str]]
+    matrix: Matrix, env: Environment, release: Release, families: FrozenSet[Optional[str]], asked: bool = False
 ) -> Tuple[bool, Optional[str]]:
     """Whether ``release`` keeps to a torch variant family a fix may land in
     (:func:`_families`), and the local label its torch carries then. The installed torch's
     family is kept unless the release is the installed adapter and needs the family the
-    user chose with it, the matrix says ``torch-variants: {changeable: true}``, or no
-    torch is installed."""
-    if env.torch is None or matrix.variants_changeable:
+    user chose with it, the matrix says ``torch-variants: {changeable: true}``, no torch is
+    installed, or the torch is only ``asked`` for (a pick on the selector page)."""
+    if env.torch is None or matrix.variants_changeable or asked:
         return True, release.variant
     if release.variant is not None and release.variant != env.torch.local:
         # the family the installed adapter requires, for a fix that keeps that adapter
@@ -139,15 +147,27 @@ def torch_index(matrix: Matrix, release: Release, line: TorchLine, label: Option
     return f" --find-links {src.find_links}" if src.find_links else ""
 
 
-def _targets(matrix: Matrix, env: Environment, today: _dt.date) -> List[_Target]:
+_LINES: List[object] = [None, ()]  # the last matrix asked about, and each release's claimed lines in it
+
+
+def _claimed(matrix: Matrix) -> Tuple[List[Tuple[TorchLine, Tuple[Version, ...]]], ...]:
+    """Each release's claimed lines (:func:`claimed_lines`), kept for the matrix asked about
+    last: the selector page asks about one matrix a thousand times (a model is immutable)."""
+    if _LINES[0] is not matrix:
+        _LINES[:] = [matrix, tuple(claimed_lines(matrix, release) for release in matrix.releases)]
+    return _LINES[1]  # type: ignore[return-value]  # the pair above is (Matrix, that tuple)
+
+
+def _targets(matrix: Matrix, env: Environment, today: _dt.date, asked: bool = False) -> List[_Target]:
     """Every usable cell a fix could land in: each release's claimed torch (its pin, or
     the newest patch pip picks) with the user's variant label, each Python; and the
-    installed torch itself where the release claims it. One pass over the releases."""
+    installed torch itself where the release claims it. One pass over the releases.
+    ``asked``: the environment's torch is asked for, not installed: any build of it will do."""
     out: List[_Target] = []
     installed = env.torch
     families = _families(matrix, env)
-    for order, release in enumerate(matrix.releases):
-        keeps_family, label = _family_label(matrix, env, release, families)
+    for order, (release, lines) in enumerate(zip(matrix.releases, _claimed(matrix))):
+        keeps_family, label = _family_label(matrix, env, release, families, asked)
         if not keeps_family:
             continue
         plan = _dimension_plan(matrix, release, env)
@@ -155,11 +175,11 @@ def _targets(matrix: Matrix, env: Environment, today: _dt.date) -> List[_Target]
             continue
         dims, changed, unknown = plan
         # another family only by pip in this environment: the evidence is the user's adapter, not the machine
-        leaves = installed is not None and not matrix.variants_changeable and label != installed.local
+        leaves = installed is not None and not (matrix.variants_changeable or asked) and label != installed.local
         if leaves and (changed or unknown):
             continue
         cell_dims = tuple((name, value) for name, _c in release.dimensions if (value := dims.get(name)) is not None)
-        for line, patches in claimed_lines(matrix, release):
+        for line, patches in lines:
             if torch_index(matrix, release, line, label) is None:
                 continue
             claims_installed = (
@@ -281,69 +301,94 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     return Fix(summary, tuple(commands), changes, cell, manual, shell)
 
 
-def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Status, limit: int = 3) -> List[Fix]:
-    """The fixes for an environment whose verdict is ``now``, ranked as a user would
-    choose (docs/check.md, "How fixes are ranked"):
+class Ranked(NamedTuple):
+    """A usable cell reachable from an environment, with what reaching it changes and the
+    steps by hand it needs (the inputs of :class:`~.outcome.Fix`)."""
+
+    cell: Cell
+    changes: Tuple[str, ...]
+    manual: Tuple[str, ...]
+    target: _Target
+
+
+def ranked(matrix: Matrix, env: Environment, today: _dt.date, now: Status, asked: bool = False) -> List[Ranked]:
+    """Every cell a fix could land in from an environment whose verdict is ``now``, best
+    first by the one rule of a fix (docs/check.md, "How fixes are ranked"). ``check``'s
+    fixes are its head (:func:`fixes`); the selector page's nearest combination for a pick
+    is its first entry, or its first entry that has a value the user clicked.
 
     1. pip-only fixes before any that needs a manual step (a driver toolkit, a value to
        make sure of, a new Python: a new environment); a driver change after all others;
-    2. fewer changed things first;
-    3. supported before experimental or deprecated at the same cost;
-    4. only fixes that improve the verdict (an experimental user is offered supported
-       cells only);
+    2. within those, supported before experimental before deprecated;
+    3. within a status, fewest changed things first;
+    4. only cells that improve the verdict (an experimental user is offered supported
+       cells only) and change something;
     5. never one that reinstalls what is installed, or changes a dimension the user
        cannot change; never one that leaves the installed torch's variant family, unless
        it keeps the installed adapter and installs the torch build that adapter requires,
        by pip alone (then after those that keep the family).
 
-    Ties go to the torch line nearest the installed one (the newer on ties), then to the
-    installed torch's own version (``2.9.0`` -> ``2.9.0+cpu`` before ``2.9.1+cpu``), then
-    as the file orders releases (the newest release first: a line's newest post-release),
-    then the nearest Python. A fix that changes more than a listed one, with no fewer
-    manual steps, for a status no better, is left out: no listed fix changes more
-    packages than another for a status no better. At most ``limit`` fixes, the best
-    driver-level fix always among them, last. Cost: one pass over the releases and a
-    sort of the usable cells.
+    Then the nearest versions: the torch line nearest the installed one (the newer on
+    ties), the installed torch's own version (``2.9.0`` -> ``2.9.0+cpu`` before
+    ``2.9.1+cpu``), the file's order of releases (the newest release first: a line's newest
+    post-release), the nearest Python. ``asked``: the environment is a pick on the selector
+    page, its torch line asked for rather than installed, so any build of it is as near as
+    another (rule 5's family does not apply). Cost: one pass over the releases and a sort
+    of the usable cells.
     """
 
     def line_key(v: Version) -> int:
         return v.major * 1000 + v.minor
 
-    ranked = []
-    for target in _targets(matrix, env, today):
+    ranks = {status: status.rank for status in Status}
+    installed = env.torch
+    installed_line = line_key(installed) if installed is not None else 0
+    installed_public = _public(installed) if installed is not None else None
+    python_line = line_key(env.python.version)
+    keep_family = not (matrix.variants_changeable or asked)
+    keyed = []
+    for target in _targets(matrix, env, today, asked):
         cell = target.cell
-        if cell.status.rank >= now.rank:
+        if ranks[cell.status] >= ranks[now]:
             continue  # rule 4: it would not improve the verdict
         changes, manual = _what_changes(env, target)[:2]
         if not changes:
             continue
-        if env.torch is None:
+        if installed is None:
             distance = -line_key(cell.line.minor)  # nothing installed: the newest line
         else:
-            gap = line_key(cell.line.minor) - line_key(env.torch)
+            gap = line_key(cell.line.minor) - installed_line
             distance = abs(gap) * 2 + int(gap < 0)  # the nearest line, the newer one on ties
-        python_gap = abs(line_key(cell.python.version) - line_key(env.python.version))
+        python_gap = abs(line_key(cell.python.version) - python_line)
         pip_only = not manual and "python" not in changes
         # another variant family after those that keep it, unless the matrix says the family is no machine's
-        other_family = env.torch is not None and not matrix.variants_changeable and cell.torch.local != env.torch.local
-        other_version = env.torch is not None and Version(cell.torch.public) != Version(env.torch.public)
+        other_family = installed is not None and keep_family and cell.torch.local != installed.local
+        other_version = installed is not None and _public(cell.torch) != installed_public
         key = (
             bool(target.changed_dims),
             not pip_only,
-            len(changes),
             _REACHABLE.index(cell.status),
+            len(changes),
             other_family,
             distance,
             other_version,
             -target.order,
             python_gap,
         )
-        ranked.append((key, target, changes, manual))
-    ranked.sort(key=lambda entry: entry[0])
+        keyed.append((key, Ranked(cell, changes, manual, target)))
+    keyed.sort(key=lambda entry: entry[0])
+    return [entry for _key, entry in keyed]
 
+
+def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Status, limit: int = 3) -> List[Fix]:
+    """The fixes for an environment whose verdict is ``now``: the head of :func:`ranked`.
+    A fix that changes more than a listed one, with no fewer manual steps, for a status no
+    better, is left out: no listed fix changes more packages than another for a status no
+    better. At most ``limit`` fixes, the best driver-level fix always among them, last."""
     kept: List[Fix] = []  # fixes that keep every dimension
     driver: List[Fix] = []  # fixes that change a driver (sorted after all the others)
-    for _key, target, changes, manual in ranked:
+    for entry in ranked(matrix, env, today, now):
+        target, changes, manual = entry.target, entry.changes, entry.manual
         if target.changed_dims and driver and (kept or len(driver) >= limit):
             break  # one driver-level fix after pip fixes, or `limit` of them alone
         if not target.changed_dims and len(kept) >= limit:

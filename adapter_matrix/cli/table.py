@@ -151,7 +151,7 @@ def _resolve(matrix: Matrix, release: Releases, when: Optional[_dt.date], record
     from ..tables.resolve import build_index, check_commands
     from ..tables.views.selector import selector
 
-    combinations = selector(matrix, release=release, today=when).data["combinations"]
+    combinations = selector(matrix, release=release, today=when, picks=False).data["combinations"]
     from .progress import progress_report
 
     with tempfile.TemporaryDirectory() as index, progress_report() as report:

@@ -229,7 +229,7 @@ def platform_entry(
         raise ValueError(
             "the platform view needs --support-channel URL: where users get help (pytorch.org requires one)"
         )
-    entries = selector(matrix, today=today).data["combinations"]
+    entries = selector(matrix, today=today, picks=False).data["combinations"]
     name = name or matrix.adapter.distribution
     data: Dict[str, Any] = {"name": name, "support_channel": support_channel}
     stable = {os: e for os in ("linux", "windows") if (e := _pick(entries, "supported", os)) is not None}

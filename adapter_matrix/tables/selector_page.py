@@ -8,10 +8,13 @@ embedded once, compact; its words are the page language's entries of
 was computed by ``check``'s code when the page was generated.
 
 Choices are ordered as the view's axes (extra dimensions, Python, torch, release). A
-choice no described combination has, given the ones before it, stays visible but
-``aria-disabled`` (focusable, so its reason shows on focus as on hover). The choices live
-in the query string (``?torch=2.13&python=3.11``); a combination the matrix does not
-make usable shows why, and the nearest supported one with its command.
+choice no described combination has, given the ones before it, stays visible but greyed out
+(``data-off``; focusable, so its reason shows on focus as on hover); choosing it moves the
+other choices to the nearest combination that has it. The choices live in the query string
+(``?torch=2.13&python=3.11``); a pick the matrix does not make usable shows ``check``'s
+reason and ``check``'s first fix for it. Those answers are the view's ``picks``
+(:mod:`adapter_matrix.tables.picks`, docs/selector.md): the script looks them up and ranks
+nothing itself.
 """
 
 from __future__ import annotations
@@ -70,8 +73,8 @@ h2 { font-size: 1.05rem; margin: 1.25rem 0 .5rem; }
   border: 1px solid var(--line); background: var(--head); color: var(--fg); cursor: pointer;
 }
 .choices button[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: #ffffff; }
-.choices button[aria-disabled="true"] { color: var(--off); border-style: dashed; cursor: not-allowed; background: transparent; }
-.choices button[aria-disabled="true"][aria-pressed="true"] { color: #ffffff; background: var(--off); }
+.choices button[data-off] { color: var(--off); border-style: dashed; background: transparent; }
+.choices button[data-off][aria-pressed="true"] { color: #ffffff; background: var(--off); }
 .choices button:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 .choices button[data-why]:hover::after, .choices button[data-why]:focus::after {
   content: attr(data-why); position: absolute; left: 0; top: calc(100%% + 4px); z-index: 2; width: max-content;
@@ -112,6 +115,15 @@ _JS = r"""
   var D = JSON.parse(document.getElementById("matrix-data").textContent);
   var W = JSON.parse(document.getElementById("page-words").textContent);
   var axes = D.axes, cells = D.combinations, sel = {};
+  var pickAxes = axes.filter(function (a) { return a.key !== "release"; });
+  // check's answers, computed when the page was generated (tables/picks.py), run-length encoded
+  function runs(text) {
+    var r = text ? text.split(",").map(Number) : [], out = [];
+    for (var i = 0; i < r.length; i += 2) for (var n = 0; n < r[i + 1]; n++) out.push(r[i]);
+    return out;
+  }
+  function each(o) { var out = {}; Object.keys(o).forEach(function (k) { out[k] = runs(o[k]); }); return out; }
+  var P = D.picks, T = P ? {reason: runs(P.reason), nearest: runs(P.nearest), toward: each(P.toward), release: each(P.toward_release)} : null;
   function fmt(t, f) { return t.replace(/\{(\w+)\}/g, function (m, k) { return k in f ? f[k] : m; }); }
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -119,6 +131,7 @@ _JS = r"""
     if (text !== undefined) e.textContent = text;
     return e;
   }
+  function copy(o) { var out = {}; Object.keys(o).forEach(function (k) { out[k] = o[k]; }); return out; }
   function val(c, key) {
     if (key === "python") return c.python;
     if (key === "torch") return c.torch_line;
@@ -138,6 +151,20 @@ _JS = r"""
   function enabled(i, v) {
     return cells.some(function (c) { return fits(c, sel, i) && has(c, axes[i].key, v); });
   }
+  // a pick's number: the places of its values on the axes but the release (mixed radix)
+  function number(s) {
+    var n = 0;
+    for (var i = 0; i < pickAxes.length; i++) {
+      var k = pickAxes[i].values.indexOf(s[pickAxes[i].key]);
+      if (k < 0) return -1;
+      n = n * pickAxes[i].values.length + k;
+    }
+    return n;
+  }
+  function checkReason(s) {
+    var t = T ? number(s) : -1;
+    return t >= 0 && T.reason[t] >= 0 ? P.reasons[T.reason[t]] : null;
+  }
   function picked(i) {
     var parts = [];
     for (var j = 0; j < i; j++) if (sel[axes[j].key] !== undefined) parts.push(axes[j].label + " " + sel[axes[j].key]);
@@ -145,6 +172,12 @@ _JS = r"""
   }
   function why(i, v) {
     var key = axes[i].key;
+    if (key !== "release") {
+      var s = copy(sel);
+      s[key] = v;
+      var said = checkReason(s);
+      if (said) return said;
+    }
     if (key === "torch" && sel.python !== undefined && D.torch_lines[v] && D.torch_lines[v].indexOf(sel.python) < 0)
       return fmt(W.sel_nowheel, {torch: v, python: sel.python});
     return fmt(W.sel_noclaim, {dist: D.adapter, value: axes[i].label + " " + v, picked: picked(i)});
@@ -160,29 +193,33 @@ _JS = r"""
       }
     }
   }
+  // a greyed-out value chosen: the other choices move to the nearest combination that has it,
+  // the first of check's ranked fixes for the pick with it that has it
+  function toward(i, v) {
+    var key = axes[i].key, s = copy(sel), n = -1;
+    s[key] = v;
+    if (key === "release") {
+      var t = T ? number(sel) : -1;
+      if (t >= 0 && T.release[v]) n = T.release[v][t];
+    } else {
+      delete s.release;
+      var u = T ? number(s) : -1;
+      if (u >= 0) n = T.toward[key][u];
+    }
+    var c = n >= 0 ? cells[n] : cells.filter(function (x) { return has(x, key, v); })[0];
+    if (!c) return;
+    axes.forEach(function (a) { var x = val(c, a.key); sel[a.key] = x !== undefined ? x : s[a.key]; });
+  }
   function current() {
+    if (sel.release === undefined) return undefined;
     return cells.filter(function (c) { return fits(c, sel, axes.length); })[0];
   }
-  function distance(c) {
-    var differ = 0, far = 0;
-    axes.forEach(function (a) {
-      var v = val(c, a.key), s = sel[a.key];
-      if (v === undefined || s === undefined || v === s) return;
-      differ += 1;
-      var i = a.values.indexOf(v), k = a.values.indexOf(s);
-      far += k < 0 ? a.values.length : Math.abs(i - k);
-    });
-    return [differ, far];
-  }
-  function nearest() {
-    var usable = cells.filter(function (c) { return c.commands.length; });
-    var best = usable.filter(function (c) { return c.status === "supported"; });
-    var pool = best.length ? best : usable, found = null, key = null;
-    pool.forEach(function (c) {
-      var d = distance(c);
-      if (!found || d[0] < key[0] || (d[0] === key[0] && d[1] < key[1])) { found = c; key = d; }
-    });
-    return found;
+  // check's first fix for the pick: for a combination that is not usable, with its release
+  function nearest(c) {
+    var t = T ? number(sel) : -1, n;
+    if (t < 0) return null;
+    n = c ? (c.nearest || {})[String(t)] : T.nearest[t];
+    return n !== undefined && n >= 0 ? cells[n] : null;
   }
   function query() {
     var parts = [];
@@ -255,27 +292,26 @@ _JS = r"""
       group.setAttribute("role", "group");
       group.setAttribute("aria-labelledby", label.id);
       a.values.forEach(function (v) {
-        var b = el("button", "", v);
+        var b = el("button", "", v), off = !enabled(i, v);
         b.type = "button";
         b.dataset.axis = a.key;
         b.dataset.value = v;
         b.setAttribute("aria-pressed", sel[a.key] === v ? "true" : "false");
-        if (!enabled(i, v)) {
+        if (off) {
+          // greyed out, and still a choice: its reason on hover and focus, the nearest combination on a click
           var reason = why(i, v);
-          b.setAttribute("aria-disabled", "true");
+          b.dataset.off = "true";
           b.dataset.why = reason;
           b.setAttribute("aria-description", reason);
           b.addEventListener("focus", function () { document.getElementById("why").textContent = reason; });
-          b.addEventListener("click", function () { document.getElementById("why").textContent = reason; });
-        } else {
-          b.addEventListener("click", function () {
-            sel[a.key] = v;
-            settle(i + 1);
-            update();
-            var again = document.querySelector('button[data-axis="' + a.key + '"][data-value="' + v + '"]');
-            if (again) again.focus();
-          });
         }
+        b.addEventListener("click", function () {
+          if (off) toward(i, v);
+          else { sel[a.key] = v; settle(i + 1); }
+          update();
+          var again = document.querySelector('button[data-axis="' + a.key + '"][data-value="' + v + '"]');
+          if (again) again.focus();
+        });
         group.appendChild(b);
       });
       row.appendChild(label);
@@ -293,14 +329,14 @@ _JS = r"""
     out.appendChild(box);
     if (c) answer(c, box);
     else {
+      // a pick no combination describes: check's reason for it
       box.className += " missing";
-      var reason = W.sel_nocell.replace("{dist}", D.adapter);
-      if (sel.python !== undefined && sel.torch !== undefined && D.torch_lines[sel.torch] && D.torch_lines[sel.torch].indexOf(sel.python) < 0)
-        reason = fmt(W.sel_nowheel, {torch: sel.torch, python: sel.python});
-      box.appendChild(el("p", "note", reason));
+      var said = checkReason(sel);
+      if (said) box.appendChild(el("p", "note from-check", said));
+      else box.appendChild(el("p", "note", W.sel_nocell.replace("{dist}", D.adapter)));
     }
     if (!c || !c.commands.length) {
-      var n = nearest();
+      var n = nearest(c);
       if (n) {
         var near = el("section", "result");
         near.id = "nearest";
@@ -315,16 +351,33 @@ _JS = r"""
     link.appendChild(document.createTextNode(W.sel_link));
     link.appendChild(el("code", "", query()));
   }
-  // the choices in the URL first; the rest from the best cell that fits them
+  // the choices in the URL (a value no axis has is left out), the rest from the best cell that
+  // fits them; a pick no cell has keeps the given values, and no release unless one is given
   var params = new URLSearchParams(window.location.search), given = {};
-  axes.forEach(function (a) { if (params.has(a.key)) given[a.key] = params.get(a.key); });
+  axes.forEach(function (a) { if (params.has(a.key) && a.values.indexOf(params.get(a.key)) >= 0) given[a.key] = params.get(a.key); });
+  var base = D["default"] !== null ? cells[D["default"]] : cells[0];
   var start = cells.filter(function (c) {
     return axes.every(function (a) { return given[a.key] === undefined || has(c, a.key, given[a.key]); });
-  })[0] || (D["default"] !== null ? cells[D["default"]] : cells[0]);
-  axes.forEach(function (a) {
-    var v = given[a.key] !== undefined ? given[a.key] : start ? val(start, a.key) : undefined;
-    sel[a.key] = v !== undefined ? v : a.values[0];  // a cell for every value of a dimension: show the first
-  });
+  })[0];
+  if (start || !Object.keys(given).length) {
+    start = start || base;
+    axes.forEach(function (a) {
+      var v = given[a.key] !== undefined ? given[a.key] : start ? val(start, a.key) : undefined;
+      sel[a.key] = v !== undefined ? v : a.values[0];  // a cell for every value of a dimension: show the first
+    });
+  } else {
+    pickAxes.forEach(function (a) { sel[a.key] = given[a.key]; });
+    var py = axes.filter(function (a) { return a.key === "python"; })[0], th = axes.filter(function (a) { return a.key === "torch"; })[0];
+    // a Python the link leaves out: the newest its torch has a wheel for; a torch: the newest that has its Python
+    if (sel.python === undefined && sel.torch !== undefined)
+      sel.python = py.values.filter(function (p) { return (D.torch_lines[sel.torch] || []).indexOf(p) >= 0; })[0];
+    if (sel.torch === undefined && sel.python !== undefined)
+      sel.torch = th.values.filter(function (t) { return (D.torch_lines[t] || []).indexOf(sel.python) >= 0; })[0];
+    pickAxes.forEach(function (a) {
+      if (sel[a.key] === undefined) sel[a.key] = base && val(base, a.key) !== undefined ? val(base, a.key) : a.values[0];
+    });
+    if (given.release !== undefined) toward(axes.length - 1, given.release);  // that release's nearest combination
+  }
   update();
 })();
 """

@@ -106,10 +106,12 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "mixed_about": ("the cell differs per extra-dimension value", "该组合因额外维度的取值而异"),
     "served_cell": ("{status} ({versions})", "{status}（{versions}）"),
     "grid_note": (
-        "Each cell shows the newest release that serves it: {newest} unless the cell names another. "
-        "Older releases ({older}) are in the releases view, in each cell's details on the HTML page, and in --release tables.",
-        "每个单元格显示支持它的最新版本：除非单元格注明其他版本，均为 {newest}。"
-        "更早的版本（{older}）见版本视图、HTML 页面中各单元格的详情，以及 --release 表格。",
+        "Each cell shows the best status any release gives it, from the newest release that gives it: "
+        "{usual} unless the cell names another. "
+        "Every release's answer ({others} too) is in the releases view, in each cell's details on the HTML page, "
+        "and in --release tables.",
+        "每个单元格显示各版本给出的最佳状态，取自给出该状态的最新版本：除非单元格注明其他版本，均为 {usual}。"
+        "每个版本的结果（包括 {others}）见版本视图、HTML 页面中各单元格的详情，以及 --release 表格。",
     ),
     # the capabilities view
     "capabilities_title": ("{dist}: device features per torch line", "{dist}\uff1a各 torch 版本的设备功能"),
@@ -188,7 +190,7 @@ WORDS: Dict[str, Tuple[str, str]] = {
     ),
     "sel_noclaim": ("no {dist} release supports {value} with {picked}", "没有 {dist} 版本在 {picked} 下支持 {value}"),
     "sel_nocell": ("{dist} does not describe this combination", "{dist} 的兼容矩阵未描述此组合"),
-    "sel_nearest": ("The nearest supported combination:", "最接近的受支持组合："),
+    "sel_nearest": ("The nearest combination (check's first fix):", "最接近的组合（兼容性检查的首个修复）："),
     "sel_nocommand": (
         "No install command is published for a combination whose status is {status}.",
         "状态为{status}的组合不提供安装命令。",

@@ -287,6 +287,15 @@ def test_every_proposed_fix_reaches_the_status_it_promises(seed):
             f"a pip-only fix exists, but the first fix is {answer.fixes[:1]}; {where}"
         )
     assert pip_only == sorted(pip_only, reverse=True), f"a fix with a manual step ranked before a pip-only one; {where}"
+    # the one rule: among fixes of one kind (pip alone, a step by hand, a driver changed), the
+    # better status first, and within a status the fewer changes first
+    kinds = [(i in drivers, not p) for i, p in enumerate(pip_only)]
+    for i in range(len(answer.fixes) - 1):
+        a, b = answer.fixes[i], answer.fixes[i + 1]
+        if kinds[i] == kinds[i + 1]:
+            order_a = (_STATUS.index(a.cell.status), len(a.changes))
+            order_b = (_STATUS.index(b.cell.status), len(b.changes))
+            assert order_a <= order_b, f"{b.summary} ranks after {a.summary}; {where}"
     for a in answer.fixes:  # the ranking rule: no fix changes more than another for a status no better
         for b in answer.fixes:
             assert not (

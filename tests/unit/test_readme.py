@@ -100,3 +100,17 @@ def test_the_site_hook_checks_links_to_repository_files(caplog):
         hook.on_page_markdown("[e](../evidence)", page, config, None)
         == "[e](https://github.com/OWNER/adapter-matrix/tree/main/evidence)"
     )
+
+
+def test_the_readme_grid_shows_each_cells_best_status_and_its_release():
+    """Issue 61: the grid said "experimental" in all 66 cells (the newest release, 0.3.0, is
+    experimental) though 0.2.1 is supported on 65 of them. A cell shows the best status any
+    release gives it, from the newest release that gives it; the note names the usual one."""
+    text = README.read_text(encoding="utf-8")
+    block = text[text.index("<!-- adapter-matrix:table view=grid -->") : text.index("<!-- /adapter-matrix:table -->")]
+    cells = [c.strip() for line in block.splitlines() if re.match(r"\| 2\.\d+ ", line) for c in line.split("|")[2:-1]]
+    served = [c for c in cells if c not in ("no wheel", "not supported")]
+    assert len(served) == 66
+    assert served.count("supported") == 65 and served.count("experimental (0.3.0)") == 1, served
+    assert "best status any release gives it, from the newest release that gives it: 0.2.1 unless" in block
+    assert "(0.3.0, 0.2.0, 0.1.0 too)" in block

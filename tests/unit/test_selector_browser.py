@@ -15,16 +15,22 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
+from urllib.parse import urlencode
 
 import pytest
+from packaging.version import Version
 
 from adapter_matrix.check.fixes import install_fix
+from adapter_matrix.check.outcome import Environment
+from adapter_matrix.check.verdict import verdict
 from adapter_matrix.matrix.loader import load
+from adapter_matrix.matrix.model import PythonVersion
 from adapter_matrix.matrix.queries import cells
 from adapter_matrix.tables import views as tables
 
 from .helpers import FIXTURES, REPO
 from .test_table_browser import BROWSER, DESKTOP, PHONE, SCREENSHOTS, _chromium
+from .test_table_selector import decoded, page_data, picks
 
 pytestmark = [
     pytest.mark.slow,
@@ -59,7 +65,7 @@ PROBE = """<script>
     b.click();
     out.steps.push(seen());
   });
-  var off = document.querySelector('button[aria-disabled="true"]');
+  var off = document.querySelector("button[data-off]");
   if (off) {
     off.focus();
     out.disabled = {value: off.dataset.value, why: off.dataset.why, shown: document.getElementById("why").textContent,
@@ -68,7 +74,8 @@ PROBE = """<script>
   var focusable = Array.prototype.every.call(document.querySelectorAll("#choices button"), function (b) {
     return b.tabIndex >= 0 && !b.disabled; });
   var clone = document.body.cloneNode(true);
-  clone.querySelectorAll("script, code, pre, .from-matrix, noscript").forEach(function (e) { e.remove(); });
+  // the matrix's and check's own words (reasons) are English in every page
+  clone.querySelectorAll("script, code, pre, .from-matrix, .from-check, #why, noscript").forEach(function (e) { e.remove(); });
   out.focusable = focusable;
   out.text = document.body.innerText;
   out.words = clone.textContent;
@@ -174,18 +181,116 @@ def test_picking_a_python_the_torch_lacks_moves_torch_to_one_that_has_it(page):
     assert after["picked_box"]["commands"] == _command_of(REPO / "compat.yaml", "2.4", "3.8", "0.2.1")
 
 
-def test_an_unsupported_pick_shows_why_and_the_nearest_fix(page):
+def test_an_unsupported_pick_shows_checks_reason_and_first_fix(page):
+    """Issue 61: the page's reason and nearest combination are check's, for the same pick."""
     seen = _probe(page, "?torch=2.15&python=3.10")
     assert seen["errors"] == []
-    assert "torch 2.15 has no wheel for Python 3.10" in seen["before"]["picked_box"]["text"]
+    assert seen["before"]["picked"] == {"python": "3.10", "torch": "2.15"}  # no release: none was picked
+    text = seen["before"]["picked_box"]["text"]
+    assert "torch 2.15 has no wheel for Python 3.10 (it has 3.11\u20133.15)" in text and "does not describe" not in text
     assert seen["before"]["picked_box"]["commands"] == []
     nearest = seen["before"]["nearest"]
     assert nearest is not None and "supported" in nearest["text"]
-    # one choice away: torch 2.14 on Python 3.10, or torch 2.15 on Python 3.11
-    assert nearest["commands"] in (
-        _command_of(REPO / "compat.yaml", "2.14", "3.10", "0.2.1"),
-        _command_of(REPO / "compat.yaml", "2.15", "3.11", "0.2.1"),
+    matrix = load(REPO / "compat.yaml").matrix
+    for adapter in (Version("0.3.0"), None):  # check with the newest release installed, or none
+        env = Environment(PythonVersion.parse("3.10"), torch=Version("2.15"), adapter=adapter)
+        answer = verdict(matrix, env, TODAY)
+        assert answer.reasons[0] in text or adapter is None
+        assert nearest["commands"] == list(answer.fixes[0].commands) or adapter is None
+        assert nearest["commands"] == _command_of(REPO / "compat.yaml", "2.14", "3.10", "0.2.1")
+    assert nearest["commands"] == ["pip install 'adapter-matrix-npu==0.2.1' 'torch>=2.14,<2.15'"]
+
+
+def test_torch_npu_on_cann_9_1_0_with_torch_2_4_goes_to_checks_first_fix(tmp_path):
+    """Issue 61: the page jumped to torch 2.12 (a release the user never picked counted);
+    check says torch 2.7.1 with torch-npu 2.7.1.post8. The link names no Python: the newest
+    torch 2.4 has a wheel for, and no release."""
+    page = _page(tmp_path, FIXTURES / "matrices" / "torch_npu.yaml")
+    seen = _probe(page, "?cann=9.1.0&torch=2.4")
+    assert seen["errors"] == []
+    assert seen["before"]["picked"] == {"cann": "9.1.0", "python": "3.12", "torch": "2.4"}
+    assert (
+        "torch-npu 2.7.1.post8 (release 26.1.0) supports torch 2.7.1, not 2.4" in seen["before"]["picked_box"]["text"]
     )
+    matrix = load(FIXTURES / "matrices" / "torch_npu.yaml").matrix
+    cann = next(v for v in matrix.dimension("cann").values if str(v) == "9.1.0")
+    env = Environment(PythonVersion.parse("3.12"), torch=Version("2.4"), dimensions=(("cann", cann),))
+    first = verdict(matrix, env, TODAY).fixes[0]
+    assert seen["before"]["nearest"]["commands"] == list(first.commands)
+    assert list(first.commands) == ["pip install 'torch-npu==2.7.1.post8' 'torch==2.7.1'"]
+
+
+def test_a_greyed_out_choice_moves_the_others_to_the_nearest_combination_that_has_it(page):
+    seen = _probe(page, "?torch=2.15&python=3.13", (("torch", "2.1"),))
+    assert seen["errors"] == []
+    (after,) = seen["steps"]
+    # torch 2.1 has no wheel for 3.13: check's ranked fixes from (3.13, torch 2.1) that keep torch 2.1
+    assert after["picked"] == {"python": "3.11", "torch": "2.1", "release": "0.2.1"}
+    assert after["picked_box"]["commands"] == _command_of(REPO / "compat.yaml", "2.1", "3.11", "0.2.1")
+    assert after["search"] == "?python=3.11&torch=2.1&release=0.2.1"
+
+
+def test_a_greyed_out_release_moves_the_others_to_its_nearest_combination(tmp_path):
+    """torch_npu: each release is one torch on one CANN. From torch-npu 2.7.1.post8 (CANN 9.1.0,
+    Python 3.12), 2.4.0.post4 goes to CANN 8.1.RC1 and torch 2.4 on the nearest Python it has
+    (3.11): the first of check's ranked fixes of that release."""
+    page = _page(tmp_path, FIXTURES / "matrices" / "torch_npu.yaml")
+    data = page_data(page.read_text(encoding="utf-8"))
+    number = next(n for n, p, _h in picks(data) if p == {"cann": "9.1.0", "python": "3.12", "torch": "2.7"})
+    seen = _probe(page, "?cann=9.1.0&python=3.12&torch=2.7", (("release", "2.4.0.post4"), ("release", "2.1.0.post4")))
+    assert seen["errors"] == []
+    assert seen["before"]["picked"]["release"] == "2.7.1.post8"
+    moved, eol = seen["steps"]
+    entry = data["combinations"][decoded(data["picks"]["toward_release"]["2.4.0.post4"])[number]]
+    assert moved["picked"] == {"cann": "8.1.RC1", "python": "3.11", "torch": "2.4", "release": "2.4.0.post4"}
+    assert (entry["dimensions"]["cann"], entry["python"], entry["torch_line"]) == ("8.1.RC1", "3.11", "2.4")
+    assert (
+        moved["picked_box"]["commands"] == entry["commands"] == ["pip install 'torch-npu==2.4.0.post4' 'torch==2.4.0'"]
+    )
+    # an end-of-life release serves only itself: the page moves there, and shows check's first fix from it
+    assert eol["picked"]["release"] == "2.1.0.post4" and eol["picked"]["cann"] == "8.0.RC1"
+    assert eol["picked_box"]["commands"] == [] and eol["nearest"]["commands"]
+
+
+@pytest.mark.parametrize(
+    "matrix_path, today",
+    [
+        (REPO / "compat.yaml", TODAY),
+        (FIXTURES / "matrices" / "torch_npu.yaml", TODAY),
+        (FIXTURES / "matrices" / "ipex.yaml", _dt.date(2026, 1, 15)),
+    ],
+    ids=["this repository", "torch_npu", "ipex"],
+)
+def test_a_sample_of_unsupported_picks_shows_checks_answer(tmp_path, matrix_path, today):
+    """Three picks no combination describes, spread over the matrix, as links: the page shows
+    check's reason and the command that installs check's first fix."""
+    page = _page(tmp_path, matrix_path, today=today)
+    data = page_data(page.read_text(encoding="utf-8"))
+    matrix = load(matrix_path).matrix
+    unsupported = [(n, p) for n, p, here in picks(data) if not here]
+    for _number, pick in unsupported[:: max(1, len(unsupported) // 3)][:3]:
+        seen = _probe(page, "?" + urlencode(pick))
+        assert seen["errors"] == [] and seen["before"]["picked"] == pick
+        dims = tuple(
+            (k, next(v for v in matrix.dimension(k).values if str(v) == text))
+            for k, text in pick.items()
+            if k not in ("python", "torch")
+        )
+        nearest = seen["before"]["nearest"]
+        label = next(  # the build of the line the answer installs (IPEX: +cpu, +xpu)
+            Version(e["torch"]).local
+            for e in data["combinations"]
+            if e["commands"] and e["commands"][0] == nearest["commands"][0]
+        )
+        env = Environment(
+            PythonVersion.parse(pick["python"]),
+            torch=Version(pick["torch"] + (f"+{label}" if label else "")),
+            dimensions=dims,
+        )
+        first = verdict(matrix, env, today).fixes[0]
+        assert nearest["commands"] == list(install_fix(matrix, first.cell, today).commands), pick
+        said = verdict(matrix, env._replace(torch=Version(pick["torch"]), adapter=first.cell.release.version), today)
+        assert "; ".join(said.reasons) in seen["before"]["picked_box"]["text"], pick
 
 
 def test_an_end_of_life_cell_shows_its_status_and_the_nearest_supported_one(tmp_path):
@@ -215,8 +320,10 @@ def test_a_disabled_choice_says_why_on_focus_and_stays_reachable_by_keyboard(pag
     assert disabled["focused"] and seen["focusable"]
     assert disabled["why"] and disabled["shown"] == disabled["why"]
     assert disabled["why"] in disabled["after"]  # the tooltip drawn on focus (and hover)
-    # on Python 3.13 torch 2.1-2.4 have no wheel
-    assert re.fullmatch(r"torch 2\.[1-4] has no wheel for Python 3\.13", disabled["why"]), disabled
+    # on Python 3.13 torch 2.1-2.4 have no wheel: check's reason
+    assert re.fullmatch(
+        r"torch 2\.[1-4] has no wheel for Python 3\.13 \(it has 3\.8\u20133\.1[12]\)", disabled["why"]
+    ), disabled
 
 
 def test_the_chinese_page_has_no_english_label(tmp_path):
@@ -276,8 +383,9 @@ def test_the_compact_grid_shows_older_releases_on_a_click(tmp_path):
     parser.feed(_chromium("--dump-dom", page.as_uri()))
     seen = json.loads(parser.text)
     assert seen["count"] > 0 and seen["closed"] is False
-    # the newest release's status (0.3.0, experimental until its tiers ran), and nothing else
-    assert seen["summary"] == "experimental"
+    # the best status a release gives the cell (0.2.1's supported; 0.3.0 is experimental until
+    # its tiers ran), and nothing else: 0.2.1 is the release the note names
+    assert seen["summary"] == "supported"
     assert seen["open"] is True
     assert "supported (0.2.1, 0.1.0); experimental (0.3.0, 0.2.0)" in seen["text"]
-    assert "0.3.0" in seen["note"] and "0.2.1, 0.2.0, 0.1.0" in seen["note"]
+    assert "0.2.1 unless" in seen["note"] and "(0.3.0, 0.2.0, 0.1.0 too)" in seen["note"]

@@ -133,14 +133,8 @@ def _expected_grid(matrix_path: Path) -> List[List[str]]:
     matrix = load(matrix_path).matrix
     shown = maintained(matrix, TODAY)  # the grid of every maintained release, as the page draws it
     by_position: Dict[Tuple[str, str], set] = {}
-    newest: Dict[Tuple[str, str], object] = {}  # the newest release serving each position
     for cell in cells(matrix, shown, TODAY):
-        position = (str(cell.line.minor), str(cell.python))
-        newest[position] = max(newest.get(position, cell.release.version), cell.release.version)
-    for cell in cells(matrix, shown, TODAY):
-        position = (str(cell.line.minor), str(cell.python))
-        if len(shown) == 1 or cell.release.version == newest[position]:
-            by_position.setdefault(position, set()).add(cell.status)
+        by_position.setdefault((str(cell.line.minor), str(cell.python)), set()).add(cell.status)
     claimed_ft = {p for (_l, p) in by_position if p.endswith("t")}
     pythons = sorted(
         {str(p) for line in matrix.torch for p in line.python if not p.free_threaded} | claimed_ft,
@@ -151,7 +145,7 @@ def _expected_grid(matrix_path: Path) -> List[List[str]]:
         row = []
         for python in pythons:
             states = by_position.get((str(line.minor), python))
-            if states and len(shown) > 1:  # several releases: the newest's (its best, when values differ)
+            if states and len(shown) > 1:  # several releases: the best status any of them gives it
                 row.append(min(states, key=list(Status).index).value)
             elif states:  # one release: its dimension values agree, or the position is mixed
                 row.append(states.pop().value if len(states) == 1 else "mixed")

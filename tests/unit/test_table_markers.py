@@ -336,7 +336,7 @@ def test_rst_documents_get_a_list_table_that_docutils_reads(tmp_path):
     assert warnings.getvalue() == ""
     # every maintained release: each cell shows the newest serving it (2.0.0 unnamed, the
     # deprecated 1.0.0 named), and the note under the table names the older ones
-    assert "已弃用（1.0.0）" in tree.astext() and "更早的版本（1.0.0）" in tree.astext()
+    assert "已弃用（1.0.0）" in tree.astext() and "每个版本的结果（包括 1.0.0）" in tree.astext()
 
 
 def test_rst_blocks_are_found():

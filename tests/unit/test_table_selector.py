@@ -1,11 +1,14 @@
-"""The selector view and page agree with `check`, cell by cell, for this repository's
-matrix and the real vendor fixtures (torch_npu with CANN, IPEX with its OS pins).
+"""The selector view and page agree with `check`, cell by cell and pick by pick, for this
+repository's matrix and the real vendor fixtures (torch_npu with CANN, IPEX with its OS pins).
 
 Every command the page publishes is checked three ways against check's own code:
 - installing what it names gives the combination check judges to have the page's status;
 - for a newcomer's environment (a Python, the machine's dimension values, nothing
   installed) check's first fix is the page's entry for the cell that fix lands in;
 - the adapter and torch requirements it writes are the cell's exactly.
+And for every pick the page can express that is not a usable combination (issue 61), the
+page's nearest combination is check's first fix for the same pick, its first command the
+command that installs that fix, and its reason check's.
 The page itself holds no URL a browser would fetch, is under 150 KB for this repository,
 and its Chinese words are all Chinese.
 """
@@ -13,16 +16,19 @@ and its Chinese words are all Chinese.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
+import itertools
 import json
 import re
 import shlex
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from adapter_matrix.check.fixes import install_fix
 from adapter_matrix.check.outcome import Environment
 from adapter_matrix.check.verdict import verdict
 from adapter_matrix.matrix.loader import load
@@ -59,12 +65,60 @@ def _env(matrix: Matrix, entry: Dict[str, Any], torch: Any = None, adapter: Any 
     return Environment(PythonVersion.parse(entry["python"]), torch=torch, adapter=adapter, dimensions=dims)
 
 
-@pytest.fixture(scope="module", params=list(MATRICES))
-def generated(request):
-    path, today = MATRICES[request.param]
+@functools.lru_cache(maxsize=None)
+def _generated(name: str) -> Tuple[Matrix, _dt.date, Dict[str, Any], str]:
+    path, today = MATRICES[name]
     matrix = load(path).matrix
     html = tables.render(matrix, "selector", "html", today=today)
     return matrix, today, page_data(html), html
+
+
+@pytest.fixture(scope="module", params=list(MATRICES))
+def generated(request):
+    return _generated(request.param)
+
+
+# -- the page's picks, read as its script reads them ------------------------------------
+
+
+def decoded(runs: str) -> List[int]:
+    """A run-length encoded table of the page ("value,count,value,count,...")."""
+    numbers = [int(n) for n in runs.split(",")] if runs else []
+    return [value for value, count in zip(numbers[::2], numbers[1::2]) for _ in range(count)]
+
+
+def _own(entry: Dict[str, Any], key: str) -> Any:
+    return {"python": entry["python"], "torch": entry["torch_line"]}.get(key, entry["dimensions"].get(key))
+
+
+def picks(data: Dict[str, Any]) -> Iterator[Tuple[int, Dict[str, str], List[int]]]:
+    """Every pick of the page (a value of every axis but the release), numbered as the
+    page numbers them, with the combinations that answer it."""
+    keys = data["picks"]["axes"]
+    values = {a["key"]: a["values"] for a in data["axes"]}
+    for number, chosen in enumerate(itertools.product(*(values[k] for k in keys))):
+        pick = dict(zip(keys, chosen))
+        here = [i for i, e in enumerate(data["combinations"]) if all(_own(e, k) in (None, v) for k, v in pick.items())]
+        yield number, pick, here
+
+
+def pick_env(matrix: Matrix, pick: Dict[str, str], torch: str, adapter: Any = None) -> Environment:
+    """What `check --python P --torch T --set DIM=V [--adapter R]` asks for a pick."""
+    dims = tuple((k, _value(matrix, k, v)) for k, v in pick.items() if k not in ("python", "torch"))
+    return Environment(PythonVersion.parse(pick["python"]), torch=Version(torch), adapter=adapter, dimensions=dims)
+
+
+def identity(release: Any, line: Any, python: Any, dims: Dict[str, str]) -> Tuple[str, ...]:
+    return (str(release), str(line), str(python)) + tuple(f"{k}={v}" for k, v in sorted(dims.items()))
+
+
+def of_entry(entry: Dict[str, Any]) -> Tuple[str, ...]:
+    return identity(entry["release"], entry["torch_line"], entry["python"], entry["dimensions"])
+
+
+def of_fix(fix: Any) -> Tuple[str, ...]:
+    cell = fix.cell
+    return identity(cell.release.version, cell.line.minor, cell.python, {n: str(v) for n, v in cell.dimensions})
 
 
 def test_every_usable_cell_has_a_command_and_no_other_has(generated):
@@ -177,3 +231,100 @@ def test_markdown_rows_group_the_pythons_of_one_command(tmp_path: Path):
     )
     row = next(line for line in text.splitlines() if "| 9.1.0" in line and "| 2.11 " in line)
     assert "3.10, 3.11, 3.12, 3.13, 3.14" in row and "`pip install 'torch-npu==2.11.0' 'torch==2.11.0'`" in row
+
+
+# -- the page's nearest combination is check's first fix (issue 61) ----------------------
+
+
+def _compare_unsupported_picks(name: str) -> int:
+    """For every pick no combination describes: the page's nearest combination is check's
+    first fix for the pick, its first command the one that installs that fix in a fresh
+    environment, its reason check's (for the nearest's release). For every combination that
+    is not usable, the same for the pick with its release. Returns how many were compared."""
+    matrix, today, data, _html = _generated(name)
+    combos = data["combinations"]
+    reason, nearest = decoded(data["picks"]["reason"]), decoded(data["picks"]["nearest"])
+    compared = 0
+    for number, pick, here in picks(data):
+        if here:
+            assert reason[number] == -1 and nearest[number] == -1, pick
+            for i in here:
+                entry = combos[i]
+                if entry["commands"]:
+                    continue
+                # a combination that is not usable: check's first fix with its release installed
+                env = pick_env(matrix, pick, entry["torch"], Version(entry["release"]))
+                answer = verdict(matrix, env, today)
+                assert answer.outcome is Status(entry["status"]) and "; ".join(answer.reasons) == entry["reason"]
+                page = combos[entry["nearest"][str(number)]]
+                assert of_entry(page) == of_fix(answer.fixes[0]), (name, pick, entry)
+                assert page["commands"][0] == install_fix(matrix, answer.fixes[0].cell, today).commands[0]
+                compared += 1
+            continue
+        assert nearest[number] >= 0, (name, pick)
+        page = combos[nearest[number]]
+        # asked as check is asked; the torch of the line with the build the answer installs (a
+        # matrix without torch variants: exactly --torch LINE)
+        label = Version(page["torch"]).local
+        env = pick_env(matrix, pick, pick["torch"] + (f"+{label}" if label else ""))
+        answer = verdict(matrix, env, today)
+        assert answer.outcome is Status.UNSUPPORTED and answer.fixes, (name, pick)
+        first = answer.fixes[0]
+        assert of_entry(page) == of_fix(first), (name, pick, first.summary)
+        assert page["commands"][0] == install_fix(matrix, first.cell, today).commands[0], (name, pick)
+        said = verdict(matrix, pick_env(matrix, pick, pick["torch"], Version(page["release"])), today)
+        assert data["picks"]["reasons"][reason[number]] == "; ".join(said.reasons), (name, pick)
+        assert "does not describe" not in data["picks"]["reasons"][reason[number]]
+        compared += 1
+    return compared
+
+
+def test_the_pages_nearest_combination_is_checks_first_fix_for_every_unsupported_pick():
+    counts = {name: _compare_unsupported_picks(name) for name in MATRICES}
+    # this repository: 24 picks; torch_npu: 890 picks and its 11 end-of-life combinations; IPEX: 108
+    assert counts["this repository"] >= 20 and counts["torch_npu"] >= 800 and counts["ipex"] >= 100, counts
+    assert sum(counts.values()) >= 500, counts
+
+
+def _pick_of(data: Dict[str, Any], **pick: str) -> Tuple[int, List[int]]:
+    return next((number, here) for number, p, here in picks(data) if p == pick)
+
+
+def test_torch_2_15_on_python_3_10_answers_as_check_does():
+    """Issue 61: `selector.html?torch=2.15&python=3.10` offered 0.2.1 on Python 3.11, check
+    three other fixes, the experimental one first. Now both: 0.2.1 with torch 2.14 on 3.10."""
+    _matrix, _today, data, _html = _generated("this repository")
+    number, here = _pick_of(data, python="3.10", torch="2.15")
+    assert here == []
+    page = data["combinations"][decoded(data["picks"]["nearest"])[number]]
+    reason = data["picks"]["reasons"][decoded(data["picks"]["reason"])[number]]
+    # check as the issue ran it, with the newest release installed
+    res = cli("check", "--json", "--today", "2026-12-01", "--torch", "2.15", "--python", "3.10", "--adapter", "0.3.0")
+    doc = json.loads(res.out)["checks"][0]
+    first = doc["fixes"][0]
+    assert (first["cell"]["release"], first["cell"]["torch"], first["cell"]["python"]) == ("0.2.1", "2.14.1", "3.10")
+    assert first["cell"]["status"] == "supported"
+    assert (page["release"], page["torch"], page["python"], page["status"]) == ("0.2.1", "2.14.1", "3.10", "supported")
+    assert page["commands"] == first["commands"] == ["pip install 'adapter-matrix-npu==0.2.1' 'torch>=2.14,<2.15'"]
+    assert reason == doc["reasons"][0] == "torch 2.15 has no wheel for Python 3.10 (it has 3.11\u20133.15)"
+
+
+def test_torch_npu_cann_9_1_0_with_torch_2_4_answers_as_check_does():
+    """Issue 61: `cann=9.1.0&torch=2.4` jumped eight torch lines to 2.12 (a release the user
+    never picked counted); check says torch 2.7.1 with torch-npu 2.7.1.post8. The link leaves
+    Python out: the page takes the newest Python torch 2.4 has a wheel for (3.12), and no release."""
+    _matrix, _today, data, _html = _generated("torch_npu")
+    python = next(p for p in data["axes"][1]["values"] if p in data["torch_lines"]["2.4"])
+    assert data["axes"][1]["key"] == "python" and python == "3.12"
+    number, here = _pick_of(data, cann="9.1.0", python=python, torch="2.4")
+    assert here == []
+    page = data["combinations"][decoded(data["picks"]["nearest"])[number]]
+    assert (page["release"], page["torch"], page["python"]) == ("2.7.1.post8", "2.7.1", "3.12")
+    for py in ("3.11", python):  # the issue's check ran on Python 3.11
+        res = cli(
+            "check", "--json", "--today", "2026-12-01", "--matrix", str(MATRICES["torch_npu"][0]),
+            "--set", "cann=9.1.0", "--torch", "2.4", "--python", py, "--no-binary",
+        )  # fmt: skip
+        first = json.loads(res.out)["checks"][0]["fixes"][0]
+        assert (first["cell"]["release"], first["cell"]["torch"]) == ("2.7.1.post8", "2.7.1"), first
+    assert page["commands"] == ["pip install 'torch-npu==2.7.1.post8' 'torch==2.7.1'"] == first["commands"]

@@ -102,16 +102,21 @@ def build(
     today: Optional[_dt.date] = None,
     records: Optional[Records] = None,
     dimension: Optional[str] = None,
+    picks: bool = True,
 ) -> Table:
-    """The table of ``view`` (``dimension`` names the dimension of the dimension view);
-    ``ValueError`` names the choices for a bad view, language or dimension."""
+    """The table of ``view`` (``dimension`` names the dimension of the dimension view;
+    ``picks``: the selector's answer for every pick its page can express, which only its
+    JSON and HTML carry); ``ValueError`` names the choices for a bad view, language or
+    dimension."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}; choose from {', '.join(LANGS)}")
     if dimension is not None and view != "dimension":
         raise ValueError(f"a dimension is chosen for the dimension view only, not {view}")
-    extra = {"name": dimension} if view == "dimension" else {}
+    extra: Dict[str, object] = {"name": dimension} if view == "dimension" else {}
+    if view == "selector":
+        extra["picks"] = picks
     return VIEWS[view](matrix, release=release, lang=lang, today=today, records=records, **extra)
 
 
@@ -126,4 +131,5 @@ def render(
     dimension: Optional[str] = None,
 ) -> str:
     """``view`` rendered as ``fmt`` (see :data:`adapter_matrix.tables.formats.FORMATS`)."""
-    return render_table(build(matrix, view, lang, release, today, records, dimension), fmt)
+    picks = fmt in ("json", "html")  # the selector page's picks are in its data only
+    return render_table(build(matrix, view, lang, release, today, records, dimension, picks), fmt)

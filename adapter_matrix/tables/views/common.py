@@ -134,15 +134,32 @@ def _served(here: Sequence[Cell], lang: str) -> TableCell:
     return TableCell(tuple(spans), statuses[0].value, title)
 
 
-def _newest(here: Sequence[Cell], lang: str, newest: Version) -> TableCell:
-    """A compact grid position: the status the newest release serving it gives (by
-    extra-dimension value when they differ), its version named unless it is ``newest``
-    (the newest release the table shows). Every release's answer is the cell's detail
-    (one click away on the HTML page) and title."""
-    version = max(c.release.version for c in here)
-    own = [c for c in here if c.release.version == version]
+def _best(here: Sequence[Cell]) -> Tuple[Version, List[Cell]]:
+    """The release a compact grid position shows: the best status any release gives it, and
+    of the releases that give it, the newest; with that release's cells there."""
+    best = min(STATUS_ORDER[c.status] for c in here)
+    version = max(c.release.version for c in here if STATUS_ORDER[c.status] == best)
+    return version, [c for c in here if c.release.version == version]
+
+
+def _usual(positions: Sequence[Sequence[Cell]]) -> Optional[Version]:
+    """The release most compact grid positions show (:func:`_best`; the newer on ties): the
+    one the grid's note names and the cells leave unnamed."""
+    counts: Dict[Version, int] = {}
+    for here in positions:
+        version = _best(here)[0]
+        counts[version] = counts.get(version, 0) + 1
+    return max(counts, key=lambda v: (counts[v], v), default=None)
+
+
+def _compact(here: Sequence[Cell], lang: str, usual: Version) -> TableCell:
+    """A compact grid position: the best status a release gives it, from the newest release
+    that gives it (:func:`_best`; by extra-dimension value when that release's cells differ),
+    its version named unless it is ``usual`` (the one the note names). Every release's answer
+    is the cell's detail (one click away on the HTML page) and title."""
+    version, own = _best(here)
     cell = _served(own, lang)
-    if version == newest and len({c.status for c in own}) == 1:
+    if version == usual and len({c.status for c in own}) == 1:
         cell = plain(word(own[0].status.value, lang), cell.state, cell.title)
     full = _served(here, lang).text if len(own) < len(here) else ""
     title = "; ".join(t for t in (full, cell.title) if t)
@@ -160,12 +177,12 @@ def grid_table(
 ) -> Table:
     shown = cells(matrix, shown_releases, today) if shown_releases else []
     single = shown_releases[0] if len(shown_releases) == 1 else None
-    newest = max((r.version for r in shown_releases), default=None)
     at: Dict[Tuple[str, PythonVersion], List[Tuple[Cell, TableCell]]] = {}
     for cell in shown:
         at.setdefault((cell.torch_row, cell.python), []).append((cell, content(cell)))
     columns = _python_columns(matrix, shown)
     points = torch_points(matrix, matrix.releases)
+    usual = _usual([[c for c, _content in here] for here in at.values()]) if single is None else None
     rows = []
     for line in sorted(matrix.torch, key=lambda t: t.minor, reverse=True):
         pinned = points.get(line.minor, ())  # a row per pinned patch when releases pin several
@@ -179,8 +196,8 @@ def grid_table(
                 elif single is not None:
                     row.append(_merge(here))
                 else:
-                    assert newest is not None  # a cell shown is a release shown
-                    row.append(_newest([c for c, _content in here], lang, newest))
+                    assert usual is not None  # a position with cells has a usual release
+                    row.append(_compact([c for c, _content in here], lang, usual))
             rows.append(tuple(row))
     dist = matrix.adapter.distribution
     if not shown_releases:
@@ -201,9 +218,10 @@ def grid_table(
     if single is None and shown_releases:
         newest_first = sorted(shown_releases, key=lambda r: r.version, reverse=True)
         data["releases_shown"] = list(dict.fromkeys(str(r.version) for r in newest_first))
-        older = data["releases_shown"][1:]
-        if older:
-            note = word("grid_note", lang).format(newest=data["releases_shown"][0], older=", ".join(older))
+        data["usual_release"] = str(usual) if usual is not None else None
+        others = [v for v in data["releases_shown"] if v != data["usual_release"]]
+        if others and usual is not None:
+            note = word("grid_note", lang).format(usual=usual, others=", ".join(others))
     return Table(
         view,
         lang,

@@ -6,12 +6,14 @@ status and its install commands. The commands are :func:`adapter_matrix.check.fi
 the same search and the same command text as ``check``'s fixes, for a newcomer's fresh
 environment (the cell's Python, nothing installed), computed here when the table is
 generated, so the page and ``check`` cannot disagree. A cell no fix reaches (end of
-life, broken) has no command; the page then shows the nearest one that has.
+life, broken) has no command; the page then shows ``check``'s first fix for it, as it does
+for a pick no cell describes (the ``picks``: :mod:`adapter_matrix.tables.picks`).
 
 The JSON document holds the ``axes`` in the order the page asks them (extra dimensions,
 Python, torch, release), each newest first; the ``torch_lines``' Pythons (why a choice is
 disabled); the ``release_facts`` (dates, whether frozen); the ``combinations``, best
-first; and the ``default`` one the page opens on: the newest supported combination.
+first; the ``default`` one the page opens on: the newest supported combination; and the
+``picks``, ``check``'s answer for every pick the page can express (JSON and HTML only).
 """
 
 from __future__ import annotations
@@ -94,9 +96,12 @@ def selector(
     lang: str = "en",
     today: Optional[_dt.date] = None,
     records: Optional[RecordSet] = None,
+    picks: bool = True,
 ) -> Table:
     """One row per cell of the releases asked for (default: every release), best first,
-    with its install commands; ``records`` (result records) add each cell's evidence."""
+    with its install commands; ``records`` (result records) add each cell's evidence.
+    ``picks``: with ``check``'s answer for every pick the page can express
+    (:mod:`adapter_matrix.tables.picks`), which only the page and its JSON carry."""
     today = today or _dt.date.today()
     shown = chosen(matrix, release)
     index = index_records(records, matrix, today) if records is not None else None
@@ -174,6 +179,12 @@ def selector(
         "default": 0 if entries and entries[0]["commands"] else None,
         "combinations": entries,
     }
+    if picks:
+        from ..picks import pick_answers  # check's ranking for every pick: only the page and the JSON need it
+
+        data["picks"], unusable = pick_answers(matrix, entries, axes, today)
+        for i, answers in unusable.items():
+            entries[i]["nearest"] = answers
     legend = tuple(
         (s.value, word(s.value, lang), word(f"{s.value}_about", lang))
         for s in Status
