@@ -16,6 +16,7 @@ ops_app = sub_app("PyTorch's own op tests (OpInfo) on the adapter's device.")
 app.add_typer(ops_app, name="ops")
 
 DEFAULT_EXPECTED = os.path.join("tests", "ops", "expected.yaml")
+LISTED_PROBLEMS = 20  # more disagreements than this are summed up by cause
 
 
 def _expectations(path: Optional[str], matrix_path: str) -> Any:
@@ -71,6 +72,13 @@ def sweep(
         help="Worker processes at once (default 0: one per core): the eager workers and the compiled sample run "
         "side by side, the compiled sample's ops dealt across this many processes. 1: one after the other.",
     ),
+    activate: Optional[str] = typer.Option(
+        None,
+        "--activate",
+        metavar="MODULE[:FUNCTION]",
+        help="What activates the device in the workers (default: the matrix's shims package, else the adapter's "
+        "torch.backends entry point, else the module its distribution installs).",
+    ),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the sweep record (JSON) to this file."),
     as_json: bool = typer.Option(False, "--json", help="Print the sweep record instead of the summary."),
 ) -> None:
@@ -86,11 +94,16 @@ def sweep(
     from ..device.opsweep import compiled as compiled_worker
     from ..device.opsweep import expected as ex
     from ..device.opsweep import record as rec
+    from ..device.opsweep.activation import ActivationError, activation_of
     from ..device.opsweep.runner import COMPILED_WORKERS, Selection, run_sweeps
     from ..files import atomic_write
-    from .device import shims_package  # exit 2 for a matrix without a shims package
 
     result = one_matrix(matrix)
+    adapter = result.matrix.adapter
+    try:
+        activation = activation_of(adapter.distribution, adapter.shims, activate)
+    except ActivationError as exc:
+        fail(str(exc))
     expectations = _expectations(expected, result.matrix.path)
     for value in dtype or ():
         if value not in ex.DTYPES:
@@ -118,8 +131,8 @@ def sweep(
     if jobs < 0:
         fail(f"--jobs {jobs}: at least 1 (0: one per core)")
     jobs = jobs or os.cpu_count() or 1
-    adapter = result.matrix.adapter
     console.print(f"op sweep ({mode}) of {adapter.device}, expectations {expectations.path}", markup=False)
+    console.print(f"activates the device with {activation.how}", markup=False)
     eager = Selection(ops, tuple(dtype or ex.DTYPES), tuple(kind or ex.EAGER_KINDS))
     selections = [eager]
     if with_compile:
@@ -129,7 +142,7 @@ def sweep(
             0, Selection(compile_ops, (compiled_worker.DTYPE,), (ex.COMPILED,), COMPILED_WORKERS, shards=jobs)
         )
     *done_compiled_or_none, done = run_sweeps(
-        adapter.device, shims_package(result), selections, timeout=timeout, progress=progress, jobs=jobs
+        adapter.device, activation.target, selections, timeout=timeout, progress=progress, jobs=jobs
     )
     compiled = None
     if with_compile:
@@ -183,14 +196,47 @@ def _print_summary(console: Any, record: Any) -> None:
             f"{compiled['seconds']:.0f} s",
             markup=False,
         )
-    for problem in problems:
-        console.print(
-            f"[red]{problem['task']}: {problem['problem']}[/] ({problem['error'] or 'no error'})", highlight=False
-        )
+    if len(problems) > LISTED_PROBLEMS:  # a first sweep of a new adapter: by cause, not task by task
+        _print_causes(console, record)
+    else:
+        for problem in problems:
+            console.print(
+                f"[red]{problem['task']}: {problem['problem']}[/] ({problem['error'] or 'no error'})", highlight=False
+            )
     console.print(
         "agrees with the expectations" if record["ok"] else f"{len(problems)} task(s) disagree with the expectations",
         markup=False,
     )
+
+
+def _print_causes(console: Any, record: Any) -> None:
+    """The disagreements grouped: a capability the device lacks (a dtype or a kind where
+    nothing passed), then each cause with its tasks per family (every task: --json, --output)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ..device.opsweep.causes import digest
+
+    found = digest(record)
+    for gap in found["absent"]:
+        what = f"dtype {gap['dtype']}" if "dtype" in gap else f"kind {gap['kind']}"
+        console.print(
+            f"{what}: none of its {gap['tasks']} failing tasks passes, a capability the device lacks? ({gap['cause']})",
+            markup=False,
+            highlight=False,
+        )
+    table = Table("tasks", "cause", "families", "dtypes / kinds", "ops", title="disagreements by cause")
+    for cause in found["causes"]:
+        table.add_row(
+            str(cause["tasks"]),
+            escape(cause["cause"]),
+            ", ".join(f"{f} {n}" for f, n in cause["families"].items()),
+            ", ".join(cause["dtypes"]) + " / " + ", ".join(cause["kinds"]),
+            escape(f"{cause['ops']}: " + ", ".join(cause["examples"]))
+            + (", …" if cause["ops"] > len(cause["examples"]) else ""),
+        )
+    console.print(table)
+    console.print("every task with its error: --json, or the record (--output)", markup=False)
 
 
 def _leave_suite_counts(record: Any) -> None:

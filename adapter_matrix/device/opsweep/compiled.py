@@ -62,7 +62,7 @@ def absent_reason(activate: str) -> Optional[str]:
     it can, or when the activation module has no ``capability(feature)`` to ask."""
     if not activate:
         return None
-    ask = getattr(importlib.import_module(activate), "capability", None)
+    ask = getattr(importlib.import_module(activate.partition(":")[0]), "capability", None)
     if not callable(ask):
         return None
     try:
