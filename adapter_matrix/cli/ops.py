@@ -15,33 +15,54 @@ from .common import app, sub_app
 ops_app = sub_app("PyTorch's own op tests (OpInfo) on the adapter's device.")
 app.add_typer(ops_app, name="ops")
 
-DEFAULT_EXPECTED = os.path.join("tests", "ops", "expected.yaml")
+DEFAULT_EXPECTED = "op-sweep/torch-X.Y.yaml or op-sweep/pytorch-disabled-tests-X.Y.json"
 LISTED_PROBLEMS = 20  # more disagreements than this are summed up by cause
 
 
-def _expectations(path: Optional[str], matrix_path: str) -> Any:
+def _expectations(path: Optional[str], matrix_path: str, device: str, to_write: bool = False) -> Any:
+    """The expectations (``--expected``, else the files next to the matrix for the installed
+    torch's line) and the files they came from; ``to_write``: an --expected file that is not
+    there yet is started empty."""
+    from ..device.opsweep import baseline
     from ..device.opsweep import expected as ex
     from ..matrix.diagnostics import display_path
 
-    if path is None:
-        candidate = os.path.join(os.path.dirname(os.path.abspath(matrix_path)), DEFAULT_EXPECTED)
-        if not os.path.exists(candidate):
-            return ex.Expectations("(none: every task must pass)", (), ())
-        path = candidate
+    matrix_dir = os.path.dirname(os.path.abspath(matrix_path))
+    paths = [path] if path is not None else baseline.find(matrix_dir, baseline.installed_torch_line())
+    if to_write:
+        paths = [p for p in paths if os.path.exists(p)]
     try:
-        return ex.load(path)
+        return baseline.load(paths, device), paths
     except ex.ExpectationsError as exc:
         from .base import print_diagnostics
 
         print_diagnostics(exc.problems)
-        fail(f"{display_path(path)}: {len(exc.problems)} problem(s) in the expectations")
+        named = ", ".join(display_path(p) for p in paths)
+        fail(f"{named}: {len(exc.problems)} problem(s) in the expectations")
 
 
 @ops_app.command("sweep")
 def sweep(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     expected: Optional[str] = typer.Option(
-        None, "--expected", "-e", help=f"Expectations file (default: {DEFAULT_EXPECTED} next to the matrix, if there)."
+        None,
+        "--expected",
+        "-e",
+        help=f"Expectations file, YAML or PyTorch's disabled-tests JSON (default: {DEFAULT_EXPECTED} next to the "
+        "matrix for the installed torch's line, or this repository's tests/ops/expected.yaml).",
+    ),
+    write_expected: bool = typer.Option(
+        False,
+        "--write-expected",
+        help="Record what this sweep saw as the expectations (the files read, --expected, else the torch line's "
+        "file of --expected-format): from then on a new failure and a new pass both disagree.",
+    ),
+    expected_format: str = typer.Option(
+        "yaml",
+        "--expected-format",
+        metavar="yaml|json",
+        help="The format --write-expected starts a torch line's file in: the tool's YAML or PyTorch's "
+        "disabled-tests JSON.",
     ),
     sample: bool = typer.Option(False, "--sample", help="Only the expectations' fixed sample of ops."),
     op: Optional[List[str]] = typer.Option(None, "--op", help="Only this op id (repeatable)."),
@@ -91,6 +112,7 @@ def sweep(
     the expectations say, 1 when one does not (a new failure or a new pass), 2 usage
     error, bad expectations, or no worker could start.
     """
+    from ..device.opsweep import baseline
     from ..device.opsweep import compiled as compiled_worker
     from ..device.opsweep import expected as ex
     from ..device.opsweep import record as rec
@@ -104,7 +126,14 @@ def sweep(
         activation = activation_of(adapter.distribution, adapter.shims, activate)
     except ActivationError as exc:
         fail(str(exc))
-    expectations = _expectations(expected, result.matrix.path)
+    expectations, expectation_paths = _expectations(expected, result.matrix.path, adapter.device, write_expected)
+    if write_expected and expected is None and any(p.endswith(baseline.REPOSITORY_FILE) for p in expectation_paths):
+        fail(
+            f"--write-expected: {baseline.REPOSITORY_FILE} is kept by hand (every torch line, with comments); "
+            "name a file with --expected"
+        )
+    if expected_format not in baseline.FORMATS:
+        fail(f"--expected-format {expected_format!r}: choose from {', '.join(baseline.FORMATS)}")
     for value in dtype or ():
         if value not in ex.DTYPES:
             fail(f"--dtype {value!r}: choose from {', '.join(ex.DTYPES)}")
@@ -144,6 +173,12 @@ def sweep(
     *done_compiled_or_none, done = run_sweeps(
         adapter.device, activation.target, selections, timeout=timeout, progress=progress, jobs=jobs
     )
+    if write_expected:
+        targets = _write_expected(
+            console, expected, expectation_paths, result.matrix.path, expected_format, adapter.device, expectations,
+            [t for sweep in (*done_compiled_or_none, done) for t in sweep.tasks], done.torch,
+        )  # fmt: skip
+        expectations = baseline.load(targets, adapter.device)
     compiled = None
     if with_compile:
         done_compiled = done_compiled_or_none[0]
@@ -164,6 +199,35 @@ def sweep(
         raise typer.Exit(EXIT_UNSUPPORTED)
 
 
+def _write_expected(
+    console: Any,
+    expected: Optional[str],
+    read: List[str],
+    matrix_path: str,
+    fmt: str,
+    device: str,
+    expectations: Any,
+    tasks: List[Any],
+    torch: str,
+) -> List[str]:
+    """Write the sweep's tasks as the expectations: to --expected, else to the files the
+    sweep read, else to the torch line's file of ``fmt``; the files written."""
+    from ..device.opsweep import baseline
+    from ..matrix.diagnostics import display_path
+
+    if expected is not None:
+        targets = [expected]
+    elif read:
+        targets = list(read)
+    else:
+        line = baseline.torch_line_of(torch)
+        targets = [baseline.paths_for(os.path.dirname(os.path.abspath(matrix_path)), line)[fmt]]
+    for target in targets:
+        baseline.write(target, tasks, torch, device, expectations.sample, read)
+        console.print(f"wrote the expectations {display_path(target)}", markup=False)
+    return targets
+
+
 def _print_summary(console: Any, record: Any) -> None:
     from rich.table import Table
 
@@ -176,6 +240,8 @@ def _print_summary(console: Any, record: Any) -> None:
         for kind, counts in kinds.items():
             table.add_row(dtype, kind, *(str(counts.get(o, 0)) for o in OUTCOMES))
     console.print(table)
+    if record["selection"].get("configs"):
+        console.print(record["selection"]["configs"], markup=False)
     f32 = record["float32"]
     if f32["compared"]:
         console.print(
