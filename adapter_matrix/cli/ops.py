@@ -185,6 +185,8 @@ def sweep(
         compiled = rec.compiled_record(
             done_compiled, ex.judge(done_compiled, expectations), compiled_worker.CAPABILITY, compiled_worker.SAMPLES
         )
+    if done.absent:
+        console.print(f"not run: {done.absent}", markup=False)
     verdicts = ex.judge(done, expectations)
     record = rec.build_record(done, verdicts, expectations, mode, compiled)
     if output:
