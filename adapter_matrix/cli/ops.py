@@ -15,32 +15,54 @@ from .common import app, sub_app
 ops_app = sub_app("PyTorch's own op tests (OpInfo) on the adapter's device.")
 app.add_typer(ops_app, name="ops")
 
-DEFAULT_EXPECTED = os.path.join("tests", "ops", "expected.yaml")
+DEFAULT_EXPECTED = "op-sweep/torch-X.Y.yaml or op-sweep/pytorch-disabled-tests-X.Y.json"
+LISTED_PROBLEMS = 20  # more disagreements than this are summed up by cause
 
 
-def _expectations(path: Optional[str], matrix_path: str) -> Any:
+def _expectations(path: Optional[str], matrix_path: str, device: str, to_write: bool = False) -> Any:
+    """The expectations (``--expected``, else the files next to the matrix for the installed
+    torch's line) and the files they came from; ``to_write``: an --expected file that is not
+    there yet is started empty."""
+    from ..device.opsweep import baseline
     from ..device.opsweep import expected as ex
     from ..matrix.diagnostics import display_path
 
-    if path is None:
-        candidate = os.path.join(os.path.dirname(os.path.abspath(matrix_path)), DEFAULT_EXPECTED)
-        if not os.path.exists(candidate):
-            return ex.Expectations("(none: every task must pass)", (), ())
-        path = candidate
+    matrix_dir = os.path.dirname(os.path.abspath(matrix_path))
+    paths = [path] if path is not None else baseline.find(matrix_dir, baseline.installed_torch_line())
+    if to_write:
+        paths = [p for p in paths if os.path.exists(p)]
     try:
-        return ex.load(path)
+        return baseline.load(paths, device), paths
     except ex.ExpectationsError as exc:
         from .base import print_diagnostics
 
         print_diagnostics(exc.problems)
-        fail(f"{display_path(path)}: {len(exc.problems)} problem(s) in the expectations")
+        named = ", ".join(display_path(p) for p in paths)
+        fail(f"{named}: {len(exc.problems)} problem(s) in the expectations")
 
 
 @ops_app.command("sweep")
 def sweep(
     matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
     expected: Optional[str] = typer.Option(
-        None, "--expected", "-e", help=f"Expectations file (default: {DEFAULT_EXPECTED} next to the matrix, if there)."
+        None,
+        "--expected",
+        "-e",
+        help=f"Expectations file, YAML or PyTorch's disabled-tests JSON (default: {DEFAULT_EXPECTED} next to the "
+        "matrix for the installed torch's line, or this repository's tests/ops/expected.yaml).",
+    ),
+    write_expected: bool = typer.Option(
+        False,
+        "--write-expected",
+        help="Record what this sweep saw as the expectations (the files read, --expected, else the torch line's "
+        "file of --expected-format): from then on a new failure and a new pass both disagree.",
+    ),
+    expected_format: str = typer.Option(
+        "yaml",
+        "--expected-format",
+        metavar="yaml|json",
+        help="The format --write-expected starts a torch line's file in: the tool's YAML or PyTorch's "
+        "disabled-tests JSON.",
     ),
     sample: bool = typer.Option(False, "--sample", help="Only the expectations' fixed sample of ops."),
     op: Optional[List[str]] = typer.Option(None, "--op", help="Only this op id (repeatable)."),
@@ -71,6 +93,13 @@ def sweep(
         help="Worker processes at once (default 0: one per core): the eager workers and the compiled sample run "
         "side by side, the compiled sample's ops dealt across this many processes. 1: one after the other.",
     ),
+    activate: Optional[str] = typer.Option(
+        None,
+        "--activate",
+        metavar="MODULE[:FUNCTION]",
+        help="What activates the device in the workers (default: the matrix's shims package, else the adapter's "
+        "torch.backends entry point, else the module its distribution installs).",
+    ),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the sweep record (JSON) to this file."),
     as_json: bool = typer.Option(False, "--json", help="Print the sweep record instead of the summary."),
 ) -> None:
@@ -83,15 +112,28 @@ def sweep(
     the expectations say, 1 when one does not (a new failure or a new pass), 2 usage
     error, bad expectations, or no worker could start.
     """
+    from ..device.opsweep import baseline
     from ..device.opsweep import compiled as compiled_worker
     from ..device.opsweep import expected as ex
     from ..device.opsweep import record as rec
+    from ..device.opsweep.activation import ActivationError, activation_of
     from ..device.opsweep.runner import COMPILED_WORKERS, Selection, run_sweeps
     from ..files import atomic_write
-    from .device import shims_package  # exit 2 for a matrix without a shims package
 
     result = one_matrix(matrix)
-    expectations = _expectations(expected, result.matrix.path)
+    adapter = result.matrix.adapter
+    try:
+        activation = activation_of(adapter.distribution, adapter.shims, activate)
+    except ActivationError as exc:
+        fail(str(exc))
+    expectations, expectation_paths = _expectations(expected, result.matrix.path, adapter.device, write_expected)
+    if write_expected and expected is None and any(p.endswith(baseline.REPOSITORY_FILE) for p in expectation_paths):
+        fail(
+            f"--write-expected: {baseline.REPOSITORY_FILE} is kept by hand (every torch line, with comments); "
+            "name a file with --expected"
+        )
+    if expected_format not in baseline.FORMATS:
+        fail(f"--expected-format {expected_format!r}: choose from {', '.join(baseline.FORMATS)}")
     for value in dtype or ():
         if value not in ex.DTYPES:
             fail(f"--dtype {value!r}: choose from {', '.join(ex.DTYPES)}")
@@ -118,8 +160,8 @@ def sweep(
     if jobs < 0:
         fail(f"--jobs {jobs}: at least 1 (0: one per core)")
     jobs = jobs or os.cpu_count() or 1
-    adapter = result.matrix.adapter
     console.print(f"op sweep ({mode}) of {adapter.device}, expectations {expectations.path}", markup=False)
+    console.print(f"activates the device with {activation.how}", markup=False)
     eager = Selection(ops, tuple(dtype or ex.DTYPES), tuple(kind or ex.EAGER_KINDS))
     selections = [eager]
     if with_compile:
@@ -129,14 +171,22 @@ def sweep(
             0, Selection(compile_ops, (compiled_worker.DTYPE,), (ex.COMPILED,), COMPILED_WORKERS, shards=jobs)
         )
     *done_compiled_or_none, done = run_sweeps(
-        adapter.device, shims_package(result), selections, timeout=timeout, progress=progress, jobs=jobs
+        adapter.device, activation.target, selections, timeout=timeout, progress=progress, jobs=jobs
     )
+    if write_expected:
+        targets = _write_expected(
+            console, expected, expectation_paths, result.matrix.path, expected_format, adapter.device, expectations,
+            [t for sweep in (*done_compiled_or_none, done) for t in sweep.tasks], done.torch,
+        )  # fmt: skip
+        expectations = baseline.load(targets, adapter.device)
     compiled = None
     if with_compile:
         done_compiled = done_compiled_or_none[0]
         compiled = rec.compiled_record(
             done_compiled, ex.judge(done_compiled, expectations), compiled_worker.CAPABILITY, compiled_worker.SAMPLES
         )
+    if done.absent:
+        console.print(f"not run: {done.absent}", markup=False)
     verdicts = ex.judge(done, expectations)
     record = rec.build_record(done, verdicts, expectations, mode, compiled)
     if output:
@@ -151,6 +201,35 @@ def sweep(
         raise typer.Exit(EXIT_UNSUPPORTED)
 
 
+def _write_expected(
+    console: Any,
+    expected: Optional[str],
+    read: List[str],
+    matrix_path: str,
+    fmt: str,
+    device: str,
+    expectations: Any,
+    tasks: List[Any],
+    torch: str,
+) -> List[str]:
+    """Write the sweep's tasks as the expectations: to --expected, else to the files the
+    sweep read, else to the torch line's file of ``fmt``; the files written."""
+    from ..device.opsweep import baseline
+    from ..matrix.diagnostics import display_path
+
+    if expected is not None:
+        targets = [expected]
+    elif read:
+        targets = list(read)
+    else:
+        line = baseline.torch_line_of(torch)
+        targets = [baseline.paths_for(os.path.dirname(os.path.abspath(matrix_path)), line)[fmt]]
+    for target in targets:
+        baseline.write(target, tasks, torch, device, expectations.sample, read)
+        console.print(f"wrote the expectations {display_path(target)}", markup=False)
+    return targets
+
+
 def _print_summary(console: Any, record: Any) -> None:
     from rich.table import Table
 
@@ -163,6 +242,8 @@ def _print_summary(console: Any, record: Any) -> None:
         for kind, counts in kinds.items():
             table.add_row(dtype, kind, *(str(counts.get(o, 0)) for o in OUTCOMES))
     console.print(table)
+    if record["selection"].get("configs"):
+        console.print(record["selection"]["configs"], markup=False)
     f32 = record["float32"]
     if f32["compared"]:
         console.print(
@@ -183,14 +264,47 @@ def _print_summary(console: Any, record: Any) -> None:
             f"{compiled['seconds']:.0f} s",
             markup=False,
         )
-    for problem in problems:
-        console.print(
-            f"[red]{problem['task']}: {problem['problem']}[/] ({problem['error'] or 'no error'})", highlight=False
-        )
+    if len(problems) > LISTED_PROBLEMS:  # a first sweep of a new adapter: by cause, not task by task
+        _print_causes(console, record)
+    else:
+        for problem in problems:
+            console.print(
+                f"[red]{problem['task']}: {problem['problem']}[/] ({problem['error'] or 'no error'})", highlight=False
+            )
     console.print(
         "agrees with the expectations" if record["ok"] else f"{len(problems)} task(s) disagree with the expectations",
         markup=False,
     )
+
+
+def _print_causes(console: Any, record: Any) -> None:
+    """The disagreements grouped: a capability the device lacks (a dtype or a kind where
+    nothing passed), then each cause with its tasks per family (every task: --json, --output)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ..device.opsweep.causes import digest
+
+    found = digest(record)
+    for gap in found["absent"]:
+        what = f"dtype {gap['dtype']}" if "dtype" in gap else f"kind {gap['kind']}"
+        console.print(
+            f"{what}: none of its {gap['tasks']} failing tasks passes, a capability the device lacks? ({gap['cause']})",
+            markup=False,
+            highlight=False,
+        )
+    table = Table("tasks", "cause", "families", "dtypes / kinds", "ops", title="disagreements by cause")
+    for cause in found["causes"]:
+        table.add_row(
+            str(cause["tasks"]),
+            escape(cause["cause"]),
+            ", ".join(f"{f} {n}" for f, n in cause["families"].items()),
+            ", ".join(cause["dtypes"]) + " / " + ", ".join(cause["kinds"]),
+            escape(f"{cause['ops']}: " + ", ".join(cause["examples"]))
+            + (", …" if cause["ops"] > len(cause["examples"]) else ""),
+        )
+    console.print(table)
+    console.print("every task with its error: --json, or the record (--output)", markup=False)
 
 
 def _leave_suite_counts(record: Any) -> None:

@@ -4,11 +4,18 @@
   ``op_db`` and each dtype CPU supports, the op on the device against the op on CPU;
 - :mod:`.compiled` is the compiled sample's worker (``ops sweep --compile``): each op of
   the sample through ``torch.compile(backend="inductor")`` on the device, against CPU;
+- :mod:`.activation` finds how the workers activate the adapter (its shims, its autoload
+  entry point or its module) and checks the device it registers;
 - :mod:`.runner` starts the worker and starts a new one after a crash;
 - :mod:`.expected` reads the expected results (known failures, per torch era) and
   judges a sweep against them;
+- :mod:`.disabled_tests` reads and writes them in PyTorch's disabled-tests JSON, and
+  :mod:`.baseline` finds an adapter's files per torch line and writes what a sweep saw
+  (``--write-expected``);
+- :mod:`.test_configs` applies the adapter's ``set_test_configs`` (torch 2.13+) to op_db;
 - :mod:`.record` turns a judged sweep into the JSON record that CI keeps and the
-  ``ops`` table view shows.
+  ``ops`` table view shows;
+- :mod:`.causes` groups a sweep's disagreements by cause, for a readable first sweep.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def absent_reason(activate: str) -> Optional[str]:
     it can, or when the activation module has no ``capability(feature)`` to ask."""
     if not activate:
         return None
-    ask = getattr(importlib.import_module(activate), "capability", None)
+    ask = getattr(importlib.import_module(activate.partition(":")[0]), "capability", None)
     if not callable(ask):
         return None
     try:
@@ -179,9 +179,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     if absent is None:
         from torch.testing._internal.common_methods_invocations import op_db
 
+        from .test_configs import configured
+
+        op_list, _ = configured(op_db)  # the adapter's set_test_configs (torch 2.13+), as the eager sweep
         selected = [o for o in args.ops.split(",") if o]
-        tasks = plan(op_db, torch, selected) if KIND in args.kinds.split(",") else []
-        ops = {op_id(o): o for o in op_db}
+        tasks = plan(op_list, torch, selected) if KIND in args.kinds.split(",") else []
+        ops = {op_id(o): o for o in op_list}
         _configure(torch, cache)
     return serve(args, torch, tasks, CompiledRunner(torch, args.device, ops).run, {"absent": absent})
 

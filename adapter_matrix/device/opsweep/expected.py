@@ -15,6 +15,7 @@ the judgement fail, so the file stays true::
         dtypes: [float32]                        # optional: only these dtypes
         kinds: [backward]                        # optional: forward | backward | module | compiled
         issue: 12                                # optional: where the fix is tracked
+        exact: true                              # optional: the op ids only, not their variants
 
 The first entry that matches a task decides. ``fails`` and ``unsupported`` match a task
 that failed (``unsupported``: the device rejects the op by design, ``fails``: a defect),
@@ -25,7 +26,7 @@ that failed (``unsupported``: the device rejects the op by design, ``fails``: a 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Protocol, Sequence, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -42,6 +43,9 @@ __all__ = [
     "EAGER_KINDS",
     "COMPILED",
     "DTYPES",
+    "DISABLED",
+    "MATCHES",
+    "DEFAULT_SAMPLE",
     "ExpectationsError",
     "Expectation",
     "Expectations",
@@ -57,11 +61,28 @@ EXPECTED_OUTCOMES: Dict[str, Tuple[str, ...]] = {
     "crashes": ("crashed",),
     "hangs": ("timeout",),
 }
+# an entry of PyTorch's disabled-tests JSON (:mod:`.disabled_tests`): the test does not pass
+# (fails, crashes or hangs); not an outcome of the YAML file
+DISABLED = "disabled"
+MATCHES: Dict[str, Tuple[str, ...]] = dict(EXPECTED_OUTCOMES, **{DISABLED: ("failed", "crashed", "timeout")})
 EAGER_KINDS = ("forward", "backward", "module")  # module: PyTorch's device-generic module test (forward and backward)
 COMPILED = "compiled"  # the compiled sample: float32 forward through torch.compile(backend="inductor")
 KINDS = EAGER_KINDS + (COMPILED,)
 DTYPES = ("float32", "float64", "bfloat16", "int64", "bool", "complex64")
-ENTRY_KEYS = ("ops", "outcome", "reason", "torch", "dtypes", "kinds", "issue")
+# The sample (`ops sweep --sample`, a nox cell's default) where the expectations name none:
+# tests/ops/expected.yaml's, every op family, views and aliasing, random ops, factories, an
+# unsupported layout, and PyTorch's device-generic module tests over a few modules.
+DEFAULT_SAMPLE = (
+    "add", "mul", "div.no_rounding_mode", "abs", "exp", "sigmoid", "where", "clamp", "sum", "mean", "amax",
+    "argmax", "std", "cumsum", "sort", "topk", "matmul", "addmm", "bmm", "linalg.solve", "linalg.qr", "fft.fft",
+    "fft.rfft", "special.i0e", "nn.functional.conv2d", "nn.functional.linear", "nn.functional.softmax",
+    "nn.functional.layer_norm", "nn.functional.embedding", "nn.functional.cross_entropy", "nn.functional.dropout",
+    "normal", "bernoulli", "index_select", "index_put", "gather", "scatter_add", "cat", "reshape", "permute",
+    "as_strided", "masked.sum", "signal.windows.hann", "empty_like", "full_like", "arange",
+    "nn.functional.avg_pool2d", "nonzero", "to_sparse", "nn.Linear", "nn.Conv2d", "nn.BatchNorm2d", "nn.Embedding",
+    "nn.TransformerEncoderLayer", "nn.CrossEntropyLoss",
+)  # fmt: skip
+ENTRY_KEYS = ("ops", "outcome", "reason", "torch", "dtypes", "kinds", "issue", "exact")
 
 
 class ExpectationsError(AdapterMatrixError, ValueError):
@@ -84,10 +105,11 @@ class Expectation:
     dtypes: Optional[Tuple[str, ...]] = None
     kinds: Optional[Tuple[str, ...]] = None
     issue: Optional[str] = None
+    exact: bool = False  # the op ids only: a name does not cover its variants
 
     def covers(self, task: Task, torch: Version) -> bool:
         return (
-            any(task.op == op or task.op.startswith(op + ".") for op in self.ops)  # a name covers its variants
+            any(task.op == op or (not self.exact and task.op.startswith(op + ".")) for op in self.ops)  # variants
             and (self.dtypes is None or task.dtype in self.dtypes)
             and (self.kinds is None or task.kind in self.kinds)
             and (self.torch is None or self.torch.contains(torch, prereleases=True))
@@ -105,16 +127,27 @@ class Expectation:
         }
 
 
+class Lookup(Protocol):
+    """Expectations kept by test name (PyTorch's disabled-tests JSON: :mod:`.disabled_tests`)."""
+
+    def expected(self, task: Task) -> Optional[Expectation]: ...
+
+
 @dataclass(frozen=True)
 class Expectations:
     path: str
     sample: Tuple[str, ...]
     entries: Tuple[Expectation, ...]
+    by_test: Tuple[Lookup, ...] = ()  # after the entries: disabled-tests files, by test name
 
     def expected(self, task: Task, torch: Version) -> Optional[Expectation]:
         for entry in self.entries:
             if entry.covers(task, torch):
                 return entry
+        for lookup in self.by_test:
+            found = lookup.expected(task)
+            if found is not None:
+                return found
         return None
 
 
@@ -180,6 +213,9 @@ class _Reader:
                 self.error(spec.mark, f"torch: {text!r} is not a version specifier", 'write e.g. ">=2.5,<2.7"')
         issue = node.get("issue")
         issue_text = self.text(issue, "issue", node.mark) if issue is not None else None
+        exact = node.get("exact")
+        if exact is not None and not (isinstance(exact, Scalar) and exact.text in ("true", "false")):
+            self.error(exact.mark, "exact: expected true or false")
         if not ops or not outcome or reason is None:
             return None
         return Expectation(
@@ -191,6 +227,7 @@ class _Reader:
             self.words(node.get("dtypes"), "dtypes", DTYPES),
             self.words(node.get("kinds"), "kinds", KINDS),
             issue_text,
+            isinstance(exact, Scalar) and exact.text == "true",
         )
 
 
@@ -250,7 +287,7 @@ def _problem(task: Task, entry: Optional[Expectation]) -> Optional[str]:
         if task.outcome in ("passed", "skipped"):
             return None
         return {"failed": "new failure", "crashed": "new crash", "timeout": "new hang"}[task.outcome]
-    if task.outcome in EXPECTED_OUTCOMES[entry.outcome]:
+    if task.outcome in MATCHES[entry.outcome]:
         return None
     if task.outcome == "passed":
         return f"passes now, but {entry.mark} expects it to be {entry.outcome}: remove or narrow the entry"

@@ -29,13 +29,29 @@ from typing import Any, Dict, List, Optional, Tuple
 from .process import arguments, message, serve, start_torch
 from .worker import SEED, Mismatch, _plain, _structure, tensors_in
 
-__all__ = ["FAMILY", "KIND", "DTYPES", "module_tests", "main"]
+__all__ = ["FAMILY", "KIND", "DTYPES", "unavailable", "module_tests", "main"]
 
 FAMILY = "modules"
 KIND = "module"
 DTYPES = ("float32", "float64")
 TEST = "test_cpu_gpu_parity"
 MODES = ("train_mode", "eval_mode")
+
+
+def unavailable(torch: Any) -> Optional[str]:
+    """Why PyTorch's device-generic tests do not instantiate for the device, if they do not:
+    ``instantiate_device_type_tests`` takes PrivateUse1 only where the device's module
+    (``torch.<device>``) answers ``is_available()`` with True."""
+    name = torch._C._get_privateuse1_backend_name()
+    module = getattr(torch, name, None)
+    ask = getattr(module, "is_available", None)
+    if module is None:
+        return f"torch.{name} is not registered (torch._register_device_module): PyTorch's device-generic tests skip the device"
+    if not callable(ask):
+        return f"torch.{name} has no is_available(): PyTorch's device-generic tests skip the device"
+    if not ask():
+        return f"torch.{name}.is_available() is False: PyTorch's device-generic tests skip the device"
+    return None
 
 
 def module_tests(torch: Any) -> Tuple[Any, List[Tuple[str, Dict[str, str]]]]:
@@ -47,6 +63,10 @@ def module_tests(torch: Any) -> Tuple[Any, List[Tuple[str, Dict[str, str]]]]:
     from torch.testing._internal.common_utils import TestCase
 
     if not hasattr(cdt, "PrivateUse1TestBase"):
+        return None, []
+    from .test_configs import excluded
+
+    if excluded("TestModule", TEST):  # the adapter's set_test_configs(test_exclusions=) leaves it out
         return None, []
 
     class TestModule(TestCase):
@@ -219,6 +239,9 @@ class _Result(unittest.TestResult):
 def main(argv: Optional[List[str]] = None) -> int:
     args = arguments("The module worker of the sweep: PyTorch's device-generic module tests.").parse_args(argv)
     torch = start_torch(args)
+    absent = unavailable(torch) if KIND in args.kinds.split(",") else None
+    if absent is not None:  # a capability the device lacks: one reason, not a failure per module
+        return serve(args, torch, [], lambda task: {}, {"absent": f"module tests: {absent}"})
     cls, tests = module_tests(torch)
     wanted = {o for o in args.ops.split(",") if o}
     dtypes, kinds = set(args.dtypes.split(",")), set(args.kinds.split(","))

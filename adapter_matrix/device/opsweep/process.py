@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
-import importlib
 import json
 import sys
 import time
@@ -21,6 +20,7 @@ import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ...files import atomic_write
+from .activation import activate
 
 __all__ = ["MESSAGE_CHARS", "arguments", "shard", "start_torch", "serve", "message"]
 
@@ -30,7 +30,11 @@ MESSAGE_CHARS = 400
 def arguments(description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--device", required=True)
-    parser.add_argument("--activate", default="", help="module whose import activates the device")
+    parser.add_argument(
+        "--activate",
+        default="",
+        help="module whose import activates the device, or module:function (an autoload entry point)",
+    )
     parser.add_argument("--plan", required=True)
     parser.add_argument("--log", required=True)
     parser.add_argument("--start", type=int, default=0)
@@ -62,7 +66,7 @@ def start_torch(args: argparse.Namespace) -> Any:
     import torch
 
     if args.activate:
-        importlib.import_module(args.activate)
+        activate(torch, args.activate, args.device)
     return torch
 
 

@@ -257,10 +257,20 @@ def run_sweeps(
                 tasks,
                 round(max(r.ended for r in mine) - min(r.began for r in mine), 1),
                 sum(r.workers for r in mine),
-                {"ops": list(sel.ops), "dtypes": list(sel.dtypes), "kinds": list(sel.kinds)},
+                _selection(sel, [r.plan for r in mine]),
                 next((r.plan.get("absent") for r in mine if r.plan.get("absent")), None),
             )
         )
+    return out
+
+
+def _selection(sel: Selection, plans: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+    """A sweep's selection for its record, with the adapter's test configs where a worker
+    applied them (torch 2.13+'s ``set_test_configs``: :mod:`.test_configs`)."""
+    out: Dict[str, Any] = {"ops": list(sel.ops), "dtypes": list(sel.dtypes), "kinds": list(sel.kinds)}
+    configs = next((p["configs"] for p in plans if p.get("configs")), None)
+    if configs:
+        out["configs"] = configs
     return out
 
 

@@ -472,9 +472,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     torch = start_torch(args)
     from torch.testing._internal.common_methods_invocations import op_db
 
+    from .test_configs import configured, excluded
+
+    op_list, configs = configured(op_db)  # the adapter's set_test_configs (torch 2.13+)
     ops = [o for o in args.ops.split(",") if o]
-    tasks = plan(op_db, torch, ops or None, args.dtypes.split(","), args.kinds.split(","))
-    return serve(args, torch, tasks, Runner(torch, args.device, {op_id(o): o for o in op_db}).run)
+    kinds = [k for k in args.kinds.split(",") if not (k == "forward" and excluded(*COMPARE_TEST))]
+    tasks = plan(op_list, torch, ops or None, args.dtypes.split(","), kinds)
+    about = {"configs": configs} if configs else None
+    return serve(args, torch, tasks, Runner(torch, args.device, {op_id(o): o for o in op_list}).run, about)
 
 
 if __name__ == "__main__":
