@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from functools import partial
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
@@ -51,6 +51,9 @@ class Need(NamedTuple):
     text: str
     parent: str
     test: Callable[[Any], bool]
+    # the public versions it can admit, when it is a pin of exact versions: the resolver looks
+    # those candidates up instead of testing every one (the adapter has a candidate per cell)
+    only: Optional[FrozenSet[Version]] = None
 
 
 class Choice(NamedTuple):
@@ -61,6 +64,7 @@ class Choice(NamedTuple):
     label: str
     status: Status
     needs: Tuple[Need, ...]
+    version: Optional[Version] = None  # its public version, where it is a distribution's (a Need's ``only``)
 
 
 # What a requirement accepts: module functions bound with functools.partial (typed, no lambdas).
@@ -113,6 +117,17 @@ class _Provider:
 
     def __init__(self, space: Mapping[str, Sequence[Choice]]) -> None:
         self.space = space
+        self.matches: Dict[Any, List[Choice]] = {}  # (name, its needs, its refused candidates) -> matches
+
+    def _accepts(self, need: Need, choice: Choice) -> bool:
+        # a need is asked of the same candidate again and again, within a resolution and across
+        # the resolutions of one answer: remembered by identity, the entry holding both objects
+        # (so that neither id can be reused while the entry stands)
+        key = (id(need), id(choice))
+        known = _MEMO.get(key)
+        if known is None:
+            known = _MEMO[key] = (need, choice, need.test(choice.value))
+        return known[2]
 
     def identify(self, requirement_or_candidate: Any) -> str:
         return str(requirement_or_candidate.name)
@@ -125,10 +140,21 @@ class _Provider:
     def find_matches(self, identifier: str, requirements: Any, incompatibilities: Any) -> List[Choice]:
         needs = list(requirements[identifier])
         bad = {id(c) for c in incompatibilities[identifier]}  # by identity: hashing a cell hashes its whole release
-        return [c for c in self.space.get(identifier, ()) if id(c) not in bad and all(n.test(c.value) for n in needs)]
+        # backtracking asks the same question again: the answer is remembered for this resolution
+        key = (identifier, frozenset(id(n) for n in needs), frozenset(bad))
+        found = self.matches.get(key)
+        if found is None:
+            options: Sequence[Choice] = self.space.get(identifier, ())
+            pinned = [n.only for n in needs if n.only is not None]
+            if pinned:  # exact pins: only the candidates of those versions can match
+                wanted = frozenset.intersection(*pinned)
+                options = [c for c in options if c.version in wanted]
+            found = [c for c in options if id(c) not in bad and all(self._accepts(n, c) for n in needs)]
+            self.matches[key] = found
+        return found
 
     def is_satisfied_by(self, requirement: Need, candidate: Choice) -> bool:
-        return requirement.test(candidate.value)
+        return self._accepts(requirement, candidate)
 
     def get_dependencies(self, candidate: Choice) -> Tuple[Need, ...]:
         return candidate.needs
@@ -139,11 +165,18 @@ class _Provider:
         return identifiers
 
 
+_MEMO: Dict[Tuple[int, int], Tuple[Need, Choice, bool]] = {}  # what each need said of each candidate
+_MEMO_LIMIT = 200_000  # entries: a few tens of MB at most, then it starts over
+
+
 def resolve(space: Mapping[str, Sequence[Choice]], roots: Sequence[Need]) -> Dict[str, Choice]:
     """One resolution; raises resolvelib's ``ResolutionImpossible`` when none exists."""
     from resolvelib import BaseReporter, Resolver
 
-    resolver: Any = Resolver(_Provider(space), BaseReporter())  # type: ignore[arg-type]  # a duck-typed provider
+    if len(_MEMO) > _MEMO_LIMIT:
+        _MEMO.clear()
+    provider = _Provider(space)
+    resolver: Any = Resolver(provider, BaseReporter())  # type: ignore[arg-type]  # a duck-typed provider
     return dict(resolver.resolve(roots, max_rounds=500).mapping)
 
 
@@ -158,9 +191,11 @@ class Space(NamedTuple):
 
 def _pin_need(pin: PackagePin, parent: str, adapter: str) -> Need:
     text = str(pin.spec) if str(pin.spec)[:1] in "<>=!~" else f"=={pin.spec}"
+    exact = pin.exact
+    only = frozenset(Version(v.public) for v in exact) if len(exact) == len(pin.spec.specifier) else None
     if pin.name == adapter:
-        return Need(adapter, text, parent, partial(_adapter_admits, pin))
-    return Need(pin.name, text, parent, partial(_admits, pin))
+        return Need(adapter, text, parent, partial(_adapter_admits, pin), only)
+    return Need(pin.name, text, parent, partial(_admits, pin), only)
 
 
 def _layer_choice(layer: Layer, release: LayerRelease, adapter: str) -> Choice:
@@ -179,7 +214,8 @@ def _layer_choice(layer: Layer, release: LayerRelease, adapter: str) -> Choice:
         )
     for name, constraint in release.dimensions:
         needs.append(Need(dim_name(name), str(constraint), parent, partial(_within, constraint)))
-    return Choice(layer.name, release, f"{layer.distribution} {release.version}", release.status, tuple(needs))
+    label = f"{layer.distribution} {release.version}"
+    return Choice(layer.name, release, label, release.status, tuple(needs), Version(release.version.public))
 
 
 def _cell_choice(matrix: Matrix, cell: Cell, adapter: str) -> Choice:
@@ -191,10 +227,44 @@ def _cell_choice(matrix: Matrix, cell: Cell, adapter: str) -> Choice:
         Need(PYTHON, f"=={cell.python}", parent, partial(_equal, cell.python)),
     ]
     needs += [Need(dim_name(n), f"=={v}", parent, partial(_same, v)) for n, v in cell.dimensions]
-    return Choice(adapter, cell, parent, cell.status, tuple(needs))
+    return Choice(adapter, cell, parent, cell.status, tuple(needs), Version(release.version.public))
 
 
 _CELLS: Dict[Tuple[int, _dt.date], Tuple[Matrix, List[Choice]]] = {}
+_LAYERS: Dict[Tuple[int, str], Tuple[Layer, List[Choice]]] = {}
+_TORCHES: Dict[Tuple[int, Optional[str]], Tuple[Matrix, List[Choice]]] = {}
+
+
+def _torch_choices(matrix: Matrix, label: Optional[str]) -> List[Choice]:
+    """Every patch of every torch line, newest first, in one variant family (``label``), each
+    needing one of its line's Pythons; built once per matrix and family."""
+    cached = _TORCHES.get((id(matrix), label))
+    if cached is not None and cached[0] is matrix:
+        return cached[1]
+    out: List[Choice] = []
+    for line in matrix.torch:
+        for patch in line.patches:
+            version = Version(f"{patch}+{label}") if label else patch
+            need = Need(PYTHON, f"one of torch {line.minor}'s wheels", f"torch {version}", partial(_among, line.python))
+            out.append(Choice(TORCH, version, f"torch {version}", Status.SUPPORTED, (need,), Version(version.public)))
+    out.sort(key=lambda c: c.value, reverse=True)
+    _TORCHES[(id(matrix), label)] = (matrix, out)
+    return out
+
+
+def _layer_choices(layer: Layer, adapter: str) -> List[Choice]:
+    """The usable releases of ``layer``, newest first, built once per layer (like the adapter's
+    cells: the searches of one answer, and the stack table's rows, share them and their memo)."""
+    cached = _LAYERS.get((id(layer), adapter))
+    if cached is not None and cached[0] is layer:
+        return cached[1]
+    out = [
+        _layer_choice(layer, r, adapter)
+        for r in sorted(layer.releases, key=lambda r: r.version, reverse=True)
+        if r.status in REACHABLE
+    ]
+    _LAYERS[(id(layer), adapter)] = (layer, out)
+    return out
 
 
 def _adapter_choices(matrix: Matrix, today: _dt.date) -> List[Choice]:
@@ -214,6 +284,9 @@ def _adapter_choices(matrix: Matrix, today: _dt.date) -> List[Choice]:
             seen.add(unique)
             out.append(_cell_choice(matrix, cell, adapter))
     _CELLS.clear()  # one matrix at a time: a process judges one stack
+    _LAYERS.clear()
+    _TORCHES.clear()
+    _MEMO.clear()
     _CELLS[key] = (matrix, out)
     return out
 
@@ -237,14 +310,7 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
     choices[PYTHON] = [Choice(PYTHON, p, f"Python {p}", Status.SUPPORTED, ()) for p in pythons]
     current[PYTHON] = choices[PYTHON][0]
     # torch: every patch of every line, in the installed torch's variant family
-    label = env.torch.local if env.torch is not None else None
-    torches: List[Choice] = []
-    for line in matrix.torch:
-        for patch in line.patches:
-            version = Version(f"{patch}+{label}") if label else patch
-            need = Need(PYTHON, f"one of torch {line.minor}'s wheels", f"torch {version}", partial(_among, line.python))
-            torches.append(Choice(TORCH, version, f"torch {version}", Status.SUPPORTED, (need,)))
-    torches.sort(key=lambda c: c.value, reverse=True)
+    torches = _torch_choices(matrix, env.torch.local if env.torch is not None else None)
     choices[TORCH] = torches
     current[TORCH] = next((c for c in torches if env.torch is not None and c.value == env.torch), None)
     # the adapter: each usable cell of its matrix, the newest release first
@@ -252,11 +318,7 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
     current[adapter] = None  # the adapter's current choice depends on torch and Python: compared by version
     # the layers and what they pin
     for layer in layers:
-        choices[layer.name] = [
-            _layer_choice(layer, r, adapter)
-            for r in sorted(layer.releases, key=lambda r: r.version, reverse=True)
-            if r.status in REACHABLE
-        ]
+        choices[layer.name] = _layer_choices(layer, adapter)
         installed_version = stack.version(layer.name)
         entry = layer.release(installed_version) if installed_version is not None else None
         current[layer.name] = next((c for c in choices[layer.name] if entry is not None and c.value == entry), None)
@@ -266,7 +328,7 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
         named = {v for layer in layers for r in layer.releases for p in r.packages if p.name == name for v in p.exact}
         installed = stack.version(name)
         versions = sorted(named | ({installed} if installed is not None else set()), reverse=True)
-        choices[name] = [Choice(name, v, f"{name} {v}", Status.SUPPORTED, ()) for v in versions]
+        choices[name] = [Choice(name, v, f"{name} {v}", Status.SUPPORTED, (), Version(v.public)) for v in versions]
         current[name] = next((c for c in choices[name] if c.value == installed), None)
     for dim in matrix.dimensions:
         value = env.dimension(dim.name)

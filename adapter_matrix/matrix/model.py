@@ -612,7 +612,7 @@ class PackagePin(NamedTuple):
     @property
     def exact(self) -> Tuple[Version, ...]:
         """The versions it names with ``==`` (what a fix can install for it)."""
-        return _pins(str(self.spec.specifier))
+        return _pins(requirement(self.spec))  # the text as written: str() of a SpecifierSet costs more
 
     def __str__(self) -> str:
         return f"{self.name} {requirement(self.spec)}"
