@@ -115,6 +115,7 @@ _JS = r"""
   var D = JSON.parse(document.getElementById("matrix-data").textContent);
   var W = JSON.parse(document.getElementById("page-words").textContent);
   var axes = D.axes, cells = D.combinations, sel = {};
+  var chosenRelease = false;  // whether the user picked the release (a click or ?release=)
   var pickAxes = axes.filter(function (a) { return a.key !== "release"; });
   // check's answers, computed when the page was generated (tables/picks.py), run-length encoded
   function runs(text) {
@@ -182,12 +183,14 @@ _JS = r"""
       return fmt(W.sel_nowheel, {torch: v, python: sel.python});
     return fmt(W.sel_noclaim, {dist: D.adapter, value: axes[i].label + " " + v, picked: picked(i)});
   }
-  // after a choice at axis i: keep each later choice that still fits, else take the best cell's
+  // after a choice at axis i: keep each later choice that still fits, else take the best cell's;
+  // a release nobody chose is not kept: the best cell's is check's answer for the new pick
   function settle(from) {
     for (var j = from; j < axes.length; j++) {
       var key = axes[j].key;
       var fitting = cells.filter(function (c) { return fits(c, sel, j); });
-      if (!fitting.length || fitting.some(function (c) { return has(c, key, sel[key]) && sel[key] !== undefined; })) continue;
+      var keep = key !== "release" || chosenRelease;
+      if (!fitting.length || (keep && fitting.some(function (c) { return has(c, key, sel[key]) && sel[key] !== undefined; }))) continue;
       for (var n = 0; n < fitting.length; n++) {
         if (val(fitting[n], key) !== undefined) { sel[key] = val(fitting[n], key); break; }
       }
@@ -306,6 +309,7 @@ _JS = r"""
           b.addEventListener("focus", function () { document.getElementById("why").textContent = reason; });
         }
         b.addEventListener("click", function () {
+          if (a.key === "release") chosenRelease = true;
           if (off) toward(i, v);
           else { sel[a.key] = v; settle(i + 1); }
           update();
@@ -354,6 +358,7 @@ _JS = r"""
   // the choices in the URL (a value no axis has is left out), the rest from the best cell that
   // fits them; a pick no cell has keeps the given values, and no release unless one is given
   var params = new URLSearchParams(window.location.search), given = {};
+  chosenRelease = params.has("release");
   axes.forEach(function (a) { if (params.has(a.key) && a.values.indexOf(params.get(a.key)) >= 0) given[a.key] = params.get(a.key); });
   var base = D["default"] !== null ? cells[D["default"]] : cells[0];
   var start = cells.filter(function (c) {

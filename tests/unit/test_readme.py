@@ -111,6 +111,9 @@ def test_the_readme_grid_shows_each_cells_best_status_and_its_release():
     cells = [c.strip() for line in block.splitlines() if re.match(r"\| 2\.\d+ ", line) for c in line.split("|")[2:-1]]
     served = [c for c in cells if c not in ("no wheel", "not supported")]
     assert len(served) == 66
-    assert served.count("supported") == 65 and served.count("experimental (0.3.0)") == 1, served
+    # 0.2.1 supports 65; 0.3.0 is supported on its four era cells (they name it) and is the only
+    # release of torch 2.5 on Python 3.13, experimental there
+    assert served.count("supported") == 61 and served.count("supported (0.3.0)") == 4, served
+    assert served.count("experimental (0.3.0)") == 1, served
     assert "best status any release gives it, from the newest release that gives it: 0.2.1 unless" in block
     assert "(0.3.0, 0.2.0, 0.1.0 too)" in block

@@ -143,22 +143,26 @@ def page(tmp_path_factory) -> Path:
 def test_a_url_with_choices_preselects_them_and_shows_checks_command(page):
     seen = _probe(page, "?torch=2.13&python=3.11")
     assert seen["errors"] == []
-    assert seen["before"]["picked"] == {"python": "3.11", "torch": "2.13", "release": "0.2.1"}
+    # the newest release supported there: 0.3.0 on its era cells
+    assert seen["before"]["picked"] == {"python": "3.11", "torch": "2.13", "release": "0.3.0"}
     commands = seen["before"]["picked_box"]["commands"]
-    assert commands == _command_of(REPO / "compat.yaml", "2.13", "3.11", "0.2.1")
-    assert "'adapter-matrix-npu==0.2.1'" in commands[0] and "'torch>=2.13,<2.14'" in commands[0]
+    assert commands == _command_of(REPO / "compat.yaml", "2.13", "3.11", "0.3.0")
+    assert "'adapter-matrix-npu==0.3.0'" in commands[0] and "'torch>=2.13,<2.14'" in commands[0]
     assert seen["before"]["nearest"] is None
     oldest = _probe(page, "?torch=2.1&python=3.8")["before"]
-    assert oldest["picked"] == {"python": "3.8", "torch": "2.1", "release": "0.2.1"}
-    assert oldest["picked_box"]["commands"] == _command_of(REPO / "compat.yaml", "2.1", "3.8", "0.2.1")
+    assert oldest["picked"] == {"python": "3.8", "torch": "2.1", "release": "0.3.0"}
+    assert oldest["picked_box"]["commands"] == _command_of(REPO / "compat.yaml", "2.1", "3.8", "0.3.0")
+    older = _probe(page, "?torch=2.12&python=3.11")["before"]  # no era cell: 0.2.1, supported there
+    assert older["picked"] == {"python": "3.11", "torch": "2.12", "release": "0.2.1"}
 
 
 def test_it_opens_on_the_newest_supported_combination(page):
     seen = _probe(page)
     assert seen["errors"] == []
-    assert seen["before"]["picked"] == {"python": "3.13", "torch": "2.15", "release": "0.2.1"}
+    # the newest release on its newest torch line where it is supported: 0.3.0's era cell
+    assert seen["before"]["picked"] == {"python": "3.11", "torch": "2.15", "release": "0.3.0"}
     assert "supported" in seen["before"]["picked_box"]["text"]
-    assert seen["before"]["search"] == "?python=3.13&torch=2.15&release=0.2.1"  # the link answers the question
+    assert seen["before"]["search"] == "?python=3.11&torch=2.15&release=0.3.0"  # the link answers the question
 
 
 def test_picking_values_updates_the_command_and_the_url(page):
@@ -224,10 +228,11 @@ def test_a_greyed_out_choice_moves_the_others_to_the_nearest_combination_that_ha
     seen = _probe(page, "?torch=2.15&python=3.13", (("torch", "2.1"),))
     assert seen["errors"] == []
     (after,) = seen["steps"]
-    # torch 2.1 has no wheel for 3.13: check's ranked fixes from (3.13, torch 2.1) that keep torch 2.1
-    assert after["picked"] == {"python": "3.11", "torch": "2.1", "release": "0.2.1"}
-    assert after["picked_box"]["commands"] == _command_of(REPO / "compat.yaml", "2.1", "3.11", "0.2.1")
-    assert after["search"] == "?python=3.11&torch=2.1&release=0.2.1"
+    # torch 2.1 has no wheel for 3.13: check's ranked fixes from (3.13, torch 2.1, 0.3.0) that keep
+    # torch 2.1; the first keeps the release too, supported on its era cell py3.8-torch2.1
+    assert after["picked"] == {"python": "3.8", "torch": "2.1", "release": "0.3.0"}
+    assert after["picked_box"]["commands"] == _command_of(REPO / "compat.yaml", "2.1", "3.8", "0.3.0")
+    assert after["search"] == "?python=3.8&torch=2.1&release=0.3.0"
 
 
 def test_a_greyed_out_release_moves_the_others_to_its_nearest_combination(tmp_path):
@@ -383,9 +388,9 @@ def test_the_compact_grid_shows_older_releases_on_a_click(tmp_path):
     parser.feed(_chromium("--dump-dom", page.as_uri()))
     seen = json.loads(parser.text)
     assert seen["count"] > 0 and seen["closed"] is False
-    # the best status a release gives the cell (0.2.1's supported; 0.3.0 is experimental until
-    # its tiers ran), and nothing else: 0.2.1 is the release the note names
-    assert seen["summary"] == "supported"
+    # the first cell (torch 2.15, Python 3.11) shows the best status a release gives it, and which
+    # release when it is not the one the note names: 0.3.0, supported on its era cells
+    assert seen["summary"] == "supported (0.3.0)"
     assert seen["open"] is True
-    assert "supported (0.2.1, 0.1.0); experimental (0.3.0, 0.2.0)" in seen["text"]
+    assert "supported (0.3.0, 0.2.1, 0.1.0); experimental (0.2.0)" in seen["text"]
     assert "0.2.1 unless" in seen["note"] and "(0.3.0, 0.2.0, 0.1.0 too)" in seen["note"]
