@@ -254,13 +254,9 @@ def reachable(url: str) -> Optional[str]:
     if parts.scheme in ("", "file"):
         path = url2pathname(parts.path) if parts.scheme else url
         return None if Path(path).exists() else f"{url}: no such folder"
-    from ..upstream.metadata import MetadataError, http_get
+    from ..upstream.metadata import unreachable
 
-    try:
-        http_get(url.rstrip("/") + "/", {"Accept": "text/html"}, timeout=15)
-    except MetadataError as exc:
-        return None if exc.status is not None else str(exc)
-    return None
+    return unreachable(url.rstrip("/") + "/", timeout=15)
 
 
 def resolve(
