@@ -95,3 +95,15 @@ def test_the_full_plan_runs_ipex_2_5_0_with_torch_2_5_0_on_linux(name):
     assert sorted(r["python"] for r in paired) == ["3.10", "3.11", "3.12", "3.13", "3.9"]
     assert {r["status"] for r in paired} == {"supported"}
     assert len({r["id"] for r in json.loads(res.out)}) == len(json.loads(res.out))  # ids stay unique
+
+
+def test_an_exception_written_with_the_variants_label_is_named_with_the_spelling_that_matches(tmp_path):
+    # `==2.7.1+cpu` matches no cell (the cells are torch's public versions; +cpu comes from
+    # torch-variant), so the exception would silently leave 2.7.1 supported.
+    text = (MATRICES / "ipex-rule/range-exception.yaml").read_text()
+    labelled = tmp_path / "compat.yaml"
+    labelled.write_text(text.replace('torch: "==2.7.1", status', 'torch: "==2.7.1+cpu", status'))
+    res = cli("validate", "--matrix", str(labelled))
+    assert res.code == 0
+    assert "exception for torch ==2.7.1+cpu matches no torch that release 2.7.0+cpu claims" in res.err
+    assert "write `==2.7.1`: the build (+cpu) comes from the release's torch-variant" in res.err
