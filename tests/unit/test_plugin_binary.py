@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Dict, Sequence
 
 import pytest
 
 from adapter_matrix.binary.audit import audit
+from adapter_matrix.check.facts import distribution_version
 
 from .test_binary import _cache, _gxx, check_cli, site_of  # noqa: F401  # _cache: autouse, no user cache
 
@@ -103,3 +105,45 @@ def test_a_range_on_the_adapter_names_no_release_it_was_built_against(builds, tm
     assert problem["linked"]["built_against"] is None
     assert "built against another release of fake-dev (fake-dev>=0.1 in its metadata)" in problem["message"]
     assert problem["fix"] == "install a build of fake-fused made against fake-dev 0.1.0"
+
+
+ADAPTER_MATRIX = """schema-version: 2
+adapter: {distribution: fake-dev, device: fakedev}
+torch:
+  "%(line)s": {released: 2026-07-08, patches: [%(torch)s], python: ["%(python)s"]}
+releases:
+  - {version: 0.1.0, torch: "==%(line)s.*", python: ">=3.10", status: supported}
+"""
+LAYER_MATRIX = """schema-version: 2
+layer: {distribution: fake-fused, adapter: fake-dev}
+releases:
+  - {version: "1.0", status: supported, torch: "==%(line)s.*", adapter: 0.1.0}
+"""
+
+
+def test_a_stacks_check_reads_the_layers_library_against_the_adapter_installed(builds, tmp_path):
+    """The cell's check (``--matrix ADAPTER --matrix LAYER``): the layer's pins hold, its op
+    library does not load beside the adapter installed, so the stack is unsupported and the
+    layer's binary section (the record's ``binary``) says why."""
+    torch = distribution_version("torch")
+    if torch is None:
+        pytest.skip("needs torch: the matrices describe the installed one")
+    facts = {
+        "line": ".".join(torch.split(".")[:2]),
+        "torch": torch.split("+")[0],
+        "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
+    }
+    site = _stack(tmp_path / "site", builds, "0.1.0", "==0.2.0")
+    (tmp_path / "adapter.yaml").write_text(ADAPTER_MATRIX % facts)
+    (tmp_path / "layer.yaml").write_text(LAYER_MATRIX % facts)
+    matrices = ["--matrix", str(tmp_path / "adapter.yaml"), "--matrix", str(tmp_path / "layer.yaml")]
+    done = check_cli(site, *matrices, "--json")
+    (answer,) = json.loads(done.stdout)["checks"]
+    assert done.returncode == 1 and answer["verdict"] == "unsupported", done.stdout + done.stderr
+    (layer,) = answer["stack"]["layers"]
+    assert layer["status"] == "supported" and layer["problems"] == []  # its pins hold: the binary does not
+    (problem,) = layer["binary"]["problems"]
+    assert problem["linked"] == {"distribution": "fake-dev", "installed": "0.1.0", "built_against": "0.2.0"}
+    assert problem["message"] in answer["reasons"]
+    text = check_cli(site, *matrices).stdout
+    assert "fake-fused binary check: 1 problem in 1 library" in text, text
