@@ -69,3 +69,11 @@ def test_the_plugin_examples_cells_built_the_adapter_then_the_plugin_and_checked
         assert paths[: len(matrix.evidence.sources)] == list(matrix.evidence.sources)
         assert "../fused-plugin/tiny_fused" in own and "../fused-plugin/setup.py" in own
         assert record.sources is not None and record.sources["hash"] == sources_hash(matrix, own), record.cell
+    # the plugin's compat.yaml is a layer its adapter's matrix supports
+    layer = subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", "validate", "compat.yaml", "../cmake-adapter/compat.yaml"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+    )
+    assert layer.returncode == 0 and "layer tiny-fused, 1 release(s)" in layer.stdout, layer.stdout + layer.stderr
