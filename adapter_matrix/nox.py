@@ -163,6 +163,15 @@ class Adapter:
     """What a cell needs to know about the adapter.
 
     ``projects``: folders (relative to ``root``) built into wheels and installed, in order.
+    A compiled project is installed as soon as it is built, so a later one builds against it:
+    ``projects=["../my-adapter", "."]`` builds a plugin of the adapter against the adapter just
+    built (its build requirement on the adapter is met by that wheel, not by an index).
+    ``layers``: the matrices of layers above the adapter that a project is (a plugin's
+    ``compat.yaml``, docs/stacks.md): the cell's ``check`` judges the stack, the layer's binaries
+    against the adapter's included. ``evidence``: the folder the evidence records go to, when
+    not the matrix's (a plugin's cells run on its adapter's matrix, its records stay its own).
+    ``sources``: files and folders (relative to ``root``) a record ran on beside the matrix's
+    ``evidence: sources:``, so that changing them ages the records (a plugin's own code).
     ``tests``: a :class:`Pytest` or a :class:`Command`. ``suites``: the suite groups that
     count (the record keeps only these; each must pass at least one test); ``None``:
     the matrix's ``evidence: suites:``, or every group that ran when it names none. ``build``: the native part, a command printing JSON
@@ -178,6 +187,9 @@ class Adapter:
     suites: Optional[Sequence[str]] = None
     build: Union[Sequence[str], Callable[[CellRun], Optional[Dict[str, Any]]], None] = None
     requirements: Union[Sequence[str], Callable[[PlanRow], Sequence[str]]] = ()
+    layers: Sequence[str] = ()
+    evidence: Optional[str] = None
+    sources: Sequence[str] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     after_check: Optional[Callable[[CellRun], None]] = None
     after_tests: Optional[Callable[[CellRun], None]] = None
@@ -251,6 +263,7 @@ class CellRun:
         self._nested: List[Tuple[float, float]] = []  # wall and CPU time spent in phases inside the open ones
         self.check: Optional[Dict[str, Any]] = None
         self.build: Optional[Dict[str, Any]] = None
+        self.builds: List[Dict[str, Any]] = []  # each project built against the cell's torch, in order
         self.suites: Optional[Suites] = None
         self.ops: Optional[Dict[str, Any]] = None
         self.refusals: List[Dict[str, Any]] = []
@@ -315,7 +328,8 @@ class CellRun:
     def check_json(self) -> Dict[str, Any]:
         """The cell's own ``adapter-matrix check --json`` on this matrix (exit 0, 1 or 3): never the
         copy running nox, which would judge nox's environment instead of the cell's."""
-        return self.json_run(self._bin(TOOL), "check", "--json", "--matrix", self.matrix.path, codes=(0, 1, 3))
+        layers = [o for layer in self.adapter.layers for o in ("--matrix", os.path.join(self.root, layer))]
+        return self.json_run(self._bin(TOOL), "check", "--json", "--matrix", self.matrix.path, *layers, codes=(0, 1, 3))
 
     def load(self) -> Dict[str, Any]:
         """Import the installed adapter and (``Adapter(load="tensor")``) create a tensor on the
@@ -365,7 +379,7 @@ class CellRun:
         for running in self._beside:  # a cell that ends early leaves nothing running
             running.stop()
         record = ResultRecord.planned(self.row).seen(self.check)
-        record = record.built(self.build).tested(self.suites).on_sources(self.tree)
+        record = record.built(self.build).compiled(self.builds).tested(self.suites).on_sources(self.tree)
         record = dataclasses.replace(
             record,
             ops=self.ops,
@@ -378,9 +392,9 @@ class CellRun:
             self.session.log("posargs narrow the suite: no evidence record written")
         else:  # into the folder of the record's release; refused (with why) when it is not evidence of it
             try:
-                self.session.log(
-                    f"evidence record: {_evidence.write_evidence(_evidence.evidence_folder(self.matrix), written, self.matrix)}"
-                )
+                own = self.adapter.evidence
+                folder = os.path.join(self.root, own) if own else _evidence.evidence_folder(self.matrix)
+                self.session.log(f"evidence record: {_evidence.write_evidence(folder, written, self.matrix)}")
             except _evidence.EvidenceError as exc:
                 self.session.warn(f"no evidence record written: {exc}")
         return written
@@ -396,23 +410,31 @@ class CellRun:
         (``pure``), each compiled one built here, against this cell's torch and Python."""
         out: List[str] = []
         pure_left = list(pure)
-        for project in self.adapter.projects:
-            path = os.path.join(self.root, project)
-            if not self.cells.compiled(path):
+        paths = [os.path.join(self.root, p) for p in self.adapter.projects]
+        compiled = [self.cells.compiled(p) for p in paths]
+        for i, (project, path) in enumerate(zip(self.adapter.projects, paths)):
+            if not compiled[i]:
                 if pure_left:
                     out.append(pure_left.pop(0))
                 continue
             with self.phase("build"):
-                out.append(self._build_compiled(project, path))
+                out.append(self._build_compiled(project, path, [_adapterbuild.project_name(p) for p in paths[:i]]))
+            if any(compiled[i + 1 :]):  # a later project builds against this one: it must be installed first
+                self.step(f"installing {os.path.basename(out[-1])}", self.install, *out, *self.cells.tool(self.session))
         return out
 
     def _bin(self, name: str) -> str:
         return os.path.join(str(self.session.virtualenv.location), "bin", name)
 
-    def _build_compiled(self, project: str, path: str) -> str:
+    def _build_compiled(self, project: str, path: str, earlier: Sequence[str] = ()) -> str:
         from packaging.requirements import Requirement
 
-        requires = [r for r in _adapterbuild.build_requires(path) if Requirement(r).name.lower() != "torch"]
+        from .names import canonical_name
+
+        # torch is the cell's; a project built before this one (the adapter a plugin builds
+        # against) is installed already, from its own folder
+        given = {"torch", *earlier}
+        requires = [r for r in _adapterbuild.build_requires(path) if canonical_name(Requirement(r).name) not in given]
         if requires:  # the backend, from the cell's own sources (offline: the wheel folders)
             self.step("installing the build requirements", self.install, *requires)
         probe = (
@@ -445,12 +467,15 @@ class CellRun:
             self.fail(f"building {name} against torch {torch} failed: {exc} (the whole log: {log})")
             raise  # not reached: fail() ends the session
         self.session.log(("compiled " if built.compiled else "cached build ") + f"{built.wheel.name} ({built.key})")
+        facts = {
+            "source_hash": built.key.rsplit("-src", 1)[-1],
+            "build_seconds": round(time.perf_counter() - started, 2),
+            "compiled": built.compiled,
+        }
         if self.build is None:  # the record says what the cell's adapter was built from
-            self.build = {
-                "source_hash": built.key.rsplit("-src", 1)[-1],
-                "build_seconds": round(time.perf_counter() - started, 2),
-                "compiled": built.compiled,
-            }
+            self.build = dict(facts)
+        version = built.wheel.name.split("-")[1] if built.wheel.name.count("-") >= 2 else None
+        self.builds.append({"project": name, "version": version, **facts})
         return str(built.wheel)
 
 
@@ -530,6 +555,12 @@ class Cells:
         self._wheels: List[str] = []
         self._tool: Optional[List[str]] = None
 
+    @property
+    def more_sources(self) -> List[str]:
+        """``Adapter(sources=...)`` relative to the matrix's folder, as its ``evidence: sources:`` are."""
+        base = os.path.dirname(os.path.abspath(self.matrix.path))
+        return [os.path.relpath(os.path.join(self.root, s), base).replace(os.sep, "/") for s in self.adapter.sources]
+
     def compiled(self, project: str) -> bool:
         """Whether ``project`` (a folder) is built in each cell: it compiles against torch, or
         the adapter brings its own build command."""
@@ -564,7 +595,7 @@ class Cells:
     def run(self, session: nox.Session, row: PlanRow) -> None:
         cell = CellRun(session, row, self)
         try:
-            cell.tree = tree_state(self.matrix)  # the sources this run tests, taken before it starts
+            cell.tree = tree_state(self.matrix, self.more_sources)  # the sources this run tests, taken before it starts
         except _evidence.EvidenceError as exc:
             session.error(str(exc))
         with cell.phase("install"):

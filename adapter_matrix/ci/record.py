@@ -105,6 +105,21 @@ def _hash_is_text(sources: Mapping[str, Any]) -> Optional[str]:
 # -- the record ----------------------------------------------------------------------------
 
 
+def _binary_summary(answer: Any) -> Optional[Dict[str, Any]]:
+    """The record's ``binary``: the adapter's libraries and each installed layer's (a plugin's op
+    library, read against the adapter's) as one check."""
+    sections = [answer.binary] if answer.binary is not None else []
+    if answer.stack is not None:
+        sections += [layer.binary for layer in answer.stack.layers if layer.binary is not None]
+    if not sections:
+        return None
+    return {
+        "ok": all(bool(s.get("ok")) for s in sections),
+        "libraries": sum(len(s.get("files") or ()) for s in sections),
+        "problems": [p.get("message", "") for s in sections for p in s.get("problems") or ()],
+    }
+
+
 @dataclass(frozen=True)
 class ResultRecord:
     """What one cell run says: what ran, where, and how it went.
@@ -159,7 +174,8 @@ class ResultRecord:
     adapter: Optional[str] = declare("the adapter version that ran", evidence=True)
     binary: Optional[Dict[str, Any]] = declare(
         "the binary check in the cell: `{ok, libraries, problems}`, the adapter's libraries read as the loader "
-        "will beside the cell's torch (null where check ran none)",
+        "will beside the cell's torch, and each installed layer's (a plugin's op library) beside the adapter's "
+        "(null where check ran none)",
         evidence=True,
     )
     companions: Optional[Dict[str, str]] = declare(
@@ -178,6 +194,11 @@ class ResultRecord:
     platform: Optional[str] = declare("the OS and machine, e.g. `Linux-x86_64`", evidence=True)
     build_seconds: Optional[float] = declare("the compile, now or when it was cached, in seconds", evidence=True)
     build_cached: Optional[bool] = declare("whether the compile came from the build cache", evidence=True)
+    builds: Optional[List[Dict[str, Any]]] = declare(
+        "each project the cell built against its torch, in order: `{project, version, source_hash, build_seconds, "
+        "compiled}` (an adapter, then a plugin built against it; null where none was)",
+        evidence=True,
+    )
     duration: Optional[float] = declare("the whole session, in seconds", evidence=True)
     tests: Optional[Dict[str, int]] = declare("passed, failed, skipped and errors in total", evidence=True)
     suites: Optional[Dict[str, Dict[str, int]]] = declare(
@@ -232,13 +253,7 @@ class ResultRecord:
             torch=env.torch,
             torch_variant=env.torch_variant,
             adapter=env.adapter,
-            binary=None
-            if answer.binary is None
-            else {
-                "ok": bool(answer.binary.get("ok")),
-                "libraries": len(answer.binary.get("files") or ()),
-                "problems": [p.get("message", "") for p in answer.binary.get("problems") or ()],
-            },
+            binary=_binary_summary(answer),
             companions={c.name: c.installed for c in answer.companions if c.installed},
         )
 
@@ -251,6 +266,10 @@ class ResultRecord:
             build_seconds=build.get("build_seconds"),
             build_cached=not build.get("compiled", False),
         )
+
+    def compiled(self, builds: Sequence[Mapping[str, Any]]) -> ResultRecord:
+        """The projects the cell built against its torch (none: the record says null)."""
+        return dataclasses.replace(self, builds=[dict(b) for b in builds] or None)
 
     def tested(self, suites: Optional[Suites]) -> ResultRecord:
         """The test counts, in all and per suite group, and why tests were skipped."""
