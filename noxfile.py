@@ -13,7 +13,7 @@
 Select with tags and -p; -k matches substrings (`torch2.1` also matches `torch2.10`).
 The cells are `adapter_matrix.nox`'s (docs/nox.md), the same library any adapter's
 noxfile uses; what is this repository's own is below: the native build, the probe, the
-companion refusal probe, the op sweep, and the unit and hooks sessions.
+companion refusal probe, the op sweep's settings (`ops=`), and the unit and hooks sessions.
 Each device session installs the cell's torch from the source compat.yaml names (with
 its fallbacks; $ADAPTER_MATRIX_TORCH_INDEX_URL overrides) together with the companions of
 its torch line (`ci: companions:`; $ADAPTER_MATRIX_CELL_COMPANIONS overrides), installs the tool and the
