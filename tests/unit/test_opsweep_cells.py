@@ -4,7 +4,7 @@
 
 The cell here is driven by a fake nox session whose environment's ``adapter-matrix`` stands
 in for the sweep: it writes a real sweep record (docs/op-sweeps, torch 2.13) where it is told
-and notes how it was called. The real sweep in a real cell: test_opsweep_cell_compiled.py.
+and notes how it was called. The real sweep in a real cell: test_opsweep_compiled_adapter.py (`-m compiled`).
 """
 
 from __future__ import annotations
