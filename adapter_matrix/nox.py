@@ -456,8 +456,11 @@ class CellRun:
             return
         with self.phase("ops"):
             self._sweep.wait()
-        self._sweep = None
-        self.ops = op_sweep_summary(self.sweep_record, self.results)
+        log, self._sweep = self._sweep.log, None
+        try:
+            self.ops = op_sweep_summary(self.sweep_record, self.results)
+        except (OSError, ValueError) as exc:  # a sweep that ended without its record (DocumentError is a ValueError)
+            self.fail(f"the op sweep left no readable record ({exc}); its output: {log}")
 
     def step(self, what: str, run: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run one step; a failing command (a compile error, a crashed suite) fails the cell with a record."""

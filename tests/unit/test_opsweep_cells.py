@@ -175,3 +175,14 @@ def test_records_without_a_sweep_are_no_op_coverage(tmp_path):
     assert len(read_records(str(tmp_path))) == 1
     res = cli("table", "--matrix", str(EXAMPLE / "compat.yaml"), "--view", "ops", "--results", str(tmp_path))
     assert res.code != 0 and "no op-sweep records" in res.out + res.err
+
+
+def test_a_sweep_that_ends_without_its_record_fails_the_cell_with_one_message(tmp_path, monkeypatch):
+    cell, _ = _cell(tmp_path, monkeypatch, cells_api.OpSweep())
+    tool = Path(cell.session.virtualenv.location) / "bin" / "adapter-matrix"
+    tool.write_text("#!/bin/sh\nexit 1\n")  # disagreed, and wrote nothing
+    cell.start_op_sweep()
+    with pytest.raises(AssertionError, match="the op sweep left no readable record"):
+        cell.finish_op_sweep()
+    record = json.loads((tmp_path / "results" / "py3.11-torch2.13.json").read_text())
+    assert record["outcome"] == "failed" and "no readable record" in record["error"]
