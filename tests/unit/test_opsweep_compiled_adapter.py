@@ -158,8 +158,10 @@ def test_the_same_adapters_nox_cell_sweeps_its_sample_and_its_record_keeps_the_c
     record = json.loads((tmp_path / "results" / "py3.11-torch2.13.json").read_text())
     ops = record["ops"]
     assert record["outcome"] == "passed" and ops["mode"] == "sample" and ops["ok"]
-    assert ops["families"] and sum(f["passed"] for f in ops["families"].values()) > 30
-    assert record["suites"]["ops"]["passed"] > 0 and record["suites"]["ops"]["failed"] == 0
+    # every op of the sample counted once, in its family; the CPU fallback runs most tasks
+    assert sum(sum(states.values()) for states in ops["families"].values()) == ops["ops"] >= 50
+    assert ops["tasks"]["passed"] > 200
+    assert record["suites"]["ops"]["passed"] == ops["tasks"]["passed"] and record["suites"]["ops"]["failed"] == 0
     swept = json.loads((tmp_path / "results" / ops["record"]).read_text())
     assert swept["device"] == "tiny" and swept["families"] == ops["families"]
     evidence = json.loads((tmp_path / "evidence" / "0.1.0" / "py3.11-torch2.13.json").read_text())
