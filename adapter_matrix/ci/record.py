@@ -44,6 +44,7 @@ __all__ = [
     "CLOCK_SKEW",
     "RECORD_LIMIT",
     "RecordError",
+    "OpsSummary",
     "ResultRecord",
     "RecordSet",
     "results_dir",
@@ -118,6 +119,45 @@ def _binary_summary(answer: Any) -> Optional[Dict[str, Any]]:
         "libraries": sum(len(s.get("files") or ()) for s in sections),
         "problems": [p.get("message", "") for s in sections for p in s.get("problems") or ()],
     }
+
+
+@dataclass(frozen=True)
+class OpsSummary:
+    """What a cell's record keeps of its op sweep (``adapter-matrix ops sweep``): counts, not
+    the op lists, which stay in the sweep's own record (``record``). Every key is optional: a
+    record written before a key existed reads, and is written back, with the keys it had."""
+
+    mode: Optional[str] = declare("`sample`, `full` or `custom`: how much of op_db and module_db ran")
+    ok: Optional[bool] = declare("whether every task ended as the expectations say")
+    ops: Optional[int] = declare("the ops swept (an OpInfo variant or a module in a mode counts once)")
+    tasks: Optional[Dict[str, int]] = declare("the tasks (an op in one dtype and direction) by outcome")
+    families: Optional[Dict[str, Dict[str, int]]] = declare(
+        "per op family (`unary`, `linalg`, `modules`, ...), its ops by status: passed, failed, unsupported, "
+        "skipped, unexpected (the tables' op-coverage view per torch line)"
+    )
+    problems: Optional[int] = declare("the tasks that disagree with the expectations")
+    float32: Optional[Dict[str, Any]] = declare(
+        "`{ops, compared, matched, percent}`: the ops matching CPU in float32, forward and backward"
+    )
+    seconds: Optional[float] = declare("the sweep's wall time")
+    workers: Optional[int] = declare("the worker processes it started (one more after each crash)")
+    record: Optional[str] = declare("the sweep's own record, relative to the results folder")
+    compiled: Optional[Dict[str, Any]] = declare("the compiled sample's counts (`ops sweep --compile`), when it ran")
+    keys: Optional[FrozenSet[str]] = declare("the keys its JSON had: it is written back with no others", json=False)
+
+    @classmethod
+    def _from_keys(cls, values: Dict[str, Any], keys: FrozenSet[str]) -> OpsSummary:
+        return cls(**values, keys=keys)
+
+    def _written(self, name: str) -> bool:
+        if self.keys is not None:
+            return name in self.keys
+        return name != "compiled" or self.compiled is not None  # absent: the sweep compiled nothing
+
+    @classmethod
+    def of(cls, summary: Mapping[str, Any]) -> OpsSummary:
+        """The summary :func:`adapter_matrix.device.opsweep.record.summary` made, checked key by key."""
+        return from_json(cls, dict(summary), "the op sweep's summary")
 
 
 @dataclass(frozen=True)
@@ -205,9 +245,9 @@ class ResultRecord:
         "the same per suite group (`evidence: suites:` names the groups a record must have run)", evidence=True
     )
     skips: Optional[List[str]] = declare("why each skipped test was skipped, one line each", factory=list)
-    ops: Optional[Dict[str, Any]] = declare(
-        "the op sweep's summary: mode (`sample` or `full`), tasks by outcome, the float32 match, seconds (the "
-        "evidence form drops `record`, the path of the sweep's own record)",
+    ops: Optional[OpsSummary] = declare(
+        "the op sweep's summary: mode (`sample` or `full`), tasks by outcome, ops by status per family, the float32 "
+        "match, seconds (the evidence form drops `record`, the path of the sweep's own record)",
         evidence=True,
     )
     phases: Optional[Dict[str, float]] = declare(
@@ -393,7 +433,15 @@ def reference_markdown() -> str:
     for key in keys_of(ResultRecord):
         lines.append(f"| `{key.name}` | {json_type(key.hint)} | {'yes' if key.name in kept else 'no'} | {key.doc} |")
     order = ", ".join(f"`{name}`" for name in kept)
-    return "\n".join(lines) + f"\n\nThe evidence record writes its keys in this order: {order}.\n"
+    ops = ["| key | JSON type | meaning |", "| --- | --- | --- |"]
+    ops += [f"| `{key.name}` | {json_type(key.hint)} | {key.doc} |" for key in keys_of(OpsSummary)]
+    return (
+        "\n".join(lines)
+        + f"\n\nThe evidence record writes its keys in this order: {order}.\n\n"
+        + "The keys of `ops`, the op sweep's summary (each may be absent from an older record):\n\n"
+        + "\n".join(ops)
+        + "\n"
+    )
 
 
 # -- writing -------------------------------------------------------------------------------
