@@ -283,7 +283,7 @@ def _init_layer(
     from ..matrix.cache import load_any
     from ..matrix.diagnostics import MatrixError
     from ..upstream.adopt import package_name, plan_adoption
-    from ..upstream.project import project_facts
+    from ..upstream.project import package_folder, project_facts
     from ..upstream.starter import layer_text
 
     console = console_for()
@@ -311,7 +311,8 @@ def _init_layer(
             if matrix_only
             else plan_adoption(root, distribution, pkg, os.path.basename(output), version=version, facts=facts)
         )
-        if item.path in (os.path.join(pkg, "compat.yaml"), "pyproject.toml", "MANIFEST.in")
+        if item.path
+        in (os.path.join(package_folder(root, pkg), "compat.yaml"), "pyproject.toml", "MANIFEST.in", "meson.build")
     ]
     if dry_run:
         console.print(f"{output}: would write", markup=False)

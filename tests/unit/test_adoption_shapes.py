@@ -332,3 +332,13 @@ def test_an_editable_tool_is_built_from_its_folder_and_a_gone_one_is_named(tmp_p
     built = []
     monkeypatch.setattr(wheels, "build_wheels", lambda projects, out, python: built.append(projects) or [Path("w")])
     assert wheels.tool_wheel(tmp_path / "out") == Path("w") and built == [[checkout]]
+
+
+def test_a_layer_with_a_src_layout_gets_its_link_in_src(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "my-layer"\nversion = "0.4.0"\n')
+    (tmp_path / "src" / "my_layer").mkdir(parents=True)
+    res = cli("init", "--distribution", "my-layer", "--on", "torch-npu", "--torch", "2.10.0", "-o",
+              str(tmp_path / "compat.yaml"))  # fmt: skip
+    assert res.code == 0, res.err
+    assert (tmp_path / "src" / "my_layer" / "compat.yaml").is_symlink()
+    assert "src/my_layer/compat.yaml: linked to the matrix" in res.out
