@@ -42,6 +42,7 @@ from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, Status
 from ..matrix.queries import Cell, cells
 from ..names import canonical_name
+from ..upstream.backend import build_tables_text
 from .frozen import FrozenRelease, read_frozen
 from .plan import SESSION, PlanRow, plan
 from .record import RecordSet, ResultRecord
@@ -130,7 +131,10 @@ def _source_files(base: str, sources: Sequence[str]) -> List[str]:
 def sources_hash(matrix: Matrix, more: Sequence[str] = ()) -> str:
     """Hash of the evidence ``sources`` as they are now: 16 hex digits, ``""`` without sources.
 
-    Each file counts with its path and bytes; a symlink with its target. The matrix file
+    Each file counts with its path and bytes; a symlink with its target; a ``pyproject.toml``
+    with its build tables only (:func:`~adapter_matrix.upstream.backend.build_tables_text`:
+    bumping the version or correcting ``requires-python`` does not age the evidence, a
+    ``[tool.scikit-build]`` change does). The matrix file
     itself never counts, wherever it lives (an adapter may ship it in its package): editing
     the claims does not age the evidence for them. ``more``: sources beside the matrix's
     (relative to its folder), such as a plugin's own files when its cells run on its adapter's
@@ -156,6 +160,8 @@ def sources_hash(matrix: Matrix, more: Sequence[str] = ()) -> str:
         else:
             with open(path, "rb") as fh:
                 body = fh.read()
+            if os.path.basename(rel) == "pyproject.toml":  # its build tables, not the metadata
+                body = build_tables_text(body)
         digest.update(rel.encode() + b"\0" + body + b"\0")
     return digest.hexdigest()[:16]
 
