@@ -361,11 +361,13 @@ def test_the_published_table_is_checked_against_the_wheels():
     errors = [line for line in res.err.splitlines() if ": warning: " not in line]
     # the table says 3.10-3.13 for torch-npu 2.9.0; its wheels have cp310-cp312
     assert any("torch-npu 2.9.0 has no wheel for Python 3.13" in line for line in errors)
-    # the table says torch 2.9.0; the x86_64 wheels require torch's +cpu build
-    assert any(
-        "torch-npu 2.9.0.post6 requires torch 2.9.0+cpu on linux/x86_64" in line and "not torch 2.9.0" in line
-        for line in errors
-    )
+    # the fixture pairs x86_64 with torch's +cpu build (the README's recipe), as the wheels do, but
+    # for 2.12.0, whose x86_64 wheels require plain torch==2.12.0 (which the +cpu build satisfies)
+    torch_errors = [line for line in errors if " requires torch " in line]
+    assert len(torch_errors) == 1 and (
+        "torch-npu 2.12.0 requires torch 2.12.0 on linux/x86_64" in torch_errors[0]
+        and "not torch 2.12.0+cpu" in torch_errors[0]
+    ), torch_errors
     assert any("torch-npu 2.1.0.post4 is not on the index" in line for line in errors)
     assert "warning: torch-npu 2.9.0.post9 is on the index" in res.err  # newer than the table
 
