@@ -216,3 +216,20 @@ def test_the_cli_asks_for_a_support_channel(tmp_path: Path):
     assert res.code == 2 and "--support-channel URL" in res.err
     assert cli("table", "--view", "platform", "--support-channel", SUPPORT).code == 2  # no --output
     assert cli("table", "--support-channel", SUPPORT).code == 2  # not an option of other views
+
+
+def test_the_imported_history_keeps_a_row_per_arch_for_every_torch_line(tmp_path: Path):
+    """Issue 61: the export of torch-npu's imported history kept only the aarch64 row for torch
+    2.11 and older (the x86_64 builds need torch's +cpu build, another command)."""
+    path = tmp_path / "compat.yaml"
+    res = cli("init", "--from-index", "torch-npu", "--upstream", str(FIXTURES / "pypi" / "2026-12-05"), "-o", str(path))
+    assert res.code == 0, res.err
+    entry = platform_entry(load(path).matrix, SUPPORT, today=_dt.date(2026, 12, 6), platform_id="ascend_npu")
+    rows = [line.split(" | ") for line in entry.markdown.splitlines() if line.startswith("| ") and "`" in line]
+    by_line = {}
+    for cells in rows:
+        by_line.setdefault(cells[0][2:], {})[cells[2]] = cells[-1]
+    for line in ("2.11", "2.9", "2.1"):
+        assert set(by_line[line]) == {"aarch64", "x86_64"}, line
+        assert "+cpu' --index-url https://download.pytorch.org/whl/cpu" in by_line[line]["x86_64"]
+        assert "+cpu" not in by_line[line]["aarch64"]
