@@ -33,11 +33,12 @@ def _platform(
     output: Optional[str],
     support_channel: Optional[str],
     platform_name: Optional[str],
+    platform_id: Optional[str],
     when: Optional[_dt.date],
     check_: bool,
     common: Dict[str, Optional[str]],
 ) -> None:
-    """--view platform: write (or --check) ID.json and ID.md in the --output folder."""
+    """--view platform: write (or --check) ID.json and ID.md in the --output folder (ID: --id)."""
     import os
 
     from ..files import printable
@@ -47,7 +48,7 @@ def _platform(
     if not output:
         fail("--view platform writes two files: give --output FOLDER")
     try:
-        entry = platform_entry(matrix, support_channel or "", platform_name, when)
+        entry = platform_entry(matrix, support_channel or "", platform_name, when, platform_id)
     except ValueError as exc:
         fail(str(exc))
     stale = []
@@ -70,6 +71,7 @@ def _platform(
             "--view": "platform",
             "--support-channel": support_channel,
             "--platform-name": platform_name,
+            "--id": platform_id,
         }
         fix = _table_fix(options, ["--output", output])
         console_for(stderr=True).print(f"{' '.join(stale)} stale; fix with:\n    {fix}", markup=False, style="red")
@@ -225,6 +227,12 @@ def table(
     platform_name: Optional[str] = typer.Option(
         None, "--platform-name", help="--view platform: the name pytorch.org shows (default: the distribution)."
     ),
+    platform_id: Optional[str] = typer.Option(
+        None,
+        "--id",
+        help="--view platform: pytorch.org's id of the entry, which names the files (ascend_npu writes "
+        "ascend_npu.json and ascend_npu.md; default: the distribution).",
+    ),
     resolve_: bool = typer.Option(
         False,
         "--resolve",
@@ -302,10 +310,10 @@ def table(
     if recorded:
         fail("--recorded is an option of --resolve")
     if view == "platform":
-        _platform(result.matrix, output, support_channel, platform_name, when, check_, {**common})
+        _platform(result.matrix, output, support_channel, platform_name, platform_id, when, check_, {**common})
         return
-    if support_channel or platform_name:
-        fail("--support-channel and --platform-name are options of --view platform")
+    if support_channel or platform_name or platform_id:
+        fail("--support-channel, --platform-name and --id are options of --view platform")
     if files:
         try:
             outcomes = docs.sync(result.matrix, files, write=update, today=when, results=results)

@@ -443,6 +443,7 @@ class _Builder(Reader):
             kind=kind,
             changeable=self.boolean(f.get("changeable"), "changeable", kind == VERSION),
             runner=self.runner(f.get("runner")),
+            link=self.string(f.get("link"), "link"),
         )
 
     def runner(self, node: Optional[Node]) -> Optional[Runner]:

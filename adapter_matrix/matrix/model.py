@@ -299,6 +299,7 @@ class Dimension(NamedTuple):
     ``changeable``: whether a fix may ask the user to install another value (a driver
     toolkit can be upgraded; a SoC cannot be). ``runner``: set when a CI runner must
     provide the value (it cannot be pip-installed), with the label that selects one.
+    ``link``: where users get it, for published instructions.
     """
 
     name: str
@@ -309,6 +310,7 @@ class Dimension(NamedTuple):
     kind: str = VERSION
     changeable: bool = True
     runner: Optional[Runner] = None
+    link: Optional[str] = None  # where users get it (a download page)
 
     def value(self, text: str) -> Value:
         """``text`` read as a value of this dimension (:class:`ValueError` if it is not one)."""

@@ -282,6 +282,12 @@ STRUCTS: Dict[str, Struct] = {
                     "The CI runner provides it (it cannot be pip-installed): the runner label, a template such as 'cann-{value}' or a value -> label mapping.",
                     since=2,
                 ),
+                Field(
+                    "link",
+                    _URL,
+                    "Where users get it (a toolkit's or driver's download page): the pytorch.org entry links its prerequisites here.",
+                    since=2,
+                ),
             ),
         ),
         Struct(

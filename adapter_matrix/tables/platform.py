@@ -11,8 +11,17 @@ which the integration guide requires), so a vendor can submit the files as writt
 The commands are the selector's (``check``'s fixes for a fresh environment), joined with
 ``&&`` where a torch from its own index comes first, and pinned: the adapter exactly, torch
 to one line (exactly when the release pins a patch). ``stable`` is the newest supported
-combination for each OS; ``preview`` the newest experimental one of a newer release or
-torch line, when there is one.
+combination for each OS whose torch and adapter are final releases (on x86_64 where the
+matrix has an arch: pytorch.org's own Linux commands are for it); ``preview`` the newest
+combination with a pre-release or nightly (IPEX 2.10.10+xpu pins torch 2.10.0.dev20251205),
+else the newest experimental one of a newer release or torch line, when there is one.
+
+The page's table has the newest build per torch line and per value of every other dimension
+(each CANN, each arch: torch_npu 2.1.0.post17 for CANN 8.3.RC1, not the oldest CANN's .post6),
+its verification snippet imports the adapter where torch cannot load it by itself (device
+autoload came with torch 2.5), and its prerequisites name each driver-level dimension with the
+link the matrix gives (``dimensions: NAME: link:``). The files are named after ``--id``
+(pytorch.org's entry for torch_npu is ``ascend_npu``), else the distribution.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
 from ..matrix.model import Matrix
+from ..names import escaped_name
 from .views.selector import selector
 
 __all__ = ["PlatformEntry", "platform_entry", "validate", "MAX_LINES", "pinned_problems"]
@@ -35,6 +45,8 @@ MAX_LINES = 200  # the generator's MAX_MARKDOWN_LINES
 _REQUIRED = {"name", "support_channel", "stable"}
 _ALLOWED = _REQUIRED | {"preview"}
 _OS_KEYS = {"linux", "windows"}
+_AUTOLOAD = Version("2.5")  # torch's device autoload (the torch.backends entry point) since 2.5
+_ID = re.compile(r"^[a-z0-9][a-z0-9_]*$")  # a file name pytorch.org's generator takes as the id
 
 
 class PlatformEntry(NamedTuple):
@@ -129,9 +141,45 @@ def _os_of(entry: Dict[str, Any]) -> Tuple[str, ...]:
     return tuple(o for o in _OS_KEYS if o == os.lower() or os.lower().startswith(o))
 
 
-def _pick(entries: Sequence[Dict[str, Any]], status: str, os: str) -> Optional[Dict[str, Any]]:
+def _preview_only(entry: Dict[str, Any]) -> bool:
+    """A nightly or a pre-release, of torch or of the adapter: pytorch.org's ``preview``, never ``stable``."""
+    return Version(entry["torch"]).is_prerelease or Version(entry["release"]).is_prerelease
+
+
+def _x86_first(entries: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """``entries`` (best first) with, among equals otherwise, x86_64 first: pytorch.org's own
+    Linux commands are for it (a stable sort keeps the rest of the order)."""
+    return sorted(entries, key=lambda e: e["dimensions"].get("arch", "x86_64") != "x86_64")
+
+
+def _pick(entries: Sequence[Dict[str, Any]], status: str, os: str, preview: bool = False) -> Optional[Dict[str, Any]]:
     # entries are best first: the newest torch line, then release, then Python
-    return next((e for e in entries if e["status"] == status and e["commands"] and os in _os_of(e)), None)
+    usable = [e for e in entries if e["commands"] and os in _os_of(e) and _preview_only(e) == preview]
+    best = [e for e in usable if e["status"] == status]
+    if not best:
+        return None
+    top = [
+        e
+        for e in best
+        if (e["torch_line"], e["release"], e["python"])
+        == tuple(best[0][k] for k in ("torch_line", "release", "python"))
+    ]
+    return _x86_first(top)[0]
+
+
+def _newest_per_line(supported: Sequence[Dict[str, Any]], dims: Sequence[str]) -> List[Dict[str, Any]]:
+    """One combination per torch line and value of every other dimension (each CANN, each
+    arch, each OS): the newest build, on its newest Python; torch lines newest first."""
+    best: Dict[Tuple[str, ...], Dict[str, Any]] = {}
+    for e in supported:
+        key = (e["torch_line"], *(e["dimensions"].get(d, "") for d in dims))
+        kept = best.get(key)
+        if kept is None or (Version(e["release"]), Version(e["python"].rstrip("t"))) > (
+            Version(kept["release"]),
+            Version(kept["python"].rstrip("t")),
+        ):
+            best[key] = e
+    return sorted(best.values(), key=lambda e: (Version(e["torch_line"]), Version(e["release"])), reverse=True)
 
 
 def _python_range(pythons: Sequence[str]) -> str:
@@ -160,13 +208,26 @@ def _markdown(
         "",
         f"* Python {_python_range(pythons)} (for {dist} {stable['release']})",
     ]
-    for dim in matrix.dimensions:
-        value = stable["dimensions"].get(dim.name)
-        if value is None or dim.name == "os":
+    constrained = [d.name for d in matrix.dimensions if any(d.name in e["dimensions"] for e in supported)]
+    for dim in matrix.dimensions:  # the toolkit, the driver, the hardware: what pip does not install
+        if dim.name in ("os", "arch"):
             continue
-        what = f" ({dim.description})" if getattr(dim, "description", None) else ""
-        step = "installed first: it is not a pip package" if dim.changeable else "on the machine"
-        lines.append(f"* {dim.name} {value}{what}, {step}")
+        value = stable["dimensions"].get(dim.name)
+        what = f" ({dim.description})" if dim.description else ""
+        where = f" ([get it]({dim.link}))" if dim.link else ""
+        if value is not None:
+            step = "installed first: it is not a pip package" if dim.changeable else "on the machine"
+            lines.append(f"* {dim.name} {value}{what}, {step}{where}")
+        elif dim.values:
+            named = ", ".join(str(v) for v in dim.values if not v.absent)
+            where_it_is = "installed first" if dim.changeable else "the machine's"
+            lines.append(f"* {dim.name}{what}: one of {named}, {where_it_is}{where}")
+    per_build = [name for name in constrained if name not in ("os", "arch")]
+    if per_build:
+        lines += [
+            "",
+            f"Each {dist} build is for one {' and one '.join(per_build)}: the table below names the build for each.",
+        ]
     lines += [
         "",
         "## Installation",
@@ -179,29 +240,38 @@ def _markdown(
         *stable["commands"],
         "```",
         "",
-        "Other torch lines, each with the newest supported release:",
+        "Every torch line, with the newest supported build for each "
+        + (", ".join(d.name for d in matrix.dimensions if any(d.name in e["dimensions"] for e in supported)) or "line")
+        + ":",
         "",
     ]
-    dims = [d.name for d in matrix.dimensions if any(d.name in e["dimensions"] for e in supported)]
+    dims = constrained
     header = ["torch", dist, *dims, "Python", "command"]
     lines += ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    seen = set()
-    for e in supported:  # best first: one row per torch line and OS
-        key = (e["torch_line"], e["dimensions"].get("os"))
-        if key in seen:
-            continue
-        seen.add(key)
-        same = [x["python"] for x in supported if x["release"] == e["release"] and x["torch_line"] == e["torch_line"]]
+    for e in _newest_per_line(supported, dims):
+        same = [
+            x["python"]
+            for x in supported
+            if x["release"] == e["release"]
+            and x["torch_line"] == e["torch_line"]
+            and x["dimensions"] == e["dimensions"]
+        ]
         cells = [e["torch_line"], e["release"], *(e["dimensions"].get(d, "any") for d in dims), _python_range(same)]
         lines.append("| " + " | ".join(cells + [" && ".join(f"`{c}`" for c in e["commands"])]) + " |")
         if len(lines) > MAX_LINES - 30:  # leave room for the rest of the page
             break
+    module = escaped_name(dist)
+    oldest = min((Version(e["torch_line"]) for e in supported), default=_AUTOLOAD)
     lines += [
         "",
         "## Verification",
         "",
         "```python",
         "import torch",
+    ]
+    if oldest < _AUTOLOAD:  # no device autoload before torch 2.5: the adapter is imported by hand
+        lines.append(f"import {module}  # torch 2.5 and later load it by themselves; older torch needs this line")
+    lines += [
         "",
         f'x = torch.ones(2, 2, device="{device}")',
         "print(x @ x)",
@@ -222,12 +292,18 @@ def platform_entry(
     support_channel: str,
     name: Optional[str] = None,
     today: Optional[_dt.date] = None,
+    platform_id: Optional[str] = None,
 ) -> PlatformEntry:
-    """The JSON data and the Markdown page; ``ValueError`` when the matrix has no supported
-    combination for Linux or the result would not validate."""
+    """The JSON data and the Markdown page, named ``platform_id`` (pytorch.org's id of the
+    entry: ``ascend_npu``; default the distribution's name with ``_``); ``ValueError`` when
+    the matrix has no supported combination for Linux or the result would not validate."""
     if not support_channel or not re.match(r"https?://", support_channel):
         raise ValueError(
             "the platform view needs --support-channel URL: where users get help (pytorch.org requires one)"
+        )
+    if platform_id is not None and not _ID.match(platform_id):
+        raise ValueError(
+            f"--id {platform_id!r} is not an id pytorch.org takes: lower-case letters, digits and _ (ascend_npu)"
         )
     entries = selector(matrix, today=today, picks=False).data["combinations"]
     name = name or matrix.adapter.distribution
@@ -238,15 +314,20 @@ def platform_entry(
     data["stable"] = {os: _command(e) for os, e in stable.items()}
     preview = {}
     for os, best in stable.items():
-        newer = _pick(
-            [
-                e
-                for e in entries
-                if Version(e["release"]) > Version(best["release"])
-                or Version(e["torch_line"]) > Version(best["torch_line"])
-            ],
-            "experimental",
-            os,
+        # a nightly or pre-release first (supported or experimental), else a newer experimental one
+        newer = (
+            _pick(entries, "supported", os, preview=True)
+            or _pick(entries, "experimental", os, preview=True)
+            or _pick(
+                [
+                    e
+                    for e in entries
+                    if Version(e["release"]) > Version(best["release"])
+                    or Version(e["torch_line"]) > Version(best["torch_line"])
+                ],
+                "experimental",
+                os,
+            )
         )
         if newer is not None:
             preview[os] = _command(newer)
@@ -256,5 +337,5 @@ def platform_entry(
     errors = validate(data, markdown)
     if errors:  # a bug here, not the user's: say what pytorch.org would refuse
         raise ValueError("the platform entry would not validate: " + "; ".join(errors))
-    platform_id = re.sub(r"[^a-z0-9]+", "_", matrix.adapter.distribution.lower()).strip("_")
+    platform_id = platform_id or re.sub(r"[^a-z0-9]+", "_", matrix.adapter.distribution.lower()).strip("_")
     return PlatformEntry(platform_id, data, markdown)

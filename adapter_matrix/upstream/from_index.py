@@ -14,13 +14,14 @@ and torch's own facts (:class:`~adapter_matrix.upstream.index.Upstream`), write 
   no release serves yet is a fact a vendor's table shows too).
 
 Post-releases belong to the release they follow: ``2.9.0``, ``2.9.0.post2`` ...
-``2.9.0.post9`` make up release line ``2.9.0``. The status a maintainer expects of such a
-history (docs/adopting.md, "Importing a release history"): the newest release of each line
-is ``supported`` (a fix installs it: ``torch-npu==2.9.0.post9``, not ``2.9.0``), the
-releases it supersedes are ``deprecated``, a yanked release is ``broken`` (left out, and named
-in the header, when its torch is older than any live release's: IPEX's PyPI history yanks 19
-of 22). What the index cannot know (a driver toolkit such as CANN, end-of-life dates) is the
-maintainer's to add. The history may come from any index, PEP 691 JSON or PEP 503 HTML
+``2.9.0.post9`` make up release line ``2.9.0``. They are builds, not newer copies: torch-npu
+builds each for a driver toolkit (2.9.0 for CANN 8.5.0, 2.9.0.post6 for 9.1.0), which the
+index does not know. So the status a maintainer expects of such a history (docs/importing.md,
+"The status an import gives") is ``supported`` for every build the index serves (none is
+deprecated merely for being older: it may be the one for the user's toolkit), and ``broken``
+for a yanked one (left out, and named in the header, when its torch is older than any live
+release's: IPEX's PyPI history yanks 19 of 22). The file says what the index cannot know (the
+driver toolkit each build is for, end-of-life dates): the maintainer's to add. The history may come from any index, PEP 691 JSON or PEP 503 HTML
 (:mod:`adapter_matrix.upstream.simple_html`).
 
 The file keeps a comment saying where each fact came from, and validates as written;
@@ -134,14 +135,12 @@ def entries(history: History, torch_versions: FrozenSet[Version] = frozenset()) 
     return out
 
 
-def status_of(release: Published, history: History) -> Tuple[str, str]:
+def status_of(release: Published) -> Tuple[str, str]:
     """(status, reason) of a release in an imported history: see the module docstring."""
     if release.yanked is not None:
         why = f": {release.yanked}" if release.yanked else ""
         return "broken", f"yanked from the index{why}"
-    newest = max((r.version for r in history.releases if r.line == release.line and r.yanked is None), default=None)
-    if newest is not None and newest != release.version:
-        return "deprecated", f"superseded by {newest}, the newest build of release {release.line}"
+    # an older build of a line is not superseded: it may be the build for the user's toolkit
     return "supported", ""
 
 
@@ -201,6 +200,7 @@ def import_text(
     oldest = min(claimed)
     torch_lines = [line for minor, line in index.items() if minor >= oldest]
     dims = _dimension_values(history)
+    label, toolkit = _toolkit(device)
     day = (today or _dt.date.today()).isoformat()
     serial = f", _last-serial {history.serial}" if history.serial else ""
     out = [
@@ -218,10 +218,15 @@ def import_text(
         )
     out += [
         "# - post-releases are releases of the release they follow (2.9.0.post9 of line 2.9.0).",
-        '# Status (docs/adopting.md, "Importing a release history"): the newest release of each line is',
-        "# supported, the ones it supersedes deprecated, a yanked one broken. What the index cannot know",
-        "# is yours to add: a driver toolkit (a dimension, e.g. CANN), end of life (status: eol,",
-        "# supported-until), exceptions. `adapter-matrix validate --upstream pypi` checks the facts again.",
+        '# Status (docs/importing.md, "The status an import gives"): every build the index serves is',
+        "# supported, a yanked one broken; no build is deprecated for being older than another.",
+        f"# The index does not know the driver toolkit{label} each build is for: post-releases",
+        "# of one line are often builds for different toolkit releases, not newer copies. Add it: a",
+        f"# `{toolkit}` dimension (under `dimensions:`, with the values the builds need) and each",
+        f"# entry's value (`dimensions: {{{toolkit}: VALUE}}`, beside any arch), so that a fix names the",
+        "# build for the user's toolkit.",
+        "# Yours to add too: end of life (status: eol, supported-until), exceptions.",
+        "# `adapter-matrix validate --upstream pypi` checks the index's facts again.",
     ]
     if history.prereleases:
         shown = ", ".join(str(v) for v in history.prereleases[:4]) + (" ..." if len(history.prereleases) > 4 else "")
@@ -286,12 +291,13 @@ def import_text(
             f"  # {history.name} {line_version}"
             + (f" and its {count} post-release{'s' if count > 1 else ''}" if count else "")
             + f"; {head.version} declares {declared}"
+            + ("; each build's driver toolkit: not on the index" if count else "")
         )
         out.append(f'  - line: "{line_version}"')
         out.append("    status: supported")
         out.append("    packages:")
         for entry in group:
-            status, reason = status_of(entry.release, history)
+            status, reason = status_of(entry.release)
             python, threaded = python_text(entry.python)
             fields = [f"version: {entry.release.version}"]
             if entry.release.uploaded:
@@ -363,6 +369,23 @@ def _left_out(releases: Sequence[Published], torch_origin: str) -> List[str]:
         "# pip installs a yanked release only when pinned exactly (==). Add one by hand, status: broken, to",
         "# have `check` name it.",
     ]
+
+
+# The driver toolkit a device's adapters are built against, as vendors name it: the file's
+# header names it so the maintainer knows what to add (a device not listed: "(e.g. CANN)").
+# (the name vendors give it, the dimension's name as the presets spell it)
+_TOOLKITS = {
+    "npu": ("CANN", "cann"),
+    "xpu": ("oneAPI", "oneapi"),
+    "musa": ("MUSA", "musa"),
+    "mlu": ("Neuware", "neuware"),
+}
+
+
+def _toolkit(device: str) -> Tuple[str, str]:
+    """How the header names the driver toolkit of ``device``'s builds, and the dimension's name."""
+    label, name = _TOOLKITS.get(device, ("e.g. CANN", "cann"))
+    return f" ({label})", name
 
 
 def _quoted(text: str) -> str:

@@ -112,11 +112,13 @@ def test_the_platforms_are_a_dimension_and_post_releases_are_releases_of_their_l
     assert {str(r.version) for r in line} == {
         f"2.9.0{p}" for p in ("", ".post2", ".post4", ".post6", ".post8", ".post9")
     }
-    newest = [r for r in line if str(r.version) == "2.9.0.post9"]
-    assert {r.status.value for r in newest} == {"supported"}
-    older = [r for r in line if r not in newest]
-    assert {r.status.value for r in older} == {"deprecated"}
-    assert all("superseded by 2.9.0.post9" in r.reason for r in older)
+    # each build may be the one for a user's CANN: none is deprecated for being older (issue 61, item 2)
+    assert {r.status.value for r in line} == {"supported"}
+    assert not any(r.status.value == "deprecated" for r in matrix.releases)
+    text = imported.read_text()
+    assert "deprecated" not in text.replace("no build is deprecated for being older", "")
+    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
+    assert "The index does not know the driver toolkit (CANN) each build is for" in header
 
 
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
@@ -130,13 +132,47 @@ def test_check_names_the_newest_post_release(imported, arch):
     assert "pip install 'torch-npu==2.9.0.post9'" in " ".join(first["commands"])
     if arch == "x86_64":  # its wheels require torch's +cpu build, from PyTorch's CPU index
         assert first["commands"][0] == "pip install 'torch==2.9.0+cpu' --index-url https://download.pytorch.org/whl/cpu"
-    # an older post-release works, and is told of the newest
+    # an older post-release works as it is: it may be the build for this machine's CANN
     older = json.loads(
         cli("check", "--json", "--matrix", str(imported), "--torch", "2.9.0+cpu" if arch == "x86_64" else "2.9.0",
             "--python", "3.10", "--adapter", "2.9.0.post2", "--set", f"arch={arch}").out
     )["checks"][0]  # fmt: skip
-    assert older["verdict"] == "deprecated"
-    assert older["fixes"][0]["commands"] == ["pip install 'torch-npu==2.9.0.post9'"]
+    assert older["verdict"] == "supported" and older["fixes"] == []
+
+
+# torch_npu's published table (Ascend/pytorch COMPATIBILITY) for torch 2.9.0: the CANN of each build
+CANN_OF_2_9_0 = {"2.9.0": "8.5.0", "2.9.0.post2": "9.0.0", "2.9.0.post6": "9.1.0"}
+
+
+def _with_cann_map(imported: Path, tmp_path: Path) -> Path:
+    """The import as its maintainer completes it for line 2.9.0: a cann dimension and each
+    build's CANN (the builds the table does not name are left out here)."""
+    out = []
+    for line in imported.read_text().splitlines(keepends=True):
+        found = re.match(r"      - \{version: (2\.9\.0(?:\.post\d+)?),", line)
+        if found and found.group(1) not in CANN_OF_2_9_0:
+            continue
+        if found:
+            line = line.replace("dimensions: {", f"dimensions: {{cann: {CANN_OF_2_9_0[found.group(1)]}, ")
+        out.append(line)
+        if line == "dimensions:\n":
+            out.append("  cann: {description: Ascend CANN toolkit, values: [8.5.0, 9.0.0, 9.1.0]}\n")
+    path = tmp_path / "compat.yaml"
+    path.write_text("".join(out))
+    return path
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("cann", sorted(set(CANN_OF_2_9_0.values())))
+def test_with_the_cann_map_added_check_names_the_build_for_the_users_cann(imported, tmp_path, arch, cann):
+    path = _with_cann_map(imported, tmp_path)
+    assert cli("validate", "--matrix", str(path)).code == 0
+    res = cli("check", "--json", "--matrix", str(path), "--torch", "2.9.0", "--python", "3.10",
+              "--set", f"cann={cann}", "--set", f"arch={arch}")  # fmt: skip
+    first = json.loads(res.out)["checks"][0]["fixes"][0]
+    (build,) = [v for v, c in CANN_OF_2_9_0.items() if c == cann]
+    assert first["cell"]["release"] == build and first["manual"] == []
+    assert first["commands"][-1] == f"pip install 'torch-npu=={build}'"
 
 
 def test_a_changed_torch_is_an_error_at_its_line_and_write_puts_the_fact_back(imported, tmp_path):
@@ -218,7 +254,7 @@ def test_a_yanked_release_is_broken_and_pre_releases_are_left_out():
     text = import_text(history, read_upstream(str(RECORDED)), "npu", "demo.json", "2026-12-05")
     assert 'status: broken, reason: "yanked from the index: broken ABI"' in text
     assert "# Left out: 1 pre-releases (2.13.0rc1)" in text
-    assert "dimensions:" not in text  # one platform: no dimension
+    assert "\ndimensions:" not in text  # one platform: no dimension (the header names one to add)
     from adapter_matrix.matrix.loader import load_text
 
     matrix = load_text(text, "demo.yaml").matrix
@@ -325,11 +361,13 @@ def test_the_published_table_is_checked_against_the_wheels():
     errors = [line for line in res.err.splitlines() if ": warning: " not in line]
     # the table says 3.10-3.13 for torch-npu 2.9.0; its wheels have cp310-cp312
     assert any("torch-npu 2.9.0 has no wheel for Python 3.13" in line for line in errors)
-    # the table says torch 2.9.0; the x86_64 wheels require torch's +cpu build
-    assert any(
-        "torch-npu 2.9.0.post6 requires torch 2.9.0+cpu on linux/x86_64" in line and "not torch 2.9.0" in line
-        for line in errors
-    )
+    # the fixture pairs x86_64 with torch's +cpu build (the README's recipe), as the wheels do, but
+    # for 2.12.0, whose x86_64 wheels require plain torch==2.12.0 (which the +cpu build satisfies)
+    torch_errors = [line for line in errors if " requires torch " in line]
+    assert len(torch_errors) == 1 and (
+        "torch-npu 2.12.0 requires torch 2.12.0 on linux/x86_64" in torch_errors[0]
+        and "not torch 2.12.0+cpu" in torch_errors[0]
+    ), torch_errors
     assert any("torch-npu 2.1.0.post4 is not on the index" in line for line in errors)
     assert "warning: torch-npu 2.9.0.post9 is on the index" in res.err  # newer than the table
 

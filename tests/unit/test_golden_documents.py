@@ -144,7 +144,16 @@ def test_a_cell_writes_the_golden_record_and_evidence(tmp_path):
 # -- check --json and the terminal report ---------------------------------------------------
 
 
-_NPU = ("--set", "cann=8.2.RC1", "--set", "soc=Ascend910B", "--set", "ascend_driver=25.2.0")  # none read from the host
+_NPU = (
+    "--set",
+    "cann=8.2.RC1",
+    "--set",
+    "soc=Ascend910B",
+    "--set",
+    "ascend_driver=25.2.0",
+    "--set",
+    "arch=aarch64",
+)  # none read from the host
 _MINIMAL = ("-m", "tests/fixtures/minimal.yaml")
 _IPEX = ("-m", "tests/fixtures/matrices/ipex.yaml", "--set", "os=linux")
 COMMAND_LINES: List[Tuple[str, Tuple[str, ...]]] = [

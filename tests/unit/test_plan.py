@@ -133,7 +133,7 @@ def npu_history(tmp_path_factory):
 def test_pairwise_covers_the_torch_npu_fixture_in_fewer_rows():
     matrix = load(str(NPU_FIXTURE)).matrix
     full, chosen = _assert_covers(matrix)
-    assert (len(full), len(chosen)) == (143, 58)  # the counts docs/testing.md gives
+    assert (len(full), len(chosen)) == (286, 60)  # the counts docs/testing.md gives (each build on 2 arches)
     full, triples = _assert_covers(matrix, 3)
     assert len(chosen) < len(triples) <= len(full)
 
@@ -210,7 +210,7 @@ def test_cover_is_the_pairwise_strength_only():
     res = cli("plan", "-m", str(NPU_FIXTURE), "--cover", "4")
     assert res.code == 2 and "--cover 4: choose from 1, 2, 3" in res.err
     three = json.loads(_rows("-m", str(NPU_FIXTURE), "--cover", "3", "--today", "2026-12-05", "-f", "json"))
-    assert len(three) == 139
+    assert len(three) == 159
 
 
 def test_the_covering_guarantee_on_a_crossed_block():
@@ -232,10 +232,10 @@ def test_github_outputs_hold_the_plan_in_chunks_and_say_what_it_needs():
     res = cli("plan", "-m", str(NPU_FIXTURE), "--today", "2026-12-05", "-f", "github")
     assert res.code == 0, res.err
     outputs = github_outputs(res.out)
-    assert (outputs["chunks"], outputs["jobs"]) == ("1", "143")
+    assert (outputs["chunks"], outputs["jobs"]) == ("2", "286")  # each build on aarch64 and x86_64
     assert set(outputs) == {"chunks", "jobs", "parallel"} | {f"chunk{n}" for n in range(1, CHUNK_JOBS + 1)}
-    assert json.loads(outputs["parallel"]) == [143] + [1] * (CHUNK_JOBS - 1)  # no cap: the matrix's own size
-    assert "143 cell job(s) in 1 chunk(s) of at most 256" in res.err
+    assert json.loads(outputs["parallel"]) == [143, 143] + [1] * (CHUNK_JOBS - 2)  # no cap: each chunk's own size
+    assert "286 cell job(s) in 2 chunk(s) of at most 256" in res.err
 
 
 def test_a_plan_past_256_rows_is_split_evenly_and_max_parallel_is_shared():

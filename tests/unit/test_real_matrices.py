@@ -52,8 +52,10 @@ PUBLISHED = {
 ELSEWHERE = {"9.0.0": {"2.10.0": ["2.10.0.post2", "2.10.0"]}}
 
 
-def check(*args: str, matrix: str = NPU, today: str = TODAY) -> Dict:
-    res = cli("check", "--json", "--matrix", matrix, "--today", today, *args)
+def check(*args: str, matrix: str = NPU, today: str = TODAY, arch: str = "aarch64") -> Dict:
+    """check's answer; torch_npu's on ``arch`` (aarch64: PyPI's torch, as the table's rows say it)."""
+    on = ("--set", f"arch={arch}") if matrix == NPU else ()
+    res = cli("check", "--json", "--matrix", matrix, "--today", today, *on, *args)
     doc = json.loads(res.out)
     (one,) = doc["checks"]
     assert one["exit_code"] == res.code == doc["exit_code"], res.err
@@ -74,9 +76,12 @@ def test_the_real_matrices_validate_clean(name):
 def test_the_torch_npu_fixture_says_what_the_table_says():
     matrix = load(MATRICES / "torch_npu.yaml").matrix
     elsewhere = sum(len(packages) for row in ELSEWHERE.values() for packages in row.values())
-    assert len(matrix.releases) == sum(len(row) for row in PUBLISHED.values()) + elsewhere
+    # every package twice: on aarch64 with PyPI's torch, on x86_64 with torch's +cpu build (README)
+    assert len(matrix.releases) == 2 * (sum(len(row) for row in PUBLISHED.values()) + elsewhere)
     for rel in matrix.releases:
         (cann,) = [str(c) for name, c in rel.dimensions if name == "cann"]
+        (arch,) = [str(c) for name, c in rel.dimensions if name == "arch"]
+        assert rel.variant == {"aarch64": None, "x86_64": "cpu"}[arch], rel.label
         (pin,) = rel.pins
         if str(rel.version) in ELSEWHERE.get(cann, {}).get(str(pin), []):
             continue
@@ -88,7 +93,8 @@ def test_the_torch_npu_fixture_says_what_the_table_says():
 # Each case: a user's torch, Python, CANN (and installed torch-npu), what the table says
 # about it, and what check must answer. A fix must work with the user's CANN: it either
 # keeps it (its cell's cann is the user's) or says, as a manual step, which CANN to
-# install; no fix changes the SoC.
+# install; no fix changes the SoC. On aarch64, where torch-npu pairs with PyPI's torch (the
+# x86_64 answers, with torch's +cpu build, follow the table).
 
 WHAT_IFS = [
     # 26.1.0 ships 2.9.0.post6 for torch 2.9.0 on CANN 9.1.0
@@ -192,6 +198,42 @@ def test_what_ifs_from_the_published_table(args, verdict, first_command):
     assert not keeps or not changes or max(keeps) < min(changes)  # driver changes come last
 
 
+# On x86_64 the same rows pair with torch's +cpu build from PyTorch's CPU index (README): the
+# user's torch, the adapter, and what check answers.
+X86_WHAT_IFS = [
+    # the brief's pair: torch 2.9.0 on CANN 8.5.0 is 2.9.0, on 9.1.0 2.9.0.post6; PyPI's torch moves to +cpu
+    (["--torch", "2.9.0", "--set", "cann=8.5.0"], "2.9.0"),
+    (["--torch", "2.9.0", "--set", "cann=9.1.0"], "2.9.0.post6"),
+    (["--torch", "2.9.0+cpu", "--set", "cann=9.0.0"], "2.9.0.post2"),
+]
+
+
+@pytest.mark.parametrize("args,build", X86_WHAT_IFS, ids=[" ".join(a) for a, _b in X86_WHAT_IFS])
+def test_on_x86_64_the_fix_installs_the_cpu_torch_and_the_build_for_the_users_cann(args, build):
+    doc = check(*args, "--python", "3.10", arch="x86_64")
+    assert doc["verdict"] == "unsupported"  # torch-npu is not installed
+    first = doc["fixes"][0]
+    assert first["cell"]["release"] == build and first["manual"] == []
+    assert first["cell"]["torch"] == "2.9.0+cpu"
+    if args[1] == "2.9.0":  # PyPI's (CUDA) torch: torch-npu's x86_64 wheels want the +cpu build
+        assert first["commands"] == [
+            "pip install 'torch==2.9.0+cpu' --index-url https://download.pytorch.org/whl/cpu",
+            f"pip install 'torch-npu=={build}'",
+        ]
+    else:
+        assert first["commands"] == [f"pip install 'torch-npu=={build}'"]
+
+
+@pytest.mark.parametrize("cann,build", [("8.5.0", "2.9.0"), ("9.1.0", "2.9.0.post6")])
+def test_check_names_the_build_for_the_cann_on_the_machine_it_runs_on(cann, build):
+    """The acceptance's command as a user types it: no --set arch, the machine's own."""
+    res = cli("check", "--matrix", NPU, "--torch", "2.9.0", "--set", f"cann={cann}", "--today", TODAY)
+    assert res.code == 1, res.err  # not installed
+    fix = next(line for line in res.out.splitlines() if line.startswith("fix: "))
+    assert f"install torch-npu {build} (supported: torch-npu {build}," in fix and f"cann {cann}" in fix
+    assert f"pip install 'torch-npu=={build}'" in res.out
+
+
 def test_a_driver_change_is_explicit_and_leaves_torch_and_python_alone():
     doc = check("--torch", "2.4.0", "--python", "3.10", "--set", "cann=9.1.0", "--adapter", "2.4.0.post4")
     driver = doc["fixes"][-1]
@@ -205,7 +247,7 @@ def test_values_are_shown_as_written():
     res = cli(
         "check", "--matrix", NPU, "--torch", "2.4.0", "--python", "3.10", "--set", "cann=8.1.RC1", "--adapter", "2.5.1"
     )
-    assert "cann           8.1.RC1  (from --set)" in res.out
+    assert "cann           8.1.RC1  (from --set)" in res.out, res.out
     assert (
         "needs cann 8.2.RC1" not in res.out
         and "torch-npu 2.5.1 (release 7.0.0) supports torch 2.5.1, not 2.4.0" in res.out
@@ -282,12 +324,10 @@ def test_the_releases_view_groups_packages_by_release_line():
         ].index(line),
     )
     assert doc["columns"][0] == {"key": "line", "label": "release line"}
-    assert [r["version"] for r in doc["releases"] if r["release_line"] == "7.3.0"] == [
-        "2.9.0",
-        "2.8.0.post2",
-        "2.7.1.post2",
-        "2.6.0.post5",
-    ]
+    for arch, variant in (("aarch64", None), ("x86_64", "cpu")):  # each package once per arch
+        here = [r for r in doc["releases"] if r["release_line"] == "7.3.0" and r["dimensions"]["arch"] == arch]
+        assert [r["version"] for r in here] == ["2.9.0", "2.8.0.post2", "2.7.1.post2", "2.6.0.post5"]
+        assert {r["torch_variant"] for r in here} == {variant}
 
 
 # -- plans -----------------------------------------------------------------------------
@@ -301,8 +341,9 @@ def test_the_full_plan_is_every_package_torch_python_cell_of_maintained_releases
     }
     rows = json.loads(cli("plan", "--matrix", NPU, "--format", "json", "--today", TODAY).out)
     assert {(r["release"], r["torch"], r["python"]) for r in rows} == expected
-    # 146 cells less the 11 of the end-of-life 6.0.rc1, plus 2.10.0 and 2.10.0.post2 on Python 3.10-3.13
-    assert len(rows) == len(expected) == 143
+    # 146 cells less the 11 of the end-of-life 6.0.rc1, plus 2.10.0 and 2.10.0.post2 on Python 3.10-3.13,
+    # on each arch (the builds differ: torch's +cpu build on x86_64, PyPI's on aarch64)
+    assert len(expected) == 143 and len(rows) == 2 * 143
     assert len({r["session"] for r in rows}) == len(rows)
     assert not any(r["release"] in ("2.2.0", "2.1.0.post4", "1.11.0.post11") for r in rows)
 
@@ -327,10 +368,12 @@ def test_edges_and_latest_cover_every_maintained_release(strategy):
     today = _dt.date.fromisoformat(TODAY)
     rows = plan(matrix, strategy, today=today)
     assert {r.cell.release.version for r in rows} == {r.version for r in maintained(matrix, today)}
-    per_release: Dict[str, List[str]] = {}
+    per_release: Dict[str, List[str]] = {}  # per build: the package on one arch
     for r in rows:
-        per_release.setdefault(str(r.cell.release.version), []).append(str(r.cell.python))
-    assert per_release["2.9.0.post6"] == (["3.10", "3.13"] if strategy == "edges" else ["3.13"])
+        arch = dict(r.cell.dimensions)["arch"]
+        per_release.setdefault(f"{r.cell.release.version} {arch}", []).append(str(r.cell.python))
+    for arch in ("aarch64", "x86_64"):
+        assert per_release[f"2.9.0.post6 {arch}"] == (["3.10", "3.13"] if strategy == "edges" else ["3.13"])
 
 
 # -- IPEX: variants, an OS, a nightly pin -------------------------------------------------
@@ -442,7 +485,7 @@ def test_a_version_1_file_loads_as_before_and_refuses_version_2_keys():
     "change,message",
     [
         (
-            ("dimensions: {cann: 9.1.0}", "dimensions: {cann: 9.2.0}"),
+            ("dimensions: {cann: 9.1.0, arch: aarch64}", "dimensions: {cann: 9.2.0, arch: aarch64}"),
             "release 2.12.0 needs cann 9.2.0, which matches none of its declared values",
         ),
         (
@@ -450,7 +493,7 @@ def test_a_version_1_file_loads_as_before_and_refuses_version_2_keys():
             "duplicate release 2.12.0",
         ),
         (
-            ("      - {version: 2.12.0, torch: 2.12.0,", "      - {version: 2.12.0, torch: 2.12.0+xpu,"),
+            ("    torch-variant: cpu\n", "    torch-variant: xpu\n"),
             "release 2.12.0 needs torch's xpu build, but no source installs it",
         ),
         (("    kind: enum # a name", "    kind: enumeration # a name"), "unknown dimension kind 'enumeration'"),

@@ -208,17 +208,19 @@ def test_an_unsupported_pick_shows_checks_reason_and_first_fix(page):
 def test_torch_npu_on_cann_9_1_0_with_torch_2_4_goes_to_checks_first_fix(tmp_path):
     """Issue 61: the page jumped to torch 2.12 (a release the user never picked counted);
     check says torch 2.7.1 with torch-npu 2.7.1.post8. The link names no Python: the newest
-    torch 2.4 has a wheel for, and no release."""
+    torch 2.4 has a wheel for, and no release; nor an arch: the first the page lists (aarch64,
+    where torch-npu pairs with PyPI's torch)."""
     page = _page(tmp_path, FIXTURES / "matrices" / "torch_npu.yaml")
     seen = _probe(page, "?cann=9.1.0&torch=2.4")
     assert seen["errors"] == []
-    assert seen["before"]["picked"] == {"cann": "9.1.0", "python": "3.12", "torch": "2.4"}
+    assert seen["before"]["picked"] == {"cann": "9.1.0", "arch": "aarch64", "python": "3.12", "torch": "2.4"}
     assert (
         "torch-npu 2.7.1.post8 (release 26.1.0) supports torch 2.7.1, not 2.4" in seen["before"]["picked_box"]["text"]
     )
     matrix = load(FIXTURES / "matrices" / "torch_npu.yaml").matrix
     cann = next(v for v in matrix.dimension("cann").values if str(v) == "9.1.0")
-    env = Environment(PythonVersion.parse("3.12"), torch=Version("2.4"), dimensions=(("cann", cann),))
+    arch = next(v for v in matrix.dimension("arch").values if str(v) == "aarch64")
+    env = Environment(PythonVersion.parse("3.12"), torch=Version("2.4"), dimensions=(("cann", cann), ("arch", arch)))
     first = verdict(matrix, env, TODAY).fixes[0]
     assert seen["before"]["nearest"]["commands"] == list(first.commands)
     assert list(first.commands) == ["pip install 'torch-npu==2.7.1.post8' 'torch==2.7.1'"]
@@ -241,13 +243,21 @@ def test_a_greyed_out_release_moves_the_others_to_its_nearest_combination(tmp_pa
     (3.11): the first of check's ranked fixes of that release."""
     page = _page(tmp_path, FIXTURES / "matrices" / "torch_npu.yaml")
     data = page_data(page.read_text(encoding="utf-8"))
-    number = next(n for n, p, _h in picks(data) if p == {"cann": "9.1.0", "python": "3.12", "torch": "2.7"})
+    number = next(
+        n for n, p, _h in picks(data) if p == {"cann": "9.1.0", "arch": "aarch64", "python": "3.12", "torch": "2.7"}
+    )
     seen = _probe(page, "?cann=9.1.0&python=3.12&torch=2.7", (("release", "2.4.0.post4"), ("release", "2.1.0.post4")))
     assert seen["errors"] == []
     assert seen["before"]["picked"]["release"] == "2.7.1.post8"
     moved, eol = seen["steps"]
     entry = data["combinations"][decoded(data["picks"]["toward_release"]["2.4.0.post4"])[number]]
-    assert moved["picked"] == {"cann": "8.1.RC1", "python": "3.11", "torch": "2.4", "release": "2.4.0.post4"}
+    assert moved["picked"] == {
+        "cann": "8.1.RC1",
+        "arch": "aarch64",
+        "python": "3.11",
+        "torch": "2.4",
+        "release": "2.4.0.post4",
+    }
     assert (entry["dimensions"]["cann"], entry["python"], entry["torch_line"]) == ("8.1.RC1", "3.11", "2.4")
     assert (
         moved["picked_box"]["commands"] == entry["commands"] == ["pip install 'torch-npu==2.4.0.post4' 'torch==2.4.0'"]

@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
-from adapter_matrix.matrix.loader import load
-from adapter_matrix.tables.platform import MAX_LINES, pinned_problems, platform_entry, validate
+from adapter_matrix.matrix.loader import load, load_text
+from adapter_matrix.tables.platform import MAX_LINES, PlatformEntry, pinned_problems, platform_entry, validate
 from adapter_matrix.tables.views.selector import selector
 
 from .helpers import FIXTURES, REPO, cli
@@ -34,7 +35,22 @@ def test_the_entry_validates_and_its_commands_are_pinned_and_checks(name):
     assert set(entry.data) <= {"name", "support_channel", "stable", "preview"}
     assert len(entry.markdown.splitlines()) <= MAX_LINES
     combos = selector(matrix, today=today).data["combinations"]
-    newest = next(e for e in combos if e["status"] == "supported" and e["commands"])
+    final = [
+        e
+        for e in combos
+        if e["status"] == "supported"
+        and e["commands"]
+        and not (Version(e["torch"]).is_prerelease or Version(e["release"]).is_prerelease)
+        and e["dimensions"].get("os", "linux") == "linux"
+    ]
+    # the newest supported combination of final releases (a nightly is preview), on x86_64 where there is an arch
+    top = [
+        e
+        for e in final
+        if (e["torch_line"], e["release"], e["python"])
+        == tuple(final[0][k] for k in ("torch_line", "release", "python"))
+    ]
+    newest = next((e for e in top if e["dimensions"].get("arch") == "x86_64"), top[0])
     for command in entry.data["stable"].values():
         assert pinned_problems(command) == []
         # the command is one of the selector's (check's), for a supported combination
@@ -47,15 +63,108 @@ def test_ipex_publishes_a_windows_command_from_its_os_pins():
     path, today = MATRICES["ipex"]
     entry = platform_entry(load(path).matrix, SUPPORT, today=today)
     assert set(entry.data["stable"]) == {"linux", "windows"}
-    assert "2.9.10+xpu" in entry.data["stable"]["windows"]  # 2.10.10 has no Windows build
+    # 2.10.10 has no Windows build, and 2.9.10's Windows pin is a nightly torch: preview, not stable
+    assert "2.7.10+xpu" in entry.data["stable"]["windows"]
+    assert "2.9.10+xpu" in entry.data["preview"]["windows"] and ".dev" in entry.data["preview"]["windows"]
 
 
-def test_torch_npu_names_its_cann_prerequisite():
+def _npu_entry(platform_id=None):
     path, today = MATRICES["torch_npu"]
-    entry = platform_entry(load(path).matrix, "https://github.com/Ascend/pytorch/issues", "Ascend NPU", today)
-    assert entry.platform_id == "torch_npu" and entry.data["name"] == "Ascend NPU"
-    assert entry.data["stable"]["linux"] == "pip install 'torch-npu==2.12.0' 'torch==2.12.0'"
-    assert "* cann 9.1.0 (Ascend CANN toolkit), installed first: it is not a pip package" in entry.markdown
+    matrix = load(path).matrix
+    return matrix, platform_entry(matrix, "https://github.com/Ascend/pytorch/issues", "Ascend NPU", today, platform_id)
+
+
+def test_torch_npu_names_its_prerequisites_with_the_matrixs_links():
+    matrix, entry = _npu_entry("ascend_npu")
+    assert entry.platform_id == "ascend_npu" and entry.data["name"] == "Ascend NPU"
+    assert _npu_entry()[1].platform_id == "torch_npu"  # without --id: the distribution's name
+    # pytorch.org's Linux commands are for x86_64: torch's +cpu build from its CPU index, as the fixture says
+    assert entry.data["stable"]["linux"] == (
+        "pip install 'torch==2.12.0+cpu' --index-url https://download.pytorch.org/whl/cpu"
+        " && pip install 'torch-npu==2.12.0'"
+    )
+    link = matrix.dimension("cann").link
+    assert (
+        link
+        and f"* cann 9.1.0 (Ascend CANN toolkit), installed first: it is not a pip package ([get it]({link}))"
+        in (entry.markdown)
+    )
+    # the driver (Ascend HDK) is a prerequisite too, though no build names one value
+    assert "* ascend_driver (Ascend HDK (NPU driver and firmware)): one of 24.1.RC2," in entry.markdown
+
+
+def _rows(markdown: str):
+    """The page's table: (torch line, build, CANN, arch) per row."""
+    rows = [line.split(" | ") for line in markdown.splitlines() if line.startswith("| ") and "`" in line]
+    return [(r[0][2:], r[1], r[2], r[3]) for r in rows]
+
+
+def test_the_page_has_the_newest_build_per_torch_line_and_per_cann_on_each_arch():
+    matrix, entry = _npu_entry("ascend_npu")
+    rows = _rows(entry.markdown)
+    assert len(rows) == len({(line, cann, arch) for line, _b, cann, arch in rows})  # one row each
+    # from the model: the newest supported build of each torch line, CANN and arch
+    newest = {}
+    for rel in matrix.releases:
+        if rel.status.value != "supported":
+            continue
+        key = (f"{rel.pins[0].major}.{rel.pins[0].minor}", str(rel.constraint("cann")), str(rel.constraint("arch")))
+        newest[key] = max(newest.get(key, rel.version), rel.version)
+    assert {(line, cann, arch): build for line, build, cann, arch in rows} == {k: str(v) for k, v in newest.items()}
+    # issue 61: "newest per line" took the oldest CANN's build of torch 2.1
+    assert ("2.1", "2.1.0.post17", "8.3.RC1", "x86_64") in rows and (
+        "2.1",
+        "2.1.0.post17",
+        "8.3.RC1",
+        "aarch64",
+    ) in rows
+    assert len([r for r in rows if r[0] == "2.1"]) == 2 * 6  # 6 CANNs of maintained lines serve torch 2.1
+
+
+def test_the_verification_snippet_imports_the_adapter_where_torch_cannot_autoload_it():
+    _matrix, entry = _npu_entry()
+    snippet = entry.markdown.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "import torch\nimport torch_npu" in snippet  # torch_npu's table goes back to torch 1.11
+    # a matrix whose builds are all for torch 2.5 and later: torch's device autoload imports the adapter
+    recent = (
+        "schema-version: 2\nadapter: {distribution: demo-npu, device: npu}\ntorch:\n"
+        '  "2.12": {released: 2026-05-13, patches: [2.12.0], python: ["3.11"]}\n'
+        'releases:\n  - {version: 1.0.0, torch: 2.12.0, python: "3.11", status: supported}\n'
+    )
+    entry = platform_entry(load_text(recent, "demo.yaml").matrix, SUPPORT, today=_dt.date(2026, 12, 1))
+    assert "import demo_npu" not in entry.markdown and "import torch\n" in entry.markdown
+
+
+def test_a_nightly_is_published_under_preview_never_stable():
+    path, today = MATRICES["ipex"]
+    entry = platform_entry(load(path).matrix, SUPPORT, today=today)
+    assert not any(".dev" in command for command in entry.data["stable"].values())
+    # IPEX 2.10.10+xpu pins a nightly torch: pytorch.org's preview channel
+    assert "torch==2.10.0.dev20251205+xpu" in entry.data["preview"]["linux"]
+    assert "intel-extension-for-pytorch==2.9.10+xpu" in entry.data["stable"]["linux"]
+
+
+RECORDED = FIXTURES / "pytorch-org"  # pytorch.org's own entries (README.md there: where and when read)
+
+
+def _shape(value):
+    """Keys and nesting, with each leaf's type."""
+    if isinstance(value, dict):
+        return {key: _shape(v) for key, v in value.items()}
+    return type(value).__name__
+
+
+@pytest.mark.parametrize("name,recorded", [("torch_npu", "ascend_npu"), ("ipex", "xpu")])
+def test_the_export_has_the_shape_of_pytorch_orgs_own_entries(name, recorded):
+    text = (RECORDED / f"{recorded}.json").read_text()
+    theirs = json.loads(text)
+    path, today = MATRICES[name]
+    entry = platform_entry(load(path).matrix, SUPPORT, today=today, platform_id=recorded)
+    # the same keys, nested alike, each value of the same type: Ascend's has stable.linux only,
+    # XPU's stable and preview for linux and windows, as IPEX's export has
+    assert _shape(entry.data) == _shape(theirs)
+    # written as pytorch.org's files are written (2-space indents, a final newline)
+    assert PlatformEntry(recorded, theirs, "").json_text == text
 
 
 def test_validate_refuses_what_pytorch_orgs_generator_refuses():
@@ -91,8 +200,36 @@ def test_the_cli_writes_both_files_and_checks_them(tmp_path: Path):
     assert stale.code == 1 and "adapter_matrix_npu.md stale; fix with:" in stale.err
 
 
+def test_the_cli_names_the_files_after_the_id(tmp_path: Path):
+    args = ["table", "-m", str(MATRICES["torch_npu"][0]), "--view", "platform", "--today", "2026-12-01"]
+    res = cli(*args, "--support-channel", SUPPORT, "--id", "ascend_npu", "--output", str(tmp_path))
+    assert res.code == 0, res.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ascend_npu.json", "ascend_npu.md"]
+    assert cli(*args, "--support-channel", SUPPORT, "--id", "ascend_npu", "-o", str(tmp_path), "--check").code == 0
+    res = cli(*args, "--support-channel", SUPPORT, "--id", "Ascend NPU", "--output", str(tmp_path))
+    assert res.code == 2 and "is not an id pytorch.org takes" in res.err
+    assert cli("table", "--id", "ascend_npu").code == 2  # an option of --view platform only
+
+
 def test_the_cli_asks_for_a_support_channel(tmp_path: Path):
     res = cli("table", "--view", "platform", "--output", str(tmp_path))
     assert res.code == 2 and "--support-channel URL" in res.err
     assert cli("table", "--view", "platform", "--support-channel", SUPPORT).code == 2  # no --output
     assert cli("table", "--support-channel", SUPPORT).code == 2  # not an option of other views
+
+
+def test_the_imported_history_keeps_a_row_per_arch_for_every_torch_line(tmp_path: Path):
+    """Issue 61: the export of torch-npu's imported history kept only the aarch64 row for torch
+    2.11 and older (the x86_64 builds need torch's +cpu build, another command)."""
+    path = tmp_path / "compat.yaml"
+    res = cli("init", "--from-index", "torch-npu", "--upstream", str(FIXTURES / "pypi" / "2026-12-05"), "-o", str(path))
+    assert res.code == 0, res.err
+    entry = platform_entry(load(path).matrix, SUPPORT, today=_dt.date(2026, 12, 6), platform_id="ascend_npu")
+    rows = [line.split(" | ") for line in entry.markdown.splitlines() if line.startswith("| ") and "`" in line]
+    by_line = {}
+    for cells in rows:
+        by_line.setdefault(cells[0][2:], {})[cells[2]] = cells[-1]
+    for line in ("2.11", "2.9", "2.1"):
+        assert set(by_line[line]) == {"aarch64", "x86_64"}, line
+        assert "+cpu' --index-url https://download.pytorch.org/whl/cpu" in by_line[line]["x86_64"]
+        assert "+cpu" not in by_line[line]["aarch64"]

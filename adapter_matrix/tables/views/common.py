@@ -176,7 +176,8 @@ def grid_table(
     facts: Callable[[Cell], Dict[str, Any]],
 ) -> Table:
     shown = cells(matrix, shown_releases, today) if shown_releases else []
-    single = shown_releases[0] if len(shown_releases) == 1 else None
+    # one release, written once or once per platform (torch-npu 2.9.0.post6 on aarch64 and x86_64)
+    single = shown_releases[0] if len({r.version for r in shown_releases}) == 1 else None
     at: Dict[Tuple[str, PythonVersion], List[Tuple[Cell, TableCell]]] = {}
     for cell in shown:
         at.setdefault((cell.torch_row, cell.python), []).append((cell, content(cell)))
@@ -206,8 +207,9 @@ def grid_table(
         title = word(f"{view}_title_all", lang).format(dist=dist)
     else:
         title = word(f"{view}_title", lang).format(dist=dist, version=single.version)
-        if single.dimensions:
-            title += " (" + ", ".join(f"{name} {spec}" for name, spec in single.dimensions) + ")"
+        shared = [d for d in single.dimensions if all(d in r.dimensions for r in shown_releases)]
+        if shared:
+            title += " (" + ", ".join(f"{name} {spec}" for name, spec in shared) + ")"
     header = (Column("torch", word("torch", lang)),) + tuple(Column(str(p), str(p)) for p in columns)
     data: Dict[str, Any] = {
         "adapter": dist,

@@ -130,7 +130,7 @@ def dimension(
     title = word("dimension_title", lang).format(dist=matrix.adapter.distribution, dimension=dim_name)
     data = {
         "adapter": matrix.adapter.distribution,
-        "release": str(shown[0].version) if release is not None and len(shown) == 1 else None,
+        "release": str(shown[0].version) if release is not None and len({r.version for r in shown}) == 1 else None,
         "dimension": dim_name,
         "packages": facts,
     }

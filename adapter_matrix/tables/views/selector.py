@@ -55,10 +55,13 @@ def _cell_entry(
 
     fix = install_fix(matrix, cell, today) if cell.status in _USABLE else None
     commands = fix.commands if fix is not None else ()
+    # the build the release needs, also where no fix reaches it (an end-of-life x86_64 torch_npu: +cpu)
+    variant = cell.release.variant
+    torch = fix.cell.torch if fix is not None else cell.torch
     entry: Dict[str, Any] = {
         "release": str(cell.release.version),
         "torch_line": str(cell.line.minor),
-        "torch": str(fix.cell.torch if fix is not None else cell.torch),
+        "torch": str(torch) + (f"+{variant}" if variant and not torch.local else ""),
         "python": str(cell.python),
         "dimensions": {name: str(value) for name, value in cell.dimensions},
         "status": cell.status.value,
@@ -171,7 +174,7 @@ def selector(
         rows.append(tuple(row))
     data: Dict[str, Any] = {
         "adapter": dist,
-        "release": str(shown[0].version) if release is not None and len(shown) == 1 else None,
+        "release": str(shown[0].version) if release is not None and len({r.version for r in shown}) == 1 else None,
         "axes": axes,
         "torch_lines": {str(t.minor): [str(p) for p in t.python] for t in matrix.torch},
         "release_facts": releases,
