@@ -230,7 +230,7 @@ def init(
     for item in planned:
         done = {
             "write": "written",
-            "edit": "edited (entry point, dependency and package data added)",
+            "edit": "edited",  # the item's note says what was added
             "link": "linked to the matrix",
             "keep": "kept (exists)",
         }[item.action]
@@ -342,7 +342,7 @@ def _init_layer(
     for item in planned:
         done = {
             "write": "written",
-            "edit": "edited (entry point and package data added)",
+            "edit": "edited",
             "link": "linked to the matrix",
             "keep": "kept (exists)",
         }[item.action]

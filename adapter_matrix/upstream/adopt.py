@@ -199,9 +199,9 @@ def pyproject_edit(
     package_data: bool = True,
     backend: str = SETUPTOOLS,
     folder: Optional[str] = None,
-) -> Optional[str]:
+) -> Optional[Tuple[str, List[str]]]:
     """``text`` with the entry point, the ``adapter-matrix`` dependency and the package data
-    added (``None``: all are there). Lines are inserted under an existing table, or a new table
+    added, and what of them was added (``None``: all are there). Lines are inserted under an existing table, or a new table
     is appended; nothing else changes.
 
     The package data is the ``backend``'s own setting: setuptools'
@@ -241,6 +241,7 @@ def pyproject_edit(
     ]
     edits = []
     appended = []
+    added = []  # what init says it added: the lines here differ per backend and per project
     for name, header, line, present in wanted:
         has_table = any(
             (m := _HEADER.match(raw)) and m.group(1).replace(" ", "").replace('"', "") == name for raw in at.lines
@@ -259,11 +260,18 @@ def pyproject_edit(
                 edits.append((offset, offset, line + "\n"))
         else:
             appended.append(f"\n{header}\n{line}\n")
-    edits += _dependency_edit(at, text)
+        if name.startswith("project."):
+            added.append("the entry point")
+        else:  # the package data, in the backend's own words
+            added.append(f"{'compat.yaml' if backend == SETUPTOOLS else line.split(' = ')[0]} in {header}")
+    dependency = _dependency_edit(at, text)
+    if dependency:
+        added.insert(1 if added and added[0] == "the entry point" else 0, 'the requirement "adapter-matrix"')
+    edits += dependency
     if not edits and not appended:
         return None
     out = apply_edits(text, edits)
-    return out + ("" if out.endswith("\n") else "\n") + "".join(appended)
+    return out + ("" if out.endswith("\n") else "\n") + "".join(appended), added
 
 
 def _dependency_edit(at: _Locator, text: str) -> List[Tuple[int, int, str]]:
@@ -365,7 +373,10 @@ def plan_adoption(
             edited = pyproject_edit(
                 fh.read(), distribution, package, package_data=not own_data, backend=facts.backend, folder=folder
             )
-        out.append(Planned("pyproject.toml", "keep" if edited is None else "edit", edited))
+        if edited is None:
+            out.append(Planned("pyproject.toml", "keep"))
+        else:
+            out.append(Planned("pyproject.toml", "edit", edited[0], f"{_listed(edited[1])} added"))
         if facts.backend == SETUPTOOLS and facts.package_data_in:
             manifest.append(f"include {link.replace(os.sep, '/')}")
         elif facts.backend == MESON:
@@ -377,6 +388,11 @@ def plan_adoption(
     if manifest:
         out.append(_manifest_edit(root, manifest, facts.package_data_in))
     return out
+
+
+def _listed(parts: List[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def _meson_note(folder: str, package: str) -> Planned:

@@ -153,6 +153,8 @@ def test_init_scaffolds_each_file_only_if_absent_and_edits_pyproject_in_place(tm
         '# data files\nmy_adapter = ["compat.yaml", "kernels/*.so"]\n' in text
     )  # into the existing list: a second key is invalid TOML
     assert '[project.entry-points."adapter_matrix.matrices"]\nmy-adapter = "my_adapter:compat.yaml"\n' in text
+    said = 'the entry point, the requirement "adapter-matrix" and compat.yaml in [tool.setuptools.package-data] added'
+    assert f"pyproject.toml: edited ({said})\n" in res.out and "README.md: edited (the table block added" in res.out
     for name in ("noxfile.py", ".pre-commit-config.yaml", ".github/workflows/matrix.yml"):
         assert (tmp_path / name).exists(), name
     again = cli(*args)
@@ -242,6 +244,8 @@ def test_init_respects_an_existing_compiled_project(tmp_path):
     pyproject = (root / "pyproject.toml").read_text()
     assert "tool.setuptools.package-data" not in pyproject
     assert 'dependencies = ["adapter-matrix", "numpy"]' in pyproject  # added to the existing list
+    # each file's line says what went into it: no package data in pyproject.toml here
+    assert 'pyproject.toml: edited (the entry point and the requirement "adapter-matrix" added)\n' in res.out
     after = _wheel_files(root, tmp_path / "w2")
     assert after == before | {"tiny_accel/compat.yaml"}  # nothing the project shipped was dropped
     plan = cli("plan", "--matrix", str(root / "compat.yaml"))
@@ -255,8 +259,10 @@ def test_an_existing_manifest_gains_one_line_and_keeps_the_rest(tmp_path):
     root.mkdir()
     _compiled_project(root)
     (root / "MANIFEST.in").write_text("recursive-include csrc *.cpp *.h")  # no final newline
-    assert _init_tiny(root).code == 0
+    res = _init_tiny(root)
+    assert res.code == 0
     assert (root / "MANIFEST.in").read_text() == "recursive-include csrc *.cpp *.h\ninclude tiny_accel/compat.yaml\n"
+    assert "MANIFEST.in: edited (include tiny_accel/compat.yaml added: setup.py declares" in res.out
     again = _init_tiny(root)
     assert again.code == 0 and "MANIFEST.in: kept (exists)" in again.out
 
