@@ -50,7 +50,6 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from .._version import __version__
 from ..errors import EXIT_UNSUPPORTED, AdapterMatrixError
-from ..matrix.cache import cache_root, trusted_entry
 from ..matrix.status import Status
 from .facts import distribution_version, python_identity
 
@@ -132,41 +131,27 @@ def explain(answer: Any, distribution: str, torch_version: Optional[str]) -> str
 # -- memos -------------------------------------------------------------------------------
 
 
-def _digest(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
-
-
 def _memo_path(kind: str, key: str) -> str:
-    return os.path.join(cache_root(), "runtime", f"{key}.{kind}.json")
+    """Where the memo ``kind`` (``facts``, ``verdict``) of ``key`` lives: an entry of the shared
+    cache (:mod:`adapter_matrix.memo`), read and written as every other entry is."""
+    from ..memo import entry_path
+
+    return entry_path("runtime", key, f".{kind}.json")
 
 
 def _read_memo(kind: str, key: str) -> Optional[Dict[str, Any]]:
     """A memo as plain data, or None: missing, unreadable, refused (writable by others:
     see :func:`~adapter_matrix.matrix.cache.trusted_entry`) or not a JSON object."""
-    from ..files import read_regular
+    from ..memo import read_entry
 
-    path = _memo_path(kind, key)
-    if not trusted_entry(path):
-        return None
-    try:
-        value = json.loads(read_regular(path, _MEMO_BYTES, follow=False))
-        return value if isinstance(value, dict) else None
-    except (OSError, ValueError, RecursionError):
-        return None
+    value = read_entry(_memo_path(kind, key))
+    return value if isinstance(value, dict) else None
 
 
 def _write_memo(kind: str, key: str, value: Dict[str, Any]) -> None:
-    from ..files import atomic_write, private_folder
+    from ..memo import write_entry
 
-    path = _memo_path(kind, key)
-    try:
-        private_folder(os.path.dirname(path))
-        atomic_write(path, json.dumps(value), mode=0o600, follow=False)
-    except OSError:  # a read-only cache only costs time
-        pass
-
-
-_MEMO_BYTES = 1 << 20
+    write_entry(_memo_path(kind, key), value)  # a read-only cache only costs time
 
 
 def _valid_facts(facts: Dict[str, Any]) -> bool:
@@ -261,7 +246,7 @@ def _decide(
     from .detectors import builtin_value
     from .environment import current_python, dimension_value
     from .outcome import Environment
-    from .verdict import verdict
+    from .pipeline import decide
 
     def version(text: Optional[str]) -> Optional[Version]:
         try:
@@ -284,7 +269,7 @@ def _decide(
         dimensions=values,
         platform_os=builtin_value("os"),  # the fix's commands are typed in this OS's shell
     )
-    answer = verdict(matrix, env)
+    answer = decide(matrix, env)  # check's judge: the same verdict `check` answers
     shim = answer.shim or (shim_for(matrix, env.torch) if env.torch is not None else None)
     return Selection(
         answer.outcome,
@@ -307,13 +292,14 @@ def select(
     the matrix's env, file and distribution detectors.
     """
     from ..files import read_regular
+    from ..memo import digest
 
-    raw_key = _digest(__version__, hashlib.sha256(read_regular(matrix_path)).hexdigest())
+    raw_key = digest((__version__, hashlib.sha256(read_regular(matrix_path)).hexdigest()))
     facts = _facts(matrix_path, raw_key)
     if adapter_version is None:
         adapter_version = distribution_version(facts["distribution"])
     found = sorted(dimensions.items()) if dimensions is not None else _detect(facts)
-    key = _digest(raw_key, python_identity(), torch_version, adapter_version, found, _dt.date.today().isoformat())
+    key = digest((raw_key, *python_identity(), str(torch_version), str(adapter_version), json.dumps(found), _today()))
     memo = _read_memo("verdict", key)
     if (
         memo is not None
@@ -330,6 +316,10 @@ def select(
 
 
 _STATUSES = {s.value for s in Status}  # what a verdict memo may say
+
+
+def _today() -> str:
+    return _dt.date.today().isoformat()
 
 
 # -- the adapter's call ------------------------------------------------------------------
