@@ -56,7 +56,7 @@ class FileReadError(AdapterMatrixError, OSError):
         self.reason = reason
 
     def __str__(self) -> str:
-        return self.args[0]
+        return str(self.args[0])
 
 
 class FileWriteError(AdapterMatrixError, OSError):
@@ -69,7 +69,7 @@ class FileWriteError(AdapterMatrixError, OSError):
         self.errno = errno_
 
     def __str__(self) -> str:
-        return self.args[0]
+        return str(self.args[0])
 
 
 def _kind(mode: int) -> str:
@@ -289,7 +289,7 @@ def printable(text: object, keep_newlines: bool = False) -> str:
         return value
 
     def escape(match: Any) -> str:
-        char = match.group()
+        char: str = match.group()
         if keep_newlines and char in "\n\t":
             return char
         return repr(char)[1:-1]

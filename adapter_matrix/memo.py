@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     Stamp = Optional[Tuple[int, int, int]]  # (size, mtime_ns, inode); None: the path does not exist
 
 __all__ = [
+    "blake2b",  # the one hash of every cache key (recall's too): the built-in BLAKE2, never OpenSSL's
     "Stamp",
     "stamp",
     "digest",

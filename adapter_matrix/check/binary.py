@@ -18,7 +18,7 @@ import re
 from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..answer import Answer, EnvironmentSeen
-from ..matrix.model import PythonVersion
+from ..matrix.model import PythonVersion, Release
 from ..matrix.status import Status
 from .outcome import Environment, Verdict
 
@@ -172,7 +172,7 @@ def built_for_torch(requires: Sequence[str]) -> Optional[BuiltFor]:
     return None
 
 
-def built_for(release: Any) -> Optional[str]:
+def built_for(release: Optional[Release]) -> Optional[str]:
     """The torch a matrix release pins exactly (``torch: 2.2.0`` or ``==2.2.0``), which its
     binaries were built for; None for a range."""
     if release is None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence
 
 if TYPE_CHECKING:  # the annotation only: subprocess loads when a command runs
     import subprocess
@@ -82,7 +82,8 @@ def named_groups(pattern: str, text: str, seconds: float = REGEX_SECONDS) -> Dic
     it (``re.finditer``, multi-line), under the same budget as :func:`search`: a detector
     template composes ``ID`` and ``VERSION_ID``, which /etc/os-release lists on lines of
     their own, in no fixed order."""
-    return _bounded("groups", pattern, text, seconds) or {}
+    found: Dict[str, str] = _bounded("groups", pattern, text, seconds) or {}
+    return found
 
 
 # The two questions, as code the child runs too (it must not import this package).
@@ -105,7 +106,7 @@ exec(compile(_QUESTIONS, "<adapter_matrix.check.bounded>", "exec"), _namespace)
 _ask = _namespace["_ask"]
 
 
-def _bounded(mode: str, pattern: str, text: str, seconds: float):
+def _bounded(mode: str, pattern: str, text: str, seconds: float) -> Any:  # the questions' JSON-shaped answer
     re.compile(pattern, re.MULTILINE)  # an invalid pattern is re.error here, in the caller's process
     text = text[:INPUT_CHARS]
     try:
@@ -140,7 +141,7 @@ def _bounded(mode: str, pattern: str, text: str, seconds: float):
 _CHILD = _QUESTIONS + ("import json,sys\na=json.load(sys.stdin)\nprint(json.dumps(_ask(*a)))\n")
 
 
-def _in_child(mode: str, pattern: str, text: str, seconds: float):
+def _in_child(mode: str, pattern: str, text: str, seconds: float) -> Any:
     """The match in a child Python, killed at the budget (plus its start-up)."""
     import json
 

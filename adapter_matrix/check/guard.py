@@ -329,7 +329,7 @@ def _package_folder(package: str) -> Optional[str]:
     module = sys.modules.get(package)
     origin = getattr(module, "__file__", None)
     if origin:
-        return os.path.dirname(os.path.abspath(origin))
+        return os.path.dirname(os.path.abspath(str(origin)))
     import importlib.util
 
     try:

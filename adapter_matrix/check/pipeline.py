@@ -22,7 +22,7 @@ from ..answer import CHECK_SCHEMA, Answer, CheckDocument, DiagnosticSeen, Invali
 from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, AdapterMatrixError, worst_exit_code
 from ..matrix.diagnostics import Diagnostic, MatrixError
 from ..matrix.discovery import Located
-from ..matrix.model import Layer, LayerResult, LoadResult, Matrix, PythonVersion
+from ..matrix.model import Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
 from .constraints import Pins as KeptPins
 from .elsewhere import Target
 from .outcome import Environment, Verdict
@@ -98,11 +98,9 @@ class Probes(NamedTuple):
     """What ``check`` reads through the outer parts of the package."""
 
     # the binary section of an installed distribution (the release the matrix picked, or None)
-    binary: Callable[[str, object], Optional[JsonSection]]
+    binary: Callable[[str, Optional[Release]], Optional[JsonSection]]
     autoload: Callable[[Sequence[str]], JsonSection]  # the torch.backends lint of an import path
     deep: Callable[[LoadResult], Tuple[bool, JsonSection]]  # --deep: (ok, the section)
-    # the distribution a stored binary section was decided for, and the torch it was built for
-    built_for: Callable[[object], Optional[str]]
 
 
 class CheckResult(NamedTuple):
@@ -306,7 +304,7 @@ def _judge(
 ) -> _Judged:
     """One matrix's verdict on this environment (or the one the question assumes), and with
     ``layers`` (those above its adapter) the stack's."""
-    from .binary import with_binary, with_pins
+    from .binary import built_for, with_binary, with_pins
     from .environment import AssumptionError, detect_environment
     from .installed_companions import detect_companions, judge_companions, with_companions
     from .report import answer_of
@@ -360,7 +358,7 @@ def _judge(
         section = probes.binary(distribution, decided.release)
         decided = with_binary(decided, section)
         if section is not None:
-            used = (distribution, probes.built_for(decided.release))
+            used = (distribution, built_for(decided.release))
     if pins is not None and torch is not None:
         decided = with_pins(decided, distribution, adapter_pin, torch, pins.source, question.asked)
     if notes:  # what the file's ranges were taken to install: said, never silently assumed

@@ -109,7 +109,6 @@ def _probes() -> Probes:
     """What the pipeline reads through binary/ and device/ (it lives in check/, below them)."""
     from ..binary.autoload import autoload_section
     from ..binary.section import binary_section
-    from ..check.binary import built_for
     from ..check.pipeline import Probes
 
     def deep(result: LoadResult) -> Tuple[bool, Dict[str, object]]:
@@ -118,7 +117,7 @@ def _probes() -> Probes:
         report = deep_check_isolated(result.matrix.path)
         return report.ok, report.as_dict()
 
-    return Probes(binary_section, autoload_section, deep, built_for)
+    return Probes(binary_section, autoload_section, deep)
 
 
 def run_check(command_line: Optional[Sequence[str]] = None, **options: object) -> int:

@@ -34,7 +34,9 @@ from .._version import __version__
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a warm `check` never does)
 if TYPE_CHECKING:
-    from typing import Optional
+    from typing import Optional, Union
+
+    from .model import LayerResult, LoadResult
 
 __all__ = ["cache_root", "compiled_matrix_path", "load_matrix", "load_any", "trusted_entry", "CacheWarning"]
 
@@ -158,17 +160,20 @@ def _store(path: str, value: object) -> None:
         pass
 
 
-def load_matrix(path: os.PathLike[str] | str, *, use_cache: bool = True):  # -> LoadResult
+def load_matrix(path: os.PathLike[str] | str, *, use_cache: bool = True) -> LoadResult:
     """Like :func:`adapter_matrix.matrix.loader.load`, served from the compiled cache when possible."""
-    return _load(path, use_cache, layers=False)
+    result = _load(path, use_cache, layers=False)
+    if TYPE_CHECKING:  # layers=False: load_bytes's LoadResult (a layer's file is an error)
+        assert isinstance(result, LoadResult)
+    return result
 
 
-def load_any(path: os.PathLike[str] | str, *, use_cache: bool = True):  # -> LoadResult | LayerResult
+def load_any(path: os.PathLike[str] | str, *, use_cache: bool = True) -> Union[LoadResult, LayerResult]:
     """An adapter's matrix or a layer's (``layer:``), whichever the file is, from the same cache."""
     return _load(path, use_cache, layers=True)
 
 
-def _load(path: os.PathLike[str] | str, use_cache: bool, layers: bool):  # -> LoadResult | LayerResult
+def _load(path: os.PathLike[str] | str, use_cache: bool, layers: bool) -> Union[LoadResult, LayerResult]:
     from .diagnostics import display_path, read_matrix_file
 
     name = os.fspath(path)

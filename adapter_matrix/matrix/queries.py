@@ -9,7 +9,7 @@ them in :mod:`adapter_matrix.check.verdict` and :mod:`adapter_matrix.check.fixes
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 from packaging.version import InvalidVersion, Version
 
@@ -90,7 +90,7 @@ def torch_points(matrix: Matrix, releases: Sequence[Release]) -> Dict[Version, T
     exact pin a release makes in the line (IPEX 2.7.0+cpu pins 2.7.0 while 2.7.1 exists),
     and the newest patch a release claims by a range (what ``pip install`` picks). A line
     nobody pins keeps one point, its newest claimed patch, as before."""
-    points: Dict[Version, set] = {}
+    points: Dict[Version, Set[Version]] = {}
     for rel in releases:
         pins = rel.pins
         for line, patches in claimed_lines(matrix, rel):
