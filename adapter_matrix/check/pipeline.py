@@ -23,10 +23,10 @@ from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, Adapte
 from ..matrix.diagnostics import Diagnostic, MatrixError
 from ..matrix.discovery import Located
 from ..matrix.model import Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
-from .constraints import Pins as KeptPins
+from .constraints import KeptPins
 from .elsewhere import Target
 from .outcome import Environment, Verdict
-from .requirements import Pins as FilePins
+from .requirements import Pins as FilePins  # what a file installs (constraints' KeptPins: what to keep)
 
 __all__ = [
     "BinaryUsed",
