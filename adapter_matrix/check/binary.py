@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequenc
 from ..answer import Answer, EnvironmentSeen
 from ..matrix.model import PythonVersion, Release
 from ..matrix.status import Status
-from .outcome import Environment, Verdict
+from .judgment import Environment, Verdict
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet

@@ -25,7 +25,7 @@ from ..matrix.model import Matrix
 from ..matrix.status import Status
 from .fixes import torch_index
 from .installed_companions import CompanionState
-from .outcome import Environment, Verdict
+from .judgment import Environment, Verdict
 
 __all__ = ["FORMATS", "KeptPins", "keep_pins", "render_pins"]
 

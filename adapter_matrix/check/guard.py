@@ -118,7 +118,7 @@ def under_autoload() -> bool:
 
 
 def explain(answer: Any, distribution: str, torch_version: Optional[str]) -> str:
-    """One message for a :class:`~adapter_matrix.check.outcome.Verdict`: what is wrong and the
+    """One message for a :class:`~adapter_matrix.check.judgment.Verdict`: what is wrong and the
     fix, as ``check`` shows them (:func:`~adapter_matrix.check.report.verdict_lines`): the
     first reason and the first two fixes."""
     from .report import verdict_lines
@@ -245,7 +245,7 @@ def _decide(
     from ..matrix.queries import shim_for
     from .detectors import builtin_value
     from .environment import current_python, dimension_value
-    from .outcome import Environment
+    from .judgment import Environment
     from .pipeline import decide
 
     def version(text: Optional[str]) -> Optional[Version]:

@@ -39,7 +39,7 @@ from ..matrix.queries import Cell, cells
 from ..matrix.status import Status
 from .environment import AssumptionError
 from .facts import distribution_version
-from .outcome import Environment, Fix, Verdict
+from .judgment import Environment, Fix, Verdict
 from .shell import quoted, shell_of
 from .variants import is_variant, pytorch_index
 

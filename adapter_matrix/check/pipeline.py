@@ -25,7 +25,7 @@ from ..matrix.discovery import Located
 from ..matrix.model import Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
 from .constraints import KeptPins
 from .elsewhere import Target
-from .outcome import Environment, Verdict
+from .judgment import Environment, Verdict
 from .requirements import Pins as FilePins  # what a file installs (constraints' KeptPins: what to keep)
 
 __all__ = [
