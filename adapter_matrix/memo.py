@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 
+from . import limits
+
 try:  # built into CPython; hashlib would load OpenSSL first
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover
@@ -40,8 +42,6 @@ __all__ = [
     "store_stamped",
     "entry_deps",
 ]
-
-MAX_ENTRY_BYTES = 256 << 20
 
 
 def stamp(path: str) -> Stamp:
@@ -77,7 +77,7 @@ def read_entry(path: str) -> Optional[Any]:
     if not trusted_entry(path):
         return None
     try:
-        return json.loads(read_regular(path, MAX_ENTRY_BYTES, follow=False))
+        return json.loads(read_regular(path, limits.CACHE_ENTRY_BYTES, follow=False))
     except (FileReadError, ValueError, RecursionError):
         return None
 

@@ -54,6 +54,8 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
+from .. import limits
+
 if TYPE_CHECKING:
     from ..memo import Stamp
 
@@ -68,7 +70,6 @@ DYNAMO_GROUP = "torch_dynamo_backends"
 # the groups of the chain, in the order a stack loads them
 CHAIN_GROUPS = (GROUP, PLATFORM_GROUP, GENERAL_GROUP, DYNAMO_GROUP)
 VLLM_PLUGINS = "VLLM_PLUGINS"
-MAX_SOURCE_FILES = 2000  # a package scanned for PrivateUse1 is read up to this many modules
 
 
 def _entry_points(info: str) -> List[Tuple[str, str, str]]:
@@ -166,7 +167,7 @@ def _claims_privateuse1(package: str) -> bool:
             if not name.endswith(".py"):
                 continue
             seen += 1
-            if seen > MAX_SOURCE_FILES:
+            if seen > limits.MAX_SOURCE_FILES:
                 return False
             try:
                 with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as fh:

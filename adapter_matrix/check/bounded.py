@@ -14,7 +14,7 @@ that is inside ``import torch``. Neither may hang or exhaust memory, whatever th
   dependency is needed, and nothing changes for the usual pattern, which takes
   microseconds. docs/security.md weighs this against the ``regex`` package.
 * :func:`run_command` runs an argument list (never a shell) in its own process group,
-  keeps at most :data:`OUTPUT_BYTES` of its output, and kills the whole group at the
+  keeps at most :data:`~adapter_matrix.limits.OUTPUT_BYTES` of its output, and kills the whole group at the
   timeout, when the output is too long, and after it exits (a detector leaves no
   background process behind).
 """
@@ -26,13 +26,14 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence
 
+from .. import limits
+
 if TYPE_CHECKING:  # the annotation only: subprocess loads when a command runs
     import subprocess
 
 __all__ = [
     "REGEX_SECONDS",
     "INPUT_CHARS",
-    "OUTPUT_BYTES",
     "RegexTimeout",
     "Found",
     "search",
@@ -43,7 +44,6 @@ __all__ = [
 
 REGEX_SECONDS = 0.5  # a version regex on a version file takes microseconds
 INPUT_CHARS = 1 << 20  # what a regex is matched against: the first MiB of a file or an output
-OUTPUT_BYTES = 1 << 20  # a command's output kept; a longer one stops the command
 
 
 class RegexTimeout(Exception):
@@ -163,7 +163,7 @@ class CommandResult(NamedTuple):
 
 
 def run_command(
-    argv: Sequence[str], timeout: float, *, stdin: Optional[bytes] = None, limit: int = OUTPUT_BYTES
+    argv: Sequence[str], timeout: float, *, stdin: Optional[bytes] = None, limit: int = limits.OUTPUT_BYTES
 ) -> CommandResult:
     """Run ``argv`` without a shell, in a process group of its own; keep at most
     ``limit`` bytes of its standard output (standard error is discarded). The group is
@@ -251,7 +251,7 @@ def describe_failure(error: str, program: str, timeout: float) -> str:
     if error == "timeout":
         return f"command {program} timed out after {timeout:g} s"
     if error == "too-long":
-        return f"command {program} printed more than {OUTPUT_BYTES >> 20} MiB; it was stopped"
+        return f"command {program} printed more than {limits.OUTPUT_BYTES >> 20} MiB; it was stopped"
     if error == "not-found":
         return f"command {program} not found"
     if error == "not-executable":

@@ -158,7 +158,7 @@ def _valid_facts(facts: Dict[str, Any]) -> bool:
     """Whether a facts memo read from disk has the shape :func:`_facts` writes, with only
     the detectors an import may run: the memo is untrusted input, and a ``command``
     (or anything else) in it must never run inside ``import torch``."""
-    from ..matrix.limits import MAX_REGEX_CHARS, MAX_TIMEOUT
+    from ..limits import MAX_REGEX_CHARS, MAX_TIMEOUT
 
     if not (isinstance(facts.get("distribution"), str) and isinstance(facts.get("device"), str)):
         return False

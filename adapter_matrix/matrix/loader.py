@@ -19,12 +19,12 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..files import printable
+from ..limits import MAX_AGE_DAYS, MAX_REGEX_CHARS, MAX_TIMEOUT
 from ..matrix import companions as _companions
 from ..matrix import consistency
 from ..names import canonical_name
 from ..urls import PYPI_SIMPLE
 from .diagnostics import Diagnostic, Mark, MatrixError, display_path, read_matrix_file
-from .limits import MAX_AGE_DAYS, MAX_REGEX_CHARS, MAX_TIMEOUT
 from .model import (
     ABSENT,
     DEFAULT_EVIDENCE,

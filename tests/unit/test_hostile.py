@@ -20,8 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from adapter_matrix.check.bounded import OUTPUT_BYTES, RegexTimeout, run_command, search
+from adapter_matrix import limits
+from adapter_matrix.check.bounded import RegexTimeout, run_command, search
 from adapter_matrix.files import FileReadError, atomic_write, read_regular
+from adapter_matrix.limits import OUTPUT_BYTES
 from adapter_matrix.matrix import cache
 from adapter_matrix.matrix.diagnostics import MatrixError
 from adapter_matrix.matrix.loader import load_text
@@ -176,14 +178,12 @@ def test_a_matrix_that_is_not_a_regular_file_is_a_clear_error(tmp_path, kind):
 
 
 def test_a_file_larger_than_the_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
-    import adapter_matrix.files as files
-
     path = tmp_path / "big.yaml"
     path.write_bytes(b"#" * 4096)
     with pytest.raises(FileReadError, match="more than the 0 MiB"):
         read_regular(str(path), 1024)
     assert read_regular(str(path), 1024, truncate=True) == b"#" * 1024
-    monkeypatch.setattr(files, "MAX_READ_BYTES", 1024)
+    monkeypatch.setattr(limits, "MAX_READ_BYTES", 1024)
     assert read_regular(str(path), None) == b"#" * 4096
 
 
