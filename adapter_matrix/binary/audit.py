@@ -262,9 +262,9 @@ def _device_builds(env: _Env, packages: Sequence[str], torch_version: str, torch
             return _Builds(libraries, notes)
         torch = recorded.get("torch") if isinstance(recorded, dict) else None
         return _Builds(libraries, notes, torch if isinstance(torch, str) else None, manifest)
-    from ..device.build import Extension, _cache_root, source_hash
+    from ..device.build import Extension, builds_root, source_hash
 
-    root = str(_cache_root())
+    root = str(builds_root())
     env.note(root)
     try:
         entries = sorted(os.listdir(root))

@@ -141,7 +141,7 @@ def _memo_path(kind: str, key: str) -> str:
 
 def _read_memo(kind: str, key: str) -> Optional[Dict[str, Any]]:
     """A memo as plain data, or None: missing, unreadable, refused (writable by others:
-    see :func:`~adapter_matrix.matrix.cache.trusted_entry`) or not a JSON object."""
+    see :func:`~adapter_matrix.memo.trusted_entry`) or not a JSON object."""
     from ..memo import read_entry
 
     value = read_entry(_memo_path(kind, key))

@@ -84,7 +84,7 @@ def _entry(argv: Sequence[str]) -> str:
 def _read(path: str) -> Optional[bytes]:
     """The entry's bytes, if it is a regular file of this user's alone (never through a link)."""
     from ..files import FileReadError, read_regular, untrusted_reason
-    from ..matrix.cache import cache_root
+    from ..memo import cache_root
 
     try:
         data = read_regular(path, limits.RECALLED_ANSWER_BYTES, follow=False)

@@ -27,6 +27,7 @@ from adapter_matrix.limits import OUTPUT_BYTES
 from adapter_matrix.matrix import cache
 from adapter_matrix.matrix.diagnostics import MatrixError
 from adapter_matrix.matrix.loader import load_text
+from adapter_matrix.memo import CacheWarning
 
 from .helpers import REPO, cli
 
@@ -337,7 +338,7 @@ def test_a_cache_entry_others_can_write_is_refused_with_a_message(tmp_path, wher
     good = pickle.loads(entry.read_bytes())
     entry.write_bytes(pickle.dumps(good._replace(warnings=["planted"])))  # a valid entry, but not ours
     target.chmod(stat.S_IMODE(target.stat().st_mode) | who)
-    with pytest.warns(cache.CacheWarning, match="another user could have planted it"):
+    with pytest.warns(CacheWarning, match="another user could have planted it"):
         result = cache.load_matrix(str(path))
     assert "planted" not in result.warnings  # parsed afresh, the planted entry unread
 

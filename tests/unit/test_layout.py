@@ -25,7 +25,7 @@ import adapter_matrix
 PACKAGE = pathlib.Path(adapter_matrix.__file__).parent
 
 # The core, in layers: a module imports its own layer and earlier ones only.
-CORE = ["_version", "limits", "urls", "errors", "names", "files", "documents", "matrix", "memo", "answer"]
+CORE = ["_version", "limits", "urls", "errors", "names", "files", "documents", "memo", "matrix", "answer"]
 SPOKES = ["check", "device", "ci", "upstream"]
 # What each part outside the core may import besides the core and itself. The package
 # root is the public face (``from adapter_matrix import require``): no module imports it.
