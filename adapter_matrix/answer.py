@@ -31,6 +31,8 @@ __all__ = [
     "CompanionSeen",
     "LayerSeen",
     "StackSeen",
+    "DeepStep",
+    "DeepSection",
     "Answer",
     "DiagnosticSeen",
     "Invalid",
@@ -129,6 +131,23 @@ class StackSeen(NamedTuple):
     conflict: Optional[str] = None
 
 
+class DeepStep(NamedTuple):
+    """One step of ``check --deep``: what it did, whether it worked, how long it took, and why not."""
+
+    name: str
+    ok: bool
+    seconds: float
+    detail: str = ""
+
+
+class DeepSection(NamedTuple):
+    """``check --deep``'s section of an answer: torch imported, the adapter activated, a timed
+    smoke on its device, step by step."""
+
+    ok: bool
+    steps: Tuple[DeepStep, ...]
+
+
 class Answer(NamedTuple):
     """The answer for one adapter's matrix: one entry of ``checks``."""
 
@@ -148,7 +167,7 @@ class Answer(NamedTuple):
     fixes: Tuple[FixSeen, ...]
     # the binary check: {ok, distribution, version, torch, ..., files, problems, notes} (docs/commands.md)
     binary: Optional[Dict[str, Any]] = None
-    deep: Optional[Dict[str, Any]] = None  # --deep: {ok, steps: [{name, ok, seconds, detail}]}
+    deep: Optional[DeepSection] = None  # --deep
     stack: Optional[StackSeen] = None  # the layers above the adapter, when any is installed or given
 
     def _written(self, name: str) -> bool:

@@ -18,7 +18,7 @@ import datetime as _dt
 import warnings
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from ..answer import CHECK_SCHEMA, Answer, CheckDocument, DiagnosticSeen, Invalid
+from ..answer import CHECK_SCHEMA, Answer, CheckDocument, DeepSection, DiagnosticSeen, Invalid
 from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, AdapterMatrixError, worst_exit_code
 from ..matrix.diagnostics import Diagnostic, MatrixError
 from ..matrix.discovery import Located
@@ -100,7 +100,7 @@ class Probes(NamedTuple):
     # the binary section of an installed distribution (the release the matrix picked, or None)
     binary: Callable[[str, Optional[Release]], Optional[JsonSection]]
     autoload: Callable[[Sequence[str]], JsonSection]  # the torch.backends lint of an import path
-    deep: Callable[[LoadResult], Tuple[bool, JsonSection]]  # --deep: (ok, the section)
+    deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
 
 
 class CheckResult(NamedTuple):
@@ -376,8 +376,8 @@ def _judge(
                 None,
                 f"{matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims",
             )
-        ok, report = probes.deep(result)
-        failed = not ok and answer.exit_code in (EXIT_OK, EXIT_WARNING)
+        report = probes.deep(result)
+        failed = not report.ok and answer.exit_code in (EXIT_OK, EXIT_WARNING)
         answer = answer._replace(deep=report, exit_code=EXIT_UNSUPPORTED if failed else answer.exit_code)
     kept: Union[KeptPins, str, None] = None
     if question.request.constraints is not None:

@@ -133,13 +133,13 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
         lines += binary_lines(answer.binary)
     if answer.deep is not None:
         lines.append([("deep check", "bold")])
-        for step in answer.deep["steps"]:
-            detail = f"  {step['detail']}" if step["detail"] else ""
+        for step in answer.deep.steps:
+            detail = f"  {step.detail}" if step.detail else ""
             lines.append(
                 [
                     ("  ", ""),
-                    ("ok  " if step["ok"] else "FAIL", "green" if step["ok"] else "red"),
-                    (f" {step['name']:<28} {step['seconds'] * 1000:8.1f} ms{detail}", ""),
+                    ("ok  " if step.ok else "FAIL", "green" if step.ok else "red"),
+                    (f" {step.name:<28} {step.seconds * 1000:8.1f} ms{detail}", ""),
                 ]
             )
     return lines

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Union
 
 from ..errors import EXIT_USAGE
 from .base import MATRIX_HELP, TODAY_HELP
 
 if TYPE_CHECKING:
+    from ..answer import DeepSection
     from ..check.pipeline import BinaryUsed, CheckResult, Probes
     from ..matrix.diagnostics import Diagnostic
     from ..matrix.model import LoadResult
@@ -111,11 +112,10 @@ def _probes() -> Probes:
     from ..binary.section import binary_section
     from ..check.pipeline import Probes
 
-    def deep(result: LoadResult) -> Tuple[bool, Dict[str, object]]:
+    def deep(result: LoadResult) -> DeepSection:
         from ..device.deep import deep_check_isolated
 
-        report = deep_check_isolated(result.matrix.path)
-        return report.ok, report.as_dict()
+        return deep_check_isolated(result.matrix.path).section()
 
     return Probes(binary_section, autoload_section, deep)
 

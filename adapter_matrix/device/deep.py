@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from ..answer import DeepSection, DeepStep
 from ..matrix.model import Matrix
 
 __all__ = ["Step", "DeepReport", "deep_check", "deep_check_isolated", "described"]
@@ -44,13 +45,9 @@ class DeepReport:
     def failure(self) -> Optional[Step]:
         return next((s for s in self.steps if not s.ok), None)
 
-    def as_dict(self) -> Dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "steps": [
-                {"name": s.name, "ok": s.ok, "seconds": round(s.seconds, 4), "detail": s.detail} for s in self.steps
-            ],
-        }
+    def section(self) -> DeepSection:
+        """The report as ``check --json`` writes it (and the isolated child prints it)."""
+        return DeepSection(self.ok, tuple(DeepStep(s.name, s.ok, round(s.seconds, 4), s.detail) for s in self.steps))
 
 
 class _Stop(Exception):
@@ -150,9 +147,11 @@ def deep_check_isolated(matrix_path: str, timeout: float = 600) -> DeepReport:
     except subprocess.TimeoutExpired:
         return DeepReport([Step("run the deep check", False, timeout, f"no answer within {timeout:.0f} s")])
     try:
-        doc = json.loads(proc.stdout.strip().splitlines()[-1])
-        return DeepReport([Step(**step) for step in doc["steps"]])
-    except (ValueError, IndexError, KeyError, TypeError):
+        from ..documents import from_json
+
+        section = from_json(DeepSection, json.loads(proc.stdout.strip().splitlines()[-1]), "the deep check's report")
+        return DeepReport([Step(*step) for step in section.steps])
+    except (ValueError, IndexError):  # no JSON, or not the declared report (a DocumentError is a ValueError)
         tail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
         return DeepReport([Step("run the deep check", False, time.perf_counter() - start, tail)])
 
@@ -161,6 +160,7 @@ if __name__ == "__main__":  # the isolated interpreter of deep_check_isolated
     import json
     import sys
 
+    from ..documents import to_json
     from ..matrix.cache import load_matrix
 
-    print(json.dumps(deep_check(load_matrix(sys.argv[1]).matrix).as_dict()))
+    print(json.dumps(to_json(deep_check(load_matrix(sys.argv[1]).matrix).section())))
