@@ -32,6 +32,10 @@ __all__ = [
     "LayerSeen",
     "StackSeen",
     "DeepStep",
+    "AutoloadEntry",
+    "AutoloadProblem",
+    "PluginSeen",
+    "AutoloadSection",
     "DeepSection",
     "Answer",
     "DiagnosticSeen",
@@ -214,6 +218,47 @@ class Invalid(NamedTuple):
     diagnostics: Tuple[DiagnosticSeen, ...] = ()  # every diagnostic of the file, errors and warnings
 
 
+class AutoloadEntry(NamedTuple):
+    """A ``torch.backends`` entry point of the environment, which ``import torch`` runs."""
+
+    name: str
+    value: str  # module:function
+    distribution: str
+    version: str
+    dist_info: str  # the folder it was read from
+
+
+class AutoloadProblem(NamedTuple):
+    """What would go wrong when ``import torch`` runs the entry points, and the fix."""
+
+    kind: str  # stale | module-missing | function-missing | privateuse1-conflict | platform-conflict
+    message: str
+    fix: str
+
+
+class PluginSeen(NamedTuple):
+    """An entry point of the plugin chain above the adapter (torch's, vLLM's, Dynamo's groups)."""
+
+    group: str
+    name: str
+    value: str
+    distribution: str
+    version: str
+
+
+class AutoloadSection(NamedTuple):
+    """The ``autoload`` section of ``check --json``: the environment's ``torch.backends`` entry
+    points linted from their files, and the plugin chain when it holds more than them."""
+
+    ok: bool
+    entry_points: Tuple[AutoloadEntry, ...]
+    problems: Tuple[AutoloadProblem, ...]
+    chain: Optional[Tuple[PluginSeen, ...]] = None  # only when a plugin beyond torch.backends is installed
+
+    def _written(self, name: str) -> bool:
+        return name != "chain" or self.chain is not None
+
+
 class CheckDocument(NamedTuple):
     """The whole ``check --json`` document: the worst exit code and one answer per matrix,
     or (``error``) the usage error that stopped ``check`` before any answer; when that error is
@@ -226,7 +271,7 @@ class CheckDocument(NamedTuple):
     invalid: Tuple[Invalid, ...] = ()
     # the environment's torch.backends entry points, linted: {ok, entry_points, problems}, and
     # {chain} when it holds a plugin of the stack above (vLLM's, Dynamo's)
-    autoload: Optional[Dict[str, Any]] = None
+    autoload: Optional[AutoloadSection] = None
     # the matrix that stopped check (error): every diagnostic of it; written only when there are some
     diagnostics: Tuple[DiagnosticSeen, ...] = ()
 

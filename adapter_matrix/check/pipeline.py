@@ -18,7 +18,7 @@ import datetime as _dt
 import warnings
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from ..answer import CHECK_SCHEMA, Answer, CheckDocument, DeepSection, DiagnosticSeen, Invalid
+from ..answer import CHECK_SCHEMA, Answer, AutoloadSection, CheckDocument, DeepSection, DiagnosticSeen, Invalid
 from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, AdapterMatrixError, worst_exit_code
 from ..matrix.diagnostics import Diagnostic, MatrixError
 from ..matrix.discovery import Located
@@ -99,7 +99,7 @@ class Probes(NamedTuple):
 
     # the binary section of an installed distribution (the release the matrix picked, or None)
     binary: Callable[[str, Optional[Release]], Optional[JsonSection]]
-    autoload: Callable[[Sequence[str]], JsonSection]  # the torch.backends lint of an import path
+    autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
     deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
 
 
@@ -507,7 +507,7 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         answers.append(answer)
     code = worst_exit_code(a.exit_code for a in answers) if answers else EXIT_USAGE
     autoload = probes.autoload(search_path())
-    if not autoload["ok"] and code != EXIT_USAGE:
+    if not autoload.ok and code != EXIT_USAGE:
         code = worst_exit_code([code, EXIT_UNSUPPORTED])
     document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload)
     binaries = tuple(j.binary for j in judged if j.binary is not None)
