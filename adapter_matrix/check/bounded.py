@@ -35,7 +35,7 @@ __all__ = [
     "REGEX_SECONDS",
     "INPUT_CHARS",
     "RegexTimeout",
-    "Found",
+    "RegexMatch",
     "search",
     "named_groups",
     "CommandResult",
@@ -50,7 +50,7 @@ class RegexTimeout(Exception):
     """The match took longer than its budget."""
 
 
-class Found(NamedTuple):
+class RegexMatch(NamedTuple):
     """A match, reduced to plain strings: the named groups, group 1 (if any) and group 0."""
 
     named: Dict[str, Optional[str]]
@@ -66,15 +66,15 @@ class Found(NamedTuple):
         return self.first if self.groups else self.whole
 
 
-def _found(match: re.Match[str]) -> Found:
-    return Found(match.groupdict(), match.group(1) if match.re.groups else None, match.group(0), match.re.groups)
+def _found(match: re.Match[str]) -> RegexMatch:
+    return RegexMatch(match.groupdict(), match.group(1) if match.re.groups else None, match.group(0), match.re.groups)
 
 
-def search(pattern: str, text: str, seconds: float = REGEX_SECONDS) -> Optional[Found]:
+def search(pattern: str, text: str, seconds: float = REGEX_SECONDS) -> Optional[RegexMatch]:
     """``re.search(pattern, text, re.MULTILINE)`` that gives up after ``seconds``
     (:class:`RegexTimeout`). ``text`` is cut to :data:`INPUT_CHARS` first."""
     answer = _bounded("search", pattern, text, seconds)
-    return Found(*answer) if answer else None
+    return RegexMatch(*answer) if answer else None
 
 
 def named_groups(pattern: str, text: str, seconds: float = REGEX_SECONDS) -> Dict[str, str]:

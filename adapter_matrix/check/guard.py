@@ -56,7 +56,7 @@ from .facts import distribution_version, python_identity
 __all__ = [
     "UnsupportedEnvironment",
     "Support",
-    "Selection",
+    "ImportVerdict",
     "require",
     "select",
     "locate",
@@ -76,7 +76,7 @@ class UnsupportedEnvironment(AdapterMatrixError, RuntimeError):
     exit_code = EXIT_UNSUPPORTED
 
 
-class Selection(NamedTuple):
+class ImportVerdict(NamedTuple):
     """The verdict for one environment and the shim module that serves its torch."""
 
     outcome: Status
@@ -238,7 +238,7 @@ def _decide(
     torch_version: Optional[str],
     adapter_version: Optional[str],
     dimensions: List[Tuple[str, Optional[str]]],
-) -> Selection:
+) -> ImportVerdict:
     from packaging.version import InvalidVersion, Version
 
     from ..matrix.cache import load_matrix
@@ -271,7 +271,7 @@ def _decide(
     )
     answer = decide(matrix, env)  # check's judge: the same verdict `check` answers
     shim = answer.shim or (shim_for(matrix, env.torch) if env.torch is not None else None)
-    return Selection(
+    return ImportVerdict(
         answer.outcome,
         shim.module if shim else None,
         explain(answer, matrix.adapter.distribution, torch_version),
@@ -284,7 +284,7 @@ def select(
     torch_version: Optional[str],
     adapter_version: Optional[str] = None,
     dimensions: Optional[Dict[str, Optional[str]]] = None,
-) -> Selection:
+) -> ImportVerdict:
     """The verdict for this interpreter with ``torch_version`` and the adapter at
     ``adapter_version`` (else its installed version), memoized.
 
@@ -309,7 +309,7 @@ def select(
         and isinstance(memo.get("forceable"), bool)
         and len(memo) == 4
     ):
-        return Selection(Status(memo["outcome"]), memo["shim"], memo["message"], memo["forceable"])
+        return ImportVerdict(Status(memo["outcome"]), memo["shim"], memo["message"], memo["forceable"])
     selection = _decide(matrix_path, torch_version, adapter_version, found)
     _write_memo("verdict", key, {**selection._asdict(), "outcome": selection.outcome.value})
     return selection

@@ -237,17 +237,17 @@ def _matrices_of(distribution: str, explicit: Sequence[str], paths: Optional[Seq
     return out[:1]
 
 
-class _Found(NamedTuple):
+class _Loaded(NamedTuple):
     adapters: List[Tuple[Located, LoadResult]]
     layers: List[Tuple[Located, Layer]]  # the layers above an adapter
     invalid: List[Invalid]
     diagnostics: List[Diagnostic]
 
 
-def _load(found: Sequence[Located]) -> _Found:
+def _load(found: Sequence[Located]) -> _Loaded:
     from ..matrix.cache import load_any
 
-    out = _Found([], [], [], [])
+    out = _Loaded([], [], [], [])
     for located in found:
         try:
             result: Union[LoadResult, LayerResult] = load_any(located.path)
