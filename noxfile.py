@@ -13,7 +13,7 @@
 Select with tags and -p; -k matches substrings (`torch2.1` also matches `torch2.10`).
 The cells are `adapter_matrix.nox`'s (docs/nox.md), the same library any adapter's
 noxfile uses; what is this repository's own is below: the native build, the probe, the
-companion refusal probe, the op sweep, and the unit and hooks sessions.
+companion refusal probe, the op sweep's settings (`ops=`), and the unit and hooks sessions.
 Each device session installs the cell's torch from the source compat.yaml names (with
 its fallbacks; $ADAPTER_MATRIX_TORCH_INDEX_URL overrides) together with the companions of
 its torch line (`ci: companions:`; $ADAPTER_MATRIX_CELL_COMPANIONS overrides), installs the tool and the
@@ -40,7 +40,6 @@ import glob
 import json
 import os
 import sys
-from typing import Dict
 
 import nox
 
@@ -118,20 +117,6 @@ def docs(session: nox.Session) -> None:
     )  # mkdocs-material's end-of-life banner, not a docs finding
 
 
-def _sweep_mode(cell: cells_api.CellRun) -> str:
-    mode = os.environ.get(cells_api.OPS_ENV, "sample")
-    if mode not in cells_api.SWEEP_MODES:
-        cell.fail(f"${cells_api.OPS_ENV}={mode!r}: choose from {', '.join(cells_api.SWEEP_MODES)}")
-    return mode
-
-
-def _compile_sample(cell: cells_api.CellRun) -> bool:
-    mode = os.environ.get(cells_api.OPS_COMPILE_ENV, "on")
-    if mode not in cells_api.COMPILE_MODES:
-        cell.fail(f"${cells_api.OPS_COMPILE_ENV}={mode!r}: choose from {', '.join(cells_api.COMPILE_MODES)}")
-    return mode == "on"
-
-
 # What the conformance suite needs beyond pytest. torch 2.7's torch.distributed.checkpoint
 # imports the importlib_metadata backport on Python < 3.10 without declaring it; the marker
 # keeps it out of newer Pythons' cells.
@@ -143,13 +128,9 @@ SUITE_LANES = ["-n", "2"]
 
 
 def requirements(row) -> list:
-    """Beside the wheels: what the C++ build, the op sweep and the suite (its lanes too) need for this torch."""
-    torch = str(row.cell.torch)
-    return [
-        *cells_api.native_build_requirements(torch),
-        *cells_api.op_sweep_requirements(torch),
-        *SUITE_REQUIREMENTS,
-    ]
+    """Beside the wheels: what the C++ build and the suite (its lanes too) need for this torch
+    (the op sweep's own requirements come with `ops=`)."""
+    return [*cells_api.native_build_requirements(str(row.cell.torch)), *SUITE_REQUIREMENTS]
 
 
 def refusals(cell: cells_api.CellRun) -> None:
@@ -182,62 +163,13 @@ def refusals(cell: cells_api.CellRun) -> None:
 
 def build(cell: cells_api.CellRun) -> dict:
     """The C++ core (cached per torch build), then the probe of this torch's API (results/probes/)."""
-    _sweep_mode(cell)  # a wrong $ADAPTER_MATRIX_OPS fails the cell before the compile
-    _compile_sample(cell)  # and so does a wrong $ADAPTER_MATRIX_OPS_COMPILE
     done = cell.step("the build", cell.json_run, "adapter-matrix", "build", "--json", "--matrix", cell.matrix.path)
     with cell.phase("probe"):
         probe = cell.step("the probe", cell.json_run, "adapter-matrix", "probe", "--json", "--matrix", cell.matrix.path)
         os.makedirs(os.path.join(cell.results, "probes"), exist_ok=True)
         with open(os.path.join(cell.results, "probes", f"torch-{cell.row.cell.line.minor}.json"), "w") as fh:
             json.dump(probe, fh, indent=2)
-    _start_op_sweep(cell)
     return done
-
-
-_SWEEPS: Dict[str, cells_api.Beside] = {}  # cell id -> its op sweep, running beside the suite
-
-
-def _sweep_record(cell: cells_api.CellRun) -> str:
-    return os.path.join(cell.results, "ops", f"{cell.row.id}.json")
-
-
-def _start_op_sweep(cell: cells_api.CellRun) -> None:
-    """PyTorch's own op tests on the device (`adapter-matrix ops sweep`), then the compiled
-    sample (`--compile`: the sweep asks the device's capability `inductor` itself and skips
-    with its reason where it is absent): the suite group `ops`. It runs beside the
-    conformance suite, on one core (--jobs 1): the suite keeps about one core busy on its
-    own (its distributed tests two), so side by side they fill a 2-core machine."""
-    mode = _sweep_mode(cell)
-    if mode == "none":
-        return
-    _SWEEPS[cell.row.id] = cell.beside(
-        "the op sweep",
-        "adapter-matrix",
-        "ops",
-        "sweep",
-        "--matrix",
-        cell.matrix.path,
-        "--expected",
-        EXPECTED_OPS,
-        "--output",
-        _sweep_record(cell),
-        "--jobs",
-        "1",
-        *(["--sample"] if mode == "sample" else []),
-        *(["--compile"] if _compile_sample(cell) else []),
-        env=cell.summaries_env,
-        codes=(0, 1),
-    )
-
-
-def op_sweep(cell: cells_api.CellRun) -> None:
-    """The op sweep's end (the record's phase `ops` is the wait for it after the suite) and its summary."""
-    sweep = _SWEEPS.pop(cell.row.id, None)
-    if sweep is None:
-        return
-    with cell.phase("ops"):
-        sweep.wait()
-    cell.ops = cells_api.op_sweep_summary(_sweep_record(cell), cell.results)
 
 
 CELLS = cells_api.cells(
@@ -250,7 +182,9 @@ CELLS = cells_api.cells(
         requirements=requirements,
         build=build,
         after_check=refusals,
-        after_tests=op_sweep,
+        # PyTorch's own op tests on the device beside the suite (docs/op-coverage.md): the sample,
+        # the whole op_db with ADAPTER_MATRIX_OPS=full; the compiled sample unless ..._COMPILE=off
+        ops=cells_api.OpSweep(expected=EXPECTED_OPS, compile=True),
         description="Build the npu device against this cell's torch and run the conformance suite.",
         root=ROOT,
     )

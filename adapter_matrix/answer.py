@@ -125,6 +125,12 @@ class LayerSeen(NamedTuple):
     status: Status
     problems: Tuple[str, ...]  # each pin what is installed breaks
     decided_by: Tuple[str, ...]
+    # the layer's own libraries read against torch and the adapter installed (a plugin of a
+    # plugin's op library); written only when the layer is installed
+    binary: Optional[Dict[str, Any]] = None
+
+    def _written(self, name: str) -> bool:
+        return name != "binary" or self.binary is not None
 
 
 class StackSeen(NamedTuple):

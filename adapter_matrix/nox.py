@@ -25,8 +25,12 @@ Each cell, in a fresh environment of the cell's Python:
    (``adapter: device:``): an adapter that installs but does not load fails here, with its error;
    then checks again, so the binary check also reads a core compiled at the build or the
    first import (the record's ``binary`` is this second check's);
-6. runs the tests (a pytest path, or a command), with ``nox ... -- ARGS`` passed on;
-7. writes the result record to ``results/`` and the evidence record to the matrix's
+6. runs the tests (a pytest path, or a command), with ``nox ... -- ARGS`` passed on, and,
+   with ``Adapter(ops=OpSweep())``, beside them PyTorch's own op tests on the device
+   (``adapter-matrix ops sweep``: the sample, or the whole op_db with ``OpSweep(mode="full")``
+   or ``$ADAPTER_MATRIX_OPS=full``), run from the installed wheels only, never this tree;
+7. writes the result record to ``results/`` (the sweep's counts per family under ``ops``,
+   its own record under ``results/ops/``) and the evidence record to the matrix's
    evidence folder (a run narrowed with posargs writes no evidence).
 
 Offline: ``ADAPTER_MATRIX_WHEELS=/opt/wheels:/path/to/wheelhouse`` (folders, ``:``
@@ -58,7 +62,7 @@ from .ci.evidence import tree_state
 from .ci.install import InstallAttempt, cell_companions, install_attempts
 from .ci.interpreters import expose
 from .ci.plan import SESSION, PlanRow, plan
-from .ci.record import ResultRecord, results_dir, write_record
+from .ci.record import OpsSummary, ResultRecord, results_dir, write_record
 from .ci.release import past_releases
 from .ci.suites import (
     SUITE_ROOT,
@@ -88,6 +92,7 @@ __all__ = [
     "SESSION",
     "Pytest",
     "Command",
+    "OpSweep",
     "Adapter",
     "CellRun",
     "Beside",
@@ -105,6 +110,7 @@ __all__ = [
     "COMPILE_MODES",
     "op_sweep_requirements",
     "op_sweep_summary",
+    "OpsSummary",  # what a record keeps of an op sweep (ci/record.py)
 ]
 
 WHEELS_ENV = "ADAPTER_MATRIX_WHEELS"  # offline: install only from these folders (os.pathsep separated)
@@ -133,9 +139,9 @@ def op_sweep_requirements(torch: str) -> List[str]:
     return _opsweep.requirements(torch)
 
 
-def op_sweep_summary(path: str, results: str) -> Dict[str, Any]:
+def op_sweep_summary(path: str, results: str) -> OpsSummary:
     """The counts a result record keeps of the sweep record at ``path`` (named relative to ``results``)."""
-    return _sweep_summary(_read_sweep(path), os.path.relpath(path, results))
+    return OpsSummary.of(_sweep_summary(_read_sweep(path), os.path.relpath(path, results)))
 
 
 @dataclass(frozen=True)
@@ -159,10 +165,68 @@ class Command:
 
 
 @dataclass(frozen=True)
+class OpSweep:
+    """PyTorch's own op tests (OpInfo, ModuleInfo) on the adapter's device in each cell:
+    ``adapter-matrix ops sweep`` beside the tests, on one core, after the adapter loads
+    (built against the cell's torch, activated as its users do: its import or its
+    ``torch.backends`` entry point). docs/op-coverage.md is the guide.
+
+    ``mode``: ``sample`` (the expectations' fixed sample, about a minute) or ``full`` (all of
+    op_db and module_db); ``$ADAPTER_MATRIX_OPS`` (``sample``, ``full``, ``none``) overrides
+    it for a run, as a tier sets it. ``compile``: add the compiled sample (inductor);
+    ``$ADAPTER_MATRIX_OPS_COMPILE`` (``on``, ``off``) overrides. ``expected``: the
+    expectations file (relative to ``root``); by default the per-torch-line files next to the
+    matrix (``op-sweep/torch-X.Y.yaml``, ``op-sweep/pytorch-disabled-tests-X.Y.json``), which
+    ``ops sweep --write-expected`` starts. ``activate``: what activates the device, when the
+    distribution's metadata does not say (``module`` or ``module:function``).
+
+    The sweep's counts go to the suite group ``ops`` (a task that disagrees with the
+    expectations fails the cell), its record to ``results/ops/<cell>.json``, its summary, with
+    ops by status per family, to the result record's ``ops``.
+    """
+
+    mode: str = "sample"
+    compile: bool = False
+    expected: Optional[str] = None
+    activate: Optional[str] = None
+    jobs: int = 1  # beside the tests, which keep a core busy of their own
+    timeout: float = 300.0  # seconds one task may run before its worker is killed
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("sample", "full"):
+            raise ValueError(f"OpSweep(mode={self.mode!r}): choose sample or full")
+        if self.jobs < 1:
+            raise ValueError(f"OpSweep(jobs={self.jobs}): at least 1")
+
+    def run_mode(self, environ: Mapping[str, str]) -> str:
+        """This run's mode: ``$ADAPTER_MATRIX_OPS`` if set, else :attr:`mode`; ``ValueError`` names the choices."""
+        mode = environ.get(OPS_ENV) or self.mode
+        if mode not in SWEEP_MODES:
+            raise ValueError(f"${OPS_ENV}={mode!r}: choose from {', '.join(SWEEP_MODES)}")
+        return mode
+
+    def run_compile(self, environ: Mapping[str, str]) -> bool:
+        """Whether this run adds the compiled sample: ``$ADAPTER_MATRIX_OPS_COMPILE`` if set, else :attr:`compile`."""
+        mode = environ.get(OPS_COMPILE_ENV) or ("on" if self.compile else "off")
+        if mode not in COMPILE_MODES:
+            raise ValueError(f"${OPS_COMPILE_ENV}={mode!r}: choose from {', '.join(COMPILE_MODES)}")
+        return mode == "on"
+
+
+@dataclass(frozen=True)
 class Adapter:
     """What a cell needs to know about the adapter.
 
     ``projects``: folders (relative to ``root``) built into wheels and installed, in order.
+    A compiled project is installed as soon as it is built, so a later one builds against it:
+    ``projects=["../my-adapter", "."]`` builds a plugin of the adapter against the adapter just
+    built (its build requirement on the adapter is met by that wheel, not by an index).
+    ``layers``: the matrices of layers above the adapter that a project is (a plugin's
+    ``compat.yaml``, docs/stacks.md): the cell's ``check`` judges the stack, the layer's binaries
+    against the adapter's included. ``evidence``: the folder the evidence records go to, when
+    not the matrix's (a plugin's cells run on its adapter's matrix, its records stay its own).
+    ``sources``: files and folders (relative to ``root``) a record ran on beside the matrix's
+    ``evidence: sources:``, so that changing them ages the records (a plugin's own code).
     ``tests``: a :class:`Pytest` or a :class:`Command`. ``suites``: the suite groups that
     count (the record keeps only these; each must pass at least one test); ``None``:
     the matrix's ``evidence: suites:``, or every group that ran when it names none. ``build``: the native part, a command printing JSON
@@ -170,6 +234,7 @@ class Adapter:
     returning a dict (``source_hash``, ``build_seconds``, ``compiled``) or ``None``.
     ``requirements``: more to install with the adapter (a list, or a function of the
     plan row). ``env``: set for every command of the cell (a driver's version, say).
+    ``ops``: an :class:`OpSweep`, PyTorch's own op tests on the device beside the tests.
     """
 
     matrix: str = "compat.yaml"
@@ -178,6 +243,9 @@ class Adapter:
     suites: Optional[Sequence[str]] = None
     build: Union[Sequence[str], Callable[[CellRun], Optional[Dict[str, Any]]], None] = None
     requirements: Union[Sequence[str], Callable[[PlanRow], Sequence[str]]] = ()
+    layers: Sequence[str] = ()
+    evidence: Optional[str] = None
+    sources: Sequence[str] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     after_check: Optional[Callable[[CellRun], None]] = None
     after_tests: Optional[Callable[[CellRun], None]] = None
@@ -192,6 +260,7 @@ class Adapter:
     # before the tests: import the adapter and create a tensor on its device ("tensor"), or only
     # import it ("import", for an adapter whose device holds no memory yet)
     load: str = "tensor"
+    ops: Optional[OpSweep] = None
 
     def __post_init__(self) -> None:
         if self.load not in _load.LOAD_MODES:
@@ -228,8 +297,9 @@ class Beside:
 class CellRun:
     """One cell while it runs: the nox session, its plan row, and what its record will say.
 
-    Hooks may set :attr:`refusals` (what a companion refusal probe kept) and :attr:`ops`
-    (an op sweep's summary); both go into the result record.
+    Hooks may set :attr:`refusals` (what a companion refusal probe kept); it and :attr:`ops`
+    (the op sweep's summary, set when the cell's :class:`OpSweep` is done) go into the
+    result record.
     """
 
     def __init__(self, session: nox.Session, row: PlanRow, cells_: Cells) -> None:
@@ -251,8 +321,10 @@ class CellRun:
         self._nested: List[Tuple[float, float]] = []  # wall and CPU time spent in phases inside the open ones
         self.check: Optional[Dict[str, Any]] = None
         self.build: Optional[Dict[str, Any]] = None
+        self.builds: List[Dict[str, Any]] = []  # each project built against the cell's torch, in order
         self.suites: Optional[Suites] = None
-        self.ops: Optional[Dict[str, Any]] = None
+        self.ops: Optional[OpsSummary] = None
+        self._sweep: Optional[Beside] = None  # the op sweep, running beside the tests
         self.refusals: List[Dict[str, Any]] = []
         self.companions_unavailable: Dict[str, str] = {}  # companion name -> why the index had none
         self.attempt: Optional[InstallAttempt] = None
@@ -275,12 +347,18 @@ class CellRun:
         return self.session.run(*args, env={**self.env, **(env or {})}, success_codes=list(codes), silent=silent)
 
     def beside(
-        self, what: str, *args: str, env: Optional[Mapping[str, str]] = None, codes: Sequence[int] = (0,)
+        self,
+        what: str,
+        *args: str,
+        env: Optional[Mapping[str, str]] = None,
+        codes: Sequence[int] = (0,),
+        cwd: Optional[str] = None,
     ) -> Beside:
         """Start a command in the cell that runs beside the next steps (a suite that needs no
         other: the op sweep beside the tests, so that two suites that each keep one core busy
         share a 2-core machine); :meth:`Beside.wait` ends it. Its output goes to a log in the
-        session's folder, shown (its end) when it fails. The record ends any still running."""
+        session's folder, shown (its end) when it fails. The record ends any still running.
+        It runs in ``cwd``, else the adapter's root."""
         venv = str(self.session.virtualenv.location)
         environ = {
             **os.environ,
@@ -292,7 +370,7 @@ class CellRun:
         log = os.path.join(self.session.create_tmp(), f"beside-{len(self._beside)}.log")
         self.session.log(f"{' '.join(args)}  (beside the next steps; output: {log})")
         with open(log, "wb") as out:
-            proc = subprocess.Popen(list(args), env=environ, stdout=out, stderr=subprocess.STDOUT, cwd=self.root)
+            proc = subprocess.Popen(list(args), env=environ, stdout=out, stderr=subprocess.STDOUT, cwd=cwd or self.root)
         started = Beside(self, what, proc, log, tuple(codes))
         self._beside.append(started)
         return started
@@ -315,7 +393,8 @@ class CellRun:
     def check_json(self) -> Dict[str, Any]:
         """The cell's own ``adapter-matrix check --json`` on this matrix (exit 0, 1 or 3): never the
         copy running nox, which would judge nox's environment instead of the cell's."""
-        return self.json_run(self._bin(TOOL), "check", "--json", "--matrix", self.matrix.path, codes=(0, 1, 3))
+        layers = [o for layer in self.adapter.layers for o in ("--matrix", os.path.join(self.root, layer))]
+        return self.json_run(self._bin(TOOL), "check", "--json", "--matrix", self.matrix.path, *layers, codes=(0, 1, 3))
 
     def load(self) -> Dict[str, Any]:
         """Import the installed adapter and (``Adapter(load="tensor")``) create a tensor on the
@@ -332,6 +411,70 @@ class CellRun:
         if found.get("note"):
             self.session.warn(found["note"])
         return found
+
+    # -- the op sweep -----------------------------------------------------------------
+
+    def sweep_plan(self) -> Tuple[str, bool]:
+        """This run's op sweep: its mode (``none`` without an :class:`OpSweep`) and whether it
+        adds the compiled sample; a wrong ``$ADAPTER_MATRIX_OPS*`` fails the cell before anything installs."""
+        sweep = self.adapter.ops
+        if sweep is None:
+            return "none", False
+        try:
+            return sweep.run_mode(os.environ), sweep.run_compile(os.environ)
+        except ValueError as exc:
+            self.fail(str(exc))
+            raise  # not reached: fail() ends the session
+
+    @property
+    def sweep_record(self) -> str:
+        """Where the cell's op sweep writes its record: ``results/ops/<cell>.json``."""
+        return os.path.join(self.results, "ops", f"{self.row.id}.json")
+
+    def start_op_sweep(self) -> None:
+        """Start the :class:`OpSweep` beside the tests: the cell's own ``adapter-matrix`` (the
+        wheel), from the session's folder, so that neither it nor its workers (which start
+        in a temporary folder) import anything from the adapter's source tree; the adapter is
+        the one installed, built against this cell's torch."""
+        sweep = self.adapter.ops
+        mode, compiled = self.sweep_plan()
+        if sweep is None or mode == "none":
+            return
+        expected = ["--expected", os.path.join(self.root, sweep.expected)] if sweep.expected else []
+        self._sweep = self.beside(
+            "the op sweep",
+            self._bin(TOOL),
+            "ops",
+            "sweep",
+            "--matrix",
+            self.cells.matrix_file,
+            *expected,
+            "--output",
+            self.sweep_record,
+            "--jobs",
+            str(sweep.jobs),
+            "--timeout",
+            str(sweep.timeout),
+            *(["--sample"] if mode == "sample" else []),
+            *(["--compile"] if compiled else []),
+            *(["--activate", sweep.activate] if sweep.activate else []),
+            env=self.summaries_env,  # its counts: the suite group `ops`
+            codes=(0, 1),  # 1: a task disagrees, which the group's counts fail the cell for
+            cwd=self.session.create_tmp(),
+        )
+
+    def finish_op_sweep(self) -> None:
+        """Wait for the op sweep (the record's phase ``ops``: how long the tests left it to
+        run) and keep its summary."""
+        if self._sweep is None:
+            return
+        with self.phase("ops"):
+            self._sweep.wait()
+        log, self._sweep = self._sweep.log, None
+        try:
+            self.ops = op_sweep_summary(self.sweep_record, self.results)
+        except (OSError, ValueError) as exc:  # a sweep that ended without its record (DocumentError is a ValueError)
+            self.fail(f"the op sweep left no readable record ({exc}); its output: {log}")
 
     def step(self, what: str, run: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run one step; a failing command (a compile error, a crashed suite) fails the cell with a record."""
@@ -365,7 +508,7 @@ class CellRun:
         for running in self._beside:  # a cell that ends early leaves nothing running
             running.stop()
         record = ResultRecord.planned(self.row).seen(self.check)
-        record = record.built(self.build).tested(self.suites).on_sources(self.tree)
+        record = record.built(self.build).compiled(self.builds).tested(self.suites).on_sources(self.tree)
         record = dataclasses.replace(
             record,
             ops=self.ops,
@@ -378,9 +521,9 @@ class CellRun:
             self.session.log("posargs narrow the suite: no evidence record written")
         else:  # into the folder of the record's release; refused (with why) when it is not evidence of it
             try:
-                self.session.log(
-                    f"evidence record: {_evidence.write_evidence(_evidence.evidence_folder(self.matrix), written, self.matrix)}"
-                )
+                own = self.adapter.evidence
+                folder = os.path.join(self.root, own) if own else _evidence.evidence_folder(self.matrix)
+                self.session.log(f"evidence record: {_evidence.write_evidence(folder, written, self.matrix)}")
             except _evidence.EvidenceError as exc:
                 self.session.warn(f"no evidence record written: {exc}")
         return written
@@ -396,23 +539,31 @@ class CellRun:
         (``pure``), each compiled one built here, against this cell's torch and Python."""
         out: List[str] = []
         pure_left = list(pure)
-        for project in self.adapter.projects:
-            path = os.path.join(self.root, project)
-            if not self.cells.compiled(path):
+        paths = [os.path.join(self.root, p) for p in self.adapter.projects]
+        compiled = [self.cells.compiled(p) for p in paths]
+        for i, (project, path) in enumerate(zip(self.adapter.projects, paths)):
+            if not compiled[i]:
                 if pure_left:
                     out.append(pure_left.pop(0))
                 continue
             with self.phase("build"):
-                out.append(self._build_compiled(project, path))
+                out.append(self._build_compiled(project, path, [_adapterbuild.project_name(p) for p in paths[:i]]))
+            if any(compiled[i + 1 :]):  # a later project builds against this one: it must be installed first
+                self.step(f"installing {os.path.basename(out[-1])}", self.install, *out, *self.cells.tool(self.session))
         return out
 
     def _bin(self, name: str) -> str:
         return os.path.join(str(self.session.virtualenv.location), "bin", name)
 
-    def _build_compiled(self, project: str, path: str) -> str:
+    def _build_compiled(self, project: str, path: str, earlier: Sequence[str] = ()) -> str:
         from packaging.requirements import Requirement
 
-        requires = [r for r in _adapterbuild.build_requires(path) if Requirement(r).name.lower() != "torch"]
+        from .names import canonical_name
+
+        # torch is the cell's; a project built before this one (the adapter a plugin builds
+        # against) is installed already, from its own folder
+        given = {"torch", *earlier}
+        requires = [r for r in _adapterbuild.build_requires(path) if canonical_name(Requirement(r).name) not in given]
         if requires:  # the backend, from the cell's own sources (offline: the wheel folders)
             self.step("installing the build requirements", self.install, *requires)
         probe = (
@@ -445,12 +596,15 @@ class CellRun:
             self.fail(f"building {name} against torch {torch} failed: {exc} (the whole log: {log})")
             raise  # not reached: fail() ends the session
         self.session.log(("compiled " if built.compiled else "cached build ") + f"{built.wheel.name} ({built.key})")
+        facts = {
+            "source_hash": built.key.rsplit("-src", 1)[-1],
+            "build_seconds": round(time.perf_counter() - started, 2),
+            "compiled": built.compiled,
+        }
         if self.build is None:  # the record says what the cell's adapter was built from
-            self.build = {
-                "source_hash": built.key.rsplit("-src", 1)[-1],
-                "build_seconds": round(time.perf_counter() - started, 2),
-                "compiled": built.compiled,
-            }
+            self.build = dict(facts)
+        version = built.wheel.name.split("-")[1] if built.wheel.name.count("-") >= 2 else None
+        self.builds.append({"project": name, "version": version, **facts})
         return str(built.wheel)
 
 
@@ -522,6 +676,7 @@ class Cells:
         self.adapter = adapter
         self.root = os.path.abspath(adapter.root or os.getcwd())
         path = os.environ.get("ADAPTER_MATRIX_NOX_MATRIX") or os.path.join(self.root, adapter.matrix)
+        self.matrix_file = os.path.abspath(path)  # for a command that runs outside the root (the op sweep)
         self.matrix: Matrix = load_matrix(path).matrix
         # the rows this tree can test: a release frozen with other sources is past (docs/releasing.md)
         self.rows: Dict[str, PlanRow] = {
@@ -529,6 +684,12 @@ class Cells:
         }
         self._wheels: List[str] = []
         self._tool: Optional[List[str]] = None
+
+    @property
+    def more_sources(self) -> List[str]:
+        """``Adapter(sources=...)`` relative to the matrix's folder, as its ``evidence: sources:`` are."""
+        base = os.path.dirname(os.path.abspath(self.matrix.path))
+        return [os.path.relpath(os.path.join(self.root, s), base).replace(os.sep, "/") for s in self.adapter.sources]
 
     def compiled(self, project: str) -> bool:
         """Whether ``project`` (a folder) is built in each cell: it compiles against torch, or
@@ -564,9 +725,10 @@ class Cells:
     def run(self, session: nox.Session, row: PlanRow) -> None:
         cell = CellRun(session, row, self)
         try:
-            cell.tree = tree_state(self.matrix)  # the sources this run tests, taken before it starts
+            cell.tree = tree_state(self.matrix, self.more_sources)  # the sources this run tests, taken before it starts
         except _evidence.EvidenceError as exc:
             session.error(str(exc))
+        cell.sweep_plan()  # a wrong $ADAPTER_MATRIX_OPS fails the cell before anything installs
         with cell.phase("install"):
             self._install(cell)
         with cell.phase("check"):
@@ -591,8 +753,10 @@ class Cells:
                 cell.verify(cell.check)
             except CellMismatch as exc:
                 cell.fail(str(exc))
+        cell.start_op_sweep()  # beside the tests: the adapter is installed, built and loads
         with cell.phase("tests"):
             junit = self._test(cell)
+        cell.finish_op_sweep()
         if self.adapter.after_tests:
             self.adapter.after_tests(cell)
         self._judge(cell, junit)
@@ -619,6 +783,8 @@ class Cells:
         wanted = self.adapter.requirements
         more = list(wanted(row) if callable(wanted) else wanted)
         tester = ["pytest"] if isinstance(self.adapter.tests, Pytest) else []
+        if cell.sweep_plan()[0] != "none":  # PyTorch's test machinery imports expecttest and numpy
+            more += [r for r in op_sweep_requirements(str(row.cell.torch)) if r not in more]
         # as a user installs them: wheels, with their dependencies (torch is already the cell's)
         try:
             tool = self.tool(session)

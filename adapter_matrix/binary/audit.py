@@ -15,6 +15,11 @@ For each ELF file of the adapter's distribution (its ``RECORD``; and the C++ cor
 - its C++ standard library ABI (``_GLIBCXX_USE_CXX11_ABI``: ``__cxx11`` in its names)
   is compared with torch's, which names a missing ``std::string`` symbol's real cause.
 
+A plugin of a plugin (an op library that links its adapter's own library, as torchvision_npu
+links torch_npu's) is judged the same way against the adapter installed beside it: a symbol the
+adapter's library does not export is named with the adapter release installed and the one the
+plugin was built against (its ``Requires-Dist`` on the adapter, ``tiny-openreg==0.0.2``).
+
 Versioned symbols (libc's, libstdc++'s) are judged by their version alone: the version
 names the library that must define them, and that library defines every symbol of it.
 """
@@ -135,6 +140,46 @@ def _metadata(info: str) -> Tuple[str, List[str]]:
     except OSError:
         pass
     return version, requires
+
+
+class _Linked(NamedTuple):
+    """A distribution the checked one requires whose libraries it may link (its adapter)."""
+
+    name: str
+    installed: str
+    requirement: str  # as the checked distribution's metadata says it: tiny-openreg==0.0.2
+    built_against: Optional[str]  # the exact version that requirement pins, if it pins one
+
+
+def _linked(env: _Env, requires: Sequence[str]) -> Dict[str, _Linked]:
+    """The shared libraries of the distributions ``requires`` names (torch's are torch's), by
+    real path: a library of the closure found there is that distribution's, and the
+    requirement says which release of it the checked one was built against."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from ..check.facts import distribution_folder
+    from ..names import canonical_name
+
+    out: Dict[str, _Linked] = {}
+    for line in requires:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        name = canonical_name(req.name)
+        if name == "torch" or (req.marker is not None and "extra" in str(req.marker)):
+            continue
+        found = distribution_folder(name, env.site.paths)
+        if found is None:
+            continue
+        site_dir, info = found
+        env.note(os.path.join(info, "RECORD"))
+        version, _ = _metadata(info)
+        exact = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
+        linked = _Linked(name, version, str(req), exact[0] if len(exact) == 1 else None)
+        for path in _record_files(site_dir, info):
+            out[os.path.realpath(path)] = linked
+    return out
 
 
 def _torch_build(torch_dir: str, fallback: str) -> Tuple[str, str]:
@@ -394,6 +439,7 @@ def _check_file(
     search: Search,
     built_for: Optional[str],
     declared: Optional[BuiltFor] = None,
+    linked: Optional[Dict[str, _Linked]] = None,
 ) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
     """One file's entry in the report and its problems (``built_for``: the exact torch it was
     built for, if known; ``declared``: its metadata's requirement on torch)."""
@@ -502,7 +548,37 @@ def _check_file(
                 symbols=symbols_of(missing_torch),
             )
         )
-    if missing_other and not any(where.path is None for _o, where, _c in closure.found):
+    below = [
+        (os.path.basename(p), (linked or {})[os.path.realpath(p)])
+        for p in closure.objects
+        if p != path and os.path.realpath(p) in (linked or {})
+    ]
+    if missing_other and below and not any(where.path is None for _o, where, _c in closure.found):
+        # a plugin of a plugin: the library it links is its adapter's, of another release
+        dist, plugin = below[0][1], label.split(" ")[0]  # the label is "<distribution> <version>"
+        libraries = ", ".join(sorted({lib for lib, owner in below if owner == dist}))
+        if dist.built_against and dist.built_against != dist.installed:
+            against = f"it was built against {dist.name} {dist.built_against} ({dist.requirement} in its metadata)"
+            fix = (
+                f"install {dist.name} {dist.built_against} (pip install '{dist.name}=={dist.built_against}'), "
+                f"or a build of {plugin} made against {dist.name} {dist.installed}"
+            )
+        else:
+            against = f"it was built against another release of {dist.name} ({dist.requirement} in its metadata)"
+            fix = f"install a build of {plugin} made against {dist.name} {dist.installed}"
+        problems.append(
+            _problem(
+                "missing-symbol",
+                display,
+                missing_other[0],
+                f"{label}'s {os.path.basename(path)} needs {shown(missing_other)}, which {dist.name} "
+                f"{dist.installed}'s {libraries} does not export: {against}",
+                fix,
+                symbols=symbols_of(missing_other),
+                linked={"distribution": dist.name, "installed": dist.installed, "built_against": dist.built_against},
+            )
+        )
+    elif missing_other and not any(where.path is None for _o, where, _c in closure.found):
         # (with a library missing, its symbols are missing too: that library is the problem)
         loads = sorted({os.path.basename(p) for p in closure.objects if p != path})
         problems.append(
@@ -617,6 +693,7 @@ def audit(
             tied = recorded, builds.manifest, f"its build's manifest.json records torch {builds.recorded}"
     else:
         notes.append("torch is not installed: the adapter's symbols were not checked")
+    linked = _linked(env, requires) if files else {}
     search = Search(site.root, site.ld_library_path, torch.libraries if torch else {})
     env.note(search.cache_file)
     own: Set[str] = set()
@@ -639,7 +716,9 @@ def audit(
         own.update(facts.exports)
     entries = []
     for path, facts in readable.items():
-        entry, found = _check_file(env, label, displays[path], path, facts, torch, own, search, built_for, declared)
+        entry, found = _check_file(
+            env, label, displays[path], path, facts, torch, own, search, built_for, declared, linked
+        )
         entries.append(entry)
         problems += found
     named = any(p["kind"] == "missing-symbol" and TORCH_NAMESPACES.search(p["subject"]) for p in problems)

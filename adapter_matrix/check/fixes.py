@@ -17,7 +17,7 @@ from typing import Dict, FrozenSet, List, NamedTuple, Optional, Tuple
 from packaging.version import Version
 
 from ..matrix.model import Matrix, Release, Status, TorchLine, Value
-from ..matrix.queries import Cell, claimed_lines, claimed_patches, dimension_values, pythons_for
+from ..matrix.queries import Cell, claimed_lines, claimed_patches, dimension_values, distinct_patches, pythons_for
 from .claims import assess
 from .judgment import Environment, Fix
 from .shell import quoted, shell_of
@@ -188,15 +188,16 @@ def _targets(matrix: Matrix, env: Environment, today: _dt.date, asked: bool = Fa
                 and release.torch.contains(installed)
                 and (release.variant is None or installed.local == release.variant)
             )
-            newest = max(patches)
-            fresh = Version(f"{newest}+{label}") if label else newest
+            # pip's pick of the line, and the newest patch of each part an exception splits
+            # the claim into (a patch made experimental leaves the supported one to go back to)
+            fresh = [Version(f"{p}+{label}") if label else p for p in distinct_patches(release, patches)]
             for python in pythons_for(release, line):
                 if leaves and python != env.python:
                     continue
                 # keep the installed torch (not in a new environment: a new Python), or
-                # install the one the release claims
-                choices = [fresh]
-                if claims_installed and python == env.python and installed is not None and installed != fresh:
+                # install one the release claims
+                choices = list(fresh)
+                if claims_installed and python == env.python and installed is not None and installed not in fresh:
                     choices.insert(0, installed)
                 for torch in choices:
                     status, reasons, link, marks = assess(matrix, release, torch, python, dims, today)
@@ -250,12 +251,16 @@ def _torch_pin(env: Environment, release: Release, cell: Cell) -> str:
     """The torch requirement that installs ``cell.torch``: the whole line when the release
     claims it and pip's pick is the cell's torch, else that version exactly. Exact too
     when the installed torch already satisfies the range: pip would keep it, and the fix
-    would reinstall what is installed."""
+    would reinstall what is installed, and when the cell's torch is not pip's pick (an
+    older patch an exception keeps supported)."""
     if cell.torch.local:
         return f"torch=={cell.torch}"
     requirement = torch_requirement(release, cell.line)
     installed = env.torch
-    if not requirement.startswith("torch==") and installed is not None and cell.line.spec.contains(installed):
+    if not requirement.startswith("torch==") and (
+        (installed is not None and cell.line.spec.contains(installed))
+        or cell.torch != max(claimed_patches(release, cell.line))
+    ):
         return f"torch=={cell.torch}"
     return requirement
 

@@ -359,6 +359,13 @@ def _judge(
         decided = with_binary(decided, section)
         if section is not None:
             used = (distribution, built_for(decided.release))
+    if question.binary and stack is not None:  # each installed layer's libraries, against the adapter's
+        layers_seen = []
+        for layer in stack.layers:
+            own = probes.binary(layer.name, None) if layer.installed is not None else None
+            decided = with_binary(decided, own)
+            layers_seen.append(layer._replace(binary=own))
+        stack = stack._replace(layers=tuple(layers_seen))
     if pins is not None and torch is not None:
         decided = with_pins(decided, distribution, adapter_pin, torch, pins.source, question.asked)
     if notes:  # what the file's ranges were taken to install: said, never silently assumed

@@ -131,6 +131,13 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
         from .binary import binary_lines
 
         lines += binary_lines(answer.binary)
+    if answer.stack is not None:  # each layer's own libraries (a plugin's op library), read against the adapter's
+        from .binary import binary_lines
+
+        for layer in answer.stack.layers:
+            if layer.binary is not None and (layer.binary.get("files") or layer.binary.get("problems")):
+                own = binary_lines(layer.binary)
+                lines += [[(f"{layer.name} ", "bold"), *own[0]], *own[1:]]
     if answer.deep is not None:
         lines.append([("deep check", "bold")])
         for step in answer.deep.steps:

@@ -43,6 +43,7 @@ from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, Status
 from ..matrix.queries import Cell, cells
 from ..names import canonical_name
+from ..upstream.backend import build_tables_text
 from .frozen import FrozenRelease, read_frozen
 from .plan import SESSION, PlanRow, plan
 from .record import RecordSet, ResultRecord
@@ -128,14 +129,19 @@ def _source_files(base: str, sources: Sequence[str]) -> List[str]:
     return sorted(f.replace(os.sep, "/") for f in files if os.path.lexists(os.path.join(base, f)))
 
 
-def sources_hash(matrix: Matrix) -> str:
+def sources_hash(matrix: Matrix, more: Sequence[str] = ()) -> str:
     """Hash of the evidence ``sources`` as they are now: 16 hex digits, ``""`` without sources.
 
-    Each file counts with its path and bytes; a symlink with its target. The matrix file
+    Each file counts with its path and bytes; a symlink with its target; a ``pyproject.toml``
+    with its build tables only (:func:`~adapter_matrix.upstream.backend.build_tables_text`:
+    bumping the version or correcting ``requires-python`` does not age the evidence, a
+    ``[tool.scikit-build]`` change does). The matrix file
     itself never counts, wherever it lives (an adapter may ship it in its package): editing
-    the claims does not age the evidence for them.
+    the claims does not age the evidence for them. ``more``: sources beside the matrix's
+    (relative to its folder), such as a plugin's own files when its cells run on its adapter's
+    matrix (``Adapter(layers=..., sources=...)``).
     """
-    sources = matrix.evidence.sources
+    sources = [*matrix.evidence.sources, *more]
     if not sources:
         return ""
     base = _base(matrix)
@@ -155,12 +161,14 @@ def sources_hash(matrix: Matrix) -> str:
         else:
             with open(path, "rb") as fh:
                 body = fh.read()
+            if os.path.basename(rel) == "pyproject.toml":  # its build tables, not the metadata
+                body = build_tables_text(body)
         digest.update(rel.encode() + b"\0" + body + b"\0")
     return digest.hexdigest()[:16]
 
 
-def git_state(matrix: Matrix) -> Tuple[Optional[str], Optional[bool]]:
-    """The commit the tree is at, and whether the evidence sources differ from it (``None`` outside git)."""
+def git_state(matrix: Matrix, more: Sequence[str] = ()) -> Tuple[Optional[str], Optional[bool]]:
+    """The commit the tree is at, and whether the evidence sources (and ``more``) differ from it (``None`` outside git)."""
     base = _base(matrix)
     head = _git(base, "rev-parse", "HEAD")
     if head is None:
@@ -168,7 +176,8 @@ def git_state(matrix: Matrix) -> Tuple[Optional[str], Optional[bool]]:
     claims = os.path.relpath(
         os.path.realpath(matrix.path), os.path.realpath(base)
     )  # the claim, not the code: never dirty
-    status = _git(base, "status", "--porcelain", "--", *(matrix.evidence.sources or (".",)), f":(exclude){claims}")
+    sources = [*matrix.evidence.sources, *more] or ["."]
+    status = _git(base, "status", "--porcelain", "--", *sources, f":(exclude){claims}")
     return head.strip(), bool(status and status.strip())
 
 
@@ -543,12 +552,13 @@ def gate(
     return found
 
 
-def tree_state(matrix: Matrix) -> Dict[str, Any]:
+def tree_state(matrix: Matrix, more: Sequence[str] = ()) -> Dict[str, Any]:
     """What a record says about the sources it ran on: the commit, whether the evidence
-    sources differed from it, and their hash (:func:`sources_hash`)."""
-    commit, dirty = git_state(matrix)
+    sources (and ``more``, relative to the matrix's folder) differed from it, and their hash
+    (:func:`sources_hash`)."""
+    commit, dirty = git_state(matrix, more)
     return {
         "commit": commit,
         "dirty": dirty,
-        "sources": {"hash": sources_hash(matrix), "paths": list(matrix.evidence.sources)},
+        "sources": {"hash": sources_hash(matrix, more), "paths": [*matrix.evidence.sources, *more]},
     }

@@ -44,6 +44,7 @@ __all__ = [
     "RESULTS_ENV",
     "CLOCK_SKEW",
     "RecordError",
+    "OpsSummary",
     "ResultRecord",
     "RecordSet",
     "results_dir",
@@ -102,6 +103,60 @@ def _hash_is_text(sources: Mapping[str, Any]) -> Optional[str]:
 # -- the record ----------------------------------------------------------------------------
 
 
+def _binary_summary(answer: Any) -> Optional[Dict[str, Any]]:
+    """The record's ``binary``: the adapter's libraries and each installed layer's (a plugin's op
+    library, read against the adapter's) as one check."""
+    sections = [answer.binary] if answer.binary is not None else []
+    if answer.stack is not None:
+        sections += [layer.binary for layer in answer.stack.layers if layer.binary is not None]
+    if not sections:
+        return None
+    return {
+        "ok": all(bool(s.get("ok")) for s in sections),
+        "libraries": sum(len(s.get("files") or ()) for s in sections),
+        "problems": [p.get("message", "") for s in sections for p in s.get("problems") or ()],
+    }
+
+
+@dataclass(frozen=True)
+class OpsSummary:
+    """What a cell's record keeps of its op sweep (``adapter-matrix ops sweep``): counts, not
+    the op lists, which stay in the sweep's own record (``record``). Every key is optional: a
+    record written before a key existed reads, and is written back, with the keys it had."""
+
+    mode: Optional[str] = declare("`sample`, `full` or `custom`: how much of op_db and module_db ran")
+    ok: Optional[bool] = declare("whether every task ended as the expectations say")
+    ops: Optional[int] = declare("the ops swept (an OpInfo variant or a module in a mode counts once)")
+    tasks: Optional[Dict[str, int]] = declare("the tasks (an op in one dtype and direction) by outcome")
+    families: Optional[Dict[str, Dict[str, int]]] = declare(
+        "per op family (`unary`, `linalg`, `modules`, ...), its ops by status: passed, failed, unsupported, "
+        "skipped, unexpected (the tables' op-coverage view per torch line)"
+    )
+    problems: Optional[int] = declare("the tasks that disagree with the expectations")
+    float32: Optional[Dict[str, Any]] = declare(
+        "`{ops, compared, matched, percent}`: the ops matching CPU in float32, forward and backward"
+    )
+    seconds: Optional[float] = declare("the sweep's wall time")
+    workers: Optional[int] = declare("the worker processes it started (one more after each crash)")
+    record: Optional[str] = declare("the sweep's own record, relative to the results folder")
+    compiled: Optional[Dict[str, Any]] = declare("the compiled sample's counts (`ops sweep --compile`), when it ran")
+    keys: Optional[FrozenSet[str]] = declare("the keys its JSON had: it is written back with no others", json=False)
+
+    @classmethod
+    def _from_keys(cls, values: Dict[str, Any], keys: FrozenSet[str]) -> OpsSummary:
+        return cls(**values, keys=keys)
+
+    def _written(self, name: str) -> bool:
+        if self.keys is not None:
+            return name in self.keys
+        return name != "compiled" or self.compiled is not None  # absent: the sweep compiled nothing
+
+    @classmethod
+    def of(cls, summary: Mapping[str, Any]) -> OpsSummary:
+        """The summary :func:`adapter_matrix.device.opsweep.record.summary` made, checked key by key."""
+        return from_json(cls, dict(summary), "the op sweep's summary")
+
+
 @dataclass(frozen=True)
 class ResultRecord:
     """What one cell run says: what ran, where, and how it went.
@@ -156,7 +211,8 @@ class ResultRecord:
     adapter: Optional[str] = declare("the adapter version that ran", evidence=True)
     binary: Optional[Dict[str, Any]] = declare(
         "the binary check in the cell: `{ok, libraries, problems}`, the adapter's libraries read as the loader "
-        "will beside the cell's torch (null where check ran none)",
+        "will beside the cell's torch, and each installed layer's (a plugin's op library) beside the adapter's "
+        "(null where check ran none)",
         evidence=True,
     )
     companions: Optional[Dict[str, str]] = declare(
@@ -175,15 +231,20 @@ class ResultRecord:
     platform: Optional[str] = declare("the OS and machine, e.g. `Linux-x86_64`", evidence=True)
     build_seconds: Optional[float] = declare("the compile, now or when it was cached, in seconds", evidence=True)
     build_cached: Optional[bool] = declare("whether the compile came from the build cache", evidence=True)
+    builds: Optional[List[Dict[str, Any]]] = declare(
+        "each project the cell built against its torch, in order: `{project, version, source_hash, build_seconds, "
+        "compiled}` (an adapter, then a plugin built against it; null where none was)",
+        evidence=True,
+    )
     duration: Optional[float] = declare("the whole session, in seconds", evidence=True)
     tests: Optional[Dict[str, int]] = declare("passed, failed, skipped and errors in total", evidence=True)
     suites: Optional[Dict[str, Dict[str, int]]] = declare(
         "the same per suite group (`evidence: suites:` names the groups a record must have run)", evidence=True
     )
     skips: Optional[List[str]] = declare("why each skipped test was skipped, one line each", factory=list)
-    ops: Optional[Dict[str, Any]] = declare(
-        "the op sweep's summary: mode (`sample` or `full`), tasks by outcome, the float32 match, seconds (the "
-        "evidence form drops `record`, the path of the sweep's own record)",
+    ops: Optional[OpsSummary] = declare(
+        "the op sweep's summary: mode (`sample` or `full`), tasks by outcome, ops by status per family, the float32 "
+        "match, seconds (the evidence form drops `record`, the path of the sweep's own record)",
         evidence=True,
     )
     phases: Optional[Dict[str, float]] = declare(
@@ -229,13 +290,7 @@ class ResultRecord:
             torch=env.torch,
             torch_variant=env.torch_variant,
             adapter=env.adapter,
-            binary=None
-            if answer.binary is None
-            else {
-                "ok": bool(answer.binary.get("ok")),
-                "libraries": len(answer.binary.get("files") or ()),
-                "problems": [p.get("message", "") for p in answer.binary.get("problems") or ()],
-            },
+            binary=_binary_summary(answer),
             companions={c.name: c.installed for c in answer.companions if c.installed},
         )
 
@@ -248,6 +303,10 @@ class ResultRecord:
             build_seconds=build.get("build_seconds"),
             build_cached=not build.get("compiled", False),
         )
+
+    def compiled(self, builds: Sequence[Mapping[str, Any]]) -> ResultRecord:
+        """The projects the cell built against its torch (none: the record says null)."""
+        return dataclasses.replace(self, builds=[dict(b) for b in builds] or None)
 
     def tested(self, suites: Optional[Suites]) -> ResultRecord:
         """The test counts, in all and per suite group, and why tests were skipped."""
@@ -371,7 +430,15 @@ def reference_markdown() -> str:
     for key in keys_of(ResultRecord):
         lines.append(f"| `{key.name}` | {json_type(key.hint)} | {'yes' if key.name in kept else 'no'} | {key.doc} |")
     order = ", ".join(f"`{name}`" for name in kept)
-    return "\n".join(lines) + f"\n\nThe evidence record writes its keys in this order: {order}.\n"
+    ops = ["| key | JSON type | meaning |", "| --- | --- | --- |"]
+    ops += [f"| `{key.name}` | {json_type(key.hint)} | {key.doc} |" for key in keys_of(OpsSummary)]
+    return (
+        "\n".join(lines)
+        + f"\n\nThe evidence record writes its keys in this order: {order}.\n\n"
+        + "The keys of `ops`, the op sweep's summary (each may be absent from an older record):\n\n"
+        + "\n".join(ops)
+        + "\n"
+    )
 
 
 # -- writing -------------------------------------------------------------------------------

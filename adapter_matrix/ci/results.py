@@ -57,13 +57,13 @@ def _op_sweep(record: ResultRecord) -> str:
     ops = record.ops
     if ops is None:  # a record from before the summary was kept: only the suite counts
         return "ran" if (record.suites or {}).get("ops") else "-"
-    f32: Any = ops.get("float32") if isinstance(ops.get("float32"), dict) else {}
-    if ops.get("mode") == "full" and f32.get("compared"):
+    f32: Any = ops.float32 or {}
+    if ops.mode == "full" and f32.get("compared"):
         out = f"full, f32 {f32.get('matched', 0)}/{f32['compared']}"
     else:
-        out = str(ops.get("mode") or "-")
-    compiled: Any = ops.get("compiled")  # absent from records before the compiled sample
-    if isinstance(compiled, dict):
+        out = str(ops.mode or "-")
+    compiled: Any = ops.compiled  # absent from records before the compiled sample
+    if compiled is not None:
         c32: Any = compiled.get("float32") if isinstance(compiled.get("float32"), dict) else {}
         out += (
             ", compiled skipped"

@@ -124,12 +124,19 @@ def repack(dist: metadata.Distribution, folder: Path) -> Path:
 
 
 def _checkout(dist: metadata.Distribution) -> Optional[Path]:
-    """The source folder of an editable (or local folder) install of ``dist``, else ``None``."""
+    """The source folder of an editable install of ``dist``, else ``None``.
+
+    PEP 610's ``direct_url.json`` tells how the installer got it: ``dir_info`` with
+    ``editable: true`` is a checkout whose files the environment only links to; ``dir_info``
+    without it (``pip install ./adapter-matrix``) was built into a wheel and installed like any
+    other, as were ``vcs_info`` (a git URL) and ``archive_info`` (a wheel or an sdist)."""
     try:
         direct = json.loads(dist.read_text("direct_url.json") or "null")
     except ValueError:
         return None
-    if not isinstance(direct, dict) or "dir_info" not in direct:
+    if not isinstance(direct, dict) or not isinstance(direct.get("dir_info"), dict):
+        return None
+    if direct["dir_info"].get("editable") is not True:
         return None
     url = urlparse(str(direct.get("url", "")))
     return Path(unquote(url.path)) if url.scheme == "file" else None
@@ -149,8 +156,10 @@ def tool_wheel(out_dir: os.PathLike[str] | str, python: str = sys.executable) ->
     """This adapter-matrix as a wheel in ``out_dir``, to install into a cell.
 
     An editable install (a checkout) is built from its folder, as the cells build any project;
-    any other install (from an index, a git URL, a wheel) is packed back from its installed
-    files, so the cell gets the very copy running nox without asking an index again."""
+    any other install (from an index, a git URL, a wheel, a local folder) is packed back from
+    its installed files, so the cell gets the very copy running nox without asking an index
+    again, and without a build backend the runner may lack (Python 3.11's venv has setuptools
+    65 without ``wheel``)."""
     dist = installed_tool()
     folder = _checkout(dist)
     if folder is not None and (folder / "pyproject.toml").is_file():

@@ -305,6 +305,13 @@ def tier(
     min_free_gb: float = typer.Option(
         25.0, "--min-free-gb", help="Below this much free disk before a torch line, drop torch wheels from uv's cache."
     ),
+    ops: Optional[str] = typer.Option(
+        None,
+        "--ops",
+        metavar="sample|full|none",
+        help="How much of PyTorch's op tests the cells' op sweep runs (an adapter whose noxfile declares "
+        "ops=OpSweep()): sets $ADAPTER_MATRIX_OPS for the cells; full: all of op_db and module_db.",
+    ),
 ) -> None:
     """Run the cells of a tier that lack a fresh passing record.
 
@@ -325,6 +332,10 @@ def tier(
         fail(f"{strategy!r} is not a tier: choose from {', '.join(STRATEGIES)}")
     if docs and not commit:
         fail("--docs names the documents --commit commits: give --commit too")
+    from ..device.opsweep import OPS_ENV, SWEEP_MODES
+
+    if ops is not None and ops not in SWEEP_MODES:
+        fail(f"--ops {ops!r}: choose from {', '.join(SWEEP_MODES)}")
     target = one_matrix(matrix).matrix
     steps = tiers.select(target, strategy, tag, python, force)
     out = console_for()
@@ -353,6 +364,8 @@ def tier(
         fail("nox is not installed: pip install nox (uv too, for the shared wheel cache)")
     if docs is None:
         docs = [d for d in ("docs/compatibility.md",) if os.path.exists(d)]
+    if ops is not None:  # the cells' nox sessions inherit it (adapter_matrix.nox.OpSweep)
+        os.environ[OPS_ENV] = ops
     done = tiers.run(target, steps, [nox], cwd, echo, commit=commit, docs=docs, min_free_gb=min_free_gb)
     # The table of the releases this tier ran, not of every release the folder holds.
     ran = sorted({str(step.row.cell.release.version) for step in steps})

@@ -131,7 +131,7 @@ def init(
     from ..matrix.loader import load_text
     from ..upstream.adopt import package_name, plan_adoption, require_lines
     from ..upstream.index import UpstreamError, read_upstream
-    from ..upstream.project import evidence_sources, holds_native_sources, project_facts
+    from ..upstream.project import evidence_sources, holds_native_sources, package_folder, project_facts
     from ..upstream.starter import choose_lines, starter_text
     from ..upstream.toolpin import tool_pin
 
@@ -241,9 +241,15 @@ def init(
         # chosen: said now, not first by the hook or CI
         from ..upstream.pyproject import check_pyproject
 
-        for finding in check_pyproject(written, pyproject):
-            if finding.severity == "error":
-                console.print(f"note: `adapter-matrix validate --pyproject` will say: {finding}", markup=False)
+        errors = [f for f in check_pyproject(written, pyproject) if f.severity == "error"]
+        if errors:
+            console.print(
+                f"\npyproject.toml disagrees with {os.path.basename(output)} on {len(errors)} line(s): each with its "
+                "fix below; `adapter-matrix validate --pyproject pyproject.toml --write` applies them",
+                markup=False,
+            )
+        for finding in errors:
+            console.print(f"  {finding}", markup=False)
     if planned and not pin.is_commit:
         console.print(
             f"\nThe workflow and the hooks use adapter-matrix at the tag {pin.ref}: pin them to its commit "
@@ -252,7 +258,7 @@ def init(
             markup=False,
         )
     if planned:
-        console.print("\n" + require_lines(pkg), markup=False)
+        console.print("\n" + require_lines(package_folder(root, pkg)), markup=False)
 
 
 def _init_layer(
@@ -277,7 +283,7 @@ def _init_layer(
     from ..matrix.cache import load_any
     from ..matrix.diagnostics import MatrixError
     from ..upstream.adopt import package_name, plan_adoption
-    from ..upstream.project import project_facts
+    from ..upstream.project import package_folder, project_facts
     from ..upstream.starter import layer_text
 
     console = console_for()
@@ -305,7 +311,8 @@ def _init_layer(
             if matrix_only
             else plan_adoption(root, distribution, pkg, os.path.basename(output), version=version, facts=facts)
         )
-        if item.path in (os.path.join(pkg, "compat.yaml"), "pyproject.toml", "MANIFEST.in")
+        if item.path
+        in (os.path.join(package_folder(root, pkg), "compat.yaml"), "pyproject.toml", "MANIFEST.in", "meson.build")
     ]
     if dry_run:
         console.print(f"{output}: would write", markup=False)

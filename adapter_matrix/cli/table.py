@@ -160,16 +160,19 @@ def _resolve(matrix: Matrix, release: Releases, when: Optional[_dt.date], record
 
     with tempfile.TemporaryDirectory() as index, progress_report() as report:
         url = build_index(recorded, index) if recorded else None
-        runs, problems = check_commands(combinations, url, progress=report)
+        found = check_commands(combinations, url, progress=report)
     where = f"the recorded index ({', '.join(recorded)})" if recorded else "the commands' indexes"
-    for problem in problems:
+    for problem in found.problems:
         console_for(stderr=True).print(f"not installable: {problem}", markup=False, style="red")
+    for skipped in found.unreachable:  # nothing is known of these: said apart, not a problem
+        console_for(stderr=True).print(f"not checked: {skipped}", markup=False, style="yellow")
+    unreachable = f", {len(found.unreachable)} not checked (an index unreachable)" if found.unreachable else ""
     console_for().print(
-        f"{runs} resolutions of {len({tuple(c['commands']) for c in combinations if c['commands']})} published commands "
-        f"against {where}: {len(problems)} problem(s)",
+        f"{found.runs} resolutions of {len({tuple(c['commands']) for c in combinations if c['commands']})} published "
+        f"commands, each for its platform and Python, against {where}: {len(found.problems)} problem(s){unreachable}",
         markup=False,
     )
-    if problems:
+    if found.problems:
         raise typer.Exit(EXIT_UNSUPPORTED)
 
 
@@ -229,13 +232,16 @@ def table(
     resolve_: bool = typer.Option(
         False,
         "--resolve",
-        help="Resolve every install command the selector and the platform entry publish (pip --dry-run) instead of "
-        "rendering; exit 1 naming each that no longer installs what it claims (a yanked pin, another torch).",
+        help="Resolve every install command the selector and the platform entry publish (pip --dry-run, for the "
+        "command's own OS, architecture and Python) instead of rendering; exit 1 naming each that no longer installs "
+        "what it claims (a yanked pin, another torch). Commands needing an index that cannot be reached are listed "
+        "apart (not checked), not as problems.",
     ),
     recorded: List[str] = typer.Option(
         [],
         "--recorded",
-        help="With --resolve: a folder of recorded index answers (PEP 691 JSON, repeatable) to resolve against, offline.",
+        help="With --resolve: a folder of recorded PyPI answers (PEP 691 JSON, repeatable) to resolve against, offline; "
+        "commands that need another index are not checked.",
     ),
     output: Optional[str] = typer.Option(
         None, "--output", "-o", help="Write the table to this file, atomically; with --check, verify the file instead."

@@ -42,7 +42,10 @@ def validate(
         help="Check the torch and companion facts against the index: 'pypi', a recorded folder (--record), or torch's recorded Simple JSON file.",
     ),
     write: bool = typer.Option(
-        False, "--write", help="With --upstream: update the torch and companion facts in the matrix file."
+        False,
+        "--write",
+        help="With --upstream: update the torch and companion facts in the matrix file; with --pyproject: "
+        "correct its requires-python, classifiers and torch pin to the matrix.",
     ),
     record: Optional[str] = typer.Option(
         None,
@@ -71,8 +74,8 @@ def validate(
     """
     from ..matrix.queries import cells
 
-    if write and not upstream:
-        fail("--write needs --upstream")
+    if write and not (upstream or pyproject):
+        fail("--write needs --upstream or --pyproject")
     if files and matrix:
         fail("give matrix FILES or --matrix PATH, not both")
     if record and upstream != "pypi":
@@ -111,6 +114,8 @@ def validate(
     options = {"pyproject": pyproject, "records": records, "strict": strict, "today": on}
     failed = False
     for path in paths:
+        if write and pyproject:
+            _write_pyproject(path, pyproject)
         try:
             if write and index is not None:  # --write needs --upstream (refused above)
                 with reading():
@@ -150,6 +155,24 @@ def validate(
         failed = _validate_layers(layers, paths, index, on) or failed
     if failed:
         raise typer.Exit(EXIT_USAGE)
+
+
+def _write_pyproject(path: str, pyproject: str) -> None:
+    """Correct ``pyproject``'s requires-python, classifiers and torch pin to the matrix at
+    ``path`` (the validation that follows reports what is left)."""
+    from ..files import atomic_write
+    from ..upstream.pyproject import fixed_pyproject
+
+    text, left = fixed_pyproject(load_or_exit(path, fresh=True).matrix, pyproject)
+    if text is None:
+        if not left:
+            console_for().print(f"{pyproject}: already agrees with {path}", markup=False)
+        return
+    try:
+        atomic_write(pyproject, text)
+    except OSError as exc:  # FileWriteError: a read-only folder; the file is unchanged
+        fail(str(exc))
+    console_for().print(f"{pyproject}: corrected to agree with {path}", markup=False)
 
 
 def _validate_layers(layers: List[str], adapters: List[str], index: Any, on: Any) -> bool:

@@ -214,7 +214,7 @@ def _release(matrix: Matrix, release: Release, diags: Diagnostics) -> None:
             diags.warning(
                 rule.mark,
                 f"exception for torch {rule.torch} matches no torch that release {release.version} claims",
-                "remove it or fix its specifier",
+                _exception_hint(rule.torch),
             )
         if rule.status is Status.BROKEN and not rule.reason:
             diags.error(rule.mark, "a broken exception needs a reason", "add `reason:`")
@@ -328,3 +328,15 @@ def _smoke(matrix: Matrix, diags: Diagnostics) -> None:
             diags.error(
                 ref.mark, f"smoke cell names Python {ref.python}, but torch {line.minor} has no {ref.python.tag} wheel"
             )
+
+
+def _exception_hint(torch: Spec) -> str:
+    """The fix for an exception that matches nothing. A local label (``==2.7.1+cpu``) is the
+    commonest cause: the cells are torch's public versions, the build comes from the release's
+    ``torch-variant``, and PEP 440 lets ``==2.7.1+cpu`` match only that label."""
+    labelled = [s for s in torch.specifier if "+" in s.version]
+    if labelled:
+        public = ",".join(f"{s.operator}{s.version.split('+', 1)[0]}" for s in torch.specifier)
+        label = labelled[0].version.split("+", 1)[1]
+        return f"write `{public}`: the build (+{label}) comes from the release's torch-variant"
+    return "remove it or fix its specifier"

@@ -21,6 +21,7 @@ __all__ = [
     "Cell",
     "claimed_patches",
     "claimed_lines",
+    "distinct_patches",
     "pythons_for",
     "cell_status",
     "release_status",
@@ -85,17 +86,31 @@ def claimed_lines(matrix: Matrix, release: Release) -> List[Tuple[TorchLine, Tup
     return out
 
 
+def distinct_patches(release: Release, patches: Sequence[Version]) -> Tuple[Version, ...]:
+    """The newest of ``patches`` that ``release``'s exceptions treat alike, for each way
+    they treat them, newest first: one patch (pip's pick) for a plain range, and more when
+    an exception's torch splits the line (a range with ``torch: "==2.7.1"`` made
+    experimental keeps 2.7.0, the supported patch, beside 2.7.1). Dates and other keys of
+    an exception do not split a line: only its torch."""
+    newest: Dict[Tuple[bool, ...], Version] = {}
+    for patch in sorted(patches, reverse=True):
+        newest.setdefault(tuple(_rule_matches(rule.torch, patch) for rule in release.rules), patch)
+    return tuple(newest.values())
+
+
 def torch_points(matrix: Matrix, releases: Sequence[Release]) -> Dict[Version, Tuple[Version, ...]]:
     """The torch versions of each line that cells are judged at, oldest first: every
     exact pin a release makes in the line (IPEX 2.7.0+cpu pins 2.7.0 while 2.7.1 exists),
-    and the newest patch a release claims by a range (what ``pip install`` picks). A line
-    nobody pins keeps one point, its newest claimed patch, as before."""
+    and the newest patch a release claims by a range (what ``pip install`` picks), with
+    the newest patch of each part an exception's torch splits the range into
+    (:func:`distinct_patches`). A line nobody pins or splits keeps one point, its newest
+    claimed patch, as before."""
     points: Dict[Version, Set[Version]] = {}
     for rel in releases:
         pins = rel.pins
         for line, patches in claimed_lines(matrix, rel):
             own = [p for p in pins if line.holds(p)]
-            points.setdefault(line.minor, set()).update(own or [max(patches)])
+            points.setdefault(line.minor, set()).update(own or distinct_patches(rel, patches))
     return {minor: tuple(sorted(found)) for minor, found in points.items()}
 
 

@@ -39,7 +39,11 @@ class Outcome:
 
 def load_records(folder: str, kind: str = "results") -> Records:
     """The records under ``folder`` of ``kind`` (:data:`views.RECORDS`: the nox cells'
-    ``results``, or ``op-sweeps``); ``DocError`` when it has none."""
+    ``results``, or ``op-sweeps``); ``DocError`` when it has none. A folder without op-sweep
+    records (an evidence folder) gives its result records instead, if one holds an op
+    sweep's summary: the ``ops`` view reads their counts per family."""
+    from ..ci.record import RecordError, read_records
+
     if kind == "op-sweeps":
         from ..device.opsweep.record import SweepRecordError
         from ..device.opsweep.record import read_records as read_sweeps
@@ -47,11 +51,16 @@ def load_records(folder: str, kind: str = "results") -> Records:
         try:
             return read_sweeps(folder)
         except SweepRecordError as exc:
+            try:
+                cells = read_records(folder, allow_empty=True) if os.path.isdir(folder) else None
+            except RecordError:
+                cells = None
+            if cells is not None and any(r.ops is not None for r in cells):
+                return cells
             raise DocError(
                 f"{exc} \u2014 run `adapter-matrix ops sweep --output FILE` (the nox cells write results/ops/), "
                 "or point results= / --results at its records"
             ) from None
-    from ..ci.record import RecordError, read_records
 
     try:
         return read_records(folder)

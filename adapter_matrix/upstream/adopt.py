@@ -11,12 +11,17 @@ Beside the first ``compat.yaml`` (:mod:`adapter_matrix.upstream.starter`), ``ini
     the two hooks (``adapter-matrix-validate``, ``adapter-matrix-tables``), at the same ref;
 ``README.md``
     a block with the table markers (appended to an existing README);
-``PKG/compat.yaml``
+``PKG/compat.yaml`` (``src/PKG/compat.yaml`` in a ``src/`` layout)
     a link to the root ``compat.yaml``, so the wheel carries the matrix;
 ``pyproject.toml``
     the entry-point, dependency and package-data lines, added in place (comments and order
-    kept); where ``setup.py`` declares ``package_data``, ``MANIFEST.in`` ships the matrix
-    instead (a pyproject table would replace setup.py's);
+    kept), the package data in the build backend's own setting (setuptools' package-data,
+    scikit-build-core's ``wheel.packages``; for meson-python the line to add to
+    ``meson.build`` is said); where ``setup.py`` declares ``package_data``, ``MANIFEST.in``
+    ships the matrix instead (a pyproject table would replace setup.py's);
+``MANIFEST.in``
+    for setuptools, also the build inputs its sdist leaves out (``CMakeLists.txt``, the
+    folders of native sources CMake reads): the cells build from the sdist;
 
 and reads what an existing project declares (:mod:`adapter_matrix.upstream.project`).
 Every file is written only if absent, README, pyproject.toml and MANIFEST.in excepted;
@@ -32,7 +37,8 @@ from typing import List, Optional, Tuple
 
 from ..matrix.textedit import apply_edits
 from ..urls import PYTORCH_INDEX
-from .project import ProjectFacts, project_facts
+from .backend import MESON, SCIKIT_BUILD, SETUPTOOLS
+from .project import ProjectFacts, build_inputs, package_folder, project_facts
 from .pyproject import _HEADER, _Locator
 from .toolpin import ToolPin, tool_pin
 
@@ -174,10 +180,10 @@ Generated from compat.yaml by `adapter-matrix table --update README.md`:
 """
 
 
-def require_lines(package: str) -> str:
-    """What the adapter's ``__init__`` starts with."""
+def require_lines(folder: str) -> str:
+    """What the adapter's ``__init__`` starts with (``folder``: the package's, ``src/PKG`` in a src layout)."""
     return (
-        f"# {package}/__init__.py, first lines:\n"
+        f"# {folder.replace(os.sep, '/')}/__init__.py, first lines:\n"
         "from adapter_matrix import require\n\n"
         "support = require(__name__)   # raises UnsupportedEnvironment with the fix (warns under autoload)\n"
     )
@@ -187,16 +193,44 @@ def _entry(distribution: str, package: str) -> str:
     return f'{distribution} = "{package}:compat.yaml"'
 
 
-def pyproject_edit(text: str, distribution: str, package: str, package_data: bool = True) -> Optional[str]:
+def pyproject_edit(
+    text: str,
+    distribution: str,
+    package: str,
+    package_data: bool = True,
+    backend: str = SETUPTOOLS,
+    folder: Optional[str] = None,
+) -> Optional[str]:
     """``text`` with the entry point, the ``adapter-matrix`` dependency and the package data
     added (``None``: all are there). Lines are inserted under an existing table, or a new table
-    is appended; nothing else changes. ``package_data=False`` leaves package data alone: a
-    ``[tool.setuptools.package-data]`` table would replace what a ``setup.py`` declares (its
-    ``lib/*.so`` silently leave the wheel). A file without ``[project]`` is left alone: a
-    ``[project.entry-points]`` table would make a ``[project]`` without a name or version."""
+    is appended; nothing else changes.
+
+    The package data is the ``backend``'s own setting: setuptools'
+    ``[tool.setuptools.package-data]`` (keyed by package, so a ``src/`` layout too);
+    scikit-build-core's ``wheel.packages`` (the package ``folder``, ``src/PKG``, copied whole
+    into the wheel: its default finds a package only under the distribution's own name).
+    ``package_data=False`` leaves it alone: a setuptools table would replace what a
+    ``setup.py`` declares (its ``lib/*.so`` silently leave the wheel), and a
+    ``wheel.packages`` the project set is its choice. A file without ``[project]`` is left
+    alone: a ``[project.entry-points]`` table would make a ``[project]`` without a name or
+    version."""
     at = _Locator("pyproject.toml", text)
     if not any((m := _HEADER.match(raw)) and m.group(1).strip() == "project" for raw in at.lines):
         return None
+    data = {
+        SETUPTOOLS: (
+            "tool.setuptools.package-data",
+            "[tool.setuptools.package-data]",
+            f'{package} = ["compat.yaml"]',
+            re.compile(r"compat\.yaml"),
+        ),
+        SCIKIT_BUILD: (
+            "tool.scikit-build",
+            "[tool.scikit-build]",
+            f'wheel.packages = ["{(folder or package).replace(os.sep, "/")}"]',
+            re.compile(r"^\s*wheel\.packages\s*=", re.M),
+        ),
+    }.get(backend)
     wanted = [
         (
             "project.entry-points.adapter_matrix.matrices",
@@ -204,13 +238,8 @@ def pyproject_edit(text: str, distribution: str, package: str, package_data: boo
             _entry(distribution, package),
             re.compile(rf'^\s*"?{re.escape(distribution)}"?\s*=', re.M),
         ),
-        (
-            "tool.setuptools.package-data",
-            "[tool.setuptools.package-data]",
-            f'{package} = ["compat.yaml"]',
-            re.compile(r"compat\.yaml"),
-        ),
-    ][: 2 if package_data else 1]
+        *([data] if package_data and data is not None else []),
+    ]
     edits = []
     appended = []
     for name, header, line, present in wanted:
@@ -305,15 +334,17 @@ def plan_adoption(
         Planned(path, "keep" if os.path.lexists(os.path.join(root, path)) else "write", text) for path, text in files
     ]
     out = [_readme_edit(root, item) if item.path == "README.md" and item.action == "keep" else item for item in out]
-    link = os.path.join(package, "compat.yaml")
+    folder = package_folder(root, package)
+    link = os.path.join(folder, "compat.yaml")
     if os.path.lexists(os.path.join(root, link)):
         out.append(Planned(link, "keep"))
-    elif os.path.isdir(os.path.join(root, package)):
-        out.append(Planned(link, "link", os.path.relpath(os.path.join(root, matrix), os.path.join(root, package))))
+    elif os.path.isdir(os.path.join(root, folder)):
+        out.append(Planned(link, "link", os.path.relpath(os.path.join(root, matrix), os.path.join(root, folder))))
     else:
-        out.append(Planned(link, "keep", note=f"no package folder {package}/: link {link} to {matrix} once it exists"))
+        out.append(Planned(link, "keep", note=f"no package folder {folder}/: link {link} to {matrix} once it exists"))
     pyproject = os.path.join(root, "pyproject.toml")
     legacy = os.path.exists(os.path.join(root, "setup.py")) or os.path.exists(os.path.join(root, "setup.cfg"))
+    manifest: List[str] = []  # what MANIFEST.in must name (setuptools only: other backends ship the tree)
     if legacy and not facts.has_project_table:
         # the metadata lives in setup.py/setup.cfg: a [project] table (a new pyproject.toml, or an
         # entry-point table in the existing one) would take it over with a name and version of ours
@@ -330,36 +361,79 @@ def plan_adoption(
     elif not os.path.exists(pyproject):
         out.append(Planned("pyproject.toml", "write", _minimal_pyproject(distribution, package, version)))
     else:
-        own_data = bool(facts.package_data_in)
+        own_data = bool(facts.package_data_in) or (facts.backend == SCIKIT_BUILD and facts.wheel_packages)
         with open(pyproject, encoding="utf-8") as fh:
-            edited = pyproject_edit(fh.read(), distribution, package, package_data=not own_data)
+            edited = pyproject_edit(
+                fh.read(), distribution, package, package_data=not own_data, backend=facts.backend, folder=folder
+            )
         out.append(Planned("pyproject.toml", "keep" if edited is None else "edit", edited))
-        if own_data:
-            out.append(_manifest_edit(root, package, facts.package_data_in))
+        if facts.backend == SETUPTOOLS and facts.package_data_in:
+            manifest.append(f"include {link.replace(os.sep, '/')}")
+        elif facts.backend == MESON:
+            out.append(_meson_note(folder, package))
+        elif facts.backend not in (SETUPTOOLS, SCIKIT_BUILD):
+            out.append(Planned("pyproject.toml", "keep", note=f"an unknown build backend: make its wheel ship {link}"))
+    if facts.backend == SETUPTOOLS and (legacy or facts.has_project_table):
+        manifest += [line for _path, line in build_inputs(root)]
+    if manifest:
+        out.append(_manifest_edit(root, manifest, facts.package_data_in))
     return out
 
 
-def _manifest_edit(root: str, package: str, declared_in: str) -> Planned:
-    """Ship ``PKG/compat.yaml`` through MANIFEST.in when setup.py/setup.cfg declares
-    package_data: setuptools' ``include_package_data`` (on for a project with ``[project]``)
-    adds what MANIFEST.in names to the package data setup.py declares, where a
-    ``[tool.setuptools.package-data]`` table would replace it."""
-    line = f"include {package}/compat.yaml"
+def _meson_note(folder: str, package: str) -> Planned:
+    """meson-python ships what ``meson.build`` installs: init says the line, never edits the build."""
+    line = f"py.install_sources('{folder.replace(os.sep, '/')}/compat.yaml', subdir: '{package}')"
+    return Planned("meson.build", "keep", note=f"add `{line}` to meson.build: meson-python ships what it installs")
+
+
+def _manifest_edit(root: str, lines: List[str], package_data_in: str) -> Planned:
+    """MANIFEST.in with ``lines`` added, each unless the file names its path already.
+
+    ``include PKG/compat.yaml`` when setup.py/setup.cfg declares package_data: setuptools'
+    ``include_package_data`` (on for a project with ``[project]``) adds what MANIFEST.in names
+    to the package data setup.py declares, where a ``[tool.setuptools.package-data]`` table
+    would replace it. The build inputs (``include CMakeLists.txt``, ``recursive-include csrc
+    ...``): setuptools' sdist leaves out what CMake reads, and the cells build from the sdist.
+    A folder the file mentions already is left to its author's lines."""
     path = os.path.join(root, "MANIFEST.in")
     try:
         with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+            text: Optional[str] = fh.read()
     except FileNotFoundError:
         text = None
     except (OSError, UnicodeDecodeError):
-        return Planned("MANIFEST.in", "keep", note=f"unreadable: add the line {line!r}")
-    why = f"{declared_in} declares package_data, which a pyproject table would replace"
-    if text is None:
-        return Planned("MANIFEST.in", "write", line + "\n", f"{line}: {why}")
-    if re.search(rf"^\s*include\s+(?:\S+\s+)*{re.escape(package)}/compat\.yaml\b", text, re.M):
+        return Planned("MANIFEST.in", "keep", note=f"unreadable: add the lines {lines!r}")
+    named = _manifest_paths(text or "")
+    added = [line for line in lines if line.split()[1] not in named]
+    whys = []
+    if any(line.endswith("/compat.yaml") for line in added):
+        whys.append(f"{package_data_in} declares package_data, which a pyproject table would replace")
+    if any(not line.endswith("/compat.yaml") for line in added):
+        whys.append("the sdist the cells build from must carry what CMake and the compiler read")
+    why = "; ".join(whys)
+    if not added:
         return Planned("MANIFEST.in", "keep")
+    if text is None:
+        return Planned("MANIFEST.in", "write", "\n".join(added) + "\n", f"{', '.join(added)}: {why}")
     sep = "" if not text or text.endswith("\n") else "\n"
-    return Planned("MANIFEST.in", "edit", text + sep + line + "\n", f"{line} added: {why}")
+    return Planned("MANIFEST.in", "edit", text + sep + "\n".join(added) + "\n", f"{', '.join(added)} added: {why}")
+
+
+def _manifest_paths(text: str) -> set:
+    """The paths and top folders a MANIFEST.in's directives name (``include csrc/a.h`` names
+    ``csrc/a.h`` and ``csrc``)."""
+    named = set()
+    for raw in text.splitlines():
+        words = raw.split("#", 1)[0].split()
+        if len(words) < 2:
+            continue
+        directive, args = words[0], words[1:]
+        if directive in ("recursive-include", "graft", "recursive-exclude", "prune"):
+            args = args[:1]  # the folder; the rest are patterns
+        for arg in args:
+            named.add(arg)
+            named.add(arg.split("/", 1)[0])
+    return named
 
 
 def _readme_edit(root: str, kept: Planned) -> Planned:

@@ -38,6 +38,7 @@ from ..urls import PYPI_SIMPLE
 __all__ = [
     "MetadataError",
     "http_get",
+    "unreachable",
     "simple_url",
     "fan_out",
     "reporting",
@@ -112,6 +113,20 @@ def http_get(url: str, headers: Mapping[str, str], timeout: float = TIMEOUT) -> 
         tried = f" (tried {RETRIES + 1} times)" if response.status in TRANSIENT else ""
         raise MetadataError(f"{url}: HTTP {response.status} {response.reason}{tried}", response.status)
     return response.data, {k.lower(): v for k, v in response.headers.items()}
+
+
+def unreachable(url: str, timeout: float = TIMEOUT) -> Optional[str]:
+    """``None`` when the server at ``url`` answers at all (any HTTP status), else why not, in a
+    line: a HEAD request (an index's root page can be megabytes), retried as :func:`http_get`."""
+    retries = urllib3.Retry(total=RETRIES, backoff_factor=BACKOFF, status_forcelist=(), raise_on_status=False)
+    sent = {"User-Agent": f"adapter-matrix/{__version__}"}
+    try:
+        _pool(url).request("HEAD", url, headers=sent, timeout=timeout, retries=retries).release_conn()
+    except urllib3.exceptions.MaxRetryError as exc:
+        return f"{url}: {_reason(exc.reason)} (tried {RETRIES + 1} times)"
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        return f"{url}: {_reason(exc)}"
+    return None
 
 
 def _reason(exc: Optional[BaseException]) -> str:

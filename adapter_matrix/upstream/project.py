@@ -30,7 +30,16 @@ import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-__all__ = ["ProjectFacts", "project_facts", "evidence_sources"]
+from .backend import SETUPTOOLS, backend_of
+
+__all__ = [
+    "ProjectFacts",
+    "project_facts",
+    "evidence_sources",
+    "holds_native_sources",
+    "package_folder",
+    "build_inputs",
+]
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,8 @@ class ProjectFacts:
     has_project_table: bool = False  # pyproject.toml has [project]: setuptools reads its metadata there
     package_data_in: str = ""  # "setup.py" or "setup.cfg" when one declares package_data
     builds_with_torch: bool = False  # [build-system] requires names torch: a compiled adapter
+    backend: str = SETUPTOOLS  # the build backend (upstream.backend): how compat.yaml reaches the wheel
+    wheel_packages: bool = False  # scikit-build-core's wheel.packages is set: the project chose what ships
 
     @property
     def include_package_data(self) -> bool:
@@ -177,14 +188,31 @@ def project_facts(root: str) -> ProjectFacts:
         package_data_in = "setup.py"  # an unparsable setup.py that mentions it is taken at its word
     elif cfg is not None and cfg.has_section("options.package_data"):
         package_data_in = "setup.cfg"
-    return ProjectFacts(version, python, why, version_from, has_project, package_data_in, builds_with_torch)
+    skbuild = ((doc.get("tool") or {}).get("scikit-build") or {}) if isinstance(doc.get("tool"), dict) else {}
+    wheel_table = skbuild.get("wheel") if isinstance(skbuild, dict) else None
+    wheel_packages = isinstance(skbuild, dict) and (
+        "wheel.packages" in skbuild or (isinstance(wheel_table, dict) and "packages" in wheel_table)
+    )
+    return ProjectFacts(
+        version,
+        python,
+        why,
+        version_from,
+        has_project,
+        package_data_in,
+        builds_with_torch,
+        backend_of(doc),
+        wheel_packages,
+    )
 
 
 # What a compiled adapter's build reads besides its package: a change to any of these can change
 # the binary a cell tested, so the cell's evidence must age with them (issue 43).
 _NATIVE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hh", ".hpp", ".cuh", ".cmake", ".in")
-_NATIVE_FILES = ("CMakeLists.txt", "setup.py", "setup.cfg", "MANIFEST.in")
+# the build's own files: pyproject.toml counts by its build tables only (upstream.backend)
+_NATIVE_FILES = ("CMakeLists.txt", "setup.py", "setup.cfg", "MANIFEST.in", "pyproject.toml", "meson.build")
 _NOT_SOURCES = {"build", "dist", "docs", "evidence", "results", "examples", "venv", "site", "node_modules"}
+_NOT_BUILT = {"tests", "test", "benchmarks"}  # native files there are not the adapter's build inputs
 
 
 def _holds_native(folder: str) -> bool:
@@ -222,3 +250,37 @@ def holds_native_sources(root: str, sources: List[str]) -> bool:
         or (os.path.isdir(os.path.join(root, name)) and _holds_native(os.path.join(root, name)))
         for name in sources
     )
+
+
+def package_folder(root: str, package: str) -> str:
+    """Where ``package`` lives in ``root``: ``src/PKG`` in a ``src/`` layout, else ``PKG``
+    (also for a package not written yet)."""
+    if not os.path.isdir(os.path.join(root, package)) and os.path.isdir(os.path.join(root, "src", package)):
+        return os.path.join("src", package)
+    return package
+
+
+def build_inputs(root: str) -> List[Tuple[str, str]]:
+    """What a setuptools sdist must carry for the build to run from it, as (path, MANIFEST.in
+    line): each top-level ``CMakeLists.txt`` and folder holding native sources (``csrc/``,
+    ``cmake/``, ``third_party/``, the package's own ``csrc/``), tests left out. setuptools ships
+    a package's Python files and the sources an ``Extension`` lists, never what CMake reads."""
+    out: List[Tuple[str, str]] = []
+    for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        path = os.path.join(root, name)
+        if name.startswith(".") or name in _NOT_SOURCES or name in _NOT_BUILT or os.path.islink(path):
+            continue
+        if name == "CMakeLists.txt" and os.path.isfile(path):
+            out.append((name, f"include {name}"))
+        elif os.path.isdir(path):
+            patterns = set()
+            for _, dirs, files in os.walk(path):
+                dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _NOT_SOURCES and d != "__pycache__"]
+                for f in files:
+                    if f == "CMakeLists.txt":
+                        patterns.add(f)
+                    elif f.endswith(_NATIVE_SUFFIXES):
+                        patterns.add("*" + os.path.splitext(f)[1])
+            if patterns:
+                out.append((name, f"recursive-include {name} {' '.join(sorted(patterns))}"))
+    return out

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -39,9 +39,10 @@ from packaging.version import Version
 from ..matrix.diagnostics import Diagnostic, Mark, display_path
 from ..matrix.model import Matrix, PythonVersion, Release
 from ..matrix.queries import claimed_lines, pythons_for
+from ..matrix.textedit import Edit, apply_edits
 from ..names import canonical_name
 
-__all__ = ["expected_pythons", "check_pyproject"]
+__all__ = ["expected_pythons", "check_pyproject", "fixed_pyproject", "matrix_of"]
 
 _CLASSIFIER = re.compile(r"^Programming Language :: Python :: (\d+\.\d+)$")
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
@@ -58,7 +59,59 @@ class _Locator:
 
     def __init__(self, path: str, text: str) -> None:
         self.path = path
+        self.text = text
         self.lines = text.splitlines()
+        self._starts = [0]  # the offset of each line's first character
+        for raw in text.splitlines(keepends=True):
+            self._starts.append(self._starts[-1] + len(raw))
+
+    # The edits `validate --pyproject --write` makes: each from a mark a check found, checked
+    # against the text there (None when the value is not written as found, e.g. with escapes).
+
+    def _offset(self, mark: Mark) -> int:
+        return self._starts[mark.line - 1] + mark.column - 1 if 0 < mark.line <= len(self.lines) else -1
+
+    def _literal(self, mark: Mark, value: str) -> Optional[Tuple[int, int]]:
+        at = self._offset(mark)
+        if at < 0:
+            return None
+        quote = self.text[at : at + 1]
+        if quote not in ('"', "'") or self.text[at : at + len(value) + 2] != quote + value + quote:
+            return None
+        return at, at + len(value) + 2
+
+    def string(self, mark: Mark, value: str, new: str) -> Optional[Edit]:
+        """Replace the string ``value`` at ``mark`` by ``new`` (a TOML basic string)."""
+        span = self._literal(mark, value)
+        quoted = '"' + new.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return None if span is None else (span[0], span[1], quoted)
+
+    def remove_element(self, mark: Mark, value: str) -> Optional[Edit]:
+        """Remove the array element ``value`` at ``mark``: its whole line when it stands alone
+        there (a multi-line array), else the element and its comma."""
+        span = self._literal(mark, value)
+        if span is None:
+            return None
+        line = self.lines[mark.line - 1]
+        if re.fullmatch(r"\s*" + re.escape(self.text[span[0] : span[1]]) + r"\s*,?\s*(#.*)?", line):
+            start = self._starts[mark.line - 1]
+            return start, self._starts[mark.line], ""
+        tail = re.match(r"\s*,\s*", self.text[span[1] :])
+        return span[0], span[1] + (tail.end() if tail else 0), ""
+
+    def add_elements(self, after: Tuple[Mark, str], values: List[str]) -> Optional[Edit]:
+        """Insert the (quoted) ``values`` into the array after the element ``after``: as lines of
+        its indentation when it stands on a line of its own, else inline."""
+        mark, value = after
+        span = self._literal(mark, value)
+        if span is None:
+            return None
+        line = self.lines[mark.line - 1]
+        if re.fullmatch(r"\s*" + re.escape(self.text[span[0] : span[1]]) + r"\s*,?\s*(#.*)?", line):
+            indent = line[: len(line) - len(line.lstrip())]
+            end = self._starts[mark.line]
+            return end, end, "".join(f"{indent}{v},\n" for v in values)
+        return span[1], span[1], "".join(f", {v}" for v in values)
 
     def mark(self, line: int, column: int) -> Mark:
         return Mark(self.path, line, column)
@@ -122,24 +175,27 @@ def _load(path: str) -> Tuple[Optional[Dict[str, Any]], Optional[Diagnostic]]:
 
 def _check_requires_python(
     project: Dict[str, Any], pythons: List[PythonVersion], claimant: str, at: _Locator
-) -> List[Diagnostic]:
+) -> List[_Found]:
     oldest = pythons[0].version
-    expected = f">={oldest}"
+    expected = _expected_requires_python(project.get("requires-python"), pythons)
     text = project.get("requires-python")
     if text is None:  # nothing declared to disagree with, but pip would install it on any Python
         return [
-            Diagnostic(
-                at.key("project", "name"),
-                "[project] has no requires-python",
-                f'add requires-python = "{expected}"',
-                severity="warning",
+            _Found(
+                Diagnostic(
+                    at.key("project", "name"),
+                    "[project] has no requires-python",
+                    f'add requires-python = "{expected}"',
+                    severity="warning",
+                )
             )
         ]
     mark = at.value("project", "requires-python", str(text))
     try:
         spec = SpecifierSet(str(text))
     except InvalidSpecifier:
-        return [Diagnostic(mark, f"requires-python {text!r} is not a PEP 440 specifier set", f'write "{expected}"')]
+        found = Diagnostic(mark, f"requires-python {text!r} is not a PEP 440 specifier set", f'write "{expected}"')
+        return [_Found(found, [at.string(mark, str(text), expected)])]
     refused = [p for p in pythons if not spec.contains(p.version, prereleases=True)]
     below = Version(f"{oldest.major}.{oldest.minor - 1}") if oldest.minor else None
     problems = []
@@ -150,12 +206,32 @@ def _check_requires_python(
     if not problems:
         return []
     message = f"requires-python {text!r} disagrees with {claimant}: " + "; ".join(problems)
-    return [Diagnostic(mark, message, f'write requires-python = "{expected}"')]
+    return [
+        _Found(
+            Diagnostic(mark, message, f'write requires-python = "{expected}"'), [at.string(mark, str(text), expected)]
+        )
+    ]
+
+
+def _expected_requires_python(declared: object, pythons: List[PythonVersion]) -> str:
+    """``>=OLDEST``, and the declared upper bounds (``<3.14``) that refuse no supported Python:
+    the project may keep its cap, the matrix only asks for its floor."""
+    expected = f">={pythons[0].version}"
+    try:
+        spec = SpecifierSet(str(declared)) if isinstance(declared, str) else SpecifierSet()
+    except InvalidSpecifier:
+        return expected
+    caps = [
+        str(s)
+        for s in spec
+        if s.operator in ("<", "<=", "!=") and all(s.contains(p.version, prereleases=True) for p in pythons)
+    ]
+    return ",".join([expected, *sorted(caps)])
 
 
 def _check_classifiers(
     project: Dict[str, Any], pythons: List[PythonVersion], claimant: str, at: _Locator
-) -> List[Diagnostic]:
+) -> List[_Found]:
     classifiers = [c for c in project.get("classifiers", []) if isinstance(c, str)]
     declared: Dict[str, str] = {}  # "3.11" -> its classifier
     for classifier in classifiers:
@@ -165,26 +241,26 @@ def _check_classifiers(
     if not declared:  # the project claims no Python version: nothing to disagree with
         return []
     wanted = {str(p) for p in pythons}
-    out = []
+    out: List[_Found] = []
+    kept: Optional[Tuple[Mark, str]] = None  # the last classifier of a supported Python: new ones go after it
     for version, classifier in sorted(declared.items(), key=lambda kv: Version(kv[0])):
-        if version not in wanted:
-            out.append(
-                Diagnostic(
-                    at.value("project", "classifiers", classifier),
-                    f"classifier {classifier!r} claims Python {version}, which {claimant} does not support",
-                    "remove it",
-                )
-            )
+        mark = at.value("project", "classifiers", classifier)
+        if version in wanted:
+            kept = (mark, classifier)
+            continue
+        extra = Diagnostic(
+            mark, f"classifier {classifier!r} claims Python {version}, which {claimant} does not support", "remove it"
+        )
+        out.append(_Found(extra, [at.remove_element(mark, classifier)]))
     missing = sorted(wanted - set(declared), key=Version)
     if missing:
-        lines = ", ".join(f'"Programming Language :: Python :: {v}"' for v in missing)
-        out.append(
-            Diagnostic(
-                at.key("project", "classifiers"),
-                f"classifiers lack Python {', '.join(missing)}, which {claimant} supports",
-                f"add {lines}",
-            )
+        added = [f'"Programming Language :: Python :: {v}"' for v in missing]
+        lack = Diagnostic(
+            at.key("project", "classifiers"),
+            f"classifiers lack Python {', '.join(missing)}, which {claimant} supports",
+            f"add {', '.join(added)}",
         )
+        out.append(_Found(lack, [at.add_elements(kept, added)] if kept is not None else []))
     return out
 
 
@@ -204,7 +280,7 @@ def _torch_requirements(project: Dict[str, Any]) -> List[Tuple[str, str, str]]:
     return out
 
 
-def _check_torch_pin(project: Dict[str, Any], release: Release, claimant: str, at: _Locator) -> List[Diagnostic]:
+def _check_torch_pin(project: Dict[str, Any], release: Release, claimant: str, at: _Locator) -> List[_Found]:
     out = []
     for table, key, text in _torch_requirements(project):
         req = Requirement(text)
@@ -212,45 +288,72 @@ def _check_torch_pin(project: Dict[str, Any], release: Release, claimant: str, a
             continue
         where = "dependencies" if key == "dependencies" and table == "project" else f"the {key} extra"
         fixed = f"torch{release.torch}" + (f"; {req.marker}" if req.marker else "")
-        fixed = '"' + fixed.replace("\\", "\\\\").replace('"', '\\"') + '"'  # as a TOML string
-        out.append(
-            Diagnostic(
-                at.value(table, key, text),
-                f"{where} pins {text!r}, but {claimant} supports torch {release.torch}",
-                f"write {fixed}",
-            )
+        quoted = '"' + fixed.replace("\\", "\\\\").replace('"', '\\"') + '"'  # as a TOML string
+        mark = at.value(table, key, text)
+        found = Diagnostic(
+            mark, f"{where} pins {text!r}, but {claimant} supports torch {release.torch}", f"write {quoted}"
         )
+        out.append(_Found(found, [at.string(mark, text, fixed)]))
     return out
+
+
+class _Found(NamedTuple):
+    """A finding and the edits of ``pyproject.toml`` that fix it (none: a person must)."""
+
+    diagnostic: Diagnostic
+    edits: Sequence[Optional[Edit]] = ()
 
 
 def check_pyproject(matrix: Matrix, path: str) -> List[Diagnostic]:
     """Every disagreement between ``path`` and the newest release of ``matrix``."""
+    return [found.diagnostic for found in _findings(matrix, path)]
+
+
+def fixed_pyproject(matrix: Matrix, path: str) -> Tuple[Optional[str], List[Diagnostic]]:
+    """The text of ``path`` with every error :func:`check_pyproject` finds fixed (``None``:
+    nothing to fix), and the errors left for a person (a value written with escapes, a list
+    of classifiers that has no Python version to add after)."""
+    findings = [f for f in _findings(matrix, path) if f.diagnostic.severity == "error"]
+    edits = [e for f in findings for e in f.edits if e is not None]
+    left = [f.diagnostic for f in findings if not f.edits or any(e is None for e in f.edits)]
+    if not edits:
+        return None, left
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    return apply_edits(text, edits), left
+
+
+def _findings(matrix: Matrix, path: str) -> List[_Found]:
     data, problem = _load(path)
     if problem is not None:
-        return [problem]
+        return [_Found(problem)]
     assert data is not None
     with open(path, encoding="utf-8") as fh:
         at = _Locator(display_path(path), fh.read())
     project = data.get("project")
     if not isinstance(project, dict):  # the metadata lives elsewhere (setup.py, setup.cfg): nothing declared here
         return [
-            Diagnostic(
-                at.mark(1, 1),
-                "no [project] table, so there is nothing to compare",
-                "declare the metadata in [project] (PEP 621) to have it checked",
-                severity="warning",
+            _Found(
+                Diagnostic(
+                    at.mark(1, 1),
+                    "no [project] table, so there is nothing to compare",
+                    "declare the metadata in [project] (PEP 621) to have it checked",
+                    severity="warning",
+                )
             )
         ]
     release = matrix.newest_release
     if release is None:
         return [
-            Diagnostic(
-                at.mark(1, 1), f"{matrix.path} has no release, so there is nothing to compare", severity="warning"
+            _Found(
+                Diagnostic(
+                    at.mark(1, 1), f"{matrix.path} has no release, so there is nothing to compare", severity="warning"
+                )
             )
         ]
     pythons = expected_pythons(matrix, release)
     claimant = f"release {release.version} in {display_path(matrix.path)}"
-    out: List[Diagnostic] = []
+    out: List[_Found] = []
     dynamic = set(project.get("dynamic", []))
     if pythons:
         if "requires-python" not in dynamic:

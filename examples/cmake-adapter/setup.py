@@ -1,5 +1,6 @@
 """tiny-openreg: CMake builds the device library into tiny_openreg/lib/, then setuptools builds
-the _C stub that links it ($ORIGIN/lib rpath); the wheel carries lib/*.so as package data. The
+the _C stub that links it ($ORIGIN/lib rpath); the wheel carries lib/*.so and include/*.h as package
+data, for plugins that link the device library (as torch_npu's wheel carries include/ and lib/). The
 shape of PyTorch's OpenReg (test/cpp_extensions/open_registration_extension/torch_openreg)."""
 
 import os
@@ -36,7 +37,8 @@ class BuildWithCMake(build_ext):
             f"-DPython_EXECUTABLE={sys.executable}",
         ]
         subprocess.check_call(configure)
-        subprocess.check_call(["cmake", "--build", cmake_build, "--target", "install", "--parallel", "2"])
+        jobs = os.environ.get("MAX_JOBS", "2")  # as torch's own extensions read it
+        subprocess.check_call(["cmake", "--build", cmake_build, "--target", "install", "--parallel", jobs])
         super().run()
 
 
@@ -50,7 +52,7 @@ class BuildNativeFirst(build):
 
 setup(
     packages=["tiny_openreg"],
-    package_data={"tiny_openreg": ["lib/*.so"]},
+    package_data={"tiny_openreg": ["lib/*.so", "include/*.h"]},  # what a plugin builds against
     ext_modules=[
         Extension(
             "tiny_openreg._C",

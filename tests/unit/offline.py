@@ -16,8 +16,9 @@ def cell_wheelhouse(folder: Path) -> str:
     """Fill ``folder``; the value of $ADAPTER_MATRIX_WHEELS that installs a cell from it and /opt/wheels."""
     folder.mkdir(parents=True, exist_ok=True)
     seen = set()
-    # setuptools: the build backend a compiled adapter's cell installs before building it there
-    for root in ("adapter-matrix", "pytest", "torch", "setuptools"):
+    # setuptools, scikit-build-core: the build backends a compiled adapter's cell installs before
+    # building it there
+    for root in ("adapter-matrix", "pytest", "torch", "setuptools", "scikit-build-core"):
         for dist in [metadata.distribution(root), *requirements_closure(root)]:
             name = dist.metadata["Name"].lower()
             if name in seen or name in ("torch", "adapter-matrix", "adapter-matrix-npu"):

@@ -69,7 +69,7 @@ dependencies = ["torch>=2.13,<2.15"]
 }
 ADAPTERS = {  # example -> (distribution, package, device, the C++ file a compile error goes into, tests)
     "cpp-adapter": ("tiny-accel", "tiny_accel", "tiny", "csrc/tiny.cpp", 3),
-    "cmake-adapter": ("tiny-openreg", "tiny_openreg", "tinyreg", "csrc/device.cpp", 4),
+    "cmake-adapter": ("tiny-openreg", "tiny_openreg", "tinyreg", "csrc/device.cpp", 6),
 }
 
 

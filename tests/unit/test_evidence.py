@@ -719,3 +719,28 @@ def test_a_link_planted_at_any_path_the_tool_writes_is_replaced_never_written_th
     assert sentinel.read_text() == "the user's file\n"
     for written in (base / "results" / "py3.10-torch2.2.json", tmp_path / "summaries" / "ops.json", Path(memo)):
         assert not written.is_symlink() and written.is_file(), written
+
+
+def test_a_tier_opts_in_to_the_full_op_sweep_for_its_cells(project, monkeypatch):
+    """`tier edges --ops full`: the cells' nox runs get $ADAPTER_MATRIX_OPS (an adapter's
+    OpSweep reads it); a mode the sweep has not is a usage error before anything runs."""
+    from adapter_matrix.ci import tier
+
+    seen = []
+
+    class Ran(Exception):
+        pass
+
+    def run(*args, **kwargs):
+        seen.append(os.environ.get("ADAPTER_MATRIX_OPS"))
+        raise Ran
+
+    monkeypatch.setenv("ADAPTER_MATRIX_OPS", "sample")  # restored after the test: the command sets it
+    monkeypatch.setattr(tier, "run", run)
+    monkeypatch.setattr(tier, "tool", lambda name: sys.executable)  # no nox needed: run() stops first
+    (project / "noxfile.py").write_text("# run() above stands in for the nox runs\n")
+    bad = _tier(project, "--ops", "most")
+    assert bad.code == 2 and "--ops 'most': choose from sample, full, none" in bad.err
+    with pytest.raises(Ran):
+        _tier(project, "--ops", "full", "--force")
+    assert seen == ["full"]

@@ -43,3 +43,37 @@ def test_every_committed_cell_of_a_compiled_example_passed_its_binary_check(exam
     states = [cell["state"] for row in json.loads(view.stdout)["rows"] for cell in row[1:]]
     assert states.count("verified") == len(records), states
     assert "stale" not in states and "failed" not in states
+
+
+def test_the_plugin_examples_cells_built_the_adapter_then_the_plugin_and_checked_both():
+    """examples/fused-plugin (issue 57, item 1): each cell built tiny-openreg, then tiny-fused
+    against it, ran both suites, and its binary check read the plugin's op library beside the
+    adapter's two; on two torch lines, and on the sources as they are now (the adapter's and the
+    plugin's own)."""
+    from adapter_matrix.ci.evidence import sources_hash
+    from adapter_matrix.matrix.cache import load_matrix
+
+    folder = REPO / "examples" / "fused-plugin"
+    matrix = load_matrix(str(REPO / "examples" / "cmake-adapter" / "compat.yaml")).matrix
+    records = list(read_records(str(folder / "evidence")))
+    assert len({r.torch.rsplit(".", 1)[0] for r in records if r.torch}) >= 2
+    for record in records:
+        assert record.passed, f"{record.cell}: {record.error}"
+        # in order, each against the cell's torch (compiled then, or the cache's build of the same sources)
+        assert [b["project"] for b in record.builds or ()] == ["tiny-openreg", "tiny-fused"], record.cell
+        assert all(b["source_hash"] for b in record.builds or ()), record.cell
+        assert record.binary == {"ok": True, "libraries": 3, "problems": []}, record.cell
+        assert {g for g, counts in (record.suites or {}).items() if counts["passed"]} == {"fused", "tests"}
+        paths = record.sources["paths"] if record.sources else []
+        own = paths[len(matrix.evidence.sources) :]
+        assert paths[: len(matrix.evidence.sources)] == list(matrix.evidence.sources)
+        assert "../fused-plugin/tiny_fused" in own and "../fused-plugin/setup.py" in own
+        assert record.sources is not None and record.sources["hash"] == sources_hash(matrix, own), record.cell
+    # the plugin's compat.yaml is a layer its adapter's matrix supports
+    layer = subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", "validate", "compat.yaml", "../cmake-adapter/compat.yaml"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+    )
+    assert layer.returncode == 0 and "layer tiny-fused, 1 release(s)" in layer.stdout, layer.stdout + layer.stderr

@@ -230,12 +230,15 @@ def test_init_respects_an_existing_compiled_project(tmp_path):
     assert "tiny_accel/lib/libtiny.so" in before
     res = _init_tiny(root, "--torch", ">=2.13")
     assert res.code == 0, res.err
-    # the matrix ships through MANIFEST.in (include_package_data adds to setup.py's package_data)
-    assert (root / "MANIFEST.in").read_text() == "include tiny_accel/compat.yaml\n"
+    # the matrix ships through MANIFEST.in (include_package_data adds to setup.py's package_data),
+    # and the sdist the cells build from carries the native sources (issue 57)
+    assert (root / "MANIFEST.in").read_text() == "include tiny_accel/compat.yaml\nrecursive-include csrc *.cpp\n"
     assert "MANIFEST.in: written" in res.out and "setup.py declares package_data" in res.out
+    assert "what CMake and the compiler read" in res.out
     text = (root / "compat.yaml").read_text()
     assert "  - version: 0.0.1\n" in text and '    python: ">=3.10,<3.14"\n' in text
-    assert "  sources: [csrc, setup.py, tiny_accel]\n" in text  # not docs/: no example ages a record
+    # not docs/: no example ages a record; pyproject.toml by its build tables
+    assert "  sources: [csrc, pyproject.toml, setup.py, tiny_accel]\n" in text
     pyproject = (root / "pyproject.toml").read_text()
     assert "tool.setuptools.package-data" not in pyproject
     assert 'dependencies = ["adapter-matrix", "numpy"]' in pyproject  # added to the existing list
@@ -492,9 +495,15 @@ def test_a_requires_python_the_torch_lines_cannot_serve_is_said_at_once(tmp_path
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "old"\nversion = "1.0"\nrequires-python = ">=3.8"\n')
     res = _init_tiny(tmp_path, "--torch", "2.13", distribution="old", device="old")
     assert res.code == 0, res.err
-    assert "note: `adapter-matrix validate --pyproject` will say: " in res.out
+    assert "pyproject.toml disagrees with compat.yaml on 1 line(s)" in res.out
+    assert "`adapter-matrix validate --pyproject pyproject.toml --write` applies them" in res.out
     assert "admits Python 3.9, which it does not support" in res.out  # torch 2.13 has wheels from 3.10
     assert '    python: ">=3.8"\n' in (tmp_path / "compat.yaml").read_text()  # the project's claim, kept
+    pyproject = str(tmp_path / "pyproject.toml")
+    wrote = cli("validate", "--pyproject", pyproject, "--write")
+    assert wrote.code == 0, wrote.out + wrote.err
+    assert f"{pyproject}: corrected to agree with" in wrote.out and "error" not in wrote.out
+    assert 'requires-python = ">=3.10"\n' in (tmp_path / "pyproject.toml").read_text()
 
 
 def test_the_adopting_page_lists_every_input_of_the_reusable_workflow():

@@ -427,19 +427,19 @@ def test_the_suite_group_of_the_compiled_sample_counts_ops_by_their_verdict(tmp_
 
 
 def test_summaries_and_the_results_table_read_records_with_and_without_the_compiled_sample(tmp_path):
-    from adapter_matrix.ci.record import ResultRecord
+    from adapter_matrix.ci.record import OpsSummary, ResultRecord
     from adapter_matrix.ci.results import _op_sweep
 
     path = write(tmp_path, COMPILED_EXPECTATIONS)
     old = judged_record(path, EAGER)
     old_summary = rec.summary(old)
     assert "compiled" not in old_summary
-    assert _op_sweep(ResultRecord(ops=old_summary)) == "sample"
+    assert _op_sweep(ResultRecord(ops=OpsSummary.of(old_summary))) == "sample"
     new = rec.summary(judged_record(path, EAGER, sweep_of(compiled_task("add"), compiled_task("mul", "failed"))))
     assert new["compiled"]["outcomes"]["failed"] == 1 and new["compiled"]["problems"] == 1 and not new["ok"]
-    assert _op_sweep(ResultRecord(ops=new)) == "sample, compiled 1/2"
+    assert _op_sweep(ResultRecord(ops=OpsSummary.of(new))) == "sample, compiled 1/2"
     skipped = dict(new, compiled=dict(new["compiled"], skipped="capability inductor is absent: x"))
-    assert _op_sweep(ResultRecord(ops=skipped)) == "sample, compiled skipped"
+    assert _op_sweep(ResultRecord(ops=OpsSummary.of(skipped))) == "sample, compiled skipped"
 
 
 def test_ops_sweep_keeps_the_compiled_kind_for_compile(tmp_path):

@@ -9,7 +9,10 @@ a folder of its own; then ``ops sweep --sample`` runs on it (activated as its us
 and names it. torch's autoload is off so that this environment's own adapter (the shims) does
 not take PrivateUse1 first; in an adapter's own cell it is not installed.
 
-Minutes (two C++ builds and three sweeps): opt in with ``pytest -m compiled``.
+Then the same adapter's nox cell (its noxfile with ``ops=OpSweep()``), offline on torch 2.13,
+builds it against the cell's torch, sweeps the sample and keeps the counts in its record.
+
+Minutes (three C++ builds, four sweeps, a nox cell): opt in with ``pytest -m compiled``.
 """
 
 from __future__ import annotations
@@ -94,3 +97,72 @@ def test_the_sample_sweep_of_a_compiled_adapter_holds_to_what_it_wrote_and_names
     problems = json.loads(third.stdout)["problems"]
     assert any(p["task"].startswith("as_strided/") for p in problems)
     assert all("aten::as_strided" in (p["error"] or "") for p in problems if p["problem"] == "new failure")
+
+
+def test_the_same_adapters_nox_cell_sweeps_its_sample_and_its_record_keeps_the_counts(adapter, tmp_path):
+    """Issue 60, items 3 and 4: the adapter's noxfile with one more line, ``ops=OpSweep()``; its
+    cell (offline, torch 2.13 from /opt/wheels) builds it against the cell's torch, loads it,
+    sweeps the sample from the installed wheels against the expectations written above, and
+    the result record keeps the counts per family."""
+    import glob
+    import importlib.metadata as metadata
+
+    from .offline import LOCAL_TORCH, cell_wheelhouse
+    from .test_nox import NOX
+    from .wheelhouse import repack, requirements_closure
+
+    if NOX is None or not glob.glob(os.path.join(LOCAL_TORCH, "torch-2.13.0*-cp311-*.whl")):
+        pytest.skip("needs nox and the local torch 2.13 wheel")
+    if not torch.__version__.startswith("2.13"):
+        pytest.skip("the expectations are written with this environment's torch, the cell's is 2.13")
+    source, root = adapter
+    cell = root / "cell"
+    shutil.copytree(source, cell, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    if not (cell / "op-sweep" / "torch-2.13.yaml").exists():  # the first test writes it
+        written = sweep(cell, root / "site", "--write-expected")
+        assert written.returncode == 0, written.stdout + written.stderr
+    noxfile = cell / "noxfile.py"
+    text = noxfile.read_text()
+    noxfile.write_text(
+        text.replace("import Adapter, Pytest, cells", "import Adapter, OpSweep, Pytest, cells").replace(
+            'tests=Pytest("tests"),', 'tests=Pytest("tests"), ops=OpSweep(),'
+        )
+    )
+    assert "ops=OpSweep()" in noxfile.read_text()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", "."], cwd=cell, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=cell, check=True)
+    subprocess.run([*git, "commit", "-qm", "tiny-accel"], cwd=cell, check=True)
+    wheels = cell_wheelhouse(tmp_path / "wheelhouse")
+    for name in ("expecttest", "numpy"):  # what the sweep needs in the cell
+        for dist in [metadata.distribution(name), *requirements_closure(name)]:
+            repack(dist, tmp_path / "wheelhouse")
+    env = dict(
+        os.environ,
+        ADAPTER_MATRIX_WHEELS=wheels,
+        ADAPTER_MATRIX_RESULTS=str(tmp_path / "results"),
+        ADAPTER_MATRIX_EVIDENCE=str(tmp_path / "evidence"),
+        UV_OFFLINE="1",
+        MAX_JOBS="1",
+    )
+    env.pop("ADAPTER_MATRIX_OPS", None)
+    proc = subprocess.run(
+        [NOX, "--envdir", str(tmp_path / "nox"), "-s", "device(py3.11-torch2.13)"],
+        cwd=cell,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    record = json.loads((tmp_path / "results" / "py3.11-torch2.13.json").read_text())
+    ops = record["ops"]
+    assert record["outcome"] == "passed" and ops["mode"] == "sample" and ops["ok"]
+    # every op of the sample counted once, in its family; the CPU fallback runs most tasks
+    assert sum(sum(states.values()) for states in ops["families"].values()) == ops["ops"] >= 50
+    assert ops["tasks"]["passed"] > 200
+    assert record["suites"]["ops"]["passed"] == ops["tasks"]["passed"] and record["suites"]["ops"]["failed"] == 0
+    swept = json.loads((tmp_path / "results" / ops["record"]).read_text())
+    assert swept["device"] == "tiny" and swept["families"] == ops["families"]
+    evidence = json.loads((tmp_path / "evidence" / "0.1.0" / "py3.11-torch2.13.json").read_text())
+    assert evidence["ops"]["families"] == ops["families"]

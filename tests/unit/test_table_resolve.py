@@ -14,7 +14,7 @@ from typing import Any, Dict, List
 import pytest
 
 from adapter_matrix.matrix.loader import load_text
-from adapter_matrix.tables.resolve import build_index, check_commands, published
+from adapter_matrix.tables.resolve import Platform, build_index, check_commands, published, resolve
 from adapter_matrix.tables.views.selector import selector
 
 from .helpers import FIXTURES, REPO, cli
@@ -81,13 +81,16 @@ def _check(tmp: Path, adapter: Dict[str, Any], torch_yanked: str = ""):
 
 
 def test_every_command_resolves_against_a_sound_index(tmp_path):
-    runs, problems = _check(tmp_path, _answer("tiny-adapter", {"1.0.0": ["torch (>=2.5)"]}))
+    runs, problems, unreachable = _check(tmp_path, _answer("tiny-adapter", {"1.0.0": ["torch (>=2.5)"]}))
+    assert unreachable == []
     assert runs == 4  # two commands, each for its oldest and newest Python
     assert problems == []
 
 
 def test_a_yanked_adapter_pin_fails_and_is_named(tmp_path):
-    runs, problems = _check(tmp_path, _answer("tiny-adapter", {"1.0.0": ["torch (>=2.5)"]}, yanked="1.0.0"))
+    runs, problems, _unreachable = _check(
+        tmp_path, _answer("tiny-adapter", {"1.0.0": ["torch (>=2.5)"]}, yanked="1.0.0")
+    )
     assert runs == 4 and len(problems) == 4
     assert {p.reason for p in problems} == {"pins a yanked release: tiny-adapter==1.0.0"}
     assert {p.command for p in problems} == {
@@ -98,7 +101,9 @@ def test_a_yanked_adapter_pin_fails_and_is_named(tmp_path):
 
 def test_a_yanked_torch_fails_the_commands_of_its_line(tmp_path):
     """torch 2.6.0 withdrawn: a range skips a yanked file, and no other 2.6 patch exists."""
-    _runs, problems = _check(tmp_path, _answer("tiny-adapter", {"1.0.0": ["torch (>=2.5)"]}), torch_yanked="2.6.0")
+    _runs, problems, _unreachable = _check(
+        tmp_path, _answer("tiny-adapter", {"1.0.0": ["torch (>=2.5)"]}), torch_yanked="2.6.0"
+    )
     assert {p.command for p in problems} == {"pip install 'tiny-adapter==1.0.0' 'torch>=2.6,<2.7'"}
     assert all(p.reason.startswith("does not resolve: Could not find a version that satisfies") for p in problems)
 
@@ -107,7 +112,7 @@ def test_a_companion_that_pulls_another_torch_is_named(tmp_path):
     """The adapter needs torchvision 0.20.0, built for torch 2.5.0: its torch 2.5 command
     installs 2.5.0, not the 2.5.1 the combination claims; its 2.6 command cannot resolve."""
     adapter = _answer("tiny-adapter", {"1.0.0": ["torch (>=2.5)", "torchvision (==0.20.0)"]})
-    _runs, problems = _check(tmp_path, adapter)
+    _runs, problems, _unreachable = _check(tmp_path, adapter)
     reasons = {(p.command, p.reason) for p in problems}
     assert (
         "pip install 'tiny-adapter==1.0.0' 'torch>=2.5,<2.6'",
@@ -118,7 +123,8 @@ def test_a_companion_that_pulls_another_torch_is_named(tmp_path):
 
 def test_published_resolves_each_command_for_its_oldest_and_newest_python():
     runs = published(_combinations())
-    assert sorted((c[-1], p) for c, p, _e in runs) == [
+    assert {r.platform for r in runs} == {Platform("linux", "x86_64")}  # a matrix that names no platform
+    assert sorted((r.commands[-1], r.python) for r in runs) == [
         ("pip install 'tiny-adapter==1.0.0' 'torch>=2.5,<2.6'", "3.11"),
         ("pip install 'tiny-adapter==1.0.0' 'torch>=2.5,<2.6'", "3.12"),
         ("pip install 'tiny-adapter==1.0.0' 'torch>=2.6,<2.7'", "3.11"),
@@ -133,8 +139,8 @@ def test_the_cli_fails_on_a_yanked_pin_and_names_it(tmp_path):
     res = cli("table", "--matrix", str(matrix), "--resolve", "--recorded", folders[0], "--today", "2026-12-01")
     assert res.code == 1
     assert (
-        "not installable: pip install 'tiny-adapter==1.0.0' 'torch>=2.5,<2.6' (Python 3.11): pins a yanked release: tiny-adapter==1.0.0"
-        in res.err
+        "not installable: pip install 'tiny-adapter==1.0.0' 'torch>=2.5,<2.6' (Python 3.11, linux x86_64): "
+        "pins a yanked release: tiny-adapter==1.0.0" in res.err
     )
     assert "4 resolutions of 2 published commands" in res.out and "4 problem(s)" in res.out
 
@@ -147,3 +153,133 @@ def test_this_repositorys_newest_commands_resolve_against_the_recorded_index():
     )  # fmt: skip
     assert res.code == 0, res.err
     assert "30 resolutions of 15 published commands" in res.out and ": 0 problem(s)" in res.out
+
+
+# -- each command for its own platform (issue 61, item 3) ----------------------------------------
+
+NPU_RECORDED = FIXTURES / "pypi" / "2026-12-05"
+
+
+def _platform_answers(folder: Path) -> None:
+    """A tiny torch_npu: its aarch64 wheel needs PyPI's torch 2.11.0, its x86_64 wheel the CPU
+    build (torch==2.11.0+cpu); torch 2.11.0 has wheels for both, cp39 on aarch64 only."""
+    folder.mkdir()
+    tiny = []
+    for arch, torch in (("aarch64", "2.11.0"), ("x86_64", "2.11.0+cpu")):
+        metadata = f"Metadata-Version: 2.1\nName: tiny-npu\nVersion: 1.0\nRequires-Dist: torch=={torch}\n"
+        tiny.append(
+            {"filename": f"tiny_npu-1.0-py3-none-manylinux_2_28_{arch}.whl", "yanked": False, "metadata": metadata}
+        )
+    torch_files = [
+        {"filename": f"torch-2.11.0-cp3{minor}-cp3{minor}-manylinux_2_28_{arch}.whl", "yanked": False}
+        for arch in ("aarch64", "x86_64")
+        for minor in ((9, 11) if arch == "aarch64" else (11,))
+    ]
+    for name, files in (("tiny-npu", tiny), ("torch", torch_files)):
+        doc = {"meta": {"api-version": "1.1"}, "name": name, "files": files}
+        (folder / f"{name}.json").write_text(json.dumps(doc))
+
+
+@pytest.fixture
+def served(tmp_path):
+    """The tiny index served over HTTP from a temporary folder, as an index is (PEP 503)."""
+    import functools
+    import http.server
+    import threading
+
+    _platform_answers(tmp_path / "recorded")
+    build_index([str(tmp_path / "recorded")], str(tmp_path / "index"))
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:  # the test's output is pytest's
+            pass
+
+    handler = functools.partial(Quiet, directory=str(tmp_path / "index"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+    server.shutdown()
+    server.server_close()
+
+
+def _entry(commands: List[str], python: str, arch: str, torch: str = "2.11.0") -> Dict[str, Any]:
+    return {"commands": commands, "python": python, "torch": torch, "dimensions": {"arch": arch}}
+
+
+def test_a_command_is_resolved_for_its_own_architecture(served):
+    """The aarch64 command resolves on aarch64 and conflicts on x86_64 (the x86_64 wheel wants
+    the +cpu build): resolved for its own platform it is no problem."""
+    command = f"pip install 'tiny-npu==1.0' 'torch==2.11.0' --index-url {served}"
+    assert "install" in resolve([command], "3.11", platform=Platform("linux", "aarch64"))
+    on_x86 = resolve([command], "3.11", platform=Platform("linux", "x86_64"))
+    assert "torch==2.11.0+cpu" in on_x86["error"] or "conflict" in on_x86["error"].lower(), on_x86
+    found = check_commands([_entry([command], "3.11", "aarch64")])
+    assert found == (1, [], [])
+
+
+def test_a_command_is_resolved_for_its_own_python(served):
+    """torch 2.11.0 has a cp39 wheel on aarch64 only: Python 3.9 resolves there, not on x86_64."""
+    command = f"pip install 'torch==2.11.0' --index-url {served}"
+    found = check_commands([_entry([command], "3.9", "aarch64"), _entry([command], "3.9", "x86_64")])
+    assert found.runs == 2 and found.unreachable == []
+    assert [(p.platform, p.python) for p in found.problems] == [(Platform("linux", "x86_64"), "3.9")]
+    assert found.problems[0].reason.startswith("does not resolve")
+
+
+def test_an_index_that_does_not_answer_is_not_a_problem(served):
+    """A connection refused (a port nobody listens on) is said apart: not checked, not a problem."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    entries = [
+        _entry([f"pip install 'torch==2.11.0+cpu' --index-url http://127.0.0.1:{closed}/whl/cpu"], "3.11", "x86_64"),
+        _entry([f"pip install 'torch==2.11.0' --index-url {served}"], "3.11", "aarch64"),
+        _entry([f"pip install 'torch==2.12.0' --index-url {served}"], "3.11", "aarch64", torch="2.12.0"),
+    ]
+    found = check_commands(entries)
+    assert found.runs == 3
+    assert [u.platform.arch for u in found.unreachable] == ["x86_64"]
+    assert found.unreachable[0].reason.startswith(f"index unreachable: http://127.0.0.1:{closed}/whl/cpu/")
+    assert [p.command for p in found.problems] == [entries[2]["commands"][0]]  # a real problem stays one
+
+
+def _imported_torch_npu(tmp: Path) -> Path:
+    path = tmp / "compat.yaml"
+    res = cli("init", "--from-index", "torch-npu", "--upstream", str(NPU_RECORDED), "-o", str(path))
+    assert res.code == 0, res.err
+    return path
+
+
+def test_torch_npus_imported_history_on_the_record_has_no_problem_for_aarch64(tmp_path):
+    """Acceptance (issue 61): torch-npu 2.11.0.post3 with PyPI's torch==2.11.0 is right on
+    aarch64; its x86_64 command needs PyTorch's CPU index, which the record does not hold."""
+    matrix = _imported_torch_npu(tmp_path)
+    res = cli(
+        "table", "--matrix", str(matrix), "--resolve", "--release", "2.11.0.post3", "--today", "2026-12-05",
+        "--recorded", str(NPU_RECORDED),
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    assert "4 resolutions of 2 published commands" in res.out
+    assert ": 0 problem(s), 2 not checked (an index unreachable)" in res.out
+    assert "not installable" not in res.err
+    skipped = [line for line in res.err.splitlines() if line.startswith("not checked:")]
+    assert len(skipped) == 2 and all("linux x86_64" in line and "whl/cpu" in line for line in skipped)
+
+
+def test_the_aarch64_command_of_torch_npu_conflicts_on_x86_64(tmp_path):
+    """What the acceptance would report if the command were resolved on the wrong machine."""
+    url = build_index([str(NPU_RECORDED)], str(tmp_path / "index"))
+    command = ["pip install 'torch-npu==2.11.0.post3' 'torch==2.11.0'"]
+    assert "install" in resolve(command, "3.11", url, platform=Platform("linux", "aarch64"))
+    assert "error" in resolve(command, "3.11", url, platform=Platform("linux", "x86_64"))
+
+
+def test_platform_tags_follow_the_os_and_arch():
+    assert Platform.of({}) == Platform("linux", "x86_64")
+    assert Platform.of({"arch": "aarch64"}).tags()[-1] == "linux_aarch64"
+    assert "manylinux_2_28_aarch64" in Platform("linux", "aarch64").tags()
+    assert Platform.of({"os": "windows"}).tags() == ["win_amd64"]
+    assert "macosx_11_0_arm64" in Platform("macos", "aarch64").tags()

@@ -20,7 +20,7 @@ import datetime as _dt
 import json
 import os
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 from packaging.version import InvalidVersion, Version
 
@@ -41,6 +41,7 @@ __all__ = [
     "is_sweep_record",
     "read_record",
     "read_records",
+    "per_line",
 ]
 
 RECORD_SCHEMA = 1
@@ -232,7 +233,8 @@ def _float32(op_verdicts: List[TaskVerdict], f32: Dict[str, Any]) -> None:
 
 
 def summary(record: Dict[str, Any], path: Optional[str] = None) -> Dict[str, Any]:
-    """What a nox cell's result record carries of a sweep: counts, not the op lists."""
+    """What a nox cell's result record carries of a sweep: counts (per outcome, and per family
+    and op status), not the op lists; the record declares its keys (``ci.record.OpsSummary``)."""
     totals = dict.fromkeys(OUTCOMES, 0)
     for kinds in record["by_dtype"].values():
         for counts in kinds.values():
@@ -243,6 +245,7 @@ def summary(record: Dict[str, Any], path: Optional[str] = None) -> Dict[str, Any
         "ok": record["ok"],
         "ops": record["ops"],
         "tasks": totals,
+        "families": record["families"],  # ops by status per family: the op-coverage view per torch line
         "problems": len(record["problems"]),
         "float32": record["float32"],
         "seconds": record["seconds"],
@@ -287,23 +290,29 @@ def _line_key(line: str) -> tuple:
         return (0,)
 
 
+def per_line(sweeps: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Of sweeps (each with ``torch_line``, ``mode``, ``timestamp``), per torch line the newest
+    full sweep, else the newest of any mode; newest line first. The op-coverage views pick
+    their rows by this rule, from sweep records and from the cells' result records alike."""
+    best: Dict[str, Dict[str, Any]] = {}
+    for data in sweeps:
+        line = data["torch_line"]
+        rank = (data.get("mode") == "full", data.get("timestamp", ""))
+        old = best.get(line)
+        if old is None or rank > (old.get("mode") == "full", old.get("timestamp", "")):
+            best[line] = data
+    return [best[line] for line in sorted(best, key=_line_key, reverse=True)]
+
+
 def read_records(folder: str) -> List[Dict[str, Any]]:
-    """The sweep records under ``folder`` (recursively; other JSON files are ignored): per
-    torch line the newest full sweep, else the newest of any mode; newest line first."""
+    """The sweep records under ``folder`` (recursively; other JSON files are ignored), one per
+    torch line (:func:`per_line`)."""
     if not os.path.isdir(folder):
         raise SweepRecordError(f"{folder}: no such folder")
-    best: Dict[str, Dict[str, Any]] = {}
     try:
-        for _path, data in json_files(folder):
-            if not is_sweep_record(data):
-                continue
-            line = data["torch_line"]
-            rank = (data.get("mode") == "full", data.get("timestamp", ""))
-            old = best.get(line)
-            if old is None or rank > (old.get("mode") == "full", old.get("timestamp", "")):
-                best[line] = data
+        found = per_line(data for _path, data in json_files(folder) if is_sweep_record(data))
     except JSONFileError as exc:
         raise SweepRecordError(f"{exc.path}: unreadable ({exc.reason})") from None
-    if not best:
+    if not found:
         raise SweepRecordError(f"{folder}: no op-sweep records")
-    return [best[line] for line in sorted(best, key=_line_key, reverse=True)]
+    return found

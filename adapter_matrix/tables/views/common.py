@@ -246,7 +246,10 @@ def line_order(matrix: Matrix) -> List[Optional[str]]:
     return [*lines, None]
 
 
-NEEDS = "the {view} view needs op-sweep records: give --results DIR (or results=DIR in a marker)"
+NEEDS = (
+    "the {view} view needs op-sweep records: give --results DIR (or results=DIR in a marker) holding them "
+    "(results/ops/; a cell's result record keeps the counts per family only, which the ops view reads)"
+)
 
 
 def sweep_facts(record: Dict[str, Any]) -> Dict[str, Any]:
@@ -266,4 +269,5 @@ def sweep_facts(record: Dict[str, Any]) -> Dict[str, Any]:
         "families",
         "by_dtype",
     )
-    return {key: record[key] for key in keys}
+    # a row drawn from a cell's result record has the counts per family, not per dtype, and names its cell
+    return {key: record[key] for key in (*keys, "cell", "release") if key in record}

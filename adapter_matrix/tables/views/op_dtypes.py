@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
+from ...ci.record import RecordSet
 from ...device.opsweep.expected import DTYPES, KINDS
 from ...matrix.model import Matrix
 from ...matrix.queries import (
@@ -17,7 +18,7 @@ from ...matrix.queries import (
 )
 from ..table import Column, Table, plain
 from ..words import legend, word
-from .common import NEEDS, SweepRecords, sweep_facts
+from .common import NEEDS, Records, sweep_facts
 
 __all__ = ["op_dtypes"]
 
@@ -36,11 +37,11 @@ def op_dtypes(
     release: Releases = None,
     lang: str = "en",
     today: Any = None,
-    records: Optional[SweepRecords] = None,
+    records: Optional[Records] = None,
 ) -> Table:
     """torch line x (dtype, direction): passed/failed task counts of each line's sweep
     (a crash or a timeout counts as failed; the cell's title has the breakdown)."""
-    if records is None:
+    if records is None or isinstance(records, RecordSet):
         raise ValueError(NEEDS.format(view="op-dtypes"))
     tasks = [(d, k) for d in DTYPES for k in KINDS if any(k in r["by_dtype"].get(d, {}) for r in records)]
     rows = []

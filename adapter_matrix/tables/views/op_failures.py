@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ...ci.record import RecordSet
 from ...device.opsweep.expected import DTYPES, KINDS
 from ...device.opsweep.worker import FAMILIES
 from ...matrix.model import Matrix
@@ -19,7 +20,7 @@ from ...matrix.queries import (
 )
 from ..table import Column, Span, Table, TableCell, plain
 from ..words import legend, word
-from .common import NEEDS, SweepRecords
+from .common import NEEDS, Records
 
 __all__ = ["op_failures"]
 
@@ -44,10 +45,10 @@ def op_failures(
     release: Releases = None,
     lang: str = "en",
     today: Any = None,
-    records: Optional[SweepRecords] = None,
+    records: Optional[Records] = None,
 ) -> Table:
     """One row per set of ops that do not pass alike: where, in what, and why."""
-    if records is None:
+    if records is None or isinstance(records, RecordSet):
         raise ValueError(NEEDS.format(view="op-failures"))
     groups: OrderedDict[Tuple[Any, ...], Dict[str, Any]] = OrderedDict()
     for record in reversed(list(records)):  # oldest line first, so each row lists its lines in order

@@ -24,3 +24,16 @@ def test_a_tensor_lives_on_the_tinyreg_device():
 
 def test_the_matrix_supports_this_environment():
     assert tiny_openreg.support.usable and tiny_openreg.support.outcome in ("supported", "experimental")
+
+
+def test_a_plugin_finds_the_header_and_library_the_wheel_ships():
+    assert os.path.isfile(os.path.join(tiny_openreg.get_include(), "tiny_openreg.h"))
+    assert os.path.isfile(os.path.join(tiny_openreg.get_lib(), "libtiny_openreg.so"))
+
+
+def test_tensors_go_to_the_device_and_back_through_its_allocator():
+    before = tiny_openreg.allocations()
+    source = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    there = source.to("tinyreg")
+    assert there.device.type == "tinyreg" and tiny_openreg.allocations() > before
+    assert torch.equal(there.cpu(), source)

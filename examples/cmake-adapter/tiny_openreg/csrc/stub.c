@@ -10,8 +10,13 @@ static PyObject* built_for(PyObject* self, PyObject* args) {
   return Py_BuildValue("(ii)", major, minor);
 }
 
+static PyObject* allocations(PyObject* self, PyObject* args) {
+  return PyLong_FromUnsignedLongLong(tiny_openreg_allocations());
+}
+
 static PyMethodDef methods[] = {
     {"built_for", built_for, METH_NOARGS, "(major, minor) of the torch the device library was compiled against"},
+    {"allocations", allocations, METH_NOARGS, "allocations of nonzero size the device's allocator has made"},
     {NULL, NULL, 0, NULL}};
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", NULL, -1, methods};
 
