@@ -505,7 +505,9 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
     warned = [_invalid_warning(bad) for bad in invalid]
     diagnostics = tuple(found.diagnostics)
     if request.constraints is not None:
-        return _constraints(judged, request.constraints, diagnostics, warned)
+        return _constraints(
+            judged, request.constraints, diagnostics
+        )  # the pins alone: as before, no warning per invalid matrix
     answers = [j.answer for j in judged]
     if question.named and not answers:
         answer = _unmatrixed(question.named, question.pins, probes)
@@ -540,9 +542,7 @@ def _invalid_warning(bad: Invalid) -> str:
     return f"{bad.matrix} ({bad.origin}) is not a valid matrix: no verdict for it; fix or uninstall that adapter"
 
 
-def _constraints(
-    judged: List[_Judged], constraints: str, diagnostics: Tuple[Diagnostic, ...], warned: List[str]
-) -> CheckResult:
+def _constraints(judged: List[_Judged], constraints: str, diagnostics: Tuple[Diagnostic, ...]) -> CheckResult:
     """``check --constraints``: the pins of every adapter that works here; refused (exit 1) when none does."""
     from .constraints import render_pins
 
@@ -551,7 +551,7 @@ def _constraints(
     if not kept:
         raise CheckRefused(None, "; ".join(refused) or "nothing to pin: no matrix was found", EXIT_UNSUPPORTED)
     # another adapter works: its pins are written, this one is named
-    return CheckResult(EXIT_OK, None, render_pins(kept, constraints), (*refused, *warned), diagnostics)
+    return CheckResult(EXIT_OK, None, render_pins(kept, constraints), tuple(refused), diagnostics)
 
 
 def run(request: CheckRequest, probes: Probes) -> CheckResult:
