@@ -31,6 +31,12 @@ __all__ = [
     "CompanionSeen",
     "LayerSeen",
     "StackSeen",
+    "DeepStep",
+    "AutoloadEntry",
+    "AutoloadProblem",
+    "PluginSeen",
+    "AutoloadSection",
+    "DeepSection",
     "Answer",
     "DiagnosticSeen",
     "Invalid",
@@ -135,6 +141,23 @@ class StackSeen(NamedTuple):
     conflict: Optional[str] = None
 
 
+class DeepStep(NamedTuple):
+    """One step of ``check --deep``: what it did, whether it worked, how long it took, and why not."""
+
+    name: str
+    ok: bool
+    seconds: float
+    detail: str = ""
+
+
+class DeepSection(NamedTuple):
+    """``check --deep``'s section of an answer: torch imported, the adapter activated, a timed
+    smoke on its device, step by step."""
+
+    ok: bool
+    steps: Tuple[DeepStep, ...]
+
+
 class Answer(NamedTuple):
     """The answer for one adapter's matrix: one entry of ``checks``."""
 
@@ -154,7 +177,7 @@ class Answer(NamedTuple):
     fixes: Tuple[FixSeen, ...]
     # the binary check: {ok, distribution, version, torch, ..., files, problems, notes} (docs/commands.md)
     binary: Optional[Dict[str, Any]] = None
-    deep: Optional[Dict[str, Any]] = None  # --deep: {ok, steps: [{name, ok, seconds, detail}]}
+    deep: Optional[DeepSection] = None  # --deep
     stack: Optional[StackSeen] = None  # the layers above the adapter, when any is installed or given
 
     def _written(self, name: str) -> bool:
@@ -201,6 +224,47 @@ class Invalid(NamedTuple):
     diagnostics: Tuple[DiagnosticSeen, ...] = ()  # every diagnostic of the file, errors and warnings
 
 
+class AutoloadEntry(NamedTuple):
+    """A ``torch.backends`` entry point of the environment, which ``import torch`` runs."""
+
+    name: str
+    value: str  # module:function
+    distribution: str
+    version: str
+    dist_info: str  # the folder it was read from
+
+
+class AutoloadProblem(NamedTuple):
+    """What would go wrong when ``import torch`` runs the entry points, and the fix."""
+
+    kind: str  # stale | module-missing | function-missing | privateuse1-conflict | platform-conflict
+    message: str
+    fix: str
+
+
+class PluginSeen(NamedTuple):
+    """An entry point of the plugin chain above the adapter (torch's, vLLM's, Dynamo's groups)."""
+
+    group: str
+    name: str
+    value: str
+    distribution: str
+    version: str
+
+
+class AutoloadSection(NamedTuple):
+    """The ``autoload`` section of ``check --json``: the environment's ``torch.backends`` entry
+    points linted from their files, and the plugin chain when it holds more than them."""
+
+    ok: bool
+    entry_points: Tuple[AutoloadEntry, ...]
+    problems: Tuple[AutoloadProblem, ...]
+    chain: Optional[Tuple[PluginSeen, ...]] = None  # only when a plugin beyond torch.backends is installed
+
+    def _written(self, name: str) -> bool:
+        return name != "chain" or self.chain is not None
+
+
 class CheckDocument(NamedTuple):
     """The whole ``check --json`` document: the worst exit code and one answer per matrix,
     or (``error``) the usage error that stopped ``check`` before any answer; when that error is
@@ -213,7 +277,7 @@ class CheckDocument(NamedTuple):
     invalid: Tuple[Invalid, ...] = ()
     # the environment's torch.backends entry points, linted: {ok, entry_points, problems}, and
     # {chain} when it holds a plugin of the stack above (vLLM's, Dynamo's)
-    autoload: Optional[Dict[str, Any]] = None
+    autoload: Optional[AutoloadSection] = None
     # the matrix that stopped check (error): every diagnostic of it; written only when there are some
     diagnostics: Tuple[DiagnosticSeen, ...] = ()
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import stat
 
+from . import limits
 from .errors import AdapterMatrixError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a warm `check` never does)
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 __all__ = [
     "read_toml",
     "dunder_version",
-    "MAX_READ_BYTES",
     "FileReadError",
     "FileWriteError",
     "read_regular",
@@ -36,11 +36,9 @@ __all__ = [
     "printable",
     "unified_diff",
     "JSONFileError",
-    "JSON_LIMIT",
     "json_files",
 ]
 
-MAX_READ_BYTES = 16 << 20  # matrices, documents and records: real ones are a few hundred KiB
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO opens at once instead of waiting for a writer
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -56,7 +54,7 @@ class FileReadError(AdapterMatrixError, OSError):
         self.reason = reason
 
     def __str__(self) -> str:
-        return self.args[0]
+        return str(self.args[0])
 
 
 class FileWriteError(AdapterMatrixError, OSError):
@@ -69,7 +67,7 @@ class FileWriteError(AdapterMatrixError, OSError):
         self.errno = errno_
 
     def __str__(self) -> str:
-        return self.args[0]
+        return str(self.args[0])
 
 
 def _kind(mode: int) -> str:
@@ -85,7 +83,7 @@ def _kind(mode: int) -> str:
 
 
 def read_regular(
-    path: str, limit: Optional[int] = MAX_READ_BYTES, *, truncate: bool = False, follow: bool = True
+    path: str, limit: Optional[int] = limits.MAX_READ_BYTES, *, truncate: bool = False, follow: bool = True
 ) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them.
 
@@ -289,7 +287,7 @@ def printable(text: object, keep_newlines: bool = False) -> str:
         return value
 
     def escape(match: Any) -> str:
-        char = match.group()
+        char: str = match.group()
         if keep_newlines and char in "\n\t":
             return char
         return repr(char)[1:-1]
@@ -315,10 +313,7 @@ class JSONFileError(AdapterMatrixError, ValueError):
         self.reason = reason
 
 
-JSON_LIMIT = 64 * 2**20  # larger than any record the tool writes (a full op-sweep record is a few MB)
-
-
-def json_files(folder: str, limit: int = JSON_LIMIT, skip: Tuple[str, ...] = ()) -> Iterator[Tuple[str, Any]]:
+def json_files(folder: str, limit: int = limits.JSON_LIMIT, skip: Tuple[str, ...] = ()) -> Iterator[Tuple[str, Any]]:
     """(path, parsed content) of every ``*.json`` file under ``folder``, recursively (a
     folder of downloaded CI artifacts works as is), except those named in ``skip``;
     :class:`JSONFileError` for a bad one: unreadable, not UTF-8, not JSON, nested too

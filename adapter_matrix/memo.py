@@ -1,4 +1,11 @@
-"""Answers kept with the stamps of what they were decided from, under the per-user cache.
+"""The per-user cache, every cache's one home: where it is, which entries are trusted, and
+answers kept with the stamps of what they were decided from.
+
+Location: ``$ADAPTER_MATRIX_CACHE``, else ``$XDG_CACHE_HOME/adapter-matrix``, else
+``~/.cache/adapter-matrix``; each cache is a folder of it (:func:`cache_folder`): compiled
+matrices (``matrices``, :mod:`adapter_matrix.matrix.cache`), the binary check's verdicts
+(``binary``), ``check``'s remembered answers (``check-answers``), the import-time guard's
+memos (``runtime``), device builds (``builds``) and the stamped entries below.
 
 An entry is a JSON object ``{"deps": [[path, stamp], ...], "report": {...}}``: the answer and
 the ``stat`` (size, modification time, inode) of every file and folder it was read from. A
@@ -9,13 +16,15 @@ those of what these entries were decided from included (:mod:`adapter_matrix.che
 in a format its warm path reads without ``json``).
 
 Entries are JSON (nothing in them can run code), written atomically and 0600, and read only
-when :func:`~adapter_matrix.matrix.cache.trusted_entry` trusts them, never through a symbolic
+when :func:`trusted_entry` trusts them, never through a symbolic
 link. A damaged entry is a miss. Imports nothing heavy: it runs at the start of every ``check``.
 """
 
 from __future__ import annotations
 
 import os
+
+from . import limits
 
 try:  # built into CPython; hashlib would load OpenSSL first
     from _blake2 import blake2b
@@ -29,6 +38,11 @@ if TYPE_CHECKING:
     Stamp = Optional[Tuple[int, int, int]]  # (size, mtime_ns, inode); None: the path does not exist
 
 __all__ = [
+    "CacheWarning",
+    "cache_root",
+    "cache_folder",
+    "trusted_entry",
+    "blake2b",  # the one hash of every cache key (recall's too): the built-in BLAKE2, never OpenSSL's
     "Stamp",
     "stamp",
     "digest",
@@ -40,7 +54,43 @@ __all__ = [
     "entry_deps",
 ]
 
-MAX_ENTRY_BYTES = 256 << 20
+
+class CacheWarning(UserWarning):
+    """A cache entry was refused (it could have been planted); the tool worked without it."""
+
+
+def cache_root() -> str:
+    explicit = os.environ.get("ADAPTER_MATRIX_CACHE")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "adapter-matrix")
+
+
+def cache_folder(*kind: str) -> str:
+    """The folder of one cache (``matrices``, ``binary``, ``builds``, ...) under the root."""
+    return os.path.join(cache_root(), *kind)
+
+
+def trusted_entry(path: str) -> bool:
+    """Whether the cache entry ``path`` may be read; warns (once per entry) why not.
+    A missing entry is simply not trusted, without a warning."""
+    from .files import untrusted_reason
+
+    if not os.path.lexists(path):
+        return False
+    reason = untrusted_reason(path, cache_root())
+    if reason is None:
+        return True
+    import warnings
+
+    warnings.warn(
+        f"adapter-matrix ignores its cache entry {reason}: another user could have planted it "
+        f"(make the cache folder yours alone: chmod -R go-w {cache_root()})",
+        CacheWarning,
+        stacklevel=3,
+    )
+    return False
 
 
 def stamp(path: str) -> Stamp:
@@ -62,21 +112,18 @@ def digest(parts: Iterable[str]) -> str:
 
 def entry_path(kind: str, key: str, suffix: str = ".json") -> str:
     """Where the entry ``key`` of the cache ``kind`` (a folder name) lives."""
-    from .matrix.cache import cache_root
-
-    return os.path.join(cache_root(), kind, key + suffix)
+    return os.path.join(cache_folder(kind), key + suffix)
 
 
 def read_entry(path: str) -> Optional[Any]:
     import json
 
     from .files import FileReadError, read_regular
-    from .matrix.cache import trusted_entry
 
     if not trusted_entry(path):
         return None
     try:
-        return json.loads(read_regular(path, MAX_ENTRY_BYTES, follow=False))
+        return json.loads(read_regular(path, limits.CACHE_ENTRY_BYTES, follow=False))
     except (FileReadError, ValueError, RecursionError):
         return None
 

@@ -55,7 +55,7 @@ def main() -> None:
 
     from packaging.version import Version
 
-    from adapter_matrix.check.outcome import Environment
+    from adapter_matrix.check.judgment import Environment
     from adapter_matrix.check.verdict import verdict
     from adapter_matrix.matrix.loader import load_text
     from adapter_matrix.matrix.model import PythonVersion

@@ -30,6 +30,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
+from .. import limits
 from ..check.binary import TIED_TO_A_MINOR, BuiltFor, built_for_torch, minor_of
 from ..memo import load_stamped, stamp, store_stamped
 from ..names import escaped_name
@@ -49,7 +50,6 @@ _NEW_ABI = ("St7__cxx11", "B5cxx11")  # std::__cxx11:: types, [abi:cxx11] tags
 # The old ABI's std::string (Ss) and std::list in signatures; and libstdc++'s own members of them.
 _OLD_ABI = re.compile(r"^_ZN[K]?Ss|^_ZNSs|[RPK]Ss|Ss[EI]|^_ZNSt5_List")
 _PYTHON_API = ("Py", "_Py")  # provided by the interpreter, which no extension names in DT_NEEDED
-MAX_LIBRARIES = 400  # a dependency closure larger than this is cut short, with a note
 SHOWN_SYMBOLS = 3  # missing symbols named in a reason; the JSON lists them all
 
 
@@ -249,7 +249,6 @@ class _Builds(NamedTuple):
 
 _BUILDS_AT_IMPORT = re.compile(r"\bensure_built\s*\(")  # adapter_matrix.device.build's entry, as shims call it
 _SOURCES = (".cpp", ".cc", ".cxx", ".cu")
-MAX_MODULES = 200  # Python files read to tell a just-in-time core from shipped sources
 
 
 def _compiled_at_import(env: _Env, package: str) -> bool:
@@ -279,7 +278,7 @@ def _compiled_at_import(env: _Env, package: str) -> bool:
                 continue
             if "adapter_matrix" in text and _BUILDS_AT_IMPORT.search(text):
                 return True
-            if read >= MAX_MODULES:
+            if read >= limits.MAX_MODULES:
                 return False
     return False
 
@@ -308,9 +307,9 @@ def _device_builds(env: _Env, packages: Sequence[str], torch_version: str, torch
             return _Builds(libraries, notes)
         torch = recorded.get("torch") if isinstance(recorded, dict) else None
         return _Builds(libraries, notes, torch if isinstance(torch, str) else None, manifest)
-    from ..device.build import Extension, _cache_root, source_hash
+    from ..device.build import Extension, builds_root, source_hash
 
-    root = str(_cache_root())
+    root = str(builds_root())
     env.note(root)
     try:
         entries = sorted(os.listdir(root))
@@ -409,7 +408,7 @@ def _closure(env: _Env, path: str, facts: ElfFacts, search: Search) -> _Closure:
             if where.path is None:
                 continue
             providers[(obj, name)] = by_name[name] = where.path
-            if where.how == "loaded" or where.path in objects or len(objects) >= MAX_LIBRARIES:
+            if where.how == "loaded" or where.path in objects or len(objects) >= limits.MAX_LIBRARIES:
                 continue
             dep = env.read(where.path)
             if dep is not None:

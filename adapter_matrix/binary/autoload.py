@@ -54,12 +54,16 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
+from .. import limits
+
 if TYPE_CHECKING:
     from ..memo import Stamp
 
+from ..answer import AutoloadSection, PluginSeen
+from ..documents import DocumentError, from_json
 from ..names import canonical_name
 
-__all__ = ["GROUP", "CHAIN_GROUPS", "lint", "autoload_entry", "autoload_section", "autoload_lines"]
+__all__ = ["GROUP", "CHAIN_GROUPS", "lint", "section_of", "autoload_entry", "autoload_section", "autoload_lines"]
 
 GROUP = "torch.backends"
 PLATFORM_GROUP = "vllm.platform_plugins"
@@ -68,7 +72,6 @@ DYNAMO_GROUP = "torch_dynamo_backends"
 # the groups of the chain, in the order a stack loads them
 CHAIN_GROUPS = (GROUP, PLATFORM_GROUP, GENERAL_GROUP, DYNAMO_GROUP)
 VLLM_PLUGINS = "VLLM_PLUGINS"
-MAX_SOURCE_FILES = 2000  # a package scanned for PrivateUse1 is read up to this many modules
 
 
 def _entry_points(info: str) -> List[Tuple[str, str, str]]:
@@ -166,7 +169,7 @@ def _claims_privateuse1(package: str) -> bool:
             if not name.endswith(".py"):
                 continue
             seen += 1
-            if seen > MAX_SOURCE_FILES:
+            if seen > limits.MAX_SOURCE_FILES:
                 return False
             try:
                 with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as fh:
@@ -363,7 +366,12 @@ def autoload_entry(paths: Sequence[str]) -> str:
     return environment_key(GROUP, selection, Site(tuple(paths)), None)
 
 
-def autoload_section(paths: Sequence[str]) -> Dict[str, Any]:
+def section_of(report: Dict[str, Any]) -> AutoloadSection:
+    """:func:`lint`'s report as the declared section (read once, then used typed)."""
+    return from_json(AutoloadSection, report, "the autoload lint")
+
+
+def autoload_section(paths: Sequence[str]) -> AutoloadSection:
     """:func:`lint` of ``paths``, from the cache while no folder, dist-info, ``entry_points.txt``
     or entry point's module it read has changed (an install or uninstall changes its folder)."""
     from ..memo import load_stamped, stamp, store_stamped
@@ -371,7 +379,10 @@ def autoload_section(paths: Sequence[str]) -> Dict[str, Any]:
     key = autoload_entry(paths)
     cached = load_stamped(key)
     if cached is not None:
-        return cached
+        try:
+            return section_of(cached)
+        except DocumentError:  # an entry of another shape: linted again
+            pass
     deps: Dict[str, Stamp] = {p: stamp(p) for p in paths if p}
     read: List[str] = []
     report = lint(paths, read)
@@ -383,7 +394,7 @@ def autoload_section(paths: Sequence[str]) -> Dict[str, Any]:
             deps[found] = stamp(found)
     deps.update((path, stamp(path)) for path in read)  # the chain's dist-infos and platform plugins' modules
     store_stamped(key, deps, report)
-    return report
+    return section_of(report)
 
 
 # how the report says what each group of the chain does
@@ -395,14 +406,14 @@ _LOADS = {
 }
 
 
-def chain_lines(chain: Sequence[Dict[str, Any]]) -> List[List[Tuple[str, str]]]:
+def chain_lines(chain: Sequence[PluginSeen]) -> List[List[Tuple[str, str]]]:
     """One line per group of the chain that holds something: its names, by distribution."""
     lines: List[List[Tuple[str, str]]] = []
     for group in CHAIN_GROUPS:
         by_dist: Dict[Tuple[str, str], List[str]] = {}
         for entry in chain:
-            if entry["group"] == group:
-                by_dist.setdefault((canonical_name(entry["distribution"]), entry["version"]), []).append(entry["name"])
+            if entry.group == group:
+                by_dist.setdefault((canonical_name(entry.distribution), entry.version), []).append(entry.name)
         if by_dist:
             said = "; ".join(f"{', '.join(names)} ({dist} {version})" for (dist, version), names in by_dist.items())
             loads = _LOADS[group]
@@ -413,11 +424,11 @@ def chain_lines(chain: Sequence[Dict[str, Any]]) -> List[List[Tuple[str, str]]]:
     return lines
 
 
-def autoload_lines(section: Dict[str, Any]) -> List[List[Tuple[str, str]]]:
+def autoload_lines(section: AutoloadSection) -> List[List[Tuple[str, str]]]:
     """The report's lines: the chain when the section holds one (a plugin beyond
     ``torch.backends``), then each problem and its fix; nothing when neither."""
-    lines = chain_lines(section.get("chain", ()))
-    for problem in section.get("problems", ()):
-        lines.append([("autoload: ", "bold red"), (problem["message"], "")])
-        lines.append([("fix:", "bold"), (" " + problem["fix"], "")])
+    lines = chain_lines(section.chain or ())
+    for problem in section.problems:
+        lines.append([("autoload: ", "bold red"), (problem.message, "")])
+        lines.append([("fix:", "bold"), (" " + problem.fix, "")])
     return lines

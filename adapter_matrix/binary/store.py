@@ -9,7 +9,7 @@
   ``check`` stats those and reuses the answer: a few milliseconds in all.
 
 Entries are JSON (nothing in them can run code), written atomically and 0600, and read
-only when :func:`~adapter_matrix.matrix.cache.trusted_entry` trusts them, never through
+only when :func:`~adapter_matrix.memo.trusted_entry` trusts them, never through
 a symbolic link. A damaged entry is a miss.
 """
 
@@ -30,9 +30,9 @@ FORMAT = 1  # bumped when an entry's shape or the reader's answers change
 
 
 def _folder(kind: str) -> str:
-    from ..matrix.cache import cache_root
+    from ..memo import cache_folder
 
-    return os.path.join(cache_root(), "binary", kind)
+    return cache_folder("binary", kind)
 
 
 def _to_json(facts: ElfFacts) -> Dict[str, Any]:

@@ -23,6 +23,8 @@ import os
 import warnings
 from typing import Any, List, Optional, Sequence
 
+from ..urls import PYTORCH_INDEX
+
 __all__ = [
     "OtherAcceleratorWarning",
     "IGNORE_ENV",
@@ -33,7 +35,7 @@ __all__ = [
 ]
 
 IGNORE_ENV = "ADAPTER_MATRIX_IGNORE_OTHER_ACCELERATORS"
-CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+CPU_INDEX = PYTORCH_INDEX.format(label="cpu")
 
 
 class OtherAcceleratorWarning(RuntimeWarning):

@@ -17,16 +17,20 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+from ..answer import Answer, EnvironmentSeen
+from ..matrix.model import PythonVersion, Release
 from ..matrix.status import Status
-from .outcome import Environment, Verdict
+from .judgment import Environment, Verdict
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
+    from .requirements import Pins
+
 __all__ = [
     "with_binary",
     "binary_lines",
-    "binary_document",
+    "binary_answer",
     "built_for",
     "pinned_torch",
     "BuiltFor",
@@ -36,7 +40,7 @@ __all__ = [
     "TIED_TO_A_MINOR",
     "is_distribution_name",
     "with_pins",
-    "pins_document",
+    "pins_answer",
     "built_for_installed",
     "admits_line",
     "one_torch_line",
@@ -168,7 +172,7 @@ def built_for_torch(requires: Sequence[str]) -> Optional[BuiltFor]:
     return None
 
 
-def built_for(release: Any) -> Optional[str]:
+def built_for(release: Optional[Release]) -> Optional[str]:
     """The torch a matrix release pins exactly (``torch: 2.2.0`` or ``==2.2.0``), which its
     binaries were built for; None for a range."""
     if release is None:
@@ -188,9 +192,9 @@ def with_binary(answer: Verdict, section: Optional[Dict[str, Any]]) -> Verdict:
     return answer._replace(outcome=outcome, reasons=answer.reasons + reasons)
 
 
-def binary_document(
+def binary_answer(
     distribution: str, section: Dict[str, Any], environment: Environment, torch_text: Optional[str]
-) -> Dict[str, Any]:
+) -> Answer:
     """The ``check --json`` entry of an adapter without a matrix (``check --adapter DIST``):
     the binary check alone decides; the matrix's keys are empty."""
     answer = with_binary(Verdict(Status.SUPPORTED, ()), section)
@@ -200,33 +204,46 @@ def binary_document(
                 f"{distribution} ships no compat.yaml: only its binaries were checked, and they load beside this torch",
             )
         )
-    return {
-        "matrix": None,
-        "origin": "--adapter",
-        "adapter": distribution,
-        "environment": {
-            "python": environment.python_full or str(environment.python),
-            "python_minor": str(environment.python),
-            "implementation": environment.implementation,
-            "free_threaded": environment.python.free_threaded,
-            "torch": torch_text,
-            "torch_variant": environment.torch.local if environment.torch is not None else None,
-            "torch_family": None,
-            "adapter": section.get("version"),
-            "dimensions": {},
-        },
-        "verdict": answer.outcome.value,
-        "exit_code": answer.exit_code,
-        "reasons": list(answer.reasons),
-        "assumptions": [],
-        "release": None,
-        "torch_line": None,
-        "shim": None,
-        "decided_by": [],
-        "companions": [],
-        "fixes": [],
-        "binary": section,
-    }
+    return _unmatrixed_answer(distribution, environment, torch_text, section.get("version"), answer, section)
+
+
+def _unmatrixed_answer(
+    distribution: str,
+    environment: Environment,
+    torch_text: Optional[str],
+    version: Optional[str],
+    answer: Verdict,
+    section: Optional[Dict[str, Any]],
+    origin: str = "--adapter",
+) -> Answer:
+    seen = EnvironmentSeen(
+        python=environment.python_full or str(environment.python),
+        python_minor=str(environment.python),
+        implementation=environment.implementation,
+        free_threaded=environment.python.free_threaded,
+        torch=torch_text,
+        torch_variant=environment.torch.local if environment.torch is not None else None,
+        torch_family=None,
+        adapter=version,
+        dimensions={},
+    )
+    return Answer(
+        matrix=None,
+        origin=origin,
+        adapter=distribution,
+        environment=seen,
+        verdict=answer.outcome,
+        exit_code=answer.exit_code,
+        reasons=tuple(answer.reasons),
+        assumptions=(),
+        release=None,
+        torch_line=None,
+        shim=None,
+        decided_by=(),
+        companions=(),
+        fixes=(),
+        binary=section,
+    )
 
 
 Segment = Tuple[str, str]
@@ -342,7 +359,7 @@ def with_pins(
     return answer._replace(outcome=outcome, reasons=answer.reasons + (reason,))
 
 
-def pins_document(distribution: str, pins: Any, python: Any, full: str, implementation: str) -> Dict[str, Any]:
+def pins_answer(distribution: str, pins: Pins, python: PythonVersion, full: str, implementation: str) -> Answer:
     """``check --adapter DIST --requirements FILE`` for an adapter without a matrix: the
     torch its metadata says it was built for against the file's torch, an exact pin or a range."""
     from packaging.version import InvalidVersion, Version
@@ -390,13 +407,9 @@ def pins_document(distribution: str, pins: Any, python: Any, full: str, implemen
     except InvalidVersion:
         torch_version = None
     env = Environment(python=python, python_full=full, implementation=implementation, torch=torch_version)
-    doc = binary_document(
-        distribution, {"ok": True, "problems": [], "version": distribution_version(distribution)}, env, torch
-    )
-    doc.update(verdict=answer.outcome.value, exit_code=answer.exit_code, reasons=list(answer.reasons))
-    del doc["binary"]  # the binaries of a torch not yet installed: nothing was read
-    doc["origin"] = f"--adapter, --requirements {pins.source}"
-    return doc
+    origin = f"--adapter, --requirements {pins.source}"
+    # the binaries of a torch not yet installed: nothing was read, no binary section
+    return _unmatrixed_answer(distribution, env, torch, distribution_version(distribution), answer, None, origin)
 
 
 def one_torch_line(requirement: str) -> Optional[str]:

@@ -14,7 +14,7 @@ that is inside ``import torch``. Neither may hang or exhaust memory, whatever th
   dependency is needed, and nothing changes for the usual pattern, which takes
   microseconds. docs/security.md weighs this against the ``regex`` package.
 * :func:`run_command` runs an argument list (never a shell) in its own process group,
-  keeps at most :data:`OUTPUT_BYTES` of its output, and kills the whole group at the
+  keeps at most :data:`~adapter_matrix.limits.OUTPUT_BYTES` of its output, and kills the whole group at the
   timeout, when the output is too long, and after it exits (a detector leaves no
   background process behind).
 """
@@ -24,7 +24,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence
+
+from .. import limits
 
 if TYPE_CHECKING:  # the annotation only: subprocess loads when a command runs
     import subprocess
@@ -32,9 +34,8 @@ if TYPE_CHECKING:  # the annotation only: subprocess loads when a command runs
 __all__ = [
     "REGEX_SECONDS",
     "INPUT_CHARS",
-    "OUTPUT_BYTES",
     "RegexTimeout",
-    "Found",
+    "RegexMatch",
     "search",
     "named_groups",
     "CommandResult",
@@ -43,14 +44,13 @@ __all__ = [
 
 REGEX_SECONDS = 0.5  # a version regex on a version file takes microseconds
 INPUT_CHARS = 1 << 20  # what a regex is matched against: the first MiB of a file or an output
-OUTPUT_BYTES = 1 << 20  # a command's output kept; a longer one stops the command
 
 
 class RegexTimeout(Exception):
     """The match took longer than its budget."""
 
 
-class Found(NamedTuple):
+class RegexMatch(NamedTuple):
     """A match, reduced to plain strings: the named groups, group 1 (if any) and group 0."""
 
     named: Dict[str, Optional[str]]
@@ -66,15 +66,15 @@ class Found(NamedTuple):
         return self.first if self.groups else self.whole
 
 
-def _found(match: re.Match[str]) -> Found:
-    return Found(match.groupdict(), match.group(1) if match.re.groups else None, match.group(0), match.re.groups)
+def _found(match: re.Match[str]) -> RegexMatch:
+    return RegexMatch(match.groupdict(), match.group(1) if match.re.groups else None, match.group(0), match.re.groups)
 
 
-def search(pattern: str, text: str, seconds: float = REGEX_SECONDS) -> Optional[Found]:
+def search(pattern: str, text: str, seconds: float = REGEX_SECONDS) -> Optional[RegexMatch]:
     """``re.search(pattern, text, re.MULTILINE)`` that gives up after ``seconds``
     (:class:`RegexTimeout`). ``text`` is cut to :data:`INPUT_CHARS` first."""
     answer = _bounded("search", pattern, text, seconds)
-    return Found(*answer) if answer else None
+    return RegexMatch(*answer) if answer else None
 
 
 def named_groups(pattern: str, text: str, seconds: float = REGEX_SECONDS) -> Dict[str, str]:
@@ -82,7 +82,8 @@ def named_groups(pattern: str, text: str, seconds: float = REGEX_SECONDS) -> Dic
     it (``re.finditer``, multi-line), under the same budget as :func:`search`: a detector
     template composes ``ID`` and ``VERSION_ID``, which /etc/os-release lists on lines of
     their own, in no fixed order."""
-    return _bounded("groups", pattern, text, seconds) or {}
+    found: Dict[str, str] = _bounded("groups", pattern, text, seconds) or {}
+    return found
 
 
 # The two questions, as code the child runs too (it must not import this package).
@@ -105,7 +106,7 @@ exec(compile(_QUESTIONS, "<adapter_matrix.check.bounded>", "exec"), _namespace)
 _ask = _namespace["_ask"]
 
 
-def _bounded(mode: str, pattern: str, text: str, seconds: float):
+def _bounded(mode: str, pattern: str, text: str, seconds: float) -> Any:  # the questions' JSON-shaped answer
     re.compile(pattern, re.MULTILINE)  # an invalid pattern is re.error here, in the caller's process
     text = text[:INPUT_CHARS]
     try:
@@ -140,7 +141,7 @@ def _bounded(mode: str, pattern: str, text: str, seconds: float):
 _CHILD = _QUESTIONS + ("import json,sys\na=json.load(sys.stdin)\nprint(json.dumps(_ask(*a)))\n")
 
 
-def _in_child(mode: str, pattern: str, text: str, seconds: float):
+def _in_child(mode: str, pattern: str, text: str, seconds: float) -> Any:
     """The match in a child Python, killed at the budget (plus its start-up)."""
     import json
 
@@ -162,7 +163,7 @@ class CommandResult(NamedTuple):
 
 
 def run_command(
-    argv: Sequence[str], timeout: float, *, stdin: Optional[bytes] = None, limit: int = OUTPUT_BYTES
+    argv: Sequence[str], timeout: float, *, stdin: Optional[bytes] = None, limit: int = limits.OUTPUT_BYTES
 ) -> CommandResult:
     """Run ``argv`` without a shell, in a process group of its own; keep at most
     ``limit`` bytes of its standard output (standard error is discarded). The group is
@@ -250,7 +251,7 @@ def describe_failure(error: str, program: str, timeout: float) -> str:
     if error == "timeout":
         return f"command {program} timed out after {timeout:g} s"
     if error == "too-long":
-        return f"command {program} printed more than {OUTPUT_BYTES >> 20} MiB; it was stopped"
+        return f"command {program} printed more than {limits.OUTPUT_BYTES >> 20} MiB; it was stopped"
     if error == "not-found":
         return f"command {program} not found"
     if error == "not-executable":

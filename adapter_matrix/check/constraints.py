@@ -25,14 +25,14 @@ from ..matrix.model import Matrix
 from ..matrix.status import Status
 from .fixes import torch_index
 from .installed_companions import CompanionState
-from .outcome import Environment, Verdict
+from .judgment import Environment, Verdict
 
-__all__ = ["FORMATS", "Pins", "keep_pins", "render_pins"]
+__all__ = ["FORMATS", "KeptPins", "keep_pins", "render_pins"]
 
 FORMATS = ("pip", "uv")
 
 
-class Pins(NamedTuple):
+class KeptPins(NamedTuple):
     """What keeps one environment: ``requirements`` (``name==version``, torch first), the
     ``where`` option torch's build needs (``("--index-url", URL)``, ``("--find-links", DIR)``
     or None for PyPI), the packages that come from it, and what was pinned (for the header)."""
@@ -53,7 +53,7 @@ def keep_pins(
     answer: Verdict,
     companions: Sequence[CompanionState],
     stack: Sequence[Tuple[str, str]] = (),
-) -> Pins:
+) -> KeptPins:
     """The pins of ``env`` as ``check`` judged it, and of the stack above the adapter (``stack``:
     each layer and what it pins, as installed); :class:`NothingToKeep` when it does not work."""
     if answer.outcome.rank > Status.DEPRECATED.rank or env.torch is None or env.adapter is None:
@@ -81,10 +81,10 @@ def keep_pins(
         f"{matrix.adapter.distribution} {env.adapter} with torch {env.torch} on Python {env.python}"
         f" is {answer.outcome.value} ({matrix.path})"
     )
-    return Pins(tuple(requirements), index, tuple(from_index), describes)
+    return KeptPins(tuple(requirements), index, tuple(from_index), describes)
 
 
-def render_pins(pins: Sequence[Pins], fmt: str) -> str:
+def render_pins(pins: Sequence[KeptPins], fmt: str) -> str:
     """The constraints file (``pip``) or the pyproject block (``uv``) of one or more environments' pins."""
     requirements: List[str] = list(dict.fromkeys(r for p in pins for r in p.requirements))
     indexes = list(dict.fromkeys(p.where for p in pins if p.where is not None))

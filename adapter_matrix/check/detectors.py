@@ -16,6 +16,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, List, NamedTuple, Optional, Tuple
 
+from .. import limits
 from ..files import FileReadError, printable, read_regular
 from .bounded import REGEX_SECONDS, RegexTimeout, describe_failure, named_groups, run_command, search
 
@@ -24,7 +25,6 @@ if TYPE_CHECKING:  # the import-time guard runs detectors without loading the mo
 
 __all__ = ["Detection", "detect", "run_detector", "builtin_value"]
 
-FILE_BYTES = 1 << 20  # a file detector reads the first MiB of its file
 
 _OS = {"linux": "linux", "win32": "windows", "cygwin": "windows", "darwin": "macos"}
 _ARCH = {"amd64": "x86_64", "x64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
@@ -107,7 +107,7 @@ def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
         if other is not None and other.root != "/" and os.path.isabs(path):  # check --env IMAGE_ROOT: the image's file
             path = os.path.join(other.root, path.lstrip("/"))
         try:
-            data = read_regular(path, FILE_BYTES, truncate=True)
+            data = read_regular(path, limits.DETECTOR_FILE_BYTES, truncate=True)
         except FileReadError as exc:
             return None, str(exc)
         return _match(detector.regex, data.decode("utf-8", "replace"), detector.template)

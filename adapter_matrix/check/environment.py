@@ -14,7 +14,7 @@ from ..errors import AdapterMatrixError
 from ..matrix.model import ABSENT, Dimension, Matrix, PythonVersion, Value
 from .detectors import Detection, builtin_value, detect
 from .facts import distribution_requires, distribution_version, python_identity
-from .outcome import Environment
+from .judgment import Environment
 
 __all__ = ["AssumptionError", "Installed", "current_python", "dimension_value", "detect_environment", "torch_family"]
 

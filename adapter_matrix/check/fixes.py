@@ -19,7 +19,7 @@ from packaging.version import Version
 from ..matrix.model import Matrix, Release, Status, TorchLine, Value
 from ..matrix.queries import Cell, claimed_lines, claimed_patches, dimension_values, distinct_patches, pythons_for
 from .claims import assess
-from .outcome import Environment, Fix
+from .judgment import Environment, Fix
 from .shell import quoted, shell_of
 from .variants import index_label, pytorch_index
 

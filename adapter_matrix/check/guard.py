@@ -50,14 +50,13 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from .._version import __version__
 from ..errors import EXIT_UNSUPPORTED, AdapterMatrixError
-from ..matrix.cache import cache_root, trusted_entry
 from ..matrix.status import Status
 from .facts import distribution_version, python_identity
 
 __all__ = [
     "UnsupportedEnvironment",
     "Support",
-    "Selection",
+    "ImportVerdict",
     "require",
     "select",
     "locate",
@@ -77,7 +76,7 @@ class UnsupportedEnvironment(AdapterMatrixError, RuntimeError):
     exit_code = EXIT_UNSUPPORTED
 
 
-class Selection(NamedTuple):
+class ImportVerdict(NamedTuple):
     """The verdict for one environment and the shim module that serves its torch."""
 
     outcome: Status
@@ -119,7 +118,7 @@ def under_autoload() -> bool:
 
 
 def explain(answer: Any, distribution: str, torch_version: Optional[str]) -> str:
-    """One message for a :class:`~adapter_matrix.check.outcome.Verdict`: what is wrong and the
+    """One message for a :class:`~adapter_matrix.check.judgment.Verdict`: what is wrong and the
     fix, as ``check`` shows them (:func:`~adapter_matrix.check.report.verdict_lines`): the
     first reason and the first two fixes."""
     from .report import verdict_lines
@@ -132,48 +131,34 @@ def explain(answer: Any, distribution: str, torch_version: Optional[str]) -> str
 # -- memos -------------------------------------------------------------------------------
 
 
-def _digest(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
-
-
 def _memo_path(kind: str, key: str) -> str:
-    return os.path.join(cache_root(), "runtime", f"{key}.{kind}.json")
+    """Where the memo ``kind`` (``facts``, ``verdict``) of ``key`` lives: an entry of the shared
+    cache (:mod:`adapter_matrix.memo`), read and written as every other entry is."""
+    from ..memo import entry_path
+
+    return entry_path("runtime", key, f".{kind}.json")
 
 
 def _read_memo(kind: str, key: str) -> Optional[Dict[str, Any]]:
     """A memo as plain data, or None: missing, unreadable, refused (writable by others:
-    see :func:`~adapter_matrix.matrix.cache.trusted_entry`) or not a JSON object."""
-    from ..files import read_regular
+    see :func:`~adapter_matrix.memo.trusted_entry`) or not a JSON object."""
+    from ..memo import read_entry
 
-    path = _memo_path(kind, key)
-    if not trusted_entry(path):
-        return None
-    try:
-        value = json.loads(read_regular(path, _MEMO_BYTES, follow=False))
-        return value if isinstance(value, dict) else None
-    except (OSError, ValueError, RecursionError):
-        return None
+    value = read_entry(_memo_path(kind, key))
+    return value if isinstance(value, dict) else None
 
 
 def _write_memo(kind: str, key: str, value: Dict[str, Any]) -> None:
-    from ..files import atomic_write, private_folder
+    from ..memo import write_entry
 
-    path = _memo_path(kind, key)
-    try:
-        private_folder(os.path.dirname(path))
-        atomic_write(path, json.dumps(value), mode=0o600, follow=False)
-    except OSError:  # a read-only cache only costs time
-        pass
-
-
-_MEMO_BYTES = 1 << 20
+    write_entry(_memo_path(kind, key), value)  # a read-only cache only costs time
 
 
 def _valid_facts(facts: Dict[str, Any]) -> bool:
     """Whether a facts memo read from disk has the shape :func:`_facts` writes, with only
     the detectors an import may run: the memo is untrusted input, and a ``command``
     (or anything else) in it must never run inside ``import torch``."""
-    from ..matrix.limits import MAX_REGEX_CHARS, MAX_TIMEOUT
+    from ..limits import MAX_REGEX_CHARS, MAX_TIMEOUT
 
     if not (isinstance(facts.get("distribution"), str) and isinstance(facts.get("device"), str)):
         return False
@@ -253,15 +238,15 @@ def _decide(
     torch_version: Optional[str],
     adapter_version: Optional[str],
     dimensions: List[Tuple[str, Optional[str]]],
-) -> Selection:
+) -> ImportVerdict:
     from packaging.version import InvalidVersion, Version
 
     from ..matrix.cache import load_matrix
     from ..matrix.queries import shim_for
     from .detectors import builtin_value
     from .environment import current_python, dimension_value
-    from .outcome import Environment
-    from .verdict import verdict
+    from .judgment import Environment
+    from .pipeline import decide
 
     def version(text: Optional[str]) -> Optional[Version]:
         try:
@@ -284,9 +269,9 @@ def _decide(
         dimensions=values,
         platform_os=builtin_value("os"),  # the fix's commands are typed in this OS's shell
     )
-    answer = verdict(matrix, env)
+    answer = decide(matrix, env)  # check's judge: the same verdict `check` answers
     shim = answer.shim or (shim_for(matrix, env.torch) if env.torch is not None else None)
-    return Selection(
+    return ImportVerdict(
         answer.outcome,
         shim.module if shim else None,
         explain(answer, matrix.adapter.distribution, torch_version),
@@ -299,7 +284,7 @@ def select(
     torch_version: Optional[str],
     adapter_version: Optional[str] = None,
     dimensions: Optional[Dict[str, Optional[str]]] = None,
-) -> Selection:
+) -> ImportVerdict:
     """The verdict for this interpreter with ``torch_version`` and the adapter at
     ``adapter_version`` (else its installed version), memoized.
 
@@ -307,13 +292,14 @@ def select(
     the matrix's env, file and distribution detectors.
     """
     from ..files import read_regular
+    from ..memo import digest
 
-    raw_key = _digest(__version__, hashlib.sha256(read_regular(matrix_path)).hexdigest())
+    raw_key = digest((__version__, hashlib.sha256(read_regular(matrix_path)).hexdigest()))
     facts = _facts(matrix_path, raw_key)
     if adapter_version is None:
         adapter_version = distribution_version(facts["distribution"])
     found = sorted(dimensions.items()) if dimensions is not None else _detect(facts)
-    key = _digest(raw_key, python_identity(), torch_version, adapter_version, found, _dt.date.today().isoformat())
+    key = digest((raw_key, *python_identity(), str(torch_version), str(adapter_version), json.dumps(found), _today()))
     memo = _read_memo("verdict", key)
     if (
         memo is not None
@@ -323,13 +309,17 @@ def select(
         and isinstance(memo.get("forceable"), bool)
         and len(memo) == 4
     ):
-        return Selection(Status(memo["outcome"]), memo["shim"], memo["message"], memo["forceable"])
+        return ImportVerdict(Status(memo["outcome"]), memo["shim"], memo["message"], memo["forceable"])
     selection = _decide(matrix_path, torch_version, adapter_version, found)
     _write_memo("verdict", key, {**selection._asdict(), "outcome": selection.outcome.value})
     return selection
 
 
 _STATUSES = {s.value for s in Status}  # what a verdict memo may say
+
+
+def _today() -> str:
+    return _dt.date.today().isoformat()
 
 
 # -- the adapter's call ------------------------------------------------------------------
@@ -339,7 +329,7 @@ def _package_folder(package: str) -> Optional[str]:
     module = sys.modules.get(package)
     origin = getattr(module, "__file__", None)
     if origin:
-        return os.path.dirname(os.path.abspath(origin))
+        return os.path.dirname(os.path.abspath(str(origin)))
     import importlib.util
 
     try:

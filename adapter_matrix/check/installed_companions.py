@@ -35,11 +35,11 @@ from packaging.version import InvalidVersion, Version
 from ..answer import CompanionFix, CompanionSeen
 from ..matrix.diagnostics import Mark
 from ..matrix.model import Companion, CompanionRelease, Matrix, requirement
-from ..matrix.queries import cells
+from ..matrix.queries import Cell, cells
 from ..matrix.status import Status
 from .environment import AssumptionError
 from .facts import distribution_version
-from .outcome import Environment, Fix, Verdict
+from .judgment import Environment, Fix, Verdict
 from .shell import quoted, shell_of
 from .variants import is_variant, pytorch_index
 
@@ -286,7 +286,7 @@ def _fix_companion(matrix: Matrix, env: Environment, comp: Companion, text: str,
     )
 
 
-def _current_cell(matrix: Matrix, env: Environment):  # -> Optional[Cell]
+def _current_cell(matrix: Matrix, env: Environment) -> Optional[Cell]:
     """The matrix's cell of this environment (its adapter release, torch line, Python)."""
     if env.adapter is None or env.torch is None:
         return None

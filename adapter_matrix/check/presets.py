@@ -43,7 +43,7 @@ def _read(path: str, limit: int = 1 << 16) -> Optional[str]:
         return None
 
 
-def _version_key(text: str) -> Tuple:
+def _version_key(text: str) -> Tuple[Tuple[int, int, str], ...]:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.\-_]", text))
 
 

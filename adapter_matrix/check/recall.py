@@ -38,6 +38,7 @@ import os
 import sys
 import time
 
+from .. import limits
 from .._version import __version__
 from ..memo import blake2b, entry_path, stamp
 
@@ -52,7 +53,6 @@ __all__ = ["FORMAT", "recall", "stamps", "remember"]
 FORMAT = 2  # bumped when the stored answer's shape changes
 KIND = "check-answers"
 SUFFIX = ".marshal"
-MAX_BYTES = 64 << 20
 NO_MEMO = "ADAPTER_MATRIX_NO_MEMO"
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # besides ADAPTER_MATRIX_*: the loader's path (the binary check), torch's autoload switch, the
@@ -84,10 +84,10 @@ def _entry(argv: Sequence[str]) -> str:
 def _read(path: str) -> Optional[bytes]:
     """The entry's bytes, if it is a regular file of this user's alone (never through a link)."""
     from ..files import FileReadError, read_regular, untrusted_reason
-    from ..matrix.cache import cache_root
+    from ..memo import cache_root
 
     try:
-        data = read_regular(path, MAX_BYTES, follow=False)
+        data = read_regular(path, limits.RECALLED_ANSWER_BYTES, follow=False)
     except FileReadError:
         return None
     return data if untrusted_reason(path, cache_root()) is None else None

@@ -15,7 +15,7 @@ from ..matrix.model import Matrix
 from ..matrix.queries import Cell
 from .environment import Installed
 from .installed_companions import CompanionState, companion_line, companion_seen
-from .outcome import Fix, Verdict
+from .judgment import Fix, Verdict
 
 __all__ = ["CHECK_KEYS", "answer_of", "check_lines", "verdict_lines", "render_check", "stack_lines"]
 
@@ -85,7 +85,7 @@ Segment = Tuple[str, str]  # (text, rich style; "" for none)
 
 def verdict_lines(head: str, verdict: Any, reasons: int = -1, fixes: int = -1) -> List[List[Segment]]:
     """A verdict (its ``outcome`` or ``verdict``, ``reasons`` and ``fixes``: a
-    :class:`~adapter_matrix.check.outcome.Verdict` or an :class:`~adapter_matrix.answer.Answer`)
+    :class:`~adapter_matrix.check.judgment.Verdict` or an :class:`~adapter_matrix.answer.Answer`)
     as lines of styled segments: ``HEAD: OUTCOME: REASON`` and each fix, the steps by hand
     before the commands. ``reasons`` and ``fixes`` limit how many are shown (-1: all)."""
     outcome = str(getattr(verdict, "outcome", None) or verdict.verdict)
@@ -140,13 +140,13 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
                 lines += [[(f"{layer.name} ", "bold"), *own[0]], *own[1:]]
     if answer.deep is not None:
         lines.append([("deep check", "bold")])
-        for step in answer.deep["steps"]:
-            detail = f"  {step['detail']}" if step["detail"] else ""
+        for step in answer.deep.steps:
+            detail = f"  {step.detail}" if step.detail else ""
             lines.append(
                 [
                     ("  ", ""),
-                    ("ok  " if step["ok"] else "FAIL", "green" if step["ok"] else "red"),
-                    (f" {step['name']:<28} {step['seconds'] * 1000:8.1f} ms{detail}", ""),
+                    ("ok  " if step.ok else "FAIL", "green" if step.ok else "red"),
+                    (f" {step.name:<28} {step.seconds * 1000:8.1f} ms{detail}", ""),
                 ]
             )
     return lines

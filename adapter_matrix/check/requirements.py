@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
 from ..names import canonical_name
 
 if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
+
     from ..matrix.model import Matrix
 
 __all__ = ["Pins", "Ranged", "read_pins", "resolve_pins", "ranged_torch", "kept_ranges", "RequirementsError"]
@@ -104,7 +106,7 @@ def _requirements_txt(
     return out
 
 
-def _specifier(requirement: str):  # -> SpecifierSet
+def _specifier(requirement: str) -> SpecifierSet:
     from packaging.requirements import Requirement
 
     return Requirement(requirement).specifier

@@ -13,7 +13,7 @@ release that names no OS serves every OS, and when Windows is among them its com
 written so that both shells take them, as for Windows (a requirement's characters mean the
 same inside double quotes in a POSIX shell): one text, so the selector page's row and
 ``check``'s fix stay the same on every OS. Without an ``os`` dimension, the commands are for
-the OS ``check`` runs on (:attr:`~adapter_matrix.check.outcome.Environment.platform_os`),
+the OS ``check`` runs on (:attr:`~adapter_matrix.check.judgment.Environment.platform_os`),
 and for a POSIX shell where none is known (a generated page).
 """
 
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Mapping, Optional
 
 if TYPE_CHECKING:  # cheap to import: an adapter's activation quotes its warning's command here
     from ..matrix.model import Matrix, Value
-    from .outcome import Environment
+    from .judgment import Environment
 
 __all__ = ["POSIX", "WINDOWS", "ANY", "is_windows", "quoted", "shell_of", "host_shell"]
 

@@ -23,7 +23,7 @@ from ..matrix.diagnostics import Mark
 from ..matrix.model import Layer, LayerRelease, Matrix
 from ..matrix.status import Status
 from ..names import canonical_name
-from .outcome import Environment, Verdict
+from .judgment import Environment, Verdict
 from .verdict import verdict
 
 __all__ = ["Stack", "LayerVerdict", "StackVerdict", "judge_stack", "installed_stack", "stack_packages", "worst"]

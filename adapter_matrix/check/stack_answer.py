@@ -19,7 +19,7 @@ from ..matrix.model import Layer, Matrix, Value
 from ..matrix.status import Status
 from ..names import canonical_name
 from .facts import distribution_version
-from .outcome import Environment, Verdict
+from .judgment import Environment, Verdict
 from .stack import installed_stack, judge_stack, stack_packages
 from .stack_fixes import Held, stack_fixes
 

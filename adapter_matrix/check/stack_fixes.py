@@ -37,7 +37,7 @@ from ..matrix.queries import Cell, cells
 from ..matrix.status import Status
 from ..names import canonical_name
 from .fixes import torch_index
-from .outcome import Environment, Fix
+from .judgment import Environment, Fix
 from .shell import quoted, shell_of
 from .stack import Stack, judge_stack, stack_packages
 from .stack_space import PYTHON, REACHABLE, TORCH, Choice, Need, Space, anything, build_space, dim_name, resolve

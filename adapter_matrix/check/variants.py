@@ -14,10 +14,11 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from ..urls import PYTORCH_INDEX
+
 __all__ = ["is_variant", "pytorch_index", "index_label"]
 
 _VARIANT = re.compile(r"(?P<indexed>cpu|xpu|cu\d+|rocm\d+(?:\.\d+)*)|(?:cpu\.)?cxx11\.abi")
-_PYTORCH_INDEX = "https://download.pytorch.org/whl/{label}"
 
 
 def is_variant(label: Optional[str]) -> bool:
@@ -28,13 +29,13 @@ def is_variant(label: Optional[str]) -> bool:
 def pytorch_index(label: str) -> Optional[str]:
     """PyTorch's own index for the builds labelled ``label``, if it publishes one of that name."""
     found = _VARIANT.fullmatch(label)
-    return _PYTORCH_INDEX.format(label=label) if found is not None and found.group("indexed") else None
+    return PYTORCH_INDEX.format(label=label) if found is not None and found.group("indexed") else None
 
 
 def index_label(url: str) -> Optional[str]:
     """The label every torch on one of PyTorch's own indexes carries (``…/whl/nightly/xpu``
     has ``+xpu`` builds only); None for any other index."""
-    host = _PYTORCH_INDEX.format(label="")
+    host = PYTORCH_INDEX.format(label="")
     if not url.startswith(host):
         return None
     last = url.rstrip("/").rsplit("/", 1)[-1]

@@ -18,7 +18,7 @@ from ..matrix.queries import shim_for
 from ..matrix.status import Status
 from .claims import assess, torch_label
 from .fixes import fixes
-from .outcome import Environment, Verdict
+from .judgment import Environment, Verdict
 
 __all__ = ["verdict"]
 

@@ -36,6 +36,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 
 from packaging.version import InvalidVersion, Version
 
+from .. import limits
 from ..files import atomic_write
 from ..matrix.cellid import CellId
 from ..matrix.diagnostics import Diagnostic, Mark
@@ -253,7 +254,7 @@ def _refuse_if_not_evidence(folder: str, release: str, path: str, record: Result
         return
     try:
         with open(path, encoding="utf-8") as fh:
-            committed = ResultRecord.from_json(json.loads(fh.read(_READ_LIMIT)), path)
+            committed = ResultRecord.from_json(json.loads(fh.read(limits.EVIDENCE_BYTES)), path)
         had, installed = set(shortfall(matrix, cell, committed)), committed.companions or {}
     except (OSError, ValueError, RecursionError):  # RecordError is a ValueError
         had, installed = set(), {}  # an unreadable record is no evidence worth keeping
@@ -265,9 +266,6 @@ def _refuse_if_not_evidence(folder: str, release: str, path: str, record: Result
             f"{path}: not written \u2014 this run is weaker than the committed record: it has no {', '.join(weaker)} "
             f"(the matrix declares them: evidence: suites:, ci: companions:); run the cell without narrowing it"
         )
-
-
-_READ_LIMIT = 4 * 2**20  # an evidence record is about 2 KB
 
 
 def _cell_of(matrix: Matrix, record: ResultRecord) -> Optional[Cell]:

@@ -13,12 +13,12 @@ import os
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
+from .. import limits
 from .record_names import RELEASE_FILE, EvidenceError, check_name
 
 __all__ = ["FROZEN_SCHEMA", "FrozenRelease", "read_frozen"]
 
 FROZEN_SCHEMA = 1
-_READ_LIMIT = 64 * 2**10  # a release.json is a few hundred bytes
 
 
 @dataclass(frozen=True)
@@ -87,9 +87,9 @@ def read_frozen(folders: Any) -> Dict[str, FrozenRelease]:
                 continue
             try:
                 with open(path, "rb") as fh:
-                    raw = fh.read(_READ_LIMIT + 1)
-                if len(raw) > _READ_LIMIT:
-                    raise ValueError(f"larger than {_READ_LIMIT // 1024} KiB")
+                    raw = fh.read(limits.RELEASE_FILE_BYTES + 1)
+                if len(raw) > limits.RELEASE_FILE_BYTES:
+                    raise ValueError(f"larger than {limits.RELEASE_FILE_BYTES // 1024} KiB")
                 doc = json.loads(raw.decode("utf-8"))
             except (OSError, ValueError, RecursionError) as exc:
                 raise EvidenceError(

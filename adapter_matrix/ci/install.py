@@ -14,6 +14,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 from packaging.version import Version
 
 from ..matrix.model import InstallSource
+from ..urls import PYPI_SIMPLE
 from .plan import CompanionPick, PlanRow
 
 __all__ = ["INDEX_ENV", "VARIANT_ENV", "COMPANIONS_ENV", "InstallAttempt", "cell_companions", "install_attempts"]
@@ -53,7 +54,7 @@ def _attempt(source: InstallSource, torch: Version) -> InstallAttempt:
     if source.index_url:
         options += ["--index-url", source.index_url]
     if source.find_links and not source.index_url:
-        options += ["--index-url", "https://pypi.org/simple"]  # torch's own dependencies
+        options += ["--index-url", PYPI_SIMPLE]  # torch's own dependencies
     return InstallAttempt(source.name, requirement, tuple(options), local=_is_local(source))
 
 
@@ -93,7 +94,7 @@ def install_attempts(row: PlanRow, environ: Optional[Mapping[str, str]] = None) 
         # uv, which asks an extra index first and keeps to the first index that has a package, takes
         # torch (2.13.0+cpu) from the override, not torch 2.13.0 from PyPI (which has no +cpu)
         override = InstallSource(
-            "$" + INDEX_ENV, "https://pypi.org/simple", None, env.get(VARIANT_ENV) or None, None, row.cell.line.mark
+            "$" + INDEX_ENV, PYPI_SIMPLE, None, env.get(VARIANT_ENV) or None, None, row.cell.line.mark
         )
         sources: Sequence[InstallSource] = (override,)
         extra: Tuple[str, ...] = ("--extra-index-url", index)

@@ -28,6 +28,7 @@ import platform
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
+from .. import limits
 from ..answer import CheckDocument, read_check
 from ..documents import DocumentError, declare, from_json, json_type, keys_of, to_json, what_is
 from ..errors import AdapterMatrixError
@@ -42,7 +43,6 @@ __all__ = [
     "RECORD_SCHEMA",
     "RESULTS_ENV",
     "CLOCK_SKEW",
-    "RECORD_LIMIT",
     "RecordError",
     "OpsSummary",
     "ResultRecord",
@@ -62,9 +62,6 @@ RECORD_SCHEMA = 2  # 2: suites per group, the commit and the hash of the evidenc
 
 
 CLOCK_SKEW = _dt.timedelta(days=1)  # a record may be dated this far after the run that reads it (clocks differ)
-
-
-RECORD_LIMIT = 16 * 2**20  # bytes of one JSON file under a records folder: a result record is a few KB
 
 
 class RecordError(AdapterMatrixError, ValueError):
@@ -512,7 +509,7 @@ def read_records(
     by_cell: Dict[Tuple[str, Optional[str]], ResultRecord] = {}
     try:
         for path, data in (
-            entry for folder in folders for entry in json_files(folder, RECORD_LIMIT, skip=(RELEASE_FILE,))
+            entry for folder in folders for entry in json_files(folder, limits.RECORD_LIMIT, skip=(RELEASE_FILE,))
         ):
             if not isinstance(data, dict) or "cell" not in data or "outcome" not in data:
                 continue  # other JSON files (op-sweep records, junit conversions) are not ours

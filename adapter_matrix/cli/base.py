@@ -40,12 +40,17 @@ class CommandError(SystemExit):
         self.diagnostics = tuple(diagnostics)
 
 
-def fail(message: str, code: int = EXIT_USAGE, diagnostics: Sequence[Any] = ()) -> NoReturn:
+def say_error(message: str) -> None:
+    """``error: MESSAGE`` on stderr, escaped (how every command ends on a user's error)."""
     from rich.markup import escape
 
     from ..files import printable
 
     console_for(stderr=True).print(f"[bold red]error:[/] {escape(printable(message, keep_newlines=True))}")
+
+
+def fail(message: str, code: int = EXIT_USAGE, diagnostics: Sequence[Any] = ()) -> NoReturn:
+    say_error(message)
     raise CommandError(code, message, diagnostics)
 
 

@@ -1,95 +1,41 @@
 """`check`: is this environment a supported combination, and if not, what to install.
 
-The work is :func:`adapter_matrix.cli.quick.run_check`, which ``adapter-matrix check``
-reaches without typer; this typer command declares the same options for ``--help``,
-completion and error messages.
+``adapter-matrix check`` is answered without typer (:mod:`adapter_matrix.cli.quick`); this
+typer command is built from the same declaration, :data:`~adapter_matrix.cli.quick.CHECK_OPTIONS`,
+for ``--help``, completion and the errors of a command line the quick path does not take.
 """
 
 from __future__ import annotations
 
-from typing import List, Optional
+import inspect
+from typing import Any, Dict, List, Optional
 
 import typer
 
-from .base import MATRIX_HELP, TODAY_HELP
 from .common import app
-from .quick import run_check
+from .quick import CHECK_OPTIONS, CheckOption, run_check
+
+_TYPES: Dict[str, Any] = {"multiple": List[str], "flag": bool, "value": Optional[str]}
 
 
-@app.command()
-def check(
-    matrix: List[str] = typer.Option(
-        [],
-        "--matrix",
-        "-m",
-        help=MATRIX_HELP + " Repeatable: an adapter's matrix and the matrices of the layers above it (a stack).",
-    ),
-    torch: Optional[str] = typer.Option(
-        None, "--torch", help="Assume this torch version instead of the installed one."
-    ),
-    python: Optional[str] = typer.Option(
-        None, "--python", help="Assume this Python (e.g. 3.9) instead of this interpreter."
-    ),
-    adapter: Optional[str] = typer.Option(
-        None,
-        "--adapter",
-        help="Assume this adapter version instead of the installed one; or, a distribution name, check that installed adapter (its binaries alone when it ships no compat.yaml).",
-    ),
-    sets: List[str] = typer.Option([], "--set", help="Assume an extra dimension's version, NAME=VALUE (repeatable)."),
-    companions: List[str] = typer.Option(
-        [],
-        "--companion",
-        help="Assume a companion's or a stack package's version (a layer, vllm), NAME=VERSION, or NAME=none for not installed (repeatable); a layer's version given so is held by the fixes.",
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print the documented JSON document instead of a report."),
-    deep: bool = typer.Option(
-        False, "--deep", help="Also import torch, activate the adapter and run a timed smoke on its device."
-    ),
-    no_binary: bool = typer.Option(
-        False, "--no-binary", help="Skip the binary check (the adapter's libraries against the installed torch)."
-    ),
-    env: Optional[str] = typer.Option(
-        None,
-        "--env",
-        help="Judge another environment from its files, without running it: a virtual environment, a prefix, a site-packages folder or an image's unpacked root.",
-    ),
-    requirements: Optional[str] = typer.Option(
-        None,
-        "--requirements",
-        help="Judge what this requirements file (or pylock.toml, uv.lock) would install, before installing it: its exact pins.",
-    ),
-    resolve: bool = typer.Option(
-        False, "--resolve", help="With --requirements: ask pip's resolver what it would install (ranges, no lock)."
-    ),
-    constraints: Optional[str] = typer.Option(
-        None,
-        "--constraints",
-        metavar="pip|uv",
-        help="Print the pins that keep this working environment as it is: a pip constraints file, or a [tool.uv] block (override-dependencies) for pyproject.toml.",
-    ),
-    today: Optional[str] = typer.Option(None, "--today", help=TODAY_HELP),
-) -> None:
+def _parameter(option: CheckOption) -> inspect.Parameter:
+    default: Any = [] if option.kind == "multiple" else False if option.kind == "flag" else None
+    declared = typer.Option(default, *option.flags, help=option.help, metavar=option.metavar)
+    return inspect.Parameter(
+        option.dest, inspect.Parameter.KEYWORD_ONLY, default=declared, annotation=_TYPES[option.kind]
+    )
+
+
+def check(**options: Any) -> None:
     """Is this environment a supported combination? If not, what exactly to install.
 
     Reads versions from distribution metadata and the adapter's libraries as the dynamic
     loader will: never imports torch (unless --deep).
     Exit 0 supported, 1 unsupported or broken, 2 usage/matrix error, 3 experimental/deprecated/eol.
     """
-    raise typer.Exit(
-        run_check(
-            matrix=matrix,
-            torch=torch,
-            python=python,
-            adapter=adapter,
-            sets=sets,
-            companions=companions,
-            as_json=as_json,
-            deep=deep,
-            no_binary=no_binary,
-            env=env,
-            requirements=requirements,
-            resolve=resolve,
-            constraints=constraints,
-            today=today,
-        )
-    )
+    raise typer.Exit(run_check(**options))
+
+
+check.__signature__ = inspect.Signature([_parameter(o) for o in CHECK_OPTIONS])  # type: ignore[attr-defined]
+check.__annotations__ = {o.dest: _TYPES[o.kind] for o in CHECK_OPTIONS}
+app.command()(check)

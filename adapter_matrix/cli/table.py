@@ -99,13 +99,17 @@ def _stack_table(
     from ..matrix.cache import load_any, load_matrix
     from ..matrix.diagnostics import MatrixError
     from ..matrix.discovery import registered_matrices
+    from ..matrix.model import LayerResult
     from ..names import canonical_name
     from ..tables.formats import render_table
     from ..tables.views.stack import stack
 
     if view not in (None, "stack"):
         fail(f"{path} is a layer's matrix: its view is stack (the adapter's matrix has the others)")
-    layer = load_any(path).layer
+    loaded = load_any(path)
+    if not isinstance(loaded, LayerResult):  # the caller read `layer:` in it
+        fail(f"{path} is not a layer's matrix")
+    layer = loaded.layer
     adapter = load_or_exit(adapter_path).matrix if adapter_path else None
     for located in [] if adapter is not None else registered_matrices():
         try:

@@ -187,17 +187,18 @@ def source_hash(ext: Extension) -> str:
     return digest.hexdigest()
 
 
-def _cache_root() -> Path:
-    from ..matrix.cache import cache_root
+def builds_root() -> Path:
+    """The cache of device builds (one folder per build)."""
+    from ..memo import cache_folder
 
-    return Path(cache_root()) / "builds"
+    return Path(cache_folder("builds"))
 
 
 def build_dir(ext: Extension, torch_build: Optional[TorchBuild] = None) -> Path:
     """The cache folder of ``ext`` built for ``torch_build`` (default: the running torch)."""
     t = torch_build or running_torch()
     key = f"{ext.name}-torch-{t.version}-g{t.git[:10]}-{t.python}-src{source_hash(ext)[:12]}"
-    return _cache_root() / key
+    return builds_root() / key
 
 
 def read_manifest(folder: Path) -> Optional[Dict[str, Any]]:

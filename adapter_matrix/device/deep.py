@@ -19,38 +19,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from ..answer import DeepSection, DeepStep
 from ..matrix.model import Matrix
 
-__all__ = ["Step", "DeepReport", "deep_check", "deep_check_isolated", "described"]
-
-
-@dataclass
-class Step:
-    name: str
-    ok: bool
-    seconds: float
-    detail: str = ""
+__all__ = ["DeepReport", "deep_check", "deep_check_isolated", "described"]
 
 
 @dataclass
 class DeepReport:
-    steps: List[Step] = field(default_factory=list)
+    steps: List[DeepStep] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return all(s.ok for s in self.steps)
 
     @property
-    def failure(self) -> Optional[Step]:
+    def failure(self) -> Optional[DeepStep]:
         return next((s for s in self.steps if not s.ok), None)
 
-    def as_dict(self) -> Dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "steps": [
-                {"name": s.name, "ok": s.ok, "seconds": round(s.seconds, 4), "detail": s.detail} for s in self.steps
-            ],
-        }
+    def section(self) -> DeepSection:
+        """The report as ``check --json`` writes it (and the isolated child prints it)."""
+        return DeepSection(self.ok, tuple(s._replace(seconds=round(s.seconds, 4)) for s in self.steps))
 
 
 class _Stop(Exception):
@@ -75,10 +64,10 @@ def _step(report: DeepReport, name: str, fn: Any) -> Any:
     try:
         value = fn()
     except Exception as exc:
-        report.steps.append(Step(name, False, time.perf_counter() - start, described(exc)))
+        report.steps.append(DeepStep(name, False, time.perf_counter() - start, described(exc)))
         raise _Stop() from None
     detail = value if isinstance(value, str) else ""
-    report.steps.append(Step(name, True, time.perf_counter() - start, detail))
+    report.steps.append(DeepStep(name, True, time.perf_counter() - start, detail))
     return value
 
 
@@ -109,7 +98,7 @@ def deep_check(matrix: Matrix) -> DeepReport:
     package = matrix.adapter.shims
     if package is None:  # a matrix for checks, tables and plans only: no device to try
         report.steps.append(
-            Step("find the shims package", False, 0.0, f"{matrix.path} declares no shims package (adapter: shims:)")
+            DeepStep("find the shims package", False, 0.0, f"{matrix.path} declares no shims package (adapter: shims:)")
         )
         return report
     # Activate the adapter ourselves (not through torch's autoload) to see its errors.
@@ -148,19 +137,22 @@ def deep_check_isolated(matrix_path: str, timeout: float = 600) -> DeepReport:
             [sys.executable, "-m", __name__, matrix_path], capture_output=True, text=True, env=env, timeout=timeout
         )
     except subprocess.TimeoutExpired:
-        return DeepReport([Step("run the deep check", False, timeout, f"no answer within {timeout:.0f} s")])
+        return DeepReport([DeepStep("run the deep check", False, timeout, f"no answer within {timeout:.0f} s")])
     try:
-        doc = json.loads(proc.stdout.strip().splitlines()[-1])
-        return DeepReport([Step(**step) for step in doc["steps"]])
-    except (ValueError, IndexError, KeyError, TypeError):
+        from ..documents import from_json
+
+        section = from_json(DeepSection, json.loads(proc.stdout.strip().splitlines()[-1]), "the deep check's report")
+        return DeepReport(list(section.steps))
+    except (ValueError, IndexError):  # no JSON, or not the declared report (a DocumentError is a ValueError)
         tail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        return DeepReport([Step("run the deep check", False, time.perf_counter() - start, tail)])
+        return DeepReport([DeepStep("run the deep check", False, time.perf_counter() - start, tail)])
 
 
 if __name__ == "__main__":  # the isolated interpreter of deep_check_isolated
     import json
     import sys
 
+    from ..documents import to_json
     from ..matrix.cache import load_matrix
 
-    print(json.dumps(deep_check(load_matrix(sys.argv[1]).matrix).as_dict()))
+    print(json.dumps(to_json(deep_check(load_matrix(sys.argv[1]).matrix).section())))

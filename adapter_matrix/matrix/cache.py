@@ -1,7 +1,5 @@
-"""The per-user cache: compiled matrices and device builds.
-
-Location: ``$ADAPTER_MATRIX_CACHE``, else ``$XDG_CACHE_HOME/adapter-matrix``, else
-``~/.cache/adapter-matrix``.
+"""Compiled matrices, in the per-user cache (:mod:`adapter_matrix.memo`: its folder and the
+rule of which entries are trusted).
 
 A *compiled matrix* is the validated model pickled under the BLAKE2b digest of the
 file's bytes (plus the tool version, the Python, the file's display name, and the size
@@ -31,24 +29,15 @@ except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
 from .._version import __version__
+from ..memo import cache_folder, trusted_entry
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a warm `check` never does)
 if TYPE_CHECKING:
-    from typing import Optional
+    from typing import Optional, Union
 
-__all__ = ["cache_root", "compiled_matrix_path", "load_matrix", "load_any", "trusted_entry", "CacheWarning"]
+    from .model import LayerResult, LoadResult
 
-
-class CacheWarning(UserWarning):
-    """A cache entry was refused (it could have been planted); the tool worked without it."""
-
-
-def cache_root() -> str:
-    explicit = os.environ.get("ADAPTER_MATRIX_CACHE")
-    if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "adapter-matrix")
+__all__ = ["compiled_matrix_path", "load_matrix", "load_any"]
 
 
 _stamp: Optional[bytes] = None
@@ -81,28 +70,7 @@ def compiled_matrix_path(raw: bytes, display_name: str) -> str:
     for part in (__version__.encode(), _model_stamp(), display_name.encode(), b"py%d.%d" % sys.version_info[:2], raw):
         digest.update(len(part).to_bytes(8, "little"))
         digest.update(part)
-    return os.path.join(cache_root(), "matrices", digest.hexdigest()[:32] + ".pickle")
-
-
-def trusted_entry(path: str) -> bool:
-    """Whether the cache entry ``path`` may be read; warns (once per entry) why not.
-    A missing entry is simply not trusted, without a warning."""
-    from ..files import untrusted_reason
-
-    if not os.path.lexists(path):
-        return False
-    reason = untrusted_reason(path, cache_root())
-    if reason is None:
-        return True
-    import warnings
-
-    warnings.warn(
-        f"adapter-matrix ignores its cache entry {reason}: another user could have planted it "
-        f"(make the cache folder yours alone: chmod -R go-w {cache_root()})",
-        CacheWarning,
-        stacklevel=3,
-    )
-    return False
+    return os.path.join(cache_folder("matrices"), digest.hexdigest()[:32] + ".pickle")
 
 
 # the modules whose named tuples and enums make up the model
@@ -158,17 +126,20 @@ def _store(path: str, value: object) -> None:
         pass
 
 
-def load_matrix(path: os.PathLike[str] | str, *, use_cache: bool = True):  # -> LoadResult
+def load_matrix(path: os.PathLike[str] | str, *, use_cache: bool = True) -> LoadResult:
     """Like :func:`adapter_matrix.matrix.loader.load`, served from the compiled cache when possible."""
-    return _load(path, use_cache, layers=False)
+    result = _load(path, use_cache, layers=False)
+    if TYPE_CHECKING:  # layers=False: load_bytes's LoadResult (a layer's file is an error)
+        assert isinstance(result, LoadResult)
+    return result
 
 
-def load_any(path: os.PathLike[str] | str, *, use_cache: bool = True):  # -> LoadResult | LayerResult
+def load_any(path: os.PathLike[str] | str, *, use_cache: bool = True) -> Union[LoadResult, LayerResult]:
     """An adapter's matrix or a layer's (``layer:``), whichever the file is, from the same cache."""
     return _load(path, use_cache, layers=True)
 
 
-def _load(path: os.PathLike[str] | str, use_cache: bool, layers: bool):  # -> LoadResult | LayerResult
+def _load(path: os.PathLike[str] | str, use_cache: bool, layers: bool) -> Union[LoadResult, LayerResult]:
     from .diagnostics import display_path, read_matrix_file
 
     name = os.fspath(path)

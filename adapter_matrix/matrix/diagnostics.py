@@ -86,7 +86,7 @@ class MatrixError(AdapterMatrixError):
 
 def read_matrix_file(path: str) -> bytes:
     """The bytes of a matrix file; an unreadable one (missing, not a regular file, larger
-    than :data:`~adapter_matrix.files.MAX_READ_BYTES`) is a :class:`MatrixError`."""
+    than :data:`~adapter_matrix.limits.MAX_READ_BYTES`) is a :class:`MatrixError`."""
     from ..files import FileReadError, printable, read_regular
 
     try:

@@ -14,7 +14,7 @@ usually imports torch, which ``check`` must not do).
 from __future__ import annotations
 
 import os
-from typing import List, NamedTuple, Optional, Sequence
+from typing import Any, List, NamedTuple, Optional, Sequence
 
 __all__ = ["GROUP", "Located", "registered_matrices", "package_matrices", "find_matrices"]
 
@@ -29,7 +29,7 @@ class Located(NamedTuple):  # not a dataclass: `check` would import dataclasses 
     origin: str  # "--matrix", "argument", "working directory", or "entry point NAME (DISTRIBUTION)"
 
 
-def _entry_points(paths: Optional[Sequence[str]] = None) -> list:
+def _entry_points(paths: Optional[Sequence[str]] = None) -> List[Any]:
     from importlib import metadata
 
     if paths is not None:  # `check --env`: the entry points installed there

@@ -19,11 +19,12 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..files import printable
+from ..limits import MAX_AGE_DAYS, MAX_REGEX_CHARS, MAX_TIMEOUT
 from ..matrix import companions as _companions
 from ..matrix import consistency
 from ..names import canonical_name
+from ..urls import PYPI_SIMPLE
 from .diagnostics import Diagnostic, Mark, MatrixError, display_path, read_matrix_file
-from .limits import MAX_AGE_DAYS, MAX_REGEX_CHARS, MAX_TIMEOUT
 from .model import (
     ABSENT,
     DEFAULT_EVIDENCE,
@@ -63,7 +64,7 @@ from .source import YAML_INT, Mapping, Node, Scalar, Sequence, parse
 __all__ = ["load", "load_bytes", "load_text", "load_any_bytes", "is_layer", "LoadResult", "LayerResult", "PYPI"]
 
 
-PYPI = "https://pypi.org/simple"
+PYPI = PYPI_SIMPLE  # the default install source
 # \Z, not $: `$` also matches before a final newline, and a YAML block scalar (`|`) ends with one.
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -9,7 +9,7 @@ them in :mod:`adapter_matrix.check.verdict` and :mod:`adapter_matrix.check.fixes
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 from packaging.version import InvalidVersion, Version
 
@@ -105,7 +105,7 @@ def torch_points(matrix: Matrix, releases: Sequence[Release]) -> Dict[Version, T
     the newest patch of each part an exception's torch splits the range into
     (:func:`distinct_patches`). A line nobody pins or splits keeps one point, its newest
     claimed patch, as before."""
-    points: Dict[Version, set] = {}
+    points: Dict[Version, Set[Version]] = {}
     for rel in releases:
         pins = rel.pins
         for line, patches in claimed_lines(matrix, rel):

@@ -15,6 +15,7 @@ from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 import yaml
 
+from .. import limits
 from .diagnostics import Diagnostic, Mark
 
 try:  # libyaml keeps marks too and composes ~10x faster than the pure-Python loader
@@ -105,7 +106,6 @@ def _mark(filename: str, ymark: Optional[yaml.Mark]) -> Mark:
 # How many nodes aliases may add by repeating their anchors. Ten levels of ten aliases
 # each (a "billion laughs") would otherwise expand to 10**10 nodes; real files repeat a
 # few small anchors.
-MAX_ALIAS_NODES = 10_000
 
 
 class _Converter:
@@ -124,13 +124,13 @@ class _Converter:
         if done is not None:  # an alias of a node converted before
             node, size = done
             self._repeated += size
-            if self._repeated <= MAX_ALIAS_NODES:
+            if self._repeated <= limits.MAX_ALIAS_NODES:
                 return node
-            if self._repeated - size <= MAX_ALIAS_NODES:  # report the first alias past the limit only
+            if self._repeated - size <= limits.MAX_ALIAS_NODES:  # report the first alias past the limit only
                 self.problems.append(
                     Diagnostic(
                         node.mark,
-                        f"YAML aliases repeat more than {MAX_ALIAS_NODES} nodes",
+                        f"YAML aliases repeat more than {limits.MAX_ALIAS_NODES} nodes",
                         "write the repeated parts out, or alias smaller pieces",
                     )
                 )

@@ -137,7 +137,7 @@ class _Renderer:
 
 def _read(path: str, missing_ok: bool = False) -> str:
     """The text of a document (a regular file, at most
-    :data:`~adapter_matrix.files.MAX_READ_BYTES`), its line endings as they are."""
+    :data:`~adapter_matrix.limits.MAX_READ_BYTES`), its line endings as they are."""
     try:
         return read_regular(path).decode("utf-8")
     except FileReadError as exc:

@@ -37,7 +37,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from packaging.version import Version
 
 from ..check.fixes import Ranked, ranked
-from ..check.outcome import Environment
+from ..check.judgment import Environment
 from ..check.verdict import verdict
 from ..matrix.model import Matrix, PythonVersion, Status, Value
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from ..matrix.textedit import apply_edits
+from ..urls import PYTORCH_INDEX
 from .backend import MESON, SCIKIT_BUILD, SETUPTOOLS
 from .project import ProjectFacts, build_inputs, package_folder, project_facts
 from .pyproject import _HEADER, _Locator
@@ -132,7 +133,7 @@ def workflow_text(pin: Optional[ToolPin] = None, compiled: bool = False) -> str:
         "    with:",
         "      strategy: ${{ github.event_name == 'pull_request' && 'smoke' || 'edges' }}",
         f"      tool: {_yaml_string(pin.requirement)}",
-        '      env: \'{"ADAPTER_MATRIX_TORCH_INDEX_URL": "https://download.pytorch.org/whl/cpu", '
+        f'      env: \'{{"ADAPTER_MATRIX_TORCH_INDEX_URL": "{PYTORCH_INDEX.format(label="cpu")}", '
         '"ADAPTER_MATRIX_TORCH_VARIANT": "cpu"}\'',
     ]
     if compiled:

@@ -42,6 +42,7 @@ from ..errors import AdapterMatrixError
 from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, PythonVersion, TorchLine, minor_line
 from ..names import canonical_name
+from ..urls import PYPI_SIMPLE
 from . import metadata as _metadata
 from .torch_section import Section, read_section
 
@@ -60,7 +61,7 @@ __all__ = [
     "verify",
 ]
 
-PYPI_TORCH = "https://pypi.org/simple/torch/"
+PYPI_TORCH = PYPI_SIMPLE + "/torch/"
 ACCEPT = "application/vnd.pypi.simple.v1+json"  # PEP 691; without it PyPI answers HTML
 TIMEOUT = 30.0
 

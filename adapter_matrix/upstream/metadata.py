@@ -33,6 +33,7 @@ import urllib3
 from .._version import __version__
 from ..errors import AdapterMatrixError
 from ..names import canonical_name
+from ..urls import PYPI_SIMPLE
 
 __all__ = [
     "MetadataError",
@@ -49,7 +50,6 @@ __all__ = [
 
 TIMEOUT = 60.0
 INDEX_ENV = "ADAPTER_MATRIX_INDEX_URL"  # the Simple API `--upstream pypi` reads instead: a mirror, a test's server
-PYPI_SIMPLE = "https://pypi.org/simple/"
 # As pip: a request is retried 5 times after a transient failure (DNS, a refused or reset
 # connection, a timeout, a truncated answer, these statuses), waiting 0.25 s, then 0.5 s, 1 s, 2 s.
 RETRIES = 5
@@ -141,7 +141,7 @@ def _reason(exc: Optional[BaseException]) -> str:
 def simple_url(name: str) -> str:
     """Where ``--upstream pypi`` reads the file list of ``name``: PyPI's Simple API, or the one
     $ADAPTER_MATRIX_INDEX_URL names (a mirror that serves PEP 691 JSON)."""
-    root = os.environ.get(INDEX_ENV) or PYPI_SIMPLE
+    root = os.environ.get(INDEX_ENV) or PYPI_SIMPLE + "/"
     return f"{root.rstrip('/')}/{canonical_name(name)}/"
 
 

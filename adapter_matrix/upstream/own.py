@@ -32,6 +32,7 @@ from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Constraint, Matrix, PythonVersion, Release, Value, requirement
 from ..matrix.queries import claimed_lines, pythons_for
 from ..matrix.textedit import Edit, apply_edits, line_offsets, rewrite_file
+from ..urls import PYPI_SIMPLE
 from .companion_index import NotOnIndex
 from .from_index import python_text, torch_text
 from .history import Build, History, Published, read_history
@@ -39,7 +40,7 @@ from .index import UpstreamError, python_order
 
 __all__ = ["expected_python", "expected_torch", "read_own", "rewrite", "verify_own", "write_own"]
 
-_PYPI = ("https://pypi.org/simple", "https://pypi.org/simple/")
+_PYPI = (PYPI_SIMPLE, PYPI_SIMPLE + "/")
 
 
 def read_own(source: str, matrix: Matrix) -> Optional[History]:

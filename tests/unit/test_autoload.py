@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Dict, Optional
 
-from adapter_matrix.binary.autoload import autoload_lines, autoload_section, lint
+from adapter_matrix.binary.autoload import autoload_lines, autoload_section, lint, section_of
 from adapter_matrix.device.deep import described
 
 REPO = Path(__file__).resolve().parents[2]
@@ -180,7 +180,7 @@ def test_the_chain_lists_each_group_with_its_distribution(tmp_path, monkeypatch)
     ]
     # the torch.backends lint is what it was: its entry points alone
     assert [e["name"] for e in report["entry_points"]] == ["torch_npu"]
-    assert [[text for text, _ in line] for line in autoload_lines(report)] == [
+    assert [[text for text, _ in line] for line in autoload_lines(section_of(report))] == [
         ["plugins: ", "import torch loads torch_npu (torch-npu 2.10.0.post4)"],
         ["    ", "vLLM's platform: ascend (vllm-ascend 0.23.0)"],
         [
@@ -196,7 +196,7 @@ def test_torch_backends_alone_adds_no_chain_to_the_section(tmp_path):
     had before the chain, and the report says nothing of it."""
     _adapter(tmp_path, "good-accel", "good_accel:_autoload", {"good_accel/__init__.py": "def _autoload():\n    pass\n"})
     report = lint([str(tmp_path)])
-    assert set(report) == {"ok", "entry_points", "problems"} and autoload_lines(report) == []
+    assert set(report) == {"ok", "entry_points", "problems"} and autoload_lines(section_of(report)) == []
 
 
 def test_one_platform_plugin_is_fine(tmp_path, monkeypatch):
@@ -222,7 +222,7 @@ def test_two_platform_plugins_of_two_distributions_conflict(tmp_path, monkeypatc
         " VLLM_PLUGINS=ascend,ascend_kv_connector,ascend_model_loader"
         " (it filters vllm.general_plugins too: it names the general plugins to keep)"
     )
-    lines = ["".join(text for text, _ in line) for line in autoload_lines(report)]
+    lines = ["".join(text for text, _ in line) for line in autoload_lines(section_of(report))]
     assert "    vLLM's platforms: ascend (vllm-ascend 0.23.0); maca (vllm-metax 0.23.0)" in lines
     assert lines[-2].startswith("autoload: vllm-ascend 0.23.0") and lines[-1].startswith("fix: uninstall all but one")
 
@@ -283,13 +283,13 @@ def test_the_stored_section_is_decided_again_when_an_entry_point_or_vllm_plugins
     site.mkdir()
     _stack(site)
     _other_platform(site)
-    assert [p["kind"] for p in autoload_section([str(site)])["problems"]] == ["platform-conflict"]
+    assert [p.kind for p in autoload_section([str(site)]).problems] == ["platform-conflict"]
     monkeypatch.setenv("VLLM_PLUGINS", "ascend")
-    assert autoload_section([str(site)])["problems"] == []
+    assert autoload_section([str(site)]).problems == ()
     monkeypatch.delenv("VLLM_PLUGINS")
     info = site / "vllm_metax-0.23.0.dist-info" / "entry_points.txt"
     info.write_text(info.read_text().replace("[vllm.platform_plugins]", "[vllm.unused]") + "\n")  # edited in place
-    assert autoload_section([str(site)])["problems"] == []
+    assert autoload_section([str(site)]).problems == ()
 
 
 def test_check_of_an_environment_shows_its_plugin_chain(tmp_path):

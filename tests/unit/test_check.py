@@ -173,9 +173,10 @@ def test_command_lines_the_quick_path_does_not_know_go_to_typer(args):
     assert quick.parse_check(list(args)) is None
 
 
-def test_the_quick_parser_declares_exactly_the_options_of_the_typer_command():
+def test_the_typer_command_takes_exactly_the_quick_parser_s_options():
     import typer.main
 
+    from adapter_matrix.check.pipeline import CheckRequest
     from adapter_matrix.cli import app, quick
 
     command = typer.main.get_command(app).commands["check"]
@@ -184,7 +185,25 @@ def test_the_quick_parser_declares_exactly_the_options_of_the_typer_command():
         for param in command.params
     }
     assert declared == {o.dest: (tuple(sorted(o.flags)), o.kind) for o in quick.CHECK_OPTIONS}
-    assert set(quick.CheckRequest._fields) == set(declared) | {"command_line"}  # the request the options fill
+    assert set(CheckRequest._fields) == set(declared)  # one option per field of the pipeline's request
+
+
+def test_the_check_pipeline_answers_a_request_with_a_typed_result_and_refuses_by_field():
+    from adapter_matrix.answer import Answer, CheckDocument
+    from adapter_matrix.check.pipeline import CheckRefused, CheckRequest, run
+    from adapter_matrix.cli.quick import _probes
+    from adapter_matrix.matrix.status import Status
+
+    asked = CheckRequest(matrix=("tests/fixtures/minimal.yaml",), torch="2.13.0", python="3.11", adapter="1.0.0")
+    result = run(asked, _probes())
+    assert isinstance(result.document, CheckDocument) and result.exit_code == result.document.exit_code
+    (answer,) = result.document.checks
+    assert isinstance(answer, Answer) and isinstance(answer.verdict, Status)
+    assert not result.memorable  # a what-if adapter is never remembered
+    with pytest.raises(CheckRefused) as refused:
+        run(asked._replace(python="three"), _probes())
+    assert refused.value.field == "python" and refused.value.exit_code == 2
+    assert refused.value.problem.startswith(": 'three' is not a Python feature release")
 
 
 def test_check_finds_the_installed_adapter_without_a_local_matrix(tmp_path):

@@ -78,18 +78,18 @@ def test_uv_sends_each_package_to_the_index_its_own_matrix_names_and_says_where_
     """Two adapters' matrices in one environment: a package goes to the index of the first that
     pins it there (uv takes one per package), the disagreement is named, and a package from a
     folder (find-links) gets no index source."""
-    from adapter_matrix.check.constraints import Pins, render_pins
+    from adapter_matrix.check.constraints import KeptPins, render_pins
 
     cpu, xpu = "https://download.pytorch.org/whl/cpu", "https://example.org/whl/xpu"
     pins = [
-        Pins(("torch==2.13.0+cpu", "tiny==1.0"), ("--index-url", cpu), ("torch",), "tiny (a.yaml)"),
-        Pins(
+        KeptPins(("torch==2.13.0+cpu", "tiny==1.0"), ("--index-url", cpu), ("torch",), "tiny (a.yaml)"),
+        KeptPins(
             ("torch==2.13.0+cpu", "xvision==0.1+xpu", "x==2.0"),
             ("--index-url", xpu),
             ("torch", "xvision"),
             "x (b.yaml)",
         ),
-        Pins(("torch==2.13.0+cpu", "local==3.0"), ("--find-links", "/opt/wheels"), ("torch",), "local (c.yaml)"),
+        KeptPins(("torch==2.13.0+cpu", "local==3.0"), ("--find-links", "/opt/wheels"), ("torch",), "local (c.yaml)"),
     ]
     out = render_pins(pins, "uv")
     uv = tomllib.loads(out)["tool"]["uv"]

@@ -674,6 +674,7 @@ def test_a_link_planted_at_any_path_the_tool_writes_is_replaced_never_written_th
     """Caches, result records, evidence records, release freezes, suite summaries, guard memos
     and build locks live in shared folders: a symbolic link planted at an entry's name must
     not turn the tool's write into a write of the link's target (issue 47)."""
+    from adapter_matrix import memo
     from adapter_matrix.check import guard
     from adapter_matrix.ci import suites
     from adapter_matrix.device import build
@@ -696,7 +697,7 @@ def test_a_link_planted_at_any_path_the_tool_writes_is_replaced_never_written_th
 
     compiled = cache.compiled_matrix_path(raw, display_path(str(project)))
     plant(compiled)
-    with pytest.warns(cache.CacheWarning, match="ignores its cache entry"):
+    with pytest.warns(memo.CacheWarning, match="ignores its cache entry"):
         matrix = cache.load_matrix(project).matrix  # the planted entry is neither read nor written through
     assert Path(compiled).is_file() and not Path(compiled).is_symlink()
     base = project.parent

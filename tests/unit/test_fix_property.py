@@ -26,7 +26,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from adapter_matrix.check.outcome import Environment, Fix
+from adapter_matrix.check.judgment import Environment, Fix
 from adapter_matrix.check.verdict import verdict
 from adapter_matrix.matrix.diagnostics import Mark
 from adapter_matrix.matrix.model import (

@@ -20,11 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from adapter_matrix.check.bounded import OUTPUT_BYTES, RegexTimeout, run_command, search
+from adapter_matrix import limits
+from adapter_matrix.check.bounded import RegexTimeout, run_command, search
 from adapter_matrix.files import FileReadError, atomic_write, read_regular
+from adapter_matrix.limits import OUTPUT_BYTES
 from adapter_matrix.matrix import cache
 from adapter_matrix.matrix.diagnostics import MatrixError
 from adapter_matrix.matrix.loader import load_text
+from adapter_matrix.memo import CacheWarning
 
 from .helpers import REPO, cli
 
@@ -176,14 +179,12 @@ def test_a_matrix_that_is_not_a_regular_file_is_a_clear_error(tmp_path, kind):
 
 
 def test_a_file_larger_than_the_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
-    import adapter_matrix.files as files
-
     path = tmp_path / "big.yaml"
     path.write_bytes(b"#" * 4096)
     with pytest.raises(FileReadError, match="more than the 0 MiB"):
         read_regular(str(path), 1024)
     assert read_regular(str(path), 1024, truncate=True) == b"#" * 1024
-    monkeypatch.setattr(files, "MAX_READ_BYTES", 1024)
+    monkeypatch.setattr(limits, "MAX_READ_BYTES", 1024)
     assert read_regular(str(path), None) == b"#" * 4096
 
 
@@ -337,7 +338,7 @@ def test_a_cache_entry_others_can_write_is_refused_with_a_message(tmp_path, wher
     good = pickle.loads(entry.read_bytes())
     entry.write_bytes(pickle.dumps(good._replace(warnings=["planted"])))  # a valid entry, but not ours
     target.chmod(stat.S_IMODE(target.stat().st_mode) | who)
-    with pytest.warns(cache.CacheWarning, match="another user could have planted it"):
+    with pytest.warns(CacheWarning, match="another user could have planted it"):
         result = cache.load_matrix(str(path))
     assert "planted" not in result.warnings  # parsed afresh, the planted entry unread
 

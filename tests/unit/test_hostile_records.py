@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from adapter_matrix import limits
 from adapter_matrix.ci import evidence
-from adapter_matrix.ci import record as record_format
 from adapter_matrix.matrix.loader import load
 
 from .helpers import cli
@@ -118,7 +118,7 @@ def test_a_malformed_file_is_one_clear_message(project, body, says):
 
 
 def test_a_huge_file_is_read_no_further_than_the_bound(project, monkeypatch):
-    monkeypatch.setattr(record_format, "RECORD_LIMIT", 4096)
+    monkeypatch.setattr(limits, "RECORD_LIMIT", 4096)
     body = json.dumps(dict(_good(project), error="x" * 10_000)).encode()
     for res in _feed(project, body):
         assert res.code == 2 and "artifacts/record.json: not a result record (larger than" in res.err

@@ -7,7 +7,7 @@ build and op sweep), ``ci`` (plans, a cell's run, its result record, evidence) a
 ``upstream`` (facts from package indexes). ``tables`` draws the model and the records
 of ``ci`` and ``device``; ``nox`` runs cells with ``ci`` and ``device``; ``validation``
 joins ``upstream`` and ``ci`` for ``validate``; ``cli`` wires commands to all of them.
-Beside the model in the core sit the plumbing every part shares (``_version``, ``errors``,
+Beside the model in the core sit the plumbing every part shares (``_version``, ``limits``, ``urls``, ``errors``,
 ``names``, ``files``, ``documents``) and ``answer``, the check document that ``check``
 writes and ``ci`` reads: a contract between two spokes lives in the core, so neither
 imports the other. No two modules import each other, even
@@ -25,7 +25,7 @@ import adapter_matrix
 PACKAGE = pathlib.Path(adapter_matrix.__file__).parent
 
 # The core, in layers: a module imports its own layer and earlier ones only.
-CORE = ["_version", "errors", "names", "files", "documents", "matrix", "memo", "answer"]
+CORE = ["_version", "limits", "urls", "errors", "names", "files", "documents", "memo", "matrix", "answer"]
 SPOKES = ["check", "device", "ci", "upstream"]
 # What each part outside the core may import besides the core and itself. The package
 # root is the public face (``from adapter_matrix import require``): no module imports it.

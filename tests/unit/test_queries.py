@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from packaging.version import Version
 
-from adapter_matrix.check.outcome import Environment
+from adapter_matrix.check.judgment import Environment
 from adapter_matrix.check.verdict import verdict
 from adapter_matrix.matrix.loader import load, load_text
 from adapter_matrix.matrix.model import PythonVersion, Status, Value

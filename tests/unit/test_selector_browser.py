@@ -21,7 +21,7 @@ import pytest
 from packaging.version import Version
 
 from adapter_matrix.check.fixes import install_fix
-from adapter_matrix.check.outcome import Environment
+from adapter_matrix.check.judgment import Environment
 from adapter_matrix.check.verdict import verdict
 from adapter_matrix.matrix.loader import load
 from adapter_matrix.matrix.model import PythonVersion

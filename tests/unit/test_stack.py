@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from packaging.version import Version
 
-from adapter_matrix.check.outcome import Environment
+from adapter_matrix.check.judgment import Environment
 from adapter_matrix.check.stack import Stack, installed_stack, judge_stack, stack_packages
 from adapter_matrix.check.stack_fixes import Held, stack_fixes
 from adapter_matrix.matrix.cache import load_any

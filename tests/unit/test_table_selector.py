@@ -29,7 +29,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from adapter_matrix.check.fixes import install_fix
-from adapter_matrix.check.outcome import Environment
+from adapter_matrix.check.judgment import Environment
 from adapter_matrix.check.verdict import verdict
 from adapter_matrix.matrix.loader import load
 from adapter_matrix.matrix.model import Matrix, PythonVersion, Status

@@ -20,7 +20,7 @@ from typing import Iterator, List, Optional, Tuple
 import pytest
 
 from adapter_matrix.check.installed_companions import detect_companions, judge_companions, with_companions
-from adapter_matrix.check.outcome import Environment, Fix
+from adapter_matrix.check.judgment import Environment, Fix
 from adapter_matrix.check.shell import ANY, POSIX, WINDOWS, quoted, shell_of
 from adapter_matrix.check.verdict import verdict
 from adapter_matrix.matrix.loader import load

@@ -49,7 +49,7 @@ __all__ = [
     "ExpectationsError",
     "Expectation",
     "Expectations",
-    "Verdict",
+    "TaskVerdict",
     "load",
     "judge",
 ]
@@ -274,7 +274,7 @@ def load(path: str) -> Expectations:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class TaskVerdict:
     """A task and what the expectations say of it; ``problem`` is None when they agree."""
 
     task: Task
@@ -296,14 +296,14 @@ def _problem(task: Task, entry: Optional[Expectation]) -> Optional[str]:
     return f"{task.outcome}, but {entry.mark} expects it to be {entry.outcome}"
 
 
-def judge(sweep: Sweep, expectations: Expectations) -> List[Verdict]:
+def judge(sweep: Sweep, expectations: Expectations) -> List[TaskVerdict]:
     """Every task of the sweep with its expectation and the disagreement, if any."""
     try:
         torch = Version(Version(sweep.torch).public)
     except InvalidVersion:
         torch = Version("0")
     return [
-        Verdict(task, entry, _problem(task, entry))
+        TaskVerdict(task, entry, _problem(task, entry))
         for task in sweep.tasks
         for entry in [expectations.expected(task, torch)]
     ]

@@ -27,7 +27,7 @@ from packaging.version import InvalidVersion, Version
 from ...errors import AdapterMatrixError
 from ...files import JSONFileError, json_files
 from ...matrix.model import minor_line
-from .expected import Expectations, Verdict
+from .expected import Expectations, TaskVerdict
 from .runner import OUTCOMES, Sweep
 
 __all__ = [
@@ -51,7 +51,7 @@ _SEVERITY = {"skipped": 0, "passed": 1, "unsupported": 2, "failed": 3, "unexpect
 BROKEN = ("failed", "crashed", "timeout")
 
 
-def _task_state(verdict: Verdict) -> str:
+def _task_state(verdict: TaskVerdict) -> str:
     task = verdict.task
     if verdict.problem is not None:
         return "unexpected"
@@ -70,7 +70,7 @@ def torch_line(version: str) -> str:
 
 def build_record(
     sweep: Sweep,
-    verdicts: List[Verdict],
+    verdicts: List[TaskVerdict],
     expectations: Expectations,
     mode: str,
     compiled: Optional[Dict[str, Any]] = None,
@@ -78,7 +78,7 @@ def build_record(
     """The JSON document of a judged sweep (``mode``: full, sample or custom), with the
     compiled sample's part (:func:`compiled_record`) when it ran. ``ok``: both parts
     agree with the expectations."""
-    by_op: OrderedDict[str, List[Verdict]] = OrderedDict()
+    by_op: OrderedDict[str, List[TaskVerdict]] = OrderedDict()
     for verdict in verdicts:
         by_op.setdefault(verdict.task.op, []).append(verdict)
 
@@ -148,7 +148,7 @@ def build_record(
     }
 
 
-def _problems(verdicts: List[Verdict]) -> List[Dict[str, Any]]:
+def _problems(verdicts: List[TaskVerdict]) -> List[Dict[str, Any]]:
     return [
         {"task": v.task.key, "outcome": v.task.outcome, "problem": v.problem, "error": v.task.error}
         for v in verdicts
@@ -156,7 +156,7 @@ def _problems(verdicts: List[Verdict]) -> List[Dict[str, Any]]:
     ]
 
 
-def _task_evidence(verdicts: List[Verdict]) -> List[Dict[str, Any]]:
+def _task_evidence(verdicts: List[TaskVerdict]) -> List[Dict[str, Any]]:
     """Every task that did not simply pass, with its error: the evidence behind the counts."""
     return [
         dict(
@@ -169,7 +169,7 @@ def _task_evidence(verdicts: List[Verdict]) -> List[Dict[str, Any]]:
     ]
 
 
-def compiled_record(sweep: Sweep, verdicts: List[Verdict], backend: str, samples: int) -> Dict[str, Any]:
+def compiled_record(sweep: Sweep, verdicts: List[TaskVerdict], backend: str, samples: int) -> Dict[str, Any]:
     """The compiled sample's part of a record: per op (one task each) passed, failed,
     crashed, timeout or skipped; the float32 match rate (ops that match eager CPU of
     those that could be compared); the failures with their expectations. ``skipped``
@@ -216,7 +216,7 @@ def compiled_record(sweep: Sweep, verdicts: List[Verdict], backend: str, samples
     }
 
 
-def _float32(op_verdicts: List[Verdict], f32: Dict[str, Any]) -> None:
+def _float32(op_verdicts: List[TaskVerdict], f32: Dict[str, Any]) -> None:
     """The acceptance measure: of the ops CPU supports in float32 (and that CPU can run,
     i.e. not skipped), how many match CPU forward and, where differentiable, backward."""
     tasks = {v.task.kind: v.task for v in op_verdicts if v.task.dtype == "float32"}

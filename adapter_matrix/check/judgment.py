@@ -1,6 +1,6 @@
-"""What ``check`` answers with: the environment asked about, the fixes and the verdict
-that carries them (its outcome is a :class:`~adapter_matrix.matrix.status.Status`, with
-its exit code).
+"""A judgment's terms: the :class:`Environment` judged (as found, or as a what-if question
+assumes), the :class:`Verdict` on it (its outcome a :class:`~adapter_matrix.matrix.status.Status`,
+with its exit code) and the fixes (:class:`Fix`) that carry it to a usable combination.
 
 Types only: :mod:`.verdict` decides, :mod:`.fixes` searches, and both speak these.
 """

@@ -1,0 +1,578 @@
+"""`check`'s pipeline: read the question, find the matrices, judge each, answer.
+
+The command line (:mod:`adapter_matrix.cli.quick`) parses argv into a :class:`CheckRequest`,
+calls :func:`run` and prints the :class:`CheckResult` it gets back, as ``validate`` prints
+what :mod:`adapter_matrix.validation` returns. Nothing here prints or exits: a question
+``check`` cannot answer raises :class:`CheckRefused`, which names the request's field at fault
+(the command line words it as its option) and the exit code; warnings are returned.
+
+What ``check`` reads outside this spoke (the adapter's libraries, the ``torch.backends`` entry
+points, ``--deep``'s device run) comes in as :class:`Probes`: ``binary`` and ``device`` import
+this spoke, so it cannot import them (tests/unit/test_layout.py). The import-time guard
+(:mod:`.guard`) decides with the same :func:`decide`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import warnings
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+from ..answer import CHECK_SCHEMA, Answer, AutoloadSection, CheckDocument, DeepSection, DiagnosticSeen, Invalid
+from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, AdapterMatrixError, worst_exit_code
+from ..matrix.diagnostics import Diagnostic, MatrixError
+from ..matrix.discovery import Located
+from ..matrix.model import Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
+from .constraints import KeptPins
+from .elsewhere import Target
+from .judgment import Environment, Verdict
+from .requirements import Pins as FilePins  # what a file installs (constraints' KeptPins: what to keep)
+
+__all__ = [
+    "BinaryUsed",
+    "CheckRefused",
+    "CheckRequest",
+    "CheckResult",
+    "Probes",
+    "Question",
+    "decide",
+    "matrix_paths",
+    "read_question",
+    "run",
+]
+
+JsonSection = Dict[str, object]  # a section another part writes (binary, autoload, deep), as `check --json` prints it
+BinaryUsed = Tuple[str, Optional[str]]  # a stored binary section an answer used: (distribution, torch it was built for)
+
+
+class CheckRequest(NamedTuple):
+    """What ``check`` is asked, one field per option of the command line."""
+
+    matrix: Sequence[str] = ()  # several: an adapter's matrix and its layers' (a stack)
+    torch: Optional[str] = None
+    python: Optional[str] = None
+    adapter: Optional[str] = None  # a version (what-if), or a distribution's name (check that one)
+    sets: Sequence[str] = ()
+    companions: Sequence[str] = ()
+    as_json: bool = False
+    deep: bool = False
+    no_binary: bool = False
+    env: Optional[str] = None
+    requirements: Optional[str] = None
+    resolve: bool = False
+    constraints: Optional[str] = None
+    today: Optional[str] = None
+
+    @property
+    def plain(self) -> bool:
+        """A question about this environment as installed, whose answer may be remembered."""
+        return not (
+            self.deep
+            or self.env is not None
+            or self.requirements is not None
+            or self.resolve
+            or self.constraints is not None
+            or self.adapter
+        )
+
+
+class CheckRefused(AdapterMatrixError):
+    """A question ``check`` cannot answer. ``field`` is the :class:`CheckRequest` field at fault
+    (None: the question as a whole) and ``problem`` the rest of the sentence after it (the
+    command line puts the field's option in front); ``diagnostics``: the matrix file's, when
+    that file is why."""
+
+    def __init__(
+        self,
+        field: Optional[str],
+        problem: str,
+        exit_code: int = EXIT_USAGE,
+        diagnostics: Sequence[Diagnostic] = (),
+    ) -> None:
+        super().__init__(f"{field}{problem}" if field else problem)
+        self.field, self.problem, self.exit_code = field, problem, exit_code
+        self.diagnostics = tuple(diagnostics)
+
+
+class Probes(NamedTuple):
+    """What ``check`` reads through the outer parts of the package."""
+
+    # the binary section of an installed distribution (the release the matrix picked, or None)
+    binary: Callable[[str, Optional[Release]], Optional[JsonSection]]
+    autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
+    deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
+
+
+class CheckResult(NamedTuple):
+    """What ``check`` answers: the exit code, the document (``--json`` prints it, the report
+    renders it), or ``--constraints``' file; the warnings to print; whether it may be
+    remembered, and the stored binary sections it was decided from."""
+
+    exit_code: int
+    document: Optional[CheckDocument]
+    constraints: Optional[str] = None
+    warnings: Tuple[str, ...] = ()  # one line each, without "warning: "
+    diagnostics: Tuple[Diagnostic, ...] = ()  # of the installed matrices it could not load
+    raised: Tuple[warnings.WarningMessage, ...] = ()  # Python warnings raised while answering
+    memorable: bool = False
+    binaries: Tuple[BinaryUsed, ...] = ()
+
+
+class Question(NamedTuple):
+    """A :class:`CheckRequest` read and refused once, in the terms its answer uses."""
+
+    request: CheckRequest
+    python: Optional[PythonVersion]
+    torch: Optional[str]  # --torch, else the torch --requirements installs
+    asked: Optional[str]  # the torch range of --requirements (torch>=2.12,<2.13) when it pins no exact one
+    adapter: Optional[str]  # --adapter VERSION: a what-if pin of each matrix's adapter
+    named: Optional[str]  # --adapter DIST: that distribution, with or without a matrix
+    dimensions: Dict[str, str]  # --set
+    companions: Dict[str, str]  # --companion
+    when: Optional[_dt.date]  # --today, or None for today
+    pins: Optional[FilePins]  # what --requirements installs
+    binary: bool  # judge the installed binaries (not a what-if torch, Python or adapter)
+
+
+# -- 1. read the question ------------------------------------------------------------------
+
+
+def _pairs(values: Sequence[str], field: str, flag: str, example: str) -> Dict[str, str]:
+    out = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise CheckRefused(field, f" {item!r}: write NAME=VALUE, e.g. {flag} {example}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
+    """``request`` read, or :class:`CheckRefused` for the first field at fault (in the order a
+    user reads them)."""
+    from .binary import is_distribution_name
+
+    python = None
+    if request.python is not None:
+        try:
+            python = PythonVersion.parse(request.python)
+        except ValueError as exc:
+            raise CheckRefused("python", f": {exc}") from None
+    dimensions = _pairs(request.sets, "sets", "--set", "cann=8.0")
+    companions = _pairs(request.companions, "companions", "--companion", "torchvision=0.19.1")
+    when = None
+    if request.today is not None:
+        try:
+            when = _dt.date.fromisoformat(request.today)
+        except ValueError:
+            raise CheckRefused("today", f" {request.today!r}: write a date as YYYY-MM-DD") from None
+    named, adapter = request.adapter, None
+    if named is not None and not is_distribution_name(named):
+        named, adapter = None, request.adapter
+    torch, pins = request.torch, None
+    if request.requirements is not None:  # what the file would install, assumed as --torch etc. would be
+        from .requirements import RequirementsError, read_pins, resolve_pins
+
+        try:
+            pins = resolve_pins(request.requirements) if request.resolve else read_pins(request.requirements)
+        except RequirementsError as exc:
+            raise CheckRefused(None, str(exc)) from None
+        torch = torch or pins.get("torch")
+    elif request.resolve:
+        raise CheckRefused("resolve", " resolves a --requirements FILE: give one")
+    if request.deep and target is not None:
+        raise CheckRefused("deep", " imports torch in this process: it cannot judge another environment (--env)")
+    asked = pins.range("torch") if pins is not None and torch is None else None
+    what_if = torch is not None or asked is not None or python is not None or adapter is not None
+    if request.constraints is not None:
+        from .constraints import FORMATS
+
+        if request.constraints not in FORMATS:
+            raise CheckRefused("constraints", f" {request.constraints!r}: write one of {', '.join(FORMATS)}")
+        if what_if or request.as_json:
+            raise CheckRefused(
+                "constraints",
+                " pins what is installed: it takes no --torch, --python, --adapter, --requirements or --json",
+            )
+    binary = not request.no_binary and not what_if
+    return Question(request, python, torch, asked, adapter, named, dimensions, companions, when, pins, binary)
+
+
+# -- 2. find the matrices -----------------------------------------------------------------
+
+
+def matrix_paths(explicit: Sequence[str], paths: Optional[Sequence[str]] = None) -> List[Located]:
+    """The matrices to judge: each of ``explicit`` (an adapter's and its layers'), else the usual
+    discovery (./compat.yaml, else the installed adapters' and layers' registered matrices)."""
+    from ..matrix.discovery import find_matrices
+
+    found: List[Located] = []
+    asked: Sequence[Optional[str]] = explicit or [None]
+    for path in asked:
+        some = find_matrices(path, paths=paths)
+        if not some:
+            raise CheckRefused(None, "no ./compat.yaml and no installed adapter registers a matrix; pass --matrix PATH")
+        found += some
+    return found
+
+
+def _matrices_of(distribution: str, explicit: Sequence[str], paths: Optional[Sequence[str]]) -> List[Located]:
+    """The matrices that describe ``distribution`` (``--adapter DIST``): ``explicit``, else
+    ./compat.yaml and the registered ones whose adapter it is; none is no error (the binary
+    check answers alone)."""
+    from ..matrix.cache import load_matrix
+    from ..matrix.discovery import find_matrices, registered_matrices
+    from ..names import canonical_name
+
+    if explicit:
+        return [located for path in explicit for located in find_matrices(path)]
+    out: List[Located] = []
+    for located in find_matrices(paths=paths) + registered_matrices(paths):
+        try:
+            described = load_matrix(located.path).matrix.adapter.distribution
+        except MatrixError:
+            continue
+        if canonical_name(described) == canonical_name(distribution) and located.path not in [o.path for o in out]:
+            out.append(located)
+    return out[:1]
+
+
+class _Loaded(NamedTuple):
+    adapters: List[Tuple[Located, LoadResult]]
+    layers: List[Tuple[Located, Layer]]  # the layers above an adapter
+    invalid: List[Invalid]
+    diagnostics: List[Diagnostic]
+
+
+def _load(found: Sequence[Located]) -> _Loaded:
+    from ..matrix.cache import load_any
+
+    out = _Loaded([], [], [], [])
+    for located in found:
+        try:
+            result: Union[LoadResult, LayerResult] = load_any(located.path)
+        except MatrixError as exc:
+            # one broken adapter among several registered ones must not silence the others
+            if not (located.origin.startswith("entry point") and len(found) > 1):
+                errors = sum(1 for d in exc.diagnostics if d.severity == "error")
+                raise CheckRefused(
+                    None,
+                    f"{located.path}: {errors} error{'s' if errors != 1 else ''} in the matrix",
+                    diagnostics=exc.diagnostics,
+                ) from None
+            out.diagnostics.extend(exc.diagnostics)
+            errors_text = tuple(str(d) for d in exc.diagnostics if d.severity == "error")
+            seen = tuple(DiagnosticSeen.of(d) for d in exc.diagnostics)
+            out.invalid.append(Invalid(located.origin, located.path, errors_text, seen))
+            continue
+        if isinstance(result, LayerResult):
+            out.layers.append((located, result.layer))
+        else:
+            out.adapters.append((located, result))
+    return out
+
+
+# -- 3. judge -----------------------------------------------------------------------------
+
+
+def decide(matrix: Matrix, env: Environment, when: Optional[_dt.date] = None, with_fixes: bool = True) -> Verdict:
+    """The verdict on ``env`` by ``matrix``: what ``check`` answers for each matrix and the
+    import-time guard answers for an adapter being imported."""
+    from .verdict import verdict
+
+    return verdict(matrix, env, when, with_fixes=with_fixes)
+
+
+class _Judged(NamedTuple):
+    """One matrix's part of the answer."""
+
+    answer: Answer
+    binary: Optional[BinaryUsed]  # the stored binary section used
+    kept: Union[KeptPins, str, None] = None  # --constraints: its pins, or why it has none
+
+
+_OPTION_OF_ASSUMED = {"torch": "torch", "adapter": "adapter", "dimension": "sets", "companion": "companions"}
+
+
+def _judge(
+    question: Question,
+    located: Located,
+    result: LoadResult,
+    target: Optional[Target],
+    probes: Probes,
+    layers: Sequence[Layer] = (),
+) -> _Judged:
+    """One matrix's verdict on this environment (or the one the question assumes), and with
+    ``layers`` (those above its adapter) the stack's."""
+    from .binary import built_for, with_binary, with_pins
+    from .environment import AssumptionError, detect_environment
+    from .installed_companions import detect_companions, judge_companions, with_companions
+    from .report import answer_of
+
+    matrix, pins = result.matrix, question.pins
+    distribution = matrix.adapter.distribution
+    pinned = dict(question.companions)
+    stack_versions: Dict[str, str] = {}
+    if layers:  # --companion may name a stack's package (a layer, vllm) as well as a companion
+        from .stack_answer import split_overrides
+
+        pinned, stack_versions = split_overrides(pinned, layers)
+    torch = question.torch
+    notes: Tuple[str, ...] = ()
+    if pins is not None:
+        from .requirements import kept_ranges
+
+        ranged, notes, unknown = kept_ranges(pins, [distribution, *(c.name for c in matrix.companions)])
+        if distribution in unknown and not question.adapter:  # pip would replace the adapter: by which release?
+            raise CheckRefused(None, notes[0])  # the adapter comes first, so its note does
+        pinned.update(
+            (c.name, pins.get(c.name) or ranged.get(c.name) or "none")
+            for c in matrix.companions
+            if c.name not in pinned
+        )
+        if question.asked is not None:  # a torch range: judged at the one line of the matrix it admits
+            torch, note = _ranged(matrix, question.asked, pins.source, distribution)
+            notes = (note, *notes)
+    adapter_pin = question.adapter or (pins.get(distribution) if pins is not None else None)
+    try:
+        installed = detect_environment(
+            matrix, python=question.python, torch=torch, adapter=adapter_pin, dimensions=question.dimensions
+        )
+        found = detect_companions(matrix, pinned)
+    except AssumptionError as exc:
+        raise CheckRefused(_OPTION_OF_ASSUMED[exc.kind], _assumed(exc)) from None
+    except ValueError as exc:
+        raise CheckRefused(None, str(exc)) from None
+    companions = judge_companions(matrix, installed.environment, found)
+    decided = with_companions(decide(matrix, installed.environment, question.when, not layers), matrix, companions)
+    stack = None
+    stack_pins: Tuple[Tuple[str, str], ...] = ()
+    if layers:
+        from .stack_answer import StackQuestion, with_stack
+
+        stack_question = StackQuestion(stack_versions, question.dimensions)
+        today = question.when or _dt.date.today()
+        decided, stack, stack_pins = with_stack(matrix, layers, installed.environment, decided, stack_question, today)
+    section = used = None
+    if question.binary and installed.adapter_text is not None:
+        section = probes.binary(distribution, decided.release)
+        decided = with_binary(decided, section)
+        if section is not None:
+            used = (distribution, built_for(decided.release))
+    if question.binary and stack is not None:  # each installed layer's libraries, against the adapter's
+        layers_seen = []
+        for layer in stack.layers:
+            own = probes.binary(layer.name, None) if layer.installed is not None else None
+            decided = with_binary(decided, own)
+            layers_seen.append(layer._replace(binary=own))
+        stack = stack._replace(layers=tuple(layers_seen))
+    if pins is not None and torch is not None:
+        decided = with_pins(decided, distribution, adapter_pin, torch, pins.source, question.asked)
+    if notes:  # what the file's ranges were taken to install: said, never silently assumed
+        decided = decided._replace(assumptions=decided.assumptions + tuple(notes))
+    answer = answer_of(matrix, located.origin, installed, decided, companions)
+    if stack is not None:
+        answer = answer._replace(stack=stack)
+    if section is not None:
+        answer = answer._replace(binary=section)
+    if target is not None:  # check --env: say which environment was judged
+        answer = answer._replace(environment=answer.environment._replace(location=target.description))
+    if question.request.deep:
+        if matrix.adapter.shims is None:
+            raise CheckRefused(
+                None,
+                f"{matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims",
+            )
+        report = probes.deep(result)
+        failed = not report.ok and answer.exit_code in (EXIT_OK, EXIT_WARNING)
+        answer = answer._replace(deep=report, exit_code=EXIT_UNSUPPORTED if failed else answer.exit_code)
+    kept: Union[KeptPins, str, None] = None
+    if question.request.constraints is not None:
+        from .constraints import NothingToKeep, keep_pins
+
+        try:
+            kept = keep_pins(matrix, installed.environment, decided, companions, stack_pins)
+        except NothingToKeep as exc:
+            kept = str(exc)
+    return _Judged(answer, used, kept)
+
+
+def _assumed(exc: AdapterMatrixError) -> str:
+    """An :class:`~.environment.AssumptionError` as the rest of a sentence after its option:
+    `` cann='8.x' is not a PEP 440 version``."""
+    from .environment import AssumptionError
+
+    assert isinstance(exc, AssumptionError)
+    if exc.value is None:
+        return f" {exc.problem}"
+    given = f"{exc.name}={exc.value!r}" if exc.name else repr(exc.value)
+    return f" {given} {exc.problem}"
+
+
+def _ranged(matrix: Matrix, asked: str, source: str, distribution: str) -> Tuple[str, str]:
+    """The torch a file's range (``torch>=2.12,<2.13``) is judged at in ``matrix`` and the
+    assumption that says so; refused (exit 1) when it admits no torch the matrix describes,
+    (exit 2) when it admits several lines (which one pip installs depends on its index)."""
+    from .binary import built_for_installed, minor_of
+    from .requirements import ranged_torch
+
+    ranged = ranged_torch(matrix, asked)
+    if ranged.torch is not None:
+        return ranged.torch, (
+            f"torch {ranged.torch}: the newest release of {asked} this matrix describes ({source} pins no exact "
+            f"torch: pip installs the newest its index has, or keeps an installed torch the range admits)"
+        )
+    if not ranged.lines:
+        described = ", ".join(str(line.minor) for line in matrix.torch)
+        raise CheckRefused(
+            None,
+            f"{source} asks for {asked}, which admits no torch release this matrix describes ({described})",
+            EXIT_UNSUPPORTED,
+        )
+    found = built_for_installed(distribution)
+    hint = ""
+    if found is not None:
+        line = found[1].line or minor_of(found[1].exact or "")
+        major, minor = line.split(".")[:2]
+        hint = (
+            f"; {distribution} {found[0]} (installed) was built for torch {line}: "
+            f"torch>={line},<{major}.{int(minor) + 1} keeps to it"
+        )
+    raise CheckRefused(
+        None,
+        f"{source} asks for {asked}, which admits torch {', '.join(ranged.lines)} of this matrix: which one pip "
+        f"installs depends on its index and on what is installed, so check cannot judge it; pin torch in it "
+        f"(torch==X.Y.Z), or --resolve asks pip's resolver (it needs the file's index){hint}",
+    )
+
+
+def _unmatrixed(distribution: str, pins: Optional[FilePins], probes: Probes) -> Answer:
+    """``check --adapter DIST`` for an adapter without a matrix: its binary check alone (with
+    ``--requirements``: the torch it was built for against the file's)."""
+    from packaging.version import InvalidVersion, Version
+
+    from .binary import binary_answer, pins_answer
+    from .environment import current_python
+    from .facts import distribution_version
+
+    missing = CheckRefused(
+        "adapter", f" {distribution}: no distribution of that name is installed (nor is it a version)"
+    )
+    python, full, implementation = current_python()
+    if pins is not None:
+        if distribution_version(distribution) is None:
+            raise missing
+        return pins_answer(distribution, pins, python, full, implementation)
+    section = probes.binary(distribution, None)
+    if section is None:
+        raise missing
+    torch_text = distribution_version("torch")
+    try:
+        torch = Version(torch_text) if torch_text else None
+    except InvalidVersion:
+        torch = None
+    env = Environment(python=python, python_full=full, implementation=implementation, torch=torch)
+    return binary_answer(distribution, section, env, torch_text)
+
+
+# -- 4. answer ----------------------------------------------------------------------------
+
+
+def _answer(question: Question, target: Optional[Target], probes: Probes) -> CheckResult:
+    from ..names import canonical_name
+    from .facts import search_path
+
+    request = question.request
+    paths = target.paths if target is not None else None  # `check --env`: that environment's adapters
+    if question.named:
+        located = _matrices_of(question.named, request.matrix, paths)
+    else:
+        located = matrix_paths(request.matrix, paths)
+    found = _load(located)
+    invalid = found.invalid
+    judged: List[_Judged] = []
+    memorable = True
+    for place, result in found.adapters:
+        # a dimension read by a detector (a file, a command) can change without a stamp
+        memorable = memorable and all(d.name in question.dimensions for d in result.matrix.dimensions)
+        adapter = canonical_name(result.matrix.adapter.distribution)
+        above = [layer for _l, layer in found.layers if layer.name_of_adapter == adapter]
+        judged.append(_judge(question, place, result, target, probes, above))
+    described = {canonical_name(r.matrix.adapter.distribution) for _l, r in found.adapters}
+    for place, layer in found.layers:  # a layer whose adapter's matrix is not here cannot be judged
+        if layer.name_of_adapter not in described:
+            invalid.append(_orphan(place, layer))
+    warned = [_invalid_warning(bad) for bad in invalid]
+    diagnostics = tuple(found.diagnostics)
+    if request.constraints is not None:
+        return _constraints(
+            judged, request.constraints, diagnostics
+        )  # the pins alone: as before, no warning per invalid matrix
+    answers = [j.answer for j in judged]
+    if question.named and not answers:
+        answer = _unmatrixed(question.named, question.pins, probes)
+        if target is not None:
+            answer = answer._replace(environment=answer.environment._replace(location=target.description))
+        answers.append(answer)
+    code = worst_exit_code(a.exit_code for a in answers) if answers else EXIT_USAGE
+    autoload = probes.autoload(search_path())
+    if not autoload.ok and code != EXIT_USAGE:
+        code = worst_exit_code([code, EXIT_UNSUPPORTED])
+    document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload)
+    binaries = tuple(j.binary for j in judged if j.binary is not None)
+    memorable = memorable and request.plain and not invalid and bool(answers)
+    return CheckResult(code, document, None, tuple(warned), diagnostics, (), memorable, binaries)
+
+
+def _orphan(located: Located, layer: Layer) -> Invalid:
+    """A layer judged without its adapter's matrix: no verdict, and what to do."""
+    return Invalid(
+        located.origin,
+        located.path,
+        (
+            f"layer {layer.distribution} sits on {layer.adapter}, and no matrix of {layer.adapter} was found: "
+            f"install {layer.adapter} (its matrix comes with it) or pass its compat.yaml with --matrix",
+        ),
+    )
+
+
+def _invalid_warning(bad: Invalid) -> str:
+    if bad.errors and bad.errors[0].startswith("layer "):  # a layer without its adapter's matrix: say what to do
+        return f"{bad.matrix} ({bad.origin}): {bad.errors[0]}"
+    return f"{bad.matrix} ({bad.origin}) is not a valid matrix: no verdict for it; fix or uninstall that adapter"
+
+
+def _constraints(judged: List[_Judged], constraints: str, diagnostics: Tuple[Diagnostic, ...]) -> CheckResult:
+    """``check --constraints``: the pins of every adapter that works here; refused (exit 1) when none does."""
+    from .constraints import render_pins
+
+    kept = [j.kept for j in judged if isinstance(j.kept, KeptPins)]
+    refused = [j.kept for j in judged if isinstance(j.kept, str)]
+    if not kept:
+        raise CheckRefused(None, "; ".join(refused) or "nothing to pin: no matrix was found", EXIT_UNSUPPORTED)
+    # another adapter works: its pins are written, this one is named
+    return CheckResult(EXIT_OK, None, render_pins(kept, constraints), tuple(refused), diagnostics)
+
+
+def run(request: CheckRequest, probes: Probes) -> CheckResult:
+    """``check``'s answer to ``request``: :class:`CheckRefused` when it cannot answer it (and the
+    tool's other errors, :class:`~adapter_matrix.errors.AdapterMatrixError`, as they come)."""
+    from .facts import judge
+
+    target = None
+    if request.env is not None:  # another environment: its files, never its interpreter
+        from ..errors import ChoiceError
+        from .elsewhere import locate
+
+        try:
+            target = locate(request.env)
+        except ChoiceError as exc:
+            raise CheckRefused("env", f" {exc}") from None
+    judge(target)
+    try:
+        with warnings.catch_warnings(record=True) as raised:  # the filters as set: returned, not printed
+            question = read_question(request, target)
+            result = _answer(question, target, probes)
+    finally:
+        judge(None)
+    return result._replace(raised=tuple(raised), memorable=result.memorable and not raised and not result.warnings)
