@@ -37,13 +37,13 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 from packaging.version import InvalidVersion, Version
 
 from .. import limits
+from ..backend import build_tables_text
 from ..files import atomic_write
 from ..matrix.cellid import CellId
 from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, Status
 from ..matrix.queries import Cell, cells
 from ..names import canonical_name
-from ..upstream.backend import build_tables_text
 from .frozen import FrozenRelease, read_frozen
 from .plan import SESSION, PlanRow, plan
 from .record import RecordSet, ResultRecord
@@ -133,7 +133,7 @@ def sources_hash(matrix: Matrix, more: Sequence[str] = ()) -> str:
     """Hash of the evidence ``sources`` as they are now: 16 hex digits, ``""`` without sources.
 
     Each file counts with its path and bytes; a symlink with its target; a ``pyproject.toml``
-    with its build tables only (:func:`~adapter_matrix.upstream.backend.build_tables_text`:
+    with its build tables only (:func:`~adapter_matrix.backend.build_tables_text`:
     bumping the version or correcting ``requires-python`` does not age the evidence, a
     ``[tool.scikit-build]`` change does). The matrix file
     itself never counts, wherever it lives (an adapter may ship it in its package): editing

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional
 
 import typer
 
-from ..errors import EXIT_UNSUPPORTED
+from ..errors import EXIT_UNSUPPORTED, ChoiceError
 from .base import MATRIX_HELP, TODAY_HELP, console_for, date_or_exit, fail, load_or_exit, one_matrix, release_or_exit
 from .common import app
 
@@ -49,6 +49,8 @@ def _platform(
         fail("--view platform writes two files: give --output FOLDER")
     try:
         entry = platform_entry(matrix, support_channel or "", platform_name, when, platform_id)
+    except ChoiceError as exc:  # a choice of this command: its option in front
+        fail(f"--{exc.subject} {exc}")
     except ValueError as exc:
         fail(str(exc))
     stale = []

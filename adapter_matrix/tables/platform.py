@@ -35,6 +35,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
+from ..errors import ChoiceError
 from ..matrix.model import Matrix
 from ..names import escaped_name
 from .views.selector import selector
@@ -298,12 +299,10 @@ def platform_entry(
     entry: ``ascend_npu``; default the distribution's name with ``_``); ``ValueError`` when
     the matrix has no supported combination for Linux or the result would not validate."""
     if not support_channel or not re.match(r"https?://", support_channel):
-        raise ValueError(
-            "the platform view needs --support-channel URL: where users get help (pytorch.org requires one)"
-        )
+        raise ChoiceError("support-channel", "URL is needed: where users get help (pytorch.org requires one)")
     if platform_id is not None and not _ID.match(platform_id):
-        raise ValueError(
-            f"--id {platform_id!r} is not an id pytorch.org takes: lower-case letters, digits and _ (ascend_npu)"
+        raise ChoiceError(
+            "id", f"{platform_id!r} is not an id pytorch.org takes: lower-case letters, digits and _ (ascend_npu)"
         )
     entries = selector(matrix, today=today, picks=False).data["combinations"]
     name = name or matrix.adapter.distribution

@@ -35,9 +35,9 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
+from ..backend import MESON, SCIKIT_BUILD, SETUPTOOLS
 from ..matrix.textedit import apply_edits
 from ..urls import PYTORCH_INDEX
-from .backend import MESON, SCIKIT_BUILD, SETUPTOOLS
 from .project import ProjectFacts, build_inputs, package_folder, project_facts
 from .pyproject import _HEADER, _Locator
 from .toolpin import ToolPin, tool_pin

@@ -30,7 +30,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from .backend import SETUPTOOLS, backend_of
+from ..backend import SETUPTOOLS, backend_of
 
 __all__ = [
     "ProjectFacts",
@@ -54,7 +54,7 @@ class ProjectFacts:
     has_project_table: bool = False  # pyproject.toml has [project]: setuptools reads its metadata there
     package_data_in: str = ""  # "setup.py" or "setup.cfg" when one declares package_data
     builds_with_torch: bool = False  # [build-system] requires names torch: a compiled adapter
-    backend: str = SETUPTOOLS  # the build backend (upstream.backend): how compat.yaml reaches the wheel
+    backend: str = SETUPTOOLS  # the build backend (adapter_matrix.backend): how compat.yaml reaches the wheel
     wheel_packages: bool = False  # scikit-build-core's wheel.packages is set: the project chose what ships
 
     @property
@@ -209,7 +209,7 @@ def project_facts(root: str) -> ProjectFacts:
 # What a compiled adapter's build reads besides its package: a change to any of these can change
 # the binary a cell tested, so the cell's evidence must age with them (issue 43).
 _NATIVE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hh", ".hpp", ".cuh", ".cmake", ".in")
-# the build's own files: pyproject.toml counts by its build tables only (upstream.backend)
+# the build's own files: pyproject.toml counts by its build tables only (adapter_matrix.backend)
 _NATIVE_FILES = ("CMakeLists.txt", "setup.py", "setup.cfg", "MANIFEST.in", "pyproject.toml", "meson.build")
 _NOT_SOURCES = {"build", "dist", "docs", "evidence", "results", "examples", "venv", "site", "node_modules"}
 _NOT_BUILT = {"tests", "test", "benchmarks"}  # native files there are not the adapter's build inputs

@@ -5,10 +5,10 @@ spokes consume the model, each for one job, and never import each other: ``check
 (is this environment a supported combination), ``device`` (the reference device, its
 build and op sweep), ``ci`` (plans, a cell's run, its result record, evidence) and
 ``upstream`` (facts from package indexes). ``tables`` draws the model and the records
-of ``ci`` and ``device``; ``nox`` runs cells with ``ci`` and ``device``; ``validation``
+of ``ci`` and ``device`` (and asks ``upstream`` whether an index answers); ``nox`` runs cells with ``ci`` and ``device``; ``validation``
 joins ``upstream`` and ``ci`` for ``validate``; ``cli`` wires commands to all of them.
 Beside the model in the core sit the plumbing every part shares (``_version``, ``limits``, ``urls``, ``errors``,
-``names``, ``files``, ``documents``) and ``answer``, the check document that ``check``
+``names``, ``files``, ``backend``, ``documents``) and ``answer``, the check document that ``check``
 writes and ``ci`` reads: a contract between two spokes lives in the core, so neither
 imports the other. No two modules import each other, even
 through a function-level import. docs/development.md draws the same map.
@@ -25,7 +25,7 @@ import adapter_matrix
 PACKAGE = pathlib.Path(adapter_matrix.__file__).parent
 
 # The core, in layers: a module imports its own layer and earlier ones only.
-CORE = ["_version", "limits", "urls", "errors", "names", "files", "documents", "memo", "matrix", "answer"]
+CORE = ["_version", "limits", "urls", "errors", "names", "files", "backend", "documents", "memo", "matrix", "answer"]
 SPOKES = ["check", "device", "ci", "upstream"]
 # What each part outside the core may import besides the core and itself. The package
 # root is the public face (``from adapter_matrix import require``): no module imports it.
@@ -33,7 +33,9 @@ MAY_IMPORT = {
     **{spoke: set() for spoke in SPOKES},
     # the binary check reads what check knows of an environment and where device builds live
     "binary": {"check", "device"},
-    "tables": {"ci", "device", "check"},  # check: the selector's commands are check's fixes
+    # check: the selector's commands are check's fixes; upstream: `--resolve` asks whether an index
+    # answers through the one HTTP client (retried as pip retries)
+    "tables": {"ci", "device", "check", "upstream"},
     "validation": {"ci", "upstream"},  # validate's findings: the index's facts and the release gate
     "nox": {"ci", "device"},
     "cli": {"check", "device", "ci", "upstream", "tables", "binary", "validation"},
