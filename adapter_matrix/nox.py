@@ -310,7 +310,9 @@ class CellRun:
         self.matrix: Matrix = cells_.matrix
         self.root = cells_.root
         self.results = results_dir(self.root)
-        self.summaries = os.path.join(session.create_tmp(), "suites")  # where non-pytest suites leave counts
+        # where non-pytest suites leave counts; absolute, because nox's tmp folder is relative to
+        # where nox started and the op sweep runs from another folder
+        self.summaries = os.path.abspath(os.path.join(session.create_tmp(), "suites"))
         shutil.rmtree(self.summaries, ignore_errors=True)
         self.env: Dict[str, str] = {
             "PIP_CONSTRAINT": "",

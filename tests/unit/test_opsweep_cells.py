@@ -18,6 +18,7 @@ import pytest
 
 from adapter_matrix import nox as cells_api
 from adapter_matrix.ci.record import OpsSummary, ResultRecord, read_records, write_record
+from adapter_matrix.ci.suites import read_summaries
 from adapter_matrix.device.opsweep.record import read_record, summary
 
 from .helpers import REPO, cli
@@ -35,6 +36,8 @@ with open({calls!r}, "a") as fh:
 out = args[args.index("--output") + 1]
 os.makedirs(os.path.dirname(out), exist_ok=True)
 shutil.copy({record!r}, out)
+from adapter_matrix.ci.suites import TestCounts, write_summary
+write_summary("ops", TestCounts(passed=3))  # as `ops sweep` leaves its counts, from its own folder
 """
 
 
@@ -45,6 +48,8 @@ def _cell(tmp_path, monkeypatch, ops):
         monkeypatch.delenv(name, raising=False)
     declared = cells_api.Cells(cells_api.Adapter(root=str(EXAMPLE), ops=ops))
     session = _FakeSession(tmp_path / "session", "unused")
+    monkeypatch.chdir(tmp_path)
+    session.tmp = Path("session")  # as nox's: relative to where nox started (the venv's is absolute)
     calls = tmp_path / "calls.jsonl"
     tool = Path(session.virtualenv.location) / "bin" / "adapter-matrix"
     tool.write_text(FAKE_TOOL.format(python=sys.executable, calls=str(calls), record=str(SWEPT)))
@@ -59,6 +64,10 @@ def test_a_cell_with_an_op_sweep_runs_the_sample_from_its_wheels_and_keeps_the_c
     cell.finish_op_sweep()
     written = cell.record("passed")
 
+    # nox's tmp folder is relative to where nox started; the sweep runs from another folder and
+    # still leaves its counts where the cell reads them
+    assert os.path.isabs(cell.summaries)
+    assert read_summaries(cell.summaries)["ops"].passed == 3
     (call,) = [json.loads(line) for line in calls.read_text().splitlines()]
     args = call["args"]
     assert args[:2] == ["ops", "sweep"] and "--sample" in args and "--compile" not in args
