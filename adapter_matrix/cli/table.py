@@ -81,7 +81,7 @@ def _platform(
 
 
 def _is_layer(path: str) -> bool:
-    from ..validation import is_layer_file
+    from ..validation.layerfile import is_layer_file
 
     return is_layer_file(path)
 

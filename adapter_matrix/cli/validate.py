@@ -90,7 +90,9 @@ def validate(
         records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
     paths = _paths(files, matrix, pyproject)
     from ..matrix.diagnostics import MatrixError
-    from ..validation import IndexAnswers, is_layer_file, validate_file, write_facts
+    from ..validation.index_answers import IndexAnswers
+    from ..validation.layerfile import is_layer_file
+    from ..validation.matrixfile import validate_file, write_facts
 
     layers = [path for path in paths if is_layer_file(path)]  # a layer's matrix: checked against its adapter's
     paths = [path for path in paths if path not in layers]
@@ -180,7 +182,7 @@ def _validate_layers(layers: List[str], adapters: List[str], index: Any, on: Any
     whether one has errors."""
     from ..matrix.diagnostics import MatrixError
     from ..matrix.discovery import registered_matrices
-    from ..validation import validate_layer
+    from ..validation.layerfile import validate_layer
 
     if not layers:
         return False

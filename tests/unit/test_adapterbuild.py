@@ -206,6 +206,7 @@ def test_two_cells_of_one_nox_run_each_get_their_own_build(tmp_path, torch_build
     cell's torch again is the cached wheel. The torch build identity is faked at the cell's probe
     (``2.14.0+cpu``): the compile itself uses this environment's torch, so no second torch is needed."""
     from adapter_matrix import nox as cells_api
+    from adapter_matrix.nox.cellinstall import adapter_wheels
 
     _, tag, platform = torch_build
     project = _project(tmp_path / "adapter")
@@ -218,7 +219,7 @@ def test_two_cells_of_one_nox_run_each_get_their_own_build(tmp_path, torch_build
     def build(cell_id: str, torch: str) -> dict:
         session = _FakeSession(tmp_path / f"{cell_id}-{len(list(tmp_path.iterdir()))}", f"{torch} {tag} {platform}")
         cell = cells_api.CellRun(session, declared.rows[cell_id], declared)  # type: ignore[arg-type]
-        (wheel,) = cell.adapter_wheels([])
+        (wheel,) = adapter_wheels(cell, [])
         return dict(cell.build or {}, wheel=wheel, log=session.logged)
 
     first = build("py3.11-torch2.13", "2.13.0+cpu")

@@ -100,6 +100,12 @@ def test_imports_follow_the_star():
     assert wrong == []
 
 
+def test_the_package_root_holds_only_the_core():
+    # every other part is a folder of its own (nox/, validation/, binary/, ...): issue 58
+    modules = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__", "__main__"}
+    assert modules - set(CORE) == set()
+
+
 def test_the_spokes_never_import_each_other():
     # the rule above, said plainly: check, device, ci and upstream share only the core
     graph = _imports()

@@ -527,7 +527,7 @@ def test_the_toy_adapter_calls_the_reusable_workflow_as_init_writes_it():
 
 
 def test_offline_attempts_install_from_the_wheel_folders_only(matrix):
-    from adapter_matrix.nox import _offline_attempts
+    from adapter_matrix.nox.cellinstall import _offline_attempts
 
     row = next(r for r in plan(matrix, "smoke", skip=past_releases(matrix)) if str(r.cell.line.minor) == "2.13")
     moved = _offline_attempts(install_attempts(row, environ={}), ["/w1", "/w2"])
@@ -567,7 +567,7 @@ def _cell_without_companions(row, attempts, installs: bool, source: str):
 
 
 def test_a_companion_the_index_refuses_twice_is_recorded_unavailable_and_a_transient_failure_is_retried(matrix):
-    from adapter_matrix.nox import _note_missing_companions
+    from adapter_matrix.nox.cellinstall import _note_missing_companions
 
     row = next(r for r in plan(matrix, "edges", skip=past_releases(matrix)) if r.cell.id == "py3.13-torch2.5")
     attempts = install_attempts(row, environ={})
@@ -587,7 +587,7 @@ def test_a_companion_the_index_refuses_twice_is_recorded_unavailable_and_a_trans
 
 
 def test_a_wheel_folder_without_the_companion_says_nothing_about_the_index(matrix):
-    from adapter_matrix.nox import _note_missing_companions
+    from adapter_matrix.nox.cellinstall import _note_missing_companions
 
     row = next(r for r in plan(matrix, "smoke", skip=past_releases(matrix)) if str(r.cell.line.minor) == "2.13")
     attempts = install_attempts(row, environ={})
@@ -634,3 +634,33 @@ def test_a_cell_that_ends_stops_what_runs_beside_it(tmp_path, monkeypatch):
     beside = cell.beside("a long suite", "tool")
     cell.record("failed", "an earlier step failed")
     assert beside.proc.poll() is not None  # ended, not left running after the cell
+
+
+def test_a_cell_holds_only_the_attributes_it_declares(tmp_path, monkeypatch):
+    """CellRun's state is CellState's typed fields plus the run's own declared attributes: a
+    step that sets an undeclared one (a typo in a hook's field) shows up here."""
+    import dataclasses
+    import typing
+
+    from adapter_matrix.nox.cellrun import CellRun
+    from adapter_matrix.nox.cellstate import CellState
+
+    cell, _ = _beside_cell(tmp_path, monkeypatch, "exit 0\n")
+    cell.beside("the tool", "tool").wait()
+    with cell.phase("tests"):
+        pass
+    cell.record("passed")
+    declared = {f.name for f in dataclasses.fields(CellState)} | set(typing.get_type_hints(CellRun))
+    assert set(vars(cell)) <= declared
+    assert {f.name for f in dataclasses.fields(CellState)} <= set(vars(cell))  # every field has its value
+    assert cell.phases["tests"] >= 0 and cell.refusals == [] and cell.attempt is None
+
+
+def test_every_public_name_of_the_noxfile_api_is_importable():
+    import adapter_matrix.nox as api
+
+    missing = [name for name in api.__all__ if not hasattr(api, name)]
+    assert missing == []
+    assert (
+        api.CellRun.__module__ == "adapter_matrix.nox.cellrun" and api.Cells.__module__ == "adapter_matrix.nox.declared"
+    )

@@ -10,6 +10,7 @@ from typing import Any, List, Tuple
 
 from adapter_matrix import nox as cells_api
 from adapter_matrix.ci import adapterbuild
+from adapter_matrix.nox.cellinstall import adapter_wheels
 
 from .helpers import REPO
 
@@ -64,7 +65,7 @@ def test_a_plugin_is_built_after_its_adapter_is_installed_and_against_it(tmp_pat
     row = declared.rows["py3.11-torch2.13"]
     cell = cells_api.CellRun(session, row, declared)  # type: ignore[arg-type]
 
-    wheels = cell.adapter_wheels([])
+    wheels = adapter_wheels(cell, [])
 
     assert [Path(w).name.split("-")[0] for w in wheels] == ["tiny_openreg", "tiny_fused"]
     steps = [
