@@ -33,7 +33,6 @@ from .model import (
     SCHEMA_VERSION,
     SCHEMA_VERSIONS,
     VERSION,
-    Adapter,
     CellCompanion,
     CellRef,
     Constraint,
@@ -46,6 +45,7 @@ from .model import (
     LayerResult,
     LoadResult,
     Matrix,
+    MatrixAdapter,
     PackagePin,
     PythonClaim,
     Release,
@@ -324,7 +324,7 @@ class _Builder(Reader):
             )
         return None
 
-    def adapter(self, node: Optional[Node], root_mark: Mark) -> Optional[Adapter]:
+    def adapter(self, node: Optional[Node], root_mark: Mark) -> Optional[MatrixAdapter]:
         if node is None:
             return None
         f = self.fields(node, "adapter", "adapter")
@@ -339,7 +339,7 @@ class _Builder(Reader):
             )
         if distribution is None or device is None or (shims is None and "shims" in f):
             return None
-        return Adapter(distribution, device, shims, node.mark)
+        return MatrixAdapter(distribution, device, shims, node.mark)
 
     def sources(self, node: Optional[Node]) -> Tuple[InstallSource, ...]:
         out = [InstallSource("pypi", PYPI, None, None, None, node.mark if node else Mark(self.filename, 1, 1))]

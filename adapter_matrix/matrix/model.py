@@ -26,7 +26,7 @@ __all__ = [
     "PythonVersion",
     "Spec",
     "PythonClaim",
-    "Adapter",
+    "MatrixAdapter",
     "InstallSource",
     "TorchLine",
     "Detector",
@@ -130,7 +130,7 @@ class PythonClaim(NamedTuple):
         return self.text
 
 
-class Adapter(NamedTuple):
+class MatrixAdapter(NamedTuple):
     """The adapter the matrix describes. ``shims`` is ``None`` for an adapter that uses
     the matrix for checks, tables and plans only (schema version 2)."""
 
@@ -525,7 +525,7 @@ class Matrix(NamedTuple):
 
     path: str
     schema_version: int
-    adapter: Adapter
+    adapter: MatrixAdapter
     torch: Tuple[TorchLine, ...]
     sources: Tuple[InstallSource, ...]
     dimensions: Tuple[Dimension, ...]

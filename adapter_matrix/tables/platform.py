@@ -38,6 +38,7 @@ from packaging.version import Version
 from ..errors import ChoiceError
 from ..matrix.model import Matrix
 from ..names import escaped_name
+from ..urls import PYPI_PROJECT
 from .views.selector import selector
 
 __all__ = ["PlatformEntry", "platform_entry", "validate", "MAX_LINES", "pinned_problems"]
@@ -283,7 +284,7 @@ def _markdown(
         "## Documentation",
         "",
         f"* Support: {support}",
-        f"* PyPI: https://pypi.org/project/{dist}/",
+        f"* PyPI: {PYPI_PROJECT.format(name=dist)}",
     ]
     return "\n".join(lines) + "\n"
 

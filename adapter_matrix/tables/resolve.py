@@ -10,7 +10,7 @@ published for, this runs
         --python-version X.Y --implementation cp --abi cpXY --platform <its tags> REQUIREMENTS
 
 as a user on that platform would: the platform is the combination's ``os`` and ``arch``
-(:class:`Platform`; Linux x86_64 where it names neither), so torch-npu's aarch64 command
+(:class:`PipPlatform`; Linux x86_64 where it names neither), so torch-npu's aarch64 command
 (PyPI's ``torch==2.11.0``) is judged with aarch64 wheels and its x86_64 command
 (``torch==2.11.0+cpu`` from PyTorch's CPU index) with x86_64 ones.
 
@@ -53,12 +53,12 @@ from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 from ..names import canonical_name, escaped_name
+from ..urls import PYPI_SIMPLE
 
-__all__ = ["Platform", "Problem", "Resolutions", "build_index", "published", "resolve", "check_commands"]
+__all__ = ["PipPlatform", "Problem", "Resolutions", "build_index", "published", "resolve", "check_commands"]
 
 _YANKED = re.compile(r"yanked version: '([^']+)' candidate \(version (\S+)")
 _INDEX_OPTIONS = ("--index-url", "--extra-index-url", "--find-links", "-i", "-f")
-PYPI = "https://pypi.org/simple"
 # what pip says when it could not talk to an index (its retries exhausted), not what it found there
 _UNREACHABLE = re.compile(
     r"NewConnectionError|ConnectTimeout|ReadTimeout|Max retries exceeded|Failed to establish a new connection"
@@ -67,7 +67,7 @@ _UNREACHABLE = re.compile(
 )
 
 
-class Platform(NamedTuple):
+class PipPlatform(NamedTuple):
     """Where a command is typed: the ``os`` and ``arch`` its combination names, as the
     built-in detectors name them (linux, windows, macos; x86_64, aarch64)."""
 
@@ -75,7 +75,7 @@ class Platform(NamedTuple):
     arch: str = "x86_64"
 
     @classmethod
-    def of(cls, dimensions: Dict[str, str]) -> Platform:
+    def of(cls, dimensions: Dict[str, str]) -> PipPlatform:
         """A combination's platform; Linux x86_64 for what it does not name (a release that
         names no OS or architecture is published for every one; the commonest is judged)."""
         return cls(dimensions.get("os", "linux").lower(), dimensions.get("arch", "x86_64").lower())
@@ -102,7 +102,7 @@ class Problem(NamedTuple):
     command: str
     python: str
     reason: str
-    platform: Platform = Platform()
+    platform: PipPlatform = PipPlatform()
 
     def __str__(self) -> str:
         return f"{self.command} (Python {self.python}, {self.platform}): {self.reason}"
@@ -229,7 +229,7 @@ def _split(commands: Sequence[str]) -> Tuple[List[str], List[str]]:
                 requirements.append(word)
             i += 1
         if not any(option == "--index-url" for option, _url in options):
-            options.insert(0, ("--index-url", PYPI))
+            options.insert(0, ("--index-url", PYPI_SIMPLE))
         for option, url in options:
             add(option, url)
     return requirements, indexes
@@ -241,7 +241,7 @@ def _indexes_needed(indexes: Sequence[str]) -> List[str]:
 
 
 def _is_pypi(url: str) -> bool:
-    return url.rstrip("/") in (PYPI, "https://pypi.python.org/simple")
+    return url.rstrip("/") in (PYPI_SIMPLE, "https://pypi.python.org/simple")
 
 
 def reachable(url: str) -> Optional[str]:
@@ -264,7 +264,7 @@ def resolve(
     python: str,
     index_url: Optional[str] = None,
     pip: Sequence[str] = (),
-    platform: Platform = Platform(),
+    platform: PipPlatform = PipPlatform(),
 ) -> Dict[str, Any]:
     """pip's installation report for ``commands`` on a ``platform`` machine with CPython
     ``python`` (``index_url``: resolve there instead of the commands' indexes);
@@ -306,7 +306,7 @@ class Run(NamedTuple):
 
     commands: Tuple[str, ...]
     python: str
-    platform: Platform
+    platform: PipPlatform
     entry: Dict[str, Any]
 
 
@@ -314,10 +314,10 @@ def published(combinations: Sequence[Dict[str, Any]]) -> List[Run]:
     """The resolutions to run: each distinct command list on each platform it is published
     for, for the oldest and the newest Python it is published for there (where
     requires-python and wheel tags bite)."""
-    by_commands: Dict[Tuple[Tuple[str, ...], Platform], List[Dict[str, Any]]] = {}
+    by_commands: Dict[Tuple[Tuple[str, ...], PipPlatform], List[Dict[str, Any]]] = {}
     for entry in combinations:
         if entry["commands"]:
-            key = (tuple(entry["commands"]), Platform.of(entry.get("dimensions") or {}))
+            key = (tuple(entry["commands"]), PipPlatform.of(entry.get("dimensions") or {}))
             by_commands.setdefault(key, []).append(entry)
     out = []
     for (commands, platform), entries in by_commands.items():

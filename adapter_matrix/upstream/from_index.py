@@ -40,6 +40,7 @@ from packaging.version import Version
 
 from ..matrix.model import SCHEMA_VERSION, PythonVersion, minor_line
 from ..names import escaped_name
+from ..urls import PYTORCH_INDEX
 from .history import History, Platform, Published
 from .index import Upstream, UpstreamError, UpstreamLine, python_order
 
@@ -47,7 +48,6 @@ __all__ = ["Entry", "device_of", "entries", "import_text", "python_text", "statu
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # torch's own indexes, one per local label (as check's fixes know them)
-_PYTORCH_INDEX = "https://download.pytorch.org/whl/{label}"
 _PYTORCH_LABEL = re.compile(r"(cpu|xpu|cu\d+|rocm\d+(\.\d+)*)\Z")
 
 
@@ -263,7 +263,7 @@ def import_text(
             "# so a fix may move a user to it.",
             "sources:",
         ]
-        out += [f'  {v}: {{index-url: "{_PYTORCH_INDEX.format(label=v)}", variant: {v}}}' for v in variants]
+        out += [f'  {v}: {{index-url: "{PYTORCH_INDEX.format(label=v)}", variant: {v}}}' for v in variants]
         out.append("torch-variants: {changeable: true}")
     if dims:
         out += ["", "dimensions:"]

@@ -42,7 +42,7 @@ from .index import UpstreamError, python_order
 from .simple_html import parse_page, render_page
 
 __all__ = [
-    "Build",
+    "WheelBuild",
     "History",
     "Platform",
     "Published",
@@ -82,7 +82,7 @@ def _platform(tag: str) -> Optional[Platform]:
 
 
 @dataclass(frozen=True)
-class Build:
+class WheelBuild:
     """What a release offers on one platform: the torch its wheels there require (what
     every one allows; ``None`` when none declares a requirement), as declared, and the
     CPython builds it has wheels for."""
@@ -106,11 +106,11 @@ class Published:
     version: Version
     uploaded: Optional[_dt.date]
     yanked: Optional[str]
-    builds: Tuple[Build, ...]  # one per platform, in the order of History.platforms
+    builds: Tuple[WheelBuild, ...]  # one per platform, in the order of History.platforms
     wheels: int
     read: bool = True
 
-    def build(self, platform: str) -> Optional[Build]:
+    def build(self, platform: str) -> Optional[WheelBuild]:
         return next((b for b in self.builds if b.platform == platform), None)
 
     @property
@@ -253,7 +253,7 @@ def parse_history(document: object, name: str, origin: str) -> History:
         for platform in sorted(builds):
             reqs, found, with_req, total = builds[platform]
             torch = _companions.intersection(r.specifier for r, _t in reqs) if reqs else None
-            out.append(Build(platform, torch, tuple(dict.fromkeys(t for _r, t in reqs)), frozenset(found)))
+            out.append(WheelBuild(platform, torch, tuple(dict.fromkeys(t for _r, t in reqs)), frozenset(found)))
         releases.append(Published(version, min(days, default=None), yanked, tuple(out), len(chosen), read))
     meta = document.get("meta")
     serial = meta.get("_last-serial") if isinstance(meta, dict) else None

@@ -35,7 +35,7 @@ from ..matrix.textedit import Edit, apply_edits, line_offsets, rewrite_file
 from ..urls import PYPI_SIMPLE
 from .companion_index import NotOnIndex
 from .from_index import python_text, torch_text
-from .history import Build, History, Published, read_history
+from .history import History, Published, WheelBuild, read_history
 from .index import UpstreamError, python_order
 
 __all__ = ["expected_python", "expected_torch", "read_own", "rewrite", "verify_own", "write_own"]
@@ -57,10 +57,10 @@ def _checked(release: Release) -> bool:
     return release.index_url is None or release.index_url.rstrip("/") in (u.rstrip("/") for u in _PYPI)
 
 
-def _builds(matrix: Matrix, release: Release, published: Published) -> Tuple[List[Build], List[str]]:
+def _builds(matrix: Matrix, release: Release, published: Published) -> Tuple[List[WheelBuild], List[str]]:
     """The builds of ``published`` on the platforms ``release`` admits, and the platform
     values it admits that have no wheel ("arch aarch64")."""
-    wanted: List[Build] = []
+    wanted: List[WheelBuild] = []
     missing: List[str] = []
     constraints = {name: release.constraint(name) for name in ("os", "arch") if matrix.dimension(name)}
     for build in published.builds:
@@ -95,14 +95,14 @@ def _written_torch(release: Release) -> SpecifierSet:
     return SpecifierSet(requirement(release.torch))
 
 
-def expected_torch(builds: Iterable[Build]) -> Optional[str]:
+def expected_torch(builds: Iterable[WheelBuild]) -> Optional[str]:
     """The torch a release's entry should say for ``builds``: the one text they all require,
     ``None`` when they disagree or none declares one."""
     texts = {torch_text(b.torch) for b in builds if b.torch is not None}
     return texts.pop() if len(texts) == 1 else None
 
 
-def expected_python(builds: Sequence[Build]) -> Tuple[PythonVersion, ...]:
+def expected_python(builds: Sequence[WheelBuild]) -> Tuple[PythonVersion, ...]:
     """The Pythons a release has wheels for on every platform of ``builds``."""
     common = set(builds[0].python).intersection(*(b.python for b in builds[1:])) if builds else set()
     return tuple(sorted(common, key=python_order))
@@ -185,7 +185,7 @@ def _near(history: History, version: Version) -> str:
     return ", ".join(same) if same else f"{len(history.releases)} releases"
 
 
-def _verify_torch(name: str, release: Release, builds: List[Build], fix: str) -> List[Diagnostic]:
+def _verify_torch(name: str, release: Release, builds: List[WheelBuild], fix: str) -> List[Diagnostic]:
     out = []
     written = _written_torch(release)
     for build in builds:
@@ -220,7 +220,7 @@ def _shown(release: Release) -> str:
     )
 
 
-def _verify_python(matrix: Matrix, name: str, release: Release, builds: List[Build], fix: str) -> List[Diagnostic]:
+def _verify_python(matrix: Matrix, name: str, release: Release, builds: List[WheelBuild], fix: str) -> List[Diagnostic]:
     out = []
     have = expected_python(builds)
     claimed = _claimed_pythons(matrix, release)

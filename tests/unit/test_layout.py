@@ -206,3 +206,15 @@ def test_the_library_words_no_command_line_option_first():
         worded += [f"{path.name}: {m.group(0)}" for m in re.finditer(r"raise \w+\(\s*f?[\"']--[a-z]", text)]
         worded += [f"{path.name}: {m.group(0)}" for m in re.finditer(r"Error\(\s*\"[a-z-]+\",\s*f?[\"']--", text)]
     assert worded == []
+
+
+def test_a_public_class_name_is_one_concept():
+    """One name per concept: two public classes of one name in two modules (a matrix's
+    ``Adapter`` and the nox API's) make every reader ask which one. Private helpers
+    (``_Reader``) are each module's own."""
+    homes: Dict[str, List[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                homes.setdefault(node.name, []).append(_module_name(path))
+    assert {name: where for name, where in homes.items() if len(where) > 1} == {}

@@ -14,7 +14,7 @@ from typing import Any, Dict, List
 import pytest
 
 from adapter_matrix.matrix.loader import load_text
-from adapter_matrix.tables.resolve import Platform, build_index, check_commands, published, resolve
+from adapter_matrix.tables.resolve import PipPlatform, build_index, check_commands, published, resolve
 from adapter_matrix.tables.views.selector import selector
 
 from .helpers import FIXTURES, REPO, cli
@@ -123,7 +123,7 @@ def test_a_companion_that_pulls_another_torch_is_named(tmp_path):
 
 def test_published_resolves_each_command_for_its_oldest_and_newest_python():
     runs = published(_combinations())
-    assert {r.platform for r in runs} == {Platform("linux", "x86_64")}  # a matrix that names no platform
+    assert {r.platform for r in runs} == {PipPlatform("linux", "x86_64")}  # a matrix that names no platform
     assert sorted((r.commands[-1], r.python) for r in runs) == [
         ("pip install 'tiny-adapter==1.0.0' 'torch>=2.5,<2.6'", "3.11"),
         ("pip install 'tiny-adapter==1.0.0' 'torch>=2.5,<2.6'", "3.12"),
@@ -211,8 +211,8 @@ def test_a_command_is_resolved_for_its_own_architecture(served):
     """The aarch64 command resolves on aarch64 and conflicts on x86_64 (the x86_64 wheel wants
     the +cpu build): resolved for its own platform it is no problem."""
     command = f"pip install 'tiny-npu==1.0' 'torch==2.11.0' --index-url {served}"
-    assert "install" in resolve([command], "3.11", platform=Platform("linux", "aarch64"))
-    on_x86 = resolve([command], "3.11", platform=Platform("linux", "x86_64"))
+    assert "install" in resolve([command], "3.11", platform=PipPlatform("linux", "aarch64"))
+    on_x86 = resolve([command], "3.11", platform=PipPlatform("linux", "x86_64"))
     assert "torch==2.11.0+cpu" in on_x86["error"] or "conflict" in on_x86["error"].lower(), on_x86
     found = check_commands([_entry([command], "3.11", "aarch64")])
     assert found == (1, [], [])
@@ -223,7 +223,7 @@ def test_a_command_is_resolved_for_its_own_python(served):
     command = f"pip install 'torch==2.11.0' --index-url {served}"
     found = check_commands([_entry([command], "3.9", "aarch64"), _entry([command], "3.9", "x86_64")])
     assert found.runs == 2 and found.unreachable == []
-    assert [(p.platform, p.python) for p in found.problems] == [(Platform("linux", "x86_64"), "3.9")]
+    assert [(p.platform, p.python) for p in found.problems] == [(PipPlatform("linux", "x86_64"), "3.9")]
     assert found.problems[0].reason.startswith("does not resolve")
 
 
@@ -273,13 +273,13 @@ def test_the_aarch64_command_of_torch_npu_conflicts_on_x86_64(tmp_path):
     """What the acceptance would report if the command were resolved on the wrong machine."""
     url = build_index([str(NPU_RECORDED)], str(tmp_path / "index"))
     command = ["pip install 'torch-npu==2.11.0.post3' 'torch==2.11.0'"]
-    assert "install" in resolve(command, "3.11", url, platform=Platform("linux", "aarch64"))
-    assert "error" in resolve(command, "3.11", url, platform=Platform("linux", "x86_64"))
+    assert "install" in resolve(command, "3.11", url, platform=PipPlatform("linux", "aarch64"))
+    assert "error" in resolve(command, "3.11", url, platform=PipPlatform("linux", "x86_64"))
 
 
 def test_platform_tags_follow_the_os_and_arch():
-    assert Platform.of({}) == Platform("linux", "x86_64")
-    assert Platform.of({"arch": "aarch64"}).tags()[-1] == "linux_aarch64"
-    assert "manylinux_2_28_aarch64" in Platform("linux", "aarch64").tags()
-    assert Platform.of({"os": "windows"}).tags() == ["win_amd64"]
-    assert "macosx_11_0_arm64" in Platform("macos", "aarch64").tags()
+    assert PipPlatform.of({}) == PipPlatform("linux", "x86_64")
+    assert PipPlatform.of({"arch": "aarch64"}).tags()[-1] == "linux_aarch64"
+    assert "manylinux_2_28_aarch64" in PipPlatform("linux", "aarch64").tags()
+    assert PipPlatform.of({"os": "windows"}).tags() == ["win_amd64"]
+    assert "macosx_11_0_arm64" in PipPlatform("macos", "aarch64").tags()

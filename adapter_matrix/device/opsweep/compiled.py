@@ -7,7 +7,7 @@ The same protocol as the eager worker (:mod:`.process`), one task per op: kind
 ``compiled``, dtype float32. A task takes the op's first :data:`SAMPLES` float32 samples
 (``op.sample_inputs("npu", float32)``), calls the op's function variant compiled with
 inductor on the device and eagerly on CPU, and compares them with the eager sweep's
-judge (:class:`.worker.Runner`: same tolerances, same leniency where PyTorch skips
+judge (:class:`.worker.TaskRunner`: same tolerances, same leniency where PyTorch skips
 ``test_compare_cpu``, CPU raising means the device must raise).
 
 What keeps one op from deciding another's result:
@@ -35,7 +35,7 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from .process import arguments, message, serve, start_torch
-from .worker import SEED, Runner, Twin, family_of, op_id
+from .worker import SEED, TaskRunner, Twin, family_of, op_id
 
 __all__ = ["CAPABILITY", "KIND", "SAMPLES", "plan", "absent_reason", "main"]
 
@@ -72,8 +72,8 @@ def absent_reason(activate: str) -> Optional[str]:
     return f"capability {CAPABILITY} is absent: {why}" if why else None
 
 
-class CompiledRunner(Runner):
-    """:class:`.worker.Runner` with the device side compiled."""
+class CompiledRunner(TaskRunner):
+    """:class:`.worker.TaskRunner` with the device side compiled."""
 
     def __init__(self, torch: Any, device: str, ops: Dict[str, Any]) -> None:
         super().__init__(torch, device, ops)

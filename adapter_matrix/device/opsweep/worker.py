@@ -302,7 +302,7 @@ def compare(
 # -- running one task ---------------------------------------------------------------------
 
 
-class Runner:
+class TaskRunner:
     """Runs the tasks of one worker process."""
 
     def __init__(self, torch: Any, device: str, ops: Dict[str, Any]) -> None:
@@ -479,7 +479,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     kinds = [k for k in args.kinds.split(",") if not (k == "forward" and excluded(*COMPARE_TEST))]
     tasks = plan(op_list, torch, ops or None, args.dtypes.split(","), kinds)
     about = {"configs": configs} if configs else None
-    return serve(args, torch, tasks, Runner(torch, args.device, {op_id(o): o for o in op_list}).run, about)
+    return serve(args, torch, tasks, TaskRunner(torch, args.device, {op_id(o): o for o in op_list}).run, about)
 
 
 if __name__ == "__main__":
