@@ -1,3 +1,3 @@
 """The version of the adapter-matrix distribution (kept apart so that any module can read it)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

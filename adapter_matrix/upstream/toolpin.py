@@ -5,7 +5,7 @@ its pre-commit hooks are pinned to, and the requirement its CI installs the tool
 
 1. ``--tool-ref`` when given (a commit SHA, or a tag);
 2. else, when this copy was installed from a git URL of the repository
-   (``pip install "adapter-matrix @ git+https://github.com/...@v0.1.0"``), the commit pip
+   (``pip install "adapter-matrix @ git+https://github.com/...@v0.2.0"``), the commit pip
    resolved, which PEP 610's ``direct_url.json`` records: a SHA pin, as zizmor asks for;
 3. else the tag of this version, ``v{__version__}``; ``init`` says how to pin it to its commit.
 
@@ -25,7 +25,7 @@ from ..errors import ChoiceError
 
 __all__ = ["REPOSITORY", "ON_PYPI", "ToolPin", "tool_pin", "installed_commit"]
 
-# Where adapter-matrix is published: its reusable workflow, its hooks and its release tags (v0.1.0).
+# Where adapter-matrix is published: its reusable workflow, its hooks and its release tags (v0.2.0).
 REPOSITORY = "https://github.com/adapter-matrix/adapter-matrix"
 # Whether this version is on PyPI: then CI installs `adapter-matrix==VERSION`, else from git.
 ON_PYPI = False

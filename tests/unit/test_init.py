@@ -7,6 +7,8 @@ import os
 
 import pytest
 
+from adapter_matrix import __version__
+
 from .helpers import FIXTURES, REPO, cli
 
 RECORDED = str(FIXTURES / "pypi" / "2026-12-01" / "torch.json")
@@ -387,7 +389,7 @@ def test_the_generated_workflow_is_pinned_complete_and_lint_clean(tmp_path):
     assert res.code == 0, res.err
     path = root / ".github" / "workflows" / "matrix.yml"
     text = path.read_text()
-    for placeholder in ("OWNER", "...", "<", "TODO", "@v0.1.0"):
+    for placeholder in ("OWNER", "...", "<", "TODO", f"@v{__version__}"):
         assert placeholder not in text, placeholder
     job = yaml.safe_load(text)["jobs"]["matrix"]
     assert job["uses"] == f"adapter-matrix/adapter-matrix/.github/workflows/adapter-matrix.yml@{SHA}"

@@ -24,6 +24,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
+from adapter_matrix import __version__ as TOOL_VERSION
 from adapter_matrix.matrix.loader import load
 
 from .freshvenv import UV, FreshVenv, requirements_of
@@ -80,9 +81,9 @@ def _names(wheel: Path) -> list:
 
 def test_the_tool_wheel_holds_the_tool_and_nothing_that_touches_torch(wheels):
     tool = wheels["tool"]
-    assert tool.name == "adapter_matrix-0.1.0-py3-none-any.whl"
+    assert tool.name == f"adapter_matrix-{TOOL_VERSION}-py3-none-any.whl"
     names = _names(tool)
-    assert {n.split("/")[0] for n in names} == {"adapter_matrix", "adapter_matrix-0.1.0.dist-info"}
+    assert {n.split("/")[0] for n in names} == {"adapter_matrix", f"adapter_matrix-{TOOL_VERSION}.dist-info"}
     sources = {
         str(p.relative_to(REPO)) for p in (REPO / "adapter_matrix").rglob("*.py") if "__pycache__" not in p.parts
     }
@@ -222,7 +223,10 @@ def test_both_distributions_ship_the_license_in_wheel_and_sdist(wheels, tmp_path
         )
         assert proc.returncode == 0, proc.stderr
     sdists = sorted(tmp_path.glob("*.tar.gz"))
-    assert [s.name for s in sdists] == ["adapter_matrix-0.1.0.tar.gz", f"adapter_matrix_npu-{ADAPTER_VERSION}.tar.gz"]
+    assert [s.name for s in sdists] == [
+        f"adapter_matrix-{TOOL_VERSION}.tar.gz",
+        f"adapter_matrix_npu-{ADAPTER_VERSION}.tar.gz",
+    ]
     for sdist in sdists:
         with tarfile.open(sdist) as tf:
             root = sdist.name[: -len(".tar.gz")]
