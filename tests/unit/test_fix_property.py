@@ -32,11 +32,11 @@ from adapter_matrix.matrix.diagnostics import Mark
 from adapter_matrix.matrix.model import (
     ENUM,
     VERSION,
-    Adapter,
     Constraint,
     Dimension,
     InstallSource,
     Matrix,
+    MatrixAdapter,
     PythonClaim,
     PythonVersion,
     Release,
@@ -153,7 +153,7 @@ def matrix_of(rnd: random.Random) -> Matrix:
     return Matrix(
         "random.yaml",
         2,
-        Adapter(DIST, "npu", None, MARK),
+        MatrixAdapter(DIST, "npu", None, MARK),
         lines,
         sources,
         dims,
