@@ -40,7 +40,7 @@ from typing import Collection, Dict, Hashable, List, Optional, Sequence, Tuple
 from packaging.version import Version
 
 from ..matrix.cellid import CellId
-from ..matrix.model import Companion, InstallSource, Matrix, Release, Value
+from ..matrix.model import Companion, CompanionRelease, InstallSource, Matrix, Release, Value
 from ..matrix.queries import Cell, Releases, cells, chosen, maintained, torch_source
 from .covering import cover as covering
 
@@ -93,7 +93,7 @@ class CompanionPick:
         one built for a line that dropped the cell's Python has no wheel to install."""
         others = [r for r in self.companion.releases if not r.pairs_with(torch) and (lines is None or r.line in lines)]
 
-        def distance(r):
+        def distance(r: CompanionRelease) -> Tuple[int, bool, int]:
             gap = (r.line.major - torch.major) * 1000 + r.line.minor - torch.minor
             return (abs(gap), gap < 0, -int(r.version == max(o.version for o in others if o.line == r.line)))
 
