@@ -46,7 +46,9 @@ def _cpu_seconds() -> float:
 class Beside:
     """A command running in the cell beside its steps (:meth:`CellRun.beside`)."""
 
-    def __init__(self, cell: CellRun, what: str, proc: "subprocess.Popen[bytes]", log: str, codes: Tuple[int, ...]) -> None:
+    def __init__(
+        self, cell: CellRun, what: str, proc: subprocess.Popen[bytes], log: str, codes: Tuple[int, ...]
+    ) -> None:
         self.cell, self.what, self.proc, self.log, self.codes = cell, what, proc, log, codes
 
     def wait(self) -> int:
