@@ -97,8 +97,9 @@ class CheckRefused(AdapterMatrixError):
 class Probes(NamedTuple):
     """What ``check`` reads through the outer parts of the package."""
 
-    # the binary section of an installed distribution (the release the matrix picked, or None)
-    binary: Callable[[str, Optional[Release]], Optional[JsonSection]]
+    # the binary section of an installed distribution (the release the matrix picked, or None),
+    # in the environment judged (check --env's, or None: the running one)
+    binary: Callable[[str, Optional[Release], Optional[Target]], Optional[JsonSection]]
     autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
     deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
 
@@ -322,7 +323,7 @@ def _judge(
     if pins is not None:
         from .requirements import kept_ranges
 
-        ranged, notes, unknown = kept_ranges(pins, [distribution, *(c.name for c in matrix.companions)])
+        ranged, notes, unknown = kept_ranges(pins, [distribution, *(c.name for c in matrix.companions)], target)
         if distribution in unknown and not question.adapter:  # pip would replace the adapter: by which release?
             raise CheckRefused(None, notes[0])  # the adapter comes first, so its note does
         pinned.update(
@@ -331,14 +332,19 @@ def _judge(
             if c.name not in pinned
         )
         if question.asked is not None:  # a torch range: judged at the one line of the matrix it admits
-            torch, note = _ranged(matrix, question.asked, pins.source, distribution)
+            torch, note = _ranged(matrix, question.asked, pins.source, distribution, target)
             notes = (note, *notes)
     adapter_pin = question.adapter or (pins.get(distribution) if pins is not None else None)
     try:
         installed = detect_environment(
-            matrix, python=question.python, torch=torch, adapter=adapter_pin, dimensions=question.dimensions
+            matrix,
+            python=question.python,
+            torch=torch,
+            adapter=adapter_pin,
+            dimensions=question.dimensions,
+            target=target,
         )
-        found = detect_companions(matrix, pinned)
+        found = detect_companions(matrix, pinned, target)
     except AssumptionError as exc:
         raise CheckRefused(_OPTION_OF_ASSUMED[exc.kind], _assumed(exc)) from None
     except ValueError as exc:
@@ -350,24 +356,24 @@ def _judge(
     if layers:
         from .stack_answer import StackQuestion, with_stack
 
-        stack_question = StackQuestion(stack_versions, question.dimensions)
+        stack_question = StackQuestion(stack_versions, question.dimensions, target)
         today = question.when or _dt.date.today()
         decided, stack, stack_pins = with_stack(matrix, layers, installed.environment, decided, stack_question, today)
     section = used = None
     if question.binary and installed.adapter_text is not None:
-        section = probes.binary(distribution, decided.release)
+        section = probes.binary(distribution, decided.release, target)
         decided = with_binary(decided, section)
         if section is not None:
             used = (distribution, built_for(decided.release))
     if question.binary and stack is not None:  # each installed layer's libraries, against the adapter's
         layers_seen = []
         for layer in stack.layers:
-            own = probes.binary(layer.name, None) if layer.installed is not None else None
+            own = probes.binary(layer.name, None, target) if layer.installed is not None else None
             decided = with_binary(decided, own)
             layers_seen.append(layer._replace(binary=own))
         stack = stack._replace(layers=tuple(layers_seen))
     if pins is not None and torch is not None:
-        decided = with_pins(decided, distribution, adapter_pin, torch, pins.source, question.asked)
+        decided = with_pins(decided, distribution, adapter_pin, torch, pins.source, question.asked, target)
     if notes:  # what the file's ranges were taken to install: said, never silently assumed
         decided = decided._replace(assumptions=decided.assumptions + tuple(notes))
     answer = answer_of(matrix, located.origin, installed, decided, companions)
@@ -409,7 +415,7 @@ def _assumed(exc: AdapterMatrixError) -> str:
     return f" {given} {exc.problem}"
 
 
-def _ranged(matrix: Matrix, asked: str, source: str, distribution: str) -> Tuple[str, str]:
+def _ranged(matrix: Matrix, asked: str, source: str, distribution: str, target: Optional[Target]) -> Tuple[str, str]:
     """The torch a file's range (``torch>=2.12,<2.13``) is judged at in ``matrix`` and the
     assumption that says so; refused (exit 1) when it admits no torch the matrix describes,
     (exit 2) when it admits several lines (which one pip installs depends on its index)."""
@@ -429,7 +435,7 @@ def _ranged(matrix: Matrix, asked: str, source: str, distribution: str) -> Tuple
             f"{source} asks for {asked}, which admits no torch release this matrix describes ({described})",
             EXIT_UNSUPPORTED,
         )
-    found = built_for_installed(distribution)
+    found = built_for_installed(distribution, target)
     hint = ""
     if found is not None:
         line = found[1].line or minor_of(found[1].exact or "")
@@ -446,7 +452,7 @@ def _ranged(matrix: Matrix, asked: str, source: str, distribution: str) -> Tuple
     )
 
 
-def _unmatrixed(distribution: str, pins: Optional[FilePins], probes: Probes) -> Answer:
+def _unmatrixed(distribution: str, pins: Optional[FilePins], target: Optional[Target], probes: Probes) -> Answer:
     """``check --adapter DIST`` for an adapter without a matrix: its binary check alone (with
     ``--requirements``: the torch it was built for against the file's)."""
     from packaging.version import InvalidVersion, Version
@@ -458,15 +464,15 @@ def _unmatrixed(distribution: str, pins: Optional[FilePins], probes: Probes) -> 
     missing = CheckRefused(
         "adapter", f" {distribution}: no distribution of that name is installed (nor is it a version)"
     )
-    python, full, implementation = current_python()
+    python, full, implementation = current_python(target)
     if pins is not None:
-        if distribution_version(distribution) is None:
+        if distribution_version(distribution, target) is None:
             raise missing
-        return pins_answer(distribution, pins, python, full, implementation)
-    section = probes.binary(distribution, None)
+        return pins_answer(distribution, pins, python, full, implementation, target)
+    section = probes.binary(distribution, None, target)
     if section is None:
         raise missing
-    torch_text = distribution_version("torch")
+    torch_text = distribution_version("torch", target)
     try:
         torch = Version(torch_text) if torch_text else None
     except InvalidVersion:
@@ -510,12 +516,12 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         )  # the pins alone: as before, no warning per invalid matrix
     answers = [j.answer for j in judged]
     if question.named and not answers:
-        answer = _unmatrixed(question.named, question.pins, probes)
+        answer = _unmatrixed(question.named, question.pins, target, probes)
         if target is not None:
             answer = answer._replace(environment=answer.environment._replace(location=target.description))
         answers.append(answer)
     code = worst_exit_code(a.exit_code for a in answers) if answers else EXIT_USAGE
-    autoload = probes.autoload(search_path())
+    autoload = probes.autoload(search_path(target))
     if not autoload.ok and code != EXIT_USAGE:
         code = worst_exit_code([code, EXIT_UNSUPPORTED])
     document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload)
@@ -556,9 +562,9 @@ def _constraints(judged: List[_Judged], constraints: str, diagnostics: Tuple[Dia
 
 def run(request: CheckRequest, probes: Probes) -> CheckResult:
     """``check``'s answer to ``request``: :class:`CheckRefused` when it cannot answer it (and the
-    tool's other errors, :class:`~adapter_matrix.errors.AdapterMatrixError`, as they come)."""
-    from .facts import judge
-
+    tool's other errors, :class:`~adapter_matrix.errors.AdapterMatrixError`, as they come).
+    The environment judged (``--env``'s, else this one) is located once here and passed down to
+    every step that reads it: nothing below keeps it."""
     target = None
     if request.env is not None:  # another environment: its files, never its interpreter
         from ..errors import ChoiceError
@@ -568,11 +574,7 @@ def run(request: CheckRequest, probes: Probes) -> CheckResult:
             target = locate(request.env)
         except ChoiceError as exc:
             raise CheckRefused("env", f" {exc}") from None
-    judge(target)
-    try:
-        with warnings.catch_warnings(record=True) as raised:  # the filters as set: returned, not printed
-            question = read_question(request, target)
-            result = _answer(question, target, probes)
-    finally:
-        judge(None)
+    with warnings.catch_warnings(record=True) as raised:  # the filters as set: returned, not printed
+        question = read_question(request, target)
+        result = _answer(question, target, probes)
     return result._replace(raised=tuple(raised), memorable=result.memorable and not raised and not result.warnings)

@@ -10,7 +10,7 @@ adapter by breaking a layer.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -23,6 +23,9 @@ from .judgment import Environment, Verdict
 from .stack import installed_stack, judge_stack, stack_packages
 from .stack_fixes import Held, stack_fixes
 
+if TYPE_CHECKING:
+    from .elsewhere import Target
+
 __all__ = ["StackQuestion", "split_overrides", "with_stack"]
 
 
@@ -32,6 +35,7 @@ class StackQuestion(NamedTuple):
 
     versions: Mapping[str, str]  # canonical name -> version text or "none"
     dimensions: Mapping[str, str]  # --set NAME=VALUE
+    target: Optional[Target] = None  # check --env: the environment whose packages are read
 
 
 def split_overrides(overrides: Mapping[str, str], layers: Sequence[Layer]) -> Tuple[Dict[str, str], Dict[str, str]]:
@@ -69,7 +73,9 @@ def _versions(layers: Sequence[Layer], question: StackQuestion) -> Dict[str, Opt
     out: Dict[str, Optional[str]] = {}
     for name in stack_packages(layers):
         given = question.versions.get(name)
-        out[name] = (None if given == "none" else given) if given is not None else distribution_version(name)
+        out[name] = (
+            (None if given == "none" else given) if given is not None else distribution_version(name, question.target)
+        )
     return out
 
 
