@@ -1,5 +1,9 @@
 """The binary section of ``check``: the audit of an installed adapter, or its stored answer.
 
+The audit and its store keep the section as the JSON it is written as; :func:`binary_section`
+hands ``check`` the declared :class:`~adapter_matrix.answer.BinarySection`, read once here
+(typed at the boundary, as packaging's ``pylock`` reads a lock file).
+
 It sits in the binary stage (after ``check`` and ``device``, whose facts it reads: where a
 distribution is installed, the environment ``check --env`` judges, the reference device's
 compiled cores); ``check`` itself only renders the section and folds it into the verdict
@@ -10,6 +14,9 @@ from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+
+from ..answer import BinarySection
+from ..documents import DocumentError, from_json
 
 if TYPE_CHECKING:
     from ..check.elsewhere import Target
@@ -60,9 +67,13 @@ def stored_binary_section(
     return None if entry is None else load_stamped(entry)
 
 
+def _typed(report: Dict[str, Any]) -> BinarySection:
+    return from_json(BinarySection, report, "the binary section")
+
+
 def binary_section(
     distribution: str, release: Optional[Release] = None, target: Optional[Target] = None
-) -> Optional[Dict[str, Any]]:
+) -> Optional[BinarySection]:
     """The ``binary`` section for the installed ``distribution`` (in ``target``, ``check
     --env``'s environment, else this one); None when it is not installed.
 
@@ -72,10 +83,14 @@ def binary_section(
     pin = built_for(release)
     cached = stored_binary_section(distribution, pin, target)
     if cached is not None:
-        return cached
+        try:
+            return _typed(cached)
+        except DocumentError:  # stored in another shape: audited again, and stored anew
+            pass
     where = _where(distribution, target)
     if where is None:
         return None
     from .audit import audit
 
-    return audit(distribution, where[0], built_for=pin)
+    report = audit(distribution, where[0], built_for=pin)
+    return None if report is None else _typed(report)

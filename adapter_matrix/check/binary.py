@@ -15,9 +15,9 @@ Which torch a binary was built for is read from its metadata (:func:`built_for_t
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..answer import Answer, EnvironmentSeen
+from ..answer import Answer, BinarySection, EnvironmentSeen
 from ..matrix.model import PythonVersion, Release
 from ..matrix.status import Status
 from .judgment import Environment, Verdict
@@ -184,17 +184,17 @@ def built_for(release: Optional[Release]) -> Optional[str]:
     return None
 
 
-def with_binary(answer: Verdict, section: Optional[Dict[str, Any]]) -> Verdict:
+def with_binary(answer: Verdict, section: Optional[BinarySection]) -> Verdict:
     """``answer`` made unsupported, with the binary problems as reasons, when there are any."""
-    if not section or section.get("ok", True):
+    if section is None or section.ok:
         return answer
-    reasons = tuple(p["message"] for p in section["problems"])
+    reasons = tuple(p.message for p in section.problems)
     outcome = answer.outcome if answer.outcome.rank >= Status.UNSUPPORTED.rank else Status.UNSUPPORTED
     return answer._replace(outcome=outcome, reasons=answer.reasons + reasons)
 
 
 def binary_answer(
-    distribution: str, section: Dict[str, Any], environment: Environment, torch_text: Optional[str]
+    distribution: str, section: BinarySection, environment: Environment, torch_text: Optional[str]
 ) -> Answer:
     """The ``check --json`` entry of an adapter without a matrix (``check --adapter DIST``):
     the binary check alone decides; the matrix's keys are empty."""
@@ -205,7 +205,7 @@ def binary_answer(
                 f"{distribution} ships no compat.yaml: only its binaries were checked, and they load beside this torch",
             )
         )
-    return _unmatrixed_answer(distribution, environment, torch_text, section.get("version"), answer, section)
+    return _unmatrixed_answer(distribution, environment, torch_text, section.version, answer, section)
 
 
 def _unmatrixed_answer(
@@ -214,7 +214,7 @@ def _unmatrixed_answer(
     torch_text: Optional[str],
     version: Optional[str],
     answer: Verdict,
-    section: Optional[Dict[str, Any]],
+    section: Optional[BinarySection],
     origin: str = "--adapter",
 ) -> Answer:
     seen = EnvironmentSeen(
@@ -250,11 +250,11 @@ def _unmatrixed_answer(
 Segment = Tuple[str, str]
 
 
-def binary_lines(section: Dict[str, Any]) -> List[List[Segment]]:
+def binary_lines(section: BinarySection) -> List[List[Segment]]:
     """The report's lines for the binary section: what was checked, then each problem's fix."""
-    files = len(section.get("files", ()))
-    against = f" against torch {section['torch']}" if section.get("torch") else ""
-    problems: Sequence[Dict[str, Any]] = section.get("problems", ())
+    files = len(section.files)
+    against = f" against torch {section.torch}" if section.torch else ""
+    problems = section.problems
     if problems:
         head = [
             ("binary check: ", "bold"),
@@ -272,9 +272,9 @@ def binary_lines(section: Dict[str, Any]) -> List[List[Segment]]:
             ),
         ]
     lines = [head]
-    for fix in dict.fromkeys(p["fix"] for p in problems):
+    for fix in dict.fromkeys(p.fix for p in problems):
         lines.append([("fix:", "bold"), (" " + fix, "")])
-    lines += [[("    note: ", "dim"), (note, "")] for note in section.get("notes", ())]
+    lines += [[("    note: ", "dim"), (note, "")] for note in section.notes]
     return lines
 
 

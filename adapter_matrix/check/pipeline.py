@@ -18,8 +18,17 @@ import datetime as _dt
 import warnings
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from ..answer import CHECK_SCHEMA, Answer, AutoloadSection, CheckDocument, DeepSection, DiagnosticSeen, Invalid
-from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, AdapterMatrixError, worst_exit_code
+from ..answer import (
+    CHECK_SCHEMA,
+    Answer,
+    AutoloadSection,
+    BinarySection,
+    CheckDocument,
+    DeepSection,
+    DiagnosticSeen,
+    Invalid,
+)
+from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, AdapterMatrixError, worst_exit_code
 from ..matrix.diagnostics import Diagnostic, MatrixError
 from ..matrix.discovery import Located
 from ..matrix.model import Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
@@ -41,7 +50,6 @@ __all__ = [
     "run",
 ]
 
-JsonSection = Dict[str, object]  # a section another part writes (binary, autoload, deep), as `check --json` prints it
 BinaryUsed = Tuple[str, Optional[str]]  # a stored binary section an answer used: (distribution, torch it was built for)
 
 
@@ -99,7 +107,7 @@ class Probes(NamedTuple):
 
     # the binary section of an installed distribution (the release the matrix picked, or None),
     # in the environment judged (check --env's, or None: the running one)
-    binary: Callable[[str, Optional[Release], Optional[Target]], Optional[JsonSection]]
+    binary: Callable[[str, Optional[Release], Optional[Target]], Optional[BinarySection]]
     autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
     deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
 
@@ -295,23 +303,18 @@ class _Judged(NamedTuple):
 _OPTION_OF_ASSUMED = {"torch": "torch", "adapter": "adapter", "dimension": "sets", "companion": "companions"}
 
 
-def _judge(
-    question: Question,
-    located: Located,
-    result: LoadResult,
-    target: Optional[Target],
-    probes: Probes,
-    layers: Sequence[Layer] = (),
-) -> _Judged:
-    """One matrix's verdict on this environment (or the one the question assumes), and with
-    ``layers`` (those above its adapter) the stack's."""
-    from .binary import built_for, with_binary, with_pins
-    from .environment import AssumptionError, detect_environment
-    from .installed_companions import detect_companions, judge_companions, with_companions
-    from .report import answer_of
+class _Asked(NamedTuple):
+    """What one matrix is asked: the question read against its adapter, companions and layers."""
 
-    matrix, pins = result.matrix, question.pins
-    distribution = matrix.adapter.distribution
+    torch: Optional[str]  # --torch, or the torch --requirements' range is judged at
+    adapter: Optional[str]  # --adapter VERSION, or the adapter the file pins
+    companions: Dict[str, str]  # --companion and the file's companion pins
+    stack: Dict[str, str]  # --companion naming a stack's package (a layer, vllm)
+    notes: Tuple[str, ...]  # what the file's ranges were taken to install
+
+
+def _asked(question: Question, matrix: Matrix, layers: Sequence[Layer], target: Optional[Target]) -> _Asked:
+    distribution, pins = matrix.adapter.distribution, question.pins
     pinned = dict(question.companions)
     stack_versions: Dict[str, str] = {}
     if layers:  # --companion may name a stack's package (a layer, vllm) as well as a companion
@@ -335,16 +338,38 @@ def _judge(
             torch, note = _ranged(matrix, question.asked, pins.source, distribution, target)
             notes = (note, *notes)
     adapter_pin = question.adapter or (pins.get(distribution) if pins is not None else None)
+    return _Asked(torch, adapter_pin, pinned, stack_versions, notes)
+
+
+def _judge(
+    question: Question,
+    located: Located,
+    result: LoadResult,
+    target: Optional[Target],
+    probes: Probes,
+    layers: Sequence[Layer] = (),
+) -> _Judged:
+    """One matrix's verdict on this environment (or the one the question assumes), and with
+    ``layers`` (those above its adapter) the stack's. Each step hands a value to the next; the
+    answer is built once, from all of them."""
+    from .binary import built_for, with_binary, with_pins
+    from .environment import AssumptionError, detect_environment
+    from .installed_companions import detect_companions, judge_companions, with_companions
+    from .report import answer_of
+
+    matrix, pins = result.matrix, question.pins
+    distribution = matrix.adapter.distribution
+    asked = _asked(question, matrix, layers, target)
     try:
         installed = detect_environment(
             matrix,
             python=question.python,
-            torch=torch,
-            adapter=adapter_pin,
+            torch=asked.torch,
+            adapter=asked.adapter,
             dimensions=question.dimensions,
             target=target,
         )
-        found = detect_companions(matrix, pinned, target)
+        found = detect_companions(matrix, asked.companions, target)
     except AssumptionError as exc:
         raise CheckRefused(_OPTION_OF_ASSUMED[exc.kind], _assumed(exc)) from None
     except ValueError as exc:
@@ -352,55 +377,60 @@ def _judge(
     companions = judge_companions(matrix, installed.environment, found)
     decided = with_companions(decide(matrix, installed.environment, question.when, not layers), matrix, companions)
     stack = None
-    stack_pins: Tuple[Tuple[str, str], ...] = ()
     if layers:
         from .stack_answer import StackQuestion, with_stack
 
-        stack_question = StackQuestion(stack_versions, question.dimensions, target)
+        stack_question = StackQuestion(asked.stack, question.dimensions, target)
         today = question.when or _dt.date.today()
-        decided, stack, stack_pins = with_stack(matrix, layers, installed.environment, decided, stack_question, today)
+        layer_binary = (lambda name: probes.binary(name, None, target)) if question.binary else None
+        stack = with_stack(matrix, layers, installed.environment, decided, stack_question, today, layer_binary)
+        decided = stack.verdict
     section = used = None
     if question.binary and installed.adapter_text is not None:
         section = probes.binary(distribution, decided.release, target)
         decided = with_binary(decided, section)
         if section is not None:
             used = (distribution, built_for(decided.release))
-    if question.binary and stack is not None:  # each installed layer's libraries, against the adapter's
-        layers_seen = []
-        for layer in stack.layers:
-            own = probes.binary(layer.name, None, target) if layer.installed is not None else None
-            decided = with_binary(decided, own)
-            layers_seen.append(layer._replace(binary=own))
-        stack = stack._replace(layers=tuple(layers_seen))
-    if pins is not None and torch is not None:
-        decided = with_pins(decided, distribution, adapter_pin, torch, pins.source, question.asked, target)
-    if notes:  # what the file's ranges were taken to install: said, never silently assumed
-        decided = decided._replace(assumptions=decided.assumptions + tuple(notes))
-    answer = answer_of(matrix, located.origin, installed, decided, companions)
-    if stack is not None:
-        answer = answer._replace(stack=stack)
-    if section is not None:
-        answer = answer._replace(binary=section)
-    if target is not None:  # check --env: say which environment was judged
-        answer = answer._replace(environment=answer.environment._replace(location=target.description))
-    if question.request.deep:
-        if matrix.adapter.shims is None:
-            raise CheckRefused(
-                None,
-                f"{matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims",
-            )
-        report = probes.deep(result)
-        failed = not report.ok and answer.exit_code in (EXIT_OK, EXIT_WARNING)
-        answer = answer._replace(deep=report, exit_code=EXIT_UNSUPPORTED if failed else answer.exit_code)
+    for layer in stack.seen.layers if stack is not None else ():  # each layer's libraries, against the adapter's
+        decided = with_binary(decided, layer.binary)
+    if pins is not None and asked.torch is not None:
+        decided = with_pins(decided, distribution, asked.adapter, asked.torch, pins.source, question.asked, target)
+    if asked.notes:  # what the file's ranges were taken to install: said, never silently assumed
+        decided = decided._replace(assumptions=decided.assumptions + asked.notes)
+    deep = _deep(question, result, probes)
+    where = target.description if target is not None else None  # check --env: say which environment was judged
+    answer = answer_of(
+        matrix,
+        located.origin,
+        installed,
+        decided,
+        companions,
+        stack=stack.seen if stack is not None else None,
+        binary=section,
+        location=where,
+        deep=deep,
+    )
     kept: Union[KeptPins, str, None] = None
     if question.request.constraints is not None:
         from .constraints import NothingToKeep, keep_pins
 
         try:
-            kept = keep_pins(matrix, installed.environment, decided, companions, stack_pins)
+            kept = keep_pins(matrix, installed.environment, decided, companions, stack.pins if stack else ())
         except NothingToKeep as exc:
             kept = str(exc)
     return _Judged(answer, used, kept)
+
+
+def _deep(question: Question, result: LoadResult, probes: Probes) -> Optional[DeepSection]:
+    """``--deep``: torch imported, the adapter activated, a smoke on its device (None: not asked)."""
+    if not question.request.deep:
+        return None
+    if result.matrix.adapter.shims is None:
+        raise CheckRefused(
+            None,
+            f"{result.matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims",
+        )
+    return probes.deep(result)
 
 
 def _assumed(exc: AdapterMatrixError) -> str:
