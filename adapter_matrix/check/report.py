@@ -154,7 +154,7 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
     if answer.decided_by:
         lines.append([("decided by " + ", ".join(answer.decided_by), "dim")])
     if answer.stack is not None:
-        lines += stack_lines(answer.stack)
+        lines += stack_lines(answer.stack, len(answer.fixes))
     lines += fixes
     if answer.binary is not None:
         from .binary import binary_lines
@@ -181,15 +181,21 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
     return lines
 
 
-def stack_lines(stack: StackSeen) -> List[List[Segment]]:
-    """Each layer's status (its broken pins are the answer's reasons), and the conflict."""
+def stack_lines(stack: StackSeen, fixes: int = 0) -> List[List[Segment]]:
+    """Each layer's status (its broken pins are the answer's reasons), and the conflict: the
+    ``fixes`` listed below it each give up one choice, or (none) no whole stack was found."""
     lines: List[List[Segment]] = []
     for layer in stack.layers:
         head = f"layer {layer.name} {layer.release or layer.installed or ''}".rstrip()
         lines.append([("  " + head + ": ", ""), (str(layer.status), _STYLE.get(str(layer.status), ""))])
     if stack.conflict:
         lines.append([("conflict:", "bold red"), (" " + stack.conflict, "")])
-        lines.append([("  no stack keeps every choice you hold; each fix below gives up one", "dim")])
+        if fixes:
+            lines.append([("  no stack keeps every choice you hold; each fix below gives up one", "dim")])
+        else:  # the search found no whole stack, not even one that gives up a choice
+            lines.append(
+                [("  no stack keeps every choice you hold, and no whole stack was found that gives up one", "dim")]
+            )
     return lines
 
 
