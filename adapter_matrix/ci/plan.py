@@ -43,11 +43,11 @@ from ..matrix.cellid import CellId
 from ..matrix.model import Companion, CompanionRelease, InstallSource, Matrix, Release, Value
 from ..matrix.queries import Cell, Releases, cells, chosen, maintained, torch_source
 from .covering import cover as covering
+from .runners import row_labels
 
 __all__ = [
     "STRATEGIES",
     "SESSION",
-    "DEFAULT_RUNNER",
     "CompanionPick",
     "PlanRow",
     "plan",
@@ -58,7 +58,6 @@ __all__ = [
 
 STRATEGIES = ("full", "edges", "latest", "smoke", "pairwise")
 SESSION = "device"
-DEFAULT_RUNNER = ("self-hosted",)  # base labels of a row that needs a runner-provided dimension
 
 
 def install_chain(matrix: Matrix, name: str) -> Tuple[InstallSource, ...]:
@@ -118,7 +117,8 @@ class PlanRow:
     """One cell to test, with everything a CI job needs to run it.
 
     ``requires`` are the runner-provided dimension values the job needs, ``runs_on``
-    the runner labels that select such a runner (empty: any runner).
+    the runner labels the matrix gives such a runner (empty: any runner;
+    :func:`~adapter_matrix.ci.runners.row_labels`, the one computation of them).
     """
 
     cell: Cell
@@ -273,10 +273,6 @@ def plan(
         if row_id in ids:  # entries of one version for other dimension values (IPEX on Linux and Windows)
             row_id = CellId.of(c.python, c.torch_row, c.dimensions, c.release.version)
         ids[row_id] = 1
-        # the labels the matrix knows; a value its runner: mapping does not name has none here,
-        # and a plan for GitHub refuses the row unless --runners names one (ci.runners)
-        labels = (matrix.dimension(n).runner.label(v) for n, v in requires)  # type: ignore[union-attr]
-        runner = tuple(label for label in labels if label)
         release_tags = (f"v{c.release.version}",) + (
             (f"line{c.release.release_line}",) if c.release.release_line else ()
         )
@@ -287,7 +283,9 @@ def plan(
                 sources=install_chain(matrix, torch_source(matrix, c.release, c.line)),
                 id=row_id,
                 requires=requires,
-                runs_on=(matrix.runs_on or DEFAULT_RUNNER) + runner if requires else (),
+                # the labels the matrix knows; a value its runner: mapping does not name has none
+                # here, and a plan for GitHub refuses the row unless --runners names one
+                runs_on=row_labels(matrix, requires).labels,
                 release_tags=release_tags if several else (),
                 companions=companion_picks(matrix, c),
                 pairable=companion_picks(matrix, c, [comp.name for comp in matrix.companions if comp.torch_facts]),

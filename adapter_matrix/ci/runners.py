@@ -11,40 +11,81 @@ job would wait for a runner that does not exist, or run on one without the toolk
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import AdapterMatrixError
-from ..matrix.model import Matrix
-from .plan import DEFAULT_RUNNER, PlanRow
+from ..matrix.model import Matrix, Value
 
-__all__ = ["RunnerError", "runs_on"]
+if TYPE_CHECKING:
+    from .plan import PlanRow
+
+__all__ = ["DEFAULT_RUNNER", "GithubRow", "RunnerError", "RunnerLabels", "github_rows", "row_labels"]
+
+DEFAULT_RUNNER = ("self-hosted",)  # base labels of a row that needs a runner-provided dimension
 
 
 class RunnerError(AdapterMatrixError):
     """A planned row needs a runner-provided value that no label names (exit 2)."""
 
 
-def runs_on(matrix: Matrix, rows: Sequence[PlanRow], given: Mapping[str, Sequence[str]]) -> List[Tuple[str, ...]]:
-    """The ``runs-on`` labels of each row (empty: any runner); :class:`RunnerError` naming the
-    first row that lacks a label and every value some row lacks one for."""
-    out: List[Tuple[str, ...]] = []
+class RunnerLabels(NamedTuple):
+    """The ``runs-on`` labels of a row (empty: any runner) and the values no label names."""
+
+    labels: Tuple[str, ...]
+    unnamed: Tuple[str, ...]  # "cann9.1.0": a value neither the given labels nor the matrix name
+
+
+def row_labels(
+    matrix: Matrix, requires: Sequence[Tuple[str, Value]], given: Optional[Mapping[str, Sequence[str]]] = None
+) -> RunnerLabels:
+    """The one computation of a row's runner labels: per runner-provided value, the ``given``
+    labels (``--runners``: the value's, else its dimension's), else the matrix's base labels and
+    the dimension's ``runner:`` label. A plan row keeps them for the matrix alone
+    (:attr:`PlanRow.runs_on`), the GitHub plan asks again with ``--runners``."""
+    labels: List[str] = []
+    unnamed: List[str] = []
+    for name, value in requires:
+        named = given.get(f"{name}{value}", given.get(name)) if given else None
+        if named is not None:
+            labels += named
+            continue
+        dim = matrix.dimension(name)
+        label = dim.runner.label(value) if dim is not None and dim.runner is not None else None
+        if label is None:
+            unnamed.append(f"{name}{value}")
+            continue
+        labels += [*(matrix.runs_on or DEFAULT_RUNNER), label]
+    return RunnerLabels(tuple(dict.fromkeys(labels)), tuple(unnamed))
+
+
+class GithubRow(NamedTuple):
+    """One ``include`` entry of the reusable workflow's cell matrices (``plan --format github``)."""
+
+    session: str
+    python: str
+    torch: str
+    id: str
+    runs_on: Tuple[str, ...]  # written as runs-on, only when the row needs a runner-provided value
+
+    def as_json(self) -> Dict[str, object]:
+        row: Dict[str, object] = {"session": self.session, "python": self.python, "torch": self.torch, "id": self.id}
+        if self.runs_on:
+            row["runs-on"] = list(self.runs_on)
+        return row
+
+
+def github_rows(matrix: Matrix, rows: Sequence[PlanRow], given: Mapping[str, Sequence[str]]) -> List[GithubRow]:
+    """The GitHub rows of a plan, each with its runner labels (:func:`row_labels`);
+    :class:`RunnerError` naming the first row that lacks a label and every value some row lacks one for."""
+    out: List[GithubRow] = []
     first = None
     missing: Dict[str, None] = {}
     for row in rows:
-        labels: List[str] = []
-        for name, value in row.requires:
-            named = given.get(f"{name}{value}", given.get(name))
-            if named is not None:
-                labels += named
-                continue
-            dim = matrix.dimension(name)
-            label = dim.runner.label(value) if dim is not None and dim.runner is not None else None
-            if label is None:
-                first = first or (row, f"{name}{value}")
-                missing[f"{name}{value}"] = None
-                continue
-            labels += [*(matrix.runs_on or DEFAULT_RUNNER), label]
-        out.append(tuple(dict.fromkeys(labels)))
+        on = row_labels(matrix, row.requires, given)
+        if on.unnamed:
+            first = first or (row, on.unnamed[0])
+            missing.update(dict.fromkeys(on.unnamed))
+        out.append(GithubRow(row.session, str(row.cell.python), str(row.cell.torch), str(row.id), on.labels))
     if first is not None:
         row, key = first
         needs = ", ".join(f"{n} {v}" for n, v in row.requires)
