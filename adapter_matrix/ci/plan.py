@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Collection, Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Collection, Dict, Hashable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
@@ -43,11 +43,13 @@ from ..matrix.cellid import CellId
 from ..matrix.model import Companion, CompanionRelease, InstallSource, Matrix, Release, Value
 from ..matrix.queries import Cell, Releases, cells, chosen, maintained, torch_source
 from .covering import cover as covering
-from .runners import row_labels
 
 __all__ = [
     "STRATEGIES",
     "SESSION",
+    "DEFAULT_RUNNER",
+    "RunnerLabels",
+    "row_labels",
     "CompanionPick",
     "PlanRow",
     "plan",
@@ -58,6 +60,37 @@ __all__ = [
 
 STRATEGIES = ("full", "edges", "latest", "smoke", "pairwise")
 SESSION = "device"
+DEFAULT_RUNNER = ("self-hosted",)  # base labels of a row that needs a runner-provided dimension
+
+
+class RunnerLabels(NamedTuple):
+    """The ``runs-on`` labels of a row (empty: any runner) and the values no label names."""
+
+    labels: Tuple[str, ...]
+    unnamed: Tuple[str, ...]  # "cann9.1.0": a value neither the given labels nor the matrix name
+
+
+def row_labels(
+    matrix: Matrix, requires: Sequence[Tuple[str, Value]], given: Optional[Mapping[str, Sequence[str]]] = None
+) -> RunnerLabels:
+    """The one computation of a row's runner labels: per runner-provided value, the ``given``
+    labels (``--runners``: the value's, else its dimension's), else the matrix's base labels and
+    the dimension's ``runner:`` label. A plan row keeps them for the matrix alone
+    (:attr:`PlanRow.runs_on`), the GitHub plan asks again with ``--runners``."""
+    labels: List[str] = []
+    unnamed: List[str] = []
+    for name, value in requires:
+        named = given.get(f"{name}{value}", given.get(name)) if given else None
+        if named is not None:
+            labels += named
+            continue
+        dim = matrix.dimension(name)
+        label = dim.runner.label(value) if dim is not None and dim.runner is not None else None
+        if label is None:
+            unnamed.append(f"{name}{value}")
+            continue
+        labels += [*(matrix.runs_on or DEFAULT_RUNNER), label]
+    return RunnerLabels(tuple(dict.fromkeys(labels)), tuple(unnamed))
 
 
 def install_chain(matrix: Matrix, name: str) -> Tuple[InstallSource, ...]:
@@ -118,7 +151,7 @@ class PlanRow:
 
     ``requires`` are the runner-provided dimension values the job needs, ``runs_on``
     the runner labels the matrix gives such a runner (empty: any runner;
-    :func:`~adapter_matrix.ci.runners.row_labels`, the one computation of them).
+    :func:`row_labels`, the one computation of them).
     """
 
     cell: Cell

@@ -11,51 +11,17 @@ job would wait for a runner that does not exist, or run on one without the toolk
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Sequence, Tuple
 
 from ..errors import AdapterMatrixError
-from ..matrix.model import Matrix, Value
+from ..matrix.model import Matrix
+from .plan import PlanRow, row_labels
 
-if TYPE_CHECKING:
-    from .plan import PlanRow
-
-__all__ = ["DEFAULT_RUNNER", "GithubRow", "RunnerError", "RunnerLabels", "github_rows", "row_labels"]
-
-DEFAULT_RUNNER = ("self-hosted",)  # base labels of a row that needs a runner-provided dimension
+__all__ = ["GithubRow", "RunnerError", "github_rows"]
 
 
 class RunnerError(AdapterMatrixError):
     """A planned row needs a runner-provided value that no label names (exit 2)."""
-
-
-class RunnerLabels(NamedTuple):
-    """The ``runs-on`` labels of a row (empty: any runner) and the values no label names."""
-
-    labels: Tuple[str, ...]
-    unnamed: Tuple[str, ...]  # "cann9.1.0": a value neither the given labels nor the matrix name
-
-
-def row_labels(
-    matrix: Matrix, requires: Sequence[Tuple[str, Value]], given: Optional[Mapping[str, Sequence[str]]] = None
-) -> RunnerLabels:
-    """The one computation of a row's runner labels: per runner-provided value, the ``given``
-    labels (``--runners``: the value's, else its dimension's), else the matrix's base labels and
-    the dimension's ``runner:`` label. A plan row keeps them for the matrix alone
-    (:attr:`PlanRow.runs_on`), the GitHub plan asks again with ``--runners``."""
-    labels: List[str] = []
-    unnamed: List[str] = []
-    for name, value in requires:
-        named = given.get(f"{name}{value}", given.get(name)) if given else None
-        if named is not None:
-            labels += named
-            continue
-        dim = matrix.dimension(name)
-        label = dim.runner.label(value) if dim is not None and dim.runner is not None else None
-        if label is None:
-            unnamed.append(f"{name}{value}")
-            continue
-        labels += [*(matrix.runs_on or DEFAULT_RUNNER), label]
-    return RunnerLabels(tuple(dict.fromkeys(labels)), tuple(unnamed))
 
 
 class GithubRow(NamedTuple):

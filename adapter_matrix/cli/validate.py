@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 from typing import TYPE_CHECKING, List, Optional
 
@@ -11,7 +10,7 @@ import typer
 
 if TYPE_CHECKING:
     from ..ci.record import RecordSet
-    from ..validation.command import LayerDone, ValidateResult
+    from ..validation.command import LayerDone, ValidateRequest, ValidateResult
 
 from ..errors import EXIT_USAGE
 from .base import (
@@ -72,7 +71,27 @@ def validate(
     Each finding is printed as FILE:LINE:COL: message — fix. Exit 0 clean (warnings are
     printed, not fatal), 2 on errors.
     """
-    from ..validation.command import ValidateRequest, run
+    from ..validation.command import run
+
+    request = _validate_request(files, matrix, pyproject, upstream, write, record, results, strict, today)
+    _print_validation(run(request), results)
+
+
+def _validate_request(
+    files: List[str],
+    matrix: Optional[str],
+    pyproject: Optional[str],
+    upstream: Optional[str],
+    write: bool,
+    record: Optional[str],
+    results: Optional[str],
+    strict: bool,
+    today: Optional[str],
+) -> ValidateRequest:
+    """``validate``'s options as its request: refused when they do not go together, the files
+    found, ``--results``' records read."""
+    from ..validation.command import ValidateRequest
+    from ..validation.layerfile import is_layer_file
     from .progress import network_progress
 
     if write and not (upstream or pyproject):
@@ -90,13 +109,10 @@ def validate(
 
         records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
     paths = tuple(_paths(files, matrix, pyproject))
-    from ..validation.layerfile import is_layer_file
-
     if (write or record) and any(is_layer_file(path) for path in paths):
         fail("--write and --record read an adapter's facts; a layer's pins are its own: correct them by hand")
     reading = functools.partial(network_progress, quiet=upstream != "pypi")  # around what reads the index
-    request = ValidateRequest(paths, pyproject, upstream, write, record, records, results, strict, on, reading)
-    _print_validation(run(request), results)
+    return ValidateRequest(paths, pyproject, upstream, write, record, records, results, strict, on, reading)
 
 
 def _print_validation(result: ValidateResult, results: Optional[str]) -> None:
@@ -182,14 +198,11 @@ def schema(
 
     Reference it from the file (`# yaml-language-server: $schema=...`) so editors validate it.
     """
-    from ..files import atomic_write
-    from ..matrix.schema import json_schema
+    from ..validation.command import SchemaRequest, run_schema
 
-    text = json.dumps(json_schema(), indent=2) + "\n"
-    if output:
-        try:
-            atomic_write(output, text)
-        except OSError as exc:  # FileWriteError: a missing folder, a full disk, a file where a folder should be
-            fail(str(exc))
-    else:
-        typer.echo(text, nl=False)
+    try:
+        done = run_schema(SchemaRequest(output))
+    except OSError as exc:  # FileWriteError: a missing folder, a full disk, a file where a folder should be
+        fail(str(exc))
+    if done.written is None:
+        typer.echo(done.text, nl=False)

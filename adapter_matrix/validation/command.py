@@ -23,7 +23,17 @@ from .matrixfile import Validation
 if TYPE_CHECKING:
     from ..ci.record import RecordSet
 
-__all__ = ["ValidateRequest", "FileDone", "LayerDone", "Stopped", "ValidateResult", "run"]
+__all__ = [
+    "ValidateRequest",
+    "FileDone",
+    "LayerDone",
+    "Stopped",
+    "ValidateResult",
+    "run",
+    "SchemaRequest",
+    "SchemaResult",
+    "run_schema",
+]
 
 
 class ValidateRequest(NamedTuple):
@@ -187,3 +197,31 @@ def _layers(
         except MatrixError as exc:
             return tuple(done), Stopped(path, invalid=exc)
     return tuple(done), None
+
+
+# -- schema --------------------------------------------------------------------------------
+
+
+class SchemaRequest(NamedTuple):
+    """What ``schema`` is asked: where to write compat.yaml's JSON Schema (None: nowhere, printed)."""
+
+    output: Optional[str] = None
+
+
+class SchemaResult(NamedTuple):
+    text: str  # the schema, as written or to print
+    written: Optional[str] = None  # the file it was written to
+
+
+def run_schema(request: SchemaRequest) -> SchemaResult:
+    """compat.yaml's JSON Schema (editors validate the file with it), written atomically to
+    ``output`` when given; an ``OSError`` (a missing folder, a full disk) leaves no file."""
+    import json
+
+    from ..files import atomic_write
+    from ..matrix.schema import json_schema
+
+    text = json.dumps(json_schema(), indent=2) + "\n"
+    if request.output:
+        atomic_write(request.output, text)
+    return SchemaResult(text, request.output)
