@@ -25,12 +25,15 @@ __all__ = [
 ]
 
 _judged: Optional[Target] = None  # `check --env`: another environment's files instead of this process
+_front: Tuple[str, ...] = ()  # `check --pythonpath`: folders searched first, as PYTHONPATH's are
 
 
-def judge(target: Optional[Target]) -> None:
-    """Read the facts of ``target`` from now on (None: this process again)."""
-    global _judged
+def judge(target: Optional[Target], front: Sequence[str] = ()) -> None:
+    """Read the facts of ``target`` from now on (None: this process again), with the folders
+    of ``front`` searched first (``--pythonpath``)."""
+    global _judged, _front
     _judged = target
+    _front = tuple(front)
 
 
 def judged() -> Optional[Target]:
@@ -40,7 +43,8 @@ def judged() -> Optional[Target]:
 
 def search_path() -> List[str]:
     """Where distributions are looked up: ``sys.path``, or the judged environment's import path."""
-    return list(_judged.paths) if _judged is not None else sys.path
+    paths = list(_judged.paths) if _judged is not None else sys.path
+    return [*_front, *paths] if _front else paths
 
 
 def python_identity() -> Tuple[str, str, str]:

@@ -62,6 +62,7 @@ class CheckRequest(NamedTuple):
     resolve: bool = False
     constraints: Optional[str] = None
     today: Optional[str] = None
+    pythonpath: Optional[str] = None  # folders searched before the environment's, as PYTHONPATH's are
 
     @property
     def plain(self) -> bool:
@@ -73,6 +74,7 @@ class CheckRequest(NamedTuple):
             or self.resolve
             or self.constraints is not None
             or self.adapter
+            or self.pythonpath is not None
         )
 
 
@@ -334,9 +336,14 @@ def _judge(
             torch, note = _ranged(matrix, question.asked, pins.source, distribution)
             notes = (note, *notes)
     adapter_pin = question.adapter or (pins.get(distribution) if pins is not None else None)
+    owned = {d.name for layer in layers for d in layer.dimensions}  # a layer's own: judged with the stack
     try:
         installed = detect_environment(
-            matrix, python=question.python, torch=torch, adapter=adapter_pin, dimensions=question.dimensions
+            matrix,
+            python=question.python,
+            torch=torch,
+            adapter=adapter_pin,
+            dimensions={k: v for k, v in question.dimensions.items() if k not in owned},
         )
         found = detect_companions(matrix, pinned)
     except AssumptionError as exc:
@@ -489,6 +496,10 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
     else:
         located = matrix_paths(request.matrix, paths)
     found = _load(located)
+    from .provenance import current_survey
+
+    looked = current_survey()
+    _checkout_layers(found, looked.layer_files)
     invalid = found.invalid
     judged: List[_Judged] = []
     memorable = True
@@ -497,12 +508,13 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         memorable = memorable and all(d.name in question.dimensions for d in result.matrix.dimensions)
         adapter = canonical_name(result.matrix.adapter.distribution)
         above = [layer for _l, layer in found.layers if layer.name_of_adapter == adapter]
+        _refuse_clashes(result.matrix, above)
         judged.append(_judge(question, place, result, target, probes, above))
     described = {canonical_name(r.matrix.adapter.distribution) for _l, r in found.adapters}
     for place, layer in found.layers:  # a layer whose adapter's matrix is not here cannot be judged
         if layer.name_of_adapter not in described:
             invalid.append(_orphan(place, layer))
-    warned = [_invalid_warning(bad) for bad in invalid]
+    warned = [_invalid_warning(bad) for bad in invalid] + [s.warning() for s in looked.shadowed]
     diagnostics = tuple(found.diagnostics)
     if request.constraints is not None:
         return _constraints(
@@ -518,10 +530,42 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
     autoload = probes.autoload(search_path())
     if not autoload.ok and code != EXIT_USAGE:
         code = worst_exit_code([code, EXIT_UNSUPPORTED])
-    document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload)
+    shadowed = tuple(s.warning() for s in looked.shadowed)
+    document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload, shadowed=shadowed)
     binaries = tuple(j.binary for j in judged if j.binary is not None)
     memorable = memorable and request.plain and not invalid and bool(answers)
     return CheckResult(code, document, None, tuple(warned), diagnostics, (), memorable, binaries)
+
+
+def _checkout_layers(found: _Loaded, files: Sequence[Tuple[str, str]]) -> None:
+    """The layers whose matrix comes with a checkout on the import path (its compat.yaml), judged
+    as an installed layer's registered matrix is; a layer already given is not read twice."""
+    from ..matrix.cache import load_any
+
+    given = {layer.name for _l, layer in found.layers}
+    for package, path in files:
+        try:
+            result = load_any(path)
+        except MatrixError as exc:
+            found.diagnostics.extend(exc.diagnostics)
+            continue
+        if isinstance(result, LayerResult) and result.layer.name not in given:
+            found.layers.append((Located(path, f"checkout of {package}"), result.layer))
+            given.add(result.layer.name)
+
+
+def _refuse_clashes(matrix: Matrix, layers: Sequence[Layer]) -> None:
+    """A dimension a layer owns must not be one its adapter's matrix defines: refused at its line."""
+    for layer in layers:
+        for dim in layer.dimensions:
+            if matrix.dimension(dim.name) is not None:
+                diagnostic = Diagnostic(
+                    dim.mark,
+                    f"layer dimension {dim.name} clashes with {matrix.adapter.distribution}'s dimension {dim.name} "
+                    f"({matrix.dimension(dim.name).mark})",  # type: ignore[union-attr]  # checked just above
+                    f"rename it, or constrain the adapter's {dim.name} in the releases' dimensions:",
+                )
+                raise CheckRefused(None, f"{layer.path}: 1 error in the matrix", diagnostics=(diagnostic,))
 
 
 def _orphan(located: Located, layer: Layer) -> Invalid:
@@ -568,7 +612,10 @@ def run(request: CheckRequest, probes: Probes) -> CheckResult:
             target = locate(request.env)
         except ChoiceError as exc:
             raise CheckRefused("env", f" {exc}") from None
-    judge(target)
+    import os
+
+    front = [p for p in (request.pythonpath or "").split(os.pathsep) if p]
+    judge(target, [os.path.abspath(p) for p in front])
     try:
         with warnings.catch_warnings(record=True) as raised:  # the filters as set: returned, not printed
             question = read_question(request, target)
