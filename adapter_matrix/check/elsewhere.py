@@ -107,6 +107,7 @@ def _sites(prefix: str) -> List[str]:
 def locate(path: str) -> Target:
     """The environment at ``path``; raises :class:`~adapter_matrix.errors.ChoiceError` saying what was looked for."""
     here = os.path.abspath(path)
+    shown = path if os.path.isabs(path) else os.path.normpath(path)  # as the user named it (a report's line)
     if not os.path.isdir(here):
         raise ChoiceError(
             "env",
@@ -115,7 +116,7 @@ def locate(path: str) -> Target:
     config = os.path.join(here, "pyvenv.cfg")
     if _has_distributions(here) and not os.path.isfile(config):
         feature, full = _python_of(here)
-        return Target(_with_pth([here], "/"), "/", feature, full, f"site folder {here}")
+        return Target(_with_pth([here], "/"), "/", feature, full, f"site folder {shown}")
     sites = _sites(here)
     if sites:
         kind = "virtual environment" if os.path.isfile(config) else "prefix"
@@ -127,7 +128,7 @@ def locate(path: str) -> Target:
             home = re.search(r"^\s*home\s*=\s*(.+)$", text, re.M)
             if home and re.search(r"include-system-site-packages\s*=\s*true", text, re.I):
                 extra = _sites(os.path.dirname(home.group(1).strip()))
-        return Target(_with_pth(sites + extra, "/"), "/", feature, full, f"{kind} {here}")
+        return Target(_with_pth(sites + extra, "/"), "/", feature, full, f"{kind} {shown}")
     for prefix in _IMAGE_PREFIXES:
         sites = _sites(os.path.join(here, prefix))
         if sites:

@@ -98,7 +98,7 @@ class Provenance(NamedTuple):
 
     def shown(self) -> str:
         """One line for a report: ``editable /src/vllm-ascend at 5cb98caa (at v0.23.0)``."""
-        where = self.source or self.path
+        where = self.source or (self.url if self.kind == "vcs" and self.url else self.path)
         commit = f"commit {self.commit[:12]}" if self.commit else "unknown commit"
         if self.kind == "wheel":
             return f"wheel {self.path}"

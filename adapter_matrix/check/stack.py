@@ -204,15 +204,20 @@ def _commit(who: str, pin: PackagePin, found: Optional[Provenance]) -> Optional[
     """A git pin against the installed package: (True, ""), (False, the refusal), (None, why it is
     judged by its version instead), or None for a wheel (no commit to compare: its version is)."""
     assert pin.git is not None
-    if found is None or found.kind == "wheel":
+    if found is None:
         return None
+    if found.kind == "wheel":
+        return (
+            None,
+            f"{pin.name} {found.version} is a wheel, which records no commit: judged by its version against {who}'s pin of {pin.git.ref}",
+        )
     judged = judge_commit(found, pin.git.ref)
     if judged.ok is None:
         return None, f"{pin.name}: {judged.text}; judged by its version against {who}'s pin"
     if judged.ok:
         return True, ""
     commit = (judged.commit or "")[:12]
-    where = f"{found.kind} {found.source or found.path}"
+    where = f"{found.kind} {found.source or (found.url if found.kind == 'vcs' else None) or found.path}"
     pinned = f" ({judged.pinned[:12]})" if judged.pinned and not judged.pinned.startswith(pin.git.ref) else ""
     distance = f": {judged.distance} the pin" if judged.distance else ""
     return False, f"{who} pins {pin.name} at {pin.git.ref}{pinned} ({pin.spec}), found {commit}{distance} ({where})"

@@ -156,12 +156,13 @@ def _read_built(dim: Dimension, site: str) -> Tuple[Optional[str], Optional[str]
 
     from .detectors import run_detector
 
-    for detector in dim.built:
+    for declared in dim.built:
+        detector = declared
         if detector.kind == "file" and not os.path.isabs(detector.target[0]):
             detector = detector._replace(target=(os.path.join(site, detector.target[0]),))
         value, _error = run_detector(detector)
         if value is not None:
-            return value, detector.describe()
+            return value, declared.describe()  # as the layer's matrix names it: the installed layer's file
     return None, None
 
 
@@ -205,7 +206,10 @@ def with_stack(
         fixes=(),
     )
     conflict = None
-    if status is not Status.SUPPORTED:
+    # a build made for another device than this machine's: no version of the matrices repairs it,
+    # the refusal says what to install (a build for this machine)
+    misbuilt = any(b.built is not None and b.machine is not None and not b.built.same(b.machine) for b in built)
+    if status is not Status.SUPPORTED and not misbuilt:
         found = stack_fixes(matrix, layers, stack, _held(matrix, layers, question), today)
         out = out._replace(fixes=found.fixes)
         conflict = found.conflict

@@ -28,6 +28,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Op
 from packaging.version import Version
 
 from ..matrix.model import (
+    GitPin,
     Layer,
     LayerRelease,
     Matrix,
@@ -166,6 +167,7 @@ def _fix(
             manual.append(f"make sure {dim.name} is {now} ({dim.name} could not be detected)")
     names = {layer.name: layer for layer in layers}
     shell = shell_of(matrix, env, dict(cell.dimensions))
+    commits = _git_pins_of(layers, after)
     requirements: List[str] = []
     torch_first = None
     for name in [TORCH, adapter] + [n for n, _ in after.packages]:
@@ -186,6 +188,11 @@ def _fix(
             if version is None:
                 continue
             shown = names[name].distribution if name in names else name
+            git = commits.get(name)
+            if git is not None and git[0] == version:  # the commit the release stands for, from its repository
+                url = git[1].url if git[1].url.startswith("git+") else f"git+{git[1].url}"
+                requirements.append(quoted(f"{shown} @ {url}@{git[1].ref}", shell))
+                continue
             requirements.append(quoted(f"{shown}=={version}", shell))
             above = names.get(name)
             if above is not None and above.index_url:
@@ -214,6 +221,18 @@ def _fix(
     )
     fixed = cell._replace(status=status, torch=env.torch or cell.torch)
     return Fix(summary, commands, changes, fixed, tuple(manual), shell)
+
+
+def _git_pins_of(layers: Sequence[Layer], after: Stack) -> Dict[str, Tuple[Version, GitPin]]:
+    """The packages the layers' releases in ``after`` pin by commit: name -> (version, pin)."""
+    out: Dict[str, Tuple[Version, GitPin]] = {}
+    for layer in layers:
+        version = after.version(layer.name)
+        release = layer.release(version) if version is not None else None
+        for pin in release.packages if release is not None else ():
+            if pin.git is not None and pin.exact:
+                out.setdefault(pin.name, (Version(pin.exact[0].public), pin.git))
+    return out
 
 
 def _named(name: str, before: Stack, after: Stack, adapter: str, matrix: Matrix, cell: Cell) -> str:
@@ -475,7 +494,7 @@ def stack_fixes(
     if commands:
         judged = judge_stack(matrix, layers, repinned, today)
         cell = _cell_here(matrix, judged.adapter.release, repinned, today)
-        summary = "check out the pinned commit" + ("s" if len(moved) > 1 else "") + " of " + ", ".join(moved)
+        summary = "move " + ", ".join(moved) + " to the commit" + ("s" if len(moved) > 1 else "") + " pinned"
         if judged.status in REACHABLE and cell is not None:
             fix = Fix(
                 f"{summary} ({judged.status})", tuple(commands), tuple(moved), cell._replace(status=judged.status)

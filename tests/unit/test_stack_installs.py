@@ -319,28 +319,9 @@ def test_unreadable_git_metadata_is_an_unknown_commit_never_a_traceback(tmp_path
 
 # -- a dimension the layer owns ---------------------------------------------------------------------
 
-DEVICE_TYPE = r"""  dimensions:
-    device_type:
-      description: the Ascend device generation a vllm-ascend build's kernels are compiled for
-      kind: enum
-      values: [A2, A3, 310P]
-      detect:
-        - env: ASCEND_DEVICE_TYPE
-        - env: ASCEND_SOC_VERSION
-      aliases: {A2: ["Ascend910B*"], A3: ["Ascend910_93*"], 310P: ["Ascend310P*"]}
-      built:
-        - file: vllm_ascend/_build_info.py
-          regex: '__device_type__\s*=\s*.(?P<version>[A-Za-z0-9]+)'
-"""
-
-
-def _with_device_type(tmp: Path) -> Path:
-    text = VLLM_ASCEND.read_text().replace(
-        "  description: vLLM's Ascend platform plugin\n", "  description: vLLM's Ascend platform plugin\n" + DEVICE_TYPE
-    )
-    path = tmp / "vllm-ascend.yaml"
-    path.write_text(text)
-    return path
+# the vllm-ascend fixture's own block (the property test below gives MindSpeed-RL the same dimension)
+_FIXTURE = VLLM_ASCEND.read_text()
+DEVICE_TYPE = _FIXTURE[_FIXTURE.index("  dimensions:\n") : _FIXTURE.index("\nreleases:\n") + 1]
 
 
 def _device_env(tmp: Path, built: str) -> Path:
@@ -357,32 +338,31 @@ def _device_env(tmp: Path, built: str) -> Path:
     return env
 
 
-def _device_check(tmp: Path, env: Path, *sets: str, **variables: str) -> Tuple[int, dict, str]:
-    args = ["--matrix", str(ADAPTER), "--matrix", str(_with_device_type(tmp))]
+def _device_check(env: Path, *sets: str, **variables: str) -> Tuple[int, dict, str]:
+    args = ["--matrix", str(ADAPTER), "--matrix", str(VLLM_ASCEND)]
     args += ["--set", "cann=9.1.0", "--set", "arch=aarch64", "--set", "soc=Ascend910B", "--set", "ascend_driver=25.2.0"]
     return _check(env, *args, *sets, variables=variables)
 
 
 def test_a_wheel_built_for_a2_on_a_machine_whose_override_says_a3_is_refused_naming_both(tmp_path):
     env = _device_env(tmp_path, "A2")
-    code, doc, _err = _device_check(tmp_path, env, ASCEND_DEVICE_TYPE="A3", ASCEND_SOC_VERSION="Ascend910B1")
+    code, doc, _err = _device_check(env, ASCEND_DEVICE_TYPE="A3", ASCEND_SOC_VERSION="Ascend910B1")
     assert code == 1
     (reason,) = doc["checks"][0]["reasons"]
-    site = env / "lib" / "python3.11" / "site-packages"
     assert reason == (
-        f"vllm-ascend 0.23.0 was built for device_type A2 (file {site / 'vllm_ascend' / '_build_info.py'}), "
+        "vllm-ascend 0.23.0 was built for device_type A2 (file vllm_ascend/_build_info.py), "
         "but this machine is device_type A3 (env ASCEND_DEVICE_TYPE): install a build of vllm-ascend made for A3"
     )
-    code, doc, _err = _device_check(tmp_path, env, "--set", "device_type=A2")  # --set holds it too
+    code, doc, _err = _device_check(env, "--set", "device_type=A2")  # --set holds it too
     assert code == 0, doc["checks"][0]["reasons"]
 
 
 def test_the_soc_name_names_the_generation_when_no_override_is_set(tmp_path):
     env = _device_env(tmp_path, "A3")
-    code, doc, _err = _device_check(tmp_path, env, ASCEND_SOC_VERSION="Ascend910B1")
+    code, doc, _err = _device_check(env, ASCEND_SOC_VERSION="Ascend910B1")
     assert code == 1
     assert "this machine is device_type A2 (env ASCEND_SOC_VERSION)" in doc["checks"][0]["reasons"][0]
-    code, doc, _err = _device_check(tmp_path, env, ASCEND_SOC_VERSION="Ascend910_9392")  # an A3
+    code, doc, _err = _device_check(env, ASCEND_SOC_VERSION="Ascend910_9392")  # an A3
     assert code == 0, doc["checks"][0]["reasons"]
 
 
@@ -512,7 +492,7 @@ def test_the_json_schema_documents_git_pins_and_layer_dimensions(tmp_path):
     schema = json_schema()
     data = json.loads(json.dumps(yaml.safe_load(RL.read_text()), default=str))
     jsonschema.validate(data, schema)
-    owned = json.loads(json.dumps(yaml.safe_load(_with_device_type(tmp_path).read_text()), default=str))
+    owned = json.loads(json.dumps(yaml.safe_load(VLLM_ASCEND.read_text()), default=str))
     jsonschema.validate(owned, schema)
     del data["releases"][0]["requires"]["vllm"]["ref"]
     with pytest.raises(jsonschema.ValidationError):
