@@ -533,7 +533,11 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
     shadowed = tuple(s.warning() for s in looked.shadowed)
     document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload, shadowed=shadowed)
     binaries = tuple(j.binary for j in judged if j.binary is not None)
-    memorable = memorable and request.plain and not invalid and bool(answers)
+    # a clone's HEAD moves without a dist-info to stamp: an answer that read one is not remembered
+    cloned = any(c.source for c in looked.checkouts) or any(
+        p.get("kind") != "wheel" for a in answers if a.stack is not None for p in a.stack.provenance or ()
+    )
+    memorable = memorable and request.plain and not invalid and bool(answers) and not cloned
     return CheckResult(code, document, None, tuple(warned), diagnostics, (), memorable, binaries)
 
 

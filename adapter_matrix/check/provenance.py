@@ -481,13 +481,14 @@ def survey(paths: Sequence[str], extra_front: Sequence[str] = ()) -> Survey:
     order = list(dict.fromkeys([*extra_front, *paths]))
     listing: Dict[str, List[str]] = {}
     bare: List[str] = []
+    stdlib = _stdlib()
     for entry in order:
         try:
             names = os.listdir(entry or ".")
         except OSError:
             continue
         listing[entry] = names
-        if not _has_dists(names):
+        if not _has_dists(names) and not _inside(os.path.abspath(entry or "."), stdlib):
             bare.append(entry)
     # editable installs: their clone's folders are theirs, not a checkout of their own
     editable_roots = _editable_roots([e for e in order if e not in bare], listing)
@@ -534,6 +535,11 @@ def survey(paths: Sequence[str], extra_front: Sequence[str] = ()) -> Survey:
                     layer_files.append((canonical_name(package), candidate))
                     break
     return Survey(tuple(checkouts), tuple(shadowed), tuple(layer_files))
+
+
+def _stdlib() -> str:
+    """This interpreter's standard library folder (its packages are no checkout): where ``os`` is."""
+    return os.path.dirname(os.path.abspath(os.__file__))
 
 
 def _inside(path: str, root: str) -> bool:
