@@ -48,8 +48,9 @@ def split_overrides(overrides: Mapping[str, str], layers: Sequence[Layer]) -> Tu
 def _held(matrix: Matrix, layers: Sequence[Layer], question: StackQuestion) -> Held:
     """What the user holds: each ``--set`` value, and each layer version given with ``--companion``."""
     dims: List[Tuple[str, Value]] = []
+    owned = {d.name: d for layer in layers for d in layer.dimensions}
     for name, text in question.dimensions.items():
-        dim = matrix.dimension(name)
+        dim = matrix.dimension(name) or owned.get(name)
         if dim is not None:
             try:
                 dims.append((name, dim.value(text)))
@@ -123,8 +124,8 @@ def _built(matrix: Matrix, layers: Sequence[Layer], question: StackQuestion) -> 
             machine, machine_source = _machine(dim, question)
             built: Optional[Value] = None
             built_source = None
-            folder = distribution_folder(layer.distribution)
-            if folder is not None and dim.built and layer.name not in question.versions:
+            folder = distribution_folder(layer.distribution) if dim.built else None
+            if folder is not None and layer.name not in question.versions:
                 built_text, built_source = _read_built(dim, folder[0])
                 built = _as_value(dim, built_text)
             out.append(OwnedReading(layer.name, dim.name, built, built_source, machine, machine_source, dim.mark))

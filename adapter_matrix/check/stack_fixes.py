@@ -155,7 +155,8 @@ def _fix(
         version = after.version(layer.name)
         release = layer.release(version) if version is not None else None
         constrained |= {name for name, _c in release.dimensions} if release is not None else set()
-    for dim in matrix.dimensions:
+    owned = [d for layer in layers for d in layer.dimensions if matrix.dimension(d.name) is None]
+    for dim in (*matrix.dimensions, *owned):  # the adapter's, and a layer's own (a driver)
         was, now = before.env.dimension(dim.name), env.dimension(dim.name)
         if dim.name in changes and was is not None and now is not None:
             if was.version is not None and now.version is not None:
@@ -203,7 +204,8 @@ def _fix(
     parts = []
     if new_python:
         parts.append(f"use Python {env.python}")
-    shown_changes = [n for n in changes if n not in (PYTHON,) and matrix.dimension(n) is None]
+    by_hand = {d.name for d in (*matrix.dimensions, *owned)}
+    shown_changes = [n for n in changes if n not in (PYTHON,) and n not in by_hand]
     if shown_changes:
         parts.append("install " + ", ".join(_named(n, before, after, adapter, matrix, cell) for n in shown_changes))
     steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")] + (
@@ -300,7 +302,7 @@ def _search(
         Need(space.adapter, "", "the stack", anything),
     ]
     roots += [Need(name, "", "the stack", anything) for name in wanted]
-    detected = [d.name for d in matrix.dimensions if stack.env.dimension(d.name) is not None]
+    detected = [d.name for d in (*matrix.dimensions, *owned) if stack.env.dimension(d.name) is not None]
     found: List[_Found] = []
     seen = set()
     # one resolution with everything free first: when no stack keeps what is held, no subset can

@@ -264,7 +264,7 @@ def test_an_editable_build_of_tag_v0_23_0_that_calls_itself_0_23_1_dev0_is_judge
         vllm_ascend=(built, _editable(tmp_path / "src" / "vllm-ascend"), {}),
     )
     args = ["--matrix", str(ADAPTER), "--matrix", str(VLLM_ASCEND), "--set", "cann=9.1.0", "--set", "arch=aarch64"]
-    args += ["--set", "soc=Ascend910B", "--set", "ascend_driver=25.2.0"]
+    args += ["--set", "soc=Ascend910B"]
     code, doc, _err = _check(env, *args)
     answer = doc["checks"][0]
     assert (code, answer["verdict"]) == (0, "supported"), answer["reasons"]
@@ -340,7 +340,7 @@ def _device_env(tmp: Path, built: str) -> Path:
 
 def _device_check(env: Path, *sets: str, **variables: str) -> Tuple[int, dict, str]:
     args = ["--matrix", str(ADAPTER), "--matrix", str(VLLM_ASCEND)]
-    args += ["--set", "cann=9.1.0", "--set", "arch=aarch64", "--set", "soc=Ascend910B", "--set", "ascend_driver=25.2.0"]
+    args += ["--set", "cann=9.1.0", "--set", "arch=aarch64", "--set", "soc=Ascend910B"]
     return _check(env, *args, *sets, variables=variables)
 
 
@@ -497,3 +497,35 @@ def test_the_json_schema_documents_git_pins_and_layer_dimensions(tmp_path):
     del data["releases"][0]["requires"]["vllm"]["ref"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, schema)
+
+
+def test_torchvision_npu_owns_the_hdk_driver_and_a_fix_upgrades_it_by_hand(tmp_path):
+    """The driver moved out of torch_npu's matrix (its tables name none) into the layer that names it."""
+    assert _MATRIX.dimension("ascend_driver") is None
+    env = tmp_path / "env"
+    _prefix(env, python="3.11", torch="2.6.0", torch_npu="2.6.0", torchvision="0.21.0", torchvision_npu="0.21.0+7.1.0")
+    args = ["--matrix", str(ADAPTER), "--matrix", str(STACKS / "torchvision-npu.yaml"), "--set", "cann=8.2.RC1"]
+    args += ["--set", "arch=aarch64", "--set", "soc=Ascend910B"]
+    code, doc, _err = _check(env, *args, "--set", "ascend_driver=25.2.0")
+    assert code == 0, doc["checks"][0]["reasons"]
+    code, doc, _err = _check(env, *args, variables={"PATH": os.environ["PATH"]})  # no driver found: assumed
+    assert code == 0 and any("ascend_driver could not be detected" in a for a in doc["checks"][0]["assumptions"])
+    code, doc, _err = _check(env, *args, "--set", "ascend_driver=25.0.RC1")
+    answer = doc["checks"][0]
+    assert code == 1 and "torchvision-npu 0.21.0+7.1.0 needs ascend_driver 25.2.0, found 25.0.RC1" in answer["reasons"]
+    (fix,) = answer["fixes"]  # --set holds the driver: the fix gives it up, by hand
+    assert fix["manual"] == ["upgrade ascend_driver from 25.0.RC1 to 25.2.0 (not a pip package: install it yourself)"]
+    assert fix["commands"] == []
+
+
+def test_validate_names_a_layer_dimension_that_clashes_with_the_adapters_at_its_line(tmp_path):
+    layer = tmp_path / "layer.yaml"
+    layer.write_text(
+        "schema-version: 2\nlayer:\n  distribution: demo\n  adapter: torch-npu\n  dimensions:\n"
+        "    soc: {kind: enum, detect: [{env: DEMO_SOC}]}\nreleases:\n  - {version: 1.0, status: supported}\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", "validate", str(layer), str(ADAPTER)], capture_output=True, text=True
+    )
+    assert proc.returncode == 2
+    assert f"{layer}:6:5: layer dimension soc clashes with torch-npu's dimension soc" in proc.stdout + proc.stderr
