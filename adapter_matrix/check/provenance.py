@@ -490,8 +490,10 @@ def survey(paths: Sequence[str], extra_front: Sequence[str] = ()) -> Survey:
         listing[entry] = names
         if not _has_dists(names) and not _inside(os.path.abspath(entry or "."), stdlib):
             bare.append(entry)
-    # editable installs: their clone's folders are theirs, not a checkout of their own
-    editable_roots = _editable_roots([e for e in order if e not in bare], listing)
+    # editable installs: their clone's folders are theirs, not a checkout of their own (read only
+    # when a folder without distributions holds a package: most environments have none)
+    found_any = any(_packages(entry, listing[entry]) for entry in bare)
+    editable_roots = _editable_roots([e for e in order if e not in bare], listing) if found_any else ()
     checkouts: List[Provenance] = []
     layer_files: List[Tuple[str, str]] = []
     seen_names = set()

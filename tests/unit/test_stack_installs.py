@@ -529,3 +529,26 @@ def test_validate_names_a_layer_dimension_that_clashes_with_the_adapters_at_its_
     )
     assert proc.returncode == 2
     assert f"{layer}:6:5: layer dimension soc clashes with torch-npu's dimension soc" in proc.stdout + proc.stderr
+
+
+def test_a_clone_a_pth_file_puts_on_the_path_is_a_checkout_too(tmp_path):
+    commits = _clone(tmp_path / "src" / "MindSpeed-LLM", "mindspeed_llm", 2, tag=(1, "v2.1.0"))
+    env = tmp_path / "env"
+    site = _prefix(env, torch="2.5.1", torch_npu="2.5.1")
+    (site / "mindspeed-llm.pth").write_text(f"{tmp_path / 'src' / 'MindSpeed-LLM'}\n")
+    from adapter_matrix.check.elsewhere import locate
+
+    (found,) = survey(locate(str(env)).paths).checkouts
+    assert (found.name, found.kind, found.commit, found.version, found.past) == (
+        "mindspeed-llm",
+        "checkout",
+        commits[-1],
+        "2.1.0",
+        "at v2.1.0",
+    )
+    # and its compat.yaml makes it a layer check judges, with no --matrix for it
+    _layer(tmp_path / "src" / "MindSpeed-LLM" / "compat.yaml", "mindspeed-llm", "2.1.0", "    torch: 2.6.0\n")
+    code, doc, _err = _check(env, "--set", "cann=8.1.RC1", "--set", "arch=aarch64")
+    (layer,) = doc["checks"][0]["stack"]["layers"]
+    assert (code, layer["name"], layer["installed"]) == (1, "mindspeed-llm", "2.1.0")
+    assert layer["problems"] == ["mindspeed-llm 2.1.0 pins torch ==2.6.0, found 2.5.1"]
