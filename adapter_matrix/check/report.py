@@ -115,6 +115,12 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
     rows += [(label, value) for label, value in (("release", answer.release), ("shim", answer.shim)) if value]
     if answer.stack is not None:  # the layers above the adapter, each as installed
         rows += [(layer.name, _installed_as(layer.installed, layer.provenance)) for layer in answer.stack.layers]
+        shown = {layer.name for layer in answer.stack.layers} | {"torch", answer.adapter}
+        rows += [  # what the layers pin, when not a wheel: a VCS install, an editable install, a checkout
+            (str(p["name"]), _installed_as(p.get("version") or "no version", p))
+            for p in answer.stack.provenance or ()
+            if p.get("kind") != "wheel" and p.get("name") not in shown
+        ]
     if env.location:  # check --env: another environment, judged from its files
         rows.insert(0, ("environment", env.location))
     width = max(len(label) for label, _ in rows) + 2
