@@ -202,17 +202,25 @@ class LayerSeen(NamedTuple):
     # the layer's own libraries read against torch and the adapter installed (a plugin of a
     # plugin's op library); written only when the layer is installed
     binary: Optional[BinarySection] = None
+    # how it is installed: {name, kind (wheel|vcs|editable|directory|checkout), path, version,
+    # commit, describe, url, requested, source, error, past} (check/provenance.py)
+    provenance: Optional[Dict[str, Any]] = None
 
     def _written(self, name: str) -> bool:
-        return name != "binary" or self.binary is not None
+        return name not in ("binary", "provenance") or getattr(self, name) is not None
 
 
 class StackSeen(NamedTuple):
     """The stack judged as one: its layers, and why no stack keeps what the user holds
-    (``conflict``), when none does; the answer's ``fixes`` are then whole stacks."""
+    (``conflict``), when none does; the answer's ``fixes`` are then whole stacks.
+    ``provenance``: how every package of the stack that is installed is installed."""
 
     layers: Tuple[LayerSeen, ...]
     conflict: Optional[str] = None
+    provenance: Optional[Tuple[Dict[str, Any], ...]] = None
+
+    def _written(self, name: str) -> bool:
+        return name != "provenance" or self.provenance is not None
 
 
 class DeepStep(NamedTuple):
@@ -353,12 +361,15 @@ class CheckDocument(NamedTuple):
     autoload: Optional[AutoloadSection] = None
     # the matrix that stopped check (error): every diagnostic of it; written only when there are some
     diagnostics: Tuple[DiagnosticSeen, ...] = ()
+    # a top-level package importable from several places (a clone on PYTHONPATH beside a
+    # distribution's copy): which one Python imports and which it hides, one line each
+    shadowed: Tuple[str, ...] = ()
 
     def _written(self, name: str) -> bool:
         if name == "autoload":  # not when check refused its command line
             return self.autoload is not None
-        if name == "diagnostics":
-            return bool(self.diagnostics)
+        if name in ("diagnostics", "shadowed"):
+            return bool(getattr(self, name))
         return name != "error" or self.error is not None  # only a refused command line has one
 
     def to_json(self) -> Dict[str, Any]:

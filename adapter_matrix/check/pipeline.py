@@ -15,6 +15,7 @@ this spoke, so it cannot import them (tests/unit/test_layout.py). The import-tim
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import warnings
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -35,6 +36,7 @@ from ..matrix.model import Layer, LayerResult, LoadResult, Matrix, PythonVersion
 from .constraints import KeptPins
 from .elsewhere import Target
 from .judgment import Environment, Verdict
+from .provenance import Survey
 from .requirements import Pins as FilePins  # what a file installs (constraints' KeptPins: what to keep)
 
 __all__ = [
@@ -70,6 +72,7 @@ class CheckRequest(NamedTuple):
     resolve: bool = False
     constraints: Optional[str] = None
     today: Optional[str] = None
+    pythonpath: Optional[str] = None  # folders searched before the environment's, as PYTHONPATH's are
 
     @property
     def plain(self) -> bool:
@@ -81,6 +84,7 @@ class CheckRequest(NamedTuple):
             or self.resolve
             or self.constraints is not None
             or self.adapter
+            or self.pythonpath is not None
         )
 
 
@@ -189,7 +193,7 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
         torch = torch or pins.get("torch")
     elif request.resolve:
         raise CheckRefused("resolve", " resolves a --requirements FILE: give one")
-    if request.deep and target is not None:
+    if request.deep and target is not None and not target.here:
         raise CheckRefused("deep", " imports torch in this process: it cannot judge another environment (--env)")
     asked = pins.range("torch") if pins is not None and torch is None else None
     what_if = torch is not None or asked is not None or python is not None or adapter is not None
@@ -348,6 +352,7 @@ def _judge(
     target: Optional[Target],
     probes: Probes,
     layers: Sequence[Layer] = (),
+    looked: Optional[Survey] = None,
 ) -> _Judged:
     """One matrix's verdict on this environment (or the one the question assumes), and with
     ``layers`` (those above its adapter) the stack's. Each step hands a value to the next; the
@@ -360,13 +365,14 @@ def _judge(
     matrix, pins = result.matrix, question.pins
     distribution = matrix.adapter.distribution
     asked = _asked(question, matrix, layers, target)
+    owned = {d.name for layer in layers for d in layer.dimensions}  # a layer's own: judged with the stack
     try:
         installed = detect_environment(
             matrix,
             python=question.python,
             torch=asked.torch,
             adapter=asked.adapter,
-            dimensions=question.dimensions,
+            dimensions={k: v for k, v in question.dimensions.items() if k not in owned},
             target=target,
         )
         found = detect_companions(matrix, asked.companions, target)
@@ -380,7 +386,7 @@ def _judge(
     if layers:
         from .stack_answer import StackQuestion, with_stack
 
-        stack_question = StackQuestion(asked.stack, question.dimensions, target)
+        stack_question = StackQuestion(asked.stack, question.dimensions, target, looked)
         today = question.when or _dt.date.today()
         layer_binary = (lambda name: probes.binary(name, None, target)) if question.binary else None
         stack = with_stack(matrix, layers, installed.environment, decided, stack_question, today, layer_binary)
@@ -398,7 +404,8 @@ def _judge(
     if asked.notes:  # what the file's ranges were taken to install: said, never silently assumed
         decided = decided._replace(assumptions=decided.assumptions + asked.notes)
     deep = _deep(question, result, probes)
-    where = target.description if target is not None else None  # check --env: say which environment was judged
+    # check --env: say which environment was judged (not the running one, --pythonpath or not)
+    where = target.description if target is not None and not target.here else None
     answer = answer_of(
         matrix,
         located.origin,
@@ -525,6 +532,10 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
     else:
         located = matrix_paths(request.matrix, paths)
     found = _load(located)
+    from .provenance import current_survey
+
+    looked = current_survey(target)
+    _checkout_layers(found, looked.layer_files)
     invalid = found.invalid
     judged: List[_Judged] = []
     memorable = True
@@ -533,12 +544,13 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         memorable = memorable and all(d.name in question.dimensions for d in result.matrix.dimensions)
         adapter = canonical_name(result.matrix.adapter.distribution)
         above = [layer for _l, layer in found.layers if layer.name_of_adapter == adapter]
-        judged.append(_judge(question, place, result, target, probes, above))
+        _refuse_clashes(result.matrix, above)
+        judged.append(_judge(question, place, result, target, probes, above, looked))
     described = {canonical_name(r.matrix.adapter.distribution) for _l, r in found.adapters}
     for place, layer in found.layers:  # a layer whose adapter's matrix is not here cannot be judged
         if layer.name_of_adapter not in described:
             invalid.append(_orphan(place, layer))
-    warned = [_invalid_warning(bad) for bad in invalid]
+    warned = [_invalid_warning(bad) for bad in invalid] + [s.warning() for s in looked.shadowed]
     diagnostics = tuple(found.diagnostics)
     if request.constraints is not None:
         return _constraints(
@@ -547,17 +559,53 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
     answers = [j.answer for j in judged]
     if question.named and not answers:
         answer = _unmatrixed(question.named, question.pins, target, probes)
-        if target is not None:
+        if target is not None and not target.here:
             answer = answer._replace(environment=answer.environment._replace(location=target.description))
         answers.append(answer)
     code = worst_exit_code(a.exit_code for a in answers) if answers else EXIT_USAGE
     autoload = probes.autoload(search_path(target))
     if not autoload.ok and code != EXIT_USAGE:
         code = worst_exit_code([code, EXIT_UNSUPPORTED])
-    document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload)
+    shadowed = tuple(s.warning() for s in looked.shadowed)
+    document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload, shadowed=shadowed)
     binaries = tuple(j.binary for j in judged if j.binary is not None)
-    memorable = memorable and request.plain and not invalid and bool(answers)
+    # a clone's HEAD moves without a dist-info to stamp: an answer that read one is not remembered
+    cloned = any(c.source for c in looked.checkouts) or any(
+        p.get("kind") != "wheel" for a in answers if a.stack is not None for p in a.stack.provenance or ()
+    )
+    memorable = memorable and request.plain and not invalid and bool(answers) and not cloned
     return CheckResult(code, document, None, tuple(warned), diagnostics, (), memorable, binaries)
+
+
+def _checkout_layers(found: _Loaded, files: Sequence[Tuple[str, str]]) -> None:
+    """The layers whose matrix comes with a checkout on the import path (its compat.yaml), judged
+    as an installed layer's registered matrix is; a layer already given is not read twice."""
+    from ..matrix.cache import load_any
+
+    given = {layer.name for _l, layer in found.layers}
+    for package, path in files:
+        try:
+            result = load_any(path)
+        except MatrixError as exc:
+            found.diagnostics.extend(exc.diagnostics)
+            continue
+        if isinstance(result, LayerResult) and result.layer.name not in given:
+            found.layers.append((Located(path, f"checkout of {package}"), result.layer))
+            given.add(result.layer.name)
+
+
+def _refuse_clashes(matrix: Matrix, layers: Sequence[Layer]) -> None:
+    """A dimension a layer owns must not be one its adapter's matrix defines: refused at its line."""
+    for layer in layers:
+        for dim in layer.dimensions:
+            if matrix.dimension(dim.name) is not None:
+                diagnostic = Diagnostic(
+                    dim.mark,
+                    f"layer dimension {dim.name} clashes with {matrix.adapter.distribution}'s dimension {dim.name} "
+                    f"({matrix.dimension(dim.name).mark})",  # type: ignore[union-attr]  # checked just above
+                    f"rename it, or constrain the adapter's {dim.name} in the releases' dimensions:",
+                )
+                raise CheckRefused(None, f"{layer.path}: 1 error in the matrix", diagnostics=(diagnostic,))
 
 
 def _orphan(located: Located, layer: Layer) -> Invalid:
@@ -604,6 +652,9 @@ def run(request: CheckRequest, probes: Probes) -> CheckResult:
             target = locate(request.env)
         except ChoiceError as exc:
             raise CheckRefused("env", f" {exc}") from None
+    from .elsewhere import with_front
+
+    target = with_front(target, (request.pythonpath or "").split(os.pathsep))
     with warnings.catch_warnings(record=True) as raised:  # the filters as set: returned, not printed
         question = read_question(request, target)
         result = _answer(question, target, probes)

@@ -143,7 +143,13 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
     rows += [(c.name, companion_line(c)) for c in answer.companions if c.installed]
     rows += [(label, value) for label, value in (("release", answer.release), ("shim", answer.shim)) if value]
     if answer.stack is not None:  # the layers above the adapter, each as installed
-        rows += [(layer.name, layer.installed or "not installed") for layer in answer.stack.layers]
+        rows += [(layer.name, _installed_as(layer.installed, layer.provenance)) for layer in answer.stack.layers]
+        shown = {layer.name for layer in answer.stack.layers} | {"torch", answer.adapter}
+        rows += [  # what the layers pin, when not a wheel: a VCS install, an editable install, a checkout
+            (str(p["name"]), _installed_as(p.get("version") or "no version", p))
+            for p in answer.stack.provenance or ()
+            if p.get("kind") != "wheel" and p.get("name") not in shown
+        ]
     if env.location:  # check --env: another environment, judged from its files
         rows.insert(0, ("environment", env.location))
     width = max(len(label) for label, _ in rows) + 2
@@ -179,6 +185,19 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
                 ]
             )
     return lines
+
+
+def _installed_as(installed: Any, origin: Any) -> str:
+    """A layer's row: its version, and how it is installed when that is not a wheel from an
+    index (``2.1.0  (checkout /src/MindSpeed-LLM, commit 5da670b17947, 3 commits past v2.1.0)``)."""
+    from .provenance import Provenance
+
+    if installed is None:
+        return "not installed"
+    if not origin or origin.get("kind") == "wheel":
+        return str(installed)
+    found = Provenance(**{key: origin.get(key) for key in Provenance._fields})
+    return f"{installed}  ({printable(found.shown())})"
 
 
 def stack_lines(stack: StackSeen, fixes: int = 0) -> List[List[Segment]]:

@@ -28,9 +28,12 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Op
 from packaging.version import Version
 
 from ..matrix.model import (
+    GitPin,
     Layer,
     LayerRelease,
     Matrix,
+    PackagePin,
+    Release,
     Value,
 )
 from ..matrix.queries import Cell, cells
@@ -38,6 +41,7 @@ from ..matrix.status import Status
 from ..names import canonical_name
 from .fixes import torch_index
 from .judgment import Environment, Fix
+from .provenance import Provenance, judge_commit
 from .shell import quoted, shell_of
 from .stack import Stack, judge_stack, stack_packages
 from .stack_space import PYTHON, REACHABLE, TORCH, Choice, Need, Space, anything, build_space, dim_name, resolve
@@ -105,7 +109,8 @@ def _state(space: Space, stack: Stack, mapping: Mapping[str, Choice]) -> Tuple[S
         adapter=cell.release.version,
         dimensions=tuple(dims.items()),
     )
-    return Stack(new_env, tuple(packages.items())), cell
+    kept = tuple((n, p) for n, p in stack.provenance if packages.get(n) == stack.version(n))
+    return Stack(new_env, tuple(packages.items()), kept, stack.built), cell
 
 
 def _changes(before: Stack, after: Stack, adapter: str, detected: Iterable[str]) -> Tuple[str, ...]:
@@ -150,7 +155,8 @@ def _fix(
         version = after.version(layer.name)
         release = layer.release(version) if version is not None else None
         constrained |= {name for name, _c in release.dimensions} if release is not None else set()
-    for dim in matrix.dimensions:
+    owned = [d for layer in layers for d in layer.dimensions if matrix.dimension(d.name) is None]
+    for dim in (*matrix.dimensions, *owned):  # the adapter's, and a layer's own (a driver)
         was, now = before.env.dimension(dim.name), env.dimension(dim.name)
         if dim.name in changes and was is not None and now is not None:
             if was.version is not None and now.version is not None:
@@ -162,6 +168,7 @@ def _fix(
             manual.append(f"make sure {dim.name} is {now} ({dim.name} could not be detected)")
     names = {layer.name: layer for layer in layers}
     shell = shell_of(matrix, env, dict(cell.dimensions))
+    commits = _git_pins_of(layers, after)
     requirements: List[str] = []
     torch_first = None
     for name in [TORCH, adapter] + [n for n, _ in after.packages]:
@@ -182,6 +189,11 @@ def _fix(
             if version is None:
                 continue
             shown = names[name].distribution if name in names else name
+            git = commits.get(name)
+            if git is not None and git[0] == version:  # the commit the release stands for, from its repository
+                url = git[1].url if git[1].url.startswith("git+") else f"git+{git[1].url}"
+                requirements.append(quoted(f"{shown} @ {url}@{git[1].ref}", shell))
+                continue
             requirements.append(quoted(f"{shown}=={version}", shell))
             above = names.get(name)
             if above is not None and above.index_url:
@@ -192,7 +204,8 @@ def _fix(
     parts = []
     if new_python:
         parts.append(f"use Python {env.python}")
-    shown_changes = [n for n in changes if n not in (PYTHON,) and matrix.dimension(n) is None]
+    by_hand = {d.name for d in (*matrix.dimensions, *owned)}
+    shown_changes = [n for n in changes if n not in (PYTHON,) and n not in by_hand]
     if shown_changes:
         parts.append("install " + ", ".join(_named(n, before, after, adapter, matrix, cell) for n in shown_changes))
     steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")] + (
@@ -210,6 +223,18 @@ def _fix(
     )
     fixed = cell._replace(status=status, torch=env.torch or cell.torch)
     return Fix(summary, commands, changes, fixed, tuple(manual), shell)
+
+
+def _git_pins_of(layers: Sequence[Layer], after: Stack) -> Dict[str, Tuple[Version, GitPin]]:
+    """The packages the layers' releases in ``after`` pin by commit: name -> (version, pin)."""
+    out: Dict[str, Tuple[Version, GitPin]] = {}
+    for layer in layers:
+        version = after.version(layer.name)
+        release = layer.release(version) if version is not None else None
+        for pin in release.packages if release is not None else ():
+            if pin.git is not None and pin.exact:
+                out.setdefault(pin.name, (Version(pin.exact[0].public), pin.git))
+    return out
 
 
 def _named(name: str, before: Stack, after: Stack, adapter: str, matrix: Matrix, cell: Cell) -> str:
@@ -251,7 +276,8 @@ def _search(
     budget = budget if budget is not None else [_BUDGET]
     space = build_space(matrix, layers, stack, today)
     held_names = set(held.names())
-    fixed_dims = {dim_name(d.name) for d in matrix.dimensions if not d.changeable}
+    owned = [d for layer in layers for d in layer.dimensions]
+    fixed_dims = {dim_name(d.name) for d in (*matrix.dimensions, *owned) if not d.changeable}
     # What is not installed is chosen freely (installing it is a change, but there is nothing to
     # keep): only what is installed is kept or changed, subset by subset.
     installed = {name for name, choice in space.current.items() if choice is not None}
@@ -276,7 +302,7 @@ def _search(
         Need(space.adapter, "", "the stack", anything),
     ]
     roots += [Need(name, "", "the stack", anything) for name in wanted]
-    detected = [d.name for d in matrix.dimensions if stack.env.dimension(d.name) is not None]
+    detected = [d.name for d in (*matrix.dimensions, *owned) if stack.env.dimension(d.name) is not None]
     found: List[_Found] = []
     seen = set()
     # one resolution with everything free first: when no stack keeps what is held, no subset can
@@ -412,10 +438,87 @@ def _dropped(matrix: Matrix, layer: Layer, rest: Sequence[Layer], stack: Stack, 
     return [_Found((REACHABLE.index(judged.status), 1), frozenset((layer.name,)), fix, kept)]
 
 
+def _repin(name: str, found: Provenance, pin: PackagePin, shell: str) -> List[str]:
+    """The commands that put the pinned commit of ``pin`` where ``found`` is installed."""
+    assert pin.git is not None
+    ref = pin.git.ref
+    if found.kind in ("checkout", "editable", "directory") and found.source is not None:
+        out = [f"git -C {quoted(found.source, shell)} checkout {quoted(ref, shell)}"]
+        if found.kind == "editable":
+            out.append(f"pip install --no-deps -e {quoted(found.source, shell)}")  # compiled parts are rebuilt
+        elif found.kind == "directory":
+            out.append(f"pip install --no-deps {quoted(found.source, shell)}")
+        return out
+    url = pin.git.url if pin.git.url.startswith("git+") else f"git+{pin.git.url}"
+    return [f"pip install --no-deps {quoted(f'{name} @ {url}@{ref}', shell)}"]
+
+
+def _recommitted(matrix: Matrix, layers: Sequence[Layer], stack: Stack) -> Tuple[Stack, List[str], List[str]]:
+    """``stack`` with every package an installed layer pins by commit at that commit: the stack,
+    the commands (a checkout, or pip's VCS install) and the packages moved."""
+    origins = dict(stack.provenance)
+    shell = shell_of(matrix, stack.env)
+    commands: List[str] = []
+    moved: List[str] = []
+    for layer in layers:
+        version = stack.version(layer.name)
+        release = layer.release(version) if version is not None else None
+        for pin in release.packages if release is not None else ():
+            found = origins.get(pin.name)
+            if pin.git is None or found is None or found.kind == "wheel" or pin.name in moved:
+                continue
+            judged = judge_commit(found, pin.git.ref)
+            if judged.ok is not False:
+                continue
+            commands += _repin(pin.name, found, pin, shell)
+            origins[pin.name] = found._replace(
+                commit=judged.pinned or pin.git.ref, requested=pin.git.ref, describe=None
+            )
+            moved.append(pin.name)
+    return stack._replace(provenance=tuple(origins.items())), commands, moved
+
+
+def _cell_here(matrix: Matrix, release: Optional[Release], stack: Stack, today: _dt.date) -> Optional[Cell]:
+    """The adapter's cell of ``stack`` as installed (its release, torch line and Python)."""
+    torch, python = stack.env.torch, stack.env.python
+    if release is None or torch is None:
+        return None
+    return next((c for c in cells(matrix, release, today) if c.line.holds(torch) and c.python == python), None)
+
+
 def stack_fixes(
     matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, today: _dt.date, limit: int = 3
 ) -> StackFixes:
-    """The nearest whole stacks every matrix supports (see the module's docstring)."""
+    """The nearest whole stacks every matrix supports (see the module's docstring). A package at
+    another commit than a layer pins is moved to it first (``git checkout``, or pip's VCS
+    install): every fix starts with those commands."""
+    repinned, commands, moved = _recommitted(matrix, layers, stack)
+    if commands:
+        judged = judge_stack(matrix, layers, repinned, today)
+        cell = _cell_here(matrix, judged.adapter.release, repinned, today)
+        summary = "move " + ", ".join(moved) + " to the commit" + ("s" if len(moved) > 1 else "") + " pinned"
+        if judged.status in REACHABLE and cell is not None:
+            fix = Fix(
+                f"{summary} ({judged.status})", tuple(commands), tuple(moved), cell._replace(status=judged.status)
+            )
+            return StackFixes((fix,), None, (repinned,))
+        rest = _versions_fixes(matrix, layers, repinned, held, today, limit)
+        return rest._replace(
+            fixes=tuple(
+                f._replace(
+                    summary=f"{summary}, then {f.summary}",
+                    commands=tuple(commands) + f.commands,
+                    changes=tuple(moved) + f.changes,
+                )
+                for f in rest.fixes
+            )
+        )
+    return _versions_fixes(matrix, layers, stack, held, today, limit)
+
+
+def _versions_fixes(
+    matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, today: _dt.date, limit: int
+) -> StackFixes:
     wanted = [layer.name for layer in layers]
     budget = [_BUDGET]
     best = _listed(_search(matrix, layers, stack, held, today, wanted, limit, budget=budget), limit)

@@ -330,7 +330,10 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
         versions = sorted(named | ({installed} if installed is not None else set()), reverse=True)
         choices[name] = [Choice(name, v, f"{name} {v}", Status.SUPPORTED, (), Version(v.public)) for v in versions]
         current[name] = next((c for c in choices[name] if c.value == installed), None)
-    for dim in matrix.dimensions:
+    owned = [d for layer in layers for d in layer.dimensions if matrix.dimension(d.name) is None]
+    for dim in (*matrix.dimensions, *owned):  # the adapter's dimensions, and those a layer owns
+        if dim_name(dim.name) in choices:
+            continue
         value = env.dimension(dim.name)
         values = sorted(dim.values, key=lambda v: v.order, reverse=True)
         if value is not None and not any(v.same(value) for v in values):
