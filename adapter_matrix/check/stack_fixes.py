@@ -444,11 +444,19 @@ def stack_fixes(
     return StackFixes(tuple(f.fix for f in listed), conflict, tuple(f.stack for f in listed))
 
 
-def install_stack(matrix: Matrix, layer: Layer, release: LayerRelease, today: _dt.date) -> Optional[Fix]:
+def install_stack(
+    matrix: Matrix,
+    layer: Layer,
+    release: LayerRelease,
+    today: _dt.date,
+    platform: Sequence[Tuple[str, Value]] = (),
+) -> Optional[Fix]:
     """The fix that installs ``release`` of ``layer`` and everything below it into a fresh
     environment (the stack table's command): the same search as :func:`stack_fixes`, holding
     the release and the dimension values it names, with the newest Python its torch and its
-    own range admit. ``None`` when the adapter's matrix supports no such stack."""
+    own range admit. ``platform``: the machine's values of dimensions the release leaves open
+    (``arch x86_64``: torch's +cpu build there), held too. ``None`` when the adapter's matrix
+    supports no such stack."""
     torch = release.pin("torch")
     pythons = sorted(
         {
@@ -468,6 +476,7 @@ def install_stack(matrix: Matrix, layer: Layer, release: LayerRelease, today: _d
         exact = [v for v in (dim.values if dim is not None else ()) if constraint.contains(v)]
         if len(exact) == 1:
             dims.append((name, exact[0]))
+    dims += [(name, value) for name, value in platform if name not in {n for n, _v in dims}]
     held = Held(tuple(dims), ((layer.name, release.version),))
     for python in reversed(pythons):  # the newest Python that has the whole stack
         env = Environment(python=python, dimensions=tuple(dims))

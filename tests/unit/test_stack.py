@@ -342,18 +342,21 @@ def test_each_command_of_the_stack_table_installs_a_stack_check_accepts(tmp_path
     installable = [row for row in rows if row["install"]]
     assert len(installable) == 16 and len(rows) == 36  # the 20 others name a stack torch_npu's matrix does not support
     for row in installable[:6]:
-        commands = row["install"].split("; ")
-        python = row["python"] and max(
-            p
-            for p in ("3.9", "3.10", "3.11", "3.12")
-            if Version(p) in __import__("packaging").specifiers.SpecifierSet(row["python"])
-        )
-        env = _environment(tmp_path / row["release"], python=python or "3.11", **_installs(commands))
-        sets = [f"--set=cann={row['dimensions']['cann']}"] if "cann" in row["dimensions"] else []
-        code, doc = _check(env, *sets, "--today", "2026-12-06")
-        answer = doc["checks"][0]
-        assert answer["stack"]["layers"][0]["status"] == row["status"], (row["release"], answer["reasons"])
-        assert code in (0, 3), (row["release"], answer["reasons"])
+        # one install per arch: PyPI's torch on aarch64, torch's +cpu build from its CPU index on x86_64
+        assert [i["platform"] for i in row["install"]] == [{"arch": "aarch64"}, {"arch": "x86_64"}]
+        for install in row["install"]:
+            commands = install["commands"]
+            assert install["prerequisites"] == [f"cann {row['dimensions']['cann']} first: not a pip package"]
+            arch = install["platform"]["arch"]
+            assert _installs(commands)["torch"] == install["torch"] == (
+                f"{row['packages']['torch']}+cpu" if arch == "x86_64" else row["packages"]["torch"]
+            )
+            env = _environment(tmp_path / f"{row['release']}-{arch}", python=install["python"], **_installs(commands))
+            sets = [f"--set=cann={row['dimensions']['cann']}", f"--set=arch={arch}"]
+            code, doc = _check(env, *sets, "--today", "2026-12-06")
+            answer = doc["checks"][0]
+            assert answer["stack"]["layers"][0]["status"] == row["status"], (row["release"], answer["reasons"])
+            assert code in (0, 3), (row["release"], arch, answer["reasons"])
 
 
 # -- each trouble of issue 56, as the tool answers it ---------------------------------------------
