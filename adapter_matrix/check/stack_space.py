@@ -318,7 +318,7 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
         labels = [None] + sorted({r.variant for r in matrix.releases if r.variant is not None})
         torches = sorted(
             (c for label in labels for c in _torch_choices(matrix, label)),
-            key=lambda c: (c.value.public and Version(c.value.public), c.value.local is None),
+            key=lambda c: (Version(c.value.public), c.value.local is None),
             reverse=True,
         )
     choices[TORCH] = torches

@@ -261,7 +261,9 @@ def table(
         "the packages below it and, with its adapter's matrix, the commands that install the stack per platform).",
     ),
     dimension: Optional[str] = typer.Option(
-        None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain); of a layer's "
+        None,
+        "--dimension",
+        help="The extra dimension of --view dimension (default: the first releases constrain); of a layer's "
         "stack table, NAME=VALUE keeps the releases that admit that value (cann=9.1.0).",
     ),
     fmt: Optional[str] = typer.Option(
@@ -361,7 +363,9 @@ def table(
             )
     when = date_or_exit(today)
     if matrix and not files and _is_layer(matrix):
-        _stack_table(matrix, adapter_matrix, view, fmt, lang, output, check_, when, release, dimension, resolve_, recorded)
+        _stack_table(
+            matrix, adapter_matrix, view, fmt, lang, output, check_, when, release, dimension, resolve_, recorded
+        )
         return
     if adapter_matrix:
         fail("--adapter-matrix goes with a layer's --matrix (the stack view)")

@@ -348,8 +348,10 @@ def test_each_command_of_the_stack_table_installs_a_stack_check_accepts(tmp_path
             commands = install["commands"]
             assert install["prerequisites"] == [f"cann {row['dimensions']['cann']} first: not a pip package"]
             arch = install["platform"]["arch"]
-            assert _installs(commands)["torch"] == install["torch"] == (
-                f"{row['packages']['torch']}+cpu" if arch == "x86_64" else row["packages"]["torch"]
+            assert (
+                _installs(commands)["torch"]
+                == install["torch"]
+                == (f"{row['packages']['torch']}+cpu" if arch == "x86_64" else row["packages"]["torch"])
             )
             env = _environment(tmp_path / f"{row['release']}-{arch}", python=install["python"], **_installs(commands))
             sets = [f"--set=cann={row['dimensions']['cann']}", f"--set=arch={arch}"]

@@ -72,7 +72,7 @@ def stack_installs(adapter: Matrix, layer: Layer, release: LayerRelease, today: 
         fix = install_stack(adapter, layer, release, today, platform)
         if fix is None or not fix.commands:
             continue
-        dims = {name: value for name, value in fix.cell.dimensions}
+        dims = dict(fix.cell.dimensions)
         dims.update((name, value) for name, c in release.dimensions if name not in dims for value in c.values[:1])
         steps = []
         for name, value in dims.items():
@@ -128,7 +128,9 @@ def shown_releases(layer: Layer, release: Optional[str] = None, where: Optional[
         named = sorted({n for r in layer.releases for n, _c in r.dimensions})
         if not sep or not name or not text:
             example = f"{named[0] if named else 'cann'}=9.1.0"
-            raise ValueError(f"--dimension {where}: a layer's rows are kept by a dimension's value: write NAME=VALUE ({example})")
+            raise ValueError(
+                f"--dimension {where}: a layer's rows are kept by a dimension's value: write NAME=VALUE ({example})"
+            )
         if name not in named:
             raise ValueError(
                 f"--dimension {where}: no release of {layer.path} constrains {name!r} (they name: {', '.join(named) or 'none'})"
@@ -211,7 +213,9 @@ def stack(
         pins = {p.name: str(p.spec) for p in entry.packages}
         package = _line_package(adapter, entry)
         if entry.adapter_line is not None:
-            shown_adapter = f"{entry.adapter_line} ({package})" if package else f"{word('line', lang)} {entry.adapter_line}"
+            shown_adapter = (
+                f"{entry.adapter_line} ({package})" if package else f"{word('line', lang)} {entry.adapter_line}"
+            )
             adapter_title = f"{word('line', lang)} {entry.adapter_line}"
         else:
             shown_adapter, adapter_title = pins.get(below, ""), ""
@@ -232,7 +236,9 @@ def stack(
                 if found is not None:
                     row.append(code(" && ".join(found.commands)))
                 elif installs:
-                    row.append(plain(word("no_stack_here", lang).format(platform=_platform_label(machine)), "unclaimed"))
+                    row.append(
+                        plain(word("no_stack_here", lang).format(platform=_platform_label(machine)), "unclaimed")
+                    )
                 elif entry.status in _USABLE:
                     row.append(plain(word("no_stack", lang), "unclaimed"))
                 else:  # a release the layer no longer offers: nothing to install
