@@ -62,6 +62,8 @@ class CheckRequest(NamedTuple):
     resolve: bool = False
     constraints: Optional[str] = None
     today: Optional[str] = None
+    emit: Optional[str] = None  # uv | requirements: the first fix as resolver input
+    output: Optional[str] = None  # --emit's file (stdout when None)
 
     @property
     def plain(self) -> bool:
@@ -72,6 +74,7 @@ class CheckRequest(NamedTuple):
             or self.requirements is not None
             or self.resolve
             or self.constraints is not None
+            or self.emit is not None
             or self.adapter
         )
 
@@ -101,6 +104,8 @@ class Probes(NamedTuple):
     binary: Callable[[str, Optional[Release]], Optional[JsonSection]]
     autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
     deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
+    # --emit requirements: the sha256 of a release's files on its index (name, version, index URL or None)
+    hashes: Optional[Callable[[str, str, Optional[str]], Sequence[str]]] = None
 
 
 class CheckResult(NamedTuple):
@@ -194,6 +199,15 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
                 "constraints",
                 " pins what is installed: it takes no --torch, --python, --adapter, --requirements or --json",
             )
+    if request.emit is not None:
+        from .emit import EMIT_FORMATS
+
+        if request.emit not in EMIT_FORMATS:
+            raise CheckRefused("emit", f" {request.emit!r}: write one of {', '.join(EMIT_FORMATS)}")
+        if request.as_json or request.constraints is not None:
+            raise CheckRefused("emit", " prints the first fix as resolver input: it takes no --json or --constraints")
+    elif request.output is not None:
+        raise CheckRefused("output", " is the file of --emit: give --emit uv or --emit requirements")
     binary = not request.no_binary and not what_if
     return Question(request, python, torch, asked, adapter, named, dimensions, companions, when, pins, binary)
 
@@ -289,6 +303,7 @@ class _Judged(NamedTuple):
     answer: Answer
     binary: Optional[BinaryUsed]  # the stored binary section used
     kept: Union[KeptPins, str, None] = None  # --constraints: its pins, or why it has none
+    emitted: Optional[str] = None  # --emit: the first fix as resolver input
 
 
 _OPTION_OF_ASSUMED = {"torch": "torch", "adapter": "adapter", "dimension": "sets", "companion": "companions"}
@@ -394,7 +409,13 @@ def _judge(
             kept = keep_pins(matrix, installed.environment, decided, companions, stack_pins)
         except NothingToKeep as exc:
             kept = str(exc)
-    return _Judged(answer, used, kept)
+    emitted = None
+    if question.request.emit is not None and decided.fixes:
+        from .emit import fix_pins, render_emitted
+
+        first = decided.fixes[0]
+        emitted = render_emitted(question.request.emit, fix_pins(matrix, layers, first), first.summary, probes.hashes)
+    return _Judged(answer, used, kept, emitted)
 
 
 def _assumed(exc: AdapterMatrixError) -> str:
@@ -508,6 +529,8 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         return _constraints(
             judged, request.constraints, diagnostics
         )  # the pins alone: as before, no warning per invalid matrix
+    if request.emit is not None:
+        return _emitted(judged, request, diagnostics)
     answers = [j.answer for j in judged]
     if question.named and not answers:
         answer = _unmatrixed(question.named, question.pins, probes)
@@ -552,6 +575,26 @@ def _constraints(judged: List[_Judged], constraints: str, diagnostics: Tuple[Dia
         raise CheckRefused(None, "; ".join(refused) or "nothing to pin: no matrix was found", EXIT_UNSUPPORTED)
     # another adapter works: its pins are written, this one is named
     return CheckResult(EXIT_OK, None, render_pins(kept, constraints), tuple(refused), diagnostics)
+
+
+def _emitted(judged: List[_Judged], request: CheckRequest, diagnostics: Tuple[Diagnostic, ...]) -> CheckResult:
+    """``check --emit``: the first fix of each answer that has one, printed or written to
+    ``--output``; refused when none has a fix (exit 1 when one is unsupported, else 2)."""
+    texts = [j.emitted for j in judged if j.emitted is not None]
+    if not texts:
+        worst = worst_exit_code(j.answer.exit_code for j in judged) if judged else EXIT_USAGE
+        if worst in (EXIT_OK, EXIT_WARNING):
+            raise CheckRefused(
+                "emit", " has no fix to print: this environment is usable (--constraints pins it as it is)"
+            )
+        raise CheckRefused("emit", " has no fix to print: check finds none (run check for why)", EXIT_UNSUPPORTED)
+    text = "\n".join(texts)
+    if request.output is not None:
+        from ..files import atomic_write
+
+        atomic_write(request.output, text)
+        return CheckResult(EXIT_OK, None, "", (), diagnostics)
+    return CheckResult(EXIT_OK, None, text, (), diagnostics)
 
 
 def run(request: CheckRequest, probes: Probes) -> CheckResult:

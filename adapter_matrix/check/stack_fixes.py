@@ -209,7 +209,8 @@ def _fix(
         + f" ({status}: {', '.join(facts)})"
     )
     fixed = cell._replace(status=status, torch=env.torch or cell.torch)
-    return Fix(summary, commands, changes, fixed, tuple(manual), shell)
+    packages = tuple((n, str(v)) for n, v in after.packages if v is not None)
+    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages)
 
 
 def _named(name: str, before: Stack, after: Stack, adapter: str, matrix: Matrix, cell: Cell) -> str:
@@ -408,7 +409,14 @@ def _dropped(matrix: Matrix, layer: Layer, rest: Sequence[Layer], stack: Stack, 
     if cell is None or stack.env.torch is None:
         return []
     summary = f"without {layer.distribution}: uninstall it, the rest stays as installed ({judged.status})"
-    fix = Fix(summary, (f"pip uninstall -y {layer.distribution}",), (layer.name,), cell._replace(status=judged.status))
+    packages = tuple((n, str(v)) for n, v in kept.packages if v is not None)
+    fix = Fix(
+        summary,
+        (f"pip uninstall -y {layer.distribution}",),
+        (layer.name,),
+        cell._replace(status=judged.status),
+        packages=packages,
+    )
     return [_Found((REACHABLE.index(judged.status), 1), frozenset((layer.name,)), fix, kept)]
 
 

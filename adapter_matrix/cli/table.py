@@ -134,13 +134,15 @@ def _stack_table(
             fail("--resolve checks the stack table's commands: give no --output, --check, --format or --lang")
         try:
             stack(layer, "en", adapter, when, release, dimension)  # the same refusals as the table
-        except ValueError as exc:
-            fail(str(exc))
+        except ChoiceError as exc:
+            fail(f"--{exc.subject} {exc}")
         _resolve_stack(layer, adapter, when, release, dimension, list(recorded))
         return
     try:
         text = render_table(stack(layer, lang or "en", adapter, when, release, dimension), fmt or "markdown")
-    except ValueError as exc:  # a bad format or language, an unknown release or dimension
+    except ChoiceError as exc:  # an unknown release or dimension
+        fail(f"--{exc.subject} {exc}")
+    except ValueError as exc:  # a bad format or language
         fail(str(exc))
     flags = {
         "--matrix": path,

@@ -23,6 +23,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 from packaging.version import InvalidVersion, Version
 
 from ...check.stack_fixes import install_stack
+from ...errors import ChoiceError
 from ...matrix.model import Layer, LayerRelease, Matrix, Status, Value
 from ...names import canonical_name
 from ..table import Column, Span, Table, TableCell, code, plain
@@ -120,7 +121,7 @@ def shown_releases(layer: Layer, release: Optional[str] = None, where: Optional[
         picked = [r for r in shown if wanted is not None and r.version == wanted]
         if not picked:
             known = ", ".join(str(r.version) for r in shown)
-            raise ValueError(f"--release {release}: no such release ({known}) in {layer.path}")
+            raise ChoiceError("release", f"{release}: no such release ({known}) in {layer.path}")
         shown = picked
     if where is not None:
         name, sep, text = where.partition("=")
@@ -128,12 +129,13 @@ def shown_releases(layer: Layer, release: Optional[str] = None, where: Optional[
         named = sorted({n for r in layer.releases for n, _c in r.dimensions})
         if not sep or not name or not text:
             example = f"{named[0] if named else 'cann'}=9.1.0"
-            raise ValueError(
-                f"--dimension {where}: a layer's rows are kept by a dimension's value: write NAME=VALUE ({example})"
+            raise ChoiceError(
+                "dimension", f"{where}: a layer's rows are kept by a dimension's value: write NAME=VALUE ({example})"
             )
         if name not in named:
-            raise ValueError(
-                f"--dimension {where}: no release of {layer.path} constrains {name!r} (they name: {', '.join(named) or 'none'})"
+            raise ChoiceError(
+                "dimension",
+                f"{where}: no release of {layer.path} constrains {name!r} (they name: {', '.join(named) or 'none'})",
             )
         kept = []
         for r in shown:
