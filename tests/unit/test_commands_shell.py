@@ -24,8 +24,8 @@ from typing import Dict, Iterable, List, Optional
 import pytest
 from packaging.requirements import InvalidRequirement, Requirement
 
-from adapter_matrix.cli.quick import _probes
 from adapter_matrix.check.pipeline import CheckRequest, run
+from adapter_matrix.cli.quick import _probes
 from adapter_matrix.matrix.cache import load_any
 from adapter_matrix.tables.formats import FORMATS, render_table
 from adapter_matrix.tables.platform import platform_entry
@@ -49,7 +49,7 @@ def _prose(command: str) -> Optional[str]:
         except ValueError as exc:
             return f"{part!r}: {exc}"
         head = words[:1] + (["-m", "pip"] if words[:1] and words[0].startswith("python") else [])
-        if words[: len(head)] != head or head[0] not in ("pip",) and not re.fullmatch(r"python3\.\d+t?", head[0]):
+        if words[: len(head)] != head or (head[0] not in ("pip",) and not re.fullmatch(r"python3\.\d+t?", head[0])):
             return f"{part!r} is not a pip command"
         rest = words[len(head) + (2 if head[0] != "pip" else 0) :]
         if rest[:1] not in (["install"], ["uninstall"]):
