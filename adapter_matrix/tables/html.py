@@ -90,19 +90,8 @@ ${states}
 details summary { cursor: pointer; }
 details[open] { white-space: normal; min-width: 12rem; }
 details[open] summary { margin-bottom: .25rem; }
-tr.install td { white-space: normal; }
-.install .command { display: flex; gap: .5rem; align-items: flex-start; margin: .25rem 0; }
-.install .where { flex: 0 0 9rem; color: var(--muted); overflow-wrap: anywhere; }
-.install pre {
-  flex: 1; margin: 0; padding: .35rem .6rem; border-radius: 6px; background: var(--head);
-  border: 1px solid var(--line); white-space: pre-wrap; overflow-wrap: anywhere;
-}
-.install pre code { font-size: .85rem; }
-.install .steps { margin: .1rem 0 .35rem; }
-.copy { font: inherit; padding: .2rem .6rem; border-radius: 6px; border: 1px solid var(--line); background: var(--bg); color: var(--fg); cursor: pointer; }
 @media (max-width: 40rem) {
   body { font-size: 13px; }
-  .install .command { flex-direction: column; }
   main { padding: .5rem; }
   th, td { padding: .25rem .4rem; }
 }
@@ -130,6 +119,21 @@ def _td(cell: TableCell) -> str:
         return f"<td{attrs}><details><summary>{_content(cell)}</summary>{html.escape(cell.detail)}</details></td>"
     return f"<td{attrs}>{_content(cell)}</td>"
 
+
+# The stack table's commands, under their row: wrapped, never scrolled (only its page has them).
+_INSTALL_CSS = """\
+tr.install td { white-space: normal; }
+.install .command { display: flex; gap: .5rem; align-items: flex-start; margin: .25rem 0; }
+.install .where { flex: 0 0 9rem; color: var(--muted); overflow-wrap: anywhere; }
+.install pre {
+  flex: 1; margin: 0; padding: .35rem .6rem; border-radius: 6px; background: var(--head);
+  border: 1px solid var(--line); white-space: pre-wrap; overflow-wrap: anywhere;
+}
+.install pre code { font-size: .85rem; }
+.install .steps { margin: .1rem 0 .35rem; }
+.copy { font: inherit; padding: .2rem .6rem; border-radius: 6px; border: 1px solid var(--line); background: var(--bg); color: var(--fg); cursor: pointer; }
+@media (max-width: 40rem) { .install .command { flex-direction: column; } }
+"""
 
 # The stack table's copy buttons (the selector page's): the only script a table page has,
 # and it reads nothing but the button's own command.
@@ -189,7 +193,7 @@ def render_html(table: Table) -> str:
         '<meta name="generator" content="adapter-matrix">',
         f"<title>{esc(table.title)}</title>",
         "<style>",
-        _css().rstrip("\n"),
+        (_css() + (_INSTALL_CSS if moved else "")).rstrip("\n"),
         "</style>",
         "</head>",
         "<body>",
