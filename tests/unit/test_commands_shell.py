@@ -224,3 +224,15 @@ def test_every_command_of_the_selector_and_the_pytorch_org_entry_is_a_shell_comm
     published = list(entry.data["stable"].values()) + list(entry.data.get("preview", {}).values())
     published += re.findall(r"```bash\n(.*?)\n```", entry.markdown, flags=re.S)
     _assert_commands([c for text in published for c in text.splitlines()], tmp_path, f"{name} pytorch.org")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_stack_tables_json_validates_against_the_published_schema(lang):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((FIXTURES.parent.parent / "docs" / "compatibility-table.schema.json").read_text())
+    adapter = load_any(ADAPTER).matrix
+    for layer_path in LAYERS:
+        layer = load_any(layer_path).layer
+        for with_adapter in (adapter, None):
+            doc = json.loads(render_table(stack(layer, lang, with_adapter, TODAY), "json"))
+            jsonschema.validate(doc, schema)
