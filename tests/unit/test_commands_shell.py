@@ -43,7 +43,7 @@ _OPTIONS_WITH_VALUE = {"--index-url", "--extra-index-url", "--find-links", "-i",
 
 def _prose(command: str) -> Optional[str]:
     """Why ``command`` is not a plain pip command line, or None."""
-    for part in command.split(" && "):
+    for part in re.split(r" && |; ", command):
         try:
             words = shlex.split(part)
         except ValueError as exc:
@@ -217,6 +217,13 @@ def test_every_command_of_the_selector_and_the_pytorch_org_entry_is_a_shell_comm
     combos = build(matrix, "selector", today=today, picks=False).data["combinations"]
     commands = [c for e in combos for c in e["commands"]]
     _assert_commands(commands, tmp_path, f"{name} selector")
+    for lang in LANGS:  # the selector's table in every text format: the same commands, nothing else
+        table = build(matrix, "selector", lang, today=today, picks=False)
+        spans = re.findall(r"(?<!`)`([^`]+)`(?!`)", render_table(table, "markdown"))
+        shown = [s for s in spans if s.startswith(("pip", "python"))]
+        cells = [row[-1] for row in list(csv.reader(io.StringIO(render_table(table, "csv"))))[1:] if row[-1]]
+        assert set(shown) == set(commands) and {c for cell in cells for c in cell.split("; ")} == set(commands)
+        _assert_commands(cells, tmp_path, f"{name} selector csv {lang}")  # one cell: a `;` sequence bash takes
     try:
         entry = platform_entry(matrix, "https://example.org/help", today=today)
     except ValueError:
