@@ -122,15 +122,13 @@ def render_requirements(pins: Sequence[Pin], describes: str, hashes: Optional[Ha
     lines += [f"--extra-index-url {url}" for url in dict.fromkeys(p.index_url for p in pins if p.index_url)]
     lines += [f"--find-links {url}" for url in dict.fromkeys(p.find_links for p in pins if p.find_links)]
     found: Dict[str, Sequence[str]] = {}
-    if hashes is not None:
-        found = {p.name: hashes(p.name, p.version, p.index_url) for p in pins}
-    hashed = sum(1 for p in pins if found.get(p.name))
-    if hashes is not None and 0 < hashed < len(pins):
-        missing = ", ".join(p.name for p in pins if not found.get(p.name))
-        lines.append(
-            f"# no hashes: the index gave none for {missing}; pip's hash checking needs all, so none are written"
-        )
-        found = {}
+    for pin in pins if hashes is not None else ():
+        digests = hashes(pin.name, pin.version, pin.index_url) if hashes is not None else ()
+        if not digests:  # pip checks every requirement once one has a hash: all or none, and no more asking
+            lines.append(f"# no hashes: the index gave none for {pin.name}, and pip's hash checking needs every one")
+            found = {}
+            break
+        found[pin.name] = digests
     for pin in pins:
         digests = found.get(pin.name) or ()
         lines.append(pin.requirement + "".join(f" \\\n    --hash=sha256:{d}" for d in digests))
