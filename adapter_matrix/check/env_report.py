@@ -210,10 +210,10 @@ def _packages(answer: Answer, paths: Sequence[str]) -> Tuple[PackageSeen, ...]:
 
 
 def _binary(answer: Answer) -> Tuple[str, ...]:
-    found = [str(p.get("message", "")) for p in (answer.binary or {}).get("problems", [])]
+    found = [p.message for p in answer.binary.problems] if answer.binary is not None else []
     if answer.stack is not None:
         for layer in answer.stack.layers:
-            found += [f"{layer.name}: {p.get('message', '')}" for p in (layer.binary or {}).get("problems", [])]
+            found += [f"{layer.name}: {p.message}" for p in layer.binary.problems] if layer.binary is not None else []
     return tuple(found)
 
 

@@ -24,7 +24,7 @@ from packaging.version import InvalidVersion, Version
 
 from ...check.stack_fixes import install_stack
 from ...errors import ChoiceError
-from ...matrix.model import Layer, LayerRelease, Matrix, Status, Value
+from ...matrix.model import Constraint, Layer, LayerRelease, Matrix, Status, Value
 from ...names import canonical_name
 from ..table import Column, Span, Table, TableCell, code, plain
 from ..words import legend, word
@@ -146,13 +146,13 @@ def shown_releases(layer: Layer, release: Optional[str] = None, where: Optional[
     return shown
 
 
-def _admits(constraint: Any, text: str) -> bool:
+def _admits(constraint: Constraint, text: str) -> bool:
     if constraint.values:
         return any(v.text == text for v in constraint.values)
     if constraint.spec is None:
         return False
     try:
-        return constraint.spec.specifier.contains(Version(text), prereleases=True)
+        return bool(constraint.spec.specifier.contains(Version(text), prereleases=True))
     except InvalidVersion:
         return False
 
