@@ -53,6 +53,9 @@ class Fix(NamedTuple):
     cell: Cell
     manual: Tuple[str, ...] = ()
     shell: str = "posix"
+    # a stack's fix: every other package of the stack it leaves (each layer and what the
+    # layers pin), canonical name -> version; what `check --emit` pins besides torch and the adapter
+    packages: Tuple[Tuple[str, str], ...] = ()
 
 
 class Verdict(NamedTuple):

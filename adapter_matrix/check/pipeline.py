@@ -29,7 +29,7 @@ from ..answer import (
     DiagnosticSeen,
     Invalid,
 )
-from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, AdapterMatrixError, worst_exit_code
+from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, AdapterMatrixError, worst_exit_code
 from ..matrix.diagnostics import Diagnostic, MatrixError
 from ..matrix.discovery import Located
 from ..matrix.model import Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
@@ -73,6 +73,8 @@ class CheckRequest(NamedTuple):
     constraints: Optional[str] = None
     today: Optional[str] = None
     pythonpath: Optional[str] = None  # folders searched before the environment's, as PYTHONPATH's are
+    emit: Optional[str] = None  # uv | requirements: the first fix as resolver input
+    output: Optional[str] = None  # --emit's file (stdout when None)
 
     @property
     def plain(self) -> bool:
@@ -83,6 +85,7 @@ class CheckRequest(NamedTuple):
             or self.requirements is not None
             or self.resolve
             or self.constraints is not None
+            or self.emit is not None
             or self.adapter
             or self.pythonpath is not None
         )
@@ -114,6 +117,8 @@ class Probes(NamedTuple):
     binary: Callable[[str, Optional[Release], Optional[Target]], Optional[BinarySection]]
     autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
     deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
+    # --emit requirements: the sha256 of a release's files on its index (name, version, index URL or None)
+    hashes: Optional[Callable[[str, str, Optional[str]], Sequence[str]]] = None
 
 
 class CheckResult(NamedTuple):
@@ -207,6 +212,15 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
                 "constraints",
                 " pins what is installed: it takes no --torch, --python, --adapter, --requirements or --json",
             )
+    if request.emit is not None:
+        from .emit import EMIT_FORMATS
+
+        if request.emit not in EMIT_FORMATS:
+            raise CheckRefused("emit", f" {request.emit!r}: write one of {', '.join(EMIT_FORMATS)}")
+        if request.as_json or request.constraints is not None:
+            raise CheckRefused("emit", " prints the first fix as resolver input: it takes no --json or --constraints")
+    elif request.output is not None:
+        raise CheckRefused("output", " is the file of --emit: give --emit uv or --emit requirements")
     binary = not request.no_binary and not what_if
     return Question(request, python, torch, asked, adapter, named, dimensions, companions, when, pins, binary)
 
@@ -302,6 +316,7 @@ class _Judged(NamedTuple):
     answer: Answer
     binary: Optional[BinaryUsed]  # the stored binary section used
     kept: Union[KeptPins, str, None] = None  # --constraints: its pins, or why it has none
+    emitted: Optional[str] = None  # --emit: the first fix as resolver input
 
 
 _OPTION_OF_ASSUMED = {"torch": "torch", "adapter": "adapter", "dimension": "sets", "companion": "companions"}
@@ -425,7 +440,13 @@ def _judge(
             kept = keep_pins(matrix, installed.environment, decided, companions, stack.pins if stack else ())
         except NothingToKeep as exc:
             kept = str(exc)
-    return _Judged(answer, used, kept)
+    emitted = None
+    if question.request.emit is not None and decided.fixes:
+        from .emit import fix_pins, render_emitted
+
+        first = decided.fixes[0]
+        emitted = render_emitted(question.request.emit, fix_pins(matrix, layers, first), first.summary, probes.hashes)
+    return _Judged(answer, used, kept, emitted)
 
 
 def _deep(question: Question, result: LoadResult, probes: Probes) -> Optional[DeepSection]:
@@ -556,6 +577,8 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         return _constraints(
             judged, request.constraints, diagnostics
         )  # the pins alone: as before, no warning per invalid matrix
+    if request.emit is not None:
+        return _emitted(judged, request, diagnostics)
     answers = [j.answer for j in judged]
     if question.named and not answers:
         answer = _unmatrixed(question.named, question.pins, target, probes)
@@ -636,6 +659,26 @@ def _constraints(judged: List[_Judged], constraints: str, diagnostics: Tuple[Dia
         raise CheckRefused(None, "; ".join(refused) or "nothing to pin: no matrix was found", EXIT_UNSUPPORTED)
     # another adapter works: its pins are written, this one is named
     return CheckResult(EXIT_OK, None, render_pins(kept, constraints), tuple(refused), diagnostics)
+
+
+def _emitted(judged: List[_Judged], request: CheckRequest, diagnostics: Tuple[Diagnostic, ...]) -> CheckResult:
+    """``check --emit``: the first fix of each answer that has one, printed or written to
+    ``--output``; refused when none has a fix (exit 1 when one is unsupported, else 2)."""
+    texts = [j.emitted for j in judged if j.emitted is not None]
+    if not texts:
+        worst = worst_exit_code(j.answer.exit_code for j in judged) if judged else EXIT_USAGE
+        if worst in (EXIT_OK, EXIT_WARNING):
+            raise CheckRefused(
+                "emit", " has no fix to print: this environment is usable (--constraints pins it as it is)"
+            )
+        raise CheckRefused("emit", " has no fix to print: check finds none (run check for why)", EXIT_UNSUPPORTED)
+    text = "\n".join(texts)
+    if request.output is not None:
+        from ..files import atomic_write
+
+        atomic_write(request.output, text)
+        return CheckResult(EXIT_OK, None, "", (), diagnostics)
+    return CheckResult(EXIT_OK, None, text, (), diagnostics)
 
 
 def run(request: CheckRequest, probes: Probes) -> CheckResult:

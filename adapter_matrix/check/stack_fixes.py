@@ -222,7 +222,8 @@ def _fix(
         + f" ({status}: {', '.join(facts)})"
     )
     fixed = cell._replace(status=status, torch=env.torch or cell.torch)
-    return Fix(summary, commands, changes, fixed, tuple(manual), shell)
+    packages = tuple((n, str(v)) for n, v in after.packages if v is not None)
+    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages)
 
 
 def _git_pins_of(layers: Sequence[Layer], after: Stack) -> Dict[str, Tuple[Version, GitPin]]:
@@ -434,7 +435,14 @@ def _dropped(matrix: Matrix, layer: Layer, rest: Sequence[Layer], stack: Stack, 
     if cell is None or stack.env.torch is None:
         return []
     summary = f"without {layer.distribution}: uninstall it, the rest stays as installed ({judged.status})"
-    fix = Fix(summary, (f"pip uninstall -y {layer.distribution}",), (layer.name,), cell._replace(status=judged.status))
+    packages = tuple((n, str(v)) for n, v in kept.packages if v is not None)
+    fix = Fix(
+        summary,
+        (f"pip uninstall -y {layer.distribution}",),
+        (layer.name,),
+        cell._replace(status=judged.status),
+        packages=packages,
+    )
     return [_Found((REACHABLE.index(judged.status), 1), frozenset((layer.name,)), fix, kept)]
 
 
@@ -547,11 +555,19 @@ def _versions_fixes(
     return StackFixes(tuple(f.fix for f in listed), conflict, tuple(f.stack for f in listed))
 
 
-def install_stack(matrix: Matrix, layer: Layer, release: LayerRelease, today: _dt.date) -> Optional[Fix]:
+def install_stack(
+    matrix: Matrix,
+    layer: Layer,
+    release: LayerRelease,
+    today: _dt.date,
+    platform: Sequence[Tuple[str, Value]] = (),
+) -> Optional[Fix]:
     """The fix that installs ``release`` of ``layer`` and everything below it into a fresh
     environment (the stack table's command): the same search as :func:`stack_fixes`, holding
     the release and the dimension values it names, with the newest Python its torch and its
-    own range admit. ``None`` when the adapter's matrix supports no such stack."""
+    own range admit. ``platform``: the machine's values of dimensions the release leaves open
+    (``arch x86_64``: torch's +cpu build there), held too. ``None`` when the adapter's matrix
+    supports no such stack."""
     torch = release.pin("torch")
     pythons = sorted(
         {
@@ -571,6 +587,7 @@ def install_stack(matrix: Matrix, layer: Layer, release: LayerRelease, today: _d
         exact = [v for v in (dim.values if dim is not None else ()) if constraint.contains(v)]
         if len(exact) == 1:
             dims.append((name, exact[0]))
+    dims += [(name, value) for name, value in platform if name not in {n for n, _v in dims}]
     held = Held(tuple(dims), ((layer.name, release.version),))
     for python in reversed(pythons):  # the newest Python that has the whole stack
         env = Environment(python=python, dimensions=tuple(dims))

@@ -309,8 +309,18 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
     )
     choices[PYTHON] = [Choice(PYTHON, p, f"Python {p}", Status.SUPPORTED, ()) for p in pythons]
     current[PYTHON] = choices[PYTHON][0]
-    # torch: every patch of every line, in the installed torch's variant family
-    torches = _torch_choices(matrix, env.torch.local if env.torch is not None else None)
+    # torch: every patch of every line, in the installed torch's variant family; with none
+    # installed, of every family a release needs (torch-npu's x86_64 cells: torch's +cpu
+    # build), PyPI's build first where a release takes either
+    if env.torch is not None:
+        torches = _torch_choices(matrix, env.torch.local)
+    else:
+        labels = [None] + sorted({r.variant for r in matrix.releases if r.variant is not None})
+        torches = sorted(
+            (c for label in labels for c in _torch_choices(matrix, label)),
+            key=lambda c: (Version(c.value.public), c.value.local is None),
+            reverse=True,
+        )
     choices[TORCH] = torches
     current[TORCH] = next((c for c in torches if env.torch is not None and c.value == env.torch), None)
     # the adapter: each usable cell of its matrix, the newest release first

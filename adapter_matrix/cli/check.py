@@ -8,12 +8,15 @@ for ``--help``, completion and the errors of a command line the quick path does 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import typer
 
 from .common import app
 from .quick import CHECK_OPTIONS, CheckOption, run_check
+
+if TYPE_CHECKING:
+    from ..check.elsewhere import Target
 
 _TYPES: Dict[str, Any] = {"multiple": List[str], "flag": bool, "value": Optional[str]}
 
@@ -39,3 +42,90 @@ def check(**options: Any) -> None:
 check.__signature__ = inspect.Signature([_parameter(o) for o in CHECK_OPTIONS])  # type: ignore[attr-defined]
 check.__annotations__ = {o.dest: _TYPES[o.kind] for o in CHECK_OPTIONS}
 app.command()(check)
+
+
+@app.command("env")
+def env_command(
+    matrix: List[str] = typer.Option([], "--matrix", "-m", help=CHECK_OPTIONS[0].help),
+    env: Optional[str] = typer.Option(
+        None, "--env", help="Report another environment from its files: a virtual environment, a prefix, a site folder."
+    ),
+    sets: List[str] = typer.Option([], "--set", help="An extra dimension's value, NAME=VALUE, where none is detected."),
+    no_binary: bool = typer.Option(False, "--no-binary", help="Skip the binary check."),
+    as_json: bool = typer.Option(False, "--json", help="Print the documented JSON document instead of Markdown."),
+    today: Optional[str] = typer.Option(None, "--today", help="The date support windows are judged on (YYYY-MM-DD)."),
+    pythonpath: Optional[str] = typer.Option(
+        None, "--pythonpath", help="Folders searched before the environment's own, as PYTHONPATH's are (A:B)."
+    ),
+) -> None:
+    """This environment as one Markdown block for a bug report.
+
+    Python, torch and its build, the adapter, every layer and package of the stack with where
+    it came from (a wheel, a VCS install and its commit, a checkout and its path and commit),
+    each dimension and where its value came from, the plugins that load, the binary check's
+    findings, check's verdict and its first fix.
+    Exit 0 written (whatever the verdict), 2 usage error or invalid matrix.
+    """
+    import json
+    import sys
+
+    from ..check.env_report import env_report, render_report
+    from ..check.facts import search_path
+    from ..check.pipeline import CheckRefused, CheckRequest, matrix_paths, run
+    from ..check.provenance import current_survey
+    from ..errors import AdapterMatrixError
+    from .base import fail
+    from .quick import _FLAG_OF, _probes
+
+    request = CheckRequest(
+        matrix=matrix, sets=sets, no_binary=no_binary, env=env, today=today, as_json=True, pythonpath=pythonpath
+    )
+    try:
+        result = run(request, _probes())
+        target = _target_of(env, pythonpath)
+        paths = search_path(target)
+        pinned = _pinned(matrix_paths(matrix, paths), paths)
+    except CheckRefused as exc:
+        fail(f"{_FLAG_OF[exc.field]}{exc.problem}" if exc.field else exc.problem)
+    except AdapterMatrixError as exc:
+        fail(str(exc))
+    if result.document is None or not result.document.checks:
+        fail("no adapter's matrix to judge this environment with: pass --matrix PATH")
+    report = env_report(result.document, target, pinned, current_survey(target))
+    sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n" if as_json else render_report(report))
+
+
+def _target_of(env: Optional[str], pythonpath: Optional[str]) -> Optional[Target]:
+    """The environment reported, located as ``check`` locates it: ``--env``'s (else this
+    interpreter), with ``--pythonpath``'s folders first."""
+    import os
+
+    from ..check.elsewhere import locate, with_front
+
+    return with_front(locate(env) if env is not None else None, (pythonpath or "").split(os.pathsep))
+
+
+def _pinned(located: List[Any], paths: List[str]) -> List[Tuple[str, str]]:
+    """What the layers of the stack pin (vllm, triton-ascend), as installed along ``paths``."""
+    from importlib.metadata import distributions
+
+    from ..check.stack import stack_packages
+    from ..matrix.cache import load_any
+    from ..matrix.diagnostics import MatrixError
+    from ..matrix.model import LayerResult
+    from ..names import canonical_name
+
+    layers = []
+    for place in located:
+        try:
+            loaded = load_any(place.path)
+        except MatrixError:
+            continue
+        if isinstance(loaded, LayerResult):
+            layers.append(loaded.layer)
+    installed: Dict[str, str] = {}
+    for dist in distributions(path=paths):
+        name = dist.metadata["Name"] if dist.metadata else None
+        if name:
+            installed.setdefault(canonical_name(name), dist.version)
+    return [(name, installed[name]) for name in stack_packages(layers) if name in installed]

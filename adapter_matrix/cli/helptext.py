@@ -34,7 +34,7 @@ __all__ = [
 
 WORKFLOW: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("Adopt", ("init", "schema", "new-shim")),
-    ("Check", ("check", "validate")),
+    ("Check", ("check", "env", "validate")),
     ("Publish", ("table",)),
     ("Test", ("plan", "tier", "results", "build", "probe", "ops")),
     ("Release", ("release", "shims")),
@@ -56,6 +56,10 @@ EXAMPLES: Dict[str, Tuple[Tuple[str, str], ...]] = {
     ),
     "schema": (("adapter-matrix schema > compat.schema.json", "for editors"),),
     "new-shim": (("adapter-matrix new-shim 2.16 --dry-run", "what it would write"),),
+    "env": (
+        ("adapter-matrix env", "this environment, as Markdown for an issue"),
+        ("adapter-matrix env --json", "the same, as the documented document"),
+    ),
     "check": (
         ("adapter-matrix check", "this environment"),
         ("adapter-matrix check --torch 2.16.0", "what if torch 2.16.0 were installed"),

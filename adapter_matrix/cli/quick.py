@@ -68,6 +68,11 @@ CHECK_OPTIONS = (
     CheckOption(("--constraints",), "constraints", "value", "Print the pins that keep this working environment as "
                 "it is: a pip constraints file, or a [tool.uv] block (override-dependencies) for pyproject.toml.",
                 "pip|uv"),
+    CheckOption(("--emit",), "emit", "value", "Print the first fix as resolver input: a [tool.uv] block for "
+                "pyproject.toml (explicit indexes, a source per package), or a requirements file that is also a "
+                "constraints file, pinning every package of the stack (with hashes where the index gives them).",
+                "uv|requirements"),
+    CheckOption(("--output", "-o"), "output", "value", "With --emit: write it to this file, atomically.", "FILE"),
     CheckOption(("--today",), "today", "value", TODAY_HELP),
 )  # fmt: skip
 _BY_FLAG = {flag: option for option in CHECK_OPTIONS for flag in option.flags}
@@ -120,7 +125,12 @@ def _probes() -> Probes:
 
         return deep_check_isolated(result.matrix.path).section()
 
-    return Probes(binary_section, autoload_section, deep)
+    def hashes(name: str, version: str, index: Optional[str]) -> Sequence[str]:
+        from ..upstream.hashes import release_hashes  # the HTTP client: only when --emit asks
+
+        return release_hashes(name, version, index)
+
+    return Probes(binary_section, autoload_section, deep, hashes)
 
 
 def run_check(command_line: Optional[Sequence[str]] = None, **options: object) -> int:

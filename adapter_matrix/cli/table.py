@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 import typer
 
@@ -13,8 +13,9 @@ from .common import app
 if TYPE_CHECKING:  # the model stays off the CLI's start-up path
     import datetime as _dt
 
-    from ..matrix.model import Matrix
+    from ..matrix.model import Layer, Matrix
     from ..matrix.queries import Releases
+    from ..tables.resolve import Resolutions
 
 
 def _table_fix(options: Dict[str, Optional[str]], tail: List[str]) -> str:
@@ -95,9 +96,14 @@ def _stack_table(
     output: Optional[str],
     check_: bool,
     when: Optional[_dt.date],
+    release: Optional[str] = None,
+    dimension: Optional[str] = None,
+    resolve: bool = False,
+    recorded: Sequence[str] = (),
 ) -> None:
     """A layer's matrix: its stack view (the adapter's matrix, when installed, names the
-    package of each release line the layer names)."""
+    package of each release line the layer names); ``release`` and ``dimension``
+    (``cann=9.1.0``) filter its rows; ``resolve``: resolve each row's commands instead."""
     from ..matrix.cache import load_any, load_matrix
     from ..matrix.diagnostics import MatrixError
     from ..matrix.discovery import registered_matrices
@@ -121,11 +127,31 @@ def _stack_table(
         if canonical_name(found.adapter.distribution) == layer.name_of_adapter:
             adapter = found
             break
+    if resolve:
+        if adapter is None:
+            fail(f"--resolve checks the stack's commands: give {layer.adapter}'s matrix with --adapter-matrix")
+        if output or check_ or fmt or lang:
+            fail("--resolve checks the stack table's commands: give no --output, --check, --format or --lang")
+        try:
+            stack(layer, "en", adapter, when, release, dimension)  # the same refusals as the table
+        except ChoiceError as exc:
+            fail(f"--{exc.subject} {exc}")
+        _resolve_stack(layer, adapter, when, release, dimension, list(recorded))
+        return
     try:
-        text = render_table(stack(layer, lang or "en", adapter, when), fmt or "markdown")
+        text = render_table(stack(layer, lang or "en", adapter, when, release, dimension), fmt or "markdown")
+    except ChoiceError as exc:  # an unknown release or dimension
+        fail(f"--{exc.subject} {exc}")
     except ValueError as exc:  # a bad format or language
         fail(str(exc))
-    flags = {"--matrix": path, "--adapter-matrix": adapter_path, "--format": fmt, "--lang": lang}
+    flags = {
+        "--matrix": path,
+        "--adapter-matrix": adapter_path,
+        "--release": release,
+        "--dimension": dimension,
+        "--format": fmt,
+        "--lang": lang,
+    }
     _emit(text, output, check_, _table_fix(flags, []))
 
 
@@ -165,6 +191,39 @@ def _resolve(matrix: Matrix, release: Releases, when: Optional[_dt.date], record
     with tempfile.TemporaryDirectory() as index, progress_report() as report:
         url = build_index(recorded, index) if recorded else None
         found = check_commands(combinations, url, progress=report)
+    _said(found, combinations, recorded)
+
+
+def _resolve_stack(
+    layer: Layer,
+    adapter: Matrix,
+    when: Optional[_dt.date],
+    release: Optional[str],
+    where: Optional[str],
+    recorded: List[str],
+) -> None:
+    """--resolve of a layer's stack table: each row's commands, each for its own platform and Python."""
+    import datetime as _datetime
+    import tempfile
+
+    from ..tables.resolve import build_index, check_commands
+    from ..tables.views.stack import shown_releases, stack_installs
+    from .progress import progress_report
+
+    today = when or _datetime.date.today()
+    combinations = [
+        {"commands": list(i.commands), "python": i.python, "dimensions": i.dimensions, "torch": i.torch}
+        for entry in shown_releases(layer, release, where)
+        for i in stack_installs(adapter, layer, entry, today)
+    ]
+    with tempfile.TemporaryDirectory() as index, progress_report() as report:
+        url = build_index(recorded, index) if recorded else None
+        found = check_commands(combinations, url, progress=report)
+    _said(found, combinations, recorded)
+
+
+def _said(found: Resolutions, combinations: List[Dict[str, Any]], recorded: List[str]) -> None:
+    """What --resolve found, said: each problem, each command not checked, the count; exit 1 on a problem."""
     where = f"the recorded index ({', '.join(recorded)})" if recorded else "the commands' indexes"
     for problem in found.problems:
         console_for(stderr=True).print(f"not installable: {problem}", markup=False, style="red")
@@ -200,10 +259,14 @@ def table(
         "direction), op-failures (the ops that do not match CPU, and why), platform (pytorch.org's Additional "
         "Platforms entry: ID.json and ID.md in the --output folder), selector (each combination's install "
         "commands, as check writes them; --format html: the selector page, with --results the evidence of each), "
-        "history (releases per torch line, post-releases grouped).",
+        "history (releases per torch line, post-releases grouped), stack (a layer's --matrix: each release with "
+        "the packages below it and, with its adapter's matrix, the commands that install the stack per platform).",
     ),
     dimension: Optional[str] = typer.Option(
-        None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."
+        None,
+        "--dimension",
+        help="The extra dimension of --view dimension (default: the first releases constrain); of a layer's "
+        "stack table, NAME=VALUE keeps the releases that admit that value (cann=9.1.0).",
     ),
     fmt: Optional[str] = typer.Option(
         None,
@@ -218,7 +281,8 @@ def table(
     release: Optional[str] = typer.Option(
         None,
         "--release",
-        help="An adapter release or release line (default: every maintained release; verified: the newest).",
+        help="An adapter release or release line (default: every maintained release; verified: the newest); of a "
+        "layer's stack table, one of its releases.",
     ),
     results: Optional[str] = typer.Option(
         None,
@@ -301,10 +365,14 @@ def table(
             )
     when = date_or_exit(today)
     if matrix and not files and _is_layer(matrix):
-        _stack_table(matrix, adapter_matrix, view, fmt, lang, output, check_, when)
+        _stack_table(
+            matrix, adapter_matrix, view, fmt, lang, output, check_, when, release, dimension, resolve_, recorded
+        )
         return
     if adapter_matrix:
         fail("--adapter-matrix goes with a layer's --matrix (the stack view)")
+    if view == "stack":
+        fail("--view stack draws a layer's matrix: give the layer's compat.yaml with --matrix")
     result = one_matrix(matrix)
     common = {"--matrix": matrix, "--today": today, "--results": results}
     console = console_for()

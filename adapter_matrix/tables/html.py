@@ -1,4 +1,5 @@
-"""A table as one standalone HTML page: no scripts, fonts or images to fetch.
+"""A table as one standalone HTML page: no scripts, fonts or images to fetch (the stack
+table's copy buttons are its one inline script).
 
 The page is a colored grid with a legend. Colors come from CSS variables with a
 second set under ``prefers-color-scheme: dark``; every state is also written out in
@@ -119,10 +120,69 @@ def _td(cell: TableCell) -> str:
     return f"<td{attrs}>{_content(cell)}</td>"
 
 
+# The stack table's commands, under their row: wrapped, never scrolled (only its page has them).
+_INSTALL_CSS = """\
+tr.install td { white-space: normal; }
+.install .command { display: flex; gap: .5rem; align-items: flex-start; margin: .25rem 0; }
+.install .where { flex: 0 0 9rem; color: var(--muted); overflow-wrap: anywhere; }
+.install pre {
+  flex: 1; margin: 0; padding: .35rem .6rem; border-radius: 6px; background: var(--head);
+  border: 1px solid var(--line); white-space: pre-wrap; overflow-wrap: anywhere;
+}
+.install pre code { font-size: .85rem; }
+.install .steps { margin: .1rem 0 .35rem; }
+.copy { font: inherit; padding: .2rem .6rem; border-radius: 6px; border: 1px solid var(--line); background: var(--bg); color: var(--fg); cursor: pointer; }
+@media (max-width: 40rem) { .install .command { flex-direction: column; } }
+"""
+
+# The stack table's copy buttons (the selector page's): the only script a table page has,
+# and it reads nothing but the button's own command.
+_COPY_JS = """
+document.querySelectorAll("button.copy").forEach(function (b) {
+  b.addEventListener("click", function () {
+    var done = function () { b.textContent = b.getAttribute("data-copied"); };
+    if (navigator.clipboard) navigator.clipboard.writeText(b.getAttribute("data-command")).then(done, function () {});
+  });
+});
+"""
+
+
+def _install_row(table: Table, row: Tuple[TableCell, ...], moved: List[int], width: int) -> str:
+    """The stack table's steps before pip and its commands, under their row across the whole
+    table: each command on its own, wrapped rather than scrolled, with a copy button."""
+    esc = html.escape
+    parts = []
+    for i in moved:
+        column, cell = table.columns[i], row[i]
+        commands = [s.text for s in cell.spans if s.code]
+        if column.key == "prerequisites":
+            if cell.text.strip() and cell.text != "\u2014":
+                parts.append(f'<p class="steps"><strong>{esc(column.label)}:</strong> {esc(cell.text)}</p>')
+            continue
+        if not commands:
+            parts.append(f'<div class="command"><span class="where">{esc(column.label)}</span>{_content(cell)}</div>')
+            continue
+        for command in commands:
+            parts.append(
+                f'<div class="command"><span class="where">{esc(column.label)}</span>'
+                f"<pre><code>{esc(command)}</code></pre>"
+                f'<button type="button" class="copy" data-command="{esc(command)}"'
+                f' data-copied="{esc(word("sel_copied", table.lang))}">{esc(word("sel_copy", table.lang))}</button></div>'
+            )
+    return f'<tr class="install"><td colspan="{width}">' + "".join(parts) + "</td></tr>"
+
+
 def render_html(table: Table) -> str:
     """The standalone page: inline CSS, light and dark colors, legend, phone-sized layout.
-    The selector view is a page of its own (:mod:`.selector_page`, chosen by the caller)."""
+    The selector view is a page of its own (:mod:`.selector_page`, chosen by the caller); the
+    stack view's commands go under their row, across the table, each with a copy button."""
     esc = html.escape
+    moved = (
+        [i for i, c in enumerate(table.columns) if c.key == "prerequisites" or c.key.startswith("install")]
+        if table.view == "stack"
+        else []
+    )
+    kept = [i for i in range(len(table.columns)) if i not in moved]
     lines: List[str] = [
         "<!DOCTYPE html>",
         f'<html lang="{esc(table.lang)}">',
@@ -133,7 +193,7 @@ def render_html(table: Table) -> str:
         '<meta name="generator" content="adapter-matrix">',
         f"<title>{esc(table.title)}</title>",
         "<style>",
-        _css().rstrip("\n"),
+        (_css() + (_INSTALL_CSS if moved else "")).rstrip("\n"),
         "</style>",
         "</head>",
         "<body>",
@@ -142,12 +202,14 @@ def render_html(table: Table) -> str:
         f'<div class="scroll" tabindex="0" role="region" aria-label="{esc(table.title)}">',
         f'<table class="matrix view-{esc(table.view)}">',
         "<thead>",
-        "<tr>" + "".join(f'<th scope="col">{esc(c.label)}</th>' for c in table.columns) + "</tr>",
+        "<tr>" + "".join(f'<th scope="col">{esc(table.columns[i].label)}</th>' for i in kept) + "</tr>",
         "</thead>",
         "<tbody>",
     ]
     for row in table.rows:
-        lines.append(f'<tr><th scope="row">{_content(row[0])}</th>' + "".join(_td(c) for c in row[1:]) + "</tr>")
+        lines.append(f'<tr><th scope="row">{_content(row[0])}</th>' + "".join(_td(row[i]) for i in kept[1:]) + "</tr>")
+        if moved:
+            lines.append(_install_row(table, row, moved, len(kept)))
     lines += ["</tbody>", "</table>", "</div>"]
     if table.note:
         lines.append(f'<p class="note">{esc(table.note)}</p>')
@@ -160,5 +222,8 @@ def render_html(table: Table) -> str:
     footer = esc(word("generated", table.lang)).format(
         matrix=esc(os.path.basename(table.matrix) or "compat.yaml"), command="<code>adapter-matrix table</code>"
     )
-    lines += [f'<p class="generated">{footer}</p>', "</main>", "</body>", "</html>"]
+    lines.append(f'<p class="generated">{footer}</p>')
+    if moved:
+        lines += ["<script>", _COPY_JS.strip(), "</script>"]
+    lines += ["</main>", "</body>", "</html>"]
     return "\n".join(lines) + "\n"

@@ -244,6 +244,13 @@ def _is_pypi(url: str) -> bool:
     return url.rstrip("/") in (PYPI_SIMPLE, "https://pypi.python.org/simple")
 
 
+def _local(url: str) -> bool:
+    """Whether ``url`` is an index on this machine that exists (a folder, a ``file:`` URL)."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).scheme in ("", "file") and reachable(url) is None
+
+
 def reachable(url: str) -> Optional[str]:
     """``None`` when the index at ``url`` answers (any HTTP status: it is there), else why
     not, in a line. Local folders and ``file:`` URLs are reachable when they exist."""
@@ -267,7 +274,7 @@ def resolve(
     platform: PipPlatform = PipPlatform(),
 ) -> Dict[str, Any]:
     """pip's installation report for ``commands`` on a ``platform`` machine with CPython
-    ``python`` (``index_url``: resolve there instead of the commands' indexes);
+    ``python`` (``index_url``: a record of PyPI, read instead of PyPI wherever a command reads it);
     ``{"error": ...}`` when pip cannot resolve them, ``{"unreachable": ...}`` when it could
     not read an index."""
     requirements, indexes = _split(commands)
@@ -278,7 +285,9 @@ def resolve(
     args += ["--python-version", plain, "--implementation", "cp", "--abi", abi, "--abi", "abi3", "--abi", "none"]
     for tag in platform.tags():
         args += ["--platform", tag]
-    args += ["--index-url", index_url] if index_url else indexes
+    if index_url:  # the record stands for PyPI; a local index a command names (a folder) is read as it is
+        indexes = [index_url if i % 2 and _is_pypi(word) else word for i, word in enumerate(indexes)]
+    args += indexes
     # no pip.conf and no PIP_* variable: a machine's find-links or constraints would answer instead
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env["PIP_CONFIG_FILE"] = os.devnull
@@ -333,7 +342,7 @@ def _unreachable_index(run: Run, index_url: Optional[str], known: Dict[str, Opti
     answer (``known``: each index's answer, asked once)."""
     needed = _indexes_needed(_split(run.commands)[1])
     if index_url is not None:
-        missing = [url for url in needed if not _is_pypi(url)]
+        missing = [url for url in needed if not _is_pypi(url) and not _local(url)]
         return f"the record holds PyPI only, not {', '.join(missing)}" if missing else None
     for url in needed:
         if url not in known:

@@ -208,6 +208,10 @@ WORDS: Dict[str, Tuple[str, str]] = {
     # the companions view (and the companion columns of the releases view)
     "install_stack": ("install the stack", "安装整个软件栈"),
     "no_stack": ("no stack: the adapter's matrix does not support this row", "无：适配器的矩阵不支持此行"),
+    "install_on": ("install on {platform}", "在 {platform} 上安装"),
+    "prerequisites": ("before pip", "pip 之前"),
+    "prerequisite_first": ("{name} {value} first: not a pip package", "先安装 {name} {value}：不是 pip 包"),
+    "no_stack_here": ("none on {platform}", "{platform} 上无"),
     "stack_title": (
         "{layer} on {adapter}: the stack each release needs",
         "{layer}（基于 {adapter}）：各版本所需的软件栈",

@@ -342,18 +342,49 @@ def test_each_command_of_the_stack_table_installs_a_stack_check_accepts(tmp_path
     installable = [row for row in rows if row["install"]]
     assert len(installable) == 16 and len(rows) == 36  # the 20 others name a stack torch_npu's matrix does not support
     for row in installable[:6]:
-        commands = row["install"].split("; ")
-        python = row["python"] and max(
-            p
-            for p in ("3.9", "3.10", "3.11", "3.12")
-            if Version(p) in __import__("packaging").specifiers.SpecifierSet(row["python"])
-        )
-        env = _environment(tmp_path / row["release"], python=python or "3.11", **_installs(commands))
-        sets = [f"--set=cann={row['dimensions']['cann']}"] if "cann" in row["dimensions"] else []
-        code, doc = _check(env, *sets, "--today", "2026-12-06")
-        answer = doc["checks"][0]
-        assert answer["stack"]["layers"][0]["status"] == row["status"], (row["release"], answer["reasons"])
-        assert code in (0, 3), (row["release"], answer["reasons"])
+        # one install per arch: PyPI's torch on aarch64, torch's +cpu build from its CPU index on x86_64
+        assert [i["platform"] for i in row["install"]] == [{"arch": "aarch64"}, {"arch": "x86_64"}]
+        for install in row["install"]:
+            commands = install["commands"]
+            assert install["prerequisites"] == [f"cann {row['dimensions']['cann']} first: not a pip package"]
+            arch = install["platform"]["arch"]
+            assert (
+                _installs(commands)["torch"]
+                == install["torch"]
+                == (f"{row['packages']['torch']}+cpu" if arch == "x86_64" else row["packages"]["torch"])
+            )
+            env = _environment(tmp_path / f"{row['release']}-{arch}", python=install["python"], **_installs(commands))
+            sets = [f"--set=cann={row['dimensions']['cann']}", f"--set=arch={arch}"]
+            code, doc = _check(env, *sets, "--today", "2026-12-06")
+            answer = doc["checks"][0]
+            assert answer["stack"]["layers"][0]["status"] == row["status"], (row["release"], answer["reasons"])
+            assert code in (0, 3), (row["release"], arch, answer["reasons"])
+
+
+def test_the_stack_tables_options_filter_its_rows_and_name_the_release_lines_package():
+    base = ("table", "--matrix", str(VLLM_ASCEND), "--adapter-matrix", str(ADAPTER), "--today", "2026-12-06")
+    one = _cli(*base, "--release", "0.23.0", "--format", "json")
+    assert one.returncode == 0, one.stderr
+    assert [r["release"] for r in json.loads(one.stdout)["releases"]] == ["0.23.0"]
+    unknown = _cli(*base, "--release", "9.9.9")
+    assert unknown.returncode == 2 and "--release 9.9.9: no such release (0.23.0, 0.23.0rc1" in unknown.stderr
+    on_cann = json.loads(_cli(*base, "--dimension", "cann=9.0.0", "--format", "json").stdout)["releases"]
+    assert on_cann and all(r["dimensions"].get("cann", "9.0.0") == "9.0.0" for r in on_cann) and len(on_cann) < 36
+    for bad in ("cann", "driver=1.0"):
+        refused = _cli(*base, "--dimension", bad)
+        assert refused.returncode == 2 and refused.stderr.startswith(f"error: --dimension {bad}:")
+    assert _cli(*base, "--view", "stack", "--release", "0.23.0").returncode == 0
+    listed = _cli("table", "--view", "nope")
+    assert listed.returncode == 2 and "stack (a layer's matrix)" in listed.stderr
+    help_words = " ".join(re.sub(r"[\u2500-\u257f]", " ", _cli("table", "--help").stdout).split())  # no box lines
+    assert "stack (a layer's --matrix" in help_words
+    # a release line is shown with the adapter's package for the row's torch, in JSON too
+    mindspeed = _cli("table", "--matrix", str(MINDSPEED), "--adapter-matrix", str(ADAPTER), "--format", "json")
+    data = json.loads(mindspeed.stdout)
+    first = data["releases"][0]
+    assert (first["release"], first["adapter_line"], first["adapter"]) == ("26.1.0", "26.1.0", "2.7.1.post8")
+    column = [c["key"] for c in data["columns"]].index("adapter")
+    assert data["rows"][0][column]["text"] == "26.1.0 (2.7.1.post8)"
 
 
 # -- each trouble of issue 56, as the tool answers it ---------------------------------------------

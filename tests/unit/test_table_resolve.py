@@ -9,7 +9,7 @@ import datetime as _dt
 import json
 import shutil
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
@@ -283,3 +283,54 @@ def test_platform_tags_follow_the_os_and_arch():
     assert "manylinux_2_28_aarch64" in PipPlatform("linux", "aarch64").tags()
     assert PipPlatform.of({"os": "windows"}).tags() == ["win_amd64"]
     assert "macosx_11_0_arm64" in PipPlatform("macos", "aarch64").tags()
+
+
+# -- a layer's stack table: each row's commands, each for its own platform ---------------------
+
+
+def _stack_record(tmp: Path, vllm_ascend_requires: List[str]) -> Tuple[List[str], Path]:
+    """A record of "PyPI" holding vllm-ascend 0.23.0's stack (PyPI's plain torch), a local "CPU
+    index" holding torch 2.10.0+cpu, and torch_npu's matrix with its CPU source pointed there."""
+    pypi = tmp / "pypi"
+    pypi.mkdir()
+    answers = {
+        "torch": {"2.10.0": []},
+        "torch-npu": {"2.10.0": ["torch==2.10.0"], "2.10.0.post4": ["torch==2.10.0"]},
+        "vllm": {"0.23.0": ["torch==2.10.0"]},
+        "triton-ascend": {"3.2.2": []},
+        "vllm-ascend": {"0.23.0": vllm_ascend_requires},
+    }
+    for name, versions in answers.items():
+        (pypi / f"{name}.json").write_text(json.dumps(_answer(name, versions)))
+    cpu_record = tmp / "cpu-record"
+    cpu_record.mkdir()
+    (cpu_record / "torch.json").write_text(json.dumps(_answer("torch", {"2.10.0+cpu": []})))
+    cpu = build_index([str(cpu_record)], str(tmp / "cpu"))
+    adapter = tmp / "torch_npu.yaml"
+    text = (FIXTURES / "matrices" / "torch_npu.yaml").read_text(encoding="utf-8")
+    adapter.write_text(text.replace("https://download.pytorch.org/whl/cpu", cpu), encoding="utf-8")
+    return [str(pypi)], adapter
+
+
+def _resolve_stack(tmp: Path, recorded: List[str], adapter: Path):
+    layer = FIXTURES / "stacks" / "vllm-ascend.yaml"
+    return cli(
+        "table", "--matrix", str(layer), "--adapter-matrix", str(adapter), "--release", "0.23.0",
+        "--today", "2026-12-06", "--resolve", "--recorded", recorded[0], cwd=tmp,
+    )  # fmt: skip
+
+
+def test_table_resolve_resolves_each_stack_command_for_its_own_platform(tmp_path):
+    recorded, adapter = _stack_record(tmp_path, ["vllm==0.23.0", "torch-npu==2.10.0.post4"])
+    proc = _resolve_stack(tmp_path, recorded, adapter)
+    assert proc.code == 0, proc.err
+    # aarch64: PyPI's torch from the record; x86_64: torch 2.10.0+cpu from the CPU index, the rest from the record
+    assert "2 resolutions of 2 published commands" in proc.out and "0 problem(s)" in proc.out
+
+
+def test_table_resolve_names_a_stack_command_whose_wheels_disagree_with_the_table(tmp_path):
+    recorded, adapter = _stack_record(tmp_path, ["vllm==0.23.0", "torch-npu==2.10.0"])  # the wheel pins another build
+    proc = _resolve_stack(tmp_path, recorded, adapter)
+    assert proc.code == 1
+    assert proc.err.count("not installable:") == 2 and "torch-npu" in proc.err
+    assert "linux aarch64" in proc.err and "linux x86_64" in proc.err

@@ -109,7 +109,8 @@ def build(
     JSON and HTML carry); ``ValueError`` names the choices for a bad view, language or
     dimension."""
     if view not in VIEWS:
-        raise ValueError(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
+        others = "platform (pytorch.org's entry), stack (a layer's matrix)"  # drawn outside build: the CLI's
+        raise ValueError(f"unknown view {view!r}; choose from {', '.join(VIEWS)}, {others}")
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}; choose from {', '.join(LANGS)}")
     if dimension is not None and view != "dimension":
