@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 WORKFLOW: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
-    ("Adopt", ("init", "schema", "new-shim")),
+    ("Adopt", ("init", "schema", "new-shim", "migrate")),
     ("Check", ("check", "validate")),
     ("Publish", ("table",)),
     ("Test", ("plan", "tier", "results", "build", "probe", "ops")),
@@ -56,6 +56,8 @@ EXAMPLES: Dict[str, Tuple[Tuple[str, str], ...]] = {
     ),
     "schema": (("adapter-matrix schema > compat.schema.json", "for editors"),),
     "new-shim": (("adapter-matrix new-shim 2.16 --dry-run", "what it would write"),),
+    "migrate torch": (("adapter-matrix migrate torch 2.16.0 --dry-run", "what it would write"),),
+    "migrate pending": (("adapter-matrix migrate pending", "torch releases to migrate to"),),
     "check": (
         ("adapter-matrix check", "this environment"),
         ("adapter-matrix check --torch 2.16.0", "what if torch 2.16.0 were installed"),

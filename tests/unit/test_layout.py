@@ -38,7 +38,8 @@ MAY_IMPORT = {
     "tables": {"ci", "device", "check", "upstream"},
     "validation": {"ci", "upstream"},  # validate's findings: the index's facts and the release gate
     "nox": {"ci", "device"},
-    "cli": {"check", "device", "ci", "upstream", "tables", "binary", "validation"},
+    "migration": {"upstream", "device"},  # migrate: the index's facts, the probe and the shim skeleton
+    "cli": {"check", "device", "ci", "upstream", "tables", "binary", "validation", "migration"},
     "__main__": {"cli"},
     "__init__": {"check"},
 }
