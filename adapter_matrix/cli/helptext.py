@@ -56,6 +56,7 @@ EXAMPLES: Dict[str, Tuple[Tuple[str, str], ...]] = {
     ),
     "schema": (("adapter-matrix schema > compat.schema.json", "for editors"),),
     "new-shim": (("adapter-matrix new-shim 2.16 --dry-run", "what it would write"),),
+    "migrate": (("adapter-matrix migrate torch 2.16.0", "the new torch line, shim, notes"),),
     "migrate torch": (("adapter-matrix migrate torch 2.16.0 --dry-run", "what it would write"),),
     "migrate pending": (("adapter-matrix migrate pending", "torch releases to migrate to"),),
     "check": (

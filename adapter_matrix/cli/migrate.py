@@ -8,7 +8,7 @@ import typer
 
 from .common import app, sub_app
 
-migrate_app = sub_app("Move the adapter to a new torch release: the matrix, the probe report, the shim.")
+migrate_app = sub_app("Move the adapter to a new torch release.")
 app.add_typer(migrate_app, name="migrate")
 
 UPSTREAM_HELP = "Where torch's releases come from: 'pypi', or a recorded answer (a folder holding torch.json, or the file)."
@@ -52,9 +52,10 @@ def migrate_pending(
         None, "--pre", metavar="PATH", help="Also release candidates: a recorded answer of PyTorch's test channel."
     ),
 ) -> None:
-    """Print the torch releases to migrate to, one per line (newer lines than the matrix's).
+    """List the torch releases the matrix does not describe yet.
 
-    Exit 0, also when there are none (no output).
+    One per line, the newest release of each torch line newer than the matrix's newest; a
+    release candidate from --pre is followed by ` rc`. Exit 0, also when there are none.
     """
     from ..migration.pending import PendingRequest, run
 

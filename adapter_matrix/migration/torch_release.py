@@ -175,10 +175,15 @@ def _version(text: str) -> Version:
 
 
 def _git_dirty(root: str, path: str) -> Optional[bool]:
-    """Whether git sees uncommitted changes to ``path``; ``None`` outside a git work tree."""
+    """Whether git sees uncommitted changes to ``path`` or, for a link, to the file it points to
+    (an adapter's compat.yaml links to its package's); ``None`` outside a git work tree."""
+    paths = {os.path.abspath(path), os.path.realpath(path)}
     try:
         proc = subprocess.run(
-            ["git", "-C", root, "status", "--porcelain", "--", path], capture_output=True, text=True, timeout=30
+            ["git", "-C", root, "status", "--porcelain", "--", *sorted(paths)],
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -479,7 +484,7 @@ def run(request: MigrateRequest) -> MigrateResult:
         matrix = load(matrix_path).matrix
     except MatrixError as exc:
         raise MigrateRefused(f"{matrix_path} is not a valid matrix; `adapter-matrix validate` lists why:\n{exc}") from None
-    if not request.allow_dirty and _git_dirty(root, os.path.basename(matrix_path)):
+    if not request.allow_dirty and _git_dirty(root, matrix_path):
         raise MigrateRefused(
             f"{matrix_path} has uncommitted changes: commit or stash them first (migrate's change is then a diff "
             "of its own), or give --allow-dirty"
@@ -569,8 +574,8 @@ def _todo(probe: ProbeReport, release: str, minor: Version, matrix_name: str, sh
     out = []
     if not probe.compared:
         out += probe.skipped()
-    elif probe.changes:
-        out.append(f"adapt {shim or 'the adapter'} to what moved in torch {minor} (the probe report above)")
+    else:  # what moved, each a step (the shim's docstring holds the same list)
+        out += [f"check {group}: {said}" for group, all_said in probe.changes for said in all_said]
     if shim:
         out.append(f"write what differs in {shim} (its docstring holds the same list)")
     out += [
