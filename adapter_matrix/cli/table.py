@@ -200,7 +200,8 @@ def table(
         "direction), op-failures (the ops that do not match CPU, and why), platform (pytorch.org's Additional "
         "Platforms entry: ID.json and ID.md in the --output folder), selector (each combination's install "
         "commands, as check writes them; --format html: the selector page, with --results the evidence of each), "
-        "history (releases per torch line, post-releases grouped).",
+        "history (releases per torch line, post-releases grouped), "
+        "lag (days from each torch release to the adapter's first releases for it).",
     ),
     dimension: Optional[str] = typer.Option(
         None, "--dimension", help="The extra dimension of --view dimension (default: the first releases constrain)."
