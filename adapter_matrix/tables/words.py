@@ -51,6 +51,8 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "lag_first_supported": ("first release supporting it", "首个支持它的版本"),
     "lag_days": ("days", "天数"),
     "lag_none_yet": ("none yet ({days} days)", "尚无（已 {days} 天）"),
+    "lag_heading": ("Release lag (days after torch)", "发布滞后（torch 发布后的天数）"),
+    "lag_not_yet": ("not yet", "尚无"),
     "lag_by_git": (", from git", "\uff0c来自 git"),
     "lag_note": (
         "Days after the torch line's X.Y.0 reached the index: the adapter's first release that claims the line "
