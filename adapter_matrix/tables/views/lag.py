@@ -4,9 +4,10 @@ Per torch line (newest first): the day torch released it (the matrix's ``release
 upload day of X.Y.0 on the index), the adapter's first release that claims the line at all
 (``experimental`` or better: what a user can try) and its first release that claims a cell
 of the line ``supported``, each with its date and the days between. Dates are the releases'
-``date:`` fields (``init --from-index`` writes each release's first upload); a release
-without one (the experimental row ``migrate`` adds, unreleased yet) is dated by git: the day
-the commit that added it to the matrix was made, when the matrix is in a git work tree. A
+``date:`` fields (``init --from-index`` writes each release's first upload); an experimental
+release without one (the row ``migrate`` adds, unreleased yet) is dated by git: the day the
+commit that added it to the matrix was made, when the matrix is in a git work tree (another
+undated release is left out: its day is unknown). A
 line no release serves yet shows the days since torch released it, as of ``today``.
 
 The lag, measured on torch_npu's tags, is the problem this view makes visible
@@ -129,7 +130,7 @@ def lag(
         if not any(s in _TRYABLE for s in statuses):
             continue
         day, from_git = rel.date, False
-        if day is None:
+        if day is None and rel.status is Status.EXPERIMENTAL:  # an unreleased row (migrate's): when it was added
             day, from_git = _git_date(matrix, rel), True
         if day is None:
             continue
