@@ -320,7 +320,8 @@ def _release_row(text: str, matrix: Matrix, newest: Release, version: str, minor
     releases = root.get("releases")
     items = [i for i in releases.items if isinstance(i, Mapping)] if isinstance(releases, Sequence) else []
     node = next((i for i in items if (i.mark.line, i.mark.column) == (newest.mark.line, newest.mark.column)), None)
-    if node is None or node.get("version") is None:
+    flow = node is not None and lines[node.mark.line - 1][node.mark.column - 1 :].startswith("{")
+    if node is None or node.get("version") is None or flow:
         raise MigrateRefused(
             f"{matrix.path}: release {newest.version} is not a `- version:` mapping migrate can copy "
             f"\u2014 add release {version} (torch including {minor}, status: experimental) by hand, then run migrate again"
