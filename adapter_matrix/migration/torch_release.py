@@ -387,17 +387,14 @@ def _shim_edit(text: str, matrix: Matrix, minor: Version, command: str) -> Tuple
 
 
 def _module_file(root: str, module: str) -> Optional[str]:
-    """Where ``module`` lives in the repository (a ``src/`` layout too), by its package's folder."""
+    """The file of an existing ``module`` in the repository: under the root, ``src/``, or a
+    subfolder holding the package (this repository's ``shims/src/shims``)."""
     parts = module.split(".")
-    for base in (root, os.path.join(root, "src")):
-        folder = os.path.join(base, *parts[:-1])
-        if os.path.isdir(folder):
-            return os.path.join(folder, parts[-1] + ".py")
-    for folder, dirs, _files in os.walk(root):  # a package below a subfolder (shims/src/shims)
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("build", "dist", "node_modules")]
-        candidate = os.path.join(folder, *parts[:-1])
-        if os.path.isdir(candidate) and os.path.isfile(os.path.join(candidate, "__init__.py")):
-            return os.path.join(candidate, parts[-1] + ".py")
+    for folder, dirs, _files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("build", "dist", "node_modules"))
+        candidate = os.path.join(folder, *parts) + ".py"
+        if os.path.isfile(candidate) and os.path.isfile(os.path.join(os.path.dirname(candidate), "__init__.py")):
+            return candidate
     return None
 
 
@@ -526,16 +523,18 @@ def run(request: MigrateRequest) -> MigrateResult:
 
     # 2. the probes, the shim skeleton, the notes
     probe = _probe_report(current, minor, request.probes or os.path.join(root, "docs", "probes"), root)
-    todo = _todo(probe, release, minor, os.path.basename(matrix_path), shim)
+    lacking = [c.name for c in current.companions if c.line(minor) is None]
+    todo = _todo(probe, release, minor, os.path.basename(matrix_path), shim, lacking)
     files: List[Written] = []
     if text != old_text:
         files.append(Written(matrix_path, f"torch {minor}, release {release} (experimental)", text))
     if previous is not None and shim is not None:
-        path = _module_file(root, shim)
-        if path is None:
-            raise MigrateRefused(f"cannot find the folder of {shim}'s package under {root}")
+        beside = _module_file(root, previous.module)  # the new era's module goes beside the one it starts from
+        if beside is None:
+            raise MigrateRefused(f"cannot find {previous.module} under {root}: the new shim goes beside it")
+        path = os.path.join(os.path.dirname(beside), shim.rsplit(".", 1)[1] + ".py")
         if not os.path.exists(path):
-            previous_text = _read(_module_file(root, previous.module) or "") or ""
+            previous_text = _read(beside) or ""
             files.append(
                 Written(
                     os.path.relpath(path),
@@ -571,7 +570,9 @@ def _loaded(text: str, filename: str) -> Matrix:
         ) from None
 
 
-def _todo(probe: ProbeReport, release: str, minor: Version, matrix_name: str, shim: Optional[str]) -> Tuple[str, ...]:
+def _todo(
+    probe: ProbeReport, release: str, minor: Version, matrix_name: str, shim: Optional[str], companions: List[str]
+) -> Tuple[str, ...]:
     out = []
     if not probe.compared:
         out += probe.skipped()
@@ -579,6 +580,11 @@ def _todo(probe: ProbeReport, release: str, minor: Version, matrix_name: str, sh
         out += [f"check {group}: {said}" for group, all_said in probe.changes for said in all_said]
     if shim:
         out.append(f"write what differs in {shim} (its docstring holds the same list)")
+    if companions:
+        out.append(
+            f"say which releases of {', '.join(companions)} pair with torch {minor}: "
+            "`adapter-matrix validate --upstream pypi --write` reads them from their wheels"
+        )
     out += [
         f"bump the adapter's version to {release} (`adapter-matrix validate` names where)",
         f"run the new line's cells: `adapter-matrix plan --strategy full | grep torch{minor}`, then "
