@@ -11,7 +11,9 @@ from .common import app, sub_app
 migrate_app = sub_app("Move the adapter to a new torch release.")
 app.add_typer(migrate_app, name="migrate")
 
-UPSTREAM_HELP = "Where torch's releases come from: 'pypi', or a recorded answer (a folder holding torch.json, or the file)."
+UPSTREAM_HELP = (
+    "Where torch's releases come from: 'pypi', or a recorded answer (a folder holding torch.json, or the file)."
+)
 
 
 @migrate_app.command("torch")
@@ -20,12 +22,17 @@ def migrate_torch(
     matrix: str = typer.Option("compat.yaml", "--matrix", "-m", help="The matrix (the repository root is its folder)."),
     upstream: str = typer.Option("pypi", "--upstream", metavar="pypi|PATH", help=UPSTREAM_HELP),
     probes: Optional[str] = typer.Option(
-        None, "--probes", metavar="DIR", help="Recorded probes, torch-X.Y.json (default: docs/probes next to the matrix)."
+        None,
+        "--probes",
+        metavar="DIR",
+        help="Recorded probes, torch-X.Y.json (default: docs/probes next to the matrix).",
     ),
     notes: str = typer.Option("MIGRATION.md", "--notes", help="The notes file, relative to the repository root."),
     allow_dirty: bool = typer.Option(False, "--allow-dirty", help="Edit a matrix that has uncommitted changes."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be written, write nothing."),
-    body: Optional[str] = typer.Option(None, "--body", metavar="FILE", help="Also write the notes' section here (a PR body)."),
+    body: Optional[str] = typer.Option(
+        None, "--body", metavar="FILE", help="Also write the notes' section here (a PR body)."
+    ),
 ) -> None:
     """Add a new torch release to the adapter's repository.
 

@@ -31,7 +31,16 @@ from ..matrix.source import Mapping, Node, Sequence, parse
 from ..matrix.textedit import Edit, apply_edits, block_end, line_offsets, replace_scalar, section_stop
 from .probe import diff
 
-__all__ = ["NewShimError", "Scaffold", "scaffold", "apply", "recorded_probe", "shim_range_edits", "skeleton_text", "nearest"]
+__all__ = [
+    "NewShimError",
+    "Scaffold",
+    "scaffold",
+    "apply",
+    "recorded_probe",
+    "shim_range_edits",
+    "skeleton_text",
+    "nearest",
+]
 
 
 class NewShimError(AdapterMatrixError, ValueError):
@@ -120,7 +129,9 @@ def shim_range_edits(
     return edits, insert
 
 
-def skeleton_text(previous: str, module: str, minor: Version, todo: List[str], command: str, subclass: bool = True) -> str:
+def skeleton_text(
+    previous: str, module: str, minor: Version, todo: List[str], command: str, subclass: bool = True
+) -> str:
     """The new era's module: ``subclass``, a ``Shim`` subclassing the previous era's (the
     reference device's shims); else the previous era's names re-exported (an adapter whose
     eras are modules of functions); its docstring holds the to-do."""

@@ -34,6 +34,8 @@ from typing import Dict, List, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
+from ..device import newshim
+from ..device.probe import diff
 from ..errors import EXIT_USAGE, AdapterMatrixError
 from ..files import atomic_write
 from ..matrix.diagnostics import MatrixError
@@ -43,8 +45,6 @@ from ..matrix.queries import claimed_lines, release_status, shim_for
 from ..matrix.source import Mapping, Sequence, parse
 from ..matrix.status import Status
 from ..matrix.textedit import apply_edits, block_end, line_offsets
-from ..device import newshim
-from ..device.probe import diff
 from ..upstream.index import Upstream, UpstreamError, read_upstream
 from ..upstream.write import rewrite
 
@@ -170,7 +170,9 @@ def _version(text: str) -> Version:
     except InvalidVersion:
         raise MigrateRefused(f"{text!r} is not a torch release such as 2.16.0") from None
     if len(version.release) != 3 or version.local or version.is_devrelease or version.is_postrelease:
-        raise MigrateRefused(f"{text!r}: give the full torch release, X.Y.Z (2.16.0, or 2.16.0rc1 from the test channel)")
+        raise MigrateRefused(
+            f"{text!r}: give the full torch release, X.Y.Z (2.16.0, or 2.16.0rc1 from the test channel)"
+        )
     return version
 
 
@@ -345,7 +347,7 @@ def _release_row(text: str, matrix: Matrix, newest: Release, version: str, minor
     ]
     # newest first (as most matrices list them): before the newest release; else after it
     index = items.index(node)
-    newest_first = index == 0 and len(items) > 1 or len(items) == 1
+    newest_first = index == 0
     if newest_first:
         at = node.mark.line - 1
         while at > 0 and lines[at - 1].lstrip().startswith("#"):  # its comment belongs to it
@@ -481,7 +483,9 @@ def run(request: MigrateRequest) -> MigrateResult:
     try:
         matrix = load(matrix_path).matrix
     except MatrixError as exc:
-        raise MigrateRefused(f"{matrix_path} is not a valid matrix; `adapter-matrix validate` lists why:\n{exc}") from None
+        raise MigrateRefused(
+            f"{matrix_path} is not a valid matrix; `adapter-matrix validate` lists why:\n{exc}"
+        ) from None
     if not request.allow_dirty and _git_dirty(root, matrix_path):
         raise MigrateRefused(
             f"{matrix_path} has uncommitted changes: commit or stash them first (migrate's change is then a diff "
@@ -608,7 +612,9 @@ def render(result: MigrateResult) -> str:
         out.append("nothing to change: the repository has this migration already")
     out += [f"{verb} {item.path}: {item.what}" for item in result.files]
     if not result.probe.compared:
-        out.append(f"probe: skipped, torch {result.minor} against {result.probe.base.torch} (steps below say how to get it)")
+        out.append(
+            f"probe: skipped, torch {result.minor} against {result.probe.base.torch} (steps below say how to get it)"
+        )
     else:
         moved = sum(len(s) for _g, s in result.probe.changes)
         out.append(

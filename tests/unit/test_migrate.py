@@ -89,7 +89,10 @@ def test_the_probe_report_groups_what_moved(toy, tmp_path):
     section = notes.split("### The API of torch 2.16 against torch 2.15")[1].split("### What is left")[0]
     assert "- hooks:\n  - accelerator_api: removed set_device_idx" in section
     assert "ADAPTER_GENERATOR_REGISTRY False -> True" in section
-    assert "- dispatch keys:\n  - library_impl_allow_override_default: True on torch 2.15.0+cu132, False on torch 2.16.0" in section
+    assert (
+        "- dispatch keys:\n  - library_impl_allow_override_default: True on torch 2.15.0+cu132, False on torch 2.16.0"
+        in section
+    )
     assert "torch_library_api: added register_vmap" in section
     assert "Not compared" not in notes
     # the skeleton's to-do is the same list

@@ -76,7 +76,9 @@ def _script() -> str:
 
 
 def _git(cwd: Path, *args: str) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    env = dict(
+        os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"
+    )
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout
 
 
@@ -146,7 +148,11 @@ def test_one_pull_request_per_torch_release_opened_then_updated_never_duplicated
     assert [c[:2] for c in calls] == [["pr", "list"], ["pr", "create"]]
     state = json.loads((tmp_path / "gh.json").read_text())
     (pr,) = state["prs"]
-    assert (pr["head"], pr["base"], pr["title"]) == ("adapter-matrix/torch-2.16", "main", "torch 2.16: migrate (adapter-matrix)")
+    assert (pr["head"], pr["base"], pr["title"]) == (
+        "adapter-matrix/torch-2.16",
+        "main",
+        "torch 2.16: migrate (adapter-matrix)",
+    )
     # the body: migrate's section, the cells' table, the first failing tests
     assert pr["body"].startswith("## torch 2.16.0")
     assert "### The new line's cells" in pr["body"] and "py3.11-torch2.16-v1.1.0" in pr["body"]
@@ -181,7 +187,7 @@ def test_nothing_to_migrate_touches_nothing(setup):
 
 
 def test_an_issue_when_nothing_could_be_built(setup):
-    work, origin, env, script, tmp_path = setup
+    work, _origin, env, script, tmp_path = setup
     # a matrix migrate refuses (a release it cannot copy: not a `- version:` mapping)
     matrix = work / "toy_adapter" / "compat.yaml"
     block = matrix.read_text().split("releases:\n")[1].split("\n\n")[0]

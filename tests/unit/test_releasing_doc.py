@@ -26,7 +26,9 @@ def _copy(tmp_path: Path) -> Path:
     (root / "docs").mkdir()
     shutil.copytree(REPO / "shims" / "src" / "shims", root / "shims" / "src" / "shims", symlinks=True)
     shutil.copytree(REPO / "docs" / "probes", root / "docs" / "probes")
-    shutil.copytree(REPO / "tests" / "fixtures" / "pypi" / "torch-2.16", root / "tests" / "fixtures" / "pypi" / "torch-2.16")
+    shutil.copytree(
+        REPO / "tests" / "fixtures" / "pypi" / "torch-2.16", root / "tests" / "fixtures" / "pypi" / "torch-2.16"
+    )
     os.symlink(os.readlink(REPO / "compat.yaml"), root / "compat.yaml")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "the reference adapter"]):
         subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=_env())
@@ -34,7 +36,9 @@ def _copy(tmp_path: Path) -> Path:
 
 
 def _env() -> dict:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    env = dict(
+        os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"
+    )
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])  # this adapter-matrix
     env["ADAPTER_MATRIX_NO_MEMO"] = "1"
     return env
@@ -47,7 +51,9 @@ def test_the_loop_of_the_page_runs_and_prints_what_it_shows(tmp_path):
     assert len(found) == 4
     root = _copy(tmp_path)
     for match in found:
-        proc = subprocess.run(["bash", "-eo", "pipefail", "-c", match["cmd"]], cwd=root, env=_env(), capture_output=True, text=True)
+        proc = subprocess.run(
+            ["bash", "-eo", "pipefail", "-c", match["cmd"]], cwd=root, env=_env(), capture_output=True, text=True
+        )
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == match["out"], match["cmd"]
     # what the page says the loop wrote
