@@ -12,7 +12,8 @@ migrate_app = sub_app("Move the adapter to a new torch release.")
 app.add_typer(migrate_app, name="migrate")
 
 UPSTREAM_HELP = (
-    "Where torch's releases come from: 'pypi', or a recorded answer (a folder holding torch.json, or the file)."
+    "Where torch's releases come from: 'pypi', PyTorch's test channel's URL (release candidates), or a "
+    "recorded answer (a folder holding torch.json, the file, or a recorded page)."
 )
 
 
@@ -56,7 +57,11 @@ def migrate_pending(
     matrix: str = typer.Option("compat.yaml", "--matrix", "-m", help="The matrix."),
     upstream: str = typer.Option("pypi", "--upstream", metavar="pypi|PATH", help=UPSTREAM_HELP),
     pre: Optional[str] = typer.Option(
-        None, "--pre", metavar="PATH", help="Also release candidates: a recorded answer of PyTorch's test channel."
+        None,
+        "--pre",
+        metavar="URL|PATH",
+        help="Also release candidates: PyTorch's test channel (https://download.pytorch.org/whl/test/torch/), "
+        "or a recorded page of it.",
     ),
 ) -> None:
     """List the torch releases the matrix does not describe yet.

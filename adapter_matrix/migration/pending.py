@@ -17,7 +17,8 @@ from packaging.version import Version
 
 from ..matrix.loader import load
 from ..matrix.model import minor_line
-from ..upstream.index import Upstream, UpstreamError, read_upstream
+from ..upstream.index import Upstream, UpstreamError
+from ..upstream.test_channel import read_releases
 from .torch_release import MigrateRefused
 
 __all__ = ["PendingRequest", "Pending", "run"]
@@ -27,7 +28,7 @@ __all__ = ["PendingRequest", "Pending", "run"]
 class PendingRequest:
     matrix: str = "compat.yaml"
     upstream: str = "pypi"
-    pre: Optional[str] = None  # a recorded answer (or 'pypi'-shaped JSON) of the test channel
+    pre: Optional[str] = None  # the test channel: its URL, or a recorded page or answer
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Pending:
 
 def _read(source: str) -> Upstream:
     try:
-        return read_upstream(source)
+        return read_releases(source)
     except UpstreamError as exc:
         raise MigrateRefused(str(exc)) from None
 

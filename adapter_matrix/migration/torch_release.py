@@ -24,6 +24,7 @@ says what was skipped and how to get it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -44,8 +45,9 @@ from ..matrix.model import Matrix, Release, minor_line
 from ..matrix.queries import claimed_lines, release_status, shim_for
 from ..matrix.source import Mapping, Sequence, parse
 from ..matrix.status import Status
-from ..matrix.textedit import apply_edits, block_end, line_offsets
-from ..upstream.index import Upstream, UpstreamError, read_upstream
+from ..matrix.textedit import apply_edits, block_end, line_offsets, replace_scalar
+from ..upstream.index import Upstream, UpstreamError
+from ..upstream.test_channel import read_releases
 from ..upstream.write import rewrite
 
 __all__ = [
@@ -103,6 +105,7 @@ class MigrateRequest:
     notes: str = "MIGRATION.md"  # relative to the repository root
     allow_dirty: bool = False
     dry_run: bool = False
+    today: Optional[_dt.date] = None  # the day a release without an upload time (a candidate) is dated
 
 
 @dataclass(frozen=True)
@@ -194,13 +197,15 @@ def _git_dirty(root: str, path: str) -> Optional[bool]:
 
 def _read_index(source: str) -> Upstream:
     try:
-        return read_upstream(source)
+        return read_releases(source)
     except UpstreamError as exc:
         raise MigrateRefused(f"{exc} (nothing was written)") from None
 
 
-def _on_index(index: Upstream, version: Version) -> Upstream:
-    """The index cut to ``version``'s line, or a refusal naming what the index has."""
+def _on_index(index: Upstream, version: Version, today: _dt.date) -> Upstream:
+    """The index cut to ``version``'s line, or a refusal naming what the index has. A page
+    without upload times (the test channel's) dates its files ``today``: the day a candidate
+    was seen (``validate --upstream pypi`` corrects ``released`` once the final is on PyPI)."""
     lines = index.lines()
     line = lines.get(minor_line(version))
     if line is None or line.patch(version) is None:
@@ -210,7 +215,11 @@ def _on_index(index: Upstream, version: Version) -> Upstream:
             + (f" (its newest release: {newest})" if newest else "")
             + " \u2014 check the version, or record the index again"
         )
-    kept = tuple(p for p in index.patches if minor_line(p.version) == minor_line(version))
+    kept = tuple(
+        p if p.uploaded is not None else dataclasses.replace(p, uploaded=today)
+        for p in index.patches
+        if minor_line(p.version) == minor_line(version)
+    )
     return Upstream(index.source, kept, index.yanked)
 
 
@@ -312,22 +321,36 @@ def _widened(spec: str, minor: Version) -> str:
     return spec if found is not None else f"{spec},<{nxt}"
 
 
-def _release_row(text: str, matrix: Matrix, newest: Release, version: str, minor: Version, command: str) -> str:
-    """``text`` with an experimental row for release ``version`` beside ``newest``: what
-    ``newest`` claims (its Python, its dimensions) widened to the new line."""
+def _release_node(text: str, matrix: Matrix, release: Release) -> Tuple[List[str], Mapping, List[Mapping]]:
     lines = text.splitlines(keepends=True)
     root, problems = parse(text, matrix.path)
     if not isinstance(root, Mapping) or problems:
         raise MigrateRefused(f"{matrix.path} does not parse")
     releases = root.get("releases")
     items = [i for i in releases.items if isinstance(i, Mapping)] if isinstance(releases, Sequence) else []
-    node = next((i for i in items if (i.mark.line, i.mark.column) == (newest.mark.line, newest.mark.column)), None)
+    node = next((i for i in items if (i.mark.line, i.mark.column) == (release.mark.line, release.mark.column)), None)
     flow = node is not None and lines[node.mark.line - 1][node.mark.column - 1 :].startswith("{")
     if node is None or node.get("version") is None or flow:
         raise MigrateRefused(
-            f"{matrix.path}: release {newest.version} is not a `- version:` mapping migrate can copy "
-            f"\u2014 add release {version} (torch including {minor}, status: experimental) by hand, then run migrate again"
+            f"{matrix.path}: release {release.version} is not a `- version:` mapping migrate can edit "
+            f"\u2014 write the next release (torch including the new line, status: experimental) by hand, then run "
+            "migrate again"
         )
+    return lines, node, items
+
+
+def _widen_row(text: str, matrix: Matrix, release: Release, minor: Version) -> str:
+    """``text`` with ``release``'s torch widened to ``minor``."""
+    lines, node, _items = _release_node(text, matrix, release)
+    torch = node.get("torch")
+    assert torch is not None  # a release that loaded has one
+    return apply_edits(text, [replace_scalar(lines, torch, _widened(release.torch.text, minor))])
+
+
+def _release_row(text: str, matrix: Matrix, newest: Release, version: str, minor: Version, command: str) -> str:
+    """``text`` with an experimental row for release ``version`` beside ``newest``: what
+    ``newest`` claims (its Python, its dimensions) widened to the new line."""
+    lines, node, items = _release_node(text, matrix, newest)
     col = " " * (node.mark.column - 1)
     python = str(newest.python)
     row = [
@@ -493,7 +516,18 @@ def run(request: MigrateRequest) -> MigrateResult:
         )
     if matrix.torch and minor < matrix.torch[0].minor:
         raise MigrateRefused(f"torch {minor} is older than the matrix's oldest line ({matrix.torch[0].minor})")
-    index = _on_index(_read_index(request.upstream), version)
+    every = _read_index(request.upstream)
+    index = _on_index(every, version, request.today or _dt.date.today())
+    skipped = [
+        str(m)
+        for m in every.lines()
+        if matrix.torch and matrix.torch[-1].minor < m < minor and matrix.torch_line(m) is None
+    ]
+    if skipped:
+        raise MigrateRefused(
+            f"torch {', '.join(skipped)} comes before {minor} and the matrix does not describe it: migrate to "
+            f"{skipped[0]} first (a release claims a range of torch lines, without holes)"
+        )
     line = index.lines()[minor]
     command = f"adapter-matrix migrate torch {version}"
 
@@ -511,8 +545,13 @@ def run(request: MigrateRequest) -> MigrateResult:
         else:
             shim = serving.module
     claiming = _claiming(current, version)
-    if claiming is None:
-        newest = current.newest_release
+    newest = current.newest_release
+    if claiming is None and newest is not None and newest.status is Status.EXPERIMENTAL and newest.date is None:
+        # the next release is there already, unreleased (an earlier migration's row): it claims the line too
+        text = _widen_row(text, current, newest, minor)
+        current = _loaded(text, matrix.path)
+        release = str(newest.version)
+    elif claiming is None:
         if newest is None:
             raise MigrateRefused(f"{matrix_path} has no release to start the next one from")
         release = next_release(newest)

@@ -192,8 +192,10 @@ def _fetch(url: str, timeout: float) -> bytes:
         ) from None
 
 
-def parse_index(document: object, source_name: str, origin: str = "") -> Upstream:
-    """Build the index from a decoded PEP 691 answer (``origin`` names it in messages)."""
+def parse_index(document: object, source_name: str, origin: str = "", *, local: bool = False) -> Upstream:
+    """Build the index from a decoded PEP 691 answer (``origin`` names it in messages).
+    ``local``: builds with a local label count as their public version (PyTorch's own indexes,
+    whose every file is ``2.16.0+cpu`` or ``+cu130``); PyPI's have none."""
     origin = origin or source_name
 
     def bad(what: str) -> UpstreamError:
@@ -218,7 +220,7 @@ def parse_index(document: object, source_name: str, origin: str = "") -> Upstrea
     for number, entry in enumerate(files, 1):
         if not isinstance(entry, dict) or not isinstance(entry.get("filename"), str):
             raise bad(f"file #{number} has no filename")
-        parsed = _parse_filename(entry["filename"])
+        parsed = _parse_filename(entry["filename"], local)
         if parsed is None:
             continue
         version, tags = parsed
@@ -239,8 +241,9 @@ def parse_index(document: object, source_name: str, origin: str = "") -> Upstrea
     return Upstream(source_name, patches, frozenset(seen - set(pythons)))
 
 
-def _parse_filename(filename: str) -> Optional[Tuple[Version, FrozenSet[Tag]]]:
-    """(version, tags) of a final torch release's wheel or sdist; ``None`` for anything else."""
+def _parse_filename(filename: str, local: bool = False) -> Optional[Tuple[Version, FrozenSet[Tag]]]:
+    """(version, tags) of a final torch release's wheel or sdist; ``None`` for anything else
+    (a build with a local label too, unless ``local``: then its public version)."""
     try:
         if filename.endswith(".whl"):
             name, version, _build, tags = parse_wheel_filename(filename)  # build tags: torch-2.10.0-3-cp312-…
@@ -251,9 +254,9 @@ def _parse_filename(filename: str) -> Optional[Tuple[Version, FrozenSet[Tag]]]:
             return None
     except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
         return None
-    if name != "torch" or version.is_prerelease or version.local:
+    if name != "torch" or version.is_prerelease or (version.local and not local):
         return None
-    return version, tags
+    return Version(version.public), tags
 
 
 def _python_of(tag: Tag) -> Optional[PythonVersion]:

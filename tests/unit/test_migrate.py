@@ -134,3 +134,26 @@ def test_pending_lists_the_lines_the_matrix_lacks(toy):
     res = cli("migrate", "pending", "--upstream", str(INDEX), cwd=toy)
     assert res.code == 0 and res.out == "2.16.0\n"
     assert cli("migrate", "pending", "--upstream", str(FIXTURES / "pypi" / "2026-12-05"), cwd=toy).out == ""
+
+
+def test_release_candidates_come_from_the_test_channel_and_the_unreleased_next_release_claims_them(toy):
+    channel = FIXTURES / "pytorch-test" / "torch.html"  # 2.16.0 and the candidate 2.17.0, +cpu and +cu130
+    pending = cli("migrate", "pending", "--upstream", str(INDEX), "--pre", str(channel), cwd=toy)
+    assert pending.code == 0 and pending.out == "2.16.0\n2.17.0 rc\n"
+    # lines come in order: 2.17 waits for 2.16
+    skipped = cli("migrate", "torch", "2.17.0", "--upstream", str(channel), cwd=toy)
+    assert skipped.code == 2 and "migrate to 2.16 first" in skipped.err
+    assert cli("migrate", "torch", "2.16.0", "--upstream", str(INDEX), cwd=toy).code == 0
+    _git(toy, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    _git(toy, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "torch 2.16")
+    res = cli("migrate", "torch", "2.17.0", "--upstream", str(channel), cwd=toy)
+    assert res.code == 0, res.err
+    text = (toy / "compat.yaml").read_text()
+    # the local labels read as the release; no upload time on a PEP 503 page: dated the day it was seen
+    assert '  "2.17":\n    released: ' in text and "patches: [2.17.0]" in text
+    # 1.1.0 is unreleased (experimental, no date): it claims 2.17 as well, no 1.2.0
+    assert "  - version: 1.1.0 # added by `adapter-matrix migrate torch 2.16.0`" in text
+    assert '    torch: ">=2.10,<2.18"\n' in text and "version: 1.2.0" not in text
+    assert "<!-- adapter-matrix:migrate torch=2.16.0 -->" in (toy / "MIGRATION.md").read_text()
+    assert "<!-- adapter-matrix:migrate torch=2.17.0 -->" in (toy / "MIGRATION.md").read_text()
+    assert cli("validate", cwd=toy).code == 0
