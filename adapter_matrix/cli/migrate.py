@@ -43,13 +43,10 @@ def migrate_torch(
     Idempotent: a second run changes nothing. Exit 0 done (or nothing to do), 2 refused (an
     unknown torch, uncommitted changes to the matrix, the index unreadable): nothing written.
     """
-    from ..files import atomic_write
     from ..migration.torch_release import MigrateRequest, render, run
 
-    result = run(MigrateRequest(version, matrix, upstream, probes, notes, allow_dirty, dry_run))
-    typer.echo(render(result), nl=False)
-    if body is not None:
-        atomic_write(body, result.notes)
+    request = MigrateRequest(version, matrix, upstream, probes, notes, allow_dirty, dry_run, body=body)
+    typer.echo(render(run(request)), nl=False)
 
 
 @migrate_app.command("pending")
@@ -69,7 +66,6 @@ def migrate_pending(
     One per line, the newest release of each torch line newer than the matrix's newest; a
     release candidate from --pre is followed by ` rc`. Exit 0, also when there are none.
     """
-    from ..migration.pending import PendingRequest, run
+    from ..migration.pending import PendingRequest, render, run
 
-    for item in run(PendingRequest(matrix, upstream, pre)):
-        typer.echo(f"{item.version}{' rc' if item.candidate else ''}")
+    typer.echo(render(run(PendingRequest(matrix, upstream, pre))), nl=False)

@@ -21,7 +21,7 @@ from ..upstream.index import Upstream, UpstreamError
 from ..upstream.test_channel import read_releases
 from .torch_release import MigrateRefused
 
-__all__ = ["PendingRequest", "Pending", "run"]
+__all__ = ["PendingRequest", "Pending", "run", "render"]
 
 
 @dataclass(frozen=True)
@@ -64,3 +64,8 @@ def run(request: PendingRequest) -> Tuple[Pending, ...]:
         for m, v in new_lines(_read(request.pre)).items():
             out.setdefault(m, Pending(v, candidate=True))
     return tuple(out[m] for m in sorted(out))
+
+
+def render(pending: Tuple[Pending, ...]) -> str:
+    """One release a line, a candidate followed by `` rc`` (what the workflow's script reads)."""
+    return "".join(f"{p.version}{' rc' if p.candidate else ''}\n" for p in pending)

@@ -61,7 +61,10 @@ __all__ = [
     "GROUPS",
 ]
 
-# What a probe's answers tell a PrivateUse1 adapter, grouped as its maintainer reads them.
+# What a probe's answers tell a PrivateUse1 adapter, grouped as its maintainer reads them: the
+# hooks torch calls (and the adapter's C++ gates on them), how kernels reach the dispatcher for the
+# PrivateUse1 key (Library.impl and fallback, torch.library's registration functions: the probe
+# asks the API, it lists no dispatch keys), and the entry points that register the backend.
 GROUPS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     (
         "hooks",
@@ -106,6 +109,7 @@ class MigrateRequest:
     allow_dirty: bool = False
     dry_run: bool = False
     today: Optional[_dt.date] = None  # the day a release without an upload time (a candidate) is dated
+    body: Optional[str] = None  # also write the notes' section to this file (a pull request's body)
 
 
 @dataclass(frozen=True)
@@ -598,6 +602,8 @@ def run(request: MigrateRequest) -> MigrateResult:
         for item in files:
             os.makedirs(os.path.dirname(os.path.abspath(item.path)), exist_ok=True)
             atomic_write(os.path.realpath(item.path), item.text)
+        if request.body is not None:  # outside the repository (the workflow's temporary folder): not a change
+            atomic_write(request.body, notes)
     return MigrateResult(
         version, minor, line.released, pythons, release, shim, probe, todo, tuple(files), request.dry_run, notes
     )
