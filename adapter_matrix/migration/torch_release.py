@@ -159,6 +159,7 @@ class MigrateResult:
     minor: Version
     released: Optional[_dt.date]  # the upload day of the release on the index
     pythons: Tuple[str, ...]  # with Linux x86_64 wheels
+    variants: Tuple[str, ...]  # the local labels of its builds, on PyTorch's own indexes (cpu, cu130)
     release: str  # the adapter release that claims the line (experimental)
     shim: Optional[str]  # the module serving the line, when the adapter has shims
     probe: ProbeReport
@@ -434,6 +435,7 @@ def _notes(
     version: Version,
     released: Optional[_dt.date],
     pythons: Tuple[str, ...],
+    variants: Tuple[str, ...],
     release: str,
     shim: Optional[str],
     probe: ProbeReport,
@@ -446,7 +448,9 @@ def _notes(
         "",
         f"torch {version} is on the index"
         + (f" since {released}" if released else "")
-        + f", with Linux x86_64 wheels for Python {', '.join(pythons)}. "
+        + f", with Linux x86_64 wheels for Python {', '.join(pythons)}"
+        + (f" (builds {', '.join(variants)})" if variants else "")
+        + ". "
         f"`adapter-matrix migrate torch {version}` added torch {minor} to {matrix_name}"
         + (f", its shim `{shim}`" if shim else "")
         + f" and release {release} as `experimental`.",
@@ -592,7 +596,9 @@ def run(request: MigrateRequest) -> MigrateResult:
                 )
             )
     pythons = tuple(str(p) for p in line.python)
-    notes = _notes(version, line.released, pythons, release, shim, probe, todo, os.path.basename(matrix_path))
+    patch = line.patch(version)
+    variants = tuple(sorted(patch.variants)) if patch is not None else ()
+    notes = _notes(version, line.released, pythons, variants, release, shim, probe, todo, os.path.basename(matrix_path))
     notes_path = os.path.join(root, request.notes)
     old_notes = _read(notes_path)
     new_notes = _with_section(old_notes, version, notes)
@@ -605,7 +611,18 @@ def run(request: MigrateRequest) -> MigrateResult:
         if request.body is not None:  # outside the repository (the workflow's temporary folder): not a change
             atomic_write(request.body, notes)
     return MigrateResult(
-        version, minor, line.released, pythons, release, shim, probe, todo, tuple(files), request.dry_run, notes
+        version,
+        minor,
+        line.released,
+        pythons,
+        variants,
+        release,
+        shim,
+        probe,
+        todo,
+        tuple(files),
+        request.dry_run,
+        notes,
     )
 
 
@@ -651,7 +668,8 @@ def render(result: MigrateResult) -> str:
     """What the command prints: each file written, then the notes' steps."""
     verb = "would write" if result.dry_run else "wrote"
     out = [
-        f"torch {result.torch} (released {result.released or 'on an unknown day'}; Python {', '.join(result.pythons)})"
+        f"torch {result.torch} (released {result.released or 'on an unknown day'}; Python {', '.join(result.pythons)}"
+        + (f"; builds {', '.join(result.variants)})" if result.variants else ")")
     ]
     if not result.files:
         out.append("nothing to change: the repository has this migration already")

@@ -157,3 +157,4 @@ def test_release_candidates_come_from_the_test_channel_and_the_unreleased_next_r
     assert "<!-- adapter-matrix:migrate torch=2.16.0 -->" in (toy / "MIGRATION.md").read_text()
     assert "<!-- adapter-matrix:migrate torch=2.17.0 -->" in (toy / "MIGRATION.md").read_text()
     assert cli("validate", cwd=toy).code == 0
+    assert "builds cpu, cu130" in res.out  # the test channel's variants, its files' local labels
