@@ -207,7 +207,7 @@ def _read_index(source: str) -> Upstream:
         raise MigrateRefused(f"{exc} (nothing was written)") from None
 
 
-def _on_index(index: Upstream, version: Version, today: _dt.date) -> Upstream:
+def _on_index(index: Upstream, version: Version, matrix: Matrix, today: _dt.date) -> Upstream:
     """The index cut to ``version``'s line, or a refusal naming what the index has. A page
     without upload times (the test channel's) dates its files ``today``: the day a candidate
     was seen (``validate --upstream pypi`` corrects ``released`` once the final is on PyPI)."""
@@ -220,8 +220,10 @@ def _on_index(index: Upstream, version: Version, today: _dt.date) -> Upstream:
             + (f" (its newest release: {newest})" if newest else "")
             + " \u2014 check the version, or record the index again"
         )
+    described = matrix.torch_line(minor_line(version))
+    seen = described.released if described is not None else today  # a second run keeps the first day
     kept = tuple(
-        p if p.uploaded is not None else dataclasses.replace(p, uploaded=today)
+        p if p.uploaded is not None else dataclasses.replace(p, uploaded=seen)
         for p in index.patches
         if minor_line(p.version) == minor_line(version)
     )
@@ -505,42 +507,14 @@ def _read(path: str) -> Optional[str]:
         return None
 
 
-def run(request: MigrateRequest) -> MigrateResult:
-    """Migrate the adapter of ``request.matrix`` to ``request.torch``; see the module docstring."""
-    version = _version(request.torch)
+def _migrate_matrix(
+    old_text: str, matrix: Matrix, index: Upstream, version: Version, command: str
+) -> Tuple[str, Matrix, str, Optional[str], Optional[newshim.ShimRange]]:
+    """The matrix's text with the torch line (the index's facts), the shim range and the release
+    that claims the line; the edited matrix, that release, the shim serving the line and (when
+    it is new) the shim it starts from."""
     minor = minor_line(version)
-    matrix_path = request.matrix
-    root = os.path.dirname(os.path.abspath(matrix_path))
-    try:
-        matrix = load(matrix_path).matrix
-    except MatrixError as exc:
-        raise MigrateRefused(
-            f"{matrix_path} is not a valid matrix; `adapter-matrix validate` lists why:\n{exc}"
-        ) from None
-    if not request.allow_dirty and _git_dirty(root, matrix_path):
-        raise MigrateRefused(
-            f"{matrix_path} has uncommitted changes: commit or stash them first (migrate's change is then a diff "
-            "of its own), or give --allow-dirty"
-        )
-    if matrix.torch and minor < matrix.torch[0].minor:
-        raise MigrateRefused(f"torch {minor} is older than the matrix's oldest line ({matrix.torch[0].minor})")
-    every = _read_index(request.upstream)
-    index = _on_index(every, version, request.today or _dt.date.today())
-    skipped = [
-        str(m)
-        for m in every.lines()
-        if matrix.torch and matrix.torch[-1].minor < m < minor and matrix.torch_line(m) is None
-    ]
-    if skipped:
-        raise MigrateRefused(
-            f"torch {', '.join(skipped)} comes before {minor} and the matrix does not describe it: migrate to "
-            f"{skipped[0]} first (a release claims a range of torch lines, without holes)"
-        )
-    line = index.lines()[minor]
-    command = f"adapter-matrix migrate torch {version}"
-
-    # 1. the matrix: the torch line (the index's facts), the shim range, the release row
-    old_text = _read(matrix_path) or ""
+    matrix_path = matrix.path
     text = rewrite(old_text, matrix, index, matrix.path)
     current = _loaded(text, matrix.path)
     shim: Optional[str] = None
@@ -571,6 +545,45 @@ def run(request: MigrateRequest) -> MigrateResult:
         current = _loaded(text, matrix.path)
     else:
         release = str(claiming.version)
+    return text, current, release, shim, previous
+
+
+def run(request: MigrateRequest) -> MigrateResult:
+    """Migrate the adapter of ``request.matrix`` to ``request.torch``; see the module docstring."""
+    version = _version(request.torch)
+    minor = minor_line(version)
+    matrix_path = request.matrix
+    root = os.path.dirname(os.path.abspath(matrix_path))
+    try:
+        matrix = load(matrix_path).matrix
+    except MatrixError as exc:
+        raise MigrateRefused(
+            f"{matrix_path} is not a valid matrix; `adapter-matrix validate` lists why:\n{exc}"
+        ) from None
+    if not request.allow_dirty and _git_dirty(root, matrix_path):
+        raise MigrateRefused(
+            f"{matrix_path} has uncommitted changes: commit or stash them first (migrate's change is then a diff "
+            "of its own), or give --allow-dirty"
+        )
+    if matrix.torch and minor < matrix.torch[0].minor:
+        raise MigrateRefused(f"torch {minor} is older than the matrix's oldest line ({matrix.torch[0].minor})")
+    every = _read_index(request.upstream)
+    index = _on_index(every, version, matrix, request.today or _dt.date.today())
+    skipped = [
+        str(m)
+        for m in every.lines()
+        if matrix.torch and matrix.torch[-1].minor < m < minor and matrix.torch_line(m) is None
+    ]
+    if skipped:
+        raise MigrateRefused(
+            f"torch {', '.join(skipped)} comes before {minor} and the matrix does not describe it: migrate to "
+            f"{skipped[0]} first (a release claims a range of torch lines, without holes)"
+        )
+    line = index.lines()[minor]
+    command = f"adapter-matrix migrate torch {version}"
+
+    old_text = _read(matrix_path) or ""
+    text, current, release, shim, previous = _migrate_matrix(old_text, matrix, index, version, command)
 
     # 2. the probes, the shim skeleton, the notes
     probe = _probe_report(current, minor, request.probes or os.path.join(root, "docs", "probes"), root)

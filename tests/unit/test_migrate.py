@@ -3,6 +3,7 @@ tests/fixtures/pypi/torch-2.16 gains torch 2.16.0 (built by the spec)."""
 
 from __future__ import annotations
 
+import datetime as _dt
 import shutil
 import subprocess
 from pathlib import Path
@@ -158,3 +159,10 @@ def test_release_candidates_come_from_the_test_channel_and_the_unreleased_next_r
     assert "<!-- adapter-matrix:migrate torch=2.17.0 -->" in (toy / "MIGRATION.md").read_text()
     assert cli("validate", cwd=toy).code == 0
     assert "builds cpu, cu130" in res.out  # the test channel's variants, its files' local labels
+    # a later day's run changes nothing: the candidate keeps the day it was first seen
+    _git(toy, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    _git(toy, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "torch 2.17")
+    from adapter_matrix.migration.torch_release import MigrateRequest, run
+
+    later = run(MigrateRequest("2.17.0", str(toy / "compat.yaml"), str(channel), today=_dt.date(2027, 1, 5)))
+    assert later.files == () and _git(toy, "status", "--porcelain") == ""
