@@ -29,6 +29,11 @@ __all__ = [
     "FixSeen",
     "CompanionFix",
     "CompanionSeen",
+    "BinaryFile",
+    "SymbolSeen",
+    "LinkedSeen",
+    "BinaryProblem",
+    "BinarySection",
     "LayerSeen",
     "StackSeen",
     "DeepStep",
@@ -115,6 +120,75 @@ class CompanionSeen(NamedTuple):
     fix: Optional[CompanionFix]
 
 
+class BinaryFile(NamedTuple):
+    """One shared library of the distribution: its C++ ABI and where the loader finds each
+    library it needs (None: nowhere)."""
+
+    file: str
+    cxx11_abi: Optional[int]  # _GLIBCXX_USE_CXX11_ABI it was built with (None: its symbols do not say)
+    needed: Dict[str, Optional[str]]
+
+
+class SymbolSeen(NamedTuple):
+    """A symbol a library needs and nothing exports, mangled and readable."""
+
+    name: str
+    demangled: str
+
+
+class LinkedSeen(NamedTuple):
+    """The distribution a plugin's library links (its adapter): installed, and built against."""
+
+    distribution: str
+    installed: str
+    built_against: Optional[str]  # the exact version its metadata pins, if it pins one
+
+
+# The keys every binary problem has; the others belong to one kind each (docs/commands.md).
+_PROBLEM_KEYS = ("kind", "file", "subject", "message", "fix")
+
+
+class BinaryProblem(NamedTuple):
+    """What the loader would refuse in the binary check, and the fix. ``kind`` is
+    ``built-for`` (with ``built_for``), ``missing-symbol`` (with ``symbols``, and ``linked``
+    for a plugin's library), ``missing-library`` (with ``searched``), ``cxx11-abi``,
+    ``symbol-version`` (with ``missing``) or ``unreadable``."""
+
+    kind: str
+    file: str
+    subject: str
+    message: str
+    fix: str
+    built_for: Optional[str] = None  # built-for: the torch minor it was built for
+    symbols: Optional[Tuple[SymbolSeen, ...]] = None  # missing-symbol
+    linked: Optional[LinkedSeen] = None  # missing-symbol of a plugin's library against its adapter's
+    searched: Optional[Tuple[str, ...]] = None  # missing-library: the folders the loader searched
+    missing: Optional[Tuple[str, ...]] = None  # symbol-version: the versions not defined
+
+    def _written(self, name: str) -> bool:
+        return name in _PROBLEM_KEYS or getattr(self, name) is not None
+
+
+class BinarySection(NamedTuple):
+    """The ``binary`` section of an answer: the installed distribution's libraries read as the
+    dynamic loader will, against the installed torch (:mod:`adapter_matrix.binary.audit`)."""
+
+    ok: bool
+    distribution: str
+    version: Optional[str]
+    torch: Optional[str]
+    torch_cxx11_abi: Optional[int]
+    built_for: Optional[str]  # the exact torch it was built for, when known
+    built_for_line: Optional[str]  # the torch minor its metadata or its build's manifest says
+    files: Tuple[BinaryFile, ...]
+    problems: Tuple[BinaryProblem, ...]
+    notes: Tuple[str, ...]
+
+    def summary(self) -> Tuple[bool, int, Tuple[str, ...]]:
+        """(ok, libraries read, each problem's message): what a cell's record keeps of it."""
+        return self.ok, len(self.files), tuple(p.message for p in self.problems)
+
+
 class LayerSeen(NamedTuple):
     """One layer of the stack above the adapter (vllm-ascend) and its answer."""
 
@@ -127,7 +201,7 @@ class LayerSeen(NamedTuple):
     decided_by: Tuple[str, ...]
     # the layer's own libraries read against torch and the adapter installed (a plugin of a
     # plugin's op library); written only when the layer is installed
-    binary: Optional[Dict[str, Any]] = None
+    binary: Optional[BinarySection] = None
 
     def _written(self, name: str) -> bool:
         return name != "binary" or self.binary is not None
@@ -175,8 +249,7 @@ class Answer(NamedTuple):
     decided_by: Tuple[str, ...]
     companions: Tuple[CompanionSeen, ...]
     fixes: Tuple[FixSeen, ...]
-    # the binary check: {ok, distribution, version, torch, ..., files, problems, notes} (docs/commands.md)
-    binary: Optional[Dict[str, Any]] = None
+    binary: Optional[BinarySection] = None  # the binary check of the adapter's libraries (docs/commands.md)
     deep: Optional[DeepSection] = None  # --deep
     stack: Optional[StackSeen] = None  # the layers above the adapter, when any is installed or given
 

@@ -5,8 +5,8 @@ site-packages folder, or an image's unpacked root (``docker export`` | ``tar x``
 path is found as ``site`` would build it (the site-packages folders and the folders their
 ``.pth`` files add, an editable install's among them), its Python from ``pyvenv.cfg`` or the
 ``pythonX.Y`` folder name. Nothing of it is run: ``check`` reads distribution metadata,
-entry points and libraries there instead of along ``sys.path``
-(:func:`adapter_matrix.check.facts.judge`). What cannot be read from files stays this
+entry points and libraries there instead of along ``sys.path``: the :class:`Target` is
+located once (``check.pipeline.run``) and passed to every fact read of it (``check.facts``). What cannot be read from files stays this
 machine's: environment variables, and the commands a matrix's detectors run.
 """
 

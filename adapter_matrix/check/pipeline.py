@@ -18,8 +18,17 @@ import datetime as _dt
 import warnings
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from ..answer import CHECK_SCHEMA, Answer, AutoloadSection, CheckDocument, DeepSection, DiagnosticSeen, Invalid
-from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, AdapterMatrixError, worst_exit_code
+from ..answer import (
+    CHECK_SCHEMA,
+    Answer,
+    AutoloadSection,
+    BinarySection,
+    CheckDocument,
+    DeepSection,
+    DiagnosticSeen,
+    Invalid,
+)
+from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, AdapterMatrixError, worst_exit_code
 from ..matrix.diagnostics import Diagnostic, MatrixError
 from ..matrix.discovery import Located
 from ..matrix.model import Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
@@ -41,7 +50,6 @@ __all__ = [
     "run",
 ]
 
-JsonSection = Dict[str, object]  # a section another part writes (binary, autoload, deep), as `check --json` prints it
 BinaryUsed = Tuple[str, Optional[str]]  # a stored binary section an answer used: (distribution, torch it was built for)
 
 
@@ -97,8 +105,9 @@ class CheckRefused(AdapterMatrixError):
 class Probes(NamedTuple):
     """What ``check`` reads through the outer parts of the package."""
 
-    # the binary section of an installed distribution (the release the matrix picked, or None)
-    binary: Callable[[str, Optional[Release]], Optional[JsonSection]]
+    # the binary section of an installed distribution (the release the matrix picked, or None),
+    # in the environment judged (check --env's, or None: the running one)
+    binary: Callable[[str, Optional[Release], Optional[Target]], Optional[BinarySection]]
     autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
     deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
 
@@ -294,23 +303,18 @@ class _Judged(NamedTuple):
 _OPTION_OF_ASSUMED = {"torch": "torch", "adapter": "adapter", "dimension": "sets", "companion": "companions"}
 
 
-def _judge(
-    question: Question,
-    located: Located,
-    result: LoadResult,
-    target: Optional[Target],
-    probes: Probes,
-    layers: Sequence[Layer] = (),
-) -> _Judged:
-    """One matrix's verdict on this environment (or the one the question assumes), and with
-    ``layers`` (those above its adapter) the stack's."""
-    from .binary import built_for, with_binary, with_pins
-    from .environment import AssumptionError, detect_environment
-    from .installed_companions import detect_companions, judge_companions, with_companions
-    from .report import answer_of
+class _Asked(NamedTuple):
+    """What one matrix is asked: the question read against its adapter, companions and layers."""
 
-    matrix, pins = result.matrix, question.pins
-    distribution = matrix.adapter.distribution
+    torch: Optional[str]  # --torch, or the torch --requirements' range is judged at
+    adapter: Optional[str]  # --adapter VERSION, or the adapter the file pins
+    companions: Dict[str, str]  # --companion and the file's companion pins
+    stack: Dict[str, str]  # --companion naming a stack's package (a layer, vllm)
+    notes: Tuple[str, ...]  # what the file's ranges were taken to install
+
+
+def _asked(question: Question, matrix: Matrix, layers: Sequence[Layer], target: Optional[Target]) -> _Asked:
+    distribution, pins = matrix.adapter.distribution, question.pins
     pinned = dict(question.companions)
     stack_versions: Dict[str, str] = {}
     if layers:  # --companion may name a stack's package (a layer, vllm) as well as a companion
@@ -322,7 +326,7 @@ def _judge(
     if pins is not None:
         from .requirements import kept_ranges
 
-        ranged, notes, unknown = kept_ranges(pins, [distribution, *(c.name for c in matrix.companions)])
+        ranged, notes, unknown = kept_ranges(pins, [distribution, *(c.name for c in matrix.companions)], target)
         if distribution in unknown and not question.adapter:  # pip would replace the adapter: by which release?
             raise CheckRefused(None, notes[0])  # the adapter comes first, so its note does
         pinned.update(
@@ -331,14 +335,41 @@ def _judge(
             if c.name not in pinned
         )
         if question.asked is not None:  # a torch range: judged at the one line of the matrix it admits
-            torch, note = _ranged(matrix, question.asked, pins.source, distribution)
+            torch, note = _ranged(matrix, question.asked, pins.source, distribution, target)
             notes = (note, *notes)
     adapter_pin = question.adapter or (pins.get(distribution) if pins is not None else None)
+    return _Asked(torch, adapter_pin, pinned, stack_versions, notes)
+
+
+def _judge(
+    question: Question,
+    located: Located,
+    result: LoadResult,
+    target: Optional[Target],
+    probes: Probes,
+    layers: Sequence[Layer] = (),
+) -> _Judged:
+    """One matrix's verdict on this environment (or the one the question assumes), and with
+    ``layers`` (those above its adapter) the stack's. Each step hands a value to the next; the
+    answer is built once, from all of them."""
+    from .binary import built_for, with_binary, with_pins
+    from .environment import AssumptionError, detect_environment
+    from .installed_companions import detect_companions, judge_companions, with_companions
+    from .report import answer_of
+
+    matrix, pins = result.matrix, question.pins
+    distribution = matrix.adapter.distribution
+    asked = _asked(question, matrix, layers, target)
     try:
         installed = detect_environment(
-            matrix, python=question.python, torch=torch, adapter=adapter_pin, dimensions=question.dimensions
+            matrix,
+            python=question.python,
+            torch=asked.torch,
+            adapter=asked.adapter,
+            dimensions=question.dimensions,
+            target=target,
         )
-        found = detect_companions(matrix, pinned)
+        found = detect_companions(matrix, asked.companions, target)
     except AssumptionError as exc:
         raise CheckRefused(_OPTION_OF_ASSUMED[exc.kind], _assumed(exc)) from None
     except ValueError as exc:
@@ -346,55 +377,60 @@ def _judge(
     companions = judge_companions(matrix, installed.environment, found)
     decided = with_companions(decide(matrix, installed.environment, question.when, not layers), matrix, companions)
     stack = None
-    stack_pins: Tuple[Tuple[str, str], ...] = ()
     if layers:
         from .stack_answer import StackQuestion, with_stack
 
-        stack_question = StackQuestion(stack_versions, question.dimensions)
+        stack_question = StackQuestion(asked.stack, question.dimensions, target)
         today = question.when or _dt.date.today()
-        decided, stack, stack_pins = with_stack(matrix, layers, installed.environment, decided, stack_question, today)
+        layer_binary = (lambda name: probes.binary(name, None, target)) if question.binary else None
+        stack = with_stack(matrix, layers, installed.environment, decided, stack_question, today, layer_binary)
+        decided = stack.verdict
     section = used = None
     if question.binary and installed.adapter_text is not None:
-        section = probes.binary(distribution, decided.release)
+        section = probes.binary(distribution, decided.release, target)
         decided = with_binary(decided, section)
         if section is not None:
             used = (distribution, built_for(decided.release))
-    if question.binary and stack is not None:  # each installed layer's libraries, against the adapter's
-        layers_seen = []
-        for layer in stack.layers:
-            own = probes.binary(layer.name, None) if layer.installed is not None else None
-            decided = with_binary(decided, own)
-            layers_seen.append(layer._replace(binary=own))
-        stack = stack._replace(layers=tuple(layers_seen))
-    if pins is not None and torch is not None:
-        decided = with_pins(decided, distribution, adapter_pin, torch, pins.source, question.asked)
-    if notes:  # what the file's ranges were taken to install: said, never silently assumed
-        decided = decided._replace(assumptions=decided.assumptions + tuple(notes))
-    answer = answer_of(matrix, located.origin, installed, decided, companions)
-    if stack is not None:
-        answer = answer._replace(stack=stack)
-    if section is not None:
-        answer = answer._replace(binary=section)
-    if target is not None:  # check --env: say which environment was judged
-        answer = answer._replace(environment=answer.environment._replace(location=target.description))
-    if question.request.deep:
-        if matrix.adapter.shims is None:
-            raise CheckRefused(
-                None,
-                f"{matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims",
-            )
-        report = probes.deep(result)
-        failed = not report.ok and answer.exit_code in (EXIT_OK, EXIT_WARNING)
-        answer = answer._replace(deep=report, exit_code=EXIT_UNSUPPORTED if failed else answer.exit_code)
+    for layer in stack.seen.layers if stack is not None else ():  # each layer's libraries, against the adapter's
+        decided = with_binary(decided, layer.binary)
+    if pins is not None and asked.torch is not None:
+        decided = with_pins(decided, distribution, asked.adapter, asked.torch, pins.source, question.asked, target)
+    if asked.notes:  # what the file's ranges were taken to install: said, never silently assumed
+        decided = decided._replace(assumptions=decided.assumptions + asked.notes)
+    deep = _deep(question, result, probes)
+    where = target.description if target is not None else None  # check --env: say which environment was judged
+    answer = answer_of(
+        matrix,
+        located.origin,
+        installed,
+        decided,
+        companions,
+        stack=stack.seen if stack is not None else None,
+        binary=section,
+        location=where,
+        deep=deep,
+    )
     kept: Union[KeptPins, str, None] = None
     if question.request.constraints is not None:
         from .constraints import NothingToKeep, keep_pins
 
         try:
-            kept = keep_pins(matrix, installed.environment, decided, companions, stack_pins)
+            kept = keep_pins(matrix, installed.environment, decided, companions, stack.pins if stack else ())
         except NothingToKeep as exc:
             kept = str(exc)
     return _Judged(answer, used, kept)
+
+
+def _deep(question: Question, result: LoadResult, probes: Probes) -> Optional[DeepSection]:
+    """``--deep``: torch imported, the adapter activated, a smoke on its device (None: not asked)."""
+    if not question.request.deep:
+        return None
+    if result.matrix.adapter.shims is None:
+        raise CheckRefused(
+            None,
+            f"{result.matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims",
+        )
+    return probes.deep(result)
 
 
 def _assumed(exc: AdapterMatrixError) -> str:
@@ -409,7 +445,7 @@ def _assumed(exc: AdapterMatrixError) -> str:
     return f" {given} {exc.problem}"
 
 
-def _ranged(matrix: Matrix, asked: str, source: str, distribution: str) -> Tuple[str, str]:
+def _ranged(matrix: Matrix, asked: str, source: str, distribution: str, target: Optional[Target]) -> Tuple[str, str]:
     """The torch a file's range (``torch>=2.12,<2.13``) is judged at in ``matrix`` and the
     assumption that says so; refused (exit 1) when it admits no torch the matrix describes,
     (exit 2) when it admits several lines (which one pip installs depends on its index)."""
@@ -429,7 +465,7 @@ def _ranged(matrix: Matrix, asked: str, source: str, distribution: str) -> Tuple
             f"{source} asks for {asked}, which admits no torch release this matrix describes ({described})",
             EXIT_UNSUPPORTED,
         )
-    found = built_for_installed(distribution)
+    found = built_for_installed(distribution, target)
     hint = ""
     if found is not None:
         line = found[1].line or minor_of(found[1].exact or "")
@@ -446,7 +482,7 @@ def _ranged(matrix: Matrix, asked: str, source: str, distribution: str) -> Tuple
     )
 
 
-def _unmatrixed(distribution: str, pins: Optional[FilePins], probes: Probes) -> Answer:
+def _unmatrixed(distribution: str, pins: Optional[FilePins], target: Optional[Target], probes: Probes) -> Answer:
     """``check --adapter DIST`` for an adapter without a matrix: its binary check alone (with
     ``--requirements``: the torch it was built for against the file's)."""
     from packaging.version import InvalidVersion, Version
@@ -458,15 +494,15 @@ def _unmatrixed(distribution: str, pins: Optional[FilePins], probes: Probes) -> 
     missing = CheckRefused(
         "adapter", f" {distribution}: no distribution of that name is installed (nor is it a version)"
     )
-    python, full, implementation = current_python()
+    python, full, implementation = current_python(target)
     if pins is not None:
-        if distribution_version(distribution) is None:
+        if distribution_version(distribution, target) is None:
             raise missing
-        return pins_answer(distribution, pins, python, full, implementation)
-    section = probes.binary(distribution, None)
+        return pins_answer(distribution, pins, python, full, implementation, target)
+    section = probes.binary(distribution, None, target)
     if section is None:
         raise missing
-    torch_text = distribution_version("torch")
+    torch_text = distribution_version("torch", target)
     try:
         torch = Version(torch_text) if torch_text else None
     except InvalidVersion:
@@ -510,12 +546,12 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         )  # the pins alone: as before, no warning per invalid matrix
     answers = [j.answer for j in judged]
     if question.named and not answers:
-        answer = _unmatrixed(question.named, question.pins, probes)
+        answer = _unmatrixed(question.named, question.pins, target, probes)
         if target is not None:
             answer = answer._replace(environment=answer.environment._replace(location=target.description))
         answers.append(answer)
     code = worst_exit_code(a.exit_code for a in answers) if answers else EXIT_USAGE
-    autoload = probes.autoload(search_path())
+    autoload = probes.autoload(search_path(target))
     if not autoload.ok and code != EXIT_USAGE:
         code = worst_exit_code([code, EXIT_UNSUPPORTED])
     document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload)
@@ -556,9 +592,9 @@ def _constraints(judged: List[_Judged], constraints: str, diagnostics: Tuple[Dia
 
 def run(request: CheckRequest, probes: Probes) -> CheckResult:
     """``check``'s answer to ``request``: :class:`CheckRefused` when it cannot answer it (and the
-    tool's other errors, :class:`~adapter_matrix.errors.AdapterMatrixError`, as they come)."""
-    from .facts import judge
-
+    tool's other errors, :class:`~adapter_matrix.errors.AdapterMatrixError`, as they come).
+    The environment judged (``--env``'s, else this one) is located once here and passed down to
+    every step that reads it: nothing below keeps it."""
     target = None
     if request.env is not None:  # another environment: its files, never its interpreter
         from ..errors import ChoiceError
@@ -568,11 +604,7 @@ def run(request: CheckRequest, probes: Probes) -> CheckResult:
             target = locate(request.env)
         except ChoiceError as exc:
             raise CheckRefused("env", f" {exc}") from None
-    judge(target)
-    try:
-        with warnings.catch_warnings(record=True) as raised:  # the filters as set: returned, not printed
-            question = read_question(request, target)
-            result = _answer(question, target, probes)
-    finally:
-        judge(None)
+    with warnings.catch_warnings(record=True) as raised:  # the filters as set: returned, not printed
+        question = read_question(request, target)
+        result = _answer(question, target, probes)
     return result._replace(raised=tuple(raised), memorable=result.memorable and not raised and not result.warnings)

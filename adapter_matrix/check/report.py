@@ -6,10 +6,21 @@ fixes: the report shows it, and :func:`~adapter_matrix.check.guard.require` rais
 
 from __future__ import annotations
 
-from typing import Any, List, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
-from ..answer import ANSWER_SECTIONS, Answer, CellSeen, DimensionSeen, EnvironmentSeen, FixSeen, StackSeen
+from ..answer import (
+    ANSWER_SECTIONS,
+    Answer,
+    BinarySection,
+    CellSeen,
+    DeepSection,
+    DimensionSeen,
+    EnvironmentSeen,
+    FixSeen,
+    StackSeen,
+)
 from ..documents import keys_of
+from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_WARNING
 from ..files import printable
 from ..matrix.model import Matrix
 from ..matrix.queries import Cell
@@ -38,10 +49,24 @@ def _fix(fix: Fix) -> FixSeen:
 
 
 def answer_of(
-    matrix: Matrix, origin: str, installed: Installed, verdict: Verdict, companions: Sequence[CompanionState] = ()
+    matrix: Matrix,
+    origin: str,
+    installed: Installed,
+    verdict: Verdict,
+    companions: Sequence[CompanionState] = (),
+    *,
+    stack: Optional[StackSeen] = None,
+    binary: Optional[BinarySection] = None,
+    location: Optional[str] = None,
+    deep: Optional[DeepSection] = None,
 ) -> Answer:
-    """One adapter's answer, as ``check --json`` prints it and the report renders it."""
+    """One adapter's answer, as ``check --json`` prints it and the report renders it, built once
+    from every step's part: the stack section, the binary check, which environment was judged
+    (``check --env``), and ``--deep``'s run, whose failure makes a usable answer exit as unsupported."""
     env = installed.environment
+    exit_code = verdict.exit_code
+    if deep is not None and not deep.ok and exit_code in (EXIT_OK, EXIT_WARNING):
+        exit_code = EXIT_UNSUPPORTED
     return Answer(
         matrix=matrix.path,
         origin=origin,
@@ -56,9 +81,10 @@ def answer_of(
             torch_family=installed.torch_family,
             adapter=installed.adapter_text,
             dimensions={d.dimension: DimensionSeen(d.value, d.source, d.error) for d in installed.detections},
+            location=location,
         ),
         verdict=verdict.outcome,
-        exit_code=verdict.exit_code,
+        exit_code=exit_code,
         reasons=tuple(verdict.reasons),
         assumptions=tuple(verdict.assumptions),
         release=str(verdict.release.version) if verdict.release else None,
@@ -67,6 +93,9 @@ def answer_of(
         decided_by=tuple(str(m) for m in verdict.decided_by),
         companions=tuple(companion_seen(c) for c in companions),
         fixes=tuple(_fix(f) for f in verdict.fixes),
+        binary=binary,
+        deep=deep,
+        stack=stack,
     )
 
 
@@ -125,7 +154,7 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
     if answer.decided_by:
         lines.append([("decided by " + ", ".join(answer.decided_by), "dim")])
     if answer.stack is not None:
-        lines += stack_lines(answer.stack)
+        lines += stack_lines(answer.stack, len(answer.fixes))
     lines += fixes
     if answer.binary is not None:
         from .binary import binary_lines
@@ -135,7 +164,7 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
         from .binary import binary_lines
 
         for layer in answer.stack.layers:
-            if layer.binary is not None and (layer.binary.get("files") or layer.binary.get("problems")):
+            if layer.binary is not None and (layer.binary.files or layer.binary.problems):
                 own = binary_lines(layer.binary)
                 lines += [[(f"{layer.name} ", "bold"), *own[0]], *own[1:]]
     if answer.deep is not None:
@@ -152,15 +181,21 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
     return lines
 
 
-def stack_lines(stack: StackSeen) -> List[List[Segment]]:
-    """Each layer's status (its broken pins are the answer's reasons), and the conflict."""
+def stack_lines(stack: StackSeen, fixes: int = 0) -> List[List[Segment]]:
+    """Each layer's status (its broken pins are the answer's reasons), and the conflict: the
+    ``fixes`` listed below it each give up one choice, or (none) no whole stack was found."""
     lines: List[List[Segment]] = []
     for layer in stack.layers:
         head = f"layer {layer.name} {layer.release or layer.installed or ''}".rstrip()
         lines.append([("  " + head + ": ", ""), (str(layer.status), _STYLE.get(str(layer.status), ""))])
     if stack.conflict:
         lines.append([("conflict:", "bold red"), (" " + stack.conflict, "")])
-        lines.append([("  no stack keeps every choice you hold; each fix below gives up one", "dim")])
+        if fixes:
+            lines.append([("  no stack keeps every choice you hold; each fix below gives up one", "dim")])
+        else:  # the search found no whole stack, not even one that gives up a choice
+            lines.append(
+                [("  no stack keeps every choice you hold, and no whole stack was found that gives up one", "dim")]
+            )
     return lines
 
 

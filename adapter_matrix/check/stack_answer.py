@@ -10,11 +10,11 @@ adapter by breaking a layer.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from ..answer import LayerSeen, StackSeen
+from ..answer import BinarySection, LayerSeen, StackSeen
 from ..matrix.model import Layer, Matrix, Value
 from ..matrix.status import Status
 from ..names import canonical_name
@@ -23,7 +23,14 @@ from .judgment import Environment, Verdict
 from .stack import installed_stack, judge_stack, stack_packages
 from .stack_fixes import Held, stack_fixes
 
-__all__ = ["StackQuestion", "split_overrides", "with_stack"]
+if TYPE_CHECKING:
+    from .elsewhere import Target
+
+__all__ = ["StackAnswer", "StackQuestion", "split_overrides", "with_stack"]
+
+# The binary check of an installed layer's own libraries (a plugin's op library), by its
+# distribution name; None when it is not read (a what-if question, --no-binary).
+LayerBinary = Callable[[str], Optional[BinarySection]]
 
 
 class StackQuestion(NamedTuple):
@@ -32,6 +39,7 @@ class StackQuestion(NamedTuple):
 
     versions: Mapping[str, str]  # canonical name -> version text or "none"
     dimensions: Mapping[str, str]  # --set NAME=VALUE
+    target: Optional[Target] = None  # check --env: the environment whose packages are read
 
 
 def split_overrides(overrides: Mapping[str, str], layers: Sequence[Layer]) -> Tuple[Dict[str, str], Dict[str, str]]:
@@ -69,8 +77,18 @@ def _versions(layers: Sequence[Layer], question: StackQuestion) -> Dict[str, Opt
     out: Dict[str, Optional[str]] = {}
     for name in stack_packages(layers):
         given = question.versions.get(name)
-        out[name] = (None if given == "none" else given) if given is not None else distribution_version(name)
+        out[name] = (
+            (None if given == "none" else given) if given is not None else distribution_version(name, question.target)
+        )
     return out
+
+
+class StackAnswer(NamedTuple):
+    """The stack step's part of the answer."""
+
+    verdict: Verdict  # the adapter's verdict made the stack's (the layers' binaries not yet folded in)
+    seen: StackSeen  # the stack section, each installed layer's binary section in it
+    pins: Tuple[Tuple[str, str], ...]  # what the stack holds besides torch and the adapter (--constraints)
 
 
 def with_stack(
@@ -80,10 +98,11 @@ def with_stack(
     decided: Verdict,
     question: StackQuestion,
     today: _dt.date,
-) -> Tuple[Verdict, StackSeen, Tuple[Tuple[str, str], ...]]:
+    binary: Optional[LayerBinary] = None,
+) -> StackAnswer:
     """``decided`` (the adapter's verdict, companions folded in) as the stack's verdict, the
-    stack section of the answer, and what the stack holds besides torch and the adapter, as
-    installed (``check --constraints`` pins it)."""
+    stack section of the answer (with ``binary``, each installed layer's binary section), and
+    what the stack holds besides torch and the adapter, as installed."""
     stack = installed_stack(env, layers, _versions(layers, question))
     judged = judge_stack(matrix, layers, stack, today, adapter=decided._replace(fixes=()))
     status = judged.status
@@ -96,6 +115,7 @@ def with_stack(
             status=v.status,
             problems=v.problems,
             decided_by=tuple(str(m) for m in v.decided_by),
+            binary=binary(v.layer.distribution) if binary is not None and v.installed is not None else None,
         )
         for v in judged.layers
     )
@@ -112,4 +132,4 @@ def with_stack(
         out = out._replace(fixes=found.fixes)
         conflict = found.conflict
     held = tuple((name, str(version)) for name, version in stack.packages if version is not None)
-    return out, StackSeen(seen, conflict), held
+    return StackAnswer(out, StackSeen(seen, conflict), held)
