@@ -11,7 +11,7 @@ version numbers, so a release on it that PyPI does not have yet is a candidate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 from packaging.version import Version
 
@@ -24,8 +24,7 @@ from .torch_release import MigrateRefused
 __all__ = ["PendingRequest", "Pending", "run", "render"]
 
 
-@dataclass(frozen=True)
-class PendingRequest:
+class PendingRequest(NamedTuple):
     matrix: str = "compat.yaml"
     upstream: str = "pypi"
     pre: Optional[str] = None  # the test channel: its URL, or a recorded page or answer

@@ -31,7 +31,7 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -97,8 +97,7 @@ class MigrateRefused(AdapterMatrixError):
     exit_code = EXIT_USAGE
 
 
-@dataclass(frozen=True)
-class MigrateRequest:
+class MigrateRequest(NamedTuple):
     """What ``migrate torch`` is asked, one field per option of the command line."""
 
     torch: str  # the release, X.Y.Z
