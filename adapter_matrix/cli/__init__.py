@@ -31,7 +31,7 @@ __all__ = ["app", "main"]
 
 
 def _app() -> Any:
-    from . import check, ci, device, init, ops, table, validate  # noqa: F401  (registers the commands)
+    from . import check, ci, device, init, migrate, ops, table, validate  # noqa: F401  (registers the commands)
     from .common import app
 
     return app

@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 WORKFLOW: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
-    ("Adopt", ("init", "schema", "new-shim")),
+    ("Adopt", ("init", "schema", "new-shim", "migrate")),
     ("Check", ("check", "env", "validate")),
     ("Publish", ("table",)),
     ("Test", ("plan", "tier", "results", "build", "probe", "ops")),
@@ -60,6 +60,9 @@ EXAMPLES: Dict[str, Tuple[Tuple[str, str], ...]] = {
         ("adapter-matrix env", "this environment, as Markdown for an issue"),
         ("adapter-matrix env --json", "the same, as the documented document"),
     ),
+    "migrate": (("adapter-matrix migrate torch 2.16.0", "the new torch line, shim, notes"),),
+    "migrate torch": (("adapter-matrix migrate torch 2.16.0 --dry-run", "what it would write"),),
+    "migrate pending": (("adapter-matrix migrate pending", "torch releases to migrate to"),),
     "check": (
         ("adapter-matrix check", "this environment"),
         ("adapter-matrix check --torch 2.16.0", "what if torch 2.16.0 were installed"),

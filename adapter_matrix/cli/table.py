@@ -260,7 +260,7 @@ def table(
         "Platforms entry: ID.json and ID.md in the --output folder), selector (each combination's install "
         "commands, as check writes them; --format html: the selector page, with --results the evidence of each), "
         "history (releases per torch line, post-releases grouped), stack (a layer's --matrix: each release with "
-        "the packages below it and, with its adapter's matrix, the commands that install the stack per platform).",
+        "the packages below it and, with its adapter's matrix, the commands that install the stack per platform), lag (days from each torch release to the adapter's first releases for it).",
     ),
     dimension: Optional[str] = typer.Option(
         None,

@@ -31,7 +31,16 @@ from ..matrix.source import Mapping, Node, Sequence, parse
 from ..matrix.textedit import Edit, apply_edits, block_end, line_offsets, replace_scalar, section_stop
 from .probe import diff
 
-__all__ = ["NewShimError", "Scaffold", "scaffold", "apply", "recorded_probe"]
+__all__ = [
+    "NewShimError",
+    "Scaffold",
+    "scaffold",
+    "apply",
+    "recorded_probe",
+    "shim_range_edits",
+    "skeleton_text",
+    "nearest",
+]
 
 
 class NewShimError(AdapterMatrixError, ValueError):
@@ -52,7 +61,7 @@ def _module_name(package: str, minor: Version) -> str:
     return f"{package}.torch_{minor.major}_{minor.minor}"
 
 
-def _nearest(matrix: Matrix, minor: Version) -> Tuple[ShimRange, Version]:
+def nearest(matrix: Matrix, minor: Version) -> Tuple[ShimRange, Version]:
     """The shim serving the newest described torch below ``minor``, and that torch."""
     below = [line for line in matrix.torch if line.minor < minor]
     for line in reversed(below):
@@ -64,7 +73,7 @@ def _nearest(matrix: Matrix, minor: Version) -> Tuple[ShimRange, Version]:
 
 def recorded_probe(matrix_path: Path, matrix: Matrix, minor: Version) -> Optional[Path]:
     """``docs/probes/torch-X.Y.json`` next to the matrix for the torch the new shim starts from."""
-    _, base_minor = _nearest(matrix, minor_line(minor))
+    _, base_minor = nearest(matrix, minor_line(minor))
     path = Path(matrix_path).parent / "docs" / "probes" / f"torch-{base_minor}.json"
     return path if path.is_file() else None
 
@@ -89,6 +98,58 @@ def _widen(spec_text: str, minor: Version) -> Optional[str]:
     return pattern.sub(f"<{nxt}", spec_text) if pattern.search(spec_text) else None
 
 
+def shim_range_edits(
+    lines: List[str], root: Mapping, previous: ShimRange, minor: Version, module: str, by: str = "new-shim"
+) -> Tuple[List[Edit], Tuple[int, List[str]]]:
+    """The ``shims:`` entry of ``module`` for torch ``minor``, inserted after ``previous`` (the
+    shim it starts from), whose range is narrowed if it is open-ended: (scalar edits, the insert
+    as a 0-based line index and its lines)."""
+    shims_node = root.get("shims")
+    assert isinstance(shims_node, Sequence)
+    items = list(shims_node.items)
+    index = next(
+        i
+        for i, item in enumerate(items)
+        if isinstance(item, Mapping) and getattr(item.get("module"), "text", None) == previous.module
+    )
+    item = items[index]
+    assert isinstance(item, Mapping)
+    edits: List[Edit] = []
+    if previous.torch.contains(Version(f"{minor}.0")):
+        edits.append(_replace_scalar(lines, item.get("torch"), f"{previous.torch.text},<{minor}"))
+    stop = items[index + 1].mark.line - 1 if index + 1 < len(items) else _root_stop(root, "shims", len(lines))
+    dash = " " * (item.mark.column - 3)
+    insert = (
+        block_end(lines, item.mark.line - 1, stop),
+        [
+            f"{dash}- module: {module} # scaffolded by {by} from {previous.module}\n",
+            f'{dash}  torch: ">={minor},<{minor.major}.{minor.minor + 1}"\n',
+        ],
+    )
+    return edits, insert
+
+
+def skeleton_text(
+    previous: str, module: str, minor: Version, todo: List[str], command: str, subclass: bool = True
+) -> str:
+    """The new era's module: ``subclass``, a ``Shim`` subclassing the previous era's (the
+    reference device's shims); else the previous era's names re-exported (an adapter whose
+    eras are modules of functions); its docstring holds the to-do."""
+    previous_name = previous.rsplit(".", 1)[1]
+    notes = "".join(f"- {t}\n" for t in todo)
+    head = (
+        f'"""torch {minor}: what differs from the previous era (to be written).\n\n'
+        f"Scaffolded by `{command}` from {previous}. To do:\n\n{notes}"
+        f'"""\n\n'
+    )
+    if subclass:
+        return head + (
+            f"from __future__ import annotations\n\nfrom .{previous_name} import Shim as _Previous\n\n\n"
+            f'class Shim(_Previous):\n    era = "{minor}"\n'
+        )
+    return head + f"from .{previous_name} import *  # noqa: F401,F403  (unchanged until the to-do says otherwise)\n"
+
+
 def scaffold(
     matrix_path: Path,
     matrix: Matrix,
@@ -101,7 +162,7 @@ def scaffold(
     minor = minor_line(minor)
     if matrix.torch_line(minor) is not None:
         raise NewShimError(f"torch {minor} is already described in {matrix.path}")
-    previous, base_minor = _nearest(matrix, minor)
+    previous, base_minor = nearest(matrix, minor)
     package = matrix.adapter.shims
     if package is None:
         raise NewShimError(
@@ -136,29 +197,9 @@ def scaffold(
     inserts.append((block_end(lines, last_key.mark.line - 1, _root_stop(root, "torch", len(lines))), entry))
 
     # 2. the shim range, after the shim it starts from; narrow that one if it is open-ended
-    shims_node = root.get("shims")
-    assert isinstance(shims_node, Sequence)
-    items = list(shims_node.items)
-    index = next(
-        i
-        for i, item in enumerate(items)
-        if isinstance(item, Mapping) and getattr(item.get("module"), "text", None) == previous.module
-    )
-    item = items[index]
-    assert isinstance(item, Mapping)
-    if previous.torch.contains(Version(f"{minor}.0")):
-        edits.append(_replace_scalar(lines, item.get("torch"), f"{previous.torch.text},<{minor}"))
-    stop = items[index + 1].mark.line - 1 if index + 1 < len(items) else _root_stop(root, "shims", len(lines))
-    dash = " " * (item.mark.column - 3)
-    inserts.append(
-        (
-            block_end(lines, item.mark.line - 1, stop),
-            [
-                f"{dash}- module: {module} # scaffolded by new-shim from {previous.module}\n",
-                f'{dash}  torch: ">={minor},<{minor.major}.{minor.minor + 1}"\n',
-            ],
-        )
-    )
+    range_edits, range_insert = shim_range_edits(lines, root, previous, minor, module)
+    edits += range_edits
+    inserts.append(range_insert)
 
     # 3. the newest release claims the minor, as experimental
     releases_node = root.get("releases")
@@ -211,14 +252,7 @@ def scaffold(
     todo.append(
         f"run the edges cells of torch {minor} (`nox -t torch{minor}`), then mark it supported in {matrix_path.name}"
     )
-    previous_name = previous.module.rsplit(".", 1)[1]
-    notes = "".join(f"- {t}\n" for t in todo)
-    module_text = (
-        f'"""torch {minor}: what differs from the previous era (to be written).\n\n'
-        f"Scaffolded by `adapter-matrix new-shim {minor}` from {previous.module}. To do:\n\n{notes}"
-        f'"""\n\nfrom __future__ import annotations\n\nfrom .{previous_name} import Shim as _Previous\n\n\n'
-        f'class Shim(_Previous):\n    era = "{minor}"\n'
-    )
+    module_text = skeleton_text(previous.module, module, minor, todo, f"adapter-matrix new-shim {minor}")
     return Scaffold(module, module_path, module_text, new_text, unified_diff(text, new_text, str(matrix_path)), todo)
 
 

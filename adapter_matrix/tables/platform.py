@@ -39,6 +39,7 @@ from ..errors import ChoiceError
 from ..matrix.model import Matrix
 from ..names import escaped_name
 from ..urls import PYPI_PROJECT
+from .views.lag import lag
 from .views.selector import selector
 
 __all__ = ["PlatformEntry", "platform_entry", "validate", "MAX_LINES", "pinned_problems"]
@@ -281,12 +282,38 @@ def _markdown(
         "",
         f'The output is a 2 x 2 tensor of twos on `device="{device}:0"`.',
         "",
+        *_lag_notes(matrix),
         "## Documentation",
         "",
         f"* Support: {support}",
         f"* PyPI: {PYPI_PROJECT.format(name=dist)}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _lag_notes(matrix: Matrix, count: int = 4) -> List[str]:
+    """How soon the adapter followed the newest torch releases (``table --view lag``): the
+    newest ``count`` lines a release claims, in days; nothing when none does."""
+    rows = [e for e in lag(matrix).data["lag"] if e["first_release"]["release"] is not None][:count]
+    if not rows:
+        return []
+
+    def said(side: Dict[str, Any]) -> str:
+        return f"{side['release']} ({side['days']} days)" if side["release"] is not None else "not yet"
+
+    out = [
+        "## Release lag",
+        "",
+        "Days from each torch release to the adapter's first release claiming it and its first supporting it:",
+        "",
+        "| torch | released | first release | first supported |",
+        "| --- | --- | --- | --- |",
+    ]
+    out += [
+        f"| {e['torch_line']} | {e['torch_released']} | {said(e['first_release'])} | {said(e['first_supported'])} |"
+        for e in rows
+    ]
+    return out + [""]
 
 
 def platform_entry(

@@ -22,7 +22,7 @@ from __future__ import annotations
 import html
 import json
 import os
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 from .html import COLORS
 from .table import Table
@@ -400,6 +400,32 @@ def _script_json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
+def _lag_section(entries: List[Dict[str, Any]], lang: str) -> List[str]:
+    """How soon the adapter followed each torch release (``table --view lag``), as static HTML."""
+    if not any(e["first_release"]["release"] for e in entries):
+        return []
+    esc = html.escape
+
+    def said(side: Dict[str, Any]) -> str:
+        if side["release"] is None:
+            return esc(word("lag_not_yet", lang))
+        return f"{esc(side['release'])} ({esc(side['date'])}): {side['days']}"
+
+    head = ("torch_line", "torch_released", "lag_first_release", "lag_first_supported")
+    out = [
+        f"<h2>{esc(word('lag_heading', lang))}</h2>",
+        f"<p>{esc(word('lag_note', lang))}</p>",
+        "<table>",
+        "<tr>" + "".join(f"<th>{esc(word(k, lang))}</th>" for k in head) + "</tr>",
+    ]
+    out += [
+        f"<tr><td>{esc(e['torch_line'])}</td><td>{esc(e['torch_released'])}</td>"
+        f"<td>{said(e['first_release'])}</td><td>{said(e['first_supported'])}</td></tr>"
+        for e in entries
+    ]
+    return out + ["</table>"]
+
+
 def render_selector(table: Table, document: Dict[str, Any]) -> str:
     """The selector page of a selector table (see the module's docstring)."""
     esc = html.escape
@@ -431,6 +457,7 @@ def render_selector(table: Table, document: Dict[str, Any]) -> str:
         f"<h2>{esc(word('sel_result', table.lang))}</h2>",
         '<div id="answer" aria-live="polite"></div>',
         '<p id="link" class="link"></p>',
+        *_lag_section(document.get("lag") or [], table.lang),
         f'<p class="generated">{footer}</p>',
         "</main>",
         f'<script type="application/json" id="matrix-data">{_script_json(document)}</script>',

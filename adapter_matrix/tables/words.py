@@ -41,6 +41,24 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "earlier_builds": ("earlier builds", "更早的构建"),
     "platforms": ("platforms", "平台"),
     "released": ("released", "发布日期"),
+    # the lag view: days from a torch release to the adapter's first releases for it
+    "lag_title": (
+        "{dist}: days from each torch release to the releases for it",
+        "{dist}\uff1a从每个 torch 版本发布到为其发布的版本的天数",
+    ),
+    "torch_released": ("torch released", "torch 发布日期"),
+    "lag_first_release": ("first release claiming it", "首个声明它的版本"),
+    "lag_first_supported": ("first release supporting it", "首个支持它的版本"),
+    "lag_days": ("days", "天数"),
+    "lag_none_yet": ("none yet ({days} days)", "尚无（已 {days} 天）"),
+    "lag_heading": ("Release lag (days after torch)", "发布滞后（torch 发布后的天数）"),
+    "lag_not_yet": ("not yet", "尚无"),
+    "lag_by_git": (", from git", "\uff0c来自 git"),
+    "lag_note": (
+        "Days after the torch line's X.Y.0 reached the index: the adapter's first release that claims the line "
+        "(experimental or better) and its first that claims a cell of it supported, by their dates.",
+        "自该 torch 版本系列的 X.Y.0 上架索引起的天数：适配器首个声明该系列的版本（实验性或更高）及首个声明其中某组合为支持的版本，按其日期计。",
+    ),
     "no_release": ("{dist}: no release yet", "{dist}\uff1a尚无版本"),
     "no_dimension": ("{dist}: no extra dimension", "{dist}\uff1a没有额外维度"),
     "legend": ("Legend", "图例"),

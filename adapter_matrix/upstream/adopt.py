@@ -7,6 +7,8 @@ Beside the first ``compat.yaml`` (:mod:`adapter_matrix.upstream.starter`), ``ini
 ``.github/workflows/matrix.yml``
     a caller of adapter-matrix's reusable workflow, pinned to a ref ``init`` knows
     (:mod:`adapter_matrix.upstream.toolpin`);
+``.github/workflows/torch-release.yml``
+    a daily caller of adapter-matrix's ``torch-migrate.yml``: a pull request per new torch release;
 ``.pre-commit-config.yaml``
     the two hooks (``adapter-matrix-validate``, ``adapter-matrix-tables``), at the same ref;
 ``README.md``
@@ -47,6 +49,7 @@ __all__ = [
     "package_name",
     "noxfile_text",
     "workflow_text",
+    "migrate_workflow_text",
     "precommit_text",
     "readme_text",
     "require_lines",
@@ -143,6 +146,40 @@ def workflow_text(pin: Optional[ToolPin] = None, compiled: bool = False) -> str:
         "      # runs first (sudo apt-get install -y libnuma-dev); `container`, a vendor toolkit's image",
         "      # to run each cell in, pinned by its digest. Past 256 cells the plan runs in chunks of at",
         "      # most 256 jobs; `max-parallel: 20` would cap the cell jobs running at once.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def migrate_workflow_text(pin: Optional[ToolPin] = None) -> str:
+    """The daily caller of adapter-matrix's ``torch-migrate.yml``: a pull request per new torch
+    release (docs/releasing.md). The write permissions are this job's only: the reusable
+    workflow's one job pushes the branch, opens or edits the pull request, or files the issue."""
+    pin = tool_pin() if pin is None else pin
+    lines = [
+        "# The day torch ships: each day, for a torch release compat.yaml does not describe, `adapter-matrix",
+        "# migrate` and the new line's cells, then one pull request per torch line (updated, never duplicated),",
+        "# or an issue when nothing could be built: adapter-matrix's reusable torch-migrate.yml (docs/releasing.md).",
+        "name: torch releases",
+        "",
+        "on:",
+        "  schedule:",
+        '    - cron: "17 6 * * *"',
+        "  workflow_dispatch:",
+        "",
+        "permissions: {}",
+        "",
+        "jobs:",
+        "  migrate:",
+        "    permissions:",
+        "      contents: write  # push the branch adapter-matrix/torch-X.Y",
+        "      pull-requests: write  # open or update its pull request",
+        "      issues: write  # the issue when nothing could be built",
+        f"    uses: {pin.uses('.github/workflows/torch-migrate.yml')}",
+        "    with:",
+        f"      tool: {_yaml_string(pin.requirement)}",
+        f'      env: \'{{"ADAPTER_MATRIX_TORCH_INDEX_URL": "{PYTORCH_INDEX.format(label="cpu")}", '
+        '"ADAPTER_MATRIX_TORCH_VARIANT": "cpu"}\'',
+        "      # release-candidates: true  # also PyTorch's test channel, before the final release",
     ]
     return "\n".join(lines) + "\n"
 
@@ -335,6 +372,7 @@ def plan_adoption(
     files = [
         ("noxfile.py", noxfile_text(distribution)),
         (os.path.join(".github", "workflows", "matrix.yml"), workflow_text(pin, compiled)),
+        (os.path.join(".github", "workflows", "torch-release.yml"), migrate_workflow_text(pin)),
         (".pre-commit-config.yaml", precommit_text(pin)),
         ("README.md", readme_text(distribution)),
     ]

@@ -97,6 +97,7 @@ class Patch:
     python: FrozenSet[PythonVersion]
     uploaded: Optional[_dt.date]
     requires_python: Optional[str]
+    variants: FrozenSet[str] = frozenset()  # local labels of its builds (cpu, cu130) on PyTorch's own indexes
 
 
 @dataclass(frozen=True)
@@ -192,8 +193,10 @@ def _fetch(url: str, timeout: float) -> bytes:
         ) from None
 
 
-def parse_index(document: object, source_name: str, origin: str = "") -> Upstream:
-    """Build the index from a decoded PEP 691 answer (``origin`` names it in messages)."""
+def parse_index(document: object, source_name: str, origin: str = "", *, local: bool = False) -> Upstream:
+    """Build the index from a decoded PEP 691 answer (``origin`` names it in messages).
+    ``local``: builds with a local label count as their public version (PyTorch's own indexes,
+    whose every file is ``2.16.0+cpu`` or ``+cu130``); PyPI's have none."""
     origin = origin or source_name
 
     def bad(what: str) -> UpstreamError:
@@ -214,19 +217,24 @@ def parse_index(document: object, source_name: str, origin: str = "") -> Upstrea
     pythons: Dict[Version, set] = {}
     uploaded: Dict[Version, Optional[_dt.date]] = {}
     requires: Dict[Version, Optional[str]] = {}
+    labels: Dict[Version, set] = {}
     seen: set = set()
     for number, entry in enumerate(files, 1):
         if not isinstance(entry, dict) or not isinstance(entry.get("filename"), str):
             raise bad(f"file #{number} has no filename")
-        parsed = _parse_filename(entry["filename"])
+        parsed = _parse_filename(entry["filename"], local)
         if parsed is None:
             continue
-        version, tags = parsed
+        built, tags = parsed
+        version = Version(built.public)
         seen.add(version)
         yanked = entry.get("yanked")
         if yanked is True or isinstance(yanked, str):  # PEP 691: false, true, or the reason
             continue
-        pythons.setdefault(version, set()).update(p for p in map(_python_of, tags) if p is not None)
+        found = {p for p in map(_python_of, tags) if p is not None}
+        pythons.setdefault(version, set()).update(found)
+        if built.local and found:
+            labels.setdefault(version, set()).add(built.local)
         day = _upload_day(entry.get("upload-time"), entry["filename"], bad)
         if day is not None and (uploaded.get(version) is None or day < uploaded[version]):  # type: ignore[operator]
             uploaded[version] = day
@@ -235,12 +243,16 @@ def parse_index(document: object, source_name: str, origin: str = "") -> Upstrea
         rp = entry.get("requires-python")
         if isinstance(rp, str) and rp and not requires.get(version):
             requires[version] = rp
-    patches = tuple(Patch(v, frozenset(pythons[v]), uploaded.get(v), requires.get(v)) for v in sorted(pythons))
+    patches = tuple(
+        Patch(v, frozenset(pythons[v]), uploaded.get(v), requires.get(v), frozenset(labels.get(v, ())))
+        for v in sorted(pythons)
+    )
     return Upstream(source_name, patches, frozenset(seen - set(pythons)))
 
 
-def _parse_filename(filename: str) -> Optional[Tuple[Version, FrozenSet[Tag]]]:
-    """(version, tags) of a final torch release's wheel or sdist; ``None`` for anything else."""
+def _parse_filename(filename: str, local: bool = False) -> Optional[Tuple[Version, FrozenSet[Tag]]]:
+    """(version, tags) of a final torch release's wheel or sdist; ``None`` for anything else
+    (a build with a local label too, unless ``local``: then the version with its label)."""
     try:
         if filename.endswith(".whl"):
             name, version, _build, tags = parse_wheel_filename(filename)  # build tags: torch-2.10.0-3-cp312-…
@@ -251,7 +263,7 @@ def _parse_filename(filename: str) -> Optional[Tuple[Version, FrozenSet[Tag]]]:
             return None
     except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
         return None
-    if name != "torch" or version.is_prerelease or version.local:
+    if name != "torch" or version.is_prerelease or (version.local and not local):
         return None
     return version, tags
 

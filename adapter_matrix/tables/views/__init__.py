@@ -39,6 +39,9 @@ and renders any of them. Views:
 ``history``
     releases as a vendor publishes them: rows grouped by torch line, one per release and
     its post-releases (the newest build, the earlier ones, the torch per platform).
+``lag``
+    per torch line, the days from its release to the adapter's first release claiming it and
+    its first supporting it (the release dates, else git's).
 ``companions``
     torch minor x companion package (torchvision, torchaudio): the releases built for each
     line, or the earlier releases whose open requirement admits it, or none.
@@ -63,6 +66,7 @@ from .companions import companions
 from .dimension import dimension
 from .grid import grid
 from .history import history
+from .lag import lag
 from .op_dtypes import op_dtypes
 from .op_failures import op_failures
 from .ops import ops
@@ -84,6 +88,7 @@ VIEWS: Dict[str, Callable[..., Table]] = {
     "companions": companions,
     "selector": selector,
     "history": history,
+    "lag": lag,
 }
 # Views drawn from records, and which: the nox cells' result records, or op-sweep records.
 RECORDS: Dict[str, str] = {

@@ -29,6 +29,7 @@ from ...matrix.model import Matrix, Status
 from ...matrix.queries import Cell, Releases, cells, chosen
 from ..table import Column, Span, Table, TableCell, plain
 from ..words import word
+from .lag import lag
 
 __all__ = ["selector", "newest_first"]
 
@@ -186,6 +187,9 @@ def selector(
         from ..picks import pick_answers  # check's ranking for every pick: only the page and the JSON need it
 
         data["picks"], unusable = pick_answers(matrix, entries, axes, today)
+        # the page's "release lag" section: the same facts as --view lag, without the days since
+        # torch (a published page does not change by itself from one day to the next)
+        data["lag"] = [{k: v for k, v in e.items() if k != "days_since_torch"} for e in lag(matrix).data["lag"]]
         for i, answers in unusable.items():
             entries[i]["nearest"] = answers
     legend = tuple(
