@@ -135,10 +135,13 @@ class LayerSeen(NamedTuple):
 
 class StackSeen(NamedTuple):
     """The stack judged as one: its layers, and why no stack keeps what the user holds
-    (``conflict``), when none does; the answer's ``fixes`` are then whole stacks."""
+    (``conflict``), when none does; the answer's ``fixes`` are then whole stacks. ``no_fix``:
+    when a stack that is not supported gets no fix, why none exists and what would have to
+    change (``no fix: …``, or ``no better combination: …`` when none beats what is installed)."""
 
     layers: Tuple[LayerSeen, ...]
     conflict: Optional[str] = None
+    no_fix: Optional[str] = None
 
 
 class DeepStep(NamedTuple):

@@ -160,7 +160,11 @@ def stack_lines(stack: StackSeen) -> List[List[Segment]]:
         lines.append([("  " + head + ": ", ""), (str(layer.status), _STYLE.get(str(layer.status), ""))])
     if stack.conflict:
         lines.append([("conflict:", "bold red"), (" " + stack.conflict, "")])
-        lines.append([("  no stack keeps every choice you hold; each fix below gives up one", "dim")])
+        if not stack.no_fix:
+            lines.append([("  no stack keeps every choice you hold; each fix below gives up one", "dim")])
+    if stack.no_fix:  # no fix follows: why none exists, and what would have to change
+        head, _sep, rest = stack.no_fix.partition(": ")
+        lines.append([(head + ":", "bold"), (" " + rest, "")])
     return lines
 
 

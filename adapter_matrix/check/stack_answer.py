@@ -103,13 +103,16 @@ def with_stack(
         outcome=status,
         reasons=judged.reasons,
         decided_by=tuple(m for v in judged.layers if v.problems for m in v.decided_by) + decided.decided_by,
-        assumptions=decided.assumptions + tuple(a for v in judged.layers for a in v.assumptions),
+        # one assumption per dimension that could not be detected (the stack's, replacing the adapter's)
+        assumptions=judged.adapter.assumptions
+        + judged.assumptions
+        + tuple(a for v in judged.layers for a in v.assumptions),
         fixes=(),
     )
-    conflict = None
+    conflict = no_fix = None
     if status is not Status.SUPPORTED:
-        found = stack_fixes(matrix, layers, stack, _held(matrix, layers, question), today)
+        found = stack_fixes(matrix, layers, stack, _held(matrix, layers, question), today, now=status)
         out = out._replace(fixes=found.fixes)
-        conflict = found.conflict
+        conflict, no_fix = found.conflict, found.reason
     held = tuple((name, str(version)) for name, version in stack.packages if version is not None)
-    return out, StackSeen(seen, conflict), held
+    return out, StackSeen(seen, conflict, no_fix), held

@@ -80,6 +80,12 @@ def _adapter_admits(pin: PackagePin, cell: Cell) -> bool:
     return pin.admits(cell.release.version)
 
 
+def _release_admits(pin: PackagePin, release: LayerRelease) -> bool:
+    """A pin on another layer of the stack (MindSpeed-LLM pins MindSpeed): its candidates are
+    that layer's releases, not bare versions."""
+    return pin.admits(release.version)
+
+
 def _python_within(spec: Spec, python: PythonVersion) -> bool:
     return spec.contains(python.version)
 
@@ -189,18 +195,20 @@ class Space(NamedTuple):
     layers: Tuple[str, ...]
 
 
-def _pin_need(pin: PackagePin, parent: str, adapter: str) -> Need:
+def _pin_need(pin: PackagePin, parent: str, adapter: str, layers: FrozenSet[str]) -> Need:
     text = str(pin.spec) if str(pin.spec)[:1] in "<>=!~" else f"=={pin.spec}"
     exact = pin.exact
     only = frozenset(Version(v.public) for v in exact) if len(exact) == len(pin.spec.specifier) else None
     if pin.name == adapter:
         return Need(adapter, text, parent, partial(_adapter_admits, pin), only)
+    if pin.name in layers:  # a layer of the stack: its candidates are its releases
+        return Need(pin.name, text, parent, partial(_release_admits, pin), only)
     return Need(pin.name, text, parent, partial(_admits, pin), only)
 
 
-def _layer_choice(layer: Layer, release: LayerRelease, adapter: str) -> Choice:
+def _layer_choice(layer: Layer, release: LayerRelease, adapter: str, layers: FrozenSet[str]) -> Choice:
     parent = f"{layer.distribution} {release.version}"
-    needs = [_pin_need(pin, parent, adapter) for pin in release.packages]
+    needs = [_pin_need(pin, parent, adapter, layers) for pin in release.packages]
     if release.python is not None:
         needs.append(Need(PYTHON, str(release.python), parent, partial(_python_within, release.python)))
     if release.adapter_line is not None:
@@ -231,7 +239,7 @@ def _cell_choice(matrix: Matrix, cell: Cell, adapter: str) -> Choice:
 
 
 _CELLS: Dict[Tuple[int, _dt.date], Tuple[Matrix, List[Choice]]] = {}
-_LAYERS: Dict[Tuple[int, str], Tuple[Layer, List[Choice]]] = {}
+_LAYERS: Dict[Tuple[int, str, FrozenSet[str]], Tuple[Layer, List[Choice]]] = {}
 _TORCHES: Dict[Tuple[int, Optional[str]], Tuple[Matrix, List[Choice]]] = {}
 
 
@@ -252,18 +260,20 @@ def _torch_choices(matrix: Matrix, label: Optional[str]) -> List[Choice]:
     return out
 
 
-def _layer_choices(layer: Layer, adapter: str) -> List[Choice]:
-    """The usable releases of ``layer``, newest first, built once per layer (like the adapter's
-    cells: the searches of one answer, and the stack table's rows, share them and their memo)."""
-    cached = _LAYERS.get((id(layer), adapter))
+def _layer_choices(layer: Layer, adapter: str, layers: FrozenSet[str]) -> List[Choice]:
+    """The usable releases of ``layer``, newest first, built once per layer and stack (like the
+    adapter's cells: the searches of one answer, and the stack table's rows, share them and
+    their memo). ``layers``: the stack's layers, whose pins on one another name releases."""
+    key = (id(layer), adapter, layers)
+    cached = _LAYERS.get(key)
     if cached is not None and cached[0] is layer:
         return cached[1]
     out = [
-        _layer_choice(layer, r, adapter)
+        _layer_choice(layer, r, adapter, layers)
         for r in sorted(layer.releases, key=lambda r: r.version, reverse=True)
         if r.status in REACHABLE
     ]
-    _LAYERS[(id(layer), adapter)] = (layer, out)
+    _LAYERS[key] = (layer, out)
     return out
 
 
@@ -309,16 +319,23 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
     )
     choices[PYTHON] = [Choice(PYTHON, p, f"Python {p}", Status.SUPPORTED, ()) for p in pythons]
     current[PYTHON] = choices[PYTHON][0]
-    # torch: every patch of every line, in the installed torch's variant family
-    torches = _torch_choices(matrix, env.torch.local if env.torch is not None else None)
+    # torch: every patch of every line, in the installed torch's variant family, then (when the
+    # matrix lets a fix move to another family: torch-npu's +cpu build on x86_64) in the others
+    label = env.torch.local if env.torch is not None else None
+    torches = list(_torch_choices(matrix, label))
+    if matrix.variants_changeable:
+        for other in dict.fromkeys(r.variant for r in matrix.releases):
+            if other != label:
+                torches += _torch_choices(matrix, other)
     choices[TORCH] = torches
     current[TORCH] = next((c for c in torches if env.torch is not None and c.value == env.torch), None)
     # the adapter: each usable cell of its matrix, the newest release first
     choices[adapter] = _adapter_choices(matrix, today)
     current[adapter] = None  # the adapter's current choice depends on torch and Python: compared by version
     # the layers and what they pin
+    names = frozenset(layer.name for layer in layers)
     for layer in layers:
-        choices[layer.name] = _layer_choices(layer, adapter)
+        choices[layer.name] = _layer_choices(layer, adapter, names)
         installed_version = stack.version(layer.name)
         entry = layer.release(installed_version) if installed_version is not None else None
         current[layer.name] = next((c for c in choices[layer.name] if entry is not None and c.value == entry), None)

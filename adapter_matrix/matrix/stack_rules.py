@@ -20,7 +20,7 @@ from .diagnostics import Diagnostic, Mark
 from .model import Constraint, Layer, LayerRelease, Matrix, PackagePin, Spec, Status
 from .queries import Cell, cells
 
-__all__ = ["check_layer"]
+__all__ = ["check_layer", "layer_cycles", "unsupported_row"]
 
 _USABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
 
@@ -134,4 +134,51 @@ def check_layer(layer: Layer, matrix: Matrix, today: Optional[_dt.date] = None) 
         found = _row(matrix, layer, release, usable)
         if found is not None:
             out.append(found)
+    return out
+
+
+def unsupported_row(
+    matrix: Matrix, layer: Layer, release: LayerRelease, today: Optional[_dt.date] = None
+) -> Optional[str]:
+    """Why ``matrix`` supports no stack with ``release`` of ``layer`` (``check`` names it as the
+    conflict of a stack that has no fix), or ``None`` when it supports one."""
+    usable = [c for c in cells(matrix, today=today) if c.status in _USABLE]
+    found = _row(matrix, layer, release, usable)
+    return found.message if found is not None else None
+
+
+def layer_cycles(layers: List[Layer]) -> List[Diagnostic]:
+    """Each pin that closes a cycle of layers requiring one another (vllm-ascend requires a
+    plugin that requires vllm-ascend; a layer that requires itself), at the pin's line: a stack
+    cannot be installed layer by layer, and its fixes would go round."""
+    by_name = {layer.name: layer for layer in layers}
+    edges = {layer.name: [(p, r) for r in layer.releases for p in r.packages if p.name in by_name] for layer in layers}
+    out: List[Diagnostic] = []
+    reported = set()
+    for start in sorted(edges):
+        # depth-first from each layer: a pin leading back to the start closes a cycle
+        stack = [(start, (start,))]
+        visited = set()
+        while stack:
+            name, path = stack.pop()
+            for pin, release in edges.get(name, ()):
+                if pin.name == start:
+                    cycle = frozenset(path)
+                    if cycle in reported:
+                        continue
+                    reported.add(cycle)
+                    names = " -> ".join(by_name[n].distribution for n in (*path, start))
+                    who = f"{by_name[name].distribution} {release.version}"
+                    out.append(
+                        Diagnostic(
+                            pin.mark,
+                            f"{who} requires {pin}, and the layers require one another in a cycle ({names})"
+                            if len(path) > 1
+                            else f"{who} requires itself ({pin})",
+                            "a layer requires the layers below it only: remove the pin that points back up",
+                        )
+                    )
+                elif pin.name not in visited:
+                    visited.add(pin.name)
+                    stack.append((pin.name, (*path, pin.name)))
     return out
