@@ -283,12 +283,16 @@ class CheckDocument(NamedTuple):
     autoload: Optional[AutoloadSection] = None
     # the matrix that stopped check (error): every diagnostic of it; written only when there are some
     diagnostics: Tuple[DiagnosticSeen, ...] = ()
+    # the error is the tool's own (a bug, exit code 5), not the user's; written only then
+    internal: bool = False
 
     def _written(self, name: str) -> bool:
         if name == "autoload":  # not when check refused its command line
             return self.autoload is not None
         if name == "diagnostics":
             return bool(self.diagnostics)
+        if name == "internal":
+            return self.internal
         return name != "error" or self.error is not None  # only a refused command line has one
 
     def to_json(self) -> Dict[str, Any]:

@@ -502,7 +502,9 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
     for place, layer in found.layers:  # a layer whose adapter's matrix is not here cannot be judged
         if layer.name_of_adapter not in described:
             invalid.append(_orphan(place, layer))
-    warned = [_invalid_warning(bad) for bad in invalid]
+    from ..matrix.discovery import skipped
+
+    warned = [_invalid_warning(bad) for bad in invalid] + skipped()  # distributions whose files cannot be read
     diagnostics = tuple(found.diagnostics)
     if request.constraints is not None:
         return _constraints(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any, List, NamedTuple, Optional, Sequence
 
-__all__ = ["GROUP", "Located", "registered_matrices", "package_matrices", "find_matrices"]
+__all__ = ["GROUP", "Located", "registered_matrices", "package_matrices", "find_matrices", "skipped"]
 
 GROUP = "adapter_matrix.matrices"
 DEFAULT_NAME = "compat.yaml"
@@ -29,18 +29,51 @@ class Located(NamedTuple):  # not a dataclass: `check` would import dataclasses 
     origin: str  # "--matrix", "argument", "working directory", or "entry point NAME (DISTRIBUTION)"
 
 
+_SKIPPED: List[str] = []  # the distributions whose metadata could not be read, said once by `check`
+
+
+def skipped() -> List[str]:
+    """What reading the installed distributions skipped since last asked (a ``METADATA`` or
+    ``entry_points.txt`` that is not UTF-8, a dist-info that is a looping symbolic link, a file
+    that cannot be read), one sentence each; asking clears it."""
+    out = list(dict.fromkeys(_SKIPPED))
+    _SKIPPED.clear()
+    return out
+
+
+def _where(dist: Any) -> str:
+    return str(getattr(dist, "_path", None) or getattr(dist, "_normalized_name", None) or "a distribution")
+
+
 def _entry_points(paths: Optional[Sequence[str]] = None) -> List[Any]:
+    """The entry points of ``GROUP`` of every distribution on ``paths`` (default this process's
+    import path), the first of each name only, as importlib does; a distribution whose files
+    cannot be read is skipped and said (:func:`skipped`), never a traceback."""
+    import sys
     from importlib import metadata
 
-    if paths is not None:  # `check --env`: the entry points installed there
-        found = []
-        for dist in metadata.distributions(path=list(paths)):
+    found = []
+    names = set()
+    for dist in metadata.distributions(path=list(paths) if paths is not None else sys.path):
+        name = getattr(dist, "_normalized_name", None)
+        if paths is None and name is not None:  # this process: importlib's rule, the first of a name
+            if name in names:
+                continue
+            names.add(name)
+        try:
             found += [ep for ep in dist.entry_points if ep.group == GROUP]
-        return found
-    eps = metadata.entry_points()
-    if hasattr(eps, "select"):
-        return list(eps.select(group=GROUP))
-    return list(eps.get(GROUP, []))  # Python 3.8/3.9: a dict of groups
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            _SKIPPED.append(f"{_where(dist)}: skipped, its entry points cannot be read ({type(exc).__name__}: {exc})")
+    return found
+
+
+def _distribution_name(ep: Any) -> Optional[str]:
+    """The name of the distribution an entry point comes from, when its metadata can be read."""
+    try:
+        return getattr(getattr(ep, "dist", None), "name", None)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        _SKIPPED.append(f"{_where(ep.dist)}: its METADATA cannot be read ({type(exc).__name__}: {exc})")
+        return None
 
 
 def _package_file(value: str, paths: Optional[Sequence[str]] = None) -> Optional[str]:
@@ -78,7 +111,7 @@ def registered_matrices(paths: Optional[Sequence[str]] = None) -> List[Located]:
         if path is None or os.path.realpath(path) in seen:
             continue
         seen.add(os.path.realpath(path))
-        dist = getattr(getattr(ep, "dist", None), "name", None)
+        dist = _distribution_name(ep)
         out.append(Located(path, f"entry point {ep.name}" + (f" ({dist})" if dist else "")))
     return out
 
