@@ -489,6 +489,7 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
     else:
         located = matrix_paths(request.matrix, paths)
     found = _load(located)
+    _refuse_cycles([layer for _l, layer in found.layers])
     invalid = found.invalid
     judged: List[_Judged] = []
     memorable = True
@@ -524,6 +525,18 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
     binaries = tuple(j.binary for j in judged if j.binary is not None)
     memorable = memorable and request.plain and not invalid and bool(answers)
     return CheckResult(code, document, None, tuple(warned), diagnostics, (), memorable, binaries)
+
+
+def _refuse_cycles(layers: Sequence[Layer]) -> None:
+    """Layers that require one another in a cycle are no stack: refused as ``validate`` refuses
+    them, at the pin that closes the cycle (exit 2)."""
+    from ..matrix.stack_rules import layer_cycles
+
+    cycles = layer_cycles(list(layers))
+    if cycles:
+        raise CheckRefused(
+            None, f"{cycles[0].mark.file}: layers that require one another in a cycle", diagnostics=cycles
+        )
 
 
 def _orphan(located: Located, layer: Layer) -> Invalid:

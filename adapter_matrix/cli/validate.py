@@ -194,12 +194,19 @@ def _validate_layers(layers: List[str], adapters: List[str], index: Any, on: Any
             known.append(load_matrix(located.path).matrix)
         except MatrixError:  # an installed adapter's broken matrix (or a layer's) is no adapter to check against
             continue
+    from ..matrix.stack_rules import layer_cycles
+
     failed = False
+    results = []
     for path in layers:
         try:
-            found = validate_layer(path, known, upstream=index, today=on)
+            results.append((path, validate_layer(path, known, upstream=index, today=on)))
         except MatrixError as exc:
             fail_invalid(path, exc)
+    # layers that require one another in a cycle: an error at the pin that closes it
+    cycles = layer_cycles([found.layer for _path, found in results])
+    for path, found in results:
+        found.findings.extend(d for d in cycles if d.mark.file == found.layer.path)
         print_diagnostics(found.findings)
         failed = failed or found.errors > 0
         warnings = len(found.findings) - found.errors
