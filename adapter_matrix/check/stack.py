@@ -194,7 +194,9 @@ def judge_stack(
     return StackVerdict(status, adapter, judged, assumptions, problems)
 
 
-def _score(needs: Sequence[Tuple[str, Constraint]], mine: Optional[Constraint], value: Value) -> Tuple[int, bool, int]:
+def _score(
+    needs: Sequence[Tuple[str, Constraint]], mine: Optional[Constraint], value: Value
+) -> Tuple[int, bool, Tuple[int, object]]:
     """How well an assumed value serves: the layers whose need it satisfies, then the adapter's, then the newest."""
     kept = sum(1 for _who, c in needs if c.contains(value))
     return kept, mine is None or mine.contains(value), value.order

@@ -489,8 +489,7 @@ def _decider(space: Space, held: Held, core: List[_Commitment]) -> Optional[str]
             )
             who = options[item][0].label if len(options[item]) == 1 else item.label
             sides.append((union, f"{who} {said}"))
-        decides = len(sides) >= 2 or (len(sides) == 1 and not sides[0][0])
-        if decides and not frozenset.intersection(*(s for s, _t in sides)):
+        if len(sides) >= 2 and not frozenset.intersection(*(s for s, _t in sides)):
             return "; ".join(dict.fromkeys(t for _s, t in sides))
     return None
 
@@ -516,6 +515,8 @@ def _conflict(
             if row is not None:
                 return row, core
         return f"no release of {layer.distribution} is a stack {adapter}'s matrix supports here", core
+    if len(core) == 1:  # a held value no release supports
+        return f"no {adapter} release supports {core[0].label}", core
     if not core:
         machine = ", ".join(f"{n} {v}" for n, v in stack.env.dimensions if v is not None) or "this machine"
         return f"no {adapter} release supports {machine}", core

@@ -157,7 +157,7 @@ def layer_cycles(layers: List[Layer]) -> List[Diagnostic]:
     reported = set()
     for start in sorted(edges):
         # depth-first from each layer: a pin leading back to the start closes a cycle
-        stack = [(start, (start,))]
+        stack: List[Tuple[str, Tuple[str, ...]]] = [(start, (start,))]
         visited = set()
         while stack:
             name, path = stack.pop()
