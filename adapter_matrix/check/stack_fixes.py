@@ -40,7 +40,19 @@ from .fixes import torch_index
 from .judgment import Environment, Fix
 from .shell import quoted, shell_of
 from .stack import Stack, judge_stack, stack_packages
-from .stack_space import PYTHON, REACHABLE, TORCH, Choice, Need, Space, anything, build_space, dim_name, resolve
+from .stack_space import (
+    PYTHON,
+    REACHABLE,
+    TORCH,
+    Choice,
+    Need,
+    Space,
+    anything,
+    build_space,
+    dim_name,
+    label_of,
+    resolve,
+)
 
 __all__ = ["Held", "StackFixes", "install_stack", "stack_fixes"]
 
@@ -275,7 +287,11 @@ def _attempt(
 
     budget[0] -= 1
     try:
-        return resolve(space, roots)
+        return resolve(
+            space,
+            roots,
+            frozenset(n for n, options in space.items() if options and isinstance(options[0].value, LayerRelease)),
+        )
     except (ResolutionImpossible, ResolutionTooDeep):
         return None
 
@@ -487,7 +503,7 @@ def _decider(space: Space, held: Held, core: List[_Commitment]) -> Optional[str]
             said = (
                 accepted[0][1] if len(accepted) == 1 else f"needs one of {len(accepted)} releases' {_shown_name(name)}"
             )
-            who = options[item][0].label if len(options[item]) == 1 else item.label
+            who = label_of(options[item][0]) if len(options[item]) == 1 else item.label
             sides.append((union, f"{who} {said}"))
         if len(sides) >= 2 and not frozenset.intersection(*(s for s, _t in sides)):
             return "; ".join(dict.fromkeys(t for _s, t in sides))

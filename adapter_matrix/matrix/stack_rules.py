@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from functools import partial
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from ..names import canonical_name
 from .diagnostics import Diagnostic, Mark
@@ -92,25 +92,43 @@ def _steps(matrix: Matrix, release: LayerRelease) -> List[_Step]:
     return out
 
 
-def _row(matrix: Matrix, layer: Layer, release: LayerRelease, usable: List[Cell]) -> Optional[Diagnostic]:
+_Narrowed = Optional[Tuple[int, str]]  # the step that leaves no cell and what the adapter offers there
+
+
+def _row(
+    matrix: Matrix,
+    layer: Layer,
+    release: LayerRelease,
+    usable: List[Cell],
+    memo: Optional[Dict[Tuple[str, ...], _Narrowed]] = None,
+) -> Optional[Diagnostic]:
     who = f"{layer.distribution} {release.version}"
-    left = usable
-    asked: List[str] = []
-    for text, mark, keeps, shown in _steps(matrix, release):
-        narrowed = [c for c in left if keeps(c)]
-        if not narrowed:
-            offered = ", ".join(dict.fromkeys(shown(c) for c in left)) or "nothing"
-            where = f" with {', '.join(asked)}" if asked else ""
-            return Diagnostic(
-                mark,
-                f"{who} needs {text}{where}, which {matrix.adapter.distribution}'s matrix does not support "
-                f"(it offers {offered})",
-                f"a row of the layer's table the adapter's does not list: correct the row, or ask {matrix.adapter.distribution} to support it",
-                "warning",
-            )
-        left = narrowed
-        asked.append(text)
-    return None
+    steps = _steps(matrix, release)
+    texts = tuple(text for text, _mark, _keeps, _shown in steps)
+    # rows that ask the same (a table repeats its pins) are narrowed once: by what they ask
+    found = memo.get(texts, False) if memo is not None else False
+    if found is False:
+        found = None
+        left = usable
+        for i, (_text, _mark, keeps, shown) in enumerate(steps):
+            narrowed = [c for c in left if keeps(c)]
+            if not narrowed:
+                found = (i, ", ".join(dict.fromkeys(shown(c) for c in left)) or "nothing")
+                break
+            left = narrowed
+        if memo is not None:
+            memo[texts] = found
+    if found is None:
+        return None
+    i, offered = found  # type: ignore[misc]  # a pair once it is not None
+    where = f" with {', '.join(texts[:i])}" if i else ""
+    return Diagnostic(
+        steps[i][1],
+        f"{who} needs {texts[i]}{where}, which {matrix.adapter.distribution}'s matrix does not support "
+        f"(it offers {offered})",
+        f"a row of the layer's table the adapter's does not list: correct the row, or ask {matrix.adapter.distribution} to support it",
+        "warning",
+    )
 
 
 def check_layer(layer: Layer, matrix: Matrix, today: Optional[_dt.date] = None) -> List[Diagnostic]:
@@ -118,6 +136,7 @@ def check_layer(layer: Layer, matrix: Matrix, today: Optional[_dt.date] = None) 
     dimension it names that the adapter's matrix does not define."""
     out: List[Diagnostic] = []
     usable = [c for c in cells(matrix, today=today) if c.status in _USABLE]
+    memo: Dict[Tuple[str, ...], _Narrowed] = {}
     for release in layer.releases:
         for name, _constraint in release.dimensions:
             if matrix.dimension(name) is None:
@@ -131,7 +150,7 @@ def check_layer(layer: Layer, matrix: Matrix, today: Optional[_dt.date] = None) 
                 )
         if release.status not in _USABLE:
             continue
-        found = _row(matrix, layer, release, usable)
+        found = _row(matrix, layer, release, usable, memo)
         if found is not None:
             out.append(found)
     return out
