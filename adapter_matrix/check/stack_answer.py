@@ -111,7 +111,8 @@ def with_stack(
     )
     conflict = no_fix = None
     if status is not Status.SUPPORTED:
-        found = stack_fixes(matrix, layers, stack, _held(matrix, layers, question), today, now=status)
+        holding = _held(matrix, layers, question)
+        found = stack_fixes(matrix, layers, stack, holding, today, now=status, adapter=decided._replace(fixes=()))
         out = out._replace(fixes=found.fixes)
         conflict, no_fix = found.conflict, found.reason
     held = tuple((name, str(version)) for name, version in stack.packages if version is not None)

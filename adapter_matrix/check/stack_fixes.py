@@ -37,7 +37,7 @@ from ..matrix.queries import Cell, cells
 from ..matrix.status import Status
 from ..names import canonical_name
 from .fixes import torch_index
-from .judgment import Environment, Fix
+from .judgment import Environment, Fix, Verdict
 from .shell import quoted, shell_of
 from .stack import Stack, judge_stack, stack_packages
 from .stack_space import (
@@ -588,6 +588,7 @@ def _ways_out(
     today: _dt.date,
     now: Status,
     budget: List[int],
+    adapter: Optional[Verdict] = None,
 ) -> List[_Found]:
     """Every way out of a conflict, each the nearest stack that gives up one thing: a held value
     (another value of a held dimension, another release of a held layer), or a layer (with the
@@ -609,7 +610,7 @@ def _ways_out(
         uninstall = [g.distribution for g in gone if stack.version(g.name) is not None]
         names = [g.distribution for g in gone]
         note = f"without {names[0]}" + (f" (and {_together(names[1:])}, which require it)" if len(names) > 1 else "")
-        as_is = _dropped(matrix, gone, rest, kept, today, now, note) if uninstall else []
+        as_is = _dropped(matrix, gone, rest, kept, today, now, note, adapter) if uninstall else []
         got = as_is or _listed(
             _search(matrix, rest, kept, rest_held, today, [o.name for o in rest], 1, note, budget, now) or [], 1
         )
@@ -633,11 +634,18 @@ def _ways_out(
 
 
 def _dropped(
-    matrix: Matrix, gone: Sequence[Layer], rest: Sequence[Layer], kept: Stack, today: _dt.date, now: Status, note: str
+    matrix: Matrix,
+    gone: Sequence[Layer],
+    rest: Sequence[Layer],
+    kept: Stack,
+    today: _dt.date,
+    now: Status,
+    note: str,
+    adapter: Optional[Verdict] = None,
 ) -> List[_Found]:
     """The stack without the ``gone`` layers, as it is: a fix when what remains is usable and
-    better than ``now`` (uninstall them)."""
-    judged = judge_stack(matrix, rest, kept, today)
+    better than ``now`` (uninstall them). ``adapter``: the installed adapter's verdict, when known."""
+    judged = judge_stack(matrix, rest, kept, today, adapter=adapter)
     if judged.status not in REACHABLE or judged.status.rank >= now.rank:
         return []
     torch, python = kept.env.torch, kept.env.python
@@ -678,11 +686,13 @@ def stack_fixes(
     today: _dt.date,
     limit: int = 3,
     now: Optional[Status] = None,
+    adapter: Optional[Verdict] = None,
 ) -> StackFixes:
     """The nearest whole stacks every matrix supports, each better than ``now`` (the installed
-    stack's status; judged when not given), or why there is none (see the module's docstring)."""
+    stack's status; judged when not given), or why there is none (see the module's docstring).
+    ``adapter``: the installed adapter's verdict (without fixes), when the caller has it."""
     if now is None:
-        now = judge_stack(matrix, layers, stack, today).status
+        now = judge_stack(matrix, layers, stack, today, adapter=adapter).status
     wanted = [layer.name for layer in layers]
     budget = [_BUDGET]
     found = _search(matrix, layers, stack, held, today, wanted, limit, budget=budget, now=now)
@@ -704,7 +714,7 @@ def stack_fixes(
             "no fix: no stack every matrix supports with what you hold was found within the search's budget; ask again with fewer layers held",
         )
     conflict, core = _conflict(matrix, layers, stack, held, today, budget)
-    ways = _ways_out(matrix, layers, stack, held, today, now, budget)
+    ways = _ways_out(matrix, layers, stack, held, today, now, budget, adapter)
     reason = None
     if not ways:
         reason = f"no fix: no stack keeps them together, and none gives up one of them: {_what_would_change(matrix, layers, core)}"

@@ -321,8 +321,11 @@ def _cell_choice(matrix: Matrix, cell: Cell, adapter: str, shared: Dict[Any, Nee
     parent = f"{matrix.adapter.distribution} {release.version}"
     torch = shared.get((id(release), line.minor))
     if torch is None:
+        # a release that pins exact torch versions (torch_npu's do) is looked up, not tested one by one
+        pins = release.pins
+        only = frozenset(_public(v) for v in pins) if pins and len(pins) == len(release.torch.specifier) else None
         torch = shared[(id(release), line.minor)] = Need(
-            TORCH, str(release.torch), parent, partial(_claims_torch, release, line)
+            TORCH, str(release.torch), parent, partial(_claims_torch, release, line), only
         )
     needs = [
         torch,
