@@ -341,7 +341,7 @@ def _cell_choice(matrix: Matrix, cell: Cell, adapter: str, shared: Dict[Any, Nee
     return Choice(adapter, cell, parent, cell.status, tuple(needs), _public(release.version))
 
 
-_CELLS: Dict[Tuple[int, _dt.date], Tuple[Matrix, List[Choice]]] = {}
+_CELLS: Dict[Tuple[int, _dt.date, Tuple[Tuple[str, Value], ...]], Tuple[Matrix, List[Choice]]] = {}
 _LAYERS: Dict[Tuple[int, str, FrozenSet[str]], Tuple[Layer, List[Choice]]] = {}
 _TORCHES: Dict[Tuple[int, Optional[str]], Tuple[Matrix, List[Choice]]] = {}
 
@@ -382,15 +382,17 @@ def _layer_choices(layer: Layer, adapter: str, layers: FrozenSet[str]) -> List[C
     return out
 
 
-def _adapter_choices(matrix: Matrix, today: _dt.date) -> List[Choice]:
-    """Each usable cell of the adapter's matrix, the newest release first; computed once per
-    matrix and day (a search builds several spaces, the stack table one per row)."""
-    key = (id(matrix), today)
+def _adapter_choices(matrix: Matrix, today: _dt.date, fixed: Tuple[Tuple[str, Value], ...] = ()) -> List[Choice]:
+    """Each usable cell of the adapter's matrix, the newest release first, of the releases that
+    accept the values no one can change (``fixed``: an arch, a SoC detected); computed once per
+    matrix, day and machine (a search builds several spaces, the stack table one per row)."""
+    key = (id(matrix), today, fixed)
     cached = _CELLS.get(key)
     if cached is not None and cached[0] is matrix:
         return cached[1]
     adapter = canonical_name(matrix.adapter.distribution)
-    usable = [c for c in cells(matrix, today=today) if c.status in REACHABLE]
+    here = [r for r in matrix.releases if all(c.contains(v) for n, v in fixed for name, c in r.dimensions if name == n)]
+    usable = [c for c in cells(matrix, here, today=today) if c.status in REACHABLE]
     seen = set()
     out = []
     shared: Dict[Any, Need] = {}
@@ -457,8 +459,11 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
                 torches += _torch_choices(matrix, other)
     choices[TORCH] = torches
     current[TORCH] = next((c for c in torches if env.torch is not None and c.value == env.torch), None)
-    # the adapter: each usable cell of its matrix, the newest release first
-    choices[adapter] = _adapter_choices(matrix, today)
+    # the adapter: each usable cell of its matrix, the newest release first (of this machine's releases)
+    fixed = tuple(
+        (d.name, value) for d in matrix.dimensions if not d.changeable and (value := env.dimension(d.name)) is not None
+    )
+    choices[adapter] = _adapter_choices(matrix, today, fixed)
     current[adapter] = None  # the adapter's current choice depends on torch and Python: compared by version
     # the layers and what they pin
     names = frozenset(layer.name for layer in layers)
