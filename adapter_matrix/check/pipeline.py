@@ -488,7 +488,17 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         located = _matrices_of(question.named, request.matrix, paths)
     else:
         located = matrix_paths(request.matrix, paths)
-    found = _load(located)
+    import gc
+
+    # the matrices loaded live as long as the answer: no collection runs while they are unpickled,
+    # nor walks them again while the answer is searched (a layer of 5,000 releases is a million
+    # objects); :func:`run` unfreezes them when it returns
+    gc.disable()
+    try:
+        found = _load(located)
+    finally:
+        gc.enable()
+    gc.freeze()
     _refuse_cycles([layer for _l, layer in found.layers])
     invalid = found.invalid
     judged: List[_Judged] = []
@@ -590,4 +600,7 @@ def run(request: CheckRequest, probes: Probes) -> CheckResult:
             result = _answer(question, target, probes)
     finally:
         judge(None)
+        import gc
+
+        gc.unfreeze()  # what _answer froze: a process that asks again collects as before
     return result._replace(raised=tuple(raised), memorable=result.memorable and not raised and not result.warnings)

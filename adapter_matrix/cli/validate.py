@@ -96,6 +96,7 @@ def validate(
 
     layers = [path for path in paths if is_layer_file(path)]  # a layer's matrix: checked against its adapter's
     paths = [path for path in paths if path not in layers]
+
     if layers and (write or record):
         fail("--write and --record read an adapter's facts; a layer's pins are its own: correct them by hand")
 
@@ -154,7 +155,15 @@ def validate(
                 markup=False,
             )
     with reading():
-        failed = _validate_layers(layers, paths, index, on) or failed
+        import gc
+
+        # no cyclic collection while the layers are read and checked: a layer of 5,000 releases is
+        # a million objects, walked again by every collection its checks' allocations trigger
+        gc.disable()
+        try:
+            failed = _validate_layers(layers, paths, index, on) or failed
+        finally:
+            gc.enable()
     if failed:
         raise typer.Exit(EXIT_USAGE)
 
