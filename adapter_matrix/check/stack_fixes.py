@@ -666,16 +666,15 @@ def _dropped(
 
 
 def _what_would_change(matrix: Matrix, layers: Sequence[Layer], core: List[_Commitment]) -> str:
-    """What would have to change for a stack to keep ``core``: another release of one of them."""
-    names = [c.label.split(" ")[0] for c in core if c.layer]
+    """What would have to change for a stack to keep ``core``: a release of one of its layers, or
+    of the adapter, that supports them together."""
     adapter = matrix.adapter.distribution
-    if not names:
-        return f"it would take a release of {adapter} that supports it"
-    return (
-        f"it would take a release of {' or '.join(names)} (or of {adapter}) that supports {'them' if len(core) > 1 else 'it'} together"
-        if len(core) > 1
-        else f"it would take a release of {names[0]} (or of {adapter}) that supports it"
-    )
+    names = [layer.distribution for layer in layers if any(c.layer and c.name == layer.name for c in core)]
+    if not core:
+        return f"it would take a release of {adapter} for this machine"
+    whom = f"{' or '.join(names)} (or of {adapter})" if names else adapter
+    what = f"{_together([c.label for c in core])} together" if len(core) > 1 else core[0].label
+    return f"it would take a release of {whom} that supports {what}"
 
 
 def stack_fixes(
@@ -717,7 +716,10 @@ def stack_fixes(
     ways = _ways_out(matrix, layers, stack, held, today, now, budget, adapter)
     reason = None
     if not ways:
-        reason = f"no fix: no stack keeps them together, and none gives up one of them: {_what_would_change(matrix, layers, core)}"
+        reason = (
+            "no fix: no stack gives up one of what you hold or one layer and keeps the rest; "
+            + _what_would_change(matrix, layers, core)
+        )
     return StackFixes(tuple(f.fix for f in ways), conflict, tuple(f.stack for f in ways), reason)
 
 
