@@ -29,6 +29,11 @@ __all__ = [
     "FixSeen",
     "CompanionFix",
     "CompanionSeen",
+    "BinaryFile",
+    "SymbolSeen",
+    "LinkedSeen",
+    "BinaryProblem",
+    "BinarySection",
     "LayerSeen",
     "StackSeen",
     "DeepStep",
@@ -115,6 +120,75 @@ class CompanionSeen(NamedTuple):
     fix: Optional[CompanionFix]
 
 
+class BinaryFile(NamedTuple):
+    """One shared library of the distribution: its C++ ABI and where the loader finds each
+    library it needs (None: nowhere)."""
+
+    file: str
+    cxx11_abi: Optional[int]  # _GLIBCXX_USE_CXX11_ABI it was built with (None: its symbols do not say)
+    needed: Dict[str, Optional[str]]
+
+
+class SymbolSeen(NamedTuple):
+    """A symbol a library needs and nothing exports, mangled and readable."""
+
+    name: str
+    demangled: str
+
+
+class LinkedSeen(NamedTuple):
+    """The distribution a plugin's library links (its adapter): installed, and built against."""
+
+    distribution: str
+    installed: str
+    built_against: Optional[str]  # the exact version its metadata pins, if it pins one
+
+
+# The keys every binary problem has; the others belong to one kind each (docs/commands.md).
+_PROBLEM_KEYS = ("kind", "file", "subject", "message", "fix")
+
+
+class BinaryProblem(NamedTuple):
+    """What the loader would refuse in the binary check, and the fix. ``kind`` is
+    ``built-for`` (with ``built_for``), ``missing-symbol`` (with ``symbols``, and ``linked``
+    for a plugin's library), ``missing-library`` (with ``searched``), ``cxx11-abi``,
+    ``symbol-version`` (with ``missing``) or ``unreadable``."""
+
+    kind: str
+    file: str
+    subject: str
+    message: str
+    fix: str
+    built_for: Optional[str] = None  # built-for: the torch minor it was built for
+    symbols: Optional[Tuple[SymbolSeen, ...]] = None  # missing-symbol
+    linked: Optional[LinkedSeen] = None  # missing-symbol of a plugin's library against its adapter's
+    searched: Optional[Tuple[str, ...]] = None  # missing-library: the folders the loader searched
+    missing: Optional[Tuple[str, ...]] = None  # symbol-version: the versions not defined
+
+    def _written(self, name: str) -> bool:
+        return name in _PROBLEM_KEYS or getattr(self, name) is not None
+
+
+class BinarySection(NamedTuple):
+    """The ``binary`` section of an answer: the installed distribution's libraries read as the
+    dynamic loader will, against the installed torch (:mod:`adapter_matrix.binary.audit`)."""
+
+    ok: bool
+    distribution: str
+    version: Optional[str]
+    torch: Optional[str]
+    torch_cxx11_abi: Optional[int]
+    built_for: Optional[str]  # the exact torch it was built for, when known
+    built_for_line: Optional[str]  # the torch minor its metadata or its build's manifest says
+    files: Tuple[BinaryFile, ...]
+    problems: Tuple[BinaryProblem, ...]
+    notes: Tuple[str, ...]
+
+    def summary(self) -> Tuple[bool, int, Tuple[str, ...]]:
+        """(ok, libraries read, each problem's message): what a cell's record keeps of it."""
+        return self.ok, len(self.files), tuple(p.message for p in self.problems)
+
+
 class LayerSeen(NamedTuple):
     """One layer of the stack above the adapter (vllm-ascend) and its answer."""
 
@@ -127,21 +201,29 @@ class LayerSeen(NamedTuple):
     decided_by: Tuple[str, ...]
     # the layer's own libraries read against torch and the adapter installed (a plugin of a
     # plugin's op library); written only when the layer is installed
-    binary: Optional[Dict[str, Any]] = None
+    binary: Optional[BinarySection] = None
+    # how it is installed: {name, kind (wheel|vcs|editable|directory|checkout), path, version,
+    # commit, describe, url, requested, source, error, past} (check/provenance.py)
+    provenance: Optional[Dict[str, Any]] = None
 
     def _written(self, name: str) -> bool:
-        return name != "binary" or self.binary is not None
+        return name not in ("binary", "provenance") or getattr(self, name) is not None
 
 
 class StackSeen(NamedTuple):
     """The stack judged as one: its layers, and why no stack keeps what the user holds
     (``conflict``), when none does; the answer's ``fixes`` are then whole stacks. ``no_fix``:
     when a stack that is not supported gets no fix, why none exists and what would have to
-    change (``no fix: …``, or ``no better combination: …`` when none beats what is installed)."""
+    change (``no fix: …``, or ``no better combination: …`` when none beats what is installed).
+    ``provenance``: how every package of the stack that is installed is installed."""
 
     layers: Tuple[LayerSeen, ...]
     conflict: Optional[str] = None
+    provenance: Optional[Tuple[Dict[str, Any], ...]] = None
     no_fix: Optional[str] = None
+
+    def _written(self, name: str) -> bool:
+        return name != "provenance" or self.provenance is not None
 
 
 class DeepStep(NamedTuple):
@@ -178,8 +260,7 @@ class Answer(NamedTuple):
     decided_by: Tuple[str, ...]
     companions: Tuple[CompanionSeen, ...]
     fixes: Tuple[FixSeen, ...]
-    # the binary check: {ok, distribution, version, torch, ..., files, problems, notes} (docs/commands.md)
-    binary: Optional[Dict[str, Any]] = None
+    binary: Optional[BinarySection] = None  # the binary check of the adapter's libraries (docs/commands.md)
     deep: Optional[DeepSection] = None  # --deep
     stack: Optional[StackSeen] = None  # the layers above the adapter, when any is installed or given
 
@@ -283,14 +364,17 @@ class CheckDocument(NamedTuple):
     autoload: Optional[AutoloadSection] = None
     # the matrix that stopped check (error): every diagnostic of it; written only when there are some
     diagnostics: Tuple[DiagnosticSeen, ...] = ()
+    # a top-level package importable from several places (a clone on PYTHONPATH beside a
+    # distribution's copy): which one Python imports and which it hides, one line each
+    shadowed: Tuple[str, ...] = ()
     # the error is the tool's own (a bug, exit code 5), not the user's; written only then
     internal: bool = False
 
     def _written(self, name: str) -> bool:
         if name == "autoload":  # not when check refused its command line
             return self.autoload is not None
-        if name == "diagnostics":
-            return bool(self.diagnostics)
+        if name in ("diagnostics", "shadowed"):
+            return bool(getattr(self, name))
         if name == "internal":
             return self.internal
         return name != "error" or self.error is not None  # only a refused command line has one

@@ -513,7 +513,9 @@ def _check_file(
         more = len(symbols) - SHOWN_SYMBOLS
         return text + (f" and {more} more symbol{'s' if more > 1 else ''}" if more > 0 else "")
 
-    symbols_of = lambda symbols: [{"name": s, "demangled": readable[s]} for s in symbols]
+    def symbols_of(symbols: List[str]) -> List[Dict[str, str]]:
+        return [{"name": s, "demangled": readable[s]} for s in symbols]
+
     if missing_torch and torch is not None and abi is not None and torch.abi is not None and abi != torch.abi:
         problems.append(
             _problem(

@@ -15,9 +15,9 @@ Which torch a binary was built for is read from its metadata (:func:`built_for_t
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..answer import Answer, EnvironmentSeen
+from ..answer import Answer, BinarySection, EnvironmentSeen
 from ..matrix.model import PythonVersion, Release
 from ..matrix.status import Status
 from .judgment import Environment, Verdict
@@ -25,6 +25,7 @@ from .judgment import Environment, Verdict
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
+    from .elsewhere import Target
     from .requirements import Pins
 
 __all__ = [
@@ -183,17 +184,17 @@ def built_for(release: Optional[Release]) -> Optional[str]:
     return None
 
 
-def with_binary(answer: Verdict, section: Optional[Dict[str, Any]]) -> Verdict:
+def with_binary(answer: Verdict, section: Optional[BinarySection]) -> Verdict:
     """``answer`` made unsupported, with the binary problems as reasons, when there are any."""
-    if not section or section.get("ok", True):
+    if section is None or section.ok:
         return answer
-    reasons = tuple(p["message"] for p in section["problems"])
+    reasons = tuple(p.message for p in section.problems)
     outcome = answer.outcome if answer.outcome.rank >= Status.UNSUPPORTED.rank else Status.UNSUPPORTED
     return answer._replace(outcome=outcome, reasons=answer.reasons + reasons)
 
 
 def binary_answer(
-    distribution: str, section: Dict[str, Any], environment: Environment, torch_text: Optional[str]
+    distribution: str, section: BinarySection, environment: Environment, torch_text: Optional[str]
 ) -> Answer:
     """The ``check --json`` entry of an adapter without a matrix (``check --adapter DIST``):
     the binary check alone decides; the matrix's keys are empty."""
@@ -204,7 +205,7 @@ def binary_answer(
                 f"{distribution} ships no compat.yaml: only its binaries were checked, and they load beside this torch",
             )
         )
-    return _unmatrixed_answer(distribution, environment, torch_text, section.get("version"), answer, section)
+    return _unmatrixed_answer(distribution, environment, torch_text, section.version, answer, section)
 
 
 def _unmatrixed_answer(
@@ -213,7 +214,7 @@ def _unmatrixed_answer(
     torch_text: Optional[str],
     version: Optional[str],
     answer: Verdict,
-    section: Optional[Dict[str, Any]],
+    section: Optional[BinarySection],
     origin: str = "--adapter",
 ) -> Answer:
     seen = EnvironmentSeen(
@@ -249,11 +250,11 @@ def _unmatrixed_answer(
 Segment = Tuple[str, str]
 
 
-def binary_lines(section: Dict[str, Any]) -> List[List[Segment]]:
+def binary_lines(section: BinarySection) -> List[List[Segment]]:
     """The report's lines for the binary section: what was checked, then each problem's fix."""
-    files = len(section.get("files", ()))
-    against = f" against torch {section['torch']}" if section.get("torch") else ""
-    problems: Sequence[Dict[str, Any]] = section.get("problems", ())
+    files = len(section.files)
+    against = f" against torch {section.torch}" if section.torch else ""
+    problems = section.problems
     if problems:
         head = [
             ("binary check: ", "bold"),
@@ -271,19 +272,20 @@ def binary_lines(section: Dict[str, Any]) -> List[List[Segment]]:
             ),
         ]
     lines = [head]
-    for fix in dict.fromkeys(p["fix"] for p in problems):
+    for fix in dict.fromkeys(p.fix for p in problems):
         lines.append([("fix:", "bold"), (" " + fix, "")])
-    lines += [[("    note: ", "dim"), (note, "")] for note in section.get("notes", ())]
+    lines += [[("    note: ", "dim"), (note, "")] for note in section.notes]
     return lines
 
 
-def built_for_installed(distribution: str) -> Optional[Tuple[str, BuiltFor]]:
+def built_for_installed(distribution: str, target: Optional[Target] = None) -> Optional[Tuple[str, BuiltFor]]:
     """(installed version, the torch its metadata says it was built for) of an installed
-    adapter: one exact torch or one torch minor; None when it says neither."""
+    adapter (in ``target``, ``check --env``'s environment, if given): one exact torch or one
+    torch minor; None when it says neither."""
     from .facts import distribution_requires, distribution_version
 
-    version = distribution_version(distribution)
-    built = built_for_torch(distribution_requires(distribution)) if version else None
+    version = distribution_version(distribution, target)
+    built = built_for_torch(distribution_requires(distribution, target)) if version else None
     return (version, built) if version and built and (built.exact or built.line) else None
 
 
@@ -345,11 +347,13 @@ def with_pins(
     torch: Optional[str],
     source: str,
     asked: Optional[str] = None,
+    target: Optional[Target] = None,
 ) -> Verdict:
     """``check --requirements``: the installed adapter (unless the file installs another
     version of it) refused beside the file's torch (``torch``; ``asked``: the file's range)
-    when its metadata says it was built for another (an exact pin, or a torch minor)."""
-    found = built_for_installed(distribution)
+    when its metadata says it was built for another (an exact pin, or a torch minor).
+    ``target``: ``check --env``'s environment, else this one."""
+    found = built_for_installed(distribution, target)
     if found is None or (adapter_pin and adapter_pin != found[0]):
         return answer
     reason = _refusal(found, distribution, torch, asked, source)
@@ -359,16 +363,24 @@ def with_pins(
     return answer._replace(outcome=outcome, reasons=answer.reasons + (reason,))
 
 
-def pins_answer(distribution: str, pins: Pins, python: PythonVersion, full: str, implementation: str) -> Answer:
+def pins_answer(
+    distribution: str,
+    pins: Pins,
+    python: PythonVersion,
+    full: str,
+    implementation: str,
+    target: Optional[Target] = None,
+) -> Answer:
     """``check --adapter DIST --requirements FILE`` for an adapter without a matrix: the
-    torch its metadata says it was built for against the file's torch, an exact pin or a range."""
+    torch its metadata says it was built for against the file's torch, an exact pin or a range
+    (``target``: ``check --env``'s environment, else this one)."""
     from packaging.version import InvalidVersion, Version
 
     from .facts import distribution_version
 
     torch = pins.get("torch")
     asked = pins.range("torch") if torch is None else None
-    found = built_for_installed(distribution)
+    found = built_for_installed(distribution, target)
     answer = Verdict(Status.SUPPORTED, ())
     if torch is None and asked is None:
         answer = Verdict(Status.UNSUPPORTED, (f"{pins.source} pins no torch: nothing to judge (--resolve asks pip)",))
@@ -378,7 +390,7 @@ def pins_answer(distribution: str, pins: Pins, python: PythonVersion, full: str,
             (f"{distribution} declares no torch it was built for: only installing {pins.source} would tell",),
         )
     else:
-        answer = with_pins(answer, distribution, pins.get(distribution), torch, pins.source, asked)
+        answer = with_pins(answer, distribution, pins.get(distribution), torch, pins.source, asked, target)
         line = _line_of(found[1])
         if answer.outcome is Status.SUPPORTED and torch is not None:
             answer = answer._replace(
@@ -409,7 +421,8 @@ def pins_answer(distribution: str, pins: Pins, python: PythonVersion, full: str,
     env = Environment(python=python, python_full=full, implementation=implementation, torch=torch_version)
     origin = f"--adapter, --requirements {pins.source}"
     # the binaries of a torch not yet installed: nothing was read, no binary section
-    return _unmatrixed_answer(distribution, env, torch, distribution_version(distribution), answer, None, origin)
+    installed = distribution_version(distribution, target)
+    return _unmatrixed_answer(distribution, env, torch, installed, answer, None, origin)
 
 
 def one_torch_line(requirement: str) -> Optional[str]:

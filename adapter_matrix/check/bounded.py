@@ -163,12 +163,17 @@ class CommandResult(NamedTuple):
 
 
 def run_command(
-    argv: Sequence[str], timeout: float, *, stdin: Optional[bytes] = None, limit: int = limits.OUTPUT_BYTES
+    argv: Sequence[str],
+    timeout: float,
+    *,
+    stdin: Optional[bytes] = None,
+    limit: int = limits.OUTPUT_BYTES,
+    env: Optional[Dict[str, str]] = None,
 ) -> CommandResult:
     """Run ``argv`` without a shell, in a process group of its own; keep at most
     ``limit`` bytes of its standard output (standard error is discarded). The group is
     killed at ``timeout`` seconds, when the output passes ``limit``, and once the
-    command has exited."""
+    command has exited. ``env``: its whole environment (default: this process's)."""
     import subprocess
 
     posix = os.name == "posix"
@@ -179,6 +184,7 @@ def run_command(
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             start_new_session=posix,
+            env=env,
         )
     except FileNotFoundError:
         return CommandResult(None, b"", "not-found")

@@ -22,6 +22,7 @@ from .bounded import REGEX_SECONDS, RegexTimeout, describe_failure, named_groups
 
 if TYPE_CHECKING:  # the import-time guard runs detectors without loading the model
     from ..matrix.model import Detector, Dimension
+    from .elsewhere import Target
 
 __all__ = ["Detection", "detect", "run_detector", "builtin_value"]
 
@@ -90,68 +91,66 @@ def _match(regex: Optional[str], text: str, template: Optional[str] = None) -> T
     return (found.strip(), None) if found else (None, f"regex {shown} matched an empty version")
 
 
-def run_detector(detector: Detector) -> Tuple[Optional[str], Optional[str]]:
+def run_detector(detector: Detector, target: Optional[Target] = None) -> Tuple[Optional[str], Optional[str]]:
     """Run one detector; return ``(version, None)`` or ``(None, why it failed)``. The
-    reason is escaped for a terminal; the version is a matched string (see :func:`printable`)."""
-    kind, target = detector.kind, detector.target
+    reason is escaped for a terminal; the version is a matched string (see :func:`printable`).
+    ``target``: the environment ``check --env`` judges (its files and distributions), else this one."""
+    kind, what = detector.kind, detector.target
     if kind == "env":
-        raw = os.environ.get(target[0])
+        raw = os.environ.get(what[0])
         if raw is None:
-            return None, f"${printable(target[0])} is not set"
+            return None, f"${printable(what[0])} is not set"
         return _match(detector.regex, raw, detector.template)
     if kind == "file":
-        path = os.path.expanduser(os.path.expandvars(target[0]))
-        from .facts import judged
-
-        other = judged()
-        if other is not None and other.root != "/" and os.path.isabs(path):  # check --env IMAGE_ROOT: the image's file
-            path = os.path.join(other.root, path.lstrip("/"))
+        path = os.path.expanduser(os.path.expandvars(what[0]))
+        if (
+            target is not None and target.root != "/" and os.path.isabs(path)
+        ):  # check --env IMAGE_ROOT: the image's file
+            path = os.path.join(target.root, path.lstrip("/"))
         try:
             data = read_regular(path, limits.DETECTOR_FILE_BYTES, truncate=True)
         except FileReadError as exc:
             return None, str(exc)
         return _match(detector.regex, data.decode("utf-8", "replace"), detector.template)
     if kind == "command":
-        result = run_command(target, detector.timeout)
-        program = printable(repr(target[0]))
+        result = run_command(what, detector.timeout)
+        program = printable(repr(what[0]))
         if result.error is not None:
             return None, describe_failure(result.error, program, detector.timeout)
         if result.returncode != 0:
             return None, f"command {program} exited with {result.returncode}"
         return _match(detector.regex, result.output.decode("utf-8", "replace"), detector.template)
     if kind == "builtin":
-        found = builtin_value(target[0])
-        return (found, None) if found else (None, f"no built-in detector {target[0]!r}")
+        found = builtin_value(what[0])
+        return (found, None) if found else (None, f"no built-in detector {what[0]!r}")
     if kind == "preset":
-        found, _where, why = _preset(target[0])
+        found, _where, why = _preset(what[0], target)
         return found, why
     if kind == "distribution":
         from .facts import distribution_version
 
-        found = distribution_version(target[0])
+        found = distribution_version(what[0], target)
         if found is None:
-            return None, f"distribution {target[0]!r} is not installed"
+            return None, f"distribution {what[0]!r} is not installed"
         return _match(detector.regex, found, detector.template)
     return None, f"unknown detector kind {kind!r}"  # pragma: no cover - the loader rejects these
 
 
-def _preset(name: str) -> Tuple[Optional[str], Optional[str], Optional[str]]:
-    from .facts import judged
+def _preset(name: str, target: Optional[Target]) -> Tuple[Optional[str], Optional[str], Optional[str]]:
     from .presets import run_preset
 
-    other = judged()
-    return run_preset(name, other.root if other is not None else "/")
+    return run_preset(name, target.root if target is not None else "/")
 
 
-def detect(dimension: Dimension) -> Detection:
-    """Try each detector of ``dimension`` in order."""
+def detect(dimension: Dimension, target: Optional[Target] = None) -> Detection:
+    """Try each detector of ``dimension`` in order (in ``target``, ``check --env``'s environment, if given)."""
     failures: List[str] = []
     for detector in dimension.detectors:
         if detector.kind == "preset":  # its source names where it read the version
-            value, where, error = _preset(detector.target[0])
+            value, where, error = _preset(detector.target[0], target)
             source = f"{detector.describe()}: {where}"
         else:
-            value, error = run_detector(detector)
+            value, error = run_detector(detector, target)
             source = detector.describe()
         if value is not None:
             return Detection(dimension.name, value, source, None)

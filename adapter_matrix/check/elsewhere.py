@@ -5,8 +5,8 @@ site-packages folder, or an image's unpacked root (``docker export`` | ``tar x``
 path is found as ``site`` would build it (the site-packages folders and the folders their
 ``.pth`` files add, an editable install's among them), its Python from ``pyvenv.cfg`` or the
 ``pythonX.Y`` folder name. Nothing of it is run: ``check`` reads distribution metadata,
-entry points and libraries there instead of along ``sys.path``
-(:func:`adapter_matrix.check.facts.judge`). What cannot be read from files stays this
+entry points and libraries there instead of along ``sys.path``: the :class:`Target` is
+located once (``check.pipeline.run``) and passed to every fact read of it (``check.facts``). What cannot be read from files stays this
 machine's: environment variables, and the commands a matrix's detectors run.
 """
 
@@ -15,11 +15,11 @@ from __future__ import annotations
 import glob
 import os
 import re
-from typing import List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import ChoiceError
 
-__all__ = ["Target", "locate"]
+__all__ = ["Target", "locate", "with_front"]
 
 
 class Target(NamedTuple):
@@ -30,6 +30,25 @@ class Target(NamedTuple):
     python: str  # feature release: 3.11, 3.13t
     python_full: str
     description: str  # "virtual environment /x", for the report
+    # the running interpreter itself, searched with --pythonpath's folders first: its own
+    # libraries, its working folder and --deep still apply (see with_front)
+    here: bool = False
+
+
+def with_front(target: Optional[Target], front: Sequence[str]) -> Optional[Target]:
+    """``target`` (None: the running interpreter) with the folders of ``front`` searched first,
+    as ``PYTHONPATH``'s are (``check --pythonpath``)."""
+    folders = tuple(os.path.abspath(p) for p in front if p)
+    if not folders:
+        return target
+    if target is not None:
+        return target._replace(paths=tuple(dict.fromkeys((*folders, *target.paths))))
+    import sys
+
+    info = sys.version_info
+    feature, full = f"{info.major}.{info.minor}", f"{info.major}.{info.minor}.{info.micro}"
+    paths = tuple(dict.fromkeys((*folders, *sys.path)))
+    return Target(paths, "/", feature, full, "this interpreter with --pythonpath", here=True)
 
 
 _SITE_GLOBS = (
@@ -107,6 +126,7 @@ def _sites(prefix: str) -> List[str]:
 def locate(path: str) -> Target:
     """The environment at ``path``; raises :class:`~adapter_matrix.errors.ChoiceError` saying what was looked for."""
     here = os.path.abspath(path)
+    shown = path if os.path.isabs(path) else os.path.normpath(path)  # as the user named it (a report's line)
     if not os.path.isdir(here):
         raise ChoiceError(
             "env",
@@ -115,7 +135,7 @@ def locate(path: str) -> Target:
     config = os.path.join(here, "pyvenv.cfg")
     if _has_distributions(here) and not os.path.isfile(config):
         feature, full = _python_of(here)
-        return Target(_with_pth([here], "/"), "/", feature, full, f"site folder {here}")
+        return Target(_with_pth([here], "/"), "/", feature, full, f"site folder {shown}")
     sites = _sites(here)
     if sites:
         kind = "virtual environment" if os.path.isfile(config) else "prefix"
@@ -127,7 +147,7 @@ def locate(path: str) -> Target:
             home = re.search(r"^\s*home\s*=\s*(.+)$", text, re.M)
             if home and re.search(r"include-system-site-packages\s*=\s*true", text, re.I):
                 extra = _sites(os.path.dirname(home.group(1).strip()))
-        return Target(_with_pth(sites + extra, "/"), "/", feature, full, f"{kind} {here}")
+        return Target(_with_pth(sites + extra, "/"), "/", feature, full, f"{kind} {shown}")
     for prefix in _IMAGE_PREFIXES:
         sites = _sites(os.path.join(here, prefix))
         if sites:

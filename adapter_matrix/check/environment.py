@@ -6,7 +6,7 @@ never imported: ``import torch`` costs seconds and can itself be what is broken.
 
 from __future__ import annotations
 
-from typing import Dict, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, NamedTuple, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -15,6 +15,9 @@ from ..matrix.model import ABSENT, Dimension, Matrix, PythonVersion, Value
 from .detectors import Detection, builtin_value, detect
 from .facts import distribution_requires, distribution_version, python_identity
 from .judgment import Environment
+
+if TYPE_CHECKING:
+    from .elsewhere import Target
 
 __all__ = ["AssumptionError", "Installed", "current_python", "dimension_value", "detect_environment", "torch_family"]
 
@@ -76,9 +79,10 @@ def dimension_value(dim: Dimension, text: Optional[str]) -> Optional[Value]:
         return None
 
 
-def current_python() -> Tuple[PythonVersion, str, str]:
-    """This interpreter: feature release (``3.13t`` when free-threaded), full version, implementation."""
-    feature, full, implementation = python_identity()
+def current_python(target: Optional[Target] = None) -> Tuple[PythonVersion, str, str]:
+    """This interpreter (or ``target``'s, ``check --env``): feature release (``3.13t`` when
+    free-threaded), full version, implementation."""
+    feature, full, implementation = python_identity(target)
     return PythonVersion.parse(feature), full, implementation
 
 
@@ -89,17 +93,19 @@ def detect_environment(
     torch: Optional[str] = None,
     adapter: Optional[str] = None,
     dimensions: Optional[Dict[str, str]] = None,
+    target: Optional[Target] = None,
 ) -> Installed:
-    """Detect the environment; each keyword overrides one detected value (what-if questions).
+    """Detect the environment (``target``'s, ``check --env``, else this one); each other keyword
+    overrides one detected value (what-if questions).
 
     Raises :class:`AssumptionError` for an override that is not a valid version or value.
     """
-    detected_python, full, implementation = current_python()
+    detected_python, full, implementation = current_python(target)
     if python is not None:
         full = str(python)
         implementation = "cpython"
-    torch_text = torch if torch is not None else distribution_version("torch")
-    adapter_text = adapter if adapter is not None else distribution_version(matrix.adapter.distribution)
+    torch_text = torch if torch is not None else distribution_version("torch", target)
+    adapter_text = adapter if adapter is not None else distribution_version(matrix.adapter.distribution, target)
     for label, text, given in (("torch", torch_text, torch), ("adapter", adapter_text, adapter)):
         if given is not None and _parse(text) is None:
             raise AssumptionError(label, "is not a PEP 440 version", value=text)
@@ -110,7 +116,7 @@ def detect_environment(
         if dim.name in overrides:
             found = Detection(dim.name, overrides[dim.name], "--set", None)
         else:
-            found = detect(dim)
+            found = detect(dim, target)
         if found.value is None and any(v.absent for v in dim.values):
             # a dimension that may be absent is absent when nothing finds it (no oneAPI)
             found = Detection(dim.name, ABSENT, "nothing found: absent", found.error)
@@ -145,5 +151,5 @@ def detect_environment(
         dimensions=tuple(dim_values),
         platform_os=builtin_value("os"),  # the shell the fixes are typed in, when no os dimension says
     )
-    requires = distribution_requires("torch") if torch is None and env.torch is not None else ()
+    requires = distribution_requires("torch", target) if torch is None and env.torch is not None else ()
     return Installed(env, torch_text, adapter_text, tuple(detections), torch_family(env.torch, requires))

@@ -1,6 +1,10 @@
 """Facts about this process, found cheaply: which Python it is and which
 distributions are installed. Imports nothing heavy (it runs inside ``import torch``
 under autoload, and at the start of every ``check``).
+
+Each fact is of the running process unless a ``target`` is passed (``check --env``: another
+environment, read from its files). The target is an argument, never remembered here: whoever
+judges another environment passes it down (issue 70: no hidden state).
 """
 
 from __future__ import annotations
@@ -19,34 +23,19 @@ __all__ = [
     "distribution_version",
     "distribution_requires",
     "distribution_folder",
-    "judge",
-    "judged",
     "search_path",
 ]
 
-_judged: Optional[Target] = None  # `check --env`: another environment's files instead of this process
+
+def search_path(target: Optional[Target] = None) -> List[str]:
+    """Where distributions are looked up: ``sys.path``, or ``target``'s import path."""
+    return list(target.paths) if target is not None else sys.path
 
 
-def judge(target: Optional[Target]) -> None:
-    """Read the facts of ``target`` from now on (None: this process again)."""
-    global _judged
-    _judged = target
-
-
-def judged() -> Optional[Target]:
-    """The other environment being judged, if any."""
-    return _judged
-
-
-def search_path() -> List[str]:
-    """Where distributions are looked up: ``sys.path``, or the judged environment's import path."""
-    return list(_judged.paths) if _judged is not None else sys.path
-
-
-def python_identity() -> Tuple[str, str, str]:
+def python_identity(target: Optional[Target] = None) -> Tuple[str, str, str]:
     """(feature release such as ``3.11`` or ``3.13t``, full version, implementation name)."""
-    if _judged is not None:
-        return _judged.python, _judged.python_full, "cpython"
+    if target is not None:
+        return target.python, target.python_full, "cpython"
     info = sys.version_info
     feature = f"{info.major}.{info.minor}" + ("t" if _free_threaded() else "")
     full = f"{info.major}.{info.minor}.{info.micro}" + (
@@ -79,7 +68,7 @@ def _metadata_version(path: str) -> Optional[str]:
     return None
 
 
-def distribution_version(name: str) -> Optional[str]:
+def distribution_version(name: str, target: Optional[Target] = None) -> Optional[str]:
     """The installed version string of a distribution, or ``None``.
 
     Looks for ``NAME-VERSION.dist-info`` (and a legacy ``.egg-info``) along ``sys.path``
@@ -91,7 +80,7 @@ def distribution_version(name: str) -> Optional[str]:
     """
     wanted = canonical_name(name)
     archives = False
-    for entry in search_path():
+    for entry in search_path(target):
         try:
             names = os.listdir(entry or ".")
         except NotADirectoryError:
@@ -107,7 +96,7 @@ def distribution_version(name: str) -> Optional[str]:
                 )
                 if version:
                     return version
-    if not archives or _judged is not None:
+    if not archives or target is not None:
         return None
     from importlib import metadata
 
@@ -117,11 +106,11 @@ def distribution_version(name: str) -> Optional[str]:
         return None
 
 
-def distribution_requires(name: str) -> Tuple[str, ...]:
+def distribution_requires(name: str, target: Optional[Target] = None) -> Tuple[str, ...]:
     """The ``Requires-Dist`` lines of an installed distribution (``()`` when it is not
     installed): PyPI's CUDA torch is told from a CPU one by its ``nvidia-*`` requirements."""
     wanted = canonical_name(name)
-    for entry in search_path():
+    for entry in search_path(target):
         try:
             names = os.listdir(entry or ".")
         except OSError:

@@ -28,7 +28,7 @@ another torch), the companions move with it in the same command.
 
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -42,6 +42,9 @@ from .facts import distribution_version
 from .judgment import Environment, Fix, Verdict
 from .shell import quoted, shell_of
 from .variants import is_variant, pytorch_index
+
+if TYPE_CHECKING:
+    from .elsewhere import Target
 
 __all__ = [
     "BAD",
@@ -81,9 +84,10 @@ def _parse(text: Optional[str]) -> Optional[Version]:
 
 
 def detect_companions(
-    matrix: Matrix, overrides: Optional[Dict[str, str]] = None
+    matrix: Matrix, overrides: Optional[Dict[str, str]] = None, target: Optional[Target] = None
 ) -> List[Tuple[Companion, Optional[str], str]]:
-    """(companion, installed version or None, how it was found) for every declared companion.
+    """(companion, installed version or None, how it was found) for every declared companion
+    (in ``target``, ``check --env``'s environment, if given).
 
     ``overrides`` maps a companion name to an assumed version, or to ``none`` for "not
     installed". Raises :class:`~adapter_matrix.check.environment.AssumptionError` for an
@@ -98,7 +102,7 @@ def detect_companions(
                 raise AssumptionError("companion", "is not a PEP 440 version (or none)", comp.name, given)
             out.append((comp, None if given == "none" else given, "--companion"))
         else:
-            out.append((comp, distribution_version(comp.name), "distribution metadata"))
+            out.append((comp, distribution_version(comp.name, target), "distribution metadata"))
     unknown = [k for k in overrides if matrix.companion(k) is None]
     if unknown:
         declared = ", ".join(c.name for c in matrix.companions) or "none"

@@ -15,17 +15,28 @@ this spoke, so it cannot import them (tests/unit/test_layout.py). The import-tim
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import warnings
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from ..answer import CHECK_SCHEMA, Answer, AutoloadSection, CheckDocument, DeepSection, DiagnosticSeen, Invalid
-from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, AdapterMatrixError, worst_exit_code
+from ..answer import (
+    CHECK_SCHEMA,
+    Answer,
+    AutoloadSection,
+    BinarySection,
+    CheckDocument,
+    DeepSection,
+    DiagnosticSeen,
+    Invalid,
+)
+from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, AdapterMatrixError, worst_exit_code
 from ..matrix.diagnostics import Diagnostic, MatrixError
 from ..matrix.discovery import Located
 from ..matrix.model import Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
 from .constraints import KeptPins
 from .elsewhere import Target
 from .judgment import Environment, Verdict
+from .provenance import Survey
 from .requirements import Pins as FilePins  # what a file installs (constraints' KeptPins: what to keep)
 
 __all__ = [
@@ -41,7 +52,6 @@ __all__ = [
     "run",
 ]
 
-JsonSection = Dict[str, object]  # a section another part writes (binary, autoload, deep), as `check --json` prints it
 BinaryUsed = Tuple[str, Optional[str]]  # a stored binary section an answer used: (distribution, torch it was built for)
 
 
@@ -62,6 +72,7 @@ class CheckRequest(NamedTuple):
     resolve: bool = False
     constraints: Optional[str] = None
     today: Optional[str] = None
+    pythonpath: Optional[str] = None  # folders searched before the environment's, as PYTHONPATH's are
 
     @property
     def plain(self) -> bool:
@@ -73,6 +84,7 @@ class CheckRequest(NamedTuple):
             or self.resolve
             or self.constraints is not None
             or self.adapter
+            or self.pythonpath is not None
         )
 
 
@@ -97,8 +109,9 @@ class CheckRefused(AdapterMatrixError):
 class Probes(NamedTuple):
     """What ``check`` reads through the outer parts of the package."""
 
-    # the binary section of an installed distribution (the release the matrix picked, or None)
-    binary: Callable[[str, Optional[Release]], Optional[JsonSection]]
+    # the binary section of an installed distribution (the release the matrix picked, or None),
+    # in the environment judged (check --env's, or None: the running one)
+    binary: Callable[[str, Optional[Release], Optional[Target]], Optional[BinarySection]]
     autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
     deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
 
@@ -180,7 +193,7 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
         torch = torch or pins.get("torch")
     elif request.resolve:
         raise CheckRefused("resolve", " resolves a --requirements FILE: give one")
-    if request.deep and target is not None:
+    if request.deep and target is not None and not target.here:
         raise CheckRefused("deep", " imports torch in this process: it cannot judge another environment (--env)")
     asked = pins.range("torch") if pins is not None and torch is None else None
     what_if = torch is not None or asked is not None or python is not None or adapter is not None
@@ -294,23 +307,18 @@ class _Judged(NamedTuple):
 _OPTION_OF_ASSUMED = {"torch": "torch", "adapter": "adapter", "dimension": "sets", "companion": "companions"}
 
 
-def _judge(
-    question: Question,
-    located: Located,
-    result: LoadResult,
-    target: Optional[Target],
-    probes: Probes,
-    layers: Sequence[Layer] = (),
-) -> _Judged:
-    """One matrix's verdict on this environment (or the one the question assumes), and with
-    ``layers`` (those above its adapter) the stack's."""
-    from .binary import built_for, with_binary, with_pins
-    from .environment import AssumptionError, detect_environment
-    from .installed_companions import detect_companions, judge_companions, with_companions
-    from .report import answer_of
+class _Asked(NamedTuple):
+    """What one matrix is asked: the question read against its adapter, companions and layers."""
 
-    matrix, pins = result.matrix, question.pins
-    distribution = matrix.adapter.distribution
+    torch: Optional[str]  # --torch, or the torch --requirements' range is judged at
+    adapter: Optional[str]  # --adapter VERSION, or the adapter the file pins
+    companions: Dict[str, str]  # --companion and the file's companion pins
+    stack: Dict[str, str]  # --companion naming a stack's package (a layer, vllm)
+    notes: Tuple[str, ...]  # what the file's ranges were taken to install
+
+
+def _asked(question: Question, matrix: Matrix, layers: Sequence[Layer], target: Optional[Target]) -> _Asked:
+    distribution, pins = matrix.adapter.distribution, question.pins
     pinned = dict(question.companions)
     stack_versions: Dict[str, str] = {}
     if layers:  # --companion may name a stack's package (a layer, vllm) as well as a companion
@@ -322,7 +330,7 @@ def _judge(
     if pins is not None:
         from .requirements import kept_ranges
 
-        ranged, notes, unknown = kept_ranges(pins, [distribution, *(c.name for c in matrix.companions)])
+        ranged, notes, unknown = kept_ranges(pins, [distribution, *(c.name for c in matrix.companions)], target)
         if distribution in unknown and not question.adapter:  # pip would replace the adapter: by which release?
             raise CheckRefused(None, notes[0])  # the adapter comes first, so its note does
         pinned.update(
@@ -331,14 +339,43 @@ def _judge(
             if c.name not in pinned
         )
         if question.asked is not None:  # a torch range: judged at the one line of the matrix it admits
-            torch, note = _ranged(matrix, question.asked, pins.source, distribution)
+            torch, note = _ranged(matrix, question.asked, pins.source, distribution, target)
             notes = (note, *notes)
     adapter_pin = question.adapter or (pins.get(distribution) if pins is not None else None)
+    return _Asked(torch, adapter_pin, pinned, stack_versions, notes)
+
+
+def _judge(
+    question: Question,
+    located: Located,
+    result: LoadResult,
+    target: Optional[Target],
+    probes: Probes,
+    layers: Sequence[Layer] = (),
+    looked: Optional[Survey] = None,
+) -> _Judged:
+    """One matrix's verdict on this environment (or the one the question assumes), and with
+    ``layers`` (those above its adapter) the stack's. Each step hands a value to the next; the
+    answer is built once, from all of them."""
+    from .binary import built_for, with_binary, with_pins
+    from .environment import AssumptionError, detect_environment
+    from .installed_companions import detect_companions, judge_companions, with_companions
+    from .report import answer_of
+
+    matrix, pins = result.matrix, question.pins
+    distribution = matrix.adapter.distribution
+    asked = _asked(question, matrix, layers, target)
+    owned = {d.name for layer in layers for d in layer.dimensions}  # a layer's own: judged with the stack
     try:
         installed = detect_environment(
-            matrix, python=question.python, torch=torch, adapter=adapter_pin, dimensions=question.dimensions
+            matrix,
+            python=question.python,
+            torch=asked.torch,
+            adapter=asked.adapter,
+            dimensions={k: v for k, v in question.dimensions.items() if k not in owned},
+            target=target,
         )
-        found = detect_companions(matrix, pinned)
+        found = detect_companions(matrix, asked.companions, target)
     except AssumptionError as exc:
         raise CheckRefused(_OPTION_OF_ASSUMED[exc.kind], _assumed(exc)) from None
     except ValueError as exc:
@@ -346,55 +383,61 @@ def _judge(
     companions = judge_companions(matrix, installed.environment, found)
     decided = with_companions(decide(matrix, installed.environment, question.when, not layers), matrix, companions)
     stack = None
-    stack_pins: Tuple[Tuple[str, str], ...] = ()
     if layers:
         from .stack_answer import StackQuestion, with_stack
 
-        stack_question = StackQuestion(stack_versions, question.dimensions)
+        stack_question = StackQuestion(asked.stack, question.dimensions, target, looked)
         today = question.when or _dt.date.today()
-        decided, stack, stack_pins = with_stack(matrix, layers, installed.environment, decided, stack_question, today)
+        layer_binary = (lambda name: probes.binary(name, None, target)) if question.binary else None
+        stack = with_stack(matrix, layers, installed.environment, decided, stack_question, today, layer_binary)
+        decided = stack.verdict
     section = used = None
     if question.binary and installed.adapter_text is not None:
-        section = probes.binary(distribution, decided.release)
+        section = probes.binary(distribution, decided.release, target)
         decided = with_binary(decided, section)
         if section is not None:
             used = (distribution, built_for(decided.release))
-    if question.binary and stack is not None:  # each installed layer's libraries, against the adapter's
-        layers_seen = []
-        for layer in stack.layers:
-            own = probes.binary(layer.name, None) if layer.installed is not None else None
-            decided = with_binary(decided, own)
-            layers_seen.append(layer._replace(binary=own))
-        stack = stack._replace(layers=tuple(layers_seen))
-    if pins is not None and torch is not None:
-        decided = with_pins(decided, distribution, adapter_pin, torch, pins.source, question.asked)
-    if notes:  # what the file's ranges were taken to install: said, never silently assumed
-        decided = decided._replace(assumptions=decided.assumptions + tuple(notes))
-    answer = answer_of(matrix, located.origin, installed, decided, companions)
-    if stack is not None:
-        answer = answer._replace(stack=stack)
-    if section is not None:
-        answer = answer._replace(binary=section)
-    if target is not None:  # check --env: say which environment was judged
-        answer = answer._replace(environment=answer.environment._replace(location=target.description))
-    if question.request.deep:
-        if matrix.adapter.shims is None:
-            raise CheckRefused(
-                None,
-                f"{matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims",
-            )
-        report = probes.deep(result)
-        failed = not report.ok and answer.exit_code in (EXIT_OK, EXIT_WARNING)
-        answer = answer._replace(deep=report, exit_code=EXIT_UNSUPPORTED if failed else answer.exit_code)
+    for layer in stack.seen.layers if stack is not None else ():  # each layer's libraries, against the adapter's
+        decided = with_binary(decided, layer.binary)
+    if pins is not None and asked.torch is not None:
+        decided = with_pins(decided, distribution, asked.adapter, asked.torch, pins.source, question.asked, target)
+    if asked.notes:  # what the file's ranges were taken to install: said, never silently assumed
+        decided = decided._replace(assumptions=decided.assumptions + asked.notes)
+    deep = _deep(question, result, probes)
+    # check --env: say which environment was judged (not the running one, --pythonpath or not)
+    where = target.description if target is not None and not target.here else None
+    answer = answer_of(
+        matrix,
+        located.origin,
+        installed,
+        decided,
+        companions,
+        stack=stack.seen if stack is not None else None,
+        binary=section,
+        location=where,
+        deep=deep,
+    )
     kept: Union[KeptPins, str, None] = None
     if question.request.constraints is not None:
         from .constraints import NothingToKeep, keep_pins
 
         try:
-            kept = keep_pins(matrix, installed.environment, decided, companions, stack_pins)
+            kept = keep_pins(matrix, installed.environment, decided, companions, stack.pins if stack else ())
         except NothingToKeep as exc:
             kept = str(exc)
     return _Judged(answer, used, kept)
+
+
+def _deep(question: Question, result: LoadResult, probes: Probes) -> Optional[DeepSection]:
+    """``--deep``: torch imported, the adapter activated, a smoke on its device (None: not asked)."""
+    if not question.request.deep:
+        return None
+    if result.matrix.adapter.shims is None:
+        raise CheckRefused(
+            None,
+            f"{result.matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims",
+        )
+    return probes.deep(result)
 
 
 def _assumed(exc: AdapterMatrixError) -> str:
@@ -409,7 +452,7 @@ def _assumed(exc: AdapterMatrixError) -> str:
     return f" {given} {exc.problem}"
 
 
-def _ranged(matrix: Matrix, asked: str, source: str, distribution: str) -> Tuple[str, str]:
+def _ranged(matrix: Matrix, asked: str, source: str, distribution: str, target: Optional[Target]) -> Tuple[str, str]:
     """The torch a file's range (``torch>=2.12,<2.13``) is judged at in ``matrix`` and the
     assumption that says so; refused (exit 1) when it admits no torch the matrix describes,
     (exit 2) when it admits several lines (which one pip installs depends on its index)."""
@@ -429,7 +472,7 @@ def _ranged(matrix: Matrix, asked: str, source: str, distribution: str) -> Tuple
             f"{source} asks for {asked}, which admits no torch release this matrix describes ({described})",
             EXIT_UNSUPPORTED,
         )
-    found = built_for_installed(distribution)
+    found = built_for_installed(distribution, target)
     hint = ""
     if found is not None:
         line = found[1].line or minor_of(found[1].exact or "")
@@ -446,7 +489,7 @@ def _ranged(matrix: Matrix, asked: str, source: str, distribution: str) -> Tuple
     )
 
 
-def _unmatrixed(distribution: str, pins: Optional[FilePins], probes: Probes) -> Answer:
+def _unmatrixed(distribution: str, pins: Optional[FilePins], target: Optional[Target], probes: Probes) -> Answer:
     """``check --adapter DIST`` for an adapter without a matrix: its binary check alone (with
     ``--requirements``: the torch it was built for against the file's)."""
     from packaging.version import InvalidVersion, Version
@@ -458,15 +501,15 @@ def _unmatrixed(distribution: str, pins: Optional[FilePins], probes: Probes) -> 
     missing = CheckRefused(
         "adapter", f" {distribution}: no distribution of that name is installed (nor is it a version)"
     )
-    python, full, implementation = current_python()
+    python, full, implementation = current_python(target)
     if pins is not None:
-        if distribution_version(distribution) is None:
+        if distribution_version(distribution, target) is None:
             raise missing
-        return pins_answer(distribution, pins, python, full, implementation)
-    section = probes.binary(distribution, None)
+        return pins_answer(distribution, pins, python, full, implementation, target)
+    section = probes.binary(distribution, None, target)
     if section is None:
         raise missing
-    torch_text = distribution_version("torch")
+    torch_text = distribution_version("torch", target)
     try:
         torch = Version(torch_text) if torch_text else None
     except InvalidVersion:
@@ -499,6 +542,10 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
     finally:
         gc.enable()
     gc.freeze()
+    from .provenance import current_survey
+
+    looked = current_survey(target)
+    _checkout_layers(found, looked.layer_files)
     _refuse_cycles([layer for _l, layer in found.layers])
     invalid = found.invalid
     judged: List[_Judged] = []
@@ -508,14 +555,16 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         memorable = memorable and all(d.name in question.dimensions for d in result.matrix.dimensions)
         adapter = canonical_name(result.matrix.adapter.distribution)
         above = [layer for _l, layer in found.layers if layer.name_of_adapter == adapter]
-        judged.append(_judge(question, place, result, target, probes, above))
+        _refuse_clashes(result.matrix, above)
+        judged.append(_judge(question, place, result, target, probes, above, looked))
     described = {canonical_name(r.matrix.adapter.distribution) for _l, r in found.adapters}
     for place, layer in found.layers:  # a layer whose adapter's matrix is not here cannot be judged
         if layer.name_of_adapter not in described:
             invalid.append(_orphan(place, layer))
     from ..matrix.discovery import skipped
 
-    warned = [_invalid_warning(bad) for bad in invalid] + skipped()  # distributions whose files cannot be read
+    warned = [_invalid_warning(bad) for bad in invalid] + [s.warning() for s in looked.shadowed]
+    warned += skipped()  # distributions whose files cannot be read: said, then left out
     diagnostics = tuple(found.diagnostics)
     if request.constraints is not None:
         return _constraints(
@@ -523,18 +572,54 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         )  # the pins alone: as before, no warning per invalid matrix
     answers = [j.answer for j in judged]
     if question.named and not answers:
-        answer = _unmatrixed(question.named, question.pins, probes)
-        if target is not None:
+        answer = _unmatrixed(question.named, question.pins, target, probes)
+        if target is not None and not target.here:
             answer = answer._replace(environment=answer.environment._replace(location=target.description))
         answers.append(answer)
     code = worst_exit_code(a.exit_code for a in answers) if answers else EXIT_USAGE
-    autoload = probes.autoload(search_path())
+    autoload = probes.autoload(search_path(target))
     if not autoload.ok and code != EXIT_USAGE:
         code = worst_exit_code([code, EXIT_UNSUPPORTED])
-    document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload)
+    shadowed = tuple(s.warning() for s in looked.shadowed)
+    document = CheckDocument(CHECK_SCHEMA, code, None, tuple(answers), tuple(invalid), autoload, shadowed=shadowed)
     binaries = tuple(j.binary for j in judged if j.binary is not None)
-    memorable = memorable and request.plain and not invalid and bool(answers)
+    # a clone's HEAD moves without a dist-info to stamp: an answer that read one is not remembered
+    cloned = any(c.source for c in looked.checkouts) or any(
+        p.get("kind") != "wheel" for a in answers if a.stack is not None for p in a.stack.provenance or ()
+    )
+    memorable = memorable and request.plain and not invalid and bool(answers) and not cloned
     return CheckResult(code, document, None, tuple(warned), diagnostics, (), memorable, binaries)
+
+
+def _checkout_layers(found: _Loaded, files: Sequence[Tuple[str, str]]) -> None:
+    """The layers whose matrix comes with a checkout on the import path (its compat.yaml), judged
+    as an installed layer's registered matrix is; a layer already given is not read twice."""
+    from ..matrix.cache import load_any
+
+    given = {layer.name for _l, layer in found.layers}
+    for package, path in files:
+        try:
+            result = load_any(path)
+        except MatrixError as exc:
+            found.diagnostics.extend(exc.diagnostics)
+            continue
+        if isinstance(result, LayerResult) and result.layer.name not in given:
+            found.layers.append((Located(path, f"checkout of {package}"), result.layer))
+            given.add(result.layer.name)
+
+
+def _refuse_clashes(matrix: Matrix, layers: Sequence[Layer]) -> None:
+    """A dimension a layer owns must not be one its adapter's matrix defines: refused at its line."""
+    for layer in layers:
+        for dim in layer.dimensions:
+            if matrix.dimension(dim.name) is not None:
+                diagnostic = Diagnostic(
+                    dim.mark,
+                    f"layer dimension {dim.name} clashes with {matrix.adapter.distribution}'s dimension {dim.name} "
+                    f"({matrix.dimension(dim.name).mark})",  # type: ignore[union-attr]  # checked just above
+                    f"rename it, or constrain the adapter's {dim.name} in the releases' dimensions:",
+                )
+                raise CheckRefused(None, f"{layer.path}: 1 error in the matrix", diagnostics=(diagnostic,))
 
 
 def _refuse_cycles(layers: Sequence[Layer]) -> None:
@@ -581,9 +666,9 @@ def _constraints(judged: List[_Judged], constraints: str, diagnostics: Tuple[Dia
 
 def run(request: CheckRequest, probes: Probes) -> CheckResult:
     """``check``'s answer to ``request``: :class:`CheckRefused` when it cannot answer it (and the
-    tool's other errors, :class:`~adapter_matrix.errors.AdapterMatrixError`, as they come)."""
-    from .facts import judge
-
+    tool's other errors, :class:`~adapter_matrix.errors.AdapterMatrixError`, as they come).
+    The environment judged (``--env``'s, else this one) is located once here and passed down to
+    every step that reads it: nothing below keeps it."""
     target = None
     if request.env is not None:  # another environment: its files, never its interpreter
         from ..errors import ChoiceError
@@ -593,13 +678,14 @@ def run(request: CheckRequest, probes: Probes) -> CheckResult:
             target = locate(request.env)
         except ChoiceError as exc:
             raise CheckRefused("env", f" {exc}") from None
-    judge(target)
+    from .elsewhere import with_front
+
+    target = with_front(target, (request.pythonpath or "").split(os.pathsep))
     try:
         with warnings.catch_warnings(record=True) as raised:  # the filters as set: returned, not printed
             question = read_question(request, target)
             result = _answer(question, target, probes)
     finally:
-        judge(None)
         import gc
 
         gc.unfreeze()  # what _answer froze: a process that asks again collects as before

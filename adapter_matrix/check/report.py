@@ -6,10 +6,21 @@ fixes: the report shows it, and :func:`~adapter_matrix.check.guard.require` rais
 
 from __future__ import annotations
 
-from typing import Any, List, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
-from ..answer import ANSWER_SECTIONS, Answer, CellSeen, DimensionSeen, EnvironmentSeen, FixSeen, StackSeen
+from ..answer import (
+    ANSWER_SECTIONS,
+    Answer,
+    BinarySection,
+    CellSeen,
+    DeepSection,
+    DimensionSeen,
+    EnvironmentSeen,
+    FixSeen,
+    StackSeen,
+)
 from ..documents import keys_of
+from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_WARNING
 from ..files import printable
 from ..matrix.model import Matrix
 from ..matrix.queries import Cell
@@ -38,10 +49,24 @@ def _fix(fix: Fix) -> FixSeen:
 
 
 def answer_of(
-    matrix: Matrix, origin: str, installed: Installed, verdict: Verdict, companions: Sequence[CompanionState] = ()
+    matrix: Matrix,
+    origin: str,
+    installed: Installed,
+    verdict: Verdict,
+    companions: Sequence[CompanionState] = (),
+    *,
+    stack: Optional[StackSeen] = None,
+    binary: Optional[BinarySection] = None,
+    location: Optional[str] = None,
+    deep: Optional[DeepSection] = None,
 ) -> Answer:
-    """One adapter's answer, as ``check --json`` prints it and the report renders it."""
+    """One adapter's answer, as ``check --json`` prints it and the report renders it, built once
+    from every step's part: the stack section, the binary check, which environment was judged
+    (``check --env``), and ``--deep``'s run, whose failure makes a usable answer exit as unsupported."""
     env = installed.environment
+    exit_code = verdict.exit_code
+    if deep is not None and not deep.ok and exit_code in (EXIT_OK, EXIT_WARNING):
+        exit_code = EXIT_UNSUPPORTED
     return Answer(
         matrix=matrix.path,
         origin=origin,
@@ -56,9 +81,10 @@ def answer_of(
             torch_family=installed.torch_family,
             adapter=installed.adapter_text,
             dimensions={d.dimension: DimensionSeen(d.value, d.source, d.error) for d in installed.detections},
+            location=location,
         ),
         verdict=verdict.outcome,
-        exit_code=verdict.exit_code,
+        exit_code=exit_code,
         reasons=tuple(verdict.reasons),
         assumptions=tuple(verdict.assumptions),
         release=str(verdict.release.version) if verdict.release else None,
@@ -67,6 +93,9 @@ def answer_of(
         decided_by=tuple(str(m) for m in verdict.decided_by),
         companions=tuple(companion_seen(c) for c in companions),
         fixes=tuple(_fix(f) for f in verdict.fixes),
+        binary=binary,
+        deep=deep,
+        stack=stack,
     )
 
 
@@ -114,7 +143,13 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
     rows += [(c.name, companion_line(c)) for c in answer.companions if c.installed]
     rows += [(label, value) for label, value in (("release", answer.release), ("shim", answer.shim)) if value]
     if answer.stack is not None:  # the layers above the adapter, each as installed
-        rows += [(layer.name, layer.installed or "not installed") for layer in answer.stack.layers]
+        rows += [(layer.name, _installed_as(layer.installed, layer.provenance)) for layer in answer.stack.layers]
+        shown = {layer.name for layer in answer.stack.layers} | {"torch", answer.adapter}
+        rows += [  # what the layers pin, when not a wheel: a VCS install, an editable install, a checkout
+            (str(p["name"]), _installed_as(p.get("version") or "no version", p))
+            for p in answer.stack.provenance or ()
+            if p.get("kind") != "wheel" and p.get("name") not in shown
+        ]
     if env.location:  # check --env: another environment, judged from its files
         rows.insert(0, ("environment", env.location))
     width = max(len(label) for label, _ in rows) + 2
@@ -125,7 +160,7 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
     if answer.decided_by:
         lines.append([("decided by " + ", ".join(answer.decided_by), "dim")])
     if answer.stack is not None:
-        lines += stack_lines(answer.stack)
+        lines += stack_lines(answer.stack, len(answer.fixes))
     lines += fixes
     if answer.binary is not None:
         from .binary import binary_lines
@@ -135,7 +170,7 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
         from .binary import binary_lines
 
         for layer in answer.stack.layers:
-            if layer.binary is not None and (layer.binary.get("files") or layer.binary.get("problems")):
+            if layer.binary is not None and (layer.binary.files or layer.binary.problems):
                 own = binary_lines(layer.binary)
                 lines += [[(f"{layer.name} ", "bold"), *own[0]], *own[1:]]
     if answer.deep is not None:
@@ -152,16 +187,34 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
     return lines
 
 
-def stack_lines(stack: StackSeen) -> List[List[Segment]]:
-    """Each layer's status (its broken pins are the answer's reasons), and the conflict."""
+def _installed_as(installed: Any, origin: Any) -> str:
+    """A layer's row: its version, and how it is installed when that is not a wheel from an
+    index (``2.1.0  (checkout /src/MindSpeed-LLM, commit 5da670b17947, 3 commits past v2.1.0)``)."""
+    from .provenance import Provenance
+
+    if installed is None:
+        return "not installed"
+    if not origin or origin.get("kind") == "wheel":
+        return str(installed)
+    found = Provenance(**{key: origin.get(key) for key in Provenance._fields})
+    return f"{installed}  ({printable(found.shown())})"
+
+
+def stack_lines(stack: StackSeen, fixes: int = 0) -> List[List[Segment]]:
+    """Each layer's status (its broken pins are the answer's reasons), and the conflict: the
+    ``fixes`` listed below it each give up one choice, or (none) no whole stack was found."""
     lines: List[List[Segment]] = []
     for layer in stack.layers:
         head = f"layer {layer.name} {layer.release or layer.installed or ''}".rstrip()
         lines.append([("  " + head + ": ", ""), (str(layer.status), _STYLE.get(str(layer.status), ""))])
     if stack.conflict:
         lines.append([("conflict:", "bold red"), (" " + stack.conflict, "")])
-        if not stack.no_fix:
+        if fixes:
             lines.append([("  no stack keeps every choice you hold; each fix below gives up one", "dim")])
+        elif not stack.no_fix:  # the search found no whole stack, not even one that gives up a choice
+            lines.append(
+                [("  no stack keeps every choice you hold, and no whole stack was found that gives up one", "dim")]
+            )
     if stack.no_fix:  # no fix follows: why none exists, and what would have to change
         head, _sep, rest = stack.no_fix.partition(": ")
         lines.append([(head + ":", "bold"), (" " + rest, "")])

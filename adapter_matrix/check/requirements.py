@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
     from ..matrix.model import Matrix
+    from .elsewhere import Target
 
 __all__ = ["Pins", "Ranged", "read_pins", "resolve_pins", "ranged_torch", "kept_ranges", "RequirementsError"]
 
@@ -183,7 +184,9 @@ def ranged_torch(matrix: Matrix, requirement: str) -> Ranged:
     return Ranged(requirement, tuple(lines), only)
 
 
-def kept_ranges(pins: Pins, names: List[str]) -> Tuple[Dict[str, str], Tuple[str, ...], Tuple[str, ...]]:
+def kept_ranges(
+    pins: Pins, names: List[str], target: Optional[Target] = None
+) -> Tuple[Dict[str, str], Tuple[str, ...], Tuple[str, ...]]:
     """What the file's ranges on ``names`` (the adapter, then its companions) come to: the
     installed release where the range admits it (pip keeps it, so it is judged), a note for
     each range either way, and the names whose installed release the range does not admit (pip
@@ -200,7 +203,7 @@ def kept_ranges(pins: Pins, names: List[str]) -> Tuple[Dict[str, str], Tuple[str
         asked = pins.range(name)
         if asked is None:
             continue
-        installed = distribution_version(name)
+        installed = distribution_version(name, target)
         try:
             admits = installed is not None and Requirement(asked).specifier.contains(
                 Version(installed), prereleases=True

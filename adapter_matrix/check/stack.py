@@ -21,13 +21,23 @@ from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 from packaging.version import Version
 
 from ..matrix.diagnostics import Mark
-from ..matrix.model import Constraint, Layer, LayerRelease, Matrix, Value
+from ..matrix.model import Constraint, Layer, LayerRelease, Matrix, PackagePin, Value
 from ..matrix.status import Status
 from ..names import canonical_name
 from .judgment import Environment, Verdict
+from .provenance import Provenance, judge_commit
 from .verdict import undetected, verdict
 
-__all__ = ["Stack", "LayerVerdict", "StackVerdict", "judge_stack", "installed_stack", "stack_packages", "worst"]
+__all__ = [
+    "OwnedReading",
+    "Stack",
+    "LayerVerdict",
+    "StackVerdict",
+    "judge_stack",
+    "installed_stack",
+    "stack_packages",
+    "worst",
+]
 
 
 class Stack(NamedTuple):
@@ -37,9 +47,29 @@ class Stack(NamedTuple):
 
     env: Environment
     packages: Tuple[Tuple[str, Optional[Version]], ...]
+    # how each package is installed, where it was read (a state a fix leaves keeps the entries
+    # of what it does not change): a git pin is judged by the commit it holds
+    provenance: Tuple[Tuple[str, Provenance], ...] = ()
+    built: Tuple[OwnedReading, ...] = ()  # each installed layer's own dimensions, as built and as on this machine
 
     def version(self, name: str) -> Optional[Version]:
         return dict(self.packages).get(canonical_name(name))
+
+    def origin(self, name: str) -> Optional[Provenance]:
+        return dict(self.provenance).get(canonical_name(name))
+
+
+class OwnedReading(NamedTuple):
+    """A dimension a layer owns, read twice: what its installed build was made for (vllm-ascend's
+    wheel records its device generation) and what this machine is; each with where it was read."""
+
+    layer: str  # canonical
+    dimension: str
+    built: Optional[Value]
+    built_source: Optional[str]
+    machine: Optional[Value]
+    machine_source: Optional[str]
+    mark: Mark
 
 
 class LayerVerdict(NamedTuple):
@@ -130,10 +160,27 @@ def _judge_layer(matrix: Matrix, layer: Layer, stack: Stack, assumed: FrozenSet[
         found = (
             env.torch if pin.name == "torch" else env.adapter if pin.name == adapter_name else stack.version(pin.name)
         )
+        by_commit = _commit(who, pin, stack.origin(pin.name)) if pin.git is not None and found is not None else None
+        if by_commit is not None and by_commit[0] is not None:
+            if not by_commit[0]:
+                refuse(by_commit[1], pin.mark)
+            continue  # judged by its commit, not by the version string its build calls itself
+        if by_commit is not None:
+            assumptions.append(by_commit[1])
         if found is None:
             refuse(f"{who} needs {pin}, which is not installed", pin.mark)
         elif not pin.admits(found):
             refuse(f"{who} pins {pin}, found {found}", pin.mark)
+    for reading in stack.built:
+        if reading.layer != layer.name or reading.built is None or reading.machine is None:
+            continue
+        if not reading.built.same(reading.machine):
+            refuse(
+                f"{layer.distribution} {installed} was built for {reading.dimension} {reading.built} "
+                f"({reading.built_source}), but this machine is {reading.dimension} {reading.machine} "
+                f"({reading.machine_source}): install a build of {layer.distribution} made for {reading.machine}",
+                reading.mark,
+            )
     if release.adapter_line is not None:
         line = _adapter_line(matrix, env)
         if env.adapter is None:
@@ -158,6 +205,29 @@ def _judge_layer(matrix: Matrix, layer: Layer, stack: Stack, assumed: FrozenSet[
     return LayerVerdict(
         layer, installed, release, status, tuple(problems), tuple(marks) or (release.mark,), tuple(assumptions)
     )
+
+
+def _commit(who: str, pin: PackagePin, found: Optional[Provenance]) -> Optional[Tuple[Optional[bool], str]]:
+    """A git pin against the installed package: (True, ""), (False, the refusal), (None, why it is
+    judged by its version instead), or None for a wheel (no commit to compare: its version is)."""
+    assert pin.git is not None
+    if found is None:
+        return None
+    if found.kind == "wheel":
+        return (
+            None,
+            f"{pin.name} {found.version} is a wheel, which records no commit: judged by its version against {who}'s pin of {pin.git.ref}",
+        )
+    judged = judge_commit(found, pin.git.ref)
+    if judged.ok is None:
+        return None, f"{pin.name}: {judged.text}; judged by its version against {who}'s pin"
+    if judged.ok:
+        return True, ""
+    commit = (judged.commit or "")[:12]
+    where = f"{found.kind} {found.source or (found.url if found.kind == 'vcs' else None) or found.path}"
+    pinned = f" ({judged.pinned[:12]})" if judged.pinned and not judged.pinned.startswith(pin.git.ref) else ""
+    distance = f": {judged.distance} the pin" if judged.distance else ""
+    return False, f"{who} pins {pin.name} at {pin.git.ref}{pinned} ({pin.spec}), found {commit}{distance} ({where})"
 
 
 def _adapter_line(matrix: Matrix, env: Environment) -> Optional[str]:
@@ -252,9 +322,16 @@ def _assume(
     return assumed, tuple(notes), tuple(problems)
 
 
-def installed_stack(env: Environment, layers: Sequence[Layer], versions: Dict[str, Optional[str]]) -> Stack:
+def installed_stack(
+    env: Environment,
+    layers: Sequence[Layer],
+    versions: Dict[str, Optional[str]],
+    provenance: Sequence[Provenance] = (),
+    built: Sequence[OwnedReading] = (),
+) -> Stack:
     """The stack as installed: ``env`` and the versions read of every package it names
-    (``versions``: canonical name -> the installed version text, or None)."""
+    (``versions``: canonical name -> the installed version text, or None), with how each is
+    installed (``provenance``) and each layer's own dimensions as built and as on this machine."""
     out = []
     for name in stack_packages(layers):
         text = versions.get(name)
@@ -262,4 +339,4 @@ def installed_stack(env: Environment, layers: Sequence[Layer], versions: Dict[st
             out.append((name, Version(text) if text else None))
         except ValueError:
             out.append((name, None))
-    return Stack(env, tuple(out))
+    return Stack(env, tuple(out), tuple((p.name, p) for p in provenance), tuple(built))

@@ -10,20 +10,29 @@ adapter by breaking a layer.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from ..answer import LayerSeen, StackSeen
-from ..matrix.model import Layer, Matrix, Value
+from ..answer import BinarySection, LayerSeen, StackSeen
+from ..matrix.model import Dimension, Layer, Matrix, PackagePin, Value
 from ..matrix.status import Status
 from ..names import canonical_name
 from .facts import distribution_version
 from .judgment import Environment, Verdict
-from .stack import installed_stack, judge_stack, stack_packages
+from .provenance import Provenance
+from .stack import OwnedReading, installed_stack, judge_stack, stack_packages
 from .stack_fixes import Held, stack_fixes
 
-__all__ = ["StackQuestion", "split_overrides", "with_stack"]
+if TYPE_CHECKING:
+    from .elsewhere import Target
+    from .provenance import Survey
+
+__all__ = ["StackAnswer", "StackQuestion", "split_overrides", "with_stack"]
+
+# The binary check of an installed layer's own libraries (a plugin's op library), by its
+# distribution name; None when it is not read (a what-if question, --no-binary).
+LayerBinary = Callable[[str], Optional[BinarySection]]
 
 
 class StackQuestion(NamedTuple):
@@ -32,6 +41,9 @@ class StackQuestion(NamedTuple):
 
     versions: Mapping[str, str]  # canonical name -> version text or "none"
     dimensions: Mapping[str, str]  # --set NAME=VALUE
+    target: Optional[Target] = None  # check --env: the environment whose packages are read
+    # the import path's checkouts and copies, surveyed once per answer (None: surveyed here)
+    looked: Optional[Survey] = None
 
 
 def split_overrides(overrides: Mapping[str, str], layers: Sequence[Layer]) -> Tuple[Dict[str, str], Dict[str, str]]:
@@ -47,8 +59,9 @@ def split_overrides(overrides: Mapping[str, str], layers: Sequence[Layer]) -> Tu
 def _held(matrix: Matrix, layers: Sequence[Layer], question: StackQuestion) -> Held:
     """What the user holds: each ``--set`` value, and each layer version given with ``--companion``."""
     dims: List[Tuple[str, Value]] = []
+    owned = {d.name: d for layer in layers for d in layer.dimensions}
     for name, text in question.dimensions.items():
-        dim = matrix.dimension(name)
+        dim = matrix.dimension(name) or owned.get(name)
         if dim is not None:
             try:
                 dims.append((name, dim.value(text)))
@@ -69,8 +82,111 @@ def _versions(layers: Sequence[Layer], question: StackQuestion) -> Dict[str, Opt
     out: Dict[str, Optional[str]] = {}
     for name in stack_packages(layers):
         given = question.versions.get(name)
-        out[name] = (None if given == "none" else given) if given is not None else distribution_version(name)
+        out[name] = (
+            (None if given == "none" else given) if given is not None else distribution_version(name, question.target)
+        )
     return out
+
+
+class StackAnswer(NamedTuple):
+    """The stack step's part of the answer."""
+
+    verdict: Verdict  # the adapter's verdict made the stack's (the layers' binaries not yet folded in)
+    seen: StackSeen  # the stack section, each installed layer's binary section in it
+    pins: Tuple[Tuple[str, str], ...]  # what the stack holds besides torch and the adapter (--constraints)
+
+
+def _git_pins(layers: Sequence[Layer], name: str) -> List[PackagePin]:
+    return [p for layer in layers for r in layer.releases for p in r.packages if p.name == name and p.git is not None]
+
+
+def _provenance(
+    matrix: Matrix, layers: Sequence[Layer], question: StackQuestion, versions: Dict[str, Optional[str]]
+) -> List[Provenance]:
+    """How each package of the stack is installed (not those whose version the question
+    assumes); ``versions`` gets what each is, judged by its commit: the release of the tag it is
+    at, or the release a git pin names for its commit; a checkout no metadata describes too."""
+    from .provenance import current_survey, judge_commit, stack_provenance
+
+    looked = question.looked if question.looked is not None else current_survey(question.target)
+    out = []
+    below = ("torch", canonical_name(matrix.adapter.distribution))  # how they are installed: said, never changed
+    for name in (*below, *stack_packages(layers)):
+        if name in question.versions:
+            continue
+        pins = _git_pins(layers, name)
+        found = stack_provenance(name, question.target, looked, [p.git.url for p in pins if p.git is not None])
+        if found is None:
+            continue
+        out.append(found)
+        if found.kind == "wheel" or name in below:
+            continue
+        version = found.built_version if found.kind != "checkout" else found.version
+        for pin in pins:
+            assert pin.git is not None
+            if found.commit is not None and judge_commit(found, pin.git.ref).ok:
+                version = str(pin.spec.specifier).lstrip("=")  # the release the pinned commit stands for
+                break
+        if version is None and pins and found.kind == "checkout":
+            version = str(pins[0].spec.specifier).lstrip("=")  # judged by its commit against that pin
+        if version is not None:
+            versions[name] = version
+    return out
+
+
+def _built(matrix: Matrix, layers: Sequence[Layer], question: StackQuestion) -> List[OwnedReading]:
+    """Each layer dimension of an installed layer, read as built and on this machine."""
+    from .facts import distribution_folder, search_path
+
+    out = []
+    for layer in layers:
+        for dim in layer.dimensions:
+            if matrix.dimension(dim.name) is not None:
+                continue  # a clash: the pipeline refused it
+            machine, machine_source = _machine(dim, question)
+            built: Optional[Value] = None
+            built_source = None
+            folder = distribution_folder(layer.distribution, search_path(question.target)) if dim.built else None
+            if folder is not None and layer.name not in question.versions:
+                built_text, built_source = _read_built(dim, folder[0])
+                built = _as_value(dim, built_text)
+            out.append(OwnedReading(layer.name, dim.name, built, built_source, machine, machine_source, dim.mark))
+    return out
+
+
+def _as_value(dim: Dimension, text: Optional[str]) -> Optional[Value]:
+    if text is None:
+        return None
+    try:
+        return dim.value(dim.named(text))
+    except ValueError:
+        return None
+
+
+def _machine(dim: Dimension, question: StackQuestion) -> Tuple[Optional[Value], Optional[str]]:
+    from .detectors import detect
+
+    if dim.name in question.dimensions:
+        return _as_value(dim, question.dimensions[dim.name]), "--set"
+    found = detect(dim, question.target)
+    return _as_value(dim, found.value), found.source
+
+
+def _read_built(dim: Dimension, site: str) -> Tuple[Optional[str], Optional[str]]:
+    """What the installed build says it was made for: its detectors, a relative file read
+    in the folder the layer is installed in."""
+    import os
+
+    from .detectors import run_detector
+
+    for declared in dim.built:
+        detector = declared
+        if detector.kind == "file" and not os.path.isabs(detector.target[0]):
+            detector = detector._replace(target=(os.path.join(site, detector.target[0]),))
+        value, _error = run_detector(detector)
+        if value is not None:
+            return value, declared.describe()  # as the layer's matrix names it: the installed layer's file
+    return None, None
 
 
 def with_stack(
@@ -80,11 +196,18 @@ def with_stack(
     decided: Verdict,
     question: StackQuestion,
     today: _dt.date,
-) -> Tuple[Verdict, StackSeen, Tuple[Tuple[str, str], ...]]:
+    binary: Optional[LayerBinary] = None,
+) -> StackAnswer:
     """``decided`` (the adapter's verdict, companions folded in) as the stack's verdict, the
-    stack section of the answer, and what the stack holds besides torch and the adapter, as
-    installed (``check --constraints`` pins it)."""
-    stack = installed_stack(env, layers, _versions(layers, question))
+    stack section of the answer (with ``binary``, each installed layer's binary section), and
+    what the stack holds besides torch and the adapter, as installed (``check --constraints``
+    pins it)."""
+    versions = _versions(layers, question)
+    provenance = _provenance(matrix, layers, question, versions)
+    built = _built(matrix, layers, question)
+    machine = tuple((b.dimension, b.machine) for b in built if b.machine is not None)
+    env = env._replace(dimensions=env.dimensions + tuple(dict(machine).items()))  # the layers' own, beside
+    stack = installed_stack(env, layers, versions, provenance, built)
     judged = judge_stack(matrix, layers, stack, today, adapter=decided._replace(fixes=()))
     status = judged.status
     seen = tuple(
@@ -96,6 +219,8 @@ def with_stack(
             status=v.status,
             problems=v.problems,
             decided_by=tuple(str(m) for m in v.decided_by),
+            binary=binary(v.layer.distribution) if binary is not None and v.installed is not None else None,
+            provenance=_seen(stack.origin(v.layer.name)),
         )
         for v in judged.layers
     )
@@ -110,10 +235,18 @@ def with_stack(
         fixes=(),
     )
     conflict = no_fix = None
-    if status is not Status.SUPPORTED:
+    # a build made for another device than this machine's: no version of the matrices repairs it,
+    # the refusal says what to install (a build for this machine)
+    misbuilt = any(b.built is not None and b.machine is not None and not b.built.same(b.machine) for b in built)
+    if status is not Status.SUPPORTED and not misbuilt:
         holding = _held(matrix, layers, question)
         found = stack_fixes(matrix, layers, stack, holding, today, now=status, adapter=decided._replace(fixes=()))
         out = out._replace(fixes=found.fixes)
         conflict, no_fix = found.conflict, found.reason
     held = tuple((name, str(version)) for name, version in stack.packages if version is not None)
-    return out, StackSeen(seen, conflict, no_fix), held
+    origins = tuple(p.to_json() for _n, p in stack.provenance)
+    return StackAnswer(out, StackSeen(seen, conflict, origins or None, no_fix), held)
+
+
+def _seen(found: Optional[Provenance]) -> Optional[Dict[str, Optional[str]]]:
+    return found.to_json() if found is not None else None

@@ -28,9 +28,13 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Op
 from packaging.version import Version
 
 from ..matrix.model import (
+    Dimension,
+    GitPin,
     Layer,
     LayerRelease,
     Matrix,
+    PackagePin,
+    Release,
     Value,
 )
 from ..matrix.queries import Cell, cells
@@ -38,6 +42,7 @@ from ..matrix.status import Status
 from ..names import canonical_name
 from .fixes import torch_index
 from .judgment import Environment, Fix, Verdict
+from .provenance import Provenance, judge_commit
 from .shell import quoted, shell_of
 from .stack import Stack, judge_stack, stack_packages
 from .stack_space import (
@@ -119,7 +124,8 @@ def _state(space: Space, stack: Stack, mapping: Mapping[str, Choice]) -> Tuple[S
         adapter=cell.release.version,
         dimensions=tuple(dims.items()),
     )
-    return Stack(new_env, tuple(packages.items())), cell
+    kept = tuple((n, p) for n, p in stack.provenance if packages.get(n) == stack.version(n))
+    return Stack(new_env, tuple(packages.items()), kept, stack.built), cell
 
 
 def _changes(before: Stack, after: Stack, adapter: str, detected: Iterable[str]) -> Tuple[str, ...]:
@@ -164,7 +170,8 @@ def _fix(
         version = after.version(layer.name)
         release = layer.release(version) if version is not None else None
         constrained |= {name for name, _c in release.dimensions} if release is not None else set()
-    for dim in matrix.dimensions:
+    owned = [d for layer in layers for d in layer.dimensions if matrix.dimension(d.name) is None]
+    for dim in (*matrix.dimensions, *owned):  # the adapter's, and a layer's own (a driver)
         was, now = before.env.dimension(dim.name), env.dimension(dim.name)
         if dim.name in changes and was is not None and now is not None:
             if was.version is not None and now.version is not None:
@@ -176,6 +183,7 @@ def _fix(
             manual.append(f"make sure {dim.name} is {now} ({dim.name} could not be detected)")
     names = {layer.name: layer for layer in layers}
     shell = shell_of(matrix, env, dict(cell.dimensions))
+    commits = _git_pins_of(layers, after)
     requirements: List[str] = []
     torch_first = None
     for name in [TORCH, adapter] + [n for n, _ in after.packages]:
@@ -196,6 +204,11 @@ def _fix(
             if version is None:
                 continue
             shown = names[name].distribution if name in names else name
+            git = commits.get(name)
+            if git is not None and git[0] == version:  # the commit the release stands for, from its repository
+                url = git[1].url if git[1].url.startswith("git+") else f"git+{git[1].url}"
+                requirements.append(quoted(f"{shown} @ {url}@{git[1].ref}", shell))
+                continue
             requirements.append(quoted(f"{shown}=={version}", shell))
             above = names.get(name)
             if above is not None and above.index_url:
@@ -206,7 +219,8 @@ def _fix(
     parts = []
     if new_python:
         parts.append(f"use Python {env.python}")
-    shown_changes = [n for n in changes if n not in (PYTHON,) and matrix.dimension(n) is None]
+    by_hand = {d.name for d in (*matrix.dimensions, *owned)}
+    shown_changes = [n for n in changes if n not in (PYTHON,) and n not in by_hand]
     if shown_changes:
         parts.append("install " + ", ".join(_named(n, before, after, adapter, matrix, cell) for n in shown_changes))
     steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")] + (
@@ -224,6 +238,18 @@ def _fix(
     )
     fixed = cell._replace(status=status, torch=env.torch or cell.torch)
     return Fix(summary, commands, changes, fixed, tuple(manual), shell)
+
+
+def _git_pins_of(layers: Sequence[Layer], after: Stack) -> Dict[str, Tuple[Version, GitPin]]:
+    """The packages the layers' releases in ``after`` pin by commit: name -> (version, pin)."""
+    out: Dict[str, Tuple[Version, GitPin]] = {}
+    for layer in layers:
+        version = after.version(layer.name)
+        release = layer.release(version) if version is not None else None
+        for pin in release.packages if release is not None else ():
+            if pin.git is not None and pin.exact:
+                out.setdefault(pin.name, (Version(pin.exact[0].public), pin.git))
+    return out
 
 
 def _named(name: str, before: Stack, after: Stack, adapter: str, matrix: Matrix, cell: Cell) -> str:
@@ -265,10 +291,11 @@ def _pinned(space: Space, held: Held) -> Dict[str, List[Choice]]:
     return pinned
 
 
-def _fixed(matrix: Matrix, space: Space) -> Dict[str, List[Choice]]:
-    """The detected values of the dimensions no one can change (a SoC, an arch): kept by every stack."""
+def _fixed(matrix: Matrix, space: Space, layers: Sequence[Layer]) -> Dict[str, List[Choice]]:
+    """The detected values of the dimensions no one can change (a SoC, an arch, a layer's own
+    device type): kept by every stack."""
     out: Dict[str, List[Choice]] = {}
-    for dim in matrix.dimensions:
+    for dim in (*matrix.dimensions, *(d for layer in layers for d in layer.dimensions)):
         current = space.current.get(dim_name(dim.name))
         if not dim.changeable and current is not None:
             out[dim_name(dim.name)] = [current]
@@ -313,8 +340,9 @@ def _search(
     budget = budget if budget is not None else [_BUDGET]
     space = build_space(matrix, layers, stack, today)
     held_names = set(held.names())
-    fixed = _fixed(matrix, space)
-    fixed_dims = {dim_name(d.name) for d in matrix.dimensions if not d.changeable}
+    owned = [d for layer in layers for d in layer.dimensions]
+    fixed = _fixed(matrix, space, layers)
+    fixed_dims = {dim_name(d.name) for d in (*matrix.dimensions, *owned) if not d.changeable}
     # What is not installed is chosen freely (installing it is a change, but there is nothing to
     # keep): only what is installed is kept or changed, subset by subset.
     installed = {name for name, choice in space.current.items() if choice is not None}
@@ -323,7 +351,7 @@ def _search(
     changeable = [n for n in changeable if n not in held_names and n not in fixed_dims and n in installed]
     pinned = _pinned(space, held)
     roots = _roots(space, wanted)
-    detected = [d.name for d in matrix.dimensions if stack.env.dimension(d.name) is not None]
+    detected = [d.name for d in (*matrix.dimensions, *owned) if stack.env.dimension(d.name) is not None]
     found: List[_Found] = []
     seen = set()
 
@@ -408,6 +436,11 @@ class _Commitment(NamedTuple):
     layer: bool
 
 
+def _dimension(matrix: Matrix, layers: Sequence[Layer], name: str) -> Optional[Dimension]:
+    """The dimension ``name``: the adapter's, or one a layer owns (a driver, a device type)."""
+    return matrix.dimension(name) or next((d for layer in layers for d in layer.dimensions if d.name == name), None)
+
+
 def _commitments(matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held) -> List[_Commitment]:
     held_versions = dict(held.packages)
     out = []
@@ -415,24 +448,36 @@ def _commitments(matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: He
         version = held_versions.get(layer.name) or stack.version(layer.name)
         out.append(_Commitment(layer.name, f"{layer.distribution} {version}" if version else layer.distribution, True))
     for name, value in held.dimensions:
-        dim = matrix.dimension(name)
+        dim = _dimension(matrix, layers, name)
         if dim is not None and dim.changeable:  # a value no one can change is the machine, not a choice
             out.append(_Commitment(dim_name(name), f"{name} {value}", False))
     return out
 
 
-def _keeps(space: Space, matrix: Matrix, held: Held, kept: Sequence[_Commitment], budget: List[int]) -> bool:
+def _keeps(
+    space: Space,
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    held: Held,
+    kept: Sequence[_Commitment],
+    budget: List[int],
+) -> bool:
     """Whether some stack keeps every one of ``kept`` (and what no one can change)."""
     names = {c.name for c in kept}
     pinned = _pinned(space, held)
     local: Dict[str, Sequence[Choice]] = dict(space.choices)
-    local.update(_fixed(matrix, space))
+    local.update(_fixed(matrix, space, layers))
     local.update((name, options) for name, options in pinned.items() if name in names)
     return _attempt(local, _roots(space, [c.name for c in kept if c.layer]), budget) is not None
 
 
 def _core(
-    space: Space, matrix: Matrix, held: Held, commitments: List[_Commitment], budget: List[int]
+    space: Space,
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    held: Held,
+    commitments: List[_Commitment],
+    budget: List[int],
 ) -> List[_Commitment]:
     """A smallest set of the commitments no stack keeps together, found by the resolver: each one
     is left out in turn, and stays out when the rest still conflict (the layers are tried first,
@@ -440,7 +485,7 @@ def _core(
     core = list(commitments)
     for item in list(commitments):
         rest = [c for c in core if c is not item]
-        if not _keeps(space, matrix, held, rest, budget):
+        if not _keeps(space, matrix, layers, held, rest, budget):
             core = rest
     return core
 
@@ -515,7 +560,7 @@ def _conflict(
 ) -> Tuple[str, List[_Commitment]]:
     """Why no stack keeps what the user holds, and the commitments that decide it."""
     space = build_space(matrix, layers, stack, today)
-    core = _core(space, matrix, held, _commitments(matrix, layers, stack, held), budget)
+    core = _core(space, matrix, layers, held, _commitments(matrix, layers, stack, held), budget)
     said = _decider(space, held, core)
     if said is not None:
         return said, core
@@ -597,7 +642,7 @@ def _ways_out(
     wanted = [layer.name for layer in layers]
     ways: List[Tuple[_Found, Tuple[str, ...], bool]] = []
     for name in held.names():  # give up one held value
-        if name.startswith("dim:") and not getattr(matrix.dimension(name[4:]), "changeable", True):
+        if name.startswith("dim:") and not getattr(_dimension(matrix, layers, name[4:]), "changeable", True):
             continue  # the machine (a SoC, an arch): nothing to give up
         what = held.describe(name)
         got = _search(matrix, layers, stack, held.without(name), today, wanted, 1, f"without {what}", budget, now)
@@ -677,6 +722,54 @@ def _what_would_change(matrix: Matrix, layers: Sequence[Layer], core: List[_Comm
     return f"it would take a release of {whom} that supports {what}"
 
 
+def _repin(name: str, found: Provenance, pin: PackagePin, shell: str) -> List[str]:
+    """The commands that put the pinned commit of ``pin`` where ``found`` is installed."""
+    assert pin.git is not None
+    ref = pin.git.ref
+    if found.kind in ("checkout", "editable", "directory") and found.source is not None:
+        out = [f"git -C {quoted(found.source, shell)} checkout {quoted(ref, shell)}"]
+        if found.kind == "editable":
+            out.append(f"pip install --no-deps -e {quoted(found.source, shell)}")  # compiled parts are rebuilt
+        elif found.kind == "directory":
+            out.append(f"pip install --no-deps {quoted(found.source, shell)}")
+        return out
+    url = pin.git.url if pin.git.url.startswith("git+") else f"git+{pin.git.url}"
+    return [f"pip install --no-deps {quoted(f'{name} @ {url}@{ref}', shell)}"]
+
+
+def _recommitted(matrix: Matrix, layers: Sequence[Layer], stack: Stack) -> Tuple[Stack, List[str], List[str]]:
+    """``stack`` with every package an installed layer pins by commit at that commit: the stack,
+    the commands (a checkout, or pip's VCS install) and the packages moved."""
+    origins = dict(stack.provenance)
+    shell = shell_of(matrix, stack.env)
+    commands: List[str] = []
+    moved: List[str] = []
+    for layer in layers:
+        version = stack.version(layer.name)
+        release = layer.release(version) if version is not None else None
+        for pin in release.packages if release is not None else ():
+            found = origins.get(pin.name)
+            if pin.git is None or found is None or found.kind == "wheel" or pin.name in moved:
+                continue
+            judged = judge_commit(found, pin.git.ref)
+            if judged.ok is not False:
+                continue
+            commands += _repin(pin.name, found, pin, shell)
+            origins[pin.name] = found._replace(
+                commit=judged.pinned or pin.git.ref, requested=pin.git.ref, describe=None
+            )
+            moved.append(pin.name)
+    return stack._replace(provenance=tuple(origins.items())), commands, moved
+
+
+def _cell_here(matrix: Matrix, release: Optional[Release], stack: Stack, today: _dt.date) -> Optional[Cell]:
+    """The adapter's cell of ``stack`` as installed (its release, torch line and Python)."""
+    torch, python = stack.env.torch, stack.env.python
+    if release is None or torch is None:
+        return None
+    return next((c for c in cells(matrix, release, today) if c.line.holds(torch) and c.python == python), None)
+
+
 def stack_fixes(
     matrix: Matrix,
     layers: Sequence[Layer],
@@ -689,9 +782,46 @@ def stack_fixes(
 ) -> StackFixes:
     """The nearest whole stacks every matrix supports, each better than ``now`` (the installed
     stack's status; judged when not given), or why there is none (see the module's docstring).
-    ``adapter``: the installed adapter's verdict (without fixes), when the caller has it."""
+    ``adapter``: the installed adapter's verdict (without fixes), when the caller has it. A package
+    at another commit than a layer pins is moved to it first (``git checkout``, or pip's VCS
+    install): every fix starts with those commands."""
+    repinned, commands, moved = _recommitted(matrix, layers, stack)
+    if commands:
+        judged = judge_stack(matrix, layers, repinned, today)
+        cell = _cell_here(matrix, judged.adapter.release, repinned, today)
+        summary = "move " + ", ".join(moved) + " to the commit" + ("s" if len(moved) > 1 else "") + " pinned"
+        if judged.status in REACHABLE and cell is not None:
+            fix = Fix(
+                f"{summary} ({judged.status})", tuple(commands), tuple(moved), cell._replace(status=judged.status)
+            )
+            return StackFixes((fix,), None, (repinned,))
+        rest = _versions_fixes(matrix, layers, repinned, held, today, limit, judged.status, None)
+        return rest._replace(
+            fixes=tuple(
+                f._replace(
+                    summary=f"{summary}, then {f.summary}",
+                    commands=tuple(commands) + f.commands,
+                    changes=tuple(moved) + f.changes,
+                )
+                for f in rest.fixes
+            )
+        )
     if now is None:
         now = judge_stack(matrix, layers, stack, today, adapter=adapter).status
+    return _versions_fixes(matrix, layers, stack, held, today, limit, now, adapter)
+
+
+def _versions_fixes(
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    stack: Stack,
+    held: Held,
+    today: _dt.date,
+    limit: int,
+    now: Status,
+    adapter: Optional[Verdict],
+) -> StackFixes:
+    """The stacks of other versions (:func:`stack_fixes`, once every package is at the commit pinned)."""
     wanted = [layer.name for layer in layers]
     budget = [_BUDGET]
     found = _search(matrix, layers, stack, held, today, wanted, limit, budget=budget, now=now)

@@ -342,7 +342,8 @@ def _cell_choice(matrix: Matrix, cell: Cell, adapter: str, shared: Dict[Any, Nee
 
 
 _CELLS: Dict[Tuple[int, _dt.date, Tuple[Tuple[str, Value], ...]], Tuple[Matrix, List[Choice]]] = {}
-_LAYERS: Dict[Tuple[int, str, FrozenSet[str]], Tuple[Layer, List[Choice]]] = {}
+# per layer: its candidates, and every version it names of each package (what a fix can install)
+_LAYERS: Dict[Tuple[int, str, FrozenSet[str]], Tuple[Layer, List[Choice], Dict[str, Set[Version]]]] = {}
 _TORCHES: Dict[Tuple[int, Optional[str]], Tuple[Matrix, List[Choice]]] = {}
 
 
@@ -363,14 +364,15 @@ def _torch_choices(matrix: Matrix, label: Optional[str]) -> List[Choice]:
     return out
 
 
-def _layer_choices(layer: Layer, adapter: str, layers: FrozenSet[str]) -> List[Choice]:
-    """The usable releases of ``layer``, newest first, built once per layer and stack (like the
-    adapter's cells: the searches of one answer, and the stack table's rows, share them and
-    their memo). ``layers``: the stack's layers, whose pins on one another name releases."""
+def _layer_choices(layer: Layer, adapter: str, layers: FrozenSet[str]) -> Tuple[List[Choice], Dict[str, Set[Version]]]:
+    """The usable releases of ``layer``, newest first, and every version it names of each package,
+    built once per layer and stack (like the adapter's cells: the searches of one answer, and the
+    stack table's rows, share them and their memo). ``layers``: the stack's layers, whose pins on
+    one another name releases."""
     key = (id(layer), adapter, layers)
     cached = _LAYERS.get(key)
     if cached is not None and cached[0] is layer:
-        return cached[1]
+        return cached[1], cached[2]
     shared: Dict[Tuple[str, str], Need] = {}
     tuples: Dict[Tuple[int, ...], Tuple[Need, ...]] = {}
     out = [
@@ -378,8 +380,12 @@ def _layer_choices(layer: Layer, adapter: str, layers: FrozenSet[str]) -> List[C
         for r in sorted(layer.releases, key=lambda r: r.version, reverse=True)
         if r.status in REACHABLE
     ]
-    _LAYERS[key] = (layer, out)
-    return out
+    exact: Dict[str, Set[Version]] = {}
+    for r in layer.releases:
+        for p in r.packages:
+            exact.setdefault(p.name, set()).update(p.exact)
+    _LAYERS[key] = (layer, out, exact)
+    return out, exact
 
 
 def _adapter_choices(matrix: Matrix, today: _dt.date, fixed: Tuple[Tuple[str, Value], ...] = ()) -> List[Choice]:
@@ -407,28 +413,6 @@ def _adapter_choices(matrix: Matrix, today: _dt.date, fixed: Tuple[Tuple[str, Va
     _MEMO.clear()
     _CELLS[key] = (matrix, out)
     return out
-
-
-_NAMED: Dict[Tuple[int, ...], Tuple[Tuple[Layer, ...], Tuple[str, ...], Dict[str, Set[Version]]]] = {}
-
-
-def _named(layers: Sequence[Layer]) -> Tuple[Tuple[str, ...], Dict[str, Set[Version]]]:
-    """The stack's packages (:func:`.stack.stack_packages`) and every version a layer names of
-    each, in one pass over the releases, once per stack (a search builds several spaces)."""
-    key = tuple(id(layer) for layer in layers)
-    cached = _NAMED.get(key)
-    if cached is not None and all(a is b for a, b in zip(cached[0], layers)):
-        return cached[1], cached[2]
-    exact: Dict[str, Set[Version]] = {}
-    for layer in layers:
-        for r in layer.releases:
-            for p in r.packages:
-                exact.setdefault(p.name, set()).update(p.exact)
-    packages = stack_packages(layers)
-    if len(_NAMED) > 64:
-        _NAMED.clear()
-    _NAMED[key] = (tuple(layers), packages, exact)
-    return packages, exact
 
 
 def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _dt.date) -> Space:
@@ -467,13 +451,15 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
     current[adapter] = None  # the adapter's current choice depends on torch and Python: compared by version
     # the layers and what they pin
     names = frozenset(layer.name for layer in layers)
+    exact: Dict[str, Set[Version]] = {}  # every version a layer names of each package
     for layer in layers:
-        choices[layer.name] = _layer_choices(layer, adapter, names)
+        choices[layer.name], named_here = _layer_choices(layer, adapter, names)
+        for name, pinned in named_here.items():
+            exact.setdefault(name, set()).update(pinned)
         installed_version = stack.version(layer.name)
         entry = layer.release(installed_version) if installed_version is not None else None
         current[layer.name] = next((c for c in choices[layer.name] if entry is not None and c.value == entry), None)
-    packages, exact = _named(layers)
-    for name in packages:
+    for name in stack_packages(layers):
         if name in choices:
             continue
         named = exact.get(name, set())
@@ -481,7 +467,10 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
         versions = sorted(named | ({installed} if installed is not None else set()), reverse=True)
         choices[name] = [Choice(name, v, f"{name} {v}", Status.SUPPORTED, (), Version(v.public)) for v in versions]
         current[name] = next((c for c in choices[name] if c.value == installed), None)
-    for dim in matrix.dimensions:
+    owned = [d for layer in layers for d in layer.dimensions if matrix.dimension(d.name) is None]
+    for dim in (*matrix.dimensions, *owned):  # the adapter's dimensions, and those a layer owns
+        if dim_name(dim.name) in choices:
+            continue
         value = env.dimension(dim.name)
         values = sorted(dim.values, key=lambda v: v.order, reverse=True)
         if value is not None and not any(v.same(value) for v in values):

@@ -39,7 +39,7 @@ import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ..errors import AdapterMatrixError
 
@@ -83,14 +83,15 @@ class BuildFailed(AdapterMatrixError):
         self.first = first
 
 
-def _load_toml(path: Path) -> dict:
+def _load_toml(path: Path) -> Dict[str, Any]:
     try:
         import tomllib  # type: ignore[import-not-found,unused-ignore]
     except ImportError:  # Python < 3.11
         import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            table: Dict[str, Any] = tomllib.load(fh)
+            return table
     except (OSError, ValueError):
         return {}
 
@@ -187,7 +188,7 @@ def _uv() -> str:
     return uv
 
 
-def _run(cmd: Sequence[str], timeout: float, env: dict, cwd: Optional[Path] = None) -> str:
+def _run(cmd: Sequence[str], timeout: float, env: Mapping[str, str], cwd: Optional[Path] = None) -> str:
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
     except FileNotFoundError:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import List, Mapping, Sequence, Tuple
 
 from ..errors import AdapterMatrixError
 
@@ -27,7 +27,9 @@ MATRIX_LIMIT = 256  # jobs one strategy.matrix may generate in a workflow run
 CHUNK_JOBS = 8  # the cell jobs of .github/workflows/adapter-matrix.yml (tests/unit/test_nox.py ties the two)
 OUTPUT_LIMIT = 1024 * 1024  # bytes of one job's outputs
 
-Row = Dict[str, Any]  # one `include` entry: session, python, torch, id, runs-on
+Row = Mapping[
+    str, object
+]  # one `include` entry as JSON (ci.runners.GithubRow.as_json): session, python, torch, id, runs-on
 
 
 class ChunkError(AdapterMatrixError):

@@ -15,7 +15,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from typing import Dict, Iterable, Optional
+from typing import Dict, Iterable, Optional, Tuple
 
 __all__ = ["find_interpreters", "expose"]
 
@@ -29,7 +29,7 @@ def _pyenv_root() -> Optional[str]:
 
 def _from_pyenv() -> Dict[str, str]:
     root = _pyenv_root()
-    found: Dict[str, tuple] = {}
+    found: Dict[str, Tuple[int, str]] = {}
     if root is None:
         return {}
     for path in glob.glob(os.path.join(root, "versions", "*")):

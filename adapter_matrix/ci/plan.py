@@ -35,12 +35,12 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Collection, Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Collection, Dict, Hashable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
 from ..matrix.cellid import CellId
-from ..matrix.model import Companion, InstallSource, Matrix, Release, Value
+from ..matrix.model import Companion, CompanionRelease, InstallSource, Matrix, Release, Value
 from ..matrix.queries import Cell, Releases, cells, chosen, maintained, torch_source
 from .covering import cover as covering
 
@@ -48,6 +48,8 @@ __all__ = [
     "STRATEGIES",
     "SESSION",
     "DEFAULT_RUNNER",
+    "RunnerLabels",
+    "row_labels",
     "CompanionPick",
     "PlanRow",
     "plan",
@@ -59,6 +61,36 @@ __all__ = [
 STRATEGIES = ("full", "edges", "latest", "smoke", "pairwise")
 SESSION = "device"
 DEFAULT_RUNNER = ("self-hosted",)  # base labels of a row that needs a runner-provided dimension
+
+
+class RunnerLabels(NamedTuple):
+    """The ``runs-on`` labels of a row (empty: any runner) and the values no label names."""
+
+    labels: Tuple[str, ...]
+    unnamed: Tuple[str, ...]  # "cann9.1.0": a value neither the given labels nor the matrix name
+
+
+def row_labels(
+    matrix: Matrix, requires: Sequence[Tuple[str, Value]], given: Optional[Mapping[str, Sequence[str]]] = None
+) -> RunnerLabels:
+    """The one computation of a row's runner labels: per runner-provided value, the ``given``
+    labels (``--runners``: the value's, else its dimension's), else the matrix's base labels and
+    the dimension's ``runner:`` label. A plan row keeps them for the matrix alone
+    (:attr:`PlanRow.runs_on`), the GitHub plan asks again with ``--runners``."""
+    labels: List[str] = []
+    unnamed: List[str] = []
+    for name, value in requires:
+        named = given.get(f"{name}{value}", given.get(name)) if given else None
+        if named is not None:
+            labels += named
+            continue
+        dim = matrix.dimension(name)
+        label = dim.runner.label(value) if dim is not None and dim.runner is not None else None
+        if label is None:
+            unnamed.append(f"{name}{value}")
+            continue
+        labels += [*(matrix.runs_on or DEFAULT_RUNNER), label]
+    return RunnerLabels(tuple(dict.fromkeys(labels)), tuple(unnamed))
 
 
 def install_chain(matrix: Matrix, name: str) -> Tuple[InstallSource, ...]:
@@ -93,7 +125,7 @@ class CompanionPick:
         one built for a line that dropped the cell's Python has no wheel to install."""
         others = [r for r in self.companion.releases if not r.pairs_with(torch) and (lines is None or r.line in lines)]
 
-        def distance(r):
+        def distance(r: CompanionRelease) -> Tuple[int, bool, int]:
             gap = (r.line.major - torch.major) * 1000 + r.line.minor - torch.minor
             return (abs(gap), gap < 0, -int(r.version == max(o.version for o in others if o.line == r.line)))
 
@@ -118,7 +150,8 @@ class PlanRow:
     """One cell to test, with everything a CI job needs to run it.
 
     ``requires`` are the runner-provided dimension values the job needs, ``runs_on``
-    the runner labels that select such a runner (empty: any runner).
+    the runner labels the matrix gives such a runner (empty: any runner;
+    :func:`row_labels`, the one computation of them).
     """
 
     cell: Cell
@@ -273,10 +306,6 @@ def plan(
         if row_id in ids:  # entries of one version for other dimension values (IPEX on Linux and Windows)
             row_id = CellId.of(c.python, c.torch_row, c.dimensions, c.release.version)
         ids[row_id] = 1
-        # the labels the matrix knows; a value its runner: mapping does not name has none here,
-        # and a plan for GitHub refuses the row unless --runners names one (ci.runners)
-        labels = (matrix.dimension(n).runner.label(v) for n, v in requires)  # type: ignore[union-attr]
-        runner = tuple(label for label in labels if label)
         release_tags = (f"v{c.release.version}",) + (
             (f"line{c.release.release_line}",) if c.release.release_line else ()
         )
@@ -287,7 +316,9 @@ def plan(
                 sources=install_chain(matrix, torch_source(matrix, c.release, c.line)),
                 id=row_id,
                 requires=requires,
-                runs_on=(matrix.runs_on or DEFAULT_RUNNER) + runner if requires else (),
+                # the labels the matrix knows; a value its runner: mapping does not name has none
+                # here, and a plan for GitHub refuses the row unless --runners names one
+                runs_on=row_labels(matrix, requires).labels,
                 release_tags=release_tags if several else (),
                 companions=companion_picks(matrix, c),
                 pairable=companion_picks(matrix, c, [comp.name for comp in matrix.companions if comp.torch_facts]),

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import limits
-from ..answer import CheckDocument, read_check
+from ..answer import Answer, CheckDocument, read_check
 from ..documents import DocumentError, declare, from_json, json_type, keys_of, to_json, what_is
 from ..errors import AdapterMatrixError
 from ..files import JSONFileError, atomic_write, json_files
@@ -103,7 +103,7 @@ def _hash_is_text(sources: Mapping[str, Any]) -> Optional[str]:
 # -- the record ----------------------------------------------------------------------------
 
 
-def _binary_summary(answer: Any) -> Optional[Dict[str, Any]]:
+def _binary_summary(answer: Answer) -> Optional[Dict[str, Any]]:
     """The record's ``binary``: the adapter's libraries and each installed layer's (a plugin's op
     library, read against the adapter's) as one check."""
     sections = [answer.binary] if answer.binary is not None else []
@@ -111,10 +111,11 @@ def _binary_summary(answer: Any) -> Optional[Dict[str, Any]]:
         sections += [layer.binary for layer in answer.stack.layers if layer.binary is not None]
     if not sections:
         return None
+    summaries = [s.summary() for s in sections]
     return {
-        "ok": all(bool(s.get("ok")) for s in sections),
-        "libraries": sum(len(s.get("files") or ()) for s in sections),
-        "problems": [p.get("message", "") for s in sections for p in s.get("problems") or ()],
+        "ok": all(ok for ok, _, _ in summaries),
+        "libraries": sum(libraries for _, libraries, _ in summaries),
+        "problems": [message for _, _, problems in summaries for message in problems],
     }
 
 

@@ -117,7 +117,10 @@ HEADERS = [
 def render_markdown(summary: Summary) -> str:
     body = [HEADERS] + rows(summary)
     widths = [max(len(r[i]) for r in body) for i in range(len(HEADERS))]
-    line = lambda cols: "| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths)) + " |"
+
+    def line(cols: Sequence[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths)) + " |"
+
     return (
         "\n".join([line(body[0]), "| " + " | ".join("-" * w for w in widths) + " |"] + [line(r) for r in body[1:]])
         + "\n"

@@ -11,40 +11,47 @@ job would wait for a runner that does not exist, or run on one without the toolk
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Sequence, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Sequence, Tuple
 
 from ..errors import AdapterMatrixError
 from ..matrix.model import Matrix
-from .plan import DEFAULT_RUNNER, PlanRow
+from .plan import PlanRow, row_labels
 
-__all__ = ["RunnerError", "runs_on"]
+__all__ = ["GithubRow", "RunnerError", "github_rows"]
 
 
 class RunnerError(AdapterMatrixError):
     """A planned row needs a runner-provided value that no label names (exit 2)."""
 
 
-def runs_on(matrix: Matrix, rows: Sequence[PlanRow], given: Mapping[str, Sequence[str]]) -> List[Tuple[str, ...]]:
-    """The ``runs-on`` labels of each row (empty: any runner); :class:`RunnerError` naming the
-    first row that lacks a label and every value some row lacks one for."""
-    out: List[Tuple[str, ...]] = []
+class GithubRow(NamedTuple):
+    """One ``include`` entry of the reusable workflow's cell matrices (``plan --format github``)."""
+
+    session: str
+    python: str
+    torch: str
+    id: str
+    runs_on: Tuple[str, ...]  # written as runs-on, only when the row needs a runner-provided value
+
+    def as_json(self) -> Dict[str, object]:
+        row: Dict[str, object] = {"session": self.session, "python": self.python, "torch": self.torch, "id": self.id}
+        if self.runs_on:
+            row["runs-on"] = list(self.runs_on)
+        return row
+
+
+def github_rows(matrix: Matrix, rows: Sequence[PlanRow], given: Mapping[str, Sequence[str]]) -> List[GithubRow]:
+    """The GitHub rows of a plan, each with its runner labels (:func:`row_labels`);
+    :class:`RunnerError` naming the first row that lacks a label and every value some row lacks one for."""
+    out: List[GithubRow] = []
     first = None
     missing: Dict[str, None] = {}
     for row in rows:
-        labels: List[str] = []
-        for name, value in row.requires:
-            named = given.get(f"{name}{value}", given.get(name))
-            if named is not None:
-                labels += named
-                continue
-            dim = matrix.dimension(name)
-            label = dim.runner.label(value) if dim is not None and dim.runner is not None else None
-            if label is None:
-                first = first or (row, f"{name}{value}")
-                missing[f"{name}{value}"] = None
-                continue
-            labels += [*(matrix.runs_on or DEFAULT_RUNNER), label]
-        out.append(tuple(dict.fromkeys(labels)))
+        on = row_labels(matrix, row.requires, given)
+        if on.unnamed:
+            first = first or (row, on.unnamed[0])
+            missing.update(dict.fromkeys(on.unnamed))
+        out.append(GithubRow(row.session, str(row.cell.python), str(row.cell.torch), str(row.id), on.labels))
     if first is not None:
         row, key = first
         needs = ", ".join(f"{n} {v}" for n, v in row.requires)

@@ -56,9 +56,9 @@ def verify_environment(row: PlanRow, check: Check, picks: Sequence[CompanionPick
         )
     if env.python_minor != str(row.cell.python):
         raise CellMismatch(f"cell {row.cell.id} claims Python {row.cell.python}, but the session runs {env.python}")
-    if answer.binary and answer.binary.get("problems"):  # the loader would refuse the adapter's libraries
+    if answer.binary is not None and answer.binary.problems:  # the loader would refuse the adapter's libraries
         raise CellMismatch(
-            "adapter-matrix check's binary check: " + "; ".join(p["message"] for p in answer.binary["problems"])
+            "adapter-matrix check's binary check: " + "; ".join(p.message for p in answer.binary.problems)
         )
     if answer.verdict.blocks:
         raise CellMismatch(f"adapter-matrix check says {answer.verdict}: " + "; ".join(answer.reasons))

@@ -9,12 +9,11 @@ failure ends the command with ``SystemExit(code)``, which typer passes through a
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, List, NoReturn, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, List, Mapping, NoReturn, Optional, Sequence, TypeVar
 
-from ..errors import EXIT_USAGE
+from ..errors import EXIT_USAGE, AdapterMatrixError, ChoiceError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..errors import AdapterMatrixError
     from ..matrix.model import LoadResult
 
 
@@ -145,3 +144,19 @@ def release_or_exit(result: LoadResult, text: Optional[str]) -> Any:
             + f" in {result.matrix.path}"
         )
     return found
+
+
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+def run_or_exit(run: Callable[[R], T], request: R, options: Mapping[str, str]) -> T:
+    """``run(request)``: a command's use case, outside the command line. Its refusal is printed as
+    the command line words it: a :class:`~adapter_matrix.errors.ChoiceError` with the option of
+    the request's field first (``options``: field -> option), any other error as it is."""
+    try:
+        return run(request)
+    except ChoiceError as exc:
+        fail(f"{options.get(exc.subject, exc.subject)} {exc}", exc.exit_code)
+    except AdapterMatrixError as exc:
+        fail_with(exc)

@@ -7,22 +7,25 @@ import json
 import os
 import subprocess
 import sys
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import typer
 
-from ..errors import EXIT_UNSUPPORTED
 from .base import (
     MATRIX_HELP,
     TODAY_HELP,
     console_for,
     date_or_exit,
     fail,
-    fail_with,
     one_matrix,
     release_or_exit,
+    run_or_exit,
 )
 from .common import app
+
+if TYPE_CHECKING:
+    from ..ci.commands import Rendered, TierRequest
+    from ..ci.results import Summary
 
 
 @app.command()
@@ -66,61 +69,25 @@ def plan(
     driver) names it; --format github gives the reusable workflow its plan, in chunks, each
     row with its runner labels.
     """
-    from ..ci.covering import STRENGTHS
-    from ..ci.plan import STRATEGIES
-    from ..ci.plan import plan as make_plan
+    from ..ci.commands import PlanRequest, render_plan, run_plan
 
-    if cover is not None and strategy not in (None, "pairwise"):
-        fail(f"--cover {cover} is the strength of the pairwise strategy, not of {strategy}: leave --strategy out")
-    if cover is not None and cover not in STRENGTHS:
-        fail(f"--cover {cover}: choose from {', '.join(map(str, STRENGTHS))}")
-    strategy = strategy or ("pairwise" if cover is not None else "full")
-    if strategy not in STRATEGIES:
-        fail(f"--strategy {strategy!r}: choose from {', '.join(STRATEGIES)}")
-    if fmt not in ("text", "json", "github"):
-        fail(f"--format {fmt!r}: choose from text, json, github")
     labels = _runner_labels(runners)
     result = one_matrix(matrix)
-    from ..ci.release import past_releases
-
-    # a release frozen with other sources is not this tree's to test (docs/releasing.md)
-    rows = make_plan(
-        result.matrix,
-        strategy,
-        release_or_exit(result, release),
-        date_or_exit(today),
-        skip=past_releases(result.matrix),
-        cover=cover or 2,
+    request = PlanRequest(
+        result.matrix, strategy, cover, fmt, release_or_exit(result, release), date_or_exit(today), labels, max_parallel
     )
-    if fmt == "json":
-        typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
-    elif fmt == "github":
-        from ..ci.chunks import ChunkError, split
-        from ..ci.runners import RunnerError, runs_on
+    _print(render_plan(run_or_exit(run_plan, request, PLAN_OPTIONS)))
 
-        try:
-            # a row that needs a runner-provided dimension (a driver) names the runner labels
-            include = [
-                dict(
-                    {"session": r.session, "python": str(r.cell.python), "torch": str(r.cell.torch), "id": r.id},
-                    **({"runs-on": list(on)} if on else {}),
-                )
-                for r, on in zip(rows, runs_on(result.matrix, rows, labels))
-            ]
-            chunks = split(include, max_parallel)
-        except (ChunkError, RunnerError) as exc:
-            fail_with(exc)
-        for line in chunks.outputs():  # the plan job's $GITHUB_OUTPUT
-            typer.echo(line)
-        console_for(stderr=True).print(f"{strategy}: {chunks.summary()}", markup=False, highlight=False)
-    else:
-        width = max([28] + [len(r.session) for r in rows])
-        for r in rows:
-            requires = "".join(f"  requires {name} {value}" for name, value in r.requires)
-            companions = "".join(f"  with {p.name} {p.version}" for p in r.companions)
-            typer.echo(
-                f"{r.session:<{width}} torch {r.cell.torch!s:<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}{companions}"
-            )
+
+# the option each request field comes from, for a refusal (ChoiceError names the field)
+PLAN_OPTIONS = {"cover": "--cover", "strategy": "--strategy", "fmt": "--format"}
+
+
+def _print(rendered: Rendered) -> None:
+    for line in rendered.out:
+        typer.echo(line)
+    for line in rendered.err:
+        console_for(stderr=True).print(line, markup=False, highlight=False)
 
 
 def _runner_labels(text: Optional[str]) -> dict:
@@ -163,53 +130,29 @@ def results(
     record that is not one (malformed, dated in the future, a name that is not a plain file
     name) or an --into that is not a folder, with nothing written.
     """
-    from ..ci import results as res
-    from ..ci.record import read_records
+    from ..ci.commands import ResultsRequest, run_results
 
-    if into and os.path.lexists(into) and not os.path.isdir(into):
+    if into and os.path.lexists(into) and not os.path.isdir(into):  # before the matrix is looked for
         fail(f"--into {into}: not a folder — give the evidence folder (e.g. evidence)")
-    records = read_records(folders + ([into] if into and os.path.isdir(into) else []))
+    target = one_matrix(matrix).matrix if into or expect is not None else None
+    request = ResultsRequest(tuple(folders), target, expect, into)
+    done = run_or_exit(run_results, request, {"expect": "--expect", "into": "--into"})
     if into:
-        from ..ci.evidence import EvidenceError, evidence_path, write_evidence
-
-        target = one_matrix(
-            matrix
-        ).matrix  # a record must be evidence of its release, and no weaker than the committed one
-        inside = os.path.join(os.path.realpath(into), "")
-        merged: List[str] = []
-        unchanged: List[str] = []
-        refused: List[str] = []
-        for record in records:
-            if os.path.realpath(record.path or "").startswith(inside):
-                continue
-            try:
-                before = _read_bytes(evidence_path(into, record))
-                path = write_evidence(into, record, target)
-            except EvidenceError as exc:
-                refused.append(str(exc))
-                continue
-            (unchanged if _read_bytes(path) == before else merged).append(path)
-        for why in refused:
+        for why in done.refused:
             console_for(stderr=True).print(f"[yellow]{why}[/]", markup=True, highlight=False)
         console_for(stderr=True).print(
-            f"{into}: {len(merged)} evidence record(s) written"
-            + (f", {len(unchanged)} unchanged" if unchanged else "")
-            + (f", {len(refused)} refused" if refused else "")
+            f"{into}: {len(done.merged)} evidence record(s) written"
+            + (f", {len(done.unchanged)} unchanged" if done.unchanged else "")
+            + (f", {len(done.refused)} refused" if done.refused else "")
         )
-    expected = None
-    if expect is not None:
-        from ..ci.plan import STRATEGIES
-        from ..ci.plan import plan as make_plan
+    _print_summary(done.summary, fmt, folders)
+    if done.exit_code:
+        raise typer.Exit(done.exit_code)
 
-        if expect not in STRATEGIES:
-            fail(f"--expect {expect!r}: choose from {', '.join(STRATEGIES)}")
-        from ..ci.release import past_releases
 
-        expected_matrix = one_matrix(matrix).matrix
-        expected = [
-            r.cell.id for r in make_plan(expected_matrix, expect, skip=past_releases(expected_matrix))
-        ]  # records name the cell
-    summary = res.summarize(records, expected)
+def _print_summary(summary: Summary, fmt: str, folders: Sequence[str]) -> None:
+    """``results``' renderer: the records as a table, Markdown or JSON."""
+    from ..ci import results as res
     from ..tables.formats import FORMAT_ALIASES
 
     fmt = FORMAT_ALIASES.get(fmt, fmt)  # the short names `table --format` takes
@@ -228,16 +171,6 @@ def results(
         console_for().print(table)
     else:
         fail(f"--format {fmt!r}: choose from text, markdown, json")
-    if not summary.ok:
-        raise typer.Exit(EXIT_UNSUPPORTED)
-
-
-def _read_bytes(path: str) -> Optional[bytes]:
-    """A regular file's bytes, or ``None`` if there is none."""
-    if not os.path.isfile(path):
-        return None
-    with open(path, "rb") as fh:
-        return fh.read()
 
 
 @app.command()
@@ -323,72 +256,53 @@ def tier(
     it (nox's whole process group is ended, the finished cells' records are kept;
     docs/testing.md).
     """
-    from ..ci import tier as tiers
-    from ..ci.evidence import evidence_folder
-    from ..ci.plan import STRATEGIES
-    from ..errors import EXIT_INTERRUPTED
+    from ..ci.commands import run_tier, tier_summary
 
-    if strategy not in STRATEGIES:
-        fail(f"{strategy!r} is not a tier: choose from {', '.join(STRATEGIES)}")
-    if docs and not commit:
-        fail("--docs names the documents --commit commits: give --commit too")
+    request = _tier_request(strategy, matrix, tag, python, force, dry_run, commit, docs, min_free_gb, ops)
+    done = run_or_exit(run_tier, request, {})
+    if done.run is None:  # --dry-run
+        return
+    if done.shown:
+        subprocess.run(
+            [sys.executable, "-m", "adapter_matrix", "results", "--matrix", request.matrix.path, *done.shown],
+            check=False,
+        )
+    for line in tier_summary(done.run):
+        request.echo(line)
+    if done.exit_code:
+        raise typer.Exit(done.exit_code)
+
+
+def _tier_request(
+    strategy: str,
+    matrix: Optional[str],
+    tag: List[str],
+    python: List[str],
+    force: bool,
+    dry_run: bool,
+    commit: bool,
+    docs: Optional[List[str]],
+    min_free_gb: float,
+    ops: Optional[str],
+) -> TierRequest:
+    """``tier``'s options as its request; ``--ops`` goes to the cells' nox sessions, which
+    inherit it (adapter_matrix.nox.OpSweep)."""
+    from ..ci.commands import TierRequest
     from ..device.opsweep import OPS_ENV, SWEEP_MODES
 
+    if docs and not commit:
+        fail("--docs names the documents --commit commits: give --commit too")
     if ops is not None and ops not in SWEEP_MODES:
         fail(f"--ops {ops!r}: choose from {', '.join(SWEEP_MODES)}")
     target = one_matrix(matrix).matrix
-    steps = tiers.select(target, strategy, tag, python, force)
     out = console_for()
 
     def echo(line: str) -> None:
         out.print(line, markup=False)
 
-    if not steps and (tag or python):  # a typo in a tag must not pass as a tier with nothing to do
-        from ..ci.plan import plan as make_plan
-        from ..ci.release import past_releases
-
-        rows = make_plan(target, strategy, skip=past_releases(target))
-        known = sorted({t for r in rows for t in r.tags}, key=lambda t: (t.rstrip("0123456789."), len(t), t))
-        asked = ", ".join([*(f"-t {t}" for t in tag), *(f"-p {p}" for p in python)])
-        fail(f"no cell of the {strategy} tier matches {asked} (its tags: {', '.join(known)})")
-    for step in steps:
-        echo(step.describe())
-    echo(tiers.forecast(steps))
-    if dry_run:
-        return
-    cwd = os.getcwd()
-    nox = tiers.tool("nox")
-    if not os.path.isfile(os.path.join(cwd, "noxfile.py")):
-        fail(f"no noxfile.py in {cwd}: run the tier from the adapter's repository (docs/nox.md)")
-    if nox is None:
-        fail("nox is not installed: pip install nox (uv too, for the shared wheel cache)")
-    if docs is None:
-        docs = [d for d in ("docs/compatibility.md",) if os.path.exists(d)]
-    if ops is not None:  # the cells' nox sessions inherit it (adapter_matrix.nox.OpSweep)
+    if ops is not None and not dry_run:
         os.environ[OPS_ENV] = ops
-    done = tiers.run(target, steps, [nox], cwd, echo, commit=commit, docs=docs, min_free_gb=min_free_gb)
-    # The table of the releases this tier ran, not of every release the folder holds.
-    ran = sorted({str(step.row.cell.release.version) for step in steps})
-    shown = [f for f in (os.path.join(evidence_folder(target), r) for r in ran) if os.path.isdir(f)]
-    if shown:
-        subprocess.run(
-            [sys.executable, "-m", "adapter_matrix", "results", "--matrix", target.path, *shown], check=False
-        )
-    echo(
-        f"{done.final.get('verified', 0)} of {done.selected} selected cells have a fresh passing record"
-        + "".join(f", {n} {state}" for state, n in sorted(done.final.items()) if state != "verified")
+    shown = tuple(docs) if docs is not None else None
+    return TierRequest(
+        strategy, target, echo, os.getcwd(), tuple(tag), tuple(python), force, dry_run, commit, shown, min_free_gb
     )
-    echo(
-        f"wall time {done.minutes:.0f} min for {done.ran} cells; disk free {done.free_at_start:.0f} GB at the start, "
-        f"{done.lowest_free:.0f} GB at the lowest (after a line)"
-    )
-    if done.signal is not None:
-        echo(
-            f"stopped by {done.signal}: "
-            + (f"{done.interrupted} was interrupted (no record)" if done.interrupted else "no cell was running")
-            + (f"; not started: {', '.join(done.not_started)}" if done.not_started else "")
-            + "; the finished cells' records are kept: run the tier again to go on"
-        )
-        raise typer.Exit(EXIT_INTERRUPTED)
-    if not done.ok:
-        raise typer.Exit(EXIT_UNSUPPORTED)

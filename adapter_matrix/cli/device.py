@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 import typer
 
 if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
+    from rich.progress import Progress
+
     from ..matrix.model import LoadResult
 
-from ..errors import EXIT_UNSUPPORTED
-from .base import MATRIX_HELP, console_for, fail, find_or_exit, load_or_exit, one_matrix
+from ..errors import EXIT_UNSUPPORTED, AdapterMatrixError
+from .base import MATRIX_HELP, console_for, fail, fail_with, find_or_exit, load_or_exit, one_matrix, run_or_exit
 from .common import app, sub_app
 
 
@@ -27,57 +30,57 @@ def build(
     whole output is shown), 2 usage.
     """
     import os
-    import time
+
+    from ..device.build import BuildError, BuildMismatch
+    from ..device.device_commands import BuildRequest, run_build
 
     os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")  # do not activate the adapter here
     result = one_matrix(matrix)
-    package = shims_package(result)
-    from ..device.build import BuildError, BuildMismatch, Extension, ensure_built
-
-    try:
-        import torch
-    except ImportError:
-        fail("torch is not installed; install it first, e.g. `adapter-matrix check` says which")
-    ext = Extension.of_package(package, result.matrix.adapter.device)
     console = console_for()
-    start = time.perf_counter()
-    progress = None
-
-    def announce(folder: object) -> None:
-        nonlocal progress
-        if as_json:
-            return
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-        progress = Progress(
-            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True
-        )
-        progress.start()
-        progress.add_task(f"compiling {ext.name} for torch {torch.__version__} (about a minute on 2 cores)")
-
+    spinner = _Spinner(console, quiet=as_json)
+    request = BuildRequest(shims_package(result), result.matrix.adapter.device, verbose, spinner.start)
     try:
-        done = ensure_built(ext, verbose=verbose, on_compile=announce)
-    except (BuildError, BuildMismatch) as exc:
-        if progress is not None:
-            progress.stop()
+        done = run_build(request)
+    except (BuildError, BuildMismatch) as exc:  # the compiler's whole output, as it is
+        spinner.stop()
         console_for(stderr=True).print(str(exc), markup=False, highlight=False)
         raise typer.Exit(EXIT_UNSUPPORTED) from None
-    if progress is not None:
-        progress.stop()
+    except AdapterMatrixError as exc:
+        fail_with(exc)
+    spinner.stop()
     if as_json:
-        typer.echo(
-            json.dumps(
-                {"extension": ext.name, "path": str(done.path), "compiled": done.compiled, **done.manifest}, indent=2
-            )
-        )
+        typer.echo(json.dumps(done.as_json(), indent=2))
         return
     what = (
         f"compiled in {done.manifest['build_seconds']:.0f} s"
         if done.compiled
-        else f"up to date ({time.perf_counter() - start:.2f} s, nothing compiled)"
+        else f"up to date ({done.seconds:.2f} s, nothing compiled)"
     )
-    console.print(f"{ext.name} for torch {done.manifest['torch']}: {what}")
+    console.print(f"{done.extension} for torch {done.manifest['torch']}: {what}")
     console.print(f"cache: {done.path}")
+
+
+class _Spinner:
+    """What ``build`` shows while it compiles (not with --json)."""
+
+    def __init__(self, console: Console, quiet: bool) -> None:
+        self.console, self.quiet = console, quiet
+        self.progress: Optional[Progress] = None
+
+    def start(self, said: str) -> None:
+        if self.quiet:
+            return
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=self.console, transient=True
+        )
+        self.progress.start()
+        self.progress.add_task(said)
+
+    def stop(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
 
 
 def shims_package(result: LoadResult) -> str:
@@ -169,36 +172,17 @@ def new_shim(
     """
     from pathlib import Path
 
-    from packaging.version import InvalidVersion, Version
+    from ..device.device_commands import NewShimRequest, run_new_shim
 
-    from ..device import newshim
-
-    try:
-        minor = Version(version)
-    except InvalidVersion:
-        fail(f"{version!r} is not a torch version such as 2.16")
     located = find_or_exit(matrix)[0]
     result = load_or_exit(located.path, fresh=True)
     shims_package(result)
-    matrix_path = Path(located.path).resolve()
     new = _read_json(probe_new) if probe_new else None
-    if new is None:
-        from ..device import probe as pr
-        from ..matrix.model import minor_line
-
-        try:
-            answer = pr.probe(_csrc(result))
-            if answer["torch_minor"] == str(minor_line(minor)):
-                new = answer
-        except ImportError:
-            pass
-    if probe_base is None:
-        recorded = newshim.recorded_probe(matrix_path, result.matrix, minor)
-        probe_base = str(recorded) if recorded else None
     base = _read_json(probe_base) if probe_base else None
-    plan_ = newshim.scaffold(matrix_path, result.matrix, minor, new, base)
-    if not dry_run:
-        newshim.apply(matrix_path, plan_)
+    request = NewShimRequest(
+        version, result.matrix, Path(located.path).resolve(), _csrc(result), new, base, probe_base is not None, dry_run
+    )
+    plan_ = run_or_exit(run_new_shim, request, {})
     console = console_for()
     console.print(f"{'would write' if dry_run else 'wrote'} {plan_.module_path} ({plan_.module})")
     typer.echo(plan_.matrix_diff, nl=False)

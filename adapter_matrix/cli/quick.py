@@ -58,6 +58,9 @@ CHECK_OPTIONS = (
                 "installed torch)."),
     CheckOption(("--env",), "env", "value", "Judge another environment from its files, without running it: a "
                 "virtual environment, a prefix, a site-packages folder or an image's unpacked root."),
+    CheckOption(("--pythonpath",), "pythonpath", "value", "Folders searched before the environment's own, as "
+                "PYTHONPATH's are (separated by the path separator): source checkouts of the stack's layers on it "
+                "are judged by their commit."),
     CheckOption(("--requirements",), "requirements", "value", "Judge what this requirements file (or pylock.toml, "
                 "uv.lock) would install, before installing it: its exact pins."),
     CheckOption(("--resolve",), "resolve", "flag", "With --requirements: ask pip's resolver what it would install "

@@ -39,6 +39,7 @@ from .model import (
     Detector,
     Dimension,
     EvidencePolicy,
+    GitPin,
     InstallSource,
     Layer,
     LayerRelease,
@@ -118,6 +119,7 @@ class _Builder(Reader):
     def __init__(self, filename: str) -> None:
         super().__init__(filename)
         self.kinds: Dict[str, str] = {}  # dimension name -> kind, for reading constraints
+        self.owned: Dict[str, str] = {}  # a layer's own dimensions -> kind
 
     # -- dimension constraints -----------------------------------------------------------
 
@@ -210,6 +212,8 @@ class _Builder(Reader):
         f = self.fields(top["layer"], "layer", "layer") if "layer" in top else {}
         distribution = self.string(f.get("distribution"), "layer distribution")
         adapter = self.string(f.get("adapter"), "layer adapter")
+        owned = tuple(self.layer_dimension(k, v) for k, v in self.entries(f.get("dimensions"), "layer dimensions"))
+        self.owned = {d.name: d.kind for d in owned}
         releases: List[LayerRelease] = []
         seen: Dict[Version, Mark] = {}
         below = canonical_name(adapter) if adapter else ""
@@ -253,7 +257,61 @@ class _Builder(Reader):
             releases=tuple(sorted(releases, key=lambda r: r.version)),
             mark=top["layer"].mark,
             index_url=self.string(f.get("index-url"), "index-url"),
+            dimensions=owned,
         )
+
+    def layer_dimension(self, key: Scalar, node: Node) -> Dimension:
+        """A dimension the layer owns: values, the machine's detectors, the build's, and aliases."""
+        if not _IDENT.match(key.text):
+            self.diags.error(key.mark, f"dimension name {key.text!r} is not an identifier", "use a name such as soc")
+        f = self.fields(node, "layer-dimension", f"layer dimension {key.text!r}")
+        kind = self.string(f.get("kind"), "dimension kind") or VERSION
+        if kind not in (VERSION, ENUM):
+            self.diags.error(f["kind"].mark, f"unknown dimension kind {kind!r}", "use version or enum")
+            kind = VERSION
+        self.kinds[key.text] = kind
+        what = f"{_label(key.text)} {'version' if kind == VERSION else 'value'}"
+        values = self.list_of(f.get("values"), what, lambda n, w: self.value(n, w, kind))
+        detectors = tuple(d for d in (self.detector(n) for n in self.items(f.get("detect"), "detect")) if d)
+        built = tuple(d for d in (self.detector(n) for n in self.items(f.get("built"), "built")) if d)
+        aliases = []
+        for value_key, patterns in self.entries(f.get("aliases"), "aliases"):
+            texts = tuple(t for t in (self.string(n, "alias pattern") for n in self.items(patterns, "aliases")) if t)
+            aliases.append((value_key.text, texts))
+        if not detectors and not built:
+            self.diags.error(
+                key.mark,
+                f"layer dimension {_label(key.text)} has no detector",
+                "give `detect:` (the machine's value, an override variable first) and/or `built:` (the build's)",
+            )
+        return Dimension(
+            name=key.text,
+            description=self.string(f.get("description"), "description") or "",
+            values=values if kind == ENUM else tuple(sorted(values, key=lambda v: v.order)),
+            detectors=detectors,
+            mark=key.mark,
+            kind=kind,
+            changeable=self.boolean(f.get("changeable"), "changeable", kind == VERSION),
+            built=built,
+            aliases=tuple(aliases),
+        )
+
+    def git_pin(self, name: Scalar, node: Node) -> Tuple[Optional[Spec], Optional[GitPin]]:
+        """``{git: URL, ref: COMMIT-OR-TAG, version: V}``: the version it stands for, and the commit."""
+        g = self.fields(node, "git-pin", f"git pin of {name.text}")
+        url = self.string(g.get("git"), "git URL")
+        ref = self.string(g.get("ref"), "git ref")
+        version = self.version(g["version"], "git pin version") if "version" in g else None
+        if ref is not None and (
+            not ref.strip() or ref.strip().startswith("-") or any(c.isspace() for c in ref.strip())
+        ):
+            self.diags.error(
+                g["ref"].mark, f"git ref {ref!r} is not a commit or a tag", "e.g. ref: 1b16c01 or ref: v0.11.0"
+            )
+            ref = None
+        if url is None or ref is None or version is None:
+            return None, None
+        return Spec(str(version), SpecifierSet(f"=={version}")), GitPin(url, ref.strip(), node.mark)
 
     def layer_release(self, node: Node, adapter: str) -> Optional[LayerRelease]:
         f = self.fields(node, "layer-release", "layer release")
@@ -279,7 +337,11 @@ class _Builder(Reader):
                 "keep one",
             )
         for req_key, req_node in self.entries(f.get("requires"), "requires"):
-            req_spec = self.spec(req_node, f"{req_key.text} specifier")
+            git = None
+            if isinstance(req_node, Mapping):
+                req_spec, git = self.git_pin(req_key, req_node)
+            else:
+                req_spec = self.spec(req_node, f"{req_key.text} specifier")
             req_name = canonical_name(req_key.text)
             if req_name in ("torch", "python", adapter):
                 self.diags.error(
@@ -288,7 +350,7 @@ class _Builder(Reader):
                     f"write it as the release's own `{'adapter' if req_name == adapter else req_name}:` key",
                 )
             elif req_spec is not None:
-                packages.append(PackagePin(req_name, req_spec, req_node.mark))
+                packages.append(PackagePin(req_name, req_spec, req_node.mark, git))
         dimensions = []
         for dim_key, dim_node in self.entries(f.get("dimensions"), "layer release dimensions"):
             constraint = self.layer_constraint(dim_key.text, dim_node)
@@ -316,7 +378,8 @@ class _Builder(Reader):
         know: a specifier set where the values read as one (``9.1.0``, ``>=8.5``), else names."""
         items = node.items if isinstance(node, Sequence) else (node,)
         specs = all(isinstance(n, Scalar) and _is_spec(n.text) for n in items)
-        self.kinds[name] = VERSION if specs else ENUM
+        owned = self.owned.get(name)  # the layer's own dimension: its declared kind
+        self.kinds[name] = owned or (VERSION if specs else ENUM)
         return self.constraint(name, node, "layer release dimensions")
 
     def read_schema_version(self, node: Optional[Node]) -> Optional[int]:

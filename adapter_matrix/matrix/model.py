@@ -49,6 +49,7 @@ __all__ = [
     "Matrix",
     "LoadResult",
     "PackagePin",
+    "GitPin",
     "LayerRelease",
     "Layer",
     "LayerResult",
@@ -311,6 +312,20 @@ class Dimension(NamedTuple):
     changeable: bool = True
     runner: Optional[Runner] = None
     link: Optional[str] = None  # where users get it (a download page)
+    # a layer's own dimension: what its installed build was made for (vllm-ascend's wheel
+    # records its device generation), read by these detectors, a `file` relative to the folder
+    # the layer is installed in; and the values a detected text names (Ascend910_93* is A3)
+    built: Tuple[Detector, ...] = ()
+    aliases: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+
+    def named(self, text: str) -> str:
+        """The value ``text`` names through :attr:`aliases` (shell patterns), else ``text``."""
+        import fnmatch
+
+        for value, patterns in self.aliases:
+            if any(fnmatch.fnmatchcase(text.casefold(), p.casefold()) for p in patterns):
+                return value
+        return text
 
     def value(self, text: str) -> Value:
         """``text`` read as a value of this dimension (:class:`ValueError` if it is not one)."""
@@ -599,12 +614,24 @@ class LoadResult(NamedTuple):
 # -- layers: projects that sit on an adapter ---------------------------------------------
 
 
+class GitPin(NamedTuple):
+    """A pin by git commit (MindSpeed-RL pins vllm-ascend at ``v0.11.0-dev@1b16c01``): the
+    repository, the commit or tag (``ref``), and the release it stands for (the pin's ``spec``,
+    as Spack's ``@git.REF=V``). What is installed is judged by its commit, not its version string."""
+
+    url: str
+    ref: str
+    mark: Mark
+
+
 class PackagePin(NamedTuple):
-    """What a layer release needs of one package below it: ``vllm ==0.23.0``."""
+    """What a layer release needs of one package below it: ``vllm ==0.23.0``; with ``git``,
+    the commit too (``spec`` is then ``==`` the version the commit stands for)."""
 
     name: str  # canonical (PEP 503)
     spec: Spec
     mark: Mark
+    git: Optional[GitPin] = None
 
     def admits(self, version: Version) -> bool:
         """Whether ``version`` satisfies the pin; a local label (``+cpu``, ``+git4c901a4``) is
@@ -660,6 +687,11 @@ class Layer(NamedTuple):
     releases: Tuple[LayerRelease, ...]
     mark: Mark
     index_url: Optional[str] = None
+    # dimensions the layer owns (vllm-ascend's device generation), read beside the adapter's
+    dimensions: Tuple[Dimension, ...] = ()
+
+    def dimension(self, name: str) -> Optional[Dimension]:
+        return next((d for d in self.dimensions if d.name == name), None)
 
     def release(self, version: Version) -> Optional[LayerRelease]:
         """The entry of an installed version: exactly it, else the one of its public version

@@ -497,6 +497,73 @@ STRUCTS: Dict[str, Struct] = {
                 ),
                 Field("description", _STRING, "What it is, for reports and tables.", since=2),
                 Field("index-url", _URL, "The index its releases are published on (default: PyPI).", since=2),
+                Field(
+                    "dimensions",
+                    _map_of(_ref("layer-dimension")),
+                    "Dimensions the layer owns (vllm-ascend's device generation), beside its adapter's; a name "
+                    "its adapter's matrix also defines is an error.",
+                    since=2,
+                ),
+            ),
+        ),
+        Struct(
+            "layer-dimension",
+            "A dimension a layer owns: the machine's value (detect) and what the installed build was made for (built).",
+            (
+                Field("description", _STRING, "What it is, for reports and tables.", since=2),
+                Field(
+                    "kind",
+                    {"enum": ["version", "enum"]},
+                    "version (the default) or enum (names such as a device generation).",
+                    since=2,
+                ),
+                Field("values", _list_of(_VALUE), "Known values, as written.", since=2),
+                Field(
+                    "detect",
+                    _list_of(_ref("detector")),
+                    "The machine's value: detectors tried in order, an override variable first.",
+                    since=2,
+                ),
+                Field(
+                    "built",
+                    _list_of(_ref("detector")),
+                    "What the installed layer was built for: detectors tried in order; a file is relative to the "
+                    "folder the layer is installed in (vllm_ascend/_build_info.py).",
+                    since=2,
+                ),
+                Field(
+                    "aliases",
+                    _map_of(_list_of(_STRING)),
+                    "Value -> shell patterns of the detected text that name it (A3: ['Ascend910_93*']).",
+                    since=2,
+                ),
+                Field(
+                    "changeable",
+                    {"type": "boolean"},
+                    "Whether a fix may ask the user to change it (default: true for versions, false for an enum).",
+                    since=2,
+                ),
+            ),
+        ),
+        Struct(
+            "git-pin",
+            "A package pinned by git commit: the repository, the commit or tag, and the release it stands for.",
+            (
+                Field("git", _STRING, "The repository's URL.", required=True, since=2),
+                Field(
+                    "ref",
+                    {"type": ["string", "number"]},
+                    "A commit (7 to 40 hex digits) or a tag.",
+                    required=True,
+                    since=2,
+                ),
+                Field(
+                    "version",
+                    _VERSION,
+                    "The release the commit stands for (Spack's @git.REF=V): fixes and tables name it.",
+                    required=True,
+                    since=2,
+                ),
             ),
         ),
         Struct(
@@ -518,8 +585,9 @@ STRUCTS: Dict[str, Struct] = {
                 ),
                 Field(
                     "requires",
-                    _map_of(_SPEC),
-                    "Other Python packages it pins: distribution name -> specifier (vllm: 0.23.0).",
+                    _map_of({"oneOf": [_SPEC, _ref("git-pin")]}),
+                    "Other Python packages it pins: distribution name -> specifier (vllm: 0.23.0), or a git "
+                    "commit ({git: URL, ref: COMMIT-OR-TAG, version: V}).",
                 ),
                 Field(
                     "dimensions",

@@ -87,6 +87,8 @@ def _steps(matrix: Matrix, release: LayerRelease) -> List[_Step]:
         spec = release.python
         out.append((f"Python {spec}", release.mark_of("python"), partial(_python_within, spec), _python_of))
     for name, constraint in release.dimensions:
+        if matrix.dimension(name) is None:
+            continue  # the layer's own (a driver it needs): the adapter's cells say nothing of it
         keeps = partial(_dimension_within, name, constraint)
         out.append((f"{name} {constraint}", release.mark_of("dimensions"), keeps, partial(_dimension_of, name)))
     return out
@@ -136,16 +138,26 @@ def check_layer(layer: Layer, matrix: Matrix, today: Optional[_dt.date] = None) 
     dimension it names that the adapter's matrix does not define."""
     out: List[Diagnostic] = []
     usable = [c for c in cells(matrix, today=today) if c.status in _USABLE]
+    for own in layer.dimensions:
+        theirs = matrix.dimension(own.name)
+        if theirs is not None:
+            out.append(
+                Diagnostic(
+                    own.mark,
+                    f"layer dimension {own.name} clashes with {matrix.adapter.distribution}'s dimension {own.name} ({theirs.mark})",
+                    f"rename it, or constrain the adapter's {own.name} in the releases' dimensions:",
+                )
+            )
     memo: Dict[Tuple[str, ...], _Narrowed] = {}
     for release in layer.releases:
         for name, _constraint in release.dimensions:
-            if matrix.dimension(name) is None:
+            if matrix.dimension(name) is None and layer.dimension(name) is None:
                 known = ", ".join(d.name for d in matrix.dimensions) or "none"
                 out.append(
                     Diagnostic(
                         release.mark_of("dimensions"),
-                        f"{layer.distribution} {release.version} constrains {name}, which {matrix.adapter.distribution}'s matrix does not define",
-                        f"use a dimension of the adapter's matrix ({known}); a layer never defines one",
+                        f"{layer.distribution} {release.version} constrains {name}, which neither {matrix.adapter.distribution}'s matrix nor the layer defines",
+                        f"use a dimension of the adapter's matrix ({known}), or declare it under layer: dimensions:",
                     )
                 )
         if release.status not in _USABLE:

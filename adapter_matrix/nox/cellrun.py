@@ -46,7 +46,9 @@ def _cpu_seconds() -> float:
 class Beside:
     """A command running in the cell beside its steps (:meth:`CellRun.beside`)."""
 
-    def __init__(self, cell: CellRun, what: str, proc: subprocess.Popen, log: str, codes: Tuple[int, ...]) -> None:
+    def __init__(
+        self, cell: CellRun, what: str, proc: subprocess.Popen[bytes], log: str, codes: Tuple[int, ...]
+    ) -> None:
         self.cell, self.what, self.proc, self.log, self.codes = cell, what, proc, log, codes
 
     def wait(self) -> int:
@@ -159,7 +161,8 @@ class CellRun(CellState):
     def json_run(self, *args: str, codes: Sequence[int] = (0,)) -> Dict[str, Any]:
         """Run a command that prints one JSON document (after any log lines) and return it."""
         out = self.run(*args, codes=codes, silent=True)
-        return json.loads(out[out.index("{") :])
+        document: Dict[str, Any] = json.loads(out[out.index("{") :])
+        return document
 
     @property
     def summaries_env(self) -> Dict[str, str]:

@@ -709,3 +709,25 @@ def test_the_device_core_is_looked_up_by_the_torch_build_version_py_names(tmp_pa
     )
     assert _torch_build(str(torch_dir), "2.1.2") == ("2.1.2+cu121", "a8e7c98cb95ff97bb30a728c6b2a1ce6bff946eb")
     assert _torch_build(str(tmp_path / "none"), "2.1.2") == ("2.1.2", "")
+
+
+@pytest.mark.parametrize(
+    "library, requires, kinds",
+    [
+        ("ok", (f"torch=={TORCH}",), set()),
+        ("missing", ("torch==2.12.0",), {"missing-symbol"}),  # with symbols
+        ("needsfoo", (f"torch=={TORCH}",), {"missing-library"}),  # with searched
+        ("oldabi", (f"torch=={TORCH}",), {"cxx11-abi"}),
+        ("ok", ("torch<2.2,>=2.1",), {"built-for"}),  # with built_for
+    ],
+)
+def test_the_typed_binary_section_writes_the_bytes_the_audit_wrote(tiny, tmp_path, library, requires, kinds):
+    """`check --json` prints the declared BinarySection read from the audit's JSON: each problem
+    kind's own keys (and only those) come back, in the audit's order (issue 70)."""
+    from adapter_matrix.answer import BinarySection
+    from adapter_matrix.documents import from_json, to_json
+
+    report = audit("fake-adapter", site_of(install(tmp_path, tiny[library], requires=requires)), use_cache=False)
+    assert report is not None and {p["kind"] for p in report["problems"]} == kinds
+    section = from_json(BinarySection, report)
+    assert json.dumps(to_json(section)) == json.dumps(report)

@@ -150,8 +150,6 @@ _NPU = (
     "--set",
     "soc=Ascend910B",
     "--set",
-    "ascend_driver=25.2.0",
-    "--set",
     "arch=aarch64",
 )  # none read from the host
 _MINIMAL = ("-m", "tests/fixtures/minimal.yaml")

@@ -281,9 +281,13 @@ def test_verify_refuses_a_cell_whose_libraries_the_loader_would_refuse(matrix):
     row = next(r for r in plan(matrix, "full", skip=past_releases(matrix)) if r.id == "py3.11-torch2.13")
     problem = "adapter-matrix-npu 0.2.1's shims_npu_core.so needs `c10::foo()`, which torch 2.13.0+cpu does not export"
     check = json.loads(cli("check", "--json", "--torch", "2.13.0+cpu", "--python", "3.11", "--adapter", "0.2.1").out)
-    check["checks"][0]["binary"] = {"ok": True, "problems": []}
+    # the section as check --json writes it (every key: the cell reads it back typed)
+    section = {"distribution": "adapter-matrix-npu", "version": "0.2.1", "torch": "2.13.0+cpu", "torch_cxx11_abi": 1}
+    section.update({"built_for": None, "built_for_line": None, "files": [], "notes": []})
+    check["checks"][0]["binary"] = {"ok": True, **section, "problems": []}
     verify_environment(row, check)
-    check["checks"][0]["binary"] = {"ok": False, "problems": [{"message": problem}]}
+    found = {"kind": "missing-symbol", "file": "shims_npu_core.so", "subject": "_ZN3c103fooEv", "message": problem}
+    check["checks"][0]["binary"] = {"ok": False, **section, "problems": [{**found, "fix": "install the build for it"}]}
     with pytest.raises(CellMismatch, match="binary check: " + re.escape(problem)):
         verify_environment(row, check)
 

@@ -353,3 +353,30 @@ def test_the_imported_torch_npu_history_runs_in_chunks_holding_every_row_once(np
     assert len(full) == 398 and ids == [r.id for r in full]  # in plan order, each once
     assert [row["session"] for chunk in chunks for row in chunk] == [r.session for r in full]
     assert "398 cell job(s) in 2 chunk(s) of at most 256 (199, 199)" in res.err
+
+
+def test_a_rows_runner_labels_are_computed_once_for_json_and_github(tmp_path):
+    """plan's use case, without the command line: a PlanRequest in, a typed PlanResult out. The
+    JSON rows' runs_on and the GitHub rows' runs-on are one computation (ci.plan.row_labels),
+    so they agree wherever no --runners overrides them (issue 70)."""
+    import datetime as _dt
+
+    from adapter_matrix.ci.commands import PlanRequest, render_plan, run_plan
+    from adapter_matrix.errors import ChoiceError
+
+    path = tmp_path / "compat.yaml"
+    path.write_text(RUNNER_MATRIX)
+    matrix = load(path).matrix
+    today = _dt.date(2026, 12, 5)
+    given = {"cann9.0.0": ["self-hosted", "cann-9"]}
+    done = run_plan(PlanRequest(matrix, fmt="github", today=today, runners=given))
+    assert done.chunks is not None and done.strategy == "full"
+    github = {row["id"]: row.get("runs-on") for chunk in done.chunks.matrices for row in chunk}
+    for row in done.rows:
+        if not any(f"{n}{v}" in given for n, v in row.requires):
+            assert github[str(row.id)] == list(row.runs_on), row.id
+    assert github["py3.10-torch2.4-cann9.0.0-archx86_64"] == ["self-hosted", "cann-9", "x86_64"]
+    assert json.loads(render_plan(run_plan(PlanRequest(matrix, fmt="json", today=today))).out[0])[0]["runs_on"]
+    with pytest.raises(ChoiceError) as refused:
+        run_plan(PlanRequest(matrix, strategy="edges", cover=3))
+    assert refused.value.subject == "cover"  # the command line words it: --cover 3 is the strength ...

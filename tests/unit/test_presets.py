@@ -117,7 +117,6 @@ def test_a_matrix_names_a_preset_and_check_reads_it_in_an_image(tmp_path):
     `check --env IMAGE_ROOT` the preset reads the image's toolkit."""
     from adapter_matrix.check.detectors import detect
     from adapter_matrix.check.elsewhere import Target
-    from adapter_matrix.check.facts import judge
     from adapter_matrix.matrix.diagnostics import MatrixError
     from adapter_matrix.matrix.loader import load_bytes
 
@@ -136,10 +135,6 @@ releases:
     with pytest.raises(MatrixError, match=r"compat.yaml:8:\d+: .*unknown detector preset 'can'.*did you mean cann"):
         load_bytes((text % "can").encode(), "compat.yaml")
     root = tree(tmp_path, LAYOUT_8_5, {"usr/local/Ascend/cann": "cann-8.5.0"})
-    judge(Target((), str(root), "3.11", "3.11.7", f"image root {root}"))
-    try:
-        found = detect(matrix.dimension("cann"))
-    finally:
-        judge(None)
+    found = detect(matrix.dimension("cann"), Target((), str(root), "3.11", "3.11.7", f"image root {root}"))
     assert found.value == "8.5.0"
     assert found.source == "preset cann: /usr/local/Ascend/cann-8.5.0/x86_64-linux/ascend_toolkit_install.info"

@@ -429,3 +429,17 @@ def test_constraints_of_a_working_stack_pin_every_layer_and_what_it_pins(tmp_pat
         "vllm==0.23.0",
         "triton-ascend==3.2.2",
     ]
+
+
+def test_the_report_promises_the_fixes_below_only_when_there_are_some():
+    """A conflict with fixes says each gives up one choice; with none, it says that no whole
+    stack was found instead of pointing at an empty list (issue 70)."""
+    from adapter_matrix.answer import LayerSeen, StackSeen
+    from adapter_matrix.check.report import stack_lines
+    from adapter_matrix.matrix.status import Status
+
+    layer = LayerSeen("vllm-ascend", "compat.yaml", "0.23.0", "0.23.0", Status.UNSUPPORTED, (), ())
+    stack = StackSeen((layer,), "vllm-ascend 0.23.0 needs torch ==2.10.0; cann 9.1.0 has no torch 2.10.0")
+    said = lambda fixes: "\n".join("".join(text for text, _ in line) for line in stack_lines(stack, fixes))
+    assert "each fix below gives up one" in said(2)
+    assert "each fix below" not in said(0) and "no whole stack was found" in said(0)
