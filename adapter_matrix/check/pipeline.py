@@ -214,15 +214,18 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
 # -- 2. find the matrices -----------------------------------------------------------------
 
 
-def matrix_paths(explicit: Sequence[str], paths: Optional[Sequence[str]] = None) -> List[Located]:
+def matrix_paths(
+    explicit: Sequence[str], paths: Optional[Sequence[str]] = None, skipped: Optional[List[str]] = None
+) -> List[Located]:
     """The matrices to judge: each of ``explicit`` (an adapter's and its layers'), else the usual
-    discovery (./compat.yaml, else the installed adapters' and layers' registered matrices)."""
+    discovery (./compat.yaml, else the installed adapters' and layers' registered matrices);
+    ``skipped`` collects the distributions whose files could not be read (said as warnings)."""
     from ..matrix.discovery import find_matrices
 
     found: List[Located] = []
     asked: Sequence[Optional[str]] = explicit or [None]
     for path in asked:
-        some = find_matrices(path, paths=paths)
+        some = find_matrices(path, paths=paths, skipped=skipped)
         if not some:
             raise CheckRefused(None, "no ./compat.yaml and no installed adapter registers a matrix; pass --matrix PATH")
         found += some
@@ -527,10 +530,11 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
 
     request = question.request
     paths = target.paths if target is not None else None  # `check --env`: that environment's adapters
+    unreadable: List[str] = []  # distributions whose files cannot be read: said, then left out
     if question.named:
         located = _matrices_of(question.named, request.matrix, paths)
     else:
-        located = matrix_paths(request.matrix, paths)
+        located = matrix_paths(request.matrix, paths, unreadable)
     import gc
 
     # the matrices loaded live as long as the answer: no collection runs while they are unpickled,
@@ -561,10 +565,8 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
     for place, layer in found.layers:  # a layer whose adapter's matrix is not here cannot be judged
         if layer.name_of_adapter not in described:
             invalid.append(_orphan(place, layer))
-    from ..matrix.discovery import skipped
-
     warned = [_invalid_warning(bad) for bad in invalid] + [s.warning() for s in looked.shadowed]
-    warned += skipped()  # distributions whose files cannot be read: said, then left out
+    warned += list(dict.fromkeys(unreadable))
     diagnostics = tuple(found.diagnostics)
     if request.constraints is not None:
         return _constraints(
