@@ -413,3 +413,26 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
         cwd=Path(__file__).parent,  # not the repository: its ./compat.yaml would be judged
         env={**os.environ, "ADAPTER_MATRIX_NO_MEMO": "1"},
     )
+
+
+def test_two_layers_that_agree_on_another_cann_get_that_way_out_first_then_each_without():
+    a = _layer(
+        "schema-version: 2\nlayer: {distribution: layer-a, adapter: torch-npu}\nreleases:\n"
+        "  - {version: 1.0.0, status: supported, torch: 2.10.0, adapter: 2.10.0.post4, dimensions: {cann: 9.1.0}}\n"
+        "  - {version: 0.9.0, status: supported, torch: 2.7.1, adapter: 2.7.1.post4, dimensions: {cann: 9.0.0}}\n",
+        "layer-a.yaml",
+    )
+    b = _layer(
+        "schema-version: 2\nlayer: {distribution: layer-b, adapter: torch-npu}\nreleases:\n"
+        "  - {version: 1.0.0, status: supported, torch: 2.7.1, adapter: 2.7.1.post4, dimensions: {cann: 9.0.0}}\n",
+        "layer-b.yaml",
+    )
+    stack = _stack("3.11", "2.10.0", "2.10.0.post4", "9.1.0", [a, b], {"layer-a": "1.0.0", "layer-b": "1.0.0"})
+    cann = stack.env.dimension("cann")
+    found = stack_fixes(_MATRIX, [a, b], stack, Held((("cann", cann),), (("layer-b", Version("1.0.0")),)), TODAY)
+    assert found.conflict == "layer-b 1.0.0 needs cann 9.0.0; you hold cann 9.1.0", found.conflict
+    ways = [f.summary.split(":")[0] for f in found.fixes]
+    # a held value before a layer: the stack on CANN 9.0.0 keeps both layers (layer-a at 0.9.0)
+    assert ways[0] == "without cann 9.1.0" and "without layer-b" in ways, ways
+    first = found.stacks[0]
+    assert str(first.env.dimension("cann")) == "9.0.0" and str(first.version("layer-a")) == "0.9.0"
