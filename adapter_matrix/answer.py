@@ -212,12 +212,15 @@ class LayerSeen(NamedTuple):
 
 class StackSeen(NamedTuple):
     """The stack judged as one: its layers, and why no stack keeps what the user holds
-    (``conflict``), when none does; the answer's ``fixes`` are then whole stacks.
+    (``conflict``), when none does; the answer's ``fixes`` are then whole stacks. ``no_fix``:
+    when a stack that is not supported gets no fix, why none exists and what would have to
+    change (``no fix: …``, or ``no better combination: …`` when none beats what is installed).
     ``provenance``: how every package of the stack that is installed is installed."""
 
     layers: Tuple[LayerSeen, ...]
     conflict: Optional[str] = None
     provenance: Optional[Tuple[Dict[str, Any], ...]] = None
+    no_fix: Optional[str] = None
 
     def _written(self, name: str) -> bool:
         return name != "provenance" or self.provenance is not None
@@ -364,12 +367,16 @@ class CheckDocument(NamedTuple):
     # a top-level package importable from several places (a clone on PYTHONPATH beside a
     # distribution's copy): which one Python imports and which it hides, one line each
     shadowed: Tuple[str, ...] = ()
+    # the error is the tool's own (a bug, exit code 5), not the user's; written only then
+    internal: bool = False
 
     def _written(self, name: str) -> bool:
         if name == "autoload":  # not when check refused its command line
             return self.autoload is not None
         if name in ("diagnostics", "shadowed"):
             return bool(getattr(self, name))
+        if name == "internal":
+            return self.internal
         return name != "error" or self.error is not None  # only a refused command line has one
 
     def to_json(self) -> Dict[str, Any]:

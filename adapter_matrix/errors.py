@@ -8,7 +8,8 @@ the CLI prints or exits.
 
 The exit codes (docs/commands.md) are defined here and nowhere else: 0 supported, 1
 unsupported or failed, 2 a usage error (a bad file, option or input), 3 works with a
-warning, 4 stopped by a signal (``tier``; what finished is kept). A verdict's code is :attr:`adapter_matrix.matrix.status.Status.exit_code`.
+warning, 4 stopped by a signal (``tier``; what finished is kept), 5 an internal error (a bug
+of the tool, never a verdict: a script can tell a crash from "unsupported"). A verdict's code is :attr:`adapter_matrix.matrix.status.Status.exit_code`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ __all__ = [
     "EXIT_USAGE",
     "EXIT_WARNING",
     "EXIT_INTERRUPTED",
+    "EXIT_INTERNAL",
+    "internal_error",
     "worst_exit_code",
 ]
 
@@ -32,6 +35,16 @@ EXIT_UNSUPPORTED = 1  # unsupported, broken, or a failed check
 EXIT_USAGE = 2  # a bad file, option or input
 EXIT_WARNING = 3  # works, with a warning: experimental, deprecated, end of life
 EXIT_INTERRUPTED = 4  # SIGTERM or SIGINT stopped a long run (tier); what finished is kept
+EXIT_INTERNAL = 5  # a bug of the tool: an exception no module expected (never 1, which is a verdict)
+TRACEBACK = "ADAPTER_MATRIX_TRACEBACK"  # set: an internal error prints its traceback too
+
+
+def internal_error(exc: BaseException) -> str:
+    """The one message of an internal error: what it was, that it is the tool's, what to do."""
+    return (
+        f"internal error: {type(exc).__name__}: {exc} (a bug of adapter-matrix, not a verdict on your environment; "
+        f"{TRACEBACK}=1 prints where it happened: please report it with that output)"
+    )
 
 
 def worst_exit_code(codes: Iterable[int]) -> int:

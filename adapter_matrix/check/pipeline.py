@@ -228,15 +228,18 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
 # -- 2. find the matrices -----------------------------------------------------------------
 
 
-def matrix_paths(explicit: Sequence[str], paths: Optional[Sequence[str]] = None) -> List[Located]:
+def matrix_paths(
+    explicit: Sequence[str], paths: Optional[Sequence[str]] = None, skipped: Optional[List[str]] = None
+) -> List[Located]:
     """The matrices to judge: each of ``explicit`` (an adapter's and its layers'), else the usual
-    discovery (./compat.yaml, else the installed adapters' and layers' registered matrices)."""
+    discovery (./compat.yaml, else the installed adapters' and layers' registered matrices);
+    ``skipped`` collects the distributions whose files could not be read (said as warnings)."""
     from ..matrix.discovery import find_matrices
 
     found: List[Located] = []
     asked: Sequence[Optional[str]] = explicit or [None]
     for path in asked:
-        some = find_matrices(path, paths=paths)
+        some = find_matrices(path, paths=paths, skipped=skipped)
         if not some:
             raise CheckRefused(None, "no ./compat.yaml and no installed adapter registers a matrix; pass --matrix PATH")
         found += some
@@ -548,15 +551,27 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
 
     request = question.request
     paths = target.paths if target is not None else None  # `check --env`: that environment's adapters
+    unreadable: List[str] = []  # distributions whose files cannot be read: said, then left out
     if question.named:
         located = _matrices_of(question.named, request.matrix, paths)
     else:
-        located = matrix_paths(request.matrix, paths)
-    found = _load(located)
+        located = matrix_paths(request.matrix, paths, unreadable)
+    import gc
+
+    # the matrices loaded live as long as the answer: no collection runs while they are unpickled,
+    # nor walks them again while the answer is searched (a layer of 5,000 releases is a million
+    # objects); :func:`run` unfreezes them when it returns
+    gc.disable()
+    try:
+        found = _load(located)
+    finally:
+        gc.enable()
+    gc.freeze()
     from .provenance import current_survey
 
     looked = current_survey(target)
     _checkout_layers(found, looked.layer_files)
+    _refuse_cycles([layer for _l, layer in found.layers])
     invalid = found.invalid
     judged: List[_Judged] = []
     memorable = True
@@ -572,6 +587,7 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         if layer.name_of_adapter not in described:
             invalid.append(_orphan(place, layer))
     warned = [_invalid_warning(bad) for bad in invalid] + [s.warning() for s in looked.shadowed]
+    warned += list(dict.fromkeys(unreadable))
     diagnostics = tuple(found.diagnostics)
     if request.constraints is not None:
         return _constraints(
@@ -629,6 +645,18 @@ def _refuse_clashes(matrix: Matrix, layers: Sequence[Layer]) -> None:
                     f"rename it, or constrain the adapter's {dim.name} in the releases' dimensions:",
                 )
                 raise CheckRefused(None, f"{layer.path}: 1 error in the matrix", diagnostics=(diagnostic,))
+
+
+def _refuse_cycles(layers: Sequence[Layer]) -> None:
+    """Layers that require one another in a cycle are no stack: refused as ``validate`` refuses
+    them, at the pin that closes the cycle (exit 2)."""
+    from ..matrix.stack_rules import layer_cycles
+
+    cycles = layer_cycles(list(layers))
+    if cycles:
+        raise CheckRefused(
+            None, f"{cycles[0].mark.file}: layers that require one another in a cycle", diagnostics=cycles
+        )
 
 
 def _orphan(located: Located, layer: Layer) -> Invalid:
@@ -698,7 +726,12 @@ def run(request: CheckRequest, probes: Probes) -> CheckResult:
     from .elsewhere import with_front
 
     target = with_front(target, (request.pythonpath or "").split(os.pathsep))
-    with warnings.catch_warnings(record=True) as raised:  # the filters as set: returned, not printed
-        question = read_question(request, target)
-        result = _answer(question, target, probes)
+    try:
+        with warnings.catch_warnings(record=True) as raised:  # the filters as set: returned, not printed
+            question = read_question(request, target)
+            result = _answer(question, target, probes)
+    finally:
+        import gc
+
+        gc.unfreeze()  # what _answer froze: a process that asks again collects as before
     return result._replace(raised=tuple(raised), memorable=result.memorable and not raised and not result.warnings)

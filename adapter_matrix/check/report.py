@@ -211,10 +211,13 @@ def stack_lines(stack: StackSeen, fixes: int = 0) -> List[List[Segment]]:
         lines.append([("conflict:", "bold red"), (" " + stack.conflict, "")])
         if fixes:
             lines.append([("  no stack keeps every choice you hold; each fix below gives up one", "dim")])
-        else:  # the search found no whole stack, not even one that gives up a choice
+        elif not stack.no_fix:  # the search found no whole stack, not even one that gives up a choice
             lines.append(
                 [("  no stack keeps every choice you hold, and no whole stack was found that gives up one", "dim")]
             )
+    if stack.no_fix:  # no fix follows: why none exists, and what would have to change
+        head, _sep, rest = stack.no_fix.partition(": ")
+        lines.append([(head + ":", "bold"), (" " + rest, "")])
     return lines
 
 

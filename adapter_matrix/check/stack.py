@@ -15,17 +15,18 @@ accept. Both read the model only: the adapter's part is :func:`.verdict.verdict`
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from functools import partial
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
 from ..matrix.diagnostics import Mark
-from ..matrix.model import Layer, LayerRelease, Matrix, PackagePin, Value
+from ..matrix.model import Constraint, Layer, LayerRelease, Matrix, PackagePin, Value
 from ..matrix.status import Status
 from ..names import canonical_name
 from .judgment import Environment, Verdict
 from .provenance import Provenance, judge_commit
-from .verdict import verdict
+from .verdict import undetected, verdict
 
 __all__ = [
     "OwnedReading",
@@ -87,17 +88,21 @@ class LayerVerdict(NamedTuple):
 
 class StackVerdict(NamedTuple):
     """The stack's answer: the adapter's verdict (without fixes) and each layer's; ``status``
-    is the worst of them."""
+    is the worst of them. ``assumptions``: one per dimension that could not be detected
+    (replacing the adapter's own), ``problems``: the needs of the adapter an assumed value
+    could not satisfy."""
 
     status: Status
     adapter: Verdict
     layers: Tuple[LayerVerdict, ...]
+    assumptions: Tuple[str, ...] = ()
+    problems: Tuple[str, ...] = ()
 
     @property
     def reasons(self) -> Tuple[str, ...]:
         """Why it is what it is: each layer's broken pins, each layer release that is not
         supported and why, then the adapter's reasons (all of them when nothing else is said)."""
-        out = [p for v in self.layers for p in v.problems]
+        out = list(self.problems) + [p for v in self.layers for p in v.problems]
         out += [
             f"{v.layer.distribution} {v.release.version} is {v.status}"
             + (f": {v.release.reason}" if v.release.reason else "")
@@ -125,8 +130,9 @@ def stack_packages(layers: Sequence[Layer]) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _judge_layer(matrix: Matrix, layer: Layer, stack: Stack) -> LayerVerdict:
-    """Whether the installed release of ``layer`` accepts the rest of ``stack``."""
+def _judge_layer(matrix: Matrix, layer: Layer, stack: Stack, assumed: FrozenSet[str] = frozenset()) -> LayerVerdict:
+    """Whether the installed release of ``layer`` accepts the rest of ``stack`` (``assumed``:
+    the dimensions whose value is the stack's assumption, not a detected one)."""
     installed = stack.version(layer.name)
     env = stack.env
     if installed is None:
@@ -191,9 +197,10 @@ def _judge_layer(matrix: Matrix, layer: Layer, stack: Stack) -> LayerVerdict:
     for name, constraint in release.dimensions:
         value = env.dimension(name)
         if value is None:
-            assumptions.append(f"{name} could not be detected; assumed it satisfies {who}'s {constraint}")
+            assumptions.append(f"{undetected(name)}; assumed it satisfies {who}'s {constraint}")
         elif not constraint.contains(value):
-            refuse(f"{who} needs {name} {constraint}, found {value}", release.mark_of("dimensions"))
+            found_or_assumed = "assumed" if name in assumed else "found"
+            refuse(f"{who} needs {name} {constraint}, {found_or_assumed} {value}", release.mark_of("dimensions"))
     status = Status.UNSUPPORTED if problems else release.status
     return LayerVerdict(
         layer, installed, release, status, tuple(problems), tuple(marks) or (release.mark,), tuple(assumptions)
@@ -243,9 +250,76 @@ def judge_stack(
     today = today or _dt.date.today()
     if adapter is None:
         adapter = verdict(matrix, stack.env, today, with_fixes=False)
-    judged = tuple(_judge_layer(matrix, layer, stack) for layer in layers)
-    status = worst([adapter.outcome] + [v.status for v in judged])
-    return StackVerdict(status, adapter, judged)
+    assumed, assumptions, problems = _assume(matrix, layers, stack, adapter)
+    if assumed:
+        dims = dict(stack.env.dimensions)
+        dims.update(assumed)
+        stack = stack._replace(env=stack.env._replace(dimensions=tuple(dims.items())))
+        names = frozenset(assumed)
+        adapter = adapter._replace(
+            assumptions=tuple(a for a in adapter.assumptions if not any(a.startswith(undetected(n)) for n in names))
+        )
+    judged = tuple(_judge_layer(matrix, layer, stack, frozenset(assumed)) for layer in layers)
+    status = worst([adapter.outcome] + [v.status for v in judged] + [Status.UNSUPPORTED] * bool(problems))
+    return StackVerdict(status, adapter, judged, assumptions, problems)
+
+
+def _score(
+    needs: Sequence[Tuple[str, Constraint]], mine: Optional[Constraint], value: Value
+) -> Tuple[int, bool, Tuple[int, object]]:
+    """How well an assumed value serves: the layers whose need it satisfies, then the adapter's, then the newest."""
+    kept = sum(1 for _who, c in needs if c.contains(value))
+    return kept, mine is None or mine.contains(value), value.order
+
+
+def _assume(
+    matrix: Matrix, layers: Sequence[Layer], stack: Stack, adapter: Verdict
+) -> Tuple[Dict[str, Value], Tuple[str, ...], Tuple[str, ...]]:
+    """One assumption per dimension that could not be detected and that the stack constrains:
+    the value of the adapter's matrix that satisfies the most layers (then the adapter, then the
+    newest), the sentence that says so, and each need of the adapter it leaves unsatisfied (a
+    layer's is its own problem, judged against the assumed value)."""
+    env = stack.env
+    assumed: Dict[str, Value] = {}
+    notes: List[str] = []
+    problems: List[str] = []
+    releases = [
+        (f"{layer.distribution} {r.version}", r)
+        for layer in layers
+        for r in [layer.release(v) for v in [stack.version(layer.name)] if v is not None]
+        if r is not None
+    ]
+    own = adapter.release
+    for dim in matrix.dimensions:
+        if env.dimension(dim.name) is not None:
+            continue
+        needs: List[Tuple[str, Constraint]] = [
+            (who, c) for who, r in releases for name, c in r.dimensions if name == dim.name
+        ]
+        mine = own.constraint(dim.name) if own is not None else None
+        if not needs:
+            continue  # the adapter's own need alone: its verdict's assumption says it
+        adapter_who = f"{matrix.adapter.distribution} {own.label}" if own is not None else ""
+
+        value = max(dim.values, key=partial(_score, needs, mine), default=None)
+        if value is None:
+            continue
+        assumed[dim.name] = value
+        kept = [who for who, c in needs if c.contains(value)]
+        missed = [f"{who} needs {c}" for who, c in needs if not c.contains(value)]
+        if mine is not None and not mine.contains(value):
+            missed.insert(0, f"{adapter_who} needs {mine}")
+            wanted = " and ".join(f"{who} needs {c}" for who, c in needs if c.contains(value))
+            problems.append(
+                f"{adapter_who} needs {dim.name} {mine} while {wanted or 'the layers need ' + str(value)} "
+                f"({undetected(dim.name)}: no one value satisfies both)"
+            )
+        notes.append(
+            f"{undetected(dim.name)}; assumed {value}"
+            + (f", which {' and '.join(kept)} need{'s' if len(kept) == 1 else ''}" if kept else "")
+            + (f" ({'; '.join(missed)}: not satisfied)" if missed else "")
+        )
+    return assumed, tuple(notes), tuple(problems)
 
 
 def installed_stack(

@@ -228,20 +228,24 @@ def with_stack(
         outcome=status,
         reasons=judged.reasons,
         decided_by=tuple(m for v in judged.layers if v.problems for m in v.decided_by) + decided.decided_by,
-        assumptions=decided.assumptions + tuple(a for v in judged.layers for a in v.assumptions),
+        # one assumption per dimension that could not be detected (the stack's, replacing the adapter's)
+        assumptions=judged.adapter.assumptions
+        + judged.assumptions
+        + tuple(a for v in judged.layers for a in v.assumptions),
         fixes=(),
     )
-    conflict = None
+    conflict = no_fix = None
     # a build made for another device than this machine's: no version of the matrices repairs it,
     # the refusal says what to install (a build for this machine)
     misbuilt = any(b.built is not None and b.machine is not None and not b.built.same(b.machine) for b in built)
     if status is not Status.SUPPORTED and not misbuilt:
-        found = stack_fixes(matrix, layers, stack, _held(matrix, layers, question), today)
+        holding = _held(matrix, layers, question)
+        found = stack_fixes(matrix, layers, stack, holding, today, now=status, adapter=decided._replace(fixes=()))
         out = out._replace(fixes=found.fixes)
-        conflict = found.conflict
+        conflict, no_fix = found.conflict, found.reason
     held = tuple((name, str(version)) for name, version in stack.packages if version is not None)
     origins = tuple(p.to_json() for _n, p in stack.provenance)
-    return StackAnswer(out, StackSeen(seen, conflict, origins or None), held)
+    return StackAnswer(out, StackSeen(seen, conflict, origins or None, no_fix), held)
 
 
 def _seen(found: Optional[Provenance]) -> Optional[Dict[str, Optional[str]]]:

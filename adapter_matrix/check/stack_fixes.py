@@ -28,6 +28,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Op
 from packaging.version import Version
 
 from ..matrix.model import (
+    Dimension,
     GitPin,
     Layer,
     LayerRelease,
@@ -40,11 +41,23 @@ from ..matrix.queries import Cell, cells
 from ..matrix.status import Status
 from ..names import canonical_name
 from .fixes import torch_index
-from .judgment import Environment, Fix
+from .judgment import Environment, Fix, Verdict
 from .provenance import Provenance, judge_commit
 from .shell import quoted, shell_of
 from .stack import Stack, judge_stack, stack_packages
-from .stack_space import PYTHON, REACHABLE, TORCH, Choice, Need, Space, anything, build_space, dim_name, resolve
+from .stack_space import (
+    PYTHON,
+    REACHABLE,
+    TORCH,
+    Choice,
+    Need,
+    Space,
+    anything,
+    build_space,
+    dim_name,
+    label_of,
+    resolve,
+)
 
 __all__ = ["Held", "StackFixes", "install_stack", "stack_fixes"]
 
@@ -74,11 +87,13 @@ class Held(NamedTuple):
 
 
 class StackFixes(NamedTuple):
-    """The fixes of a stack, and when none keeps what the user holds, why (``conflict``)."""
+    """The fixes of a stack, and when none keeps what the user holds, why (``conflict``);
+    ``reason`` when there is no fix: why none exists and what would have to change."""
 
     fixes: Tuple[Fix, ...]
     conflict: Optional[str] = None
     stacks: Tuple[Stack, ...] = ()  # the stack each fix leaves, in the same order
+    reason: Optional[str] = None
 
 
 class _Found(NamedTuple):
@@ -260,32 +275,9 @@ def _rank(
     )
 
 
-def _search(
-    matrix: Matrix,
-    layers: Sequence[Layer],
-    stack: Stack,
-    held: Held,
-    today: _dt.date,
-    wanted: Sequence[str],
-    limit: int,
-    note: str = "",
-    budget: Optional[List[int]] = None,
-) -> List[_Found]:
-    """The fixes that keep ``held`` and every layer of ``wanted``, nearest first."""
-    from resolvelib import ResolutionImpossible, ResolutionTooDeep
-
-    budget = budget if budget is not None else [_BUDGET]
-    space = build_space(matrix, layers, stack, today)
-    held_names = set(held.names())
-    owned = [d for layer in layers for d in layer.dimensions]
-    fixed_dims = {dim_name(d.name) for d in (*matrix.dimensions, *owned) if not d.changeable}
-    # What is not installed is chosen freely (installing it is a change, but there is nothing to
-    # keep): only what is installed is kept or changed, subset by subset.
-    installed = {name for name, choice in space.current.items() if choice is not None}
-    installed |= {space.adapter} if stack.env.adapter is not None else set()
-    changeable = [PYTHON, TORCH, space.adapter] + [n for n in space.choices if n not in (PYTHON, TORCH, space.adapter)]
-    changeable = [n for n in changeable if n not in held_names and n not in fixed_dims and n in installed]
-    # held values: the user's (a --set value the matrix does not list is still what they hold)
+def _pinned(space: Space, held: Held) -> Dict[str, List[Choice]]:
+    """The candidates of what the user holds: their values (a --set value the matrix does not
+    list is still what they hold), and the releases of the layer versions they asked for."""
     pinned: Dict[str, List[Choice]] = {}
     for name, value in held.dimensions:
         pinned[dim_name(name)] = [c for c in space.choices.get(dim_name(name), []) if c.value.same(value)] or [
@@ -297,25 +289,91 @@ def _search(
             for c in space.choices.get(name, [])
             if (c.value.version if isinstance(c.value, LayerRelease) else c.value) == version
         ]
-    roots = [
-        Need(PYTHON, "", "the stack", anything),
-        Need(TORCH, "", "the stack", anything),
-        Need(space.adapter, "", "the stack", anything),
-    ]
-    roots += [Need(name, "", "the stack", anything) for name in wanted]
+    return pinned
+
+
+def _fixed(matrix: Matrix, space: Space, layers: Sequence[Layer]) -> Dict[str, List[Choice]]:
+    """The detected values of the dimensions no one can change (a SoC, an arch, a layer's own
+    device type): kept by every stack."""
+    out: Dict[str, List[Choice]] = {}
+    for dim in (*matrix.dimensions, *(d for layer in layers for d in layer.dimensions)):
+        current = space.current.get(dim_name(dim.name))
+        if not dim.changeable and current is not None:
+            out[dim_name(dim.name)] = [current]
+    return out
+
+
+def _roots(space: Space, wanted: Sequence[str]) -> List[Need]:
+    return [Need(name, "", "the stack", anything) for name in [PYTHON, TORCH, space.adapter, *wanted]]
+
+
+def _attempt(
+    space: Mapping[str, Sequence[Choice]], roots: Sequence[Need], budget: List[int]
+) -> Optional[Dict[str, Choice]]:
+    """One resolution, or None when none exists (or the resolver gives up: too deep)."""
+    from resolvelib import ResolutionImpossible, ResolutionTooDeep
+
+    budget[0] -= 1
+    try:
+        return resolve(
+            space,
+            roots,
+            frozenset(n for n, options in space.items() if options and isinstance(options[0].value, LayerRelease)),
+        )
+    except (ResolutionImpossible, ResolutionTooDeep):
+        return None
+
+
+def _search(
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    stack: Stack,
+    held: Held,
+    today: _dt.date,
+    wanted: Sequence[str],
+    limit: int,
+    note: str = "",
+    budget: Optional[List[int]] = None,
+    now: Status = Status.UNSUPPORTED,
+) -> Optional[List[_Found]]:
+    """The fixes that keep ``held`` and every layer of ``wanted``, nearest first, each better
+    than ``now`` (the status of what is installed); ``None`` when no stack keeps them at all."""
+    budget = budget if budget is not None else [_BUDGET]
+    space = build_space(matrix, layers, stack, today)
+    held_names = set(held.names())
+    owned = [d for layer in layers for d in layer.dimensions]
+    fixed = _fixed(matrix, space, layers)
+    fixed_dims = {dim_name(d.name) for d in (*matrix.dimensions, *owned) if not d.changeable}
+    # What is not installed is chosen freely (installing it is a change, but there is nothing to
+    # keep): only what is installed is kept or changed, subset by subset.
+    installed = {name for name, choice in space.current.items() if choice is not None}
+    installed |= {space.adapter} if stack.env.adapter is not None else set()
+    changeable = [PYTHON, TORCH, space.adapter] + [n for n in space.choices if n not in (PYTHON, TORCH, space.adapter)]
+    changeable = [n for n in changeable if n not in held_names and n not in fixed_dims and n in installed]
+    pinned = _pinned(space, held)
+    roots = _roots(space, wanted)
     detected = [d.name for d in (*matrix.dimensions, *owned) if stack.env.dimension(d.name) is not None]
     found: List[_Found] = []
     seen = set()
+
+    def judged(mapping: Mapping[str, Choice]) -> None:
+        after, cell = _state(space, stack, mapping)
+        verdict = judge_stack(matrix, layers, after, today)
+        if verdict.status not in REACHABLE or verdict.status.rank >= now.rank:
+            return  # not usable, or no better than what is installed: no fix
+        changes = _changes(stack, after, space.adapter, detected)
+        identity = (tuple(sorted(after.packages, key=lambda p: p[0])), after.env, cell.release.version)
+        if not changes or identity in seen:
+            return
+        seen.add(identity)
+        fix = _fix(matrix, layers, stack, after, cell, verdict.status, changes, note)
+        found.append(_Found(_rank(verdict.status, changes, fix.manual, cell, after), frozenset(changes), fix, after))
+
     # one resolution with everything free first: when no stack keeps what is held, no subset can
-    free = {name: pinned.get(name, options) for name, options in space.choices.items()}
-    for name in fixed_dims:
-        if name not in pinned and space.current.get(name) is not None:
-            free[name] = [space.current[name]]  # type: ignore[list-item]  # checked just above
-    budget[0] -= 1
-    try:
-        resolve(free, roots)
-    except (ResolutionImpossible, ResolutionTooDeep):
-        return found
+    free = {name: pinned.get(name, fixed.get(name, options)) for name, options in space.choices.items()}
+    anywhere = _attempt(free, roots, budget)
+    if anywhere is None:
+        return None
     kept_names = {_changed_name(n) for n in installed}
     best: Optional[int] = None  # the smallest subset that gave a fix
     for size in range(len(changeable) + 1):
@@ -323,7 +381,7 @@ def _search(
             break  # the nearest stacks, and those one change further: no farther
         for subset in itertools.combinations(changeable, size):
             if budget[0] <= 0:
-                return found
+                break
             chosen = set(subset)
             names = {_changed_name(n) for n in chosen}
             if any(f.fix.cell.status is Status.SUPPORTED and (f.changes & kept_names) <= names for f in found):
@@ -340,23 +398,12 @@ def _search(
                     space_now[name] = [c for c in options if c.value.release.version == stack.env.adapter]
                 else:
                     space_now[name] = [space.current[name]]  # type: ignore[list-item]  # installed: kept
-            budget[0] -= 1
-            try:
-                mapping = resolve(space_now, roots)
-            except (ResolutionImpossible, ResolutionTooDeep):
-                continue
-            after, cell = _state(space, stack, mapping)
-            judged = judge_stack(matrix, layers, after, today)
-            if judged.status not in REACHABLE:
-                continue
-            changes = _changes(stack, after, space.adapter, detected)
-            identity = (tuple(sorted(after.packages, key=lambda p: p[0])), after.env, cell.release.version)
-            if not changes or identity in seen:
-                continue
-            seen.add(identity)
-            fix = _fix(matrix, layers, stack, after, cell, judged.status, changes, note)
-            found.append(_Found(_rank(judged.status, changes, fix.manual, cell, after), frozenset(changes), fix, after))
-            best = size if best is None else min(best, size)
+            mapping = _attempt(space_now, roots, budget)
+            if mapping is not None:
+                judged(mapping)
+                best = size if best is None and found else best
+    if not found:  # the budget ran out, or the nearest stacks were not usable: the free one, if it is
+        judged(anywhere)
     return found
 
 
@@ -378,52 +425,276 @@ def _listed(found: List[_Found], limit: int) -> List[_Found]:
     return out
 
 
-def _conflict(matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, today: _dt.date) -> str:
-    """Why no stack keeps what the user holds: the pins that disagree, as resolvelib found them
-    with every installed layer as installed."""
-    from resolvelib import ResolutionImpossible, ResolutionTooDeep
+# -- when no stack keeps what the user holds: the conflict, and every way out ------------------
 
-    space = build_space(matrix, layers, stack, today)
-    local: Dict[str, List[Choice]] = {n: list(opts) for n, opts in space.choices.items()}
-    keep = []
-    for layer in layers:  # every installed layer as installed
-        installed = space.current.get(layer.name)
-        if installed is not None:
-            local[layer.name] = [installed]
-            keep.append(layer.name)
+
+class _Commitment(NamedTuple):
+    """One thing the stack is asked to keep: a layer (at the release the user holds, if any) or
+    a held value of a dimension; ``name`` is the resolver's."""
+
+    name: str
+    label: str
+    layer: bool
+
+
+def _dimension(matrix: Matrix, layers: Sequence[Layer], name: str) -> Optional[Dimension]:
+    """The dimension ``name``: the adapter's, or one a layer owns (a driver, a device type)."""
+    return matrix.dimension(name) or next((d for layer in layers for d in layer.dimensions if d.name == name), None)
+
+
+def _commitments(matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held) -> List[_Commitment]:
+    held_versions = dict(held.packages)
+    out = []
+    for layer in layers:
+        version = held_versions.get(layer.name) or stack.version(layer.name)
+        out.append(_Commitment(layer.name, f"{layer.distribution} {version}" if version else layer.distribution, True))
     for name, value in held.dimensions:
-        local[dim_name(name)] = [c for c in local.get(dim_name(name), []) if c.value.same(value)]
-    roots = [Need(n, "", "the stack", anything) for n in [PYTHON, TORCH, space.adapter, *keep]]
-    try:
-        resolve(local, roots)
-    except ResolutionImpossible as exc:
-        by_name: Dict[str, List[str]] = {}
-        for info in exc.causes:
-            if info.parent is None:
-                continue  # the stack's own roots ("a torch"): not a side of the conflict
-            by_name.setdefault(info.requirement.name, []).append(
-                f"{info.parent.label} needs {_shown(info.requirement)}"
+        dim = _dimension(matrix, layers, name)
+        if dim is not None and dim.changeable:  # a value no one can change is the machine, not a choice
+            out.append(_Commitment(dim_name(name), f"{name} {value}", False))
+    return out
+
+
+def _keeps(
+    space: Space,
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    held: Held,
+    kept: Sequence[_Commitment],
+    budget: List[int],
+) -> bool:
+    """Whether some stack keeps every one of ``kept`` (and what no one can change)."""
+    names = {c.name for c in kept}
+    pinned = _pinned(space, held)
+    local: Dict[str, Sequence[Choice]] = dict(space.choices)
+    local.update(_fixed(matrix, space, layers))
+    local.update((name, options) for name, options in pinned.items() if name in names)
+    return _attempt(local, _roots(space, [c.name for c in kept if c.layer]), budget) is not None
+
+
+def _core(
+    space: Space,
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    held: Held,
+    commitments: List[_Commitment],
+    budget: List[int],
+) -> List[_Commitment]:
+    """A smallest set of the commitments no stack keeps together, found by the resolver: each one
+    is left out in turn, and stays out when the rest still conflict (the layers are tried first,
+    so a held value stays named when it is one side)."""
+    core = list(commitments)
+    for item in list(commitments):
+        rest = [c for c in core if c is not item]
+        if not _keeps(space, matrix, layers, held, rest, budget):
+            core = rest
+    return core
+
+
+def _options(space: Space, held: Held, item: _Commitment) -> List[Choice]:
+    """The candidates a commitment stands for: the held or installed release of a layer (else
+    every release of it), a held value."""
+    pinned = _pinned(space, held)
+    if item.name in pinned:
+        return pinned[item.name]
+    current = space.current.get(item.name)
+    return [current] if current is not None else list(space.choices.get(item.name, ()))
+
+
+def _accepted(space: Space, option: Choice, name: str) -> Tuple[Optional[FrozenSet[int]], str]:
+    """The candidates of ``name`` that ``option`` accepts, by its own needs and through the
+    adapter builds it pins (``None``: it says nothing of ``name``), and how to say it."""
+    if option.name == name:
+        return frozenset((id(option),)), ""
+    candidates = space.choices.get(name, ())
+    direct = [n for n in option.needs if n.name == name]
+    via = [n for n in option.needs if n.name == space.adapter] if name != space.adapter else []
+    if not direct and not via:
+        return None, ""
+    ok = [c for c in candidates if all(n.test(c.value) for n in direct)]
+    text = ", ".join(n.text for n in direct)
+    if via:
+        cells = [cell for cell in space.choices[space.adapter] if all(n.test(cell.value) for n in via)]
+        ok = [c for c in ok if any(all(n.test(c.value) for n in cell.needs if n.name == name) for cell in cells)]
+        if not direct:
+            shown = ", ".join(dict.fromkeys(c.label for c in ok)) or f"a {_shown_name(name)} no build has"
+            return frozenset(id(c) for c in ok), f"pins {_shown_name(space.adapter)} {via[0].text}, which needs {shown}"
+    return frozenset(id(c) for c in ok), f"needs {_shown_name(name)} {text}"
+
+
+def _shown_name(name: str) -> str:
+    return "Python" if name == PYTHON else _changed_name(name)
+
+
+def _decider(space: Space, held: Held, core: List[_Commitment]) -> Optional[str]:
+    """The name on which the commitments of ``core`` disagree, said side by side: ``vllm-ascend
+    0.23.0 needs torch ==2.10.0; mindspeed-llm 26.1.0 needs torch ==2.7.1``, or ``old-layer 1.0.0
+    pins torch-npu ==2.5.1, which needs cann 8.1.RC1; you hold cann 8.5.0``."""
+    held_dims = [dim_name(n) for n, _v in held.dimensions]
+    dims = [n for n in space.choices if n.startswith("dim:")]
+    order = list(dict.fromkeys(held_dims + dims + [TORCH, space.adapter]))
+    order += [n for n in space.choices if n not in order and n != PYTHON] + [PYTHON]
+    options = {item: _options(space, held, item) for item in core}
+    for name in order:
+        sides: List[Tuple[FrozenSet[int], str]] = []
+        for item in core:
+            if not item.layer:
+                if item.name == name:
+                    sides.append((frozenset(id(c) for c in options[item]), f"you hold {item.label}"))
+                continue
+            accepted = [_accepted(space, option, name) for option in options[item]]
+            if not accepted or any(a is None for a, _t in accepted):
+                continue  # some release of it says nothing of the name
+            union = frozenset().union(*(a for a, _t in accepted if a is not None))
+            said = (
+                accepted[0][1] if len(accepted) == 1 else f"needs one of {len(accepted)} releases' {_shown_name(name)}"
             )
-        clash = max(by_name.items(), key=lambda kv: len(set(kv[1])), default=None)
-        if clash is not None:
-            return "; ".join(dict.fromkeys(clash[1]))
-    except ResolutionTooDeep:
-        pass
-    return "no release of each layer agrees with the others on " + ", ".join(held.describe(n) for n in held.names())
+            who = label_of(options[item][0]) if len(options[item]) == 1 else item.label
+            sides.append((union, f"{who} {said}"))
+        if len(sides) >= 2 and not frozenset.intersection(*(s for s, _t in sides)):
+            return "; ".join(dict.fromkeys(t for _s, t in sides))
+    return None
 
 
-def _shown(need: Need) -> str:
-    name = need.name[4:] if need.name.startswith("dim:") else need.name
-    return f"{name} {need.text}"
+def _conflict(
+    matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, today: _dt.date, budget: List[int]
+) -> Tuple[str, List[_Commitment]]:
+    """Why no stack keeps what the user holds, and the commitments that decide it."""
+    space = build_space(matrix, layers, stack, today)
+    core = _core(space, matrix, layers, held, _commitments(matrix, layers, stack, held), budget)
+    said = _decider(space, held, core)
+    if said is not None:
+        return said, core
+    adapter = matrix.adapter.distribution
+    if len(core) == 1 and core[0].layer:
+        layer = next(layer for layer in layers if layer.name == core[0].name)
+        version = stack.version(layer.name) or dict(held.packages).get(layer.name)
+        release = layer.release(version) if version is not None else None
+        if release is not None:
+            from ..matrix.stack_rules import unsupported_row
+
+            row = unsupported_row(matrix, layer, release, today)
+            if row is not None:
+                return row, core
+        return f"no release of {layer.distribution} is a stack {adapter}'s matrix supports here", core
+    if len(core) == 1:  # a held value no release supports
+        return f"no {adapter} release supports {core[0].label}", core
+    if not core:
+        machine = ", ".join(f"{n} {v}" for n, v in stack.env.dimensions if v is not None) or "this machine"
+        return f"no {adapter} release supports {machine}", core
+    return f"no stack every matrix supports has {_together([c.label for c in core])} together", core
 
 
-def _dropped(matrix: Matrix, layer: Layer, rest: Sequence[Layer], stack: Stack, today: _dt.date) -> List[_Found]:
-    """The stack without ``layer``, as it is: a fix when what remains is usable (uninstall it)."""
-    kept = Stack(stack.env, tuple(p for p in stack.packages if p[0] != layer.name))
-    judged = judge_stack(matrix, rest, kept, today)
-    if judged.status not in REACHABLE:
+def _together(labels: Sequence[str]) -> str:
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def _requiring(layers: Sequence[Layer], stack: Stack, dropped: Layer) -> List[Layer]:
+    """``dropped`` and every layer that requires it, through one another (MindSpeed-LLM pins
+    MindSpeed: without MindSpeed, without MindSpeed-LLM too): the installed release's pins,
+    else every release's."""
+    out = [dropped]
+    changed = True
+    while changed:
+        changed = False
+        for layer in layers:
+            if layer in out:
+                continue
+            version = stack.version(layer.name)
+            release = layer.release(version) if version is not None else None
+            releases = [release] if release is not None else list(layer.releases)
+            gone = {o.name for o in out}
+            if releases and all(any(p.name in gone for p in r.packages) for r in releases):
+                out.append(layer)
+                changed = True
+    return out
+
+
+def _way_out_key(item: _Found, gave_up: Tuple[str, ...], layer: bool) -> Tuple[Any, ...]:
+    """The one rule of the ways out (docs/stacks.md): the better status, then the fewest things
+    given up, then a held value before a layer (every layer kept), then the newest stack (its
+    torch, its adapter release), then by name. Nothing here depends on what is installed."""
+    torch = item.stack.env.torch
+    adapter = item.fix.cell.release.version
+    return (
+        REACHABLE.index(item.fix.cell.status),
+        len(gave_up),
+        layer,
+        tuple(-p for p in torch.release) if torch is not None else (),
+        tuple(-p for p in adapter.release),
+        gave_up,
+    )
+
+
+def _ways_out(
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    stack: Stack,
+    held: Held,
+    today: _dt.date,
+    now: Status,
+    budget: List[int],
+    adapter: Optional[Verdict] = None,
+) -> List[_Found]:
+    """Every way out of a conflict, each the nearest stack that gives up one thing: a held value
+    (another value of a held dimension, another release of a held layer), or a layer (with the
+    layers that require it). Ranked by :func:`_way_out_key`; one that gives up more than another
+    and changes more, for a status no better, is left out."""
+    wanted = [layer.name for layer in layers]
+    ways: List[Tuple[_Found, Tuple[str, ...], bool]] = []
+    for name in held.names():  # give up one held value
+        if name.startswith("dim:") and not getattr(_dimension(matrix, layers, name[4:]), "changeable", True):
+            continue  # the machine (a SoC, an arch): nothing to give up
+        what = held.describe(name)
+        got = _search(matrix, layers, stack, held.without(name), today, wanted, 1, f"without {what}", budget, now)
+        ways += [(f, (what,), False) for f in _listed(got or [], 1)]
+    for layer in layers:  # give up one layer, and those that require it
+        gone = _requiring(layers, stack, layer)
+        rest = [other for other in layers if other not in gone]
+        kept = Stack(stack.env, tuple(p for p in stack.packages if p[0] not in {g.name for g in gone}))
+        rest_held = Held(held.dimensions, tuple((n, v) for n, v in held.packages if n not in {g.name for g in gone}))
+        uninstall = [g.distribution for g in gone if stack.version(g.name) is not None]
+        names = [g.distribution for g in gone]
+        note = f"without {names[0]}" + (f" (and {_together(names[1:])}, which require it)" if len(names) > 1 else "")
+        as_is = _dropped(matrix, gone, rest, kept, today, now, note, adapter) if uninstall else []
+        got = as_is or _listed(
+            _search(matrix, rest, kept, rest_held, today, [o.name for o in rest], 1, note, budget, now) or [], 1
+        )
+        commands = (f"pip uninstall -y {' '.join(uninstall)}",) if uninstall else ()
+        for f in got:
+            fix = f.fix if f in as_is else f.fix._replace(commands=commands + f.fix.commands)
+            changes = tuple(dict.fromkeys((*(g.name for g in gone if stack.version(g.name) is not None), *fix.changes)))
+            fix = fix._replace(changes=changes)
+            ways.append((f._replace(fix=fix, changes=frozenset(changes)), tuple(names), True))
+    out: List[_Found] = []
+    for item, _gave_up, _layer in sorted(ways, key=lambda w: _way_out_key(*w)):
+        rank = REACHABLE.index(item.fix.cell.status)
+        # a way out that changes more than another (what it gives up is among its changes), for a
+        # status no better, is left out; an equal one is the same stack reached another way
+        if any(REACHABLE.index(o.fix.cell.status) <= rank and o.changes <= item.changes for o in out) or any(
+            REACHABLE.index(o.fix.cell.status) <= rank and o.changes < item.changes for o, _g, _l in ways
+        ):
+            continue
+        out.append(item)
+    return out
+
+
+def _dropped(
+    matrix: Matrix,
+    gone: Sequence[Layer],
+    rest: Sequence[Layer],
+    kept: Stack,
+    today: _dt.date,
+    now: Status,
+    note: str,
+    adapter: Optional[Verdict] = None,
+) -> List[_Found]:
+    """The stack without the ``gone`` layers, as it is: a fix when what remains is usable and
+    better than ``now`` (uninstall them). ``adapter``: the installed adapter's verdict, when known."""
+    judged = judge_stack(matrix, rest, kept, today, adapter=adapter)
+    if judged.status not in REACHABLE or judged.status.rank >= now.rank:
         return []
-    torch, python = stack.env.torch, stack.env.python
+    torch, python = kept.env.torch, kept.env.python
     cell = next(
         (
             c
@@ -432,18 +703,31 @@ def _dropped(matrix: Matrix, layer: Layer, rest: Sequence[Layer], stack: Stack, 
         ),
         None,
     )
-    if cell is None or stack.env.torch is None:
+    if cell is None or torch is None:
         return []
-    summary = f"without {layer.distribution}: uninstall it, the rest stays as installed ({judged.status})"
+    names = " ".join(g.distribution for g in gone if kept.version(g.name) is None)
+    summary = f"{note}: uninstall {'it' if len(gone) == 1 else 'them'}, the rest stays as installed ({judged.status})"
     packages = tuple((n, str(v)) for n, v in kept.packages if v is not None)
     fix = Fix(
         summary,
-        (f"pip uninstall -y {layer.distribution}",),
-        (layer.name,),
+        (f"pip uninstall -y {names}",),
+        tuple(g.name for g in gone),
         cell._replace(status=judged.status),
         packages=packages,
     )
-    return [_Found((REACHABLE.index(judged.status), 1), frozenset((layer.name,)), fix, kept)]
+    return [_Found((REACHABLE.index(judged.status), len(gone)), frozenset(g.name for g in gone), fix, kept)]
+
+
+def _what_would_change(matrix: Matrix, layers: Sequence[Layer], core: List[_Commitment]) -> str:
+    """What would have to change for a stack to keep ``core``: a release of one of its layers, or
+    of the adapter, that supports them together."""
+    adapter = matrix.adapter.distribution
+    names = [layer.distribution for layer in layers if any(c.layer and c.name == layer.name for c in core)]
+    if not core:
+        return f"it would take a release of {adapter} for this machine"
+    whom = f"{' or '.join(names)} (or of {adapter})" if names else adapter
+    what = f"{_together([c.label for c in core])} together" if len(core) > 1 else core[0].label
+    return f"it would take a release of {whom} that supports {what}"
 
 
 def _repin(name: str, found: Provenance, pin: PackagePin, shell: str) -> List[str]:
@@ -495,10 +779,19 @@ def _cell_here(matrix: Matrix, release: Optional[Release], stack: Stack, today: 
 
 
 def stack_fixes(
-    matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, today: _dt.date, limit: int = 3
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    stack: Stack,
+    held: Held,
+    today: _dt.date,
+    limit: int = 3,
+    now: Optional[Status] = None,
+    adapter: Optional[Verdict] = None,
 ) -> StackFixes:
-    """The nearest whole stacks every matrix supports (see the module's docstring). A package at
-    another commit than a layer pins is moved to it first (``git checkout``, or pip's VCS
+    """The nearest whole stacks every matrix supports, each better than ``now`` (the installed
+    stack's status; judged when not given), or why there is none (see the module's docstring).
+    ``adapter``: the installed adapter's verdict (without fixes), when the caller has it. A package
+    at another commit than a layer pins is moved to it first (``git checkout``, or pip's VCS
     install): every fix starts with those commands."""
     repinned, commands, moved = _recommitted(matrix, layers, stack)
     if commands:
@@ -507,10 +800,14 @@ def stack_fixes(
         summary = "move " + ", ".join(moved) + " to the commit" + ("s" if len(moved) > 1 else "") + " pinned"
         if judged.status in REACHABLE and cell is not None:
             fix = Fix(
-                f"{summary} ({judged.status})", tuple(commands), tuple(moved), cell._replace(status=judged.status)
+                f"{summary} ({judged.status})",
+                tuple(commands),
+                tuple(moved),
+                cell._replace(status=judged.status),
+                packages=tuple((n, str(v)) for n, v in repinned.packages if v is not None),
             )
             return StackFixes((fix,), None, (repinned,))
-        rest = _versions_fixes(matrix, layers, repinned, held, today, limit)
+        rest = _versions_fixes(matrix, layers, repinned, held, today, limit, judged.status, None)
         return rest._replace(
             fixes=tuple(
                 f._replace(
@@ -521,38 +818,51 @@ def stack_fixes(
                 for f in rest.fixes
             )
         )
-    return _versions_fixes(matrix, layers, stack, held, today, limit)
+    if now is None:
+        now = judge_stack(matrix, layers, stack, today, adapter=adapter).status
+    return _versions_fixes(matrix, layers, stack, held, today, limit, now, adapter)
 
 
 def _versions_fixes(
-    matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, today: _dt.date, limit: int
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    stack: Stack,
+    held: Held,
+    today: _dt.date,
+    limit: int,
+    now: Status,
+    adapter: Optional[Verdict],
 ) -> StackFixes:
+    """The stacks of other versions (:func:`stack_fixes`, once every package is at the commit pinned)."""
     wanted = [layer.name for layer in layers]
     budget = [_BUDGET]
-    best = _listed(_search(matrix, layers, stack, held, today, wanted, limit, budget=budget), limit)
-    if best:
+    found = _search(matrix, layers, stack, held, today, wanted, limit, budget=budget, now=now)
+    if found:
+        best = _listed(found, limit)
         return StackFixes(tuple(f.fix for f in best), None, tuple(f.stack for f in best))
-    conflict = _conflict(matrix, layers, stack, held, today)
-    relaxed: List[_Found] = []
-    for name in held.names():  # give up one held value
-        note = f"without {held.describe(name)}"
-        relaxed += _listed(_search(matrix, layers, stack, held.without(name), today, wanted, 1, note, budget), 1)
-    if len(layers) > 1:  # give up one layer of the stack
-        for layer in layers:
-            rest = [other for other in layers if other is not layer]
-            installed = stack.version(layer.name) is not None
-            as_is = _dropped(matrix, layer, rest, stack, today) if installed else []
-            if as_is:
-                relaxed += as_is
-                continue
-            kept = Stack(stack.env, tuple(p for p in stack.packages if p[0] != layer.name))
-            note = f"without {layer.distribution}"
-            got = _listed(_search(matrix, rest, kept, held, today, [o.name for o in rest], 1, note, budget), 1)
-            uninstall = (f"pip uninstall -y {layer.distribution}",) if installed else ()
-            relaxed += [f._replace(fix=f.fix._replace(commands=uninstall + f.fix.commands)) for f in got]
-    # the relaxations together obey the rule of every list: none changes more than a listed one as good
-    listed = _listed(relaxed, len(relaxed))
-    return StackFixes(tuple(f.fix for f in listed), conflict, tuple(f.stack for f in listed))
+    if found is not None:  # stacks keep what is held, and none is better than what is installed
+        if now in REACHABLE:
+            return StackFixes(
+                (),
+                None,
+                (),
+                f"no better combination: no stack every matrix supports with what you hold is better than {now} here; it would take a release marked supported",
+            )
+        return StackFixes(
+            (),
+            None,
+            (),
+            "no fix: no stack every matrix supports with what you hold was found within the search's budget; ask again with fewer layers held",
+        )
+    conflict, core = _conflict(matrix, layers, stack, held, today, budget)
+    ways = _ways_out(matrix, layers, stack, held, today, now, budget, adapter)
+    reason = None
+    if not ways:
+        reason = (
+            "no fix: no stack gives up one of what you hold or one layer and keeps the rest; "
+            + _what_would_change(matrix, layers, core)
+        )
+    return StackFixes(tuple(f.fix for f in ways), conflict, tuple(f.stack for f in ways), reason)
 
 
 def install_stack(
@@ -592,7 +902,9 @@ def install_stack(
     for python in reversed(pythons):  # the newest Python that has the whole stack
         env = Environment(python=python, dimensions=tuple(dims))
         stack = Stack(env, tuple((name, None) for name in stack_packages([layer])))
-        found = [f for f in _search(matrix, [layer], stack, held, today, [layer.name], 1) if PYTHON not in f.changes]
+        found = [
+            f for f in _search(matrix, [layer], stack, held, today, [layer.name], 1) or [] if PYTHON not in f.changes
+        ]
         if found:
             return _listed(found, 1)[0].fix
     return None

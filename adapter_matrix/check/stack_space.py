@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from functools import partial
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from packaging.version import Version
 
@@ -33,7 +33,19 @@ from ..matrix.status import Status
 from ..names import canonical_name
 from .stack import Stack, stack_packages
 
-__all__ = ["PYTHON", "TORCH", "REACHABLE", "Need", "Choice", "Space", "dim_name", "anything", "build_space", "resolve"]
+__all__ = [
+    "PYTHON",
+    "TORCH",
+    "REACHABLE",
+    "Need",
+    "Choice",
+    "Space",
+    "dim_name",
+    "anything",
+    "build_space",
+    "label_of",
+    "resolve",
+]
 
 PYTHON, TORCH = "python", "torch"
 REACHABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)  # the statuses a fix may land in
@@ -80,6 +92,12 @@ def _adapter_admits(pin: PackagePin, cell: Cell) -> bool:
     return pin.admits(cell.release.version)
 
 
+def _release_admits(pin: PackagePin, release: LayerRelease) -> bool:
+    """A pin on another layer of the stack (MindSpeed-LLM pins MindSpeed): its candidates are
+    that layer's releases, not bare versions."""
+    return pin.admits(release.version)
+
+
 def _python_within(spec: Spec, python: PythonVersion) -> bool:
     return spec.contains(python.version)
 
@@ -115,19 +133,13 @@ def _claims_torch(release: Release, line: TorchLine, torch: Version) -> bool:
 class _Provider:
     """resolvelib's provider over prepared candidates (``space``: name -> choices, preferred first)."""
 
-    def __init__(self, space: Mapping[str, Sequence[Choice]]) -> None:
+    def __init__(self, space: Mapping[str, Sequence[Choice]], first: FrozenSet[str] = frozenset()) -> None:
         self.space = space
+        self.first = first  # the layers: each candidate decides much below it
         self.matches: Dict[Any, List[Choice]] = {}  # (name, its needs, its refused candidates) -> matches
 
     def _accepts(self, need: Need, choice: Choice) -> bool:
-        # a need is asked of the same candidate again and again, within a resolution and across
-        # the resolutions of one answer: remembered by identity, the entry holding both objects
-        # (so that neither id can be reused while the entry stands)
-        key = (id(need), id(choice))
-        known = _MEMO.get(key)
-        if known is None:
-            known = _MEMO[key] = (need, choice, need.test(choice.value))
-        return known[2]
+        return _accepts(need, choice)
 
     def identify(self, requirement_or_candidate: Any) -> str:
         return str(requirement_or_candidate.name)
@@ -135,7 +147,10 @@ class _Provider:
     def get_preference(
         self, identifier: str, resolutions: Any, candidates: Any, information: Any, backtrack_causes: Any
     ) -> Any:
-        return (identifier not in resolutions, len(self.space.get(identifier, ())))  # the most constrained first
+        # the layers first (a release pins most of what is below it: choosing it first leaves the
+        # small names few candidates, where choosing them first leaves a layer's releases to be
+        # refused one by one), then the most constrained first
+        return (identifier not in resolutions, identifier not in self.first, len(self.space.get(identifier, ())))
 
     def find_matches(self, identifier: str, requirements: Any, incompatibilities: Any) -> List[Choice]:
         needs = list(requirements[identifier])
@@ -169,13 +184,63 @@ _MEMO: Dict[Tuple[int, int], Tuple[Need, Choice, bool]] = {}  # what each need s
 _MEMO_LIMIT = 200_000  # entries: a few tens of MB at most, then it starts over
 
 
-def resolve(space: Mapping[str, Sequence[Choice]], roots: Sequence[Need]) -> Dict[str, Choice]:
-    """One resolution; raises resolvelib's ``ResolutionImpossible`` when none exists."""
+def _accepts(need: Need, choice: Choice) -> bool:
+    # a need is asked of the same candidate again and again, within a resolution and across
+    # the resolutions of one answer: remembered by identity, the entry holding both objects
+    # (so that neither id can be reused while the entry stands)
+    key = (id(need), id(choice))
+    known = _MEMO.get(key)
+    if known is None:
+        known = _MEMO[key] = (need, choice, need.test(choice.value))
+    return known[2]
+
+
+def _prune(space: Mapping[str, Sequence[Choice]]) -> Dict[str, List[Choice]]:
+    """``space`` without the candidates that need what no candidate offers, until none does
+    (arc consistency): a kept value (Python 3.11, CANN 9.1.0 held) leaves out every release
+    of a layer that needs another before the resolver tries them one by one: a layer of 5,000
+    releases is otherwise a backtrack per release. Each need is asked once per round (layer
+    releases share theirs: :func:`_layer_choices`)."""
+    out = {name: list(options) for name, options in space.items()}
+    while True:
+        supported: Dict[int, bool] = {}
+        changed = False
+        for name, options in out.items():
+            viable: Dict[int, bool] = {}  # by the needs tuple: a layer's releases share theirs
+            kept = []
+            for c in options:
+                ok = viable.get(id(c.needs))
+                if ok is None:
+                    ok = viable[id(c.needs)] = all(_supported(n, out, supported) for n in c.needs)
+                if ok:
+                    kept.append(c)
+            if len(kept) != len(options):
+                out[name] = kept
+                changed = True
+        if not changed:
+            return out
+
+
+def _supported(need: Need, space: Mapping[str, Sequence[Choice]], supported: Dict[int, bool]) -> bool:
+    known = supported.get(id(need))
+    if known is None:
+        options = space.get(need.name, ())
+        known = supported[id(need)] = any(
+            _accepts(need, c) for c in options if need.only is None or c.version in need.only
+        )
+    return known
+
+
+def resolve(
+    space: Mapping[str, Sequence[Choice]], roots: Sequence[Need], first: FrozenSet[str] = frozenset()
+) -> Dict[str, Choice]:
+    """One resolution (``first``: the names to choose first, the layers); raises resolvelib's
+    ``ResolutionImpossible`` when none exists."""
     from resolvelib import BaseReporter, Resolver
 
     if len(_MEMO) > _MEMO_LIMIT:
         _MEMO.clear()
-    provider = _Provider(space)
+    provider = _Provider(_prune(space), first)
     resolver: Any = Resolver(provider, BaseReporter())  # type: ignore[arg-type]  # a duck-typed provider
     return dict(resolver.resolve(roots, max_rounds=500).mapping)
 
@@ -189,18 +254,33 @@ class Space(NamedTuple):
     layers: Tuple[str, ...]
 
 
-def _pin_need(pin: PackagePin, parent: str, adapter: str) -> Need:
+def _pin_need(pin: PackagePin, parent: str, adapter: str, layers: FrozenSet[str]) -> Need:
     text = str(pin.spec) if str(pin.spec)[:1] in "<>=!~" else f"=={pin.spec}"
     exact = pin.exact
     only = frozenset(Version(v.public) for v in exact) if len(exact) == len(pin.spec.specifier) else None
     if pin.name == adapter:
         return Need(adapter, text, parent, partial(_adapter_admits, pin), only)
+    if pin.name in layers:  # a layer of the stack: its candidates are its releases
+        return Need(pin.name, text, parent, partial(_release_admits, pin), only)
     return Need(pin.name, text, parent, partial(_admits, pin), only)
 
 
-def _layer_choice(layer: Layer, release: LayerRelease, adapter: str) -> Choice:
-    parent = f"{layer.distribution} {release.version}"
-    needs = [_pin_need(pin, parent, adapter) for pin in release.packages]
+def _layer_choice(
+    layer: Layer,
+    release: LayerRelease,
+    adapter: str,
+    layers: FrozenSet[str],
+    shared: Dict[Tuple[str, str], Need],
+    tuples: Dict[Tuple[int, ...], Tuple[Need, ...]],
+) -> Choice:
+    """One release as a candidate. ``shared``: the needs of the layer's releases so far, by name
+    and text: releases that need the same thing share one object, which the memo and the
+    pruning ask once (a layer's text decides its test: within one file, one parse)."""
+    parent = layer.distribution
+    needs = []
+    for pin in release.packages:
+        need = shared.get((pin.name, pin.spec.text))
+        needs.append(need if need is not None else _pin_need(pin, parent, adapter, layers))
     if release.python is not None:
         needs.append(Need(PYTHON, str(release.python), parent, partial(_python_within, release.python)))
     if release.adapter_line is not None:
@@ -214,24 +294,56 @@ def _layer_choice(layer: Layer, release: LayerRelease, adapter: str) -> Choice:
         )
     for name, constraint in release.dimensions:
         needs.append(Need(dim_name(name), str(constraint), parent, partial(_within, constraint)))
-    label = f"{layer.distribution} {release.version}"
-    return Choice(layer.name, release, label, release.status, tuple(needs), Version(release.version.public))
+    for pin, need in zip(release.packages, needs):  # a pin is looked up by the text as written
+        shared.setdefault((pin.name, pin.spec.text), need)
+    needs = [shared.setdefault((n.name, n.text), n) for n in needs]
+    # releases that need the same share one tuple too: the pruning asks each tuple once
+    together = tuples.setdefault(tuple(id(n) for n in needs), tuple(needs))
+    # the label is the layer's name (a release's version is its value: said when needed, not 5,000 times)
+    return Choice(layer.name, release, layer.distribution, release.status, together, _public(release.version))
 
 
-def _cell_choice(matrix: Matrix, cell: Cell, adapter: str) -> Choice:
+def _public(version: Version) -> Version:
+    """``version`` without its local label (parsed again only when it has one)."""
+    return version if version.local is None else Version(version.public)
+
+
+def label_of(choice: Choice) -> str:
+    """How an answer names a candidate: a layer's release with its version (``vllm-ascend 0.23.0``)."""
+    return f"{choice.label} {choice.value.version}" if isinstance(choice.value, LayerRelease) else choice.label
+
+
+def _cell_choice(matrix: Matrix, cell: Cell, adapter: str, shared: Dict[Any, Need]) -> Choice:
+    """One usable cell as a candidate; ``shared``: the needs of the cells so far (the cells of one
+    release and torch line share their torch need, those of one Python theirs, ...), which the
+    memo and the pruning ask once."""
     release, line = cell.release, cell.line
     parent = f"{matrix.adapter.distribution} {release.version}"
-
+    torch = shared.get((id(release), line.minor))
+    if torch is None:
+        # a release that pins exact torch versions (torch_npu's do) is looked up, not tested one by one
+        pins = release.pins
+        only = frozenset(_public(v) for v in pins) if pins and len(pins) == len(release.torch.specifier) else None
+        torch = shared[(id(release), line.minor)] = Need(
+            TORCH, str(release.torch), parent, partial(_claims_torch, release, line), only
+        )
     needs = [
-        Need(TORCH, str(release.torch), parent, partial(_claims_torch, release, line)),
-        Need(PYTHON, f"=={cell.python}", parent, partial(_equal, cell.python)),
+        torch,
+        shared.setdefault(
+            (PYTHON, cell.python), Need(PYTHON, f"=={cell.python}", parent, partial(_equal, cell.python))
+        ),
     ]
-    needs += [Need(dim_name(n), f"=={v}", parent, partial(_same, v)) for n, v in cell.dimensions]
-    return Choice(adapter, cell, parent, cell.status, tuple(needs), Version(release.version.public))
+    for n, v in cell.dimensions:
+        need = shared.get((n, v))
+        if need is None:
+            need = shared[(n, v)] = Need(dim_name(n), f"=={v}", parent, partial(_same, v))
+        needs.append(need)
+    return Choice(adapter, cell, parent, cell.status, tuple(needs), _public(release.version))
 
 
-_CELLS: Dict[Tuple[int, _dt.date], Tuple[Matrix, List[Choice]]] = {}
-_LAYERS: Dict[Tuple[int, str], Tuple[Layer, List[Choice]]] = {}
+_CELLS: Dict[Tuple[int, _dt.date, Tuple[Tuple[str, Value], ...]], Tuple[Matrix, List[Choice]]] = {}
+# per layer: its candidates, and every version it names of each package (what a fix can install)
+_LAYERS: Dict[Tuple[int, str, FrozenSet[str]], Tuple[Layer, List[Choice], Dict[str, Set[Version]]]] = {}
 _TORCHES: Dict[Tuple[int, Optional[str]], Tuple[Matrix, List[Choice]]] = {}
 
 
@@ -252,37 +364,49 @@ def _torch_choices(matrix: Matrix, label: Optional[str]) -> List[Choice]:
     return out
 
 
-def _layer_choices(layer: Layer, adapter: str) -> List[Choice]:
-    """The usable releases of ``layer``, newest first, built once per layer (like the adapter's
-    cells: the searches of one answer, and the stack table's rows, share them and their memo)."""
-    cached = _LAYERS.get((id(layer), adapter))
+def _layer_choices(layer: Layer, adapter: str, layers: FrozenSet[str]) -> Tuple[List[Choice], Dict[str, Set[Version]]]:
+    """The usable releases of ``layer``, newest first, and every version it names of each package,
+    built once per layer and stack (like the adapter's cells: the searches of one answer, and the
+    stack table's rows, share them and their memo). ``layers``: the stack's layers, whose pins on
+    one another name releases."""
+    key = (id(layer), adapter, layers)
+    cached = _LAYERS.get(key)
     if cached is not None and cached[0] is layer:
-        return cached[1]
+        return cached[1], cached[2]
+    shared: Dict[Tuple[str, str], Need] = {}
+    tuples: Dict[Tuple[int, ...], Tuple[Need, ...]] = {}
     out = [
-        _layer_choice(layer, r, adapter)
+        _layer_choice(layer, r, adapter, layers, shared, tuples)
         for r in sorted(layer.releases, key=lambda r: r.version, reverse=True)
         if r.status in REACHABLE
     ]
-    _LAYERS[(id(layer), adapter)] = (layer, out)
-    return out
+    exact: Dict[str, Set[Version]] = {}
+    for r in layer.releases:
+        for p in r.packages:
+            exact.setdefault(p.name, set()).update(p.exact)
+    _LAYERS[key] = (layer, out, exact)
+    return out, exact
 
 
-def _adapter_choices(matrix: Matrix, today: _dt.date) -> List[Choice]:
-    """Each usable cell of the adapter's matrix, the newest release first; computed once per
-    matrix and day (a search builds several spaces, the stack table one per row)."""
-    key = (id(matrix), today)
+def _adapter_choices(matrix: Matrix, today: _dt.date, fixed: Tuple[Tuple[str, Value], ...] = ()) -> List[Choice]:
+    """Each usable cell of the adapter's matrix, the newest release first, of the releases that
+    accept the values no one can change (``fixed``: an arch, a SoC detected); computed once per
+    matrix, day and machine (a search builds several spaces, the stack table one per row)."""
+    key = (id(matrix), today, fixed)
     cached = _CELLS.get(key)
     if cached is not None and cached[0] is matrix:
         return cached[1]
     adapter = canonical_name(matrix.adapter.distribution)
-    usable = [c for c in cells(matrix, today=today) if c.status in REACHABLE]
+    here = [r for r in matrix.releases if all(c.contains(v) for n, v in fixed for name, c in r.dimensions if name == n)]
+    usable = [c for c in cells(matrix, here, today=today) if c.status in REACHABLE]
     seen = set()
     out = []
+    shared: Dict[Any, Need] = {}
     for cell in sorted(usable, key=lambda c: (c.release.version, c.torch, c.python.version), reverse=True):
         unique = (id(cell.release), cell.line.minor, cell.python, cell.dimensions)
         if unique not in seen:
             seen.add(unique)
-            out.append(_cell_choice(matrix, cell, adapter))
+            out.append(_cell_choice(matrix, cell, adapter, shared))
     _CELLS.clear()  # one matrix at a time: a process judges one stack
     _LAYERS.clear()
     _TORCHES.clear()
@@ -309,11 +433,17 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
     )
     choices[PYTHON] = [Choice(PYTHON, p, f"Python {p}", Status.SUPPORTED, ()) for p in pythons]
     current[PYTHON] = choices[PYTHON][0]
-    # torch: every patch of every line, in the installed torch's variant family; with none
-    # installed, of every family a release needs (torch-npu's x86_64 cells: torch's +cpu
-    # build), PyPI's build first where a release takes either
+    # torch: every patch of every line, in the installed torch's variant family, then (when the
+    # matrix lets a fix move to another family: torch-npu's +cpu build on x86_64) in the others;
+    # with none installed, of every family a release needs, PyPI's build first where a release
+    # takes either
     if env.torch is not None:
-        torches = _torch_choices(matrix, env.torch.local)
+        label = env.torch.local
+        torches = list(_torch_choices(matrix, label))
+        if matrix.variants_changeable:
+            for other in dict.fromkeys(r.variant for r in matrix.releases):
+                if other != label:
+                    torches += _torch_choices(matrix, other)
     else:
         labels = [None] + sorted({r.variant for r in matrix.releases if r.variant is not None})
         torches = sorted(
@@ -323,19 +453,26 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
         )
     choices[TORCH] = torches
     current[TORCH] = next((c for c in torches if env.torch is not None and c.value == env.torch), None)
-    # the adapter: each usable cell of its matrix, the newest release first
-    choices[adapter] = _adapter_choices(matrix, today)
+    # the adapter: each usable cell of its matrix, the newest release first (of this machine's releases)
+    fixed = tuple(
+        (d.name, value) for d in matrix.dimensions if not d.changeable and (value := env.dimension(d.name)) is not None
+    )
+    choices[adapter] = _adapter_choices(matrix, today, fixed)
     current[adapter] = None  # the adapter's current choice depends on torch and Python: compared by version
     # the layers and what they pin
+    names = frozenset(layer.name for layer in layers)
+    exact: Dict[str, Set[Version]] = {}  # every version a layer names of each package
     for layer in layers:
-        choices[layer.name] = _layer_choices(layer, adapter)
+        choices[layer.name], named_here = _layer_choices(layer, adapter, names)
+        for name, pinned in named_here.items():
+            exact.setdefault(name, set()).update(pinned)
         installed_version = stack.version(layer.name)
         entry = layer.release(installed_version) if installed_version is not None else None
         current[layer.name] = next((c for c in choices[layer.name] if entry is not None and c.value == entry), None)
     for name in stack_packages(layers):
         if name in choices:
             continue
-        named = {v for layer in layers for r in layer.releases for p in r.packages if p.name == name for v in p.exact}
+        named = exact.get(name, set())
         installed = stack.version(name)
         versions = sorted(named | ({installed} if installed is not None else set()), reverse=True)
         choices[name] = [Choice(name, v, f"{name} {v}", Status.SUPPORTED, (), Version(v.public)) for v in versions]

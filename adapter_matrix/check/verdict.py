@@ -20,7 +20,13 @@ from .claims import assess, torch_label
 from .fixes import fixes
 from .judgment import Environment, Verdict
 
-__all__ = ["verdict"]
+__all__ = ["undetected", "verdict"]
+
+
+def undetected(name: str) -> str:
+    """How an assumption about a dimension that could not be detected begins (the stack's one
+    assumption per dimension replaces the adapter's own: :func:`.stack.judge_stack`)."""
+    return f"{name} could not be detected"
 
 
 def _variant_label(torch: Version) -> str:
@@ -131,7 +137,7 @@ def _verdict_for_release(matrix: Matrix, env: Environment, release: Release, tod
     for name, constraint in release.dimensions:
         detected = env.dimension(name)
         if detected is None:
-            assumptions.append(f"{name} could not be detected; assumed it satisfies {constraint}")
+            assumptions.append(f"{undetected(name)}; assumed it satisfies {constraint}")
         elif not constraint.contains(detected):
             return fail(
                 f"{dist} {release.label} needs {name} {constraint}, found {detected}", release.mark_of("dimensions")

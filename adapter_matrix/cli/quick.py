@@ -163,6 +163,8 @@ def run_check(command_line: Optional[Sequence[str]] = None, **options: object) -
     except AdapterMatrixError as exc:
         diagnostics = exc.diagnostics if isinstance(exc, MatrixError) else ()
         return _refused(str(exc), exc.exit_code, diagnostics, request.as_json)
+    except Exception as exc:  # a bug: its own exit code and document, never read as a verdict
+        return _internal(exc, request.as_json)
     out = _printed(result, request.as_json)
     if deps is not None and paths is not None and result.memorable:
         built_on = _built_on(result.binaries, paths)
@@ -171,6 +173,23 @@ def run_check(command_line: Optional[Sequence[str]] = None, **options: object) -
 
             remember(command_line or (), {**deps, **built_on}, result.exit_code, out)
     return result.exit_code
+
+
+def _internal(exc: Exception, as_json: bool) -> int:
+    """An exception no module expected: said as an internal error (exit code 5), with a
+    ``--json`` document that says so; the traceback only when asked for."""
+    from ..errors import EXIT_INTERNAL, TRACEBACK, internal_error
+    from .base import say_error
+
+    if os.environ.get(TRACEBACK):
+        import traceback
+
+        traceback.print_exception(exc)
+    message = internal_error(exc)
+    say_error(message)
+    if as_json:
+        _print_refusal(EXIT_INTERNAL, message, internal=True)
+    return EXIT_INTERNAL
 
 
 def _refused(message: str, code: int, diagnostics: Sequence[Diagnostic], as_json: bool) -> int:
@@ -229,13 +248,14 @@ def _built_on(binaries: Sequence[BinaryUsed], paths: Sequence[str]) -> Optional[
     return deps
 
 
-def _print_refusal(code: int, error: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
+def _print_refusal(code: int, error: str, diagnostics: Sequence[Diagnostic] = (), internal: bool = False) -> None:
     """The ``check --json`` document of a command line ``check`` cannot answer (with the
-    diagnostics of the matrix file at fault, when that is why)."""
+    diagnostics of the matrix file at fault, when that is why; ``internal``: a bug of the tool)."""
     from ..answer import CHECK_SCHEMA, CheckDocument, DiagnosticSeen
 
     seen = tuple(DiagnosticSeen.of(d) for d in diagnostics)
-    sys.stdout.write(json.dumps(CheckDocument(CHECK_SCHEMA, code, error, diagnostics=seen).to_json(), indent=2) + "\n")
+    document = CheckDocument(CHECK_SCHEMA, code, error, diagnostics=seen, internal=internal)
+    sys.stdout.write(json.dumps(document.to_json(), indent=2) + "\n")
     sys.stdout.flush()
 
 

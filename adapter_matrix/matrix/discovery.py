@@ -29,18 +29,40 @@ class Located(NamedTuple):  # not a dataclass: `check` would import dataclasses 
     origin: str  # "--matrix", "argument", "working directory", or "entry point NAME (DISTRIBUTION)"
 
 
-def _entry_points(paths: Optional[Sequence[str]] = None) -> List[Any]:
+def _where(dist: Any) -> str:
+    return str(getattr(dist, "_path", None) or getattr(dist, "_normalized_name", None) or "a distribution")
+
+
+def _entry_points(paths: Optional[Sequence[str]] = None, skipped: Optional[List[str]] = None) -> List[Any]:
+    """The entry points of ``GROUP`` of every distribution on ``paths`` (default this process's
+    import path), the first of each name only, as importlib does; a distribution whose files
+    cannot be read is skipped, never a traceback, and said in ``skipped`` (one sentence each)."""
+    skipped = skipped if skipped is not None else []
+    import sys
     from importlib import metadata
 
-    if paths is not None:  # `check --env`: the entry points installed there
-        found = []
-        for dist in metadata.distributions(path=list(paths)):
+    found = []
+    names = set()
+    for dist in metadata.distributions(path=list(paths) if paths is not None else sys.path):
+        name = getattr(dist, "_normalized_name", None)
+        if paths is None and name is not None:  # this process: importlib's rule, the first of a name
+            if name in names:
+                continue
+            names.add(name)
+        try:
             found += [ep for ep in dist.entry_points if ep.group == GROUP]
-        return found
-    eps = metadata.entry_points()
-    if hasattr(eps, "select"):
-        return list(eps.select(group=GROUP))
-    return list(eps.get(GROUP, []))  # Python 3.8/3.9: a dict of groups
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            skipped.append(f"{_where(dist)}: skipped, its entry points cannot be read ({type(exc).__name__}: {exc})")
+    return found
+
+
+def _distribution_name(ep: Any, skipped: List[str]) -> Optional[str]:
+    """The name of the distribution an entry point comes from, when its metadata can be read."""
+    try:
+        return getattr(getattr(ep, "dist", None), "name", None)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        skipped.append(f"{_where(ep.dist)}: its METADATA cannot be read ({type(exc).__name__}: {exc})")
+        return None
 
 
 def _package_file(value: str, paths: Optional[Sequence[str]] = None) -> Optional[str]:
@@ -68,17 +90,18 @@ def _package_file(value: str, paths: Optional[Sequence[str]] = None) -> Optional
     return None
 
 
-def registered_matrices(paths: Optional[Sequence[str]] = None) -> List[Located]:
+def registered_matrices(paths: Optional[Sequence[str]] = None, skipped: Optional[List[str]] = None) -> List[Located]:
     """Matrices registered by installed distributions, one per entry point; ``paths``: the
     import path of another environment (``check --env``), not this process's."""
     out = []
     seen = set()
-    for ep in _entry_points(paths):
+    skipped = skipped if skipped is not None else []
+    for ep in _entry_points(paths, skipped):
         path = _package_file(ep.value, paths)
         if path is None or os.path.realpath(path) in seen:
             continue
         seen.add(os.path.realpath(path))
-        dist = getattr(getattr(ep, "dist", None), "name", None)
+        dist = _distribution_name(ep, skipped)
         out.append(Located(path, f"entry point {ep.name}" + (f" ({dist})" if dist else "")))
     return out
 
@@ -96,7 +119,10 @@ def package_matrices(package: str) -> List[str]:
 
 
 def find_matrices(
-    explicit: Optional[str] = None, cwd: Optional[str] = None, paths: Optional[Sequence[str]] = None
+    explicit: Optional[str] = None,
+    cwd: Optional[str] = None,
+    paths: Optional[Sequence[str]] = None,
+    skipped: Optional[List[str]] = None,
 ) -> List[Located]:
     """``--matrix`` if given; else ./compat.yaml; else every registered matrix (of the
     environment whose import path is ``paths``, default this process's)."""
@@ -105,4 +131,4 @@ def find_matrices(
     here = os.path.join(cwd or os.getcwd(), DEFAULT_NAME)
     if os.path.isfile(here):
         return [Located(DEFAULT_NAME if cwd is None else here, "working directory")]
-    return registered_matrices(paths)
+    return registered_matrices(paths, skipped)

@@ -240,6 +240,14 @@ class _Builder(Reader):
                 f"layer {distribution} names itself as its adapter",
                 "name the adapter it sits on, e.g. torch-npu",
             )
+        for release in releases:  # a layer that requires itself: a cycle of one
+            for pin in release.packages:
+                if pin.name == canonical_name(distribution):
+                    self.diags.error(
+                        pin.mark,
+                        f"{distribution} {release.version} requires itself ({pin})",
+                        "a layer requires the layers below it only: remove this pin",
+                    )
         return Layer(
             path=self.filename,
             schema_version=schema_version,

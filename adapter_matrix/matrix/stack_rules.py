@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import datetime as _dt
 from functools import partial
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from ..names import canonical_name
 from .diagnostics import Diagnostic, Mark
 from .model import Constraint, Layer, LayerRelease, Matrix, PackagePin, Spec, Status
 from .queries import Cell, cells
 
-__all__ = ["check_layer"]
+__all__ = ["check_layer", "layer_cycles", "unsupported_row"]
 
 _USABLE = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
 
@@ -94,25 +94,43 @@ def _steps(matrix: Matrix, release: LayerRelease) -> List[_Step]:
     return out
 
 
-def _row(matrix: Matrix, layer: Layer, release: LayerRelease, usable: List[Cell]) -> Optional[Diagnostic]:
+_Narrowed = Optional[Tuple[int, str]]  # the step that leaves no cell and what the adapter offers there
+
+
+def _row(
+    matrix: Matrix,
+    layer: Layer,
+    release: LayerRelease,
+    usable: List[Cell],
+    memo: Optional[Dict[Tuple[str, ...], _Narrowed]] = None,
+) -> Optional[Diagnostic]:
     who = f"{layer.distribution} {release.version}"
-    left = usable
-    asked: List[str] = []
-    for text, mark, keeps, shown in _steps(matrix, release):
-        narrowed = [c for c in left if keeps(c)]
-        if not narrowed:
-            offered = ", ".join(dict.fromkeys(shown(c) for c in left)) or "nothing"
-            where = f" with {', '.join(asked)}" if asked else ""
-            return Diagnostic(
-                mark,
-                f"{who} needs {text}{where}, which {matrix.adapter.distribution}'s matrix does not support "
-                f"(it offers {offered})",
-                f"a row of the layer's table the adapter's does not list: correct the row, or ask {matrix.adapter.distribution} to support it",
-                "warning",
-            )
-        left = narrowed
-        asked.append(text)
-    return None
+    steps = _steps(matrix, release)
+    texts = tuple(text for text, _mark, _keeps, _shown in steps)
+    # rows that ask the same (a table repeats its pins) are narrowed once: by what they ask
+    found = memo.get(texts, False) if memo is not None else False
+    if found is False:
+        found = None
+        left = usable
+        for i, (_text, _mark, keeps, shown) in enumerate(steps):
+            narrowed = [c for c in left if keeps(c)]
+            if not narrowed:
+                found = (i, ", ".join(dict.fromkeys(shown(c) for c in left)) or "nothing")
+                break
+            left = narrowed
+        if memo is not None:
+            memo[texts] = found
+    if found is None:
+        return None
+    i, offered = found  # type: ignore[misc]  # a pair once it is not None
+    where = f" with {', '.join(texts[:i])}" if i else ""
+    return Diagnostic(
+        steps[i][1],
+        f"{who} needs {texts[i]}{where}, which {matrix.adapter.distribution}'s matrix does not support "
+        f"(it offers {offered})",
+        f"a row of the layer's table the adapter's does not list: correct the row, or ask {matrix.adapter.distribution} to support it",
+        "warning",
+    )
 
 
 def check_layer(layer: Layer, matrix: Matrix, today: Optional[_dt.date] = None) -> List[Diagnostic]:
@@ -130,6 +148,7 @@ def check_layer(layer: Layer, matrix: Matrix, today: Optional[_dt.date] = None) 
                     f"rename it, or constrain the adapter's {own.name} in the releases' dimensions:",
                 )
             )
+    memo: Dict[Tuple[str, ...], _Narrowed] = {}
     for release in layer.releases:
         for name, _constraint in release.dimensions:
             if matrix.dimension(name) is None and layer.dimension(name) is None:
@@ -143,7 +162,54 @@ def check_layer(layer: Layer, matrix: Matrix, today: Optional[_dt.date] = None) 
                 )
         if release.status not in _USABLE:
             continue
-        found = _row(matrix, layer, release, usable)
+        found = _row(matrix, layer, release, usable, memo)
         if found is not None:
             out.append(found)
+    return out
+
+
+def unsupported_row(
+    matrix: Matrix, layer: Layer, release: LayerRelease, today: Optional[_dt.date] = None
+) -> Optional[str]:
+    """Why ``matrix`` supports no stack with ``release`` of ``layer`` (``check`` names it as the
+    conflict of a stack that has no fix), or ``None`` when it supports one."""
+    usable = [c for c in cells(matrix, today=today) if c.status in _USABLE]
+    found = _row(matrix, layer, release, usable)
+    return found.message if found is not None else None
+
+
+def layer_cycles(layers: List[Layer]) -> List[Diagnostic]:
+    """Each pin that closes a cycle of layers requiring one another (vllm-ascend requires a
+    plugin that requires vllm-ascend; a layer that requires itself), at the pin's line: a stack
+    cannot be installed layer by layer, and its fixes would go round."""
+    by_name = {layer.name: layer for layer in layers}
+    edges = {layer.name: [(p, r) for r in layer.releases for p in r.packages if p.name in by_name] for layer in layers}
+    out: List[Diagnostic] = []
+    reported = set()
+    for start in sorted(edges):
+        # depth-first from each layer: a pin leading back to the start closes a cycle
+        stack: List[Tuple[str, Tuple[str, ...]]] = [(start, (start,))]
+        visited = set()
+        while stack:
+            name, path = stack.pop()
+            for pin, release in edges.get(name, ()):
+                if pin.name == start:
+                    cycle = frozenset(path)
+                    if cycle in reported:
+                        continue
+                    reported.add(cycle)
+                    names = " -> ".join(by_name[n].distribution for n in (*path, start))
+                    who = f"{by_name[name].distribution} {release.version}"
+                    out.append(
+                        Diagnostic(
+                            pin.mark,
+                            f"{who} requires {pin}, and the layers require one another in a cycle ({names})"
+                            if len(path) > 1
+                            else f"{who} requires itself ({pin})",
+                            "a layer requires the layers below it only: remove the pin that points back up",
+                        )
+                    )
+                elif pin.name not in visited:
+                    visited.add(pin.name)
+                    stack.append((pin.name, (*path, pin.name)))
     return out

@@ -116,7 +116,15 @@ def run(request: ValidateRequest) -> ValidateResult:
             return ValidateResult(tuple(recorded), tuple(files), (), Stopped(path, invalid=exc))
         except OSError as exc:  # FileWriteError; the file is unchanged
             return ValidateResult(tuple(recorded), tuple(files), (), Stopped(path, problem=str(exc)))
-    done, stopped = _layers(request, layers, paths, index)
+    import gc
+
+    # no cyclic collection while the layers are read and checked: a layer of 5,000 releases is a
+    # million objects, walked again by every collection its checks' allocations trigger
+    gc.disable()
+    try:
+        done, stopped = _layers(request, layers, paths, index)
+    finally:
+        gc.enable()
     return ValidateResult(tuple(recorded), tuple(files), done, stopped)
 
 
@@ -196,6 +204,12 @@ def _layers(
                 done.append(LayerDone(path, validate_layer(path, known, upstream=index, today=request.today)))
         except MatrixError as exc:
             return tuple(done), Stopped(path, invalid=exc)
+    # layers that require one another in a cycle: an error at the pin that closes it
+    from ..matrix.stack_rules import layer_cycles
+
+    cycles = layer_cycles([d.found.layer for d in done])
+    for d in done:
+        d.found.findings.extend(c for c in cycles if c.mark.file == d.found.layer.path)
     return tuple(done), None
 
 

@@ -28,6 +28,8 @@ class LayerValidation(NamedTuple):
 def is_layer_file(path: str) -> bool:
     """Whether ``path`` holds a layer's matrix (it has ``layer:``), valid or not: its errors are
     then a layer's. An unreadable file is no layer (its reader says why)."""
+    import re
+
     from ..matrix.diagnostics import MatrixError, display_path, read_matrix_file
     from ..matrix.loader import is_layer
     from ..matrix.source import parse
@@ -35,6 +37,10 @@ def is_layer_file(path: str) -> bool:
     try:
         raw = read_matrix_file(path)
     except MatrixError:
+        return False
+    if re.search(rb"^layer[ \t]*:", raw, re.MULTILINE):
+        return True  # a top-level `layer:` key (block style): no need to parse a big file twice
+    if not re.search(rb"\blayer\b", raw):
         return False
     try:
         tree, _problems = parse(raw.decode("utf-8"), display_path(path))
@@ -53,7 +59,7 @@ def validate_layer(
     from ..matrix.stack_rules import check_layer
     from ..names import canonical_name
 
-    result = load_any(path, use_cache=False)
+    result = load_any(path)  # the compiled cache: keyed by the file's bytes, warnings included
     if not isinstance(result, LayerResult):
         raise TypeError(f"{path} is an adapter's matrix, not a layer's")
     layer = result.layer
