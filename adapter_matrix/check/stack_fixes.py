@@ -39,7 +39,7 @@ from ..matrix.model import (
 from ..matrix.queries import Cell, cells
 from ..matrix.status import Status
 from ..names import canonical_name
-from .fixes import torch_index
+from .fixes import series_note, torch_index
 from .judgment import Environment, Fix
 from .provenance import Provenance, judge_commit
 from .shell import quoted, shell_of
@@ -163,7 +163,8 @@ def _fix(
                 verb = "upgrade" if was.version < now.version else "downgrade"
             else:
                 verb = "change"  # names (an enumeration): no direction
-            manual.append(f"{verb} {dim.name} from {was} to {now} (not a pip package: install it yourself)")
+            note = series_note(cell.release, dim.name)
+            manual.append(f"{verb} {dim.name} from {was} to {now} (not a pip package: install it yourself{note})")
         elif was is None and now is not None and dim.name in constrained:
             manual.append(f"make sure {dim.name} is {now} ({dim.name} could not be detected)")
     names = {layer.name: layer for layer in layers}

@@ -147,14 +147,11 @@ def shown_releases(layer: Layer, release: Optional[str] = None, where: Optional[
 
 
 def _admits(constraint: Constraint, text: str) -> bool:
-    if constraint.values:
-        return any(v.text == text for v in constraint.values)
-    if constraint.spec is None:
-        return False
-    try:
-        return bool(constraint.spec.specifier.contains(Version(text), prereleases=True))
+    try:  # a version, compared as one (a list's ranges and a series too), else a name
+        value = Value(text, Version(text))
     except InvalidVersion:
-        return False
+        value = Value(text)
+    return constraint.contains(value)
 
 
 def _prerequisite(text: str, lang: str) -> str:
@@ -212,7 +209,9 @@ def stack(
     rows = []
     data: List[Dict[str, Any]] = []
     for entry in shown:
-        pins = {p.name: str(p.spec) for p in entry.packages}
+        pins = {
+            p.name: str(p.spec) + (f" ({word('if_installed', lang)})" if p.optional else "") for p in entry.packages
+        }
         package = _line_package(adapter, entry)
         if entry.adapter_line is not None:
             shown_adapter = (
