@@ -127,7 +127,7 @@ def _series(text: str) -> Spec:
     spec = _spec(text)
     for s in spec.specifier:
         if s.operator == "==" and not s.version.endswith(".*"):
-            raise ValueError(f"{text!r} is one version, not a series")
+            raise ValueError("one version, not a series")
     return spec
 
 
