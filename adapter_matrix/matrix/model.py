@@ -706,7 +706,7 @@ class PackagePin(NamedTuple):
         return self.spec.exact
 
     def __str__(self) -> str:
-        return f"{self.name} {self.spec.requirement}"
+        return f"{self.name} {self.spec.requirement}" + (" (if installed)" if self.optional else "")
 
 
 class LayerRelease(NamedTuple):
