@@ -380,3 +380,13 @@ def test_a_series_on_an_enumeration_is_an_error_at_its_place(tmp_path):
         "cann in package of release line 26.1.0 dimensions is an enumeration: it has no minimum or series"
         in proc.stderr
     )
+
+
+def test_the_selector_says_which_compatible_series_a_value_belongs_to():
+    jsonschema = pytest.importorskip("jsonschema")
+    doc = json.loads(_run("table", "--matrix", str(SERIES), "--view", "selector", "--format", "json").stdout)
+    jsonschema.validate(doc, json.loads((REPO / "docs" / "compatibility-table.schema.json").read_text()))
+    on_9_0 = [c for c in doc["combinations"] if c["release"] == "2.12.0" and c["dimensions"]["cann"] == "9.0.0"]
+    assert on_9_0 and on_9_0[0]["series"] == {"cann": ">=9.1.0 (compatible series 8.5.*, 9.0.*)"}
+    assert on_9_0[0]["commands"] == ["pip install 'torch-npu==2.12.0' 'torch==2.12.0'"]
+    assert all("series" not in c for c in doc["combinations"] if c["release"] == "2.9.0")  # 7.3.0: a list, no series

@@ -96,16 +96,19 @@ def stack_installs(adapter: Matrix, layer: Layer, release: LayerRelease, today: 
 
 def _line_package(adapter: Optional[Matrix], release: LayerRelease) -> Optional[str]:
     """The adapter's package of the row's release line for the row's torch, when the adapter's
-    matrix says which (one package of the line admits the torch the row pins; written once per
+    matrix says which (one package of the line admits each torch the row pins; written once per
     arch, it is still one package)."""
     torch = release.pin("torch")
     if adapter is None or release.adapter_line is None or torch is None:
         return None
     line = release.adapter_line
-    found = {
-        r.version for r in adapter.releases if r.release_line == line and any(r.torch.contains(v) for v in torch.exact)
-    }
-    return str(found.pop()) if len(found) == 1 else None
+    shown = []
+    for version in torch.exact:  # a list of torches: the line's package for each (2.1.0.post13 | 2.6.0)
+        found = {r.version for r in adapter.releases if r.release_line == line and r.torch.contains(version)}
+        if len(found) != 1:
+            return None
+        shown.append(str(found.pop()))
+    return " | ".join(dict.fromkeys(shown)) or None
 
 
 def shown_releases(layer: Layer, release: Optional[str] = None, where: Optional[str] = None) -> List[LayerRelease]:
