@@ -126,7 +126,7 @@ def _series(text: str) -> Spec:
 
     spec = _spec(text)
     for s in spec.specifier:
-        if s.operator == "==" and not s.version.endswith(".*"):
+        if s.operator == "===" or (s.operator == "==" and not s.version.endswith(".*")):
             raise ValueError("one version, not a series")
     return spec
 
@@ -441,7 +441,7 @@ class _Builder(Reader):
             return PinSet.of(spec) if spec is not None else None
         if not node.items:
             self.diags.error(
-                node.mark, f"the {what} list is empty", "list the versions it accepts, e.g. [2.1.0, 2.6.0]"
+                node.mark, f"the {what} list is empty", "list what it accepts, each a version or a specifier set"
             )
             return None
         specs = [self.spec(item, what) for item in node.items]
@@ -453,7 +453,13 @@ class _Builder(Reader):
         know: a specifier set where the values read as one (``9.1.0``, ``>=8.5``), or a
         minimum with compatible series (a mapping), else names."""
         items = node.items if isinstance(node, Sequence) else (node,)
-        specs = isinstance(node, Mapping) or all(isinstance(n, Scalar) and _is_spec(n.text) for n in items)
+        scalars = [n for n in items if isinstance(n, Scalar)]
+        # versions or ranges: a version dimension (a bad range is then an error, not a name)
+        specs = (
+            isinstance(node, Mapping)
+            or all(isinstance(n, Scalar) and _is_spec(n.text) for n in items)
+            or any(_is_range(n.text) for n in scalars)
+        )
         owned = self.owned.get(name)  # the layer's own dimension: its declared kind
         self.kinds[name] = owned or (VERSION if specs else ENUM)
         return self.constraint(name, node, "layer release dimensions")

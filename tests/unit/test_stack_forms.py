@@ -343,6 +343,8 @@ BAD = [
         "5:50: bad cann compatible series '8.5.0': one version, not a series",
     ),
     ("    dimensions: {cann: {min: 9.1.0, compatible: []}}\n", "5:49: the cann compatible series list is empty"),
+    ("    dimensions: {cann: [8.3.RC1, '>=x']}\n", "5:34: bad cann specifier in layer release dimensions '>=x'"),
+    ("    dimensions: {cann: {min: 9.1.0, compatible: ['===8.5']}}\n", "5:50: bad cann compatible series '===8.5'"),
     (
         "    dimensions: {cann: {min: 9.1.0}}\n",
         "5:24: the cann series in layer release dimensions is missing the required key 'compatible'",
@@ -390,3 +392,14 @@ def test_the_selector_says_which_compatible_series_a_value_belongs_to():
     assert on_9_0 and on_9_0[0]["series"] == {"cann": ">=9.1.0 (compatible series 8.5.*, 9.0.*)"}
     assert on_9_0[0]["commands"] == ["pip install 'torch-npu==2.12.0' 'torch==2.12.0'"]
     assert all("series" not in c for c in doc["combinations"] if c["release"] == "2.9.0")  # 7.3.0: a list, no series
+
+
+def test_validate_reads_a_list_and_names_the_rows_the_adapter_does_not_list():
+    proc = _run("validate", str(STACKS / "mindspeed-core.yaml"), str(ADAPTER))
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stderr.splitlines() if "does not support" in line]
+    # as published: 2.3.0_core_r0.12.1 and 2.2.0_core_r0.12.1 name torch_npu 7.2.0 with CANN 8.2.RC1
+    assert len(rows) == 2 and all(
+        "with torch 2.1.0 | 2.6.0 | 2.7.1, torch-npu of release line 7.2.0" in r for r in rows
+    )
+    assert all("it offers cann 8.3.RC1" in r for r in rows)
