@@ -31,7 +31,7 @@ STACKS = FIXTURES / "stacks"
 MINDSPEED = STACKS / "mindspeed-llm.yaml"
 VLLM_ASCEND = STACKS / "vllm-ascend.yaml"
 TODAY = _dt.date(2026, 12, 7)
-ON_910B = ("--set", "arch=aarch64", "--set", "soc=Ascend910B", "--set", "ascend_driver=25.2.0")
+ON_910B = ("--set", "arch=aarch64", "--set", "soc=Ascend910B")
 
 
 def _run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
