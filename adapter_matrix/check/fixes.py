@@ -23,7 +23,7 @@ from .judgment import Environment, Fix
 from .shell import quoted, shell_of
 from .variants import index_label, pytorch_index
 
-__all__ = ["Ranked", "fixes", "install_fix", "ranked", "torch_index", "torch_requirement"]
+__all__ = ["Ranked", "fixes", "install_fix", "ranked", "series_note", "torch_index", "torch_requirement"]
 
 
 def torch_requirement(release: Release, line: TorchLine) -> str:
@@ -226,6 +226,16 @@ def _driver_changes(env: Environment, target: _Target) -> List[str]:
     return out
 
 
+def series_note(release: Release, name: str) -> str:
+    """Where the release states compatible series of a toolkit, the fix says any of them will
+    do, not only the value it names: ``; 2.12.0 (release 26.1.0) works with cann >=9.1.0
+    (compatible series 8.5.*, 9.0.*)``."""
+    constraint = release.constraint(name)
+    if constraint is None or not constraint.series:
+        return ""
+    return f"; {release.label} works with {name} {constraint}"
+
+
 def _what_changes(env: Environment, target: _Target) -> Tuple[Tuple[str, ...], Tuple[str, ...], bool, bool, bool]:
     """What reaching ``target`` changes (names), the manual steps it needs, and whether
     Python, the adapter and torch change."""
@@ -241,7 +251,10 @@ def _what_changes(env: Environment, target: _Target) -> Tuple[Tuple[str, ...], T
         )
         + target.changed_dims
     )
-    manual = tuple(f"{step} (not a pip package: install it yourself)" for step in _driver_changes(env, target)) + tuple(
+    manual = tuple(
+        f"{step} (not a pip package: install it yourself{series_note(release, name)})"
+        for name, step in zip(target.changed_dims, _driver_changes(env, target))
+    ) + tuple(
         f"make sure {name} is {release.constraint(name)} ({name} could not be detected)" for name in target.unknown_dims
     )
     return changes, manual, python_changes, adapter_changes, torch_changes

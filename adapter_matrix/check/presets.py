@@ -90,6 +90,26 @@ def _cann_version(folder: str) -> Tuple[Optional[str], str]:
     return None, real
 
 
+_COMPATIBLE = re.compile(r"^\s*compatible_version\s*=\s*(\S+)", re.I | re.M)
+_INNER = re.compile(r"^\s*innerversion\s*=\s*(\S+)", re.I | re.M)
+
+
+def _cann_source(where: _Where, source: str) -> str:
+    """Where the CANN version was read, and, when its install info lists them, the toolkit's
+    own compatible versions (``compatible_version=[V100R001C15],...``): inner release codes,
+    shown as the toolkit states them (a matrix names its compatible series in CANN versions)."""
+    shown = where.shown(source)
+    if not source.endswith("install.info"):
+        return shown
+    text = _read(source) or ""
+    compatible = _COMPATIBLE.search(text)
+    if compatible is None:
+        return shown
+    inner = _INNER.search(text)
+    own = f"innerversion {inner.group(1)}, " if inner else ""
+    return f"{shown}; it states {own}compatible_version {compatible.group(1)}"
+
+
 def _cann(where: _Where) -> Answer:
     tried: List[str] = []
     for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
@@ -98,7 +118,7 @@ def _cann(where: _Where) -> Answer:
             folder = where.path(value)
             version, source = _cann_version(folder)
             if version:
-                return version, f"${var} ({where.shown(source)})", None
+                return version, f"${var} ({_cann_source(where, source)})", None
             tried.append(f"${var}={value} (no version found there)")
     bases = [where.path("/usr/local/Ascend"), where.path("~/Ascend")]
     for base in bases:
@@ -106,7 +126,7 @@ def _cann(where: _Where) -> Answer:
         if os.path.isdir(linked):
             version, source = _cann_version(linked)
             if version:
-                return version, where.shown(source), None
+                return version, _cann_source(where, source), None
         installed = sorted(
             (p for p in glob.glob(os.path.join(glob.escape(base), "cann-*")) if os.path.isdir(p)),
             key=lambda p: _version_key(os.path.basename(p)[5:]),
@@ -116,12 +136,12 @@ def _cann(where: _Where) -> Answer:
             version, source = _cann_version(folder)
             if version:
                 more = f"; the newest of {len(installed)} installed" if len(installed) > 1 else ""
-                return version, where.shown(source) + more, None
+                return version, _cann_source(where, source) + more, None
         latest = os.path.join(base, "ascend-toolkit", "latest")  # before 8.5
         if os.path.isdir(latest):
             version, source = _cann_version(latest)
             if version:
-                return version, where.shown(source), None
+                return version, _cann_source(where, source), None
         tried.append(where.shown(base))
     return (
         None,

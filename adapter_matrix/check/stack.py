@@ -160,6 +160,8 @@ def _judge_layer(matrix: Matrix, layer: Layer, stack: Stack, assumed: FrozenSet[
         found = (
             env.torch if pin.name == "torch" else env.adapter if pin.name == adapter_name else stack.version(pin.name)
         )
+        if found is None and pin.optional:
+            continue  # requires-if-installed: nothing to check when it is absent
         by_commit = _commit(who, pin, stack.origin(pin.name)) if pin.git is not None and found is not None else None
         if by_commit is not None and by_commit[0] is not None:
             if not by_commit[0]:

@@ -125,10 +125,10 @@ def _provenance(
         for pin in pins:
             assert pin.git is not None
             if found.commit is not None and judge_commit(found, pin.git.ref).ok:
-                version = str(pin.spec.specifier).lstrip("=")  # the release the pinned commit stands for
+                version = str(pin.spec.specs[0].specifier).lstrip("=")  # the release the pinned commit stands for
                 break
         if version is None and pins and found.kind == "checkout":
-            version = str(pins[0].spec.specifier).lstrip("=")  # judged by its commit against that pin
+            version = str(pins[0].spec.specs[0].specifier).lstrip("=")  # judged by its commit against that pin
         if version is not None:
             versions[name] = version
     return out

@@ -40,7 +40,7 @@ from ..matrix.model import (
 from ..matrix.queries import Cell, cells
 from ..matrix.status import Status
 from ..names import canonical_name
-from .fixes import torch_index
+from .fixes import series_note, torch_index
 from .judgment import Environment, Fix, Verdict
 from .provenance import Provenance, judge_commit
 from .shell import quoted, shell_of
@@ -178,7 +178,8 @@ def _fix(
                 verb = "upgrade" if was.version < now.version else "downgrade"
             else:
                 verb = "change"  # names (an enumeration): no direction
-            manual.append(f"{verb} {dim.name} from {was} to {now} (not a pip package: install it yourself)")
+            series = series_note(cell.release, dim.name)  # not `note`: that is the fix's own heading
+            manual.append(f"{verb} {dim.name} from {was} to {now} (not a pip package: install it yourself{series})")
         elif was is None and now is not None and dim.name in constrained:
             manual.append(f"make sure {dim.name} is {now} ({dim.name} could not be detected)")
     names = {layer.name: layer for layer in layers}

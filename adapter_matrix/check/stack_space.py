@@ -22,9 +22,9 @@ from ..matrix.model import (
     LayerRelease,
     Matrix,
     PackagePin,
+    PinSet,
     PythonVersion,
     Release,
-    Spec,
     TorchLine,
     Value,
 )
@@ -84,8 +84,12 @@ def anything(_value: Any) -> bool:
     return True
 
 
-def _admits(pin: PackagePin, version: Version) -> bool:
-    return pin.admits(version)
+def _admits(pin: PackagePin, version: Optional[Version]) -> bool:
+    return version is not None and pin.admits(version)
+
+
+def _admits_if_installed(pin: PackagePin, version: Optional[Version]) -> bool:
+    return version is None or pin.admits(version)
 
 
 def _adapter_admits(pin: PackagePin, cell: Cell) -> bool:
@@ -98,7 +102,7 @@ def _release_admits(pin: PackagePin, release: LayerRelease) -> bool:
     return pin.admits(release.version)
 
 
-def _python_within(spec: Spec, python: PythonVersion) -> bool:
+def _python_within(spec: PinSet, python: PythonVersion) -> bool:
     return spec.contains(python.version)
 
 
@@ -255,13 +259,15 @@ class Space(NamedTuple):
 
 
 def _pin_need(pin: PackagePin, parent: str, adapter: str, layers: FrozenSet[str]) -> Need:
-    text = str(pin.spec) if str(pin.spec)[:1] in "<>=!~" else f"=={pin.spec}"
-    exact = pin.exact
-    only = frozenset(Version(v.public) for v in exact) if len(exact) == len(pin.spec.specifier) else None
+    text = pin.spec.requirement
+    # any of several exact versions: the resolver's candidates are their union
+    only = frozenset(Version(v.public) for v in pin.exact) if pin.spec.only_exact else None
     if pin.name == adapter:
         return Need(adapter, text, parent, partial(_adapter_admits, pin), only)
     if pin.name in layers:  # a layer of the stack: its candidates are its releases
         return Need(pin.name, text, parent, partial(_release_admits, pin), only)
+    if pin.optional:  # requires-if-installed: "not installed" (None) satisfies it too
+        return Need(pin.name, f"{text} if installed", parent, partial(_admits_if_installed, pin))
     return Need(pin.name, text, parent, partial(_admits, pin), only)
 
 
@@ -477,6 +483,11 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
         versions = sorted(named | ({installed} if installed is not None else set()), reverse=True)
         choices[name] = [Choice(name, v, f"{name} {v}", Status.SUPPORTED, (), Version(v.public)) for v in versions]
         current[name] = next((c for c in choices[name] if c.value == installed), None)
+        if installed is None and any(
+            p.optional for layer in layers for r in layer.releases for p in r.packages if p.name == name
+        ):
+            # a package pinned only if installed stays absent, unless a layer requires it
+            choices[name].insert(0, Choice(name, None, f"no {name}", Status.SUPPORTED, ()))
     owned = [d for layer in layers for d in layer.dimensions if matrix.dimension(d.name) is None]
     for dim in (*matrix.dimensions, *owned):  # the adapter's dimensions, and those a layer owns
         if dim_name(dim.name) in choices:

@@ -48,6 +48,7 @@ from .model import (
     Matrix,
     MatrixAdapter,
     PackagePin,
+    PinSet,
     PythonClaim,
     Release,
     Runner,
@@ -113,6 +114,23 @@ def _is_spec(text: str) -> bool:
         return False
 
 
+def _is_range(text: str) -> bool:
+    """Whether a list element is a specifier set rather than one version (``>=8.5``, ``9.0.*``)."""
+    text = text.strip()
+    return text[:1] in "<>=!~" or "," in text or text.endswith(".*")
+
+
+def _series(text: str) -> Spec:
+    """A compatible series: ``8.5.*`` (every 8.5 release, 8.5.RC1 included) or a specifier set."""
+    from .reader import _spec
+
+    spec = _spec(text)
+    for s in spec.specifier:
+        if s.operator == "===" or (s.operator == "==" and not s.version.endswith(".*")):
+            raise ValueError("one version, not a series")
+    return spec
+
+
 class _Builder(Reader):
     """Converts one parsed document into the model, recording diagnostics as it goes."""
 
@@ -136,17 +154,57 @@ class _Builder(Reader):
         an enumeration one value or a list; a list of versions is a set of values too."""
         kind = self.kinds.get(name, VERSION)  # an undeclared name is reported by consistency
         label = f"{_label(name)} {'specifier' if kind == VERSION else 'value'} in {what}"
+        if isinstance(node, Mapping):
+            return self.series(name, node, what, kind)
         if isinstance(node, Sequence):
-            values = self.list_of(node, label, lambda n, w: self.value(n, w, kind))
-            if not values:
+            if not node.items:
                 self.diags.error(node.mark, f"the {_label(name)} list in {what} is empty", "list at least one value")
                 return None
-            return Constraint(", ".join(str(v) for v in values), values=values)
+            # a version dimension's list may mix values and ranges: any of them (`[8.3.RC1, ">=8.5"]`)
+            ranges = [n for n in node.items if kind == VERSION and isinstance(n, Scalar) and _is_range(n.text)]
+            values = tuple(
+                v
+                for v in (self.value(n, label, kind) for n in node.items if not any(n is r for r in ranges))
+                if v is not None
+            )
+            also = tuple(s for s in (self.spec(n, label) for n in ranges) if s is not None)
+            if len(values) + len(also) < len(node.items):
+                return None
+            written = [str(v) for v in values] + [s.text for s in also]
+            return Constraint(", ".join(written), values=values, also=also)
         if kind == ENUM or (isinstance(node, Scalar) and node.text.strip().casefold() == ABSENT):
             value = self.value(node, label, kind)
             return Constraint(value.text, values=(value,)) if value else None
         spec = self.spec(node, label)
         return Constraint(spec.text, spec=spec) if spec else None
+
+    def series(self, name: str, node: Mapping, what: str, kind: str) -> Optional[Constraint]:
+        """``{min: 9.1.0, compatible: ["8.5.*", "9.0.*"]}``: a minimum with named compatible
+        series, as a vendor states it ("lines 7.3.X-26.1.X work with CANN 8.5.X-9.1.X")."""
+        f = self.fields(node, "compatible-series", f"the {_label(name)} series in {what}")
+        if kind != VERSION:
+            self.diags.error(
+                node.mark,
+                f"{_label(name)} in {what} is an enumeration: it has no minimum or series",
+                "give a value or a list of values",
+            )
+            return None
+        if not f:
+            return None
+        hint = "write a series as a version prefix with .*, e.g. '8.5.*', or a specifier set such as '>=8.5,<9'"
+        minimum = self.value(f["min"], f"{_label(name)} minimum", VERSION) if "min" in f else None
+        items = self.items(f.get("compatible"), f"the {_label(name)} compatible series")
+        if "compatible" in f and isinstance(f["compatible"], Sequence) and not items:
+            self.diags.error(f["compatible"].mark, f"the {_label(name)} compatible series list is empty", hint)
+            return None
+        also = tuple(
+            s for s in (self.convert(n, f"{_label(name)} compatible series", _series, hint) for n in items) if s
+        )
+        if minimum is None or len(also) < len(items) or not also:
+            return None
+        spec = Spec.parse(f">={minimum.text}")
+        text = f">={minimum.text} (compatible series {', '.join(s.text for s in also)})"
+        return Constraint(text, spec=spec, also=also, series=True)
 
     def value(self, node: Node, what: str, kind: str) -> Optional[Value]:
         hint = (
@@ -326,7 +384,7 @@ class _Builder(Reader):
         packages: List[PackagePin] = []
         for key, name in (("torch", "torch"), ("adapter", adapter)):
             if key in f:
-                spec = self.spec(f[key], f"{key} specifier")
+                spec = self.pin_set(f[key], f"{key} specifier")
                 if spec is not None:
                     packages.append(PackagePin(name, spec, f[key].mark))
         line = self.string(f.get("adapter-line"), "adapter release line")
@@ -336,27 +394,37 @@ class _Builder(Reader):
                 "a layer release names the adapter by version (adapter:) or by release line (adapter-line:), not both",
                 "keep one",
             )
-        for req_key, req_node in self.entries(f.get("requires"), "requires"):
-            git = None
-            if isinstance(req_node, Mapping):
-                req_spec, git = self.git_pin(req_key, req_node)
-            else:
-                req_spec = self.spec(req_node, f"{req_key.text} specifier")
-            req_name = canonical_name(req_key.text)
-            if req_name in ("torch", "python", adapter):
-                self.diags.error(
-                    req_key.mark,
-                    f"{req_key.text} under requires:",
-                    f"write it as the release's own `{'adapter' if req_name == adapter else req_name}:` key",
-                )
-            elif req_spec is not None:
-                packages.append(PackagePin(req_name, req_spec, req_node.mark, git))
+        named = {p.name for p in packages}
+        for section, optional in (("requires", False), ("requires-if-installed", True)):
+            for req_key, req_node in self.entries(f.get(section), section):
+                git = None
+                if isinstance(req_node, Mapping) and not optional:  # {git: URL, ref: ..., version: V}
+                    one, git = self.git_pin(req_key, req_node)
+                    req_spec = PinSet.of(one) if one is not None else None
+                else:
+                    req_spec = self.pin_set(req_node, f"{req_key.text} specifier")
+                req_name = canonical_name(req_key.text)
+                if req_name in ("torch", "python", adapter):
+                    self.diags.error(
+                        req_key.mark,
+                        f"{req_key.text} under {section}:",
+                        f"write it as the release's own `{'adapter' if req_name == adapter else req_name}:` key",
+                    )
+                elif req_name in named:
+                    self.diags.error(
+                        req_key.mark,
+                        f"{req_key.text} is pinned twice (requires: and requires-if-installed:)",
+                        "keep one: requires-if-installed: applies only when it is installed",
+                    )
+                elif req_spec is not None:
+                    named.add(req_name)
+                    packages.append(PackagePin(req_name, req_spec, req_node.mark, git, optional))
         dimensions = []
         for dim_key, dim_node in self.entries(f.get("dimensions"), "layer release dimensions"):
             constraint = self.layer_constraint(dim_key.text, dim_node)
             if constraint is not None:
                 dimensions.append((dim_key.text, constraint))
-        python = self.spec(f["python"], "Python specifier") if "python" in f else None
+        python = self.pin_set(f["python"], "Python specifier") if "python" in f else None
         if version is None or status is None:
             return None
         return LayerRelease(
@@ -373,11 +441,33 @@ class _Builder(Reader):
             marks=tuple((k, v.mark) for k, v in f.items()),
         )
 
+    def pin_set(self, node: Node, what: str) -> Optional[PinSet]:
+        """A pin: one specifier set (a bare version means ==), or a list of them meaning any
+        of them (``[2.1.0, 2.6.0]``: PEP 440 has no OR)."""
+        if not isinstance(node, Sequence):
+            spec = self.spec(node, what)
+            return PinSet.of(spec) if spec is not None else None
+        if not node.items:
+            self.diags.error(
+                node.mark, f"the {what} list is empty", "list what it accepts, each a version or a specifier set"
+            )
+            return None
+        specs = [self.spec(item, what) for item in node.items]
+        found = tuple(s for s in specs if s is not None)
+        return PinSet(found) if len(found) == len(specs) else None
+
     def layer_constraint(self, name: str, node: Node) -> Optional[Constraint]:
         """A layer constrains dimensions the adapter's matrix defines, which this file does not
-        know: a specifier set where the values read as one (``9.1.0``, ``>=8.5``), else names."""
+        know: a specifier set where the values read as one (``9.1.0``, ``>=8.5``), or a
+        minimum with compatible series (a mapping), else names."""
         items = node.items if isinstance(node, Sequence) else (node,)
-        specs = all(isinstance(n, Scalar) and _is_spec(n.text) for n in items)
+        scalars = [n for n in items if isinstance(n, Scalar)]
+        # versions or ranges: a version dimension (a bad range is then an error, not a name)
+        specs = (
+            isinstance(node, Mapping)
+            or all(isinstance(n, Scalar) and _is_spec(n.text) for n in items)
+            or any(_is_range(n.text) for n in scalars)
+        )
         owned = self.owned.get(name)  # the layer's own dimension: its declared kind
         self.kinds[name] = owned or (VERSION if specs else ENUM)
         return self.constraint(name, node, "layer release dimensions")

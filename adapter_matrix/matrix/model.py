@@ -48,6 +48,7 @@ __all__ = [
     "requirement",
     "Matrix",
     "LoadResult",
+    "PinSet",
     "PackagePin",
     "GitPin",
     "LayerRelease",
@@ -262,16 +263,28 @@ class Value(NamedTuple):
 
 class Constraint(NamedTuple):
     """What a release (or an exception) accepts of one dimension: a PEP 440 specifier
-    set for a version dimension, a set of values for an enumeration."""
+    set for a version dimension, a set of values for an enumeration.
+
+    ``also``: specifier sets accepted besides (any of them): the elements of a list that
+    are ranges (``[8.3.RC1, ">=8.5"]``), or a toolkit's named compatible series
+    (``{min: 9.1.0, compatible: ["8.5.*", "9.0.*"]}``: ``spec`` is ``>=9.1.0``, ``also``
+    the series, as vendors state them); ``series`` tells the second kind, which messages,
+    tables and fixes name."""
 
     text: str
     spec: Optional[Spec] = None
     values: Tuple[Value, ...] = ()
+    also: Tuple[Spec, ...] = ()
+    series: bool = False
 
     def contains(self, value: Value) -> bool:
-        if self.spec is not None:
-            return value.version is not None and self.spec.contains(value.version)
-        return any(v.same(value) for v in self.values)
+        if any(v.same(value) for v in self.values):
+            return True
+        if value.version is None:
+            return False
+        return (self.spec is not None and self.spec.contains(value.version)) or any(
+            s.contains(value.version) for s in self.also
+        )
 
     def __str__(self) -> str:
         return self.text
@@ -624,27 +637,76 @@ class GitPin(NamedTuple):
     mark: Mark
 
 
-class PackagePin(NamedTuple):
-    """What a layer release needs of one package below it: ``vllm ==0.23.0``; with ``git``,
-    the commit too (``spec`` is then ``==`` the version the commit stands for)."""
+class PinSet(NamedTuple):
+    """What one pin of a layer release accepts: any of its alternatives, each a version or a
+    PEP 440 specifier set (``torch: [2.1.0, 2.6.0]``; a plain pin has one). PEP 440 has no OR
+    (a comma is AND): a list is how a layer says "2.1.0 or 2.6.0" without admitting what lies
+    between. The one place a pin is matched (:meth:`admits`)."""
 
-    name: str  # canonical (PEP 503)
-    spec: Spec
-    mark: Mark
-    git: Optional[GitPin] = None
+    specs: Tuple[Spec, ...]
+
+    @classmethod
+    def of(cls, *specs: Spec) -> PinSet:
+        return cls(tuple(specs))
 
     def admits(self, version: Version) -> bool:
-        """Whether ``version`` satisfies the pin; a local label (``+cpu``, ``+git4c901a4``) is
-        ignored unless the pin names one, as pip does."""
-        return self.spec.contains(version) or (bool(version.local) and self.spec.contains(Version(version.public)))
+        """Whether ``version`` satisfies one alternative; a local label (``+cpu``,
+        ``+git4c901a4``) is ignored unless the pin names one, as pip does."""
+        public = Version(version.public) if version.local else None
+        return any(s.contains(version) or (public is not None and s.contains(public)) for s in self.specs)
+
+    def contains(self, version: Version) -> bool:
+        """Whether ``version`` satisfies one alternative as written (a Python, ``3.10``)."""
+        return any(s.contains(version) for s in self.specs)
+
+    @property
+    def exact(self) -> Tuple[Version, ...]:
+        """The versions its alternatives name with ``==`` (what a fix can install for it)."""
+        # the text as written: str() of a SpecifierSet costs more
+        return tuple(dict.fromkeys(v for s in self.specs for v in _pins(requirement(s))))
+
+    @property
+    def only_exact(self) -> bool:
+        """Whether every alternative is one exact version (the pin admits :attr:`exact` only)."""
+        return all(len(s.specifier) == 1 and len(_pins(requirement(s))) == 1 for s in self.specs)
+
+    @property
+    def requirement(self) -> str:
+        """``==2.1.0 | ==2.6.0``: each alternative as a requirement's tail."""
+        return " | ".join(requirement(s) for s in self.specs)
+
+    @property
+    def text(self) -> str:
+        """As written: ``2.1.0 | 2.6.0`` (tables), ``>=3.10,<3.13``."""
+        return " | ".join(s.text for s in self.specs)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class PackagePin(NamedTuple):
+    """What a layer release needs of one package below it: ``vllm ==0.23.0``, or any of
+    several (``vllm ==0.10.1 | ==0.10.1.1``); with ``git``, the commit too (``spec`` is then
+    ``==`` the version the commit stands for). ``optional``: the pin applies only when the
+    package is installed (``requires-if-installed:``, Mooncake beside vllm-ascend)."""
+
+    name: str  # canonical (PEP 503)
+    spec: PinSet
+    mark: Mark
+    git: Optional[GitPin] = None
+    optional: bool = False
+
+    def admits(self, version: Version) -> bool:
+        """Whether ``version`` satisfies the pin (:meth:`PinSet.admits`)."""
+        return self.spec.admits(version)
 
     @property
     def exact(self) -> Tuple[Version, ...]:
         """The versions it names with ``==`` (what a fix can install for it)."""
-        return _pins(requirement(self.spec))  # the text as written: str() of a SpecifierSet costs more
+        return self.spec.exact
 
     def __str__(self) -> str:
-        return f"{self.name} {requirement(self.spec)}"
+        return f"{self.name} {self.spec.requirement}" + (" (if installed)" if self.optional else "")
 
 
 class LayerRelease(NamedTuple):
@@ -661,7 +723,7 @@ class LayerRelease(NamedTuple):
     status: Status
     reason: str
     link: Optional[str]
-    python: Optional[Spec]
+    python: Optional[PinSet]
     packages: Tuple[PackagePin, ...]  # torch, the adapter and every other pinned distribution
     adapter_line: Optional[str]
     dimensions: Tuple[Tuple[str, Constraint], ...]

@@ -108,8 +108,24 @@ _VALUE = {
 }
 _DIMENSION_SPECS = {
     "type": "object",
-    "description": "Extra dimension name -> a PEP 440 specifier set (a version dimension) or one value or a list of values (an enumeration)",
-    "additionalProperties": {"oneOf": [_SPEC, _list_of(_VALUE)]},
+    "description": "Extra dimension name -> a PEP 440 specifier set (a version dimension), one value or a list of values "
+    "(an enumeration; for a version dimension the list may hold specifier sets too: any of them), or a minimum with "
+    "compatible series ({min: 9.1.0, compatible: ['8.5.*', '9.0.*']})",
+    "additionalProperties": {
+        "oneOf": [_SPEC, {"type": "array", "minItems": 1, "items": _VALUE}, {"$ref": "#/$defs/compatible-series"}]
+    },
+}
+# A layer release's pin: one specifier set, or a list meaning any of them (PEP 440 has no OR).
+_PIN = {
+    "oneOf": [
+        _SPEC,
+        {
+            "type": "array",
+            "minItems": 1,
+            "items": _SPEC,
+            "description": "Any of these (each a version or a specifier set): [2.1.0, 2.6.0] admits 2.1.0 and 2.6.0, not 2.5.1",
+        },
+    ]
 }
 
 # Keys a release line gives every package it ships (a package's own key wins; its
@@ -575,9 +591,13 @@ STRUCTS: Dict[str, Struct] = {
                 Field("status", _STATUS, "Support status of the release.", required=True),
                 Field("reason", _STRING, "Why the status is what it is (required for broken)."),
                 Field("link", _URL, "An issue or announcement about the status."),
-                Field("python", _SPEC, "The Pythons it supports, e.g. '>=3.10,<3.13'."),
-                Field("torch", _SPEC, "The torch it needs (a bare version means ==)."),
-                Field("adapter", _SPEC, "The adapter versions it needs, as pip versions (2.10.0.post4)."),
+                Field("python", _PIN, "The Pythons it supports, e.g. '>=3.10,<3.13', or a list: ['3.8', '3.10']."),
+                Field("torch", _PIN, "The torch it needs (a bare version means ==; a list: any of them)."),
+                Field(
+                    "adapter",
+                    _PIN,
+                    "The adapter versions it needs, as pip versions (2.10.0.post4; a list: any of them).",
+                ),
                 Field(
                     "adapter-line",
                     {"type": ["string", "number"]},
@@ -585,14 +605,36 @@ STRUCTS: Dict[str, Struct] = {
                 ),
                 Field(
                     "requires",
-                    _map_of({"oneOf": [_SPEC, _ref("git-pin")]}),
-                    "Other Python packages it pins: distribution name -> specifier (vllm: 0.23.0), or a git "
-                    "commit ({git: URL, ref: COMMIT-OR-TAG, version: V}).",
+                    _map_of({"oneOf": [*_PIN["oneOf"], _ref("git-pin")]}),
+                    "Other Python packages it pins: distribution name -> specifier (vllm: 0.23.0), a list: any of "
+                    "them, or a git commit ({git: URL, ref: COMMIT-OR-TAG, version: V}).",
+                ),
+                Field(
+                    "requires-if-installed",
+                    _map_of(_PIN),
+                    "Packages it pins only when they are installed (mooncake-transfer-engine beside vllm-ascend): "
+                    "checked when present, ignored when absent, never installed by a fix.",
+                    since=2,
                 ),
                 Field(
                     "dimensions",
                     _DIMENSION_SPECS,
                     "What it needs of the adapter's dimensions (cann: 9.1.0); never defines one.",
+                ),
+            ),
+        ),
+        Struct(
+            "compatible-series",
+            "A minimum with named compatible series, as a vendor states it: CANN 9.1.0 or later, or a release of "
+            "the 8.5 or 9.0 series.",
+            (
+                Field("min", _VALUE, "The minimum value (9.1.0): it and every later one.", required=True, since=2),
+                Field(
+                    "compatible",
+                    {"type": "array", "minItems": 1, "items": _SPEC},
+                    "The older series also compatible, each a prefix with .* ('8.5.*') or a specifier set.",
+                    required=True,
+                    since=2,
                 ),
             ),
         ),

@@ -17,7 +17,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from ..names import canonical_name
 from .diagnostics import Diagnostic, Mark
-from .model import Constraint, Layer, LayerRelease, Matrix, PackagePin, Spec, Status
+from .model import Constraint, Layer, LayerRelease, Matrix, PackagePin, PinSet, Status
 from .queries import Cell, cells
 
 __all__ = ["check_layer", "layer_cycles", "unsupported_row"]
@@ -40,7 +40,7 @@ def _of_line(line: str, cell: Cell) -> bool:
     return cell.release.release_line == line
 
 
-def _python_within(spec: Spec, cell: Cell) -> bool:
+def _python_within(spec: PinSet, cell: Cell) -> bool:
     return spec.contains(cell.python.version)
 
 

@@ -250,6 +250,9 @@ _JS = r"""
     line.appendChild(document.createTextNode(dates.join(" \u00b7 ")));
     box.appendChild(line);
     if (c.reason) box.appendChild(el("p", "note from-matrix", c.reason));
+    if (c.series) Object.keys(c.series).forEach(function (k) {
+      box.appendChild(el("p", "note from-matrix", k + " " + c.series[k]));
+    });
     if (!c.commands.length) {
       box.appendChild(el("p", "note", fmt(W.sel_nocommand, {status: W[c.status] || c.status})));
       return;

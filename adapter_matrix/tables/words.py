@@ -230,6 +230,7 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "prerequisites": ("before pip", "pip 之前"),
     "prerequisite_first": ("{name} {value} first: not a pip package", "先安装 {name} {value}：不是 pip 包"),
     "no_stack_here": ("none on {platform}", "{platform} 上无"),
+    "if_installed": ("if installed", "若已安装"),
     "stack_title": (
         "{layer} on {adapter}: the stack each release needs",
         "{layer}（基于 {adapter}）：各版本所需的软件栈",

@@ -27,6 +27,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from adapter_matrix.check.judgment import Environment, Fix
+from adapter_matrix.check.stack import installed_stack, judge_stack
+from adapter_matrix.check.stack_fixes import Held, stack_fixes
 from adapter_matrix.check.verdict import verdict
 from adapter_matrix.matrix.diagnostics import Mark
 from adapter_matrix.matrix.model import (
@@ -35,8 +37,12 @@ from adapter_matrix.matrix.model import (
     Constraint,
     Dimension,
     InstallSource,
+    Layer,
+    LayerRelease,
     Matrix,
     MatrixAdapter,
+    PackagePin,
+    PinSet,
     PythonClaim,
     PythonVersion,
     Release,
@@ -96,9 +102,24 @@ def constraints(rnd: random.Random, dims: Tuple[Dimension, ...]) -> Tuple[Tuple[
         if rnd.random() < 0.5:
             continue
         chosen = rnd.sample(dim.values, rnd.randint(1, len(dim.values)))
+        versions = [v for v in chosen if v.version is not None]
         if dim.kind == VERSION and len(chosen) == 1 and not chosen[0].absent and rnd.random() < 0.5:
             spec = _spec(f">={chosen[0].text}")  # a range, e.g. >=8.0.RC1
             out.append((dim.name, Constraint(spec.text, spec=spec)))
+        elif dim.kind == VERSION and len(versions) >= 2 and rnd.random() < 0.5:
+            # a minimum with compatible series (`{min: 9.0, compatible: ["8.0.*"]}`), or a list of
+            # values and ranges, any of them (`[7.0, ">=8.1.RC2"]`)
+            low, high = min(versions, key=lambda v: v.order), max(versions, key=lambda v: v.order)
+            assert low.version is not None
+            series = (_spec(f"=={low.version.major}.{low.version.minor}.*"),)
+            if rnd.random() < 0.5:
+                spec = _spec(f">={high.text}")
+                text = f"{spec.text} (compatible series {series[0].text})"
+                out.append((dim.name, Constraint(text, spec=spec, also=series, series=True)))
+            else:
+                out.append(
+                    (dim.name, Constraint(f"{low.text}, >={high.text}", values=(low,), also=(_spec(f">={high.text}"),)))
+                )
         else:
             out.append((dim.name, Constraint(", ".join(v.text for v in chosen), values=tuple(chosen))))
     return tuple(out)
@@ -325,3 +346,76 @@ def test_every_proposed_fix_reaches_the_status_it_promises(seed):
             assert dim is None or any(step.split()[1] == name for step in fix.manual), (
                 f"{name} changes without a manual step; {where}"
             )
+
+
+# -- the stack's fix search: a layer of any-of pins, an optional requirement, series ------------
+
+
+def _any_of(rnd: random.Random, texts: List[str]) -> PinSet:
+    """1 to 3 alternatives, each a version or a range: a list in a layer's matrix."""
+    return PinSet(tuple(_spec(t) for t in rnd.sample(texts, rnd.randint(1, min(3, len(texts))))))
+
+
+def layer_of(rnd: random.Random, matrix: Matrix) -> Layer:
+    """A layer on ``matrix``: each release pins torch, maybe the adapter, a package ``dep`` by
+    any-of lists, maybe an optional ``opt`` (requires-if-installed), maybe Pythons by a list and
+    a dimension by a list or a minimum with compatible series."""
+    patches = [str(p) for line in matrix.torch for p in line.patches]
+    ranges = [f">={line.minor},<2.{line.minor.minor + 1}" for line in matrix.torch]
+    releases = []
+    for i in range(rnd.randint(1, 3)):
+        pins = [PackagePin("torch", _any_of(rnd, patches + ranges[:1]), MARK)]
+        if rnd.random() < 0.6:
+            pins.append(PackagePin(DIST, _any_of(rnd, [str(r.version) for r in matrix.releases]), MARK))
+        pins.append(PackagePin("dep", _any_of(rnd, ["1.0", "1.1", "2.0", ">=1.1,<2"]), MARK))
+        if rnd.random() < 0.5:
+            pins.append(PackagePin("opt", _any_of(rnd, ["0.1", "0.2"]), MARK, optional=True))
+        python = _any_of(rnd, ["3.9", "3.10", "3.11", ">=3.12"]) if rnd.random() < 0.5 else None
+        releases.append(
+            LayerRelease(
+                version=Version(f"1.{i}.0"),
+                date=None,
+                status=rnd.choice([Status.SUPPORTED, Status.SUPPORTED, Status.EXPERIMENTAL]),
+                reason="drawn",
+                link=None,
+                python=python,
+                packages=tuple(pins),
+                adapter_line=None,
+                dimensions=constraints(rnd, tuple(d for d in matrix.dimensions if d.kind == VERSION))[:1],
+                mark=MARK,
+            )
+        )
+    return Layer("random-layer.yaml", 2, "lay", DIST, "", tuple(releases), MARK)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+@given(st.integers(min_value=0, max_value=2**64))
+def test_every_stack_fix_over_lists_optional_pins_and_series_is_what_it_promises(seed):
+    rnd = random.Random(seed)
+    matrix = matrix_of(rnd)
+    layer = layer_of(rnd, matrix)
+    env = environment_of(rnd, matrix)
+    if env.torch is None or env.adapter is None:
+        env = env._replace(torch=Version(rnd.choice(_known_torches(matrix)).public), adapter=matrix.releases[0].version)
+    versions = {
+        "lay": rnd.choice([str(r.version) for r in layer.releases] + [None]),
+        "dep": rnd.choice(["1.0", "1.1", "1.5", "2.0", None]),
+        "opt": rnd.choice(["0.1", "0.2", "0.3", None]),
+    }
+    stack = installed_stack(env, [layer], versions)
+    where = f"seed {seed}: {layer}\n{stack}"
+    if judge_stack(matrix, [layer], stack, TODAY).status is Status.SUPPORTED:
+        return
+    found = stack_fixes(matrix, [layer], stack, Held(), TODAY)
+    for fix, after in zip(found.fixes, found.stacks):
+        kept = [layer] if after.version("lay") is not None else []
+        again = judge_stack(matrix, kept, after, TODAY)
+        assert again.status is fix.cell.status, (fix.summary, again.reasons, where)
+        if versions["opt"] is None:  # an optional requirement that is absent is never installed
+            assert after.version("opt") is None and "opt" not in " ".join(fix.commands), (fix.summary, where)

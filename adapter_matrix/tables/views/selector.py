@@ -68,6 +68,9 @@ def _cell_entry(
         "status": cell.status.value,
         "commands": list(commands),
     }
+    series = {name: str(c) for name, c in cell.release.dimensions if c.series}
+    if series:  # the release states compatible series: the page says so beside the value picked
+        entry["series"] = series
     if cell.reason:
         entry["reason"] = cell.reason
     if evidence is not None and evidence.state != "unverified":

@@ -96,16 +96,19 @@ def stack_installs(adapter: Matrix, layer: Layer, release: LayerRelease, today: 
 
 def _line_package(adapter: Optional[Matrix], release: LayerRelease) -> Optional[str]:
     """The adapter's package of the row's release line for the row's torch, when the adapter's
-    matrix says which (one package of the line admits the torch the row pins; written once per
+    matrix says which (one package of the line admits each torch the row pins; written once per
     arch, it is still one package)."""
     torch = release.pin("torch")
     if adapter is None or release.adapter_line is None or torch is None:
         return None
     line = release.adapter_line
-    found = {
-        r.version for r in adapter.releases if r.release_line == line and any(r.torch.contains(v) for v in torch.exact)
-    }
-    return str(found.pop()) if len(found) == 1 else None
+    shown = []
+    for version in torch.exact:  # a list of torches: the line's package for each (2.1.0.post13 | 2.6.0)
+        found = {r.version for r in adapter.releases if r.release_line == line and r.torch.contains(version)}
+        if len(found) != 1:
+            return None
+        shown.append(str(found.pop()))
+    return " | ".join(dict.fromkeys(shown)) or None
 
 
 def shown_releases(layer: Layer, release: Optional[str] = None, where: Optional[str] = None) -> List[LayerRelease]:
@@ -147,14 +150,11 @@ def shown_releases(layer: Layer, release: Optional[str] = None, where: Optional[
 
 
 def _admits(constraint: Constraint, text: str) -> bool:
-    if constraint.values:
-        return any(v.text == text for v in constraint.values)
-    if constraint.spec is None:
-        return False
-    try:
-        return bool(constraint.spec.specifier.contains(Version(text), prereleases=True))
+    try:  # a version, compared as one (a list's ranges and a series too), else a name
+        value = Value(text, Version(text))
     except InvalidVersion:
-        return False
+        value = Value(text)
+    return constraint.contains(value)
 
 
 def _prerequisite(text: str, lang: str) -> str:
@@ -212,7 +212,9 @@ def stack(
     rows = []
     data: List[Dict[str, Any]] = []
     for entry in shown:
-        pins = {p.name: str(p.spec) for p in entry.packages}
+        pins = {
+            p.name: str(p.spec) + (f" ({word('if_installed', lang)})" if p.optional else "") for p in entry.packages
+        }
         package = _line_package(adapter, entry)
         if entry.adapter_line is not None:
             shown_adapter = (
