@@ -305,12 +305,13 @@ def tier(
     min_free_gb: float = typer.Option(
         25.0, "--min-free-gb", help="Below this much free disk before a torch line, drop torch wheels from uv's cache."
     ),
-    ops: Optional[str] = typer.Option(
+    ops: Optional[List[str]] = typer.Option(
         None,
         "--ops",
-        metavar="sample|full|none",
-        help="How much of PyTorch's op tests the cells' op sweep runs (an adapter whose noxfile declares "
-        "ops=OpSweep()): sets $ADAPTER_MATRIX_OPS for the cells; full: all of op_db and module_db.",
+        metavar="sample|full|none|tests",
+        help="How much of PyTorch's op tests the cells run (an adapter whose noxfile declares ops=OpSweep() or "
+        "op_tests=OpTests()): sample, full or none sets $ADAPTER_MATRIX_OPS for the op sweep (full: all of op_db "
+        "and module_db); tests sets $ADAPTER_MATRIX_OPS_TESTS=on, PyTorch's test files of a test pack. Repeatable.",
     ),
 ) -> None:
     """Run the cells of a tier that lack a fresh passing record.
@@ -333,9 +334,14 @@ def tier(
     if docs and not commit:
         fail("--docs names the documents --commit commits: give --commit too")
     from ..device.opsweep import OPS_ENV, SWEEP_MODES
+    from ..device.optests import TESTS_ENV
 
-    if ops is not None and ops not in SWEEP_MODES:
-        fail(f"--ops {ops!r}: choose from {', '.join(SWEEP_MODES)}")
+    for value in ops or ():
+        if value not in (*SWEEP_MODES, "tests"):
+            fail(f"--ops {value!r}: choose from {', '.join(SWEEP_MODES)}, tests")
+    sweep_modes = [v for v in ops or () if v != "tests"]
+    if len(sweep_modes) > 1:
+        fail(f"--ops {' and '.join(sweep_modes)}: one sweep mode at most (and tests)")
     target = one_matrix(matrix).matrix
     steps = tiers.select(target, strategy, tag, python, force)
     out = console_for()
@@ -364,8 +370,10 @@ def tier(
         fail("nox is not installed: pip install nox (uv too, for the shared wheel cache)")
     if docs is None:
         docs = [d for d in ("docs/compatibility.md",) if os.path.exists(d)]
-    if ops is not None:  # the cells' nox sessions inherit it (adapter_matrix.nox.OpSweep)
-        os.environ[OPS_ENV] = ops
+    if sweep_modes:  # the cells' nox sessions inherit it (adapter_matrix.nox.OpSweep)
+        os.environ[OPS_ENV] = sweep_modes[0]
+    if "tests" in (ops or ()):  # and this one (adapter_matrix.nox.OpTests)
+        os.environ[TESTS_ENV] = "on"
     done = tiers.run(target, steps, [nox], cwd, echo, commit=commit, docs=docs, min_free_gb=min_free_gb)
     # The table of the releases this tier ran, not of every release the folder holds.
     ran = sorted({str(step.row.cell.release.version) for step in steps})

@@ -9,3 +9,12 @@
   tolerances, an op allow list, attribute changes of OpInfos, ModuleInfos, OptimizerInfos);
 - :mod:`.packrecord` turns a run into the JSON record a cell keeps.
 """
+
+from __future__ import annotations
+
+__all__ = ["TESTS_ENV", "TESTS_MODES"]
+
+# A cell runs its adapter's OpTests only when asked: ADAPTER_MATRIX_OPS_TESTS=on (what
+# `adapter-matrix tier --ops tests` sets), or OpTests(default=True) in the noxfile; =off skips them.
+TESTS_ENV = "ADAPTER_MATRIX_OPS_TESTS"
+TESTS_MODES = ("on", "off")

@@ -78,7 +78,10 @@ def summary(doc: Mapping[str, Any]) -> Dict[str, Any]:
     """What a cell's result record keeps: counts per file and the new failures' test ids."""
     return {
         "ok": doc["ok"],
-        "files": {name: {"outcomes": f["outcomes"], "ended": f["ended"]} for name, f in doc["files"].items()},
+        "files": {
+            name: {"outcomes": f["outcomes"], "ended": f["ended"], "new_failures": f["new_failures"]}
+            for name, f in doc["files"].items()
+        },
         "new_failures": [e["test"] for e in doc["new_failures"]],
         "cpu_too": len(doc["cpu_too"]),
         "seconds": doc["seconds"],
