@@ -549,7 +549,7 @@ def _tests_progress(console: Any) -> Any:
                 eta = max(by_tests, by_files)  # files not yet collected count by the files' pace
                 console.print(
                     f"[{p.phase}] files {p.files_done}/{p.files}, tests {p.done}/{p.total}, "
-                    f"{elapsed:.0f} s, ETA {eta:.0f} s",
+                    f"{elapsed:.0f} s, ETA {f'{eta:.0f} s' if p.done else 'unknown (no test done yet)'}",
                     markup=False,
                 )
 

@@ -254,3 +254,76 @@ def test_a_large_file_is_sharded_with_the_same_counts():
     (only,) = done.files
     assert only.shards == 2 and only.counts["passed"] == 12 and only.counts["failed"] == 1
     assert len({t.id for t in done.tests}) == 13
+
+
+BROKEN_NEG = """\
+// Broken on purpose (tests/unit/test_optests.py): the device's neg returns its input unchanged.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+static at::Tensor broken_neg(const at::Tensor& self) { return self.clone(); }
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("neg", broken_neg); }
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.compiled
+def test_a_kernel_broken_in_a_compiled_adapter_is_a_new_failure_with_its_test_id(tmp_path):
+    """A scratch copy of examples/cpp-adapter (tiny-accel, device `tiny`, which has no
+    `is_available()`: PyTorch would not instantiate its tests without the generated base file),
+    with the CPU fallback of tests/fixtures/opsweep; its expectations written from a first run;
+    then built again with a `neg` kernel that returns its input: the next run names the test."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from .helpers import REPO
+
+    pytest.importorskip("expecttest")
+    source = tmp_path / "tiny-accel"
+    shutil.copytree(REPO / "examples" / "cpp-adapter", source, ignore=shutil.ignore_patterns("evidence", "build"))
+    shutil.copy(FIXTURES / "opsweep" / "fallback.cpp", source / "csrc" / "fallback.cpp")
+    setup = source / "setup.py"
+    setup.write_text(setup.read_text().replace('["csrc/tiny.cpp"]', '["csrc/tiny.cpp", "csrc/fallback.cpp"]'))
+
+    def build(site):
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--no-build-isolation",
+                "--target",
+                str(site),
+                ".",
+            ],
+            cwd=source,
+            check=True,
+        )
+        shutil.rmtree(source / "build", ignore_errors=True)
+
+    def tests(site, *args):
+        env = dict(os.environ, PYTHONPATH=str(site), TORCH_DEVICE_BACKEND_AUTOLOAD="0")  # not this venv's shims
+        return subprocess.run(
+            [sys.executable, "-m", "adapter_matrix", "ops", "tests", "--pack", str(PACK), "-f", "test_pack_ops.py", *args],
+            cwd=source, env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    build(tmp_path / "site")
+    expected = tmp_path / "disabled.json"
+    first = tests(tmp_path / "site", "--expected", str(expected), "--update-expected", "--json")
+    assert first.returncode == 0, first.stdout + first.stderr
+    record = json.loads(first.stdout)
+    assert record["device"] == "tiny" and record["files"]["test_pack_ops.py"]["outcomes"]["passed"] >= 10
+    (source / "csrc" / "broken.cpp").write_text(BROKEN_NEG)
+    setup.write_text(setup.read_text().replace('"csrc/fallback.cpp"]', '"csrc/fallback.cpp", "csrc/broken.cpp"]'))
+    build(tmp_path / "site-broken")
+    broken = tests(tmp_path / "site-broken", "--expected", str(expected), "--json")
+    assert broken.returncode == 1, broken.stderr
+    new = json.loads(broken.stdout)["new_failures"]
+    assert [e["test"] for e in new] == ["test_matches_cpu_neg_tiny_float32 (__main__.TestPackOpsPRIVATEUSE1)"]
