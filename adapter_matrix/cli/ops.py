@@ -373,7 +373,7 @@ def pack(
         None, "--file", "-f", help="A test file of test/ to take (repeatable; default: every device-generic one)."
     ),
 ) -> None:
-    """Fetch, verify and unpack a torch release's test files into the cache (a test pack).
+    """Fetch, verify and unpack a torch release's test files.
 
     The release's source archive from GitHub (or --pack FILE) must have the sha256 the tool's
     table pins (or --sha256); the named test files and the helpers they import from test/ are
@@ -438,7 +438,7 @@ def tests(
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the run's record (JSON) to this file."),
     as_json: bool = typer.Option(False, "--json", help="Print the record instead of the summary."),
 ) -> None:
-    """Run PyTorch's own test files of a test pack on the adapter's device.
+    """Run PyTorch's test files of a test pack on the device.
 
     Each file in a process of its own, through PyTorch's device hooks (TORCH_TEST_DEVICES with a
     generated base file, PYTORCH_TESTING_DEVICE_ONLY_FOR, PYTORCH_TESTING_DEVICE_FOR_CUSTOM), the

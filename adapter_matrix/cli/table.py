@@ -197,8 +197,7 @@ def table(
         help="One of: grid (torch x Python; the default), verified (the grid with test evidence), releases, "
         "dimension (a dimension x torch), capabilities, companions (the companions' releases per torch line), "
         "ops (op-sweep counts per torch line and op family), op-dtypes (task counts per torch line, dtype and "
-        "direction), op-failures (the ops that do not match CPU, and why), op-tests (PyTorch's test files per torch "
-        "line and file, from the cells' result records), platform (pytorch.org's Additional "
+        "direction), op-failures (the ops that do not match CPU, and why), platform (pytorch.org's Additional "
         "Platforms entry: ID.json and ID.md in the --output folder), selector (each combination's install "
         "commands, as check writes them; --format html: the selector page, with --results the evidence of each), "
         "history (releases per torch line, post-releases grouped).",

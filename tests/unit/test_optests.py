@@ -7,6 +7,7 @@ small packs written here on the reference device, one torch process per file.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 
@@ -98,8 +99,15 @@ def test_the_generated_base_file_is_pytorchs_hook():
 
 
 def _result(tests):
+    def counts(name):
+        found = {}
+        for t in tests:
+            if t.file == name:
+                found[t.outcome] = found.get(t.outcome, 0) + 1
+        return found
+
     files = tuple(
-        FileResult(f, {}, "completed", 1.0, 1, sum(1 for t in tests if t.file == f))
+        FileResult(f, counts(f), "completed", 1.0, 1, sum(1 for t in tests if t.file == f))
         for f in dict.fromkeys(t.file for t in tests)
     )
     return TestsResult("2.13.0", "npu", files, tuple(tests), 1.0, None, ())
@@ -327,3 +335,28 @@ def test_a_kernel_broken_in_a_compiled_adapter_is_a_new_failure_with_its_test_id
     assert broken.returncode == 1, broken.stderr
     new = json.loads(broken.stdout)["new_failures"]
     assert [e["test"] for e in new] == ["test_matches_cpu_neg_tiny_float32 (__main__.TestPackOpsPRIVATEUSE1)"]
+
+
+def test_a_cell_record_keeps_the_counts_per_file_and_results_shows_them(tmp_path):
+    from adapter_matrix.ci.record import OpsSummary, ResultRecord, read_records, write_record
+    from adapter_matrix.ci.results import _op_sweep
+
+    done = _result(
+        [
+            TestOutcome("test_a.py", "test_x_npu (__main__.TestAPRIVATEUSE1)", "passed"),
+            TestOutcome("test_a.py", "test_y_npu (__main__.TestAPRIVATEUSE1)", "failed", "boom", verdict="new-failure"),
+            TestOutcome("test_b.py", "test_z_npu (__main__.TestBPRIVATEUSE1)", "failed", "np", verdict="cpu-too"),
+        ]
+    )
+    summary = packrecord.summary(packrecord.build(done))
+    assert summary["files"]["test_a.py"] == {
+        "outcomes": {"passed": 1, "failed": 1},
+        "ended": "completed",
+        "new_failures": 1,
+    }
+    assert summary["new_failures"] == ["test_y_npu (__main__.TestAPRIVATEUSE1)"] and summary["cpu_too"] == 1
+    record = ResultRecord(cell="py3.11-torch2.13", outcome="passed", timestamp="2026-12-07T03:00:00+00:00")  # type: ignore[arg-type]
+    write_record(str(tmp_path), dataclasses.replace(record, ops=OpsSummary(tests=summary)))
+    (back,) = read_records(str(tmp_path))
+    assert back.ops is not None and back.ops.tests == summary and back.ops.compiled is None
+    assert _op_sweep(back).endswith("test files 2: 1/3 passed, 1 new failures")

@@ -30,7 +30,7 @@ and renders any of them. Views:
 ``capabilities``
     torch minor x feature, as the shim serving each line declares it (issue: a feature a
     release lacks is a declared capability, never a silent skip).
-``ops``, ``op-dtypes``, ``op-failures``, ``op-tests``
+``ops``, ``op-dtypes``, ``op-failures``
     what PyTorch's OpInfo sweep found on the device per torch line, from op-sweep
     records.
 ``selector``
@@ -65,7 +65,6 @@ from .grid import grid
 from .history import history
 from .op_dtypes import op_dtypes
 from .op_failures import op_failures
-from .op_tests import op_tests
 from .ops import ops
 from .releases import releases
 from .selector import selector
@@ -82,7 +81,6 @@ VIEWS: Dict[str, Callable[..., Table]] = {
     "ops": ops,
     "op-dtypes": op_dtypes,
     "op-failures": op_failures,
-    "op-tests": op_tests,
     "companions": companions,
     "selector": selector,
     "history": history,
@@ -93,7 +91,6 @@ RECORDS: Dict[str, str] = {
     "ops": "op-sweeps",
     "op-dtypes": "op-sweeps",
     "op-failures": "op-sweeps",
-    "op-tests": "results",
 }
 
 
