@@ -59,6 +59,7 @@ BROKEN = ("failed", "error", "crashed", "timeout")
 SHARD_BYTES = 256 << 10  # a test file larger than this generates thousands of tests: sharded
 STDERR_TAIL = 1500
 PLUGIN = "adapter_matrix.device.optests.packplugin"
+ZYGOTE = "adapter_matrix.device.optests.packzygote"
 
 # PyTorch's TORCH_TEST_DEVICES hook: common_device_type runs this file with its own globals
 # (torch, PrivateUse1TestBase, device_type_test_bases) and appends its TEST_CLASS.
@@ -96,6 +97,7 @@ class TestsRequest:
     shard_bytes: int = SHARD_BYTES
     python: str = sys.executable
     env: Optional[Mapping[str, str]] = None
+    fork_server: bool = True  # each file a fork of a process that imported torch once (packzygote)
 
 
 @dataclass(frozen=True)
@@ -235,6 +237,109 @@ def _read_lines(path: str, seen: int) -> Tuple[List[Dict[str, Any]], int]:
     return out, consumed
 
 
+class _Forked:
+    """A file's process forked by the :class:`_Zygote`: what ``subprocess.Popen`` offers the runner."""
+
+    def __init__(self, zygote: _Zygote, ident: str, pid: int) -> None:
+        self.zygote, self.ident, self.pid = zygote, ident, pid
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self.zygote.exits.get(self.ident)
+
+    def poll(self) -> Optional[int]:
+        return self.returncode
+
+    def wait(self) -> int:
+        while self.returncode is None and self.zygote.proc.poll() is None:
+            time.sleep(0.05)
+        return self.returncode if self.returncode is not None else -signal.SIGKILL
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+class _Zygote:
+    """The fork server (:mod:`.packzygote`): started under the run's hooks, it imports torch and
+    activates the device once; each file is then a fork of it (one process per file all the same)."""
+
+    def __init__(self, request: TestsRequest, env: Mapping[str, str], folder: str) -> None:
+        full_env = dict(request.env if request.env is not None else os.environ)
+        full_env.update(env)
+        self.err = os.path.join(folder, "zygote-stderr.txt")
+        with open(self.err, "w", encoding="utf-8") as err:
+            self.proc = subprocess.Popen(
+                [request.python, "-m", ZYGOTE, request.activate, request.device], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=err, env=full_env, cwd=folder, text=True, preexec_fn=_no_core_dumps,
+            )  # fmt: skip
+        self.ready = threading.Event()
+        self.pids: Dict[str, int] = {}
+        self.exits: Dict[str, int] = {}
+        self.lock = threading.Lock()
+        self.changed = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            with self.changed:
+                if message.get("ready"):
+                    self.ready.set()
+                elif "pid" in message:
+                    self.pids[message["id"]] = message["pid"]
+                elif "exit" in message:
+                    self.exits[message["id"]] = message["exit"]
+                self.changed.notify_all()
+        with self.changed:
+            self.changed.notify_all()
+
+    def started(self, timeout: float) -> bool:
+        """Whether the server got ready (False: it died or took too long; the runner starts files itself)."""
+        began = time.perf_counter()
+        while not self.ready.wait(0.2):
+            if self.proc.poll() is not None or time.perf_counter() - began > timeout:
+                self.close()
+                return False
+        return True
+
+    def spawn(self, ident: str, args: Sequence[str], cwd: str, env: Mapping[str, str], out: str) -> _Forked:
+        assert self.proc.stdin is not None
+        with self.lock:
+            self.proc.stdin.write(
+                json.dumps({"id": ident, "args": list(args), "cwd": cwd, "env": dict(env), "out": out}) + "\n"
+            )
+            self.proc.stdin.flush()
+        with self.changed:
+            while ident not in self.pids:
+                if self.proc.poll() is not None:
+                    raise TestsRunError(f"the fork server of ops tests ended: {_tail(self.err)}")
+                self.changed.wait(0.5)
+        return _Forked(self, ident, self.pids[ident])
+
+    def close(self) -> None:
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.reader.join(timeout=10)  # it ends at the server's end of output
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
 class _Runner:
     def __init__(self, request: TestsRequest, folder: str, report: Optional[Callable[[Progress], None]]) -> None:
         self.request = request
@@ -247,6 +352,7 @@ class _Runner:
         self.files = 0
         self.phase = "device"
         self.count = 0
+        self.zygote: Optional[_Zygote] = None
 
     def _tick(self, part: _Part, result: Optional[Dict[str, Any]], collected: int = 0, file_done: bool = False) -> None:
         with self.lock:
@@ -285,18 +391,23 @@ class _Runner:
         full_env = dict(self.request.env if self.request.env is not None else os.environ)
         full_env.update(env)
         full_env[CONFIG_ENV] = config
-        command = [
-            self.request.python, "-m", "pytest", part.file, "-p", PLUGIN, "-q", "-p", "no:cacheprovider",
-            "-c", os.devnull, "--rootdir", os.path.abspath(self.request.test_dir), "-o", "python_files=test_*.py",
+        args = [
+            part.file, "-p", PLUGIN, "-q", "-p", "no:cacheprovider", "-c", os.devnull,
+            "--rootdir", os.path.abspath(self.request.test_dir), "-o", "python_files=test_*.py",
         ]  # fmt: skip
         began = time.perf_counter()
         running: Optional[str] = None
         seen = 0
+        cwd = os.path.abspath(self.request.test_dir)
         with open(err, "w", encoding="utf-8") as stderr:
-            proc = subprocess.Popen(
-                command, stdout=subprocess.DEVNULL, stderr=stderr, env=full_env, cwd=os.path.abspath(self.request.test_dir),
-                preexec_fn=_no_core_dumps,
-            )  # fmt: skip
+            proc: Any
+            if self.zygote is not None:  # a fork of the server that has torch and the device ready
+                proc = self.zygote.spawn(tag, args, cwd, {CONFIG_ENV: config}, err)
+            else:
+                proc = subprocess.Popen(
+                    [self.request.python, "-m", "pytest", *args], stdout=subprocess.DEVNULL, stderr=stderr,
+                    env=full_env, cwd=cwd, preexec_fn=_no_core_dumps,
+                )  # fmt: skip
             timed_out = False
             while True:
                 code = proc.poll()
@@ -316,7 +427,10 @@ class _Runner:
                 if code is not None:
                     break
                 if time.perf_counter() - began > self.request.timeout:
-                    os.killpg(proc.pid, signal.SIGKILL)
+                    if isinstance(proc, _Forked):
+                        proc.kill()
+                    else:
+                        os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
                     timed_out = True
                     records, seen = _read_lines(log, seen)
@@ -414,7 +528,15 @@ def run(request: TestsRequest, progress: Optional[Callable[[Progress], None]] = 
         with open(base, "w", encoding="utf-8") as fh:
             fh.write(base_file_text(request.activate, request.device))
         runner = _Runner(request, folder, progress)
-        ran = _run_parts(runner, parts, hook_env(base), None, request.activate)
+        if request.fork_server and request.activate:
+            zygote = _Zygote(request, hook_env(base), folder)
+            runner.zygote = zygote if zygote.started(request.timeout) else None
+        try:
+            ran = _run_parts(runner, parts, hook_env(base), None, request.activate)
+        finally:
+            if runner.zygote is not None:
+                runner.zygote.close()
+                runner.zygote = None
         control: Dict[str, Dict[str, Any]] = {}
         failing = {p.file: [cpu_id(r["id"], request.device) for r in p.results if r["outcome"] in BROKEN] for p in ran}
         if request.control == "cpu" and any(failing.values()):
