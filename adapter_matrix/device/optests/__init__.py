@@ -5,6 +5,8 @@
   expectations (PyTorch's disabled-tests JSON) and the CPU control;
 - :mod:`.packplugin` is the pytest plugin inside each file's process: activation, the
   override file, the shard, each test's outcome as it happens;
+- :mod:`.packzygote` is the fork server each file's process is forked from (torch and the
+  device ready once);
 - :mod:`.packoverrides` reads an adapter's override file (skips, expected failures,
   tolerances, an op allow list, attribute changes of OpInfos, ModuleInfos, OptimizerInfos);
 - :mod:`.packrecord` turns a run into the JSON record a cell keeps.

@@ -43,7 +43,7 @@ def _child(request: Dict[str, Any]) -> None:
         out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)
-        os.dup2(null, 1)
+        os.dup2(out, 1)  # pytest reports a collection error on its standard output
         os.dup2(out, 2)
         os.chdir(request["cwd"])
         os.environ.update(request["env"])
@@ -82,12 +82,23 @@ def main() -> int:
 
     if activate:
         activate_device(torch, activate, device)
+    import importlib
+
     import pytest  # noqa: F401 - imported once, for every child
-    import torch.testing._internal.common_device_type
-    import torch.testing._internal.common_methods_invocations
-    import torch.testing._internal.common_modules
-    import torch.testing._internal.common_optimizers
-    import torch.testing._internal.common_utils
+
+    # common_device_type runs TORCH_TEST_DEVICES' base file; op_db takes seconds to build. A
+    # module an older torch lacks (common_optimizers before 2.2) is left to the files.
+    for name in (
+        "common_utils",
+        "common_device_type",
+        "common_methods_invocations",
+        "common_modules",
+        "common_optimizers",
+    ):
+        try:
+            importlib.import_module(f"torch.testing._internal.{name}")
+        except ImportError:
+            pass
 
     _say({"ready": True})
     waiters = []
