@@ -465,13 +465,11 @@ def tests(
         fail(f"--pack: {exc}")
     if found is None:
         fail(f"no test pack of torch {release} in the cache: run `adapter-matrix ops pack {release}` (or give --pack)")
+    from ..errors import AdapterMatrixError
+
     try:
         prepared = prepare(result.matrix, found.test_dir, found.files, options)
-    except Exception as exc:  # an AdapterMatrixError with one message: a bad override file, a missing file
-        from ..errors import AdapterMatrixError
-
-        if not isinstance(exc, AdapterMatrixError):
-            raise
+    except AdapterMatrixError as exc:  # one message: a bad override file, a file not in the pack, no activation
         fail(str(exc))
     console = console_for(stderr=as_json)
     console.print(
