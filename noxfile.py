@@ -52,6 +52,12 @@ UNIT_PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 LOCAL_WHEELS = "/opt/wheels"  # the development machines keep torch 2.13.0+cpu here (compat.yaml: sources: local)
 SUITE_ROOT = "tests/conformance"  # the suite every cell runs; its sub-folders are groups of their own
 EXPECTED_OPS = os.path.join("tests", "ops", "expected.yaml")  # what the op sweep expects, per torch era
+# PyTorch's test files (`ops tests`) in a cell when ADAPTER_MATRIX_OPS_TESTS=on (`tier --ops tests`):
+# the fixture pack in PyTorch's device-generic style, offline, with the reference device's override file
+TEST_PACK = os.path.join("tests", "fixtures", "testpack", "pytorch-v2.13.0.tar.gz")
+with open(os.path.join(ROOT, TEST_PACK + ".sha256")) as _digest:
+    TEST_PACK_SHA256 = _digest.read().split()[0]
+OP_TEST_OVERRIDES = os.path.join("tests", "op-tests", "overrides.yaml")
 
 nox.options.default_venv_backend = "uv|virtualenv"
 # A bare `nox` (and `nox -l --json`) means every cell of the matrix: hours and tens of GB
@@ -185,6 +191,9 @@ CELLS = cells_api.cells(
         # PyTorch's own op tests on the device beside the suite (docs/op-coverage.md): the sample,
         # the whole op_db with ADAPTER_MATRIX_OPS=full; the compiled sample unless ..._COMPILE=off
         ops=cells_api.OpSweep(expected=EXPECTED_OPS, compile=True),
+        op_tests=cells_api.OpTests(
+            pack=TEST_PACK, sha256=TEST_PACK_SHA256, overrides=[OP_TEST_OVERRIDES], control="cpu", jobs=2
+        ),
         description="Build the npu device against this cell's torch and run the conformance suite.",
         root=ROOT,
     )

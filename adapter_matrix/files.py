@@ -37,6 +37,7 @@ __all__ = [
     "unified_diff",
     "JSONFileError",
     "json_files",
+    "sha256_file",
 ]
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO opens at once instead of waiting for a writer
@@ -382,3 +383,14 @@ def dunder_version(path: str) -> Optional[str]:
             ):
                 return value.value
     return None
+
+
+def sha256_file(path: str) -> str:
+    """The sha256 of a file's bytes, read a MiB at a time (a source archive is hundreds of MB)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -31,3 +31,9 @@ OUTPUT_BYTES = 1 << 20  # a command's output kept; a longer one stops the comman
 MAX_SOURCE_FILES = 2000  # a package scanned for PrivateUse1 is read up to this many modules
 MAX_LIBRARIES = 400  # a dependency closure larger than this is cut short, with a note
 MAX_MODULES = 200  # Python files read to tell a just-in-time core from shipped sources
+
+# -- a test pack (PyTorch's test files of a release, upstream/testpacks.py)
+PACK_ARCHIVE_BYTES = 2 << 30  # a release's source archive: about 300 MB with its submodules
+PACK_MEMBER_BYTES = 8 << 20  # one test file or helper: the largest of PyTorch's are about 1 MB
+PACK_BYTES = 256 << 20  # what one pack reads from its archive (every .py under test/ is a few tens of MB)
+PACK_MEMBERS = 200_000  # entries of one archive (PyTorch's has about 60,000)

@@ -141,6 +141,11 @@ class OpsSummary:
     workers: Optional[int] = declare("the worker processes it started (one more after each crash)")
     record: Optional[str] = declare("the sweep's own record, relative to the results folder")
     compiled: Optional[Dict[str, Any]] = declare("the compiled sample's counts (`ops sweep --compile`), when it ran")
+    tests: Optional[Dict[str, Any]] = declare(
+        "PyTorch's own test files of a test pack (`ops tests`), when they ran: `{ok, files, new_failures, cpu_too, "
+        "seconds}`, per file its outcomes and how it ended (completed, crashed in a test, timed out), the new "
+        "failures' test ids"
+    )
     keys: Optional[FrozenSet[str]] = declare("the keys its JSON had: it is written back with no others", json=False)
 
     @classmethod
@@ -150,7 +155,9 @@ class OpsSummary:
     def _written(self, name: str) -> bool:
         if self.keys is not None:
             return name in self.keys
-        return name != "compiled" or self.compiled is not None  # absent: the sweep compiled nothing
+        if name in ("compiled", "tests"):  # absent: the sweep compiled nothing, no test files ran
+            return getattr(self, name) is not None
+        return True
 
     @classmethod
     def of(cls, summary: Mapping[str, Any]) -> OpsSummary:

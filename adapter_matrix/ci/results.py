@@ -53,7 +53,8 @@ def _workloads(record: ResultRecord) -> str:
 
 def _op_sweep(record: ResultRecord) -> str:
     """How much of the op sweep ran: ``full`` with the float32 match rate, ``sample``, or "-";
-    then the compiled sample's match rate (or "compiled skipped"), when it ran."""
+    then the compiled sample's match rate (or "compiled skipped"), when it ran; then PyTorch's
+    test files (``ops tests``), when they ran."""
     ops = record.ops
     if ops is None:  # a record from before the summary was kept: only the suite counts
         return "ran" if (record.suites or {}).get("ops") else "-"
@@ -70,6 +71,13 @@ def _op_sweep(record: ResultRecord) -> str:
             if compiled.get("skipped")
             else f", compiled {c32.get('matched', 0)}/{c32.get('compared', 0)}"
         )
+    tests: Any = ops.tests  # PyTorch's test files (ops tests), when they ran
+    if isinstance(tests, dict) and isinstance(tests.get("files"), dict):
+        outcomes = [f.get("outcomes") or {} for f in tests["files"].values() if isinstance(f, dict)]
+        passed = sum(int(o.get("passed", 0)) for o in outcomes)
+        ran = sum(int(n) for o in outcomes for n in o.values())
+        new = len(tests.get("new_failures") or ())
+        out += f", test files {len(outcomes)}: {passed}/{ran} passed" + (f", {new} new failures" if new else "")
     return out
 
 

@@ -238,12 +238,13 @@ def tier(
     min_free_gb: float = typer.Option(
         25.0, "--min-free-gb", help="Below this much free disk before a torch line, drop torch wheels from uv's cache."
     ),
-    ops: Optional[str] = typer.Option(
+    ops: Optional[List[str]] = typer.Option(
         None,
         "--ops",
-        metavar="sample|full|none",
-        help="How much of PyTorch's op tests the cells' op sweep runs (an adapter whose noxfile declares "
-        "ops=OpSweep()): sets $ADAPTER_MATRIX_OPS for the cells; full: all of op_db and module_db.",
+        metavar="sample|full|none|tests",
+        help="How much of PyTorch's op tests the cells run (an adapter whose noxfile declares ops=OpSweep() or "
+        "op_tests=OpTests()): sample, full or none sets $ADAPTER_MATRIX_OPS for the op sweep (full: all of op_db "
+        "and module_db); tests sets $ADAPTER_MATRIX_OPS_TESTS=on, PyTorch's test files of a test pack. Repeatable.",
     ),
 ) -> None:
     """Run the cells of a tier that lack a fresh passing record.
@@ -283,25 +284,33 @@ def _tier_request(
     commit: bool,
     docs: Optional[List[str]],
     min_free_gb: float,
-    ops: Optional[str],
+    ops: Optional[List[str]],
 ) -> TierRequest:
     """``tier``'s options as its request; ``--ops`` goes to the cells' nox sessions, which
     inherit it (adapter_matrix.nox.OpSweep)."""
     from ..ci.commands import TierRequest
     from ..device.opsweep import OPS_ENV, SWEEP_MODES
+    from ..device.optests import TESTS_ENV
 
     if docs and not commit:
         fail("--docs names the documents --commit commits: give --commit too")
-    if ops is not None and ops not in SWEEP_MODES:
-        fail(f"--ops {ops!r}: choose from {', '.join(SWEEP_MODES)}")
+    for value in ops or ():
+        if value not in (*SWEEP_MODES, "tests"):
+            fail(f"--ops {value!r}: choose from {', '.join(SWEEP_MODES)}, tests")
+    sweep_modes = [v for v in ops or () if v != "tests"]
+    if len(sweep_modes) > 1:
+        fail(f"--ops {' and '.join(sweep_modes)}: one sweep mode at most (and tests)")
     target = one_matrix(matrix).matrix
     out = console_for()
 
     def echo(line: str) -> None:
         out.print(line, markup=False)
 
-    if ops is not None and not dry_run:
-        os.environ[OPS_ENV] = ops
+    if not dry_run:  # the cells' nox sessions inherit them
+        if sweep_modes:
+            os.environ[OPS_ENV] = sweep_modes[0]  # adapter_matrix.nox.OpSweep
+        if "tests" in (ops or ()):
+            os.environ[TESTS_ENV] = "on"  # adapter_matrix.nox.OpTests
     shown = tuple(docs) if docs is not None else None
     return TierRequest(
         strategy, target, echo, os.getcwd(), tuple(tag), tuple(python), force, dry_run, commit, shown, min_free_gb

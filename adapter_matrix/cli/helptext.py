@@ -100,6 +100,14 @@ EXAMPLES: Dict[str, Tuple[Tuple[str, str], ...]] = {
         ("adapter-matrix ops sweep --sample", "the sample of ops"),
         ("adapter-matrix ops sweep --op add --dtype float32", "one op in one dtype"),
     ),
+    "ops pack": (
+        ("adapter-matrix ops pack 2.13.0", "fetched"),
+        ("adapter-matrix ops pack 2.13.0 --pack FILE --sha256 HASH", "an offline copy"),
+    ),
+    "ops tests": (
+        ("adapter-matrix ops tests -f test_ops.py --control cpu", "one file"),
+        ("adapter-matrix ops tests --update-expected", "record them"),
+    ),
     "release": (("adapter-matrix release 0.3.0", "freeze release 0.3.0's evidence"),),
     "shims": (("adapter-matrix shims report", "dead shims, constant gates"),),
     "shims report": (("adapter-matrix shims report", "dead shims, constant gates"),),

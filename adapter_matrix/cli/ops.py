@@ -118,7 +118,6 @@ def sweep(
     from ..device.opsweep import record as rec
     from ..device.opsweep.activation import ActivationError, activation_of
     from ..device.opsweep.runner import COMPILED_WORKERS, Selection, run_sweeps
-    from ..files import atomic_write
 
     result = one_matrix(matrix)
     adapter = result.matrix.adapter
@@ -189,9 +188,7 @@ def sweep(
         console.print(f"not run: {done.absent}", markup=False)
     verdicts = ex.judge(done, expectations)
     record = rec.build_record(done, verdicts, expectations, mode, compiled)
-    if output:
-        os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-        atomic_write(output, json.dumps(record, indent=1) + "\n")
+    _write_record(output, record)
     _leave_suite_counts(record)
     if as_json:
         typer.echo(json.dumps(record, indent=1))
@@ -199,6 +196,15 @@ def sweep(
         _print_summary(console, record)
     if not record["ok"]:
         raise typer.Exit(EXIT_UNSUPPORTED)
+
+
+def _write_record(output: Optional[str], record: Any) -> None:
+    """``--output``: the run's record, as JSON, written atomically (its folder made)."""
+    if output:
+        from ..files import atomic_write
+
+        os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+        atomic_write(output, json.dumps(record, indent=1) + "\n")
 
 
 def _write_expected(
@@ -345,3 +351,255 @@ def compiled_counts(compiled: Any) -> Any:
         f"{t['op']} (compiled): {t.get('error') or 'skipped'}" for t in compiled["tasks"] if t["outcome"] == "skipped"
     )
     return TestCounts(passed, failed, compiled["ops"] - passed - failed, 0, skips)
+
+
+# -- PyTorch's own test files: `ops pack`, `ops tests` (docs/op-coverage.md "PyTorch's test files")
+
+
+@ops_app.command("pack")
+def pack(
+    release: str = typer.Argument(..., help="The torch release whose test files to take, X.Y.Z."),
+    source: Optional[str] = typer.Option(
+        None,
+        "--pack",
+        metavar="FILE|DIR",
+        help="An offline copy of the release's source archive (pytorch-vX.Y.Z.tar.gz, checked against the tool's "
+        "table or --sha256), or a folder you trust (a checkout of the tag), used in place.",
+    ),
+    sha256: Optional[str] = typer.Option(
+        None, "--sha256", help="The digest the archive must have (an archive of your own, a release not in the table)."
+    ),
+    files: Optional[List[str]] = typer.Option(
+        None, "--file", "-f", help="A test file of test/ to take (repeatable; default: every device-generic one)."
+    ),
+) -> None:
+    """Fetch, verify and unpack a torch release's test files.
+
+    The release's source archive from GitHub (or --pack FILE) must have the sha256 the tool's
+    table pins (or --sha256); the named test files and the helpers they import from test/ are
+    unpacked into the user cache. Exit 0, or 2 with one message: an unknown release, a digest
+    that differs, a member outside the archive's root, no network.
+    """
+    from ..upstream.testpacks import PackError, PackRequest, run
+
+    try:
+        found = run(PackRequest(release, source, sha256, tuple(files or ())))
+    except PackError as exc:
+        fail(str(exc))
+    console = console_for()
+    how = "reused from the cache" if found.reused else f"pinned by {found.pinned_by}"
+    console.print(f"test pack of torch {found.release} ({how}): {found.test_dir}", markup=False)
+    console.print(f"  {len(found.files)} test files: {', '.join(found.files)}", markup=False, highlight=False)
+    if found.helpers:
+        console.print(f"  {len(found.helpers)} helpers: {', '.join(found.helpers)}", markup=False, highlight=False)
+
+
+@ops_app.command("tests")
+def tests(
+    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
+    files: Optional[List[str]] = typer.Option(
+        None, "--file", "-f", help="A test file of the pack (repeatable; default: every file of the pack)."
+    ),
+    source: Optional[str] = typer.Option(
+        None,
+        "--pack",
+        metavar="FILE|DIR",
+        help="The pack: an archive (as `ops pack --pack`) or a trusted folder; default: the installed torch "
+        "release's pack in the cache (`ops pack X.Y.Z`).",
+    ),
+    sha256: Optional[str] = typer.Option(None, "--sha256", help="With --pack FILE: the digest the archive must have."),
+    overrides: Optional[List[str]] = typer.Option(
+        None,
+        "--overrides",
+        help="Override file (repeatable; default: op-tests/overrides.yaml and op-tests/overrides-X.Y.yaml next to "
+        "the matrix).",
+    ),
+    expected: Optional[str] = typer.Option(
+        None,
+        "--expected",
+        "-e",
+        help="Expectations, PyTorch's disabled-tests JSON (default: op-sweep/pytorch-disabled-tests-X.Y.json next "
+        "to the matrix, the file the op sweep reads too).",
+    ),
+    update_expected: bool = typer.Option(
+        False, "--update-expected", help="Write what this run saw as the expectations (the tests that did not pass)."
+    ),
+    control: Optional[str] = typer.Option(
+        None,
+        "--control",
+        metavar="cpu",
+        help="Run the device's failures again on CPU: a failure there too is told apart.",
+    ),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="Files (or shards) at once (default 0: one per core)."),
+    timeout: float = typer.Option(1800.0, "--timeout", help="Seconds one file (or shard) may run before it is killed."),
+    activate: Optional[str] = typer.Option(
+        None, "--activate", metavar="MODULE[:FUNCTION]", help="What activates the device (as `ops sweep`)."
+    ),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the run's record (JSON) to this file."),
+    as_json: bool = typer.Option(False, "--json", help="Print the record instead of the summary."),
+) -> None:
+    """Run PyTorch's test files of a test pack on the device.
+
+    Each file in a process of its own, through PyTorch's device hooks (TORCH_TEST_DEVICES with a
+    generated base file, PYTORCH_TESTING_DEVICE_ONLY_FOR, PYTORCH_TESTING_DEVICE_FOR_CUSTOM), the
+    adapter's override file applied before the test modules import. Exit 0 when every test ends
+    as the expectations say, 1 on a new failure or a new pass, 2 usage error.
+    """
+    from ..device.optests.packsetup import TestsOptions, prepare, update
+
+    if jobs < 0:
+        fail(f"--jobs {jobs}: at least 1 (0: one per core)")
+    if control not in (None, "cpu"):
+        fail(f"--control {control!r}: only cpu")
+    options = TestsOptions(
+        tuple(files or ()), tuple(overrides or ()), expected, control, jobs or os.cpu_count() or 1, timeout, activate
+    )
+    from ..upstream.testpacks import PackError, PackRequest, cached
+    from ..upstream.testpacks import run as run_pack
+
+    result = one_matrix(matrix)
+    release = _installed_release()
+    try:
+        found = run_pack(PackRequest(release, source, sha256)) if source else cached(release)
+    except PackError as exc:
+        fail(f"--pack: {exc}")
+    if found is None:
+        fail(f"no test pack of torch {release} in the cache: run `adapter-matrix ops pack {release}` (or give --pack)")
+    from ..errors import AdapterMatrixError
+
+    try:
+        prepared = prepare(result.matrix, found.test_dir, found.files, options)
+    except AdapterMatrixError as exc:  # one message: a bad override file, a file not in the pack, no activation
+        fail(str(exc))
+    console = console_for(stderr=as_json)
+    console.print(
+        f"ops tests of {prepared.request.device} on torch {release}: {len(prepared.request.files)} files, "
+        f"activates with {prepared.activation}",
+        markup=False,
+    )
+    from ..device.optests.packrecord import build
+    from ..device.optests.packrun import run
+
+    with _tests_progress(console) as progress:
+        done = run(prepared.request, progress)
+    record = build(done, found.to_json(), prepared.expected_path)
+    if update_expected:
+        update(done, prepared)
+        console.print(f"wrote the expectations {prepared.expected_path}", markup=False)
+    _write_record(output, record)
+    _leave_tests_counts(done)
+    if as_json:
+        typer.echo(json.dumps(record, indent=1))
+    else:
+        _print_tests(console, record)
+    if not (record["ok"] or update_expected):
+        raise typer.Exit(EXIT_UNSUPPORTED)
+
+
+def _installed_release() -> str:
+    from importlib import metadata
+
+    from packaging.version import Version
+
+    try:
+        return Version(metadata.version("torch")).public
+    except metadata.PackageNotFoundError:
+        fail("torch is not installed in this environment: install the torch whose tests to run")
+
+
+def _tests_progress(console: Any) -> Any:
+    """A bar with the tests done, of those collected so far, and the ETA (a terminal); else a
+    line per file with the same counts."""
+    import contextlib
+    import time
+
+    @contextlib.contextmanager
+    def bar() -> Any:
+        if console.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            with Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                console=console, transient=True,
+            ) as shown:  # fmt: skip
+                task = shown.add_task("tests", total=None)
+
+                def report(p: Any) -> None:
+                    shown.update(
+                        task,
+                        completed=p.done,
+                        total=p.total or None,
+                        description=f"{p.phase} files {p.files_done}/{p.files}",
+                    )
+
+                yield report
+            return
+        began = time.perf_counter()
+        seen = [0, began]
+
+        def plain(p: Any) -> None:
+            now = time.perf_counter()
+            if p.files_done != seen[0] or now - seen[1] > 10:  # each file's end, else every 10 s
+                seen[:] = [p.files_done, now]
+                elapsed = now - began
+                by_tests = elapsed / p.done * (p.total - p.done) if p.done else 0.0
+                by_files = elapsed / p.files_done * (p.files - p.files_done) if p.files_done else by_tests
+                eta = max(by_tests, by_files)  # files not yet collected count by the files' pace
+                console.print(
+                    f"[{p.phase}] files {p.files_done}/{p.files}, tests {p.done}/{p.total}, "
+                    f"{elapsed:.0f} s, ETA {f'{eta:.0f} s' if p.done else 'unknown (no test done yet)'}",
+                    markup=False,
+                )
+
+        yield plain
+
+    return bar()
+
+
+def _print_tests(console: Any, record: Any) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ..device.optests.packrecord import files_table
+
+    table = Table(
+        "file", "tests", "passed", "failed", "known", "CPU too", "skipped", "ended",
+        title=f"torch {record['torch']} on {record['device']}, {record['seconds']:.0f} s",
+    )  # fmt: skip
+    for row in files_table(record):
+        table.add_row(*(escape(c) for c in row))
+    console.print(table)
+    for change in record["configured"]:
+        console.print(f"override: {change}", markup=False)
+    for entry in record["new_failures"]:
+        console.print(
+            f"[red]new failure: {escape(entry['test'])}[/] ({escape(entry.get('error') or entry['outcome'])})",
+            highlight=False,
+        )
+    for entry in record["new_passes"]:
+        console.print(
+            f"[red]new pass: {escape(entry['test'])}[/] ({escape(entry.get('reason') or '')})", highlight=False
+        )
+    for entry in record["cpu_too"]:
+        console.print(f"fails on CPU too (not the device): {entry['test']}: {entry.get('error')}", markup=False)
+    console.print(
+        "agrees with the expectations"
+        if record["ok"]
+        else f"{len(record['new_failures'])} new failure(s), {len(record['new_passes'])} new pass(es)",
+        markup=False,
+    )
+
+
+def _leave_tests_counts(done: Any) -> None:
+    """Inside a nox cell: one suite group per file, ``op-tests/<file>`` (a known or CPU-too
+    failure is a skip with its reason, a new failure or pass fails the cell)."""
+    from ..ci.suites import TestCounts, write_summary
+    from ..device.optests.packrun import test_counts
+
+    for name, passed, failed, skipped in test_counts(done):
+        reasons = tuple(
+            f"{t.id}: {t.reason}" for t in done.tests if t.file == name and t.verdict in ("known", "cpu-too")
+        )
+        write_summary(
+            f"op-tests-{name[:-3] if name.endswith('.py') else name}", TestCounts(passed, failed, skipped, 0, reasons)
+        )

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import EXIT_UNSUPPORTED, AdapterMatrixError
+from ..files import sha256_file
 
 __all__ = [
     "build_requirements",
@@ -237,18 +238,14 @@ def check_manifest(manifest: Dict[str, Any], folder: Path, torch_build: Optional
     check_library(manifest, folder)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def library_facts(library: Path) -> Dict[str, Any]:
     """What the manifest records about a freshly built library."""
     stat = library.stat()
-    return {"library_bytes": stat.st_size, "library_sha256": _sha256(library), "library_mtime_ns": stat.st_mtime_ns}
+    return {
+        "library_bytes": stat.st_size,
+        "library_sha256": sha256_file(str(library)),
+        "library_mtime_ns": stat.st_mtime_ns,
+    }
 
 
 def check_library(manifest: Dict[str, Any], folder: Path) -> None:
@@ -270,7 +267,9 @@ def check_library(manifest: Dict[str, Any], folder: Path) -> None:
         raise DamagedBuild(
             f"the device library {library} is damaged: {stat.st_size} bytes, but {MANIFEST} records {expected}", folder
         )
-    if stat.st_mtime_ns != manifest.get("library_mtime_ns") and _sha256(library) != manifest.get("library_sha256"):
+    if stat.st_mtime_ns != manifest.get("library_mtime_ns") and sha256_file(str(library)) != manifest.get(
+        "library_sha256"
+    ):
         raise DamagedBuild(
             f"the device library {library} is damaged: its SHA-256 is not the one {MANIFEST} records", folder
         )

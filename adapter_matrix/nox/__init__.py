@@ -29,6 +29,8 @@ Each cell, in a fresh environment of the cell's Python:
    with ``Adapter(ops=OpSweep())``, beside them PyTorch's own op tests on the device
    (``adapter-matrix ops sweep``: the sample, or the whole op_db with ``OpSweep(mode="full")``
    or ``$ADAPTER_MATRIX_OPS=full``), run from the installed wheels only, never this tree;
+   then, with ``Adapter(op_tests=OpTests())`` and ``$ADAPTER_MATRIX_OPS_TESTS=on``,
+   PyTorch's own test files of a test pack (``adapter-matrix ops tests``);
 7. writes the result record to ``results/`` (the sweep's counts per family under ``ops``,
    its own record under ``results/ops/``) and the evidence record to the matrix's
    evidence folder (a run narrowed with posargs writes no evidence).
@@ -61,15 +63,18 @@ from .declarations import (
     EXTRAS_ENV,
     OPS_COMPILE_ENV,
     OPS_ENV,
+    OPS_TESTS_ENV,
     SWEEP_MODES,
     WHEELS_ENV,
     Adapter,
     Command,
     OpSweep,
+    OpTests,
     Pytest,
     native_build_requirements,
     op_sweep_requirements,
     op_sweep_summary,
+    op_tests_summary,
 )
 from .declared import Cells
 from .sessions import cells
@@ -100,6 +105,9 @@ __all__ = [
     "op_sweep_requirements",
     "op_sweep_summary",
     "OpsSummary",  # what a record keeps of an op sweep (ci/record.py)
+    "OpTests",  # PyTorch's own test files of a test pack in the cells, when a run asks
+    "OPS_TESTS_ENV",
+    "op_tests_summary",
 ]
 
 expose_pythons = expose  # put interpreters of these feature releases on PATH (pyenv's, uv's), for other sessions

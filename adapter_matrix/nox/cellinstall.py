@@ -43,8 +43,10 @@ def install_cell(cell: CellRun) -> None:
     wanted = cell.adapter.requirements
     more = list(wanted(row) if callable(wanted) else wanted)
     tester = ["pytest"] if isinstance(cell.adapter.tests, Pytest) else []
-    if cell.sweep_plan()[0] != "none":  # PyTorch's test machinery imports expecttest and numpy
+    if cell.sweep_plan()[0] != "none" or cell.op_tests_wanted():  # PyTorch's test machinery imports expecttest, numpy
         more += [r for r in op_sweep_requirements(str(row.cell.torch)) if r not in more]
+    if cell.op_tests_wanted() and "pytest" not in tester:  # ops tests runs each test file with pytest
+        tester.append("pytest")
     # as a user installs them: wheels, with their dependencies (torch is already the cell's)
     try:
         tool = cell.cells.tool(session)

@@ -5,6 +5,7 @@ their judgment. The steps in order are :func:`adapter_matrix.nox.sessions.run_ce
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ import nox
 
 from ..ci import load as _load
 from ..ci.plan import PlanRow
-from ..ci.record import ResultRecord, results_dir
+from ..ci.record import OpsSummary, ResultRecord, results_dir
 from ..ci.suites import (
     SUITE_ROOT,
     SUMMARIES_ENV,
@@ -33,7 +34,7 @@ from ..files import atomic_write
 from ..matrix.model import Matrix
 from .cellrecord import write_cell_records
 from .cellstate import CellState
-from .declarations import WHEELS_ENV, Adapter, Pytest, op_sweep_summary
+from .declarations import WHEELS_ENV, Adapter, Pytest, op_sweep_summary, op_tests_summary
 from .declared import Cells
 
 
@@ -261,6 +262,55 @@ class CellRun(CellState):
             self.ops = op_sweep_summary(self.sweep_record, self.results)
         except (OSError, ValueError) as exc:  # a sweep that ended without its record (DocumentError is a ValueError)
             self.fail(f"the op sweep left no readable record ({exc}); its output: {log}")
+
+    # -- PyTorch's test files (OpTests) --------------------------------------------------
+
+    def op_tests_wanted(self) -> bool:
+        """Whether this run runs the adapter's :class:`OpTests`; a wrong ``$ADAPTER_MATRIX_OPS_TESTS`` fails the cell."""
+        declared = self.adapter.op_tests
+        if declared is None:
+            return False
+        try:
+            return declared.wanted(os.environ)
+        except ValueError as exc:
+            self.fail(str(exc))
+            raise  # not reached: fail() ends the session
+
+    @property
+    def op_tests_record(self) -> str:
+        """Where the cell's ``ops tests`` writes its record: ``results/op-tests/<cell>.json``."""
+        return os.path.join(self.results, "op-tests", f"{self.row.id}.json")
+
+    def run_op_tests(self) -> None:
+        """Run the :class:`OpTests` (after the tests and the op sweep: each file keeps a core
+        busy) with the cell's own ``adapter-matrix``, from the session's folder; keep their
+        summary in the record's ``ops.tests``, their counts per file in the suite groups."""
+        declared = self.adapter.op_tests
+        if declared is None or not self.op_tests_wanted():
+            return
+        root = self.root or os.getcwd()
+        options = [
+            *(["--pack", os.path.join(root, declared.pack)] if declared.pack else []),
+            *(["--sha256", declared.sha256] if declared.sha256 else []),
+            *(o for f in declared.files for o in ("--file", f)),
+            *(o for f in declared.overrides for o in ("--overrides", os.path.join(root, f))),
+            *(["--expected", os.path.join(root, declared.expected)] if declared.expected else []),
+            *(["--control", declared.control] if declared.control else []),
+            *(["--activate", declared.activate] if declared.activate else []),
+        ]
+        with self.phase("op-tests"):
+            self.step(
+                "adapter-matrix ops tests",
+                self.run,
+                self.executable(TOOL), "ops", "tests", "--matrix", self.cells.matrix_file, "--output",
+                self.op_tests_record, "--jobs", str(declared.jobs), "--timeout", str(declared.timeout), *options,
+                env=self.summaries_env, codes=(0, 1),
+            )  # fmt: skip
+        try:
+            summary = op_tests_summary(self.op_tests_record)
+        except (OSError, ValueError) as exc:
+            self.fail(f"ops tests left no readable record ({exc})")
+        self.ops = dataclasses.replace(self.ops, tests=summary) if self.ops is not None else OpsSummary(tests=summary)
 
     def step(self, what: str, run: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run one step; a failing command (a compile error, a crashed suite) fails the cell with a record."""

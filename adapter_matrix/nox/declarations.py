@@ -17,9 +17,11 @@ from ..ci import load as _load
 from ..ci.plan import PlanRow
 from ..ci.record import OpsSummary
 from ..device import opsweep as _opsweep
+from ..device import optests as _optests
 from ..device.build import build_requirements as _build_requirements
 from ..device.opsweep.record import read_record as _read_sweep
 from ..device.opsweep.record import summary as _sweep_summary
+from ..device.optests import packrecord as _packrecord
 
 WHEELS_ENV = "ADAPTER_MATRIX_WHEELS"  # offline: install only from these folders (os.pathsep separated)
 DROP_ENV = "ADAPTER_MATRIX_DROP_ENVS"  # remove each cell's environment when it is done (disk)
@@ -28,6 +30,7 @@ OPS_ENV = _opsweep.OPS_ENV  # sample (default), full or none: how much of PyTorc
 SWEEP_MODES = _opsweep.SWEEP_MODES
 OPS_COMPILE_ENV = _opsweep.OPS_COMPILE_ENV  # on (default) or off: whether an op sweep adds the compiled sample
 COMPILE_MODES = _opsweep.COMPILE_MODES
+OPS_TESTS_ENV = _optests.TESTS_ENV  # on or off: whether the cells run their OpTests (PyTorch's test files)
 
 
 def native_build_requirements(torch: str) -> List[str]:
@@ -43,6 +46,15 @@ def op_sweep_requirements(torch: str) -> List[str]:
 def op_sweep_summary(path: str, results: str) -> OpsSummary:
     """The counts a result record keeps of the sweep record at ``path`` (named relative to ``results``)."""
     return OpsSummary.of(_sweep_summary(_read_sweep(path), os.path.relpath(path, results)))
+
+
+def op_tests_summary(path: str) -> Dict[str, Any]:
+    """What a result record keeps (``ops.tests``) of the ``ops tests`` record at ``path``."""
+    import json
+
+    from ..files import read_regular
+
+    return _packrecord.summary(_packrecord.check(json.loads(read_regular(path)), path))
 
 
 @dataclass(frozen=True)
@@ -115,6 +127,47 @@ class OpSweep:
 
 
 @dataclass(frozen=True)
+class OpTests:
+    """PyTorch's own test files of a test pack on the adapter's device in each cell: ``adapter-matrix
+    ops tests`` after the tests and the op sweep, through PyTorch's device hooks, with the
+    adapter's override file (docs/op-coverage.md "PyTorch's test files").
+
+    Run only when asked: ``$ADAPTER_MATRIX_OPS_TESTS=on`` (``adapter-matrix tier --ops tests``)
+    or ``default=True``; ``=off`` skips them. ``files``: test files of the pack (default: all of
+    it). ``pack``: an archive or a folder (relative to ``root``), with ``sha256`` for an archive
+    the tool's table does not pin; default: the cell's torch release's pack in the user cache
+    (``adapter-matrix ops pack X.Y.Z``). ``overrides``, ``expected``: as ``ops tests``' options
+    (default: the files next to the matrix). ``control``: ``"cpu"`` runs the failures again on
+    CPU. The record goes to ``results/op-tests/<cell>.json``, each file's counts to the suite
+    group ``op-tests-<file>``, and a summary to the result record's ``ops.tests``.
+    """
+
+    files: Sequence[str] = ()
+    pack: Optional[str] = None
+    sha256: Optional[str] = None
+    overrides: Sequence[str] = ()
+    expected: Optional[str] = None
+    control: Optional[str] = None
+    activate: Optional[str] = None
+    jobs: int = 1
+    timeout: float = 1800.0  # seconds one file (or shard) may run
+    default: bool = False
+
+    def __post_init__(self) -> None:
+        if self.control not in (None, "cpu"):
+            raise ValueError(f"OpTests(control={self.control!r}): only 'cpu'")
+        if self.jobs < 1:
+            raise ValueError(f"OpTests(jobs={self.jobs}): at least 1")
+
+    def wanted(self, environ: Mapping[str, str]) -> bool:
+        """Whether this run runs them: ``$ADAPTER_MATRIX_OPS_TESTS`` if set, else :attr:`default`."""
+        mode = environ.get(OPS_TESTS_ENV) or ("on" if self.default else "off")
+        if mode not in _optests.TESTS_MODES:
+            raise ValueError(f"${OPS_TESTS_ENV}={mode!r}: choose from {', '.join(_optests.TESTS_MODES)}")
+        return mode == "on"
+
+
+@dataclass(frozen=True)
 class Adapter:
     """What a cell needs to know about the adapter.
 
@@ -136,6 +189,7 @@ class Adapter:
     ``requirements``: more to install with the adapter (a list, or a function of the
     plan row). ``env``: set for every command of the cell (a driver's version, say).
     ``ops``: an :class:`OpSweep`, PyTorch's own op tests on the device beside the tests.
+    ``op_tests``: an :class:`OpTests`, PyTorch's own test files of a test pack, when a run asks.
     """
 
     matrix: str = "compat.yaml"
@@ -162,6 +216,7 @@ class Adapter:
     # import it ("import", for an adapter whose device holds no memory yet)
     load: str = "tensor"
     ops: Optional[OpSweep] = None
+    op_tests: Optional[OpTests] = None
 
     def __post_init__(self) -> None:
         if self.load not in _load.LOAD_MODES:

@@ -29,6 +29,7 @@ def run_cell(declared: Cells, session: nox.Session, row: PlanRow) -> None:
     except _evidence.EvidenceError as exc:
         session.error(str(exc))
     cell.sweep_plan()  # a wrong $ADAPTER_MATRIX_OPS fails the cell before anything installs
+    cell.op_tests_wanted()  # and a wrong $ADAPTER_MATRIX_OPS_TESTS
     with cell.phase("install"):
         install_cell(cell)
     with cell.phase("check"):
@@ -57,6 +58,7 @@ def run_cell(declared: Cells, session: nox.Session, row: PlanRow) -> None:
     with cell.phase("tests"):
         junit = cell.run_tests()
     cell.finish_op_sweep()
+    cell.run_op_tests()  # PyTorch's own test files, when the run asks (OpTests)
     if declared.adapter.after_tests:
         declared.adapter.after_tests(cell)
     cell.judge_suites(junit)

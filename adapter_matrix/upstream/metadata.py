@@ -26,7 +26,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextvars import ContextVar
 from email.parser import HeaderParser
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
+from typing import BinaryIO, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 import urllib3
 
@@ -38,6 +38,7 @@ from ..urls import PYPI_SIMPLE
 __all__ = [
     "MetadataError",
     "http_get",
+    "http_download",
     "unreachable",
     "simple_url",
     "fan_out",
@@ -113,6 +114,33 @@ def http_get(url: str, headers: Mapping[str, str], timeout: float = TIMEOUT) -> 
         tried = f" (tried {RETRIES + 1} times)" if response.status in TRANSIENT else ""
         raise MetadataError(f"{url}: HTTP {response.status} {response.reason}{tried}", response.status)
     return response.data, {k.lower(): v for k, v in response.headers.items()}
+
+
+def http_download(url: str, out: BinaryIO, limit: int, timeout: float = TIMEOUT) -> int:
+    """GET ``url`` into ``out``, streamed (a source archive is hundreds of MB), retried as
+    :func:`http_get`; the bytes written. More than ``limit`` bytes is a :class:`MetadataError`."""
+    retries = urllib3.Retry(total=RETRIES, backoff_factor=BACKOFF, status_forcelist=TRANSIENT, raise_on_status=False)
+    sent = {"User-Agent": f"adapter-matrix/{__version__}"}
+    try:
+        response = _pool(url).request("GET", url, headers=sent, timeout=timeout, retries=retries, preload_content=False)
+    except urllib3.exceptions.MaxRetryError as exc:
+        raise MetadataError(f"{url}: {_reason(exc.reason)} (tried {RETRIES + 1} times)") from None
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise MetadataError(f"{url}: {_reason(exc)}") from None
+    try:
+        if response.status >= 400:
+            raise MetadataError(f"{url}: HTTP {response.status} {response.reason}", response.status)
+        written = 0
+        for chunk in response.stream(1 << 20):
+            written += len(chunk)
+            if written > limit:
+                raise MetadataError(f"{url}: larger than the {limit >> 20} MiB allowed")
+            out.write(chunk)
+        return written
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise MetadataError(f"{url}: {_reason(exc)}") from None
+    finally:
+        response.release_conn()
 
 
 def unreachable(url: str, timeout: float = TIMEOUT) -> Optional[str]:

@@ -744,3 +744,8 @@ def test_a_tier_opts_in_to_the_full_op_sweep_for_its_cells(project, monkeypatch)
     with pytest.raises(Ran):
         _tier(project, "--ops", "full", "--force")
     assert seen == ["full"]
+    monkeypatch.setenv("ADAPTER_MATRIX_OPS_TESTS", "off")  # `--ops tests` opts the cells' OpTests in
+    monkeypatch.setenv("ADAPTER_MATRIX_OPS", "sample")  # ... and leaves the sweep's mode as it was
+    with pytest.raises(Ran):
+        _tier(project, "--ops", "tests", "--force")
+    assert seen == ["full", "sample"] and os.environ["ADAPTER_MATRIX_OPS_TESTS"] == "on"

@@ -40,6 +40,7 @@ __all__ = [
     "Selection",
     "run_sweep",
     "run_sweeps",
+    "signal_name",
 ]
 
 # passed: every sample matched CPU; failed: a sample did not (or raised on the device
@@ -127,7 +128,8 @@ def _no_core_dumps() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _signal_name(code: int) -> str:
+def signal_name(code: int) -> str:
+    """How a process ended, in words: ``SIGSEGV`` for a negative code, else ``exit code N``."""
     if code < 0:
         try:
             return signal.Signals(-code).name
@@ -383,14 +385,14 @@ def _run_worker(
                     with open(err_path, encoding="utf-8", errors="replace") as fh:
                         stderr = fh.read()
                     raise SweepError(
-                        f"the sweep's worker {worker} failed before its first task ({_signal_name(proc.returncode)}): "
+                        f"the sweep's worker {worker} failed before its first task ({signal_name(proc.returncode)}): "
                         f"{_cause(stderr)}\n{stderr[-STDERR_TAIL:]}"
                     )
             if running is None:
                 left = _next_task(start, len(plan["tasks"]), shard) is not None
                 if proc.returncode != 0 and left and not any(i >= start for i in results):
                     raise SweepError(
-                        f"the sweep's worker exited ({_signal_name(proc.returncode)}) without running a task"
+                        f"the sweep's worker exited ({signal_name(proc.returncode)}) without running a task"
                     )
                 start = max([start - 1] + list(results)) + 1
                 continue
@@ -401,7 +403,7 @@ def _run_worker(
             else:
                 record = {
                     "outcome": "crashed",
-                    "error": f"{_signal_name(proc.returncode)}: {_cause(stderr)}",
+                    "error": f"{signal_name(proc.returncode)}: {_cause(stderr)}",
                     "detail": stderr[-STDERR_TAIL:],
                 }
             record.update(task=running, seconds=round(time.perf_counter() - since, 3))
