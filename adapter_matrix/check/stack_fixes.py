@@ -376,14 +376,27 @@ def _search(
     if anywhere is None:
         return None
     kept_names = {_changed_name(n) for n in installed}
+
+    def kept(name: str) -> List[Choice]:
+        """The candidates of ``name`` that keep it as installed."""
+        if name == space.adapter:
+            return [c for c in space.choices[name] if c.value.release.version == stack.env.adapter]
+        current = space.current.get(name)
+        return [current] if current is not None else []
+
+    # What is installed that no stack keeping the held values can keep (PyPI's plain torch where
+    # the adapter pairs with torch's +cpu build) changes in every fix: trying to keep it, subset by
+    # subset, would spend the budget before the nearest stack (one resolution each tells).
+    forced = {n for n in changeable if _attempt(dict(free, **{n: kept(n)}), roots, budget) is None}
+    optional = [n for n in changeable if n not in forced]
     best: Optional[int] = None  # the smallest subset that gave a fix
-    for size in range(len(changeable) + 1):
+    for size in range(len(optional) + 1):
         if best is not None and size > best + 1:
             break  # the nearest stacks, and those one change further: no farther
-        for subset in itertools.combinations(changeable, size):
+        for subset in itertools.combinations(optional, size):
             if budget[0] <= 0:
                 break
-            chosen = set(subset)
+            chosen = set(subset) | forced
             names = {_changed_name(n) for n in chosen}
             if any(f.fix.cell.status is Status.SUPPORTED and (f.changes & kept_names) <= names for f in found):
                 continue  # a supported fix changes no more of what is installed: nothing here can be better
@@ -395,10 +408,8 @@ def _search(
                     space_now[name] = options
                 elif name not in installed:
                     space_now[name] = options  # not installed (or a dimension not detected): any
-                elif name == space.adapter:
-                    space_now[name] = [c for c in options if c.value.release.version == stack.env.adapter]
                 else:
-                    space_now[name] = [space.current[name]]  # type: ignore[list-item]  # installed: kept
+                    space_now[name] = kept(name)  # installed: kept
             mapping = _attempt(space_now, roots, budget)
             if mapping is not None:
                 judged(mapping)
