@@ -465,3 +465,25 @@ def test_on_x86_64_pypis_plain_torch_is_moved_to_its_cpu_build_and_nothing_else_
     after, sets = _applied(tmp_path, installed, first)
     again_code, again = _check(after, *sets)
     assert again_code == 0, again["checks"][0]["reasons"]
+
+
+def test_a_conflict_only_through_a_required_layer_is_named_by_the_dimension_that_decides(tmp_path):
+    # MindSpeed-LLM says nothing of CANN itself: it requires MindSpeed, whose release needs 9.1.0
+    llm = """\
+schema-version: 2
+layer: {distribution: mindspeed-llm, adapter: torch-npu}
+releases:
+  - {version: 26.1.0, status: supported, torch: 2.7.1, requires: {mindspeed: 26.1.0}}
+"""
+    layers = tmp_path / "layers"
+    matrices = ["--matrix", str(ADAPTER)]
+    matrices += ["--matrix", str(_write(layers, "mindspeed-llm", llm))]
+    matrices += ["--matrix", str(_write(layers, "mindspeed", MINDSPEED_CORE))]
+    installed = {"torch": "2.7.1", "torch-npu": "2.7.1.post8", "mindspeed-llm": "26.1.0", "mindspeed": "26.1.0"}
+    env = _environment(tmp_path / "env", python="3.10", **installed)
+    code, doc = _check(env, *matrices, "--set", "cann=9.0.0", "--companion", "mindspeed-llm=26.1.0")
+    answer = doc["checks"][0]
+    assert code == 1
+    assert answer["stack"]["conflict"] == (
+        "mindspeed-llm 26.1.0 requires mindspeed ==26.1.0, which needs cann 9.1.0; you hold cann 9.0.0"
+    )
