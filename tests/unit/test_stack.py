@@ -496,4 +496,6 @@ def test_an_installed_version_several_releases_are_builds_of_names_them_instead_
     code, doc = _check(env, "--set", "cann=8.2.RC1", "--set", "ascend_driver=25.2.0")
     reasons = doc["checks"][0]["reasons"]
     assert code == 1
-    assert any("is a build of 2 releases its matrix describes (0.20.1+7.0.0, 0.20.1+7.1.0)" in r for r in reasons), reasons
+    assert any("is a build of 2 releases its matrix describes (0.20.1+7.0.0, 0.20.1+7.1.0)" in r for r in reasons), (
+        reasons
+    )
