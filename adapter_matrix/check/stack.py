@@ -141,8 +141,16 @@ def _judge_layer(matrix: Matrix, layer: Layer, stack: Stack, assumed: FrozenSet[
         )
     release = layer.release(installed)
     if release is None:
-        known = ", ".join(str(r.version) for r in layer.releases)
-        problem = f"{layer.distribution} {installed} is not a release its matrix describes (known: {known})"
+        builds = layer.builds_of(installed) if not installed.local else ()
+        if builds:  # several builds of one public version: the version does not say which is installed
+            named = ", ".join(str(r.version) for r in builds)
+            problem = (
+                f"{layer.distribution} {installed} is a build of {len(builds)} releases its matrix describes "
+                f"({named}) and its version does not say which: install one of them by its tag"
+            )
+        else:
+            known = ", ".join(str(r.version) for r in layer.releases)
+            problem = f"{layer.distribution} {installed} is not a release its matrix describes (known: {known})"
         return LayerVerdict(layer, installed, None, Status.UNSUPPORTED, (problem,), (layer.mark,))
     who = f"{layer.distribution} {release.version}"
     problems: List[str] = []

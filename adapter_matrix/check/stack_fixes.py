@@ -376,14 +376,27 @@ def _search(
     if anywhere is None:
         return None
     kept_names = {_changed_name(n) for n in installed}
+
+    def kept(name: str) -> List[Choice]:
+        """The candidates of ``name`` that keep it as installed."""
+        if name == space.adapter:
+            return [c for c in space.choices[name] if c.value.release.version == stack.env.adapter]
+        current = space.current.get(name)
+        return [current] if current is not None else []
+
+    # What is installed that no stack keeping the held values can keep (PyPI's plain torch where
+    # the adapter pairs with torch's +cpu build) changes in every fix: trying to keep it, subset by
+    # subset, would spend the budget before the nearest stack (one resolution each tells).
+    forced = {n for n in changeable if _attempt(dict(free, **{n: kept(n)}), roots, budget) is None}
+    optional = [n for n in changeable if n not in forced]
     best: Optional[int] = None  # the smallest subset that gave a fix
-    for size in range(len(changeable) + 1):
+    for size in range(len(optional) + 1):
         if best is not None and size > best + 1:
             break  # the nearest stacks, and those one change further: no farther
-        for subset in itertools.combinations(changeable, size):
+        for subset in itertools.combinations(optional, size):
             if budget[0] <= 0:
                 break
-            chosen = set(subset)
+            chosen = set(subset) | forced
             names = {_changed_name(n) for n in chosen}
             if any(f.fix.cell.status is Status.SUPPORTED and (f.changes & kept_names) <= names for f in found):
                 continue  # a supported fix changes no more of what is installed: nothing here can be better
@@ -395,10 +408,8 @@ def _search(
                     space_now[name] = options
                 elif name not in installed:
                     space_now[name] = options  # not installed (or a dimension not detected): any
-                elif name == space.adapter:
-                    space_now[name] = [c for c in options if c.value.release.version == stack.env.adapter]
                 else:
-                    space_now[name] = [space.current[name]]  # type: ignore[list-item]  # installed: kept
+                    space_now[name] = kept(name)  # installed: kept
             mapping = _attempt(space_now, roots, budget)
             if mapping is not None:
                 judged(mapping)
@@ -502,17 +513,25 @@ def _options(space: Space, held: Held, item: _Commitment) -> List[Choice]:
     return [current] if current is not None else list(space.choices.get(item.name, ()))
 
 
-def _accepted(space: Space, option: Choice, name: str) -> Tuple[Optional[FrozenSet[int]], str]:
-    """The candidates of ``name`` that ``option`` accepts, by its own needs and through the
-    adapter builds it pins (``None``: it says nothing of ``name``), and how to say it."""
+def _accepted(space: Space, option: Choice, name: str, depth: int = 0) -> Tuple[Optional[FrozenSet[int]], str]:
+    """The candidates of ``name`` that ``option`` accepts, by its own needs, through the
+    adapter builds it pins and through the layers it requires (``None``: it says nothing of
+    ``name``), and how to say it."""
     if option.name == name:
         return frozenset((id(option),)), ""
     candidates = space.choices.get(name, ())
     direct = [n for n in option.needs if n.name == name]
     via = [n for n in option.needs if n.name == space.adapter] if name != space.adapter else []
-    if not direct and not via:
+    # a layer it requires (MindSpeed-LLM requires MindSpeed) decides through the releases it admits;
+    # cycles are refused at validation, the depth only bounds a chain
+    through = _through(space, option, name, depth) if depth < len(space.layers) else None
+    if not direct and not via and through is None:
         return None, ""
     ok = [c for c in candidates if all(n.test(c.value) for n in direct)]
+    if through is not None:
+        ok = [c for c in ok if id(c) in through[0]]
+        if not direct and not via:
+            return frozenset(id(c) for c in ok), through[1]
     text = ", ".join(n.text for n in direct)
     if via:
         cells = [cell for cell in space.choices[space.adapter] if all(n.test(cell.value) for n in via)]
@@ -521,6 +540,26 @@ def _accepted(space: Space, option: Choice, name: str) -> Tuple[Optional[FrozenS
             shown = ", ".join(dict.fromkeys(c.label for c in ok)) or f"a {_shown_name(name)} no build has"
             return frozenset(id(c) for c in ok), f"pins {_shown_name(space.adapter)} {via[0].text}, which needs {shown}"
     return frozenset(id(c) for c in ok), f"needs {_shown_name(name)} {text}"
+
+
+def _through(space: Space, option: Choice, name: str, depth: int) -> Optional[Tuple[FrozenSet[int], str]]:
+    """The candidates of ``name`` that the layers ``option`` requires accept, through every
+    release each pin admits, and how to say it (``requires mindspeed ==26.1.0, which needs cann
+    9.1.0``); ``None`` when no layer it requires says anything of ``name``."""
+    allowed: Optional[FrozenSet[int]] = None
+    said: List[str] = []
+    for need in option.needs:
+        if need.name not in space.layers or need.name == name:
+            continue
+        below = [c for c in space.choices.get(need.name, ()) if need.test(c.value)]
+        found = [_accepted(space, c, name, depth + 1) for c in below]
+        if not found or any(a is None for a, _t in found):
+            continue  # a release it admits says nothing of the name
+        union = frozenset().union(*(a for a, _t in found if a is not None))
+        allowed = union if allowed is None else allowed & union
+        inner = found[0][1] if len(found) == 1 else f"needs one of {len(found)} releases' {_shown_name(name)}"
+        said.append(f"requires {need.name} {need.text}, which {inner}")
+    return None if allowed is None else (allowed, "; ".join(said))
 
 
 def _shown_name(name: str) -> str:

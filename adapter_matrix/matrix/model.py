@@ -757,9 +757,22 @@ class Layer(NamedTuple):
 
     def release(self, version: Version) -> Optional[LayerRelease]:
         """The entry of an installed version: exactly it, else the one of its public version
-        (a ``+git`` build of 0.18.0 is release 0.18.0)."""
+        (a ``+git`` build of 0.18.0 is release 0.18.0), else, for a version without a local
+        label, the one release whose local label names a build of it (an installed 0.21.0 is
+        release ``0.21.0+7.1.0``); none when several do (see :meth:`builds_of`)."""
         exact = next((r for r in self.releases if r.version == version), None)
-        return exact or next((r for r in self.releases if r.version == Version(version.public)), None)
+        public = Version(version.public)
+        found = exact or next((r for r in self.releases if r.version == public), None)
+        if found is not None or version.local:
+            return found
+        builds = self.builds_of(version)
+        return builds[0] if len(builds) == 1 else None
+
+    def builds_of(self, version: Version) -> Tuple[LayerRelease, ...]:
+        """The releases written as a local build of ``version``'s public version (0.20.1+7.0.0
+        and 0.20.1+7.1.0 for 0.20.1): an installed version that names no build matches each."""
+        public = Version(version.public)
+        return tuple(r for r in self.releases if r.version.local and Version(r.version.public) == public)
 
     @property
     def name(self) -> str:

@@ -474,3 +474,28 @@ def test_the_report_promises_the_fixes_below_only_when_there_are_some():
     said = lambda fixes: "\n".join("".join(text for text, _ in line) for line in stack_lines(stack, fixes))
     assert "each fix below gives up one" in said(2)
     assert "each fix below" not in said(0) and "no whole stack was found" in said(0)
+
+
+def test_an_installed_torchvision_npu_without_a_local_label_is_the_one_release_built_from_it(tmp_path):
+    # torchvision_npu's setup.py builds tag v0.21.0-7.1.0 as version 0.21.0; its matrix writes
+    # that release 0.21.0+7.1.0, the only build of 0.21.0 it describes
+    installed = {"torch": "2.6.0", "torch-npu": "2.6.0", "torchvision-npu": "0.21.0", "torchvision": "0.21.0"}
+    env = _environment(tmp_path / "env", **installed)
+    code, doc = _check(env, "--set", "cann=8.2.RC1", "--set", "ascend_driver=25.2.0")
+    answer = doc["checks"][0]
+    assert code == 0, answer["reasons"]
+    assert [(layer["name"], layer["status"]) for layer in answer["stack"]["layers"]] == [
+        ("torchvision-npu", "supported")
+    ]
+
+
+def test_an_installed_version_several_releases_are_builds_of_names_them_instead_of_guessing(tmp_path):
+    # tags v0.20.1-7.0.0 and v0.20.1-7.1.0 both build 0.20.1: the version does not say which
+    installed = {"torch": "2.5.1", "torch-npu": "2.5.1.post1", "torchvision-npu": "0.20.1", "torchvision": "0.20.1"}
+    env = _environment(tmp_path / "env", **installed)
+    code, doc = _check(env, "--set", "cann=8.2.RC1", "--set", "ascend_driver=25.2.0")
+    reasons = doc["checks"][0]["reasons"]
+    assert code == 1
+    assert any("is a build of 2 releases its matrix describes (0.20.1+7.0.0, 0.20.1+7.1.0)" in r for r in reasons), (
+        reasons
+    )

@@ -334,9 +334,15 @@ assert MINDSPEED.exists()  # the fixture this test's MindSpeed-LLM is shortened 
 
 
 def _stack(
-    python: str, torch: str, adapter: str, cann: Optional[str], layers: List[Layer], packages: Dict[str, Optional[str]]
+    python: str,
+    torch: str,
+    adapter: str,
+    cann: Optional[str],
+    layers: List[Layer],
+    packages: Dict[str, Optional[str]],
+    arch: str = "aarch64",
 ) -> Stack:
-    dims = (("cann", _MATRIX.dimension("cann").value(cann) if cann else None), ("arch", _arch("aarch64")))
+    dims = (("cann", _MATRIX.dimension("cann").value(cann) if cann else None), ("arch", _arch(arch)))
     env = Environment(
         python=PythonVersion.parse(python), torch=Version(torch), adapter=Version(adapter), dimensions=dims
     )
@@ -366,7 +372,9 @@ def _stacks(draw):
     adapter = draw(st.sampled_from(sorted({str(r.version) for r in _MATRIX.releases})))
     cann = draw(st.sampled_from([None, *(str(v) for v in _MATRIX.dimension("cann").values)]))
     python = draw(st.sampled_from(["3.9", "3.10", "3.11"]))
-    stack = _stack(python, torch, adapter, cann, layers, packages)
+    # on x86_64 torch-npu pairs with torch's +cpu build: PyPI's plain torch needs a fix there
+    arch = draw(st.sampled_from(["aarch64", "x86_64"]))
+    stack = _stack(python, torch, adapter, cann, layers, packages, arch)
     held_dims = (("cann", stack.env.dimension("cann")),) if cann and draw(st.booleans()) else ()
     held_layers = tuple(
         (layer.name, stack.version(layer.name))
@@ -436,3 +444,46 @@ def test_two_layers_that_agree_on_another_cann_get_that_way_out_first_then_each_
     assert ways[0] == "without cann 9.1.0" and "without layer-b" in ways, ways
     first = found.stacks[0]
     assert str(first.env.dimension("cann")) == "9.0.0" and str(first.version("layer-a")) == "0.9.0"
+
+
+def test_on_x86_64_pypis_plain_torch_is_moved_to_its_cpu_build_and_nothing_else_changes(tmp_path):
+    # torch-npu pairs with torch's +cpu build on x86_64: PyPI's 2.10.0 must change in every fix.
+    # Trying to keep it, subset by subset, spent the search before it reached the nearest way out
+    # and gave "use Python 3.12" instead
+    installed = dict(V023, **{"torchvision-npu": "0.21.0", "torchvision": "0.21.0"})
+    env = _environment(tmp_path / "env", **installed)
+    code, doc = _check(env, "--set", "arch=x86_64", "--set", "cann=9.1.0")
+    answer = doc["checks"][0]
+    assert code == 1
+    assert answer["stack"]["conflict"] == "torchvision-npu 0.21.0+7.1.0 needs cann 8.2.RC1; you hold cann 9.1.0"
+    first = answer["fixes"][0]
+    assert first["commands"] == [
+        "pip uninstall -y torchvision-npu",
+        "pip install 'torch==2.10.0+cpu' --index-url https://download.pytorch.org/whl/cpu",
+    ], first["summary"]
+    assert first["cell"]["python"] == "3.11"
+    after, sets = _applied(tmp_path, installed, first)
+    again_code, again = _check(after, *sets)
+    assert again_code == 0, again["checks"][0]["reasons"]
+
+
+def test_a_conflict_only_through_a_required_layer_is_named_by_the_dimension_that_decides(tmp_path):
+    # MindSpeed-LLM says nothing of CANN itself: it requires MindSpeed, whose release needs 9.1.0
+    llm = """\
+schema-version: 2
+layer: {distribution: mindspeed-llm, adapter: torch-npu}
+releases:
+  - {version: 26.1.0, status: supported, torch: 2.7.1, requires: {mindspeed: 26.1.0}}
+"""
+    layers = tmp_path / "layers"
+    matrices = ["--matrix", str(ADAPTER)]
+    matrices += ["--matrix", str(_write(layers, "mindspeed-llm", llm))]
+    matrices += ["--matrix", str(_write(layers, "mindspeed", MINDSPEED_CORE))]
+    installed = {"torch": "2.7.1", "torch-npu": "2.7.1.post8", "mindspeed-llm": "26.1.0", "mindspeed": "26.1.0"}
+    env = _environment(tmp_path / "env", python="3.10", **installed)
+    code, doc = _check(env, *matrices, "--set", "cann=9.0.0", "--companion", "mindspeed-llm=26.1.0")
+    answer = doc["checks"][0]
+    assert code == 1
+    assert answer["stack"]["conflict"] == (
+        "mindspeed-llm 26.1.0 requires mindspeed ==26.1.0, which needs cann 9.1.0; you hold cann 9.0.0"
+    )
