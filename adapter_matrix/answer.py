@@ -371,7 +371,7 @@ class CheckDocument(NamedTuple):
         return one
 
 
-def read_check(data: Union[CheckDocument, Mapping[str, Any]]) -> CheckDocument:
+def read_check(data: Union[CheckDocument, Mapping[str, object]]) -> CheckDocument:
     """``check --json``'s output (parsed JSON, or the document itself) as a :class:`CheckDocument`;
     :class:`~adapter_matrix.documents.DocumentError` naming the first key that is not as declared."""
     if isinstance(data, CheckDocument):

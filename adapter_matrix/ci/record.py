@@ -275,7 +275,7 @@ class ResultRecord:
             build_cached=True,
         )
 
-    def seen(self, check: Union[CheckDocument, Mapping[str, Any], None]) -> ResultRecord:
+    def seen(self, check: Union[CheckDocument, Mapping[str, object], None]) -> ResultRecord:
         """What ``check --json`` saw in the cell: the Python, torch and adapter installed, and
         the companions beside them. A check that printed no answer says nothing."""
         try:

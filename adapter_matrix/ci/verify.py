@@ -18,7 +18,7 @@ from .plan import CompanionPick, PlanRow
 
 __all__ = ["CellMismatch", "verify_environment", "verify_refusal"]
 
-Check = Union[CheckDocument, Mapping[str, Any]]  # check --json's output, parsed or as JSON
+Check = Union[CheckDocument, Mapping[str, object]]  # check --json's output, parsed or as JSON
 
 
 class CellMismatch(AdapterMatrixError, RuntimeError):

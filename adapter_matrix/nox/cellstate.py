@@ -20,7 +20,7 @@ class CellState:
     """The record's inputs, each set by the step that learns it."""
 
     # the cell's own `check --json` document (the second one, after the load: the record's binary)
-    check: Optional[Dict[str, Any]] = None
+    check: Optional[Dict[str, object]] = None
     # the native part's build step: `source_hash`, `build_seconds`, `compiled` (a hook may say more)
     build: Optional[Dict[str, Any]] = None
     # each project built against the cell's torch, in order: `project`, `version`, `source_hash`, ...
