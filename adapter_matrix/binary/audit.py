@@ -436,7 +436,7 @@ class _ProblemKeys(TypedDict):
     fix: str
 
 
-class ProblemJson(_ProblemKeys, total=False):
+class BinaryProblemJson(_ProblemKeys, total=False):
     """A problem as the audit writes it: the keys every kind has, then its kind's own
     (:class:`~adapter_matrix.answer.BinaryProblem` is the section read back)."""
 
@@ -465,7 +465,7 @@ class AuditJson(TypedDict):
     built_for: Optional[str]
     built_for_line: Optional[str]
     files: List[FileJson]
-    problems: List[ProblemJson]
+    problems: List[BinaryProblemJson]
     notes: List[str]
 
 
@@ -481,9 +481,9 @@ def _problem(
     linked: Optional[LinkedJson] = None,
     searched: Optional[List[str]] = None,
     missing: Optional[List[str]] = None,
-) -> ProblemJson:
+) -> BinaryProblemJson:
     """A problem with its kind's own key (at most one is given, written after the common ones)."""
-    problem: ProblemJson = {"kind": kind, "file": file, "subject": subject, "message": message, "fix": fix}
+    problem: BinaryProblemJson = {"kind": kind, "file": file, "subject": subject, "message": message, "fix": fix}
     if built_for is not None:
         problem["built_for"] = built_for
     if symbols is not None:
@@ -534,9 +534,9 @@ class _Symbols:
         return [{"name": s, "demangled": self.readable[s]} for s in symbols]
 
 
-def _missing_libraries(env: _Env, checked: _File, closure: _Closure) -> List[ProblemJson]:
+def _missing_libraries(env: _Env, checked: _File, closure: _Closure) -> List[BinaryProblemJson]:
     """A library of the closure the loader cannot find."""
-    problems: List[ProblemJson] = []
+    problems: List[BinaryProblemJson] = []
     for _obj, where, chain in closure.found:
         if where.path is not None:
             continue
@@ -555,10 +555,10 @@ def _missing_libraries(env: _Env, checked: _File, closure: _Closure) -> List[Pro
     return problems
 
 
-def _symbol_versions(env: _Env, checked: _File, closure: _Closure, torch: Optional[_Torch]) -> List[ProblemJson]:
+def _symbol_versions(env: _Env, checked: _File, closure: _Closure, torch: Optional[_Torch]) -> List[BinaryProblemJson]:
     """A symbol version (``GLIBCXX_3.4.30``) an object of the closure needs from a library
     that does not define it; torch's own libraries are torch's business."""
-    problems: List[ProblemJson] = []
+    problems: List[BinaryProblemJson] = []
     torch_paths = set(torch.libraries.values()) if torch else set()
     for obj, obj_facts in closure.objects.items():
         if obj in torch_paths:
@@ -618,7 +618,7 @@ def _torch_symbols(
     abi: Optional[int],
     built_for: Optional[str],
     declared: Optional[BuiltFor],
-) -> ProblemJson:
+) -> BinaryProblemJson:
     """The problem of symbols torch does not export: the other C++ ABI when the ABIs differ,
     else a build for another torch (the one it was built for, when known)."""
     torch_label = f"torch {torch.version}"
@@ -655,7 +655,7 @@ def _torch_symbols(
 
 def _other_symbols(
     checked: _File, closure: _Closure, missing: List[str], symbols: _Symbols, linked: Dict[str, _Linked]
-) -> ProblemJson:
+) -> BinaryProblemJson:
     """The problem of symbols neither torch nor a loaded library exports: a plugin of a plugin
     whose adapter is another release than it was built against, else a library of another build."""
     below = [
@@ -707,7 +707,7 @@ def _check_file(
     built_for: Optional[str],
     declared: Optional[BuiltFor] = None,
     linked: Optional[Dict[str, _Linked]] = None,
-) -> Tuple[FileJson, List[ProblemJson]]:
+) -> Tuple[FileJson, List[BinaryProblemJson]]:
     """One file's entry in the report and its problems (``built_for``: the exact torch it was
     built for, if known; ``declared``: its metadata's requirement on torch)."""
     closure = _closure(env, checked.path, checked.facts, search)
@@ -731,7 +731,7 @@ def _check_file(
 
 def _tied(
     distribution: str, label: str, torch_version: str, declared: BuiltFor, file: str, said: str
-) -> List[ProblemJson]:
+) -> List[BinaryProblemJson]:
     """The problem of a binary built for another torch minor than the installed one, which no
     symbol shows (torch 2.13 renumbered the dispatch keys: a build for 2.13 beside 2.12 imports,
     then its first op finds no kernel); none when the minors agree. ``file`` says which torch it
@@ -820,12 +820,12 @@ def _libraries(
 
 def _read_all(
     env: _Env, distribution: str, label: str, libraries: _Libraries
-) -> Tuple[Dict[str, ElfFacts], Set[str], List[ProblemJson]]:
+) -> Tuple[Dict[str, ElfFacts], Set[str], List[BinaryProblemJson]]:
     """Each library's ELF facts, every symbol the adapter's own libraries export, and a
     problem for each library that cannot be read."""
     own: Set[str] = set()
     readable: Dict[str, ElfFacts] = {}
-    problems: List[ProblemJson] = []
+    problems: List[BinaryProblemJson] = []
     for path in libraries.files:
         facts = env.read(path)
         if facts is None:

@@ -190,7 +190,7 @@ class EntryJson(TypedDict):
     dist_info: str
 
 
-class ProblemJson(TypedDict):
+class AutoloadProblemJson(TypedDict):
     kind: str
     message: str
     fix: str
@@ -209,7 +209,7 @@ class PluginJson(TypedDict):
 class _LintKeys(TypedDict):
     ok: bool
     entry_points: List[EntryJson]
-    problems: List[ProblemJson]
+    problems: List[AutoloadProblemJson]
 
 
 class LintJson(_LintKeys, total=False):
@@ -248,12 +248,12 @@ class _Found(NamedTuple):
         }
 
 
-def _found(paths: Sequence[str]) -> Tuple[List[_Found], List[ProblemJson]]:
+def _found(paths: Sequence[str]) -> Tuple[List[_Found], List[AutoloadProblemJson]]:
     """Every entry point of the chain's groups in the folders of ``paths`` (a distribution
     once: importlib's entry_points() keeps the first folder's), and a ``stale`` problem for
     each folder holding two dist-infos of an autoloaded distribution."""
     chain: List[_Found] = []  # every group of CHAIN_GROUPS, torch.backends included
-    problems: List[ProblemJson] = []
+    problems: List[AutoloadProblemJson] = []
     earlier: Set[str] = set()  # distributions of earlier folders: importlib's entry_points() keeps the first
     for site in paths:
         try:
@@ -285,7 +285,7 @@ def _found(paths: Sequence[str]) -> Tuple[List[_Found], List[ProblemJson]]:
     return chain, problems
 
 
-def _entry_problem(entry: _Found, paths: Sequence[str]) -> Tuple[Optional[str], Optional[ProblemJson]]:
+def _entry_problem(entry: _Found, paths: Sequence[str]) -> Tuple[Optional[str], Optional[AutoloadProblemJson]]:
     """(the entry point's module file, what would fail when torch runs it)."""
     label = f"entry point {entry.name} = {entry.value} ({entry.distribution} {entry.version})"
     if _recorded_files_gone(os.path.dirname(entry.dist_info), entry.dist_info):
@@ -312,7 +312,7 @@ def _entry_problem(entry: _Found, paths: Sequence[str]) -> Tuple[Optional[str], 
     return found, None
 
 
-def _privateuse1_conflict(claiming: List[_Found]) -> List[ProblemJson]:
+def _privateuse1_conflict(claiming: List[_Found]) -> List[AutoloadProblemJson]:
     if len(claiming) < 2:
         return []
     named = ", ".join(f"{e.distribution} ({e.name})" for e in claiming)
@@ -377,7 +377,7 @@ def _selected(name: str, allowed: Optional[str]) -> bool:
 
 def _platform_conflicts(
     chain: List[_Found], paths: Sequence[str], allowed: Optional[str], read: List[str]
-) -> List[ProblemJson]:
+) -> List[AutoloadProblemJson]:
     """``platform-conflict``: vLLM would load ``vllm.platform_plugins`` of two or more
     distributions (the module docstring states vLLM's rule)."""
     loaded = [
