@@ -7,7 +7,8 @@ packaging's ``pylock`` does for lock files, :func:`from_json` checks a parsed do
 key by key against those annotations and names the first key that is wrong
 (:class:`DocumentError`); :func:`to_json` writes the keys back in declaration order.
 Nested documents, ``str`` enums and ``str`` subclasses (a cell id) are converted both
-ways; mappings and lists keep the order they were read in, so a document read and
+ways; a ``TypedDict`` (a small section of a fixed shape) is checked key by key and stays a
+mapping; mappings and lists keep the order they were read in, so a document read and
 written again is the same JSON.
 
 A dataclass field carries its meaning and tags with :func:`declare` (``evidence``,
@@ -118,6 +119,12 @@ def _mapping(origin: object) -> bool:
     return origin in (dict, collections.abc.Mapping)
 
 
+def _typed_dict(hint: object) -> bool:
+    """Whether ``hint`` is a ``TypedDict``: a section whose keys are declared, read as a plain
+    mapping (its own keys checked, the others kept as read)."""
+    return isinstance(hint, type) and issubclass(hint, dict) and hasattr(hint, "__total__")
+
+
 def json_type(hint: object) -> str:
     """How a message and the reference name the JSON type of ``hint``: ``a string or null``."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
@@ -137,7 +144,7 @@ def json_type(hint: object) -> str:
         return "one of " + ", ".join(str(m.value) for m in hint)
     if isinstance(hint, type) and issubclass(hint, str):
         return "a string"
-    return "a mapping" if is_document(hint) or _mapping(origin) else "a list"
+    return "a mapping" if is_document(hint) or _typed_dict(hint) or _mapping(origin) else "a list"
 
 
 def _is_a(value: object, hint: object) -> bool:
@@ -157,7 +164,7 @@ def _is_a(value: object, hint: object) -> bool:
     if isinstance(hint, type) and issubclass(hint, str):
         return isinstance(value, str)
     origin = typing.get_origin(hint)
-    if _mapping(origin) or is_document(hint):
+    if _mapping(origin) or is_document(hint) or _typed_dict(hint):
         return isinstance(value, dict)
     if origin in (list, tuple):
         return isinstance(value, list)
@@ -175,6 +182,8 @@ def _read(value: object, hint: object, where: str) -> object:
         raise DocumentError(f"{where} is {what_is(value)}, expected {json_type(hint)}")
     if isinstance(hint, type) and is_document(hint):
         return from_json(hint, value, where)
+    if isinstance(hint, type) and _typed_dict(hint) and isinstance(value, dict):
+        return _read_typed_dict(value, hint, where)
     if isinstance(hint, type) and issubclass(hint, (enum.Enum, str)) and hint is not str:
         return hint(value)
     if _mapping(origin) and args and args[1] is not Any and isinstance(value, dict):  # (_is_a: it is one)
@@ -185,6 +194,16 @@ def _read(value: object, hint: object, where: str) -> object:
             return tuple(items) if origin is tuple else items
         return tuple(value) if origin is tuple else value
     return value
+
+
+def _read_typed_dict(value: Dict[str, object], hint: type, where: str) -> Dict[str, object]:
+    """A mapping checked against a ``TypedDict``: its required keys are there (Python 3.9+ says
+    which), each declared key it has is of its type; the keys in the order read, others kept."""
+    for name in sorted(getattr(hint, "__required_keys__", ())):
+        if name not in value:
+            raise DocumentError(f"{where} has no {name}")
+    hints = typing.get_type_hints(hint, vars(sys.modules[hint.__module__]))
+    return {key: _read(item, hints[key], f"{where}.{key}") if key in hints else item for key, item in value.items()}
 
 
 def _write(value: object) -> object:

@@ -46,7 +46,7 @@ from ..matrix.queries import Cell, cells
 from ..names import canonical_name
 from .frozen import FrozenRelease, read_frozen
 from .plan import SESSION, PlanRow, plan
-from .record import RecordSet, ResultRecord
+from .record import RecordSet, ResultRecord, TreeState
 from .record_names import EvidenceError, check_name
 
 __all__ = [
@@ -552,7 +552,7 @@ def gate(
     return found
 
 
-def tree_state(matrix: Matrix, more: Sequence[str] = ()) -> Dict[str, Any]:
+def tree_state(matrix: Matrix, more: Sequence[str] = ()) -> TreeState:
     """What a record says about the sources it ran on: the commit, whether the evidence
     sources (and ``more``, relative to the matrix's folder) differed from it, and their hash
     (:func:`sources_hash`)."""
