@@ -162,7 +162,7 @@ class CompiledSample(TypedDict, total=False):
     ops: int
     outcomes: Dict[str, int]
     problems: int
-    float32: Float32Match
+    float32: Optional[Float32Match]
     seconds: float
 
 
@@ -464,7 +464,7 @@ class ResultRecord:
         return kept
 
     @classmethod
-    def from_json(cls, data: Any, path: str) -> ResultRecord:
+    def from_json(cls, data: object, path: str) -> ResultRecord:
         """A record read from ``path``: :class:`RecordError` unless every key has the type
         the declaration gives it."""
         try:
