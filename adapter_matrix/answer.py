@@ -15,10 +15,13 @@ under ``--deep``) declares it as a field with a ``None`` default and names it in
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Mapping, NamedTuple, Optional, Tuple, Union
 
 from .documents import from_json, to_json
 from .matrix.status import Status
+
+if TYPE_CHECKING:
+    from .matrix.diagnostics import Diagnostic
 
 __all__ = [
     "CHECK_SCHEMA",
@@ -256,7 +259,7 @@ class Answer(NamedTuple):
     def _written(self, name: str) -> bool:
         return name not in ANSWER_SECTIONS or getattr(self, name) is not None
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> Dict[str, object]:
         return to_json(self)
 
     def companion(self, name: str) -> Optional[CompanionSeen]:
@@ -275,7 +278,7 @@ class DiagnosticSeen(NamedTuple):
     hint: Optional[str]  # how to fix it, when the diagnostic says
 
     @classmethod
-    def of(cls, diagnostic: Any) -> DiagnosticSeen:
+    def of(cls, diagnostic: Diagnostic) -> DiagnosticSeen:
         mark = diagnostic.mark
         placed = mark.line > 0
         return cls(
@@ -361,7 +364,7 @@ class CheckDocument(NamedTuple):
             return bool(self.diagnostics)
         return name != "error" or self.error is not None  # only a refused command line has one
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> Dict[str, object]:
         return to_json(self)
 
     @property

@@ -219,7 +219,7 @@ class OpsSummary:
         return name != "compiled" or self.compiled is not None  # absent: the sweep compiled nothing
 
     @classmethod
-    def of(cls, summary: Mapping[str, Any]) -> OpsSummary:
+    def of(cls, summary: Mapping[str, object]) -> OpsSummary:
         """The summary :func:`adapter_matrix.device.opsweep.record.summary` made, checked key by key."""
         return from_json(cls, dict(summary), "the op sweep's summary")
 
@@ -450,17 +450,18 @@ class ResultRecord:
     def _written(self, name: str) -> bool:
         return self.keys is None or name in self.keys
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> Dict[str, object]:
         """The full record, as ``results/<cell>.json`` holds it."""
         return to_json(self)
 
-    def evidence_json(self) -> Dict[str, Any]:
+    def evidence_json(self) -> Dict[str, object]:
         """The evidence form: the keys :func:`evidence_keys` names, in that order; the op
         sweep's summary loses its ``record`` (a path under ``results/``, not in git)."""
         full = to_json(self, keep=lambda key: bool(key.tag("evidence")))
         kept = {name: full[name] for name in evidence_keys() if name in full}
-        if isinstance(kept.get("ops"), dict):
-            kept["ops"] = {k: v for k, v in kept["ops"].items() if k != "record"}
+        ops = kept.get("ops")
+        if isinstance(ops, dict):
+            kept["ops"] = {k: v for k, v in ops.items() if k != "record"}
         return kept
 
     @classmethod
