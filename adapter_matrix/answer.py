@@ -15,10 +15,13 @@ under ``--deep``) declares it as a field with a ``None`` default and names it in
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Mapping, NamedTuple, Optional, Tuple, Union
 
 from .documents import from_json, to_json
 from .matrix.status import Status
+
+if TYPE_CHECKING:
+    from .matrix.diagnostics import Diagnostic
 
 __all__ = [
     "CHECK_SCHEMA",
@@ -204,7 +207,7 @@ class LayerSeen(NamedTuple):
     binary: Optional[BinarySection] = None
     # how it is installed: {name, kind (wheel|vcs|editable|directory|checkout), path, version,
     # commit, describe, url, requested, source, error, past} (check/provenance.py)
-    provenance: Optional[Dict[str, Any]] = None
+    provenance: Optional[Dict[str, Optional[str]]] = None
 
     def _written(self, name: str) -> bool:
         return name not in ("binary", "provenance") or getattr(self, name) is not None
@@ -219,7 +222,7 @@ class StackSeen(NamedTuple):
 
     layers: Tuple[LayerSeen, ...]
     conflict: Optional[str] = None
-    provenance: Optional[Tuple[Dict[str, Any], ...]] = None
+    provenance: Optional[Tuple[Dict[str, Optional[str]], ...]] = None
     no_fix: Optional[str] = None
 
     def _written(self, name: str) -> bool:
@@ -267,7 +270,7 @@ class Answer(NamedTuple):
     def _written(self, name: str) -> bool:
         return name not in ANSWER_SECTIONS or getattr(self, name) is not None
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> Dict[str, object]:
         return to_json(self)
 
     def companion(self, name: str) -> Optional[CompanionSeen]:
@@ -286,7 +289,7 @@ class DiagnosticSeen(NamedTuple):
     hint: Optional[str]  # how to fix it, when the diagnostic says
 
     @classmethod
-    def of(cls, diagnostic: Any) -> DiagnosticSeen:
+    def of(cls, diagnostic: Diagnostic) -> DiagnosticSeen:
         mark = diagnostic.mark
         placed = mark.line > 0
         return cls(
@@ -379,7 +382,7 @@ class CheckDocument(NamedTuple):
             return self.internal
         return name != "error" or self.error is not None  # only a refused command line has one
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> Dict[str, object]:
         return to_json(self)
 
     @property
@@ -389,7 +392,7 @@ class CheckDocument(NamedTuple):
         return one
 
 
-def read_check(data: Union[CheckDocument, Mapping[str, Any]]) -> CheckDocument:
+def read_check(data: Union[CheckDocument, Mapping[str, object]]) -> CheckDocument:
     """``check --json``'s output (parsed JSON, or the document itself) as a :class:`CheckDocument`;
     :class:`~adapter_matrix.documents.DocumentError` naming the first key that is not as declared."""
     if isinstance(data, CheckDocument):

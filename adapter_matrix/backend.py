@@ -14,7 +14,7 @@ Each backend also decides on its own setting how ``compat.yaml`` reaches the whe
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Mapping
+from typing import Dict, Mapping
 
 __all__ = ["SETUPTOOLS", "SCIKIT_BUILD", "MESON", "OTHER", "backend_of", "build_tables", "build_tables_text"]
 
@@ -34,7 +34,7 @@ _BACKENDS = {
 _TOOL_TABLES = ("setuptools", "scikit-build", "meson-python", "cibuildwheel")
 
 
-def backend_of(pyproject: Mapping[str, Any]) -> str:
+def backend_of(pyproject: Mapping[str, object]) -> str:
     """The backend a parsed ``pyproject.toml`` names: setuptools when it names none (PEP 517's
     fallback, and a ``setup.py``-only project's), :data:`OTHER` for one we do not know."""
     build = pyproject.get("build-system")
@@ -44,10 +44,10 @@ def backend_of(pyproject: Mapping[str, Any]) -> str:
     return _BACKENDS.get(name.strip(), OTHER)
 
 
-def build_tables(pyproject: Mapping[str, Any]) -> Dict[str, Any]:
+def build_tables(pyproject: Mapping[str, object]) -> Dict[str, object]:
     """The tables of a parsed ``pyproject.toml`` that configure its build: ``[build-system]``
     and the build backends' ``[tool.*]`` tables (only those present)."""
-    out: Dict[str, Any] = {}
+    out: Dict[str, object] = {}
     if "build-system" in pyproject:
         out["build-system"] = pyproject["build-system"]
     tool = pyproject.get("tool")

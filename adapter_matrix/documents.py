@@ -7,7 +7,8 @@ packaging's ``pylock`` does for lock files, :func:`from_json` checks a parsed do
 key by key against those annotations and names the first key that is wrong
 (:class:`DocumentError`); :func:`to_json` writes the keys back in declaration order.
 Nested documents, ``str`` enums and ``str`` subclasses (a cell id) are converted both
-ways; mappings and lists keep the order they were read in, so a document read and
+ways; a ``TypedDict`` (a small section of a fixed shape) is checked key by key and stays a
+mapping; mappings and lists keep the order they were read in, so a document read and
 written again is the same JSON.
 
 A dataclass field carries its meaning and tags with :func:`declare` (``evidence``,
@@ -44,16 +45,17 @@ class Key(NamedTuple):
     """One key of a document: its name, Python type, meaning and tags."""
 
     name: str
-    hint: Any
+    hint: object  # a type, or a typing form (Optional[str], Dict[str, int])
     doc: str
-    tags: Mapping[str, Any]
+    tags: Mapping[str, object]
     required: bool  # no default: a document without the key is not one
 
-    def tag(self, name: str, default: Any = None) -> Any:
+    def tag(self, name: str, default: object = None) -> object:
         return self.tags.get(name, default)
 
 
-def declare(doc: str, *, default: Any = None, factory: Optional[Callable[[], Any]] = None, **tags: Any) -> Any:
+# Any: a field's default stands for a value of the field's own type, as dataclasses.field's does
+def declare(doc: str, *, default: object = None, factory: Optional[Callable[[], object]] = None, **tags: object) -> Any:
     """A dataclass field with its meaning (``doc``) and tags: ``required=True`` (a document
     without the key is not one), ``evidence=True`` (the evidence form of a record keeps
     it), ``expected="an ISO date and time"`` (what a message says a value must be),
@@ -62,7 +64,7 @@ def declare(doc: str, *, default: Any = None, factory: Optional[Callable[[], Any
     import dataclasses  # only the classes that declare fields pay for it
 
     metadata = {"doc": doc, **tags}
-    shown = tags.get("json", True)  # bookkeeping is neither compared nor shown
+    shown = bool(tags.get("json", True))  # bookkeeping is neither compared nor shown
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata=metadata, compare=shown, repr=shown)
     return dataclasses.field(default=default, metadata=metadata, compare=shown, repr=shown)
@@ -71,7 +73,7 @@ def declare(doc: str, *, default: Any = None, factory: Optional[Callable[[], Any
 _KEYS: Dict[type, Tuple[Key, ...]] = {}
 
 
-def is_document(cls: Any) -> bool:
+def is_document(cls: object) -> bool:
     """Whether ``cls`` is a declared document: a dataclass or a NamedTuple."""
     return isinstance(cls, type) and (hasattr(cls, "__dataclass_fields__") or hasattr(cls, "_fields"))
 
@@ -106,18 +108,24 @@ def keys_of(cls: type) -> Tuple[Key, ...]:
 # -- types ---------------------------------------------------------------------------------
 
 
-def what_is(value: Any) -> str:
+def what_is(value: object) -> str:
     """How a message names the JSON type of ``value``: ``a mapping``, ``null``, ``a int``."""
     return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(value), f"a {type(value).__name__}"
     )
 
 
-def _mapping(origin: Any) -> bool:
+def _mapping(origin: object) -> bool:
     return origin in (dict, collections.abc.Mapping)
 
 
-def json_type(hint: Any) -> str:
+def _typed_dict(hint: object) -> bool:
+    """Whether ``hint`` is a ``TypedDict``: a section whose keys are declared, read as a plain
+    mapping (its own keys checked, the others kept as read)."""
+    return isinstance(hint, type) and issubclass(hint, dict) and hasattr(hint, "__total__")
+
+
+def json_type(hint: object) -> str:
     """How a message and the reference name the JSON type of ``hint``: ``a string or null``."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Union:
@@ -136,10 +144,10 @@ def json_type(hint: Any) -> str:
         return "one of " + ", ".join(str(m.value) for m in hint)
     if isinstance(hint, type) and issubclass(hint, str):
         return "a string"
-    return "a mapping" if is_document(hint) or _mapping(origin) else "a list"
+    return "a mapping" if is_document(hint) or _typed_dict(hint) or _mapping(origin) else "a list"
 
 
-def _is_a(value: Any, hint: Any) -> bool:
+def _is_a(value: object, hint: object) -> bool:
     """Whether a JSON ``value`` (as :mod:`json` parsed it) has the JSON type ``hint`` names."""
     if hint is Any:
         return True
@@ -156,14 +164,14 @@ def _is_a(value: Any, hint: Any) -> bool:
     if isinstance(hint, type) and issubclass(hint, str):
         return isinstance(value, str)
     origin = typing.get_origin(hint)
-    if _mapping(origin) or is_document(hint):
+    if _mapping(origin) or is_document(hint) or _typed_dict(hint):
         return isinstance(value, dict)
     if origin in (list, tuple):
         return isinstance(value, list)
     raise TypeError(f"no JSON type for {hint!r}")  # a declaration this module cannot check: a bug, not input
 
 
-def _read(value: Any, hint: Any, where: str) -> Any:
+def _read(value: object, hint: object, where: str) -> object:
     """``value`` checked against ``hint`` and converted to it, else :class:`DocumentError`."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Union:
@@ -172,19 +180,33 @@ def _read(value: Any, hint: Any, where: str) -> Any:
                 return _read(value, option, where)
     if origin is typing.Union or not _is_a(value, hint):
         raise DocumentError(f"{where} is {what_is(value)}, expected {json_type(hint)}")
-    if is_document(hint):
+    if isinstance(hint, type) and is_document(hint):
         return from_json(hint, value, where)
+    if isinstance(hint, type) and _typed_dict(hint) and isinstance(value, dict):
+        return _read_typed_dict(value, hint, where)
     if isinstance(hint, type) and issubclass(hint, (enum.Enum, str)) and hint is not str:
         return hint(value)
-    if _mapping(origin) and args and args[1] is not Any:
+    if _mapping(origin) and args and args[1] is not Any and isinstance(value, dict):  # (_is_a: it is one)
         return {key: _read(item, args[1], f"{where}.{key}") for key, item in value.items()}
-    if origin in (list, tuple) and args and args[0] is not Any:
-        items = [_read(item, args[0], f"{where}[{i}]") for i, item in enumerate(value)]
-        return tuple(items) if origin is tuple else items
-    return tuple(value) if origin is tuple else value
+    if isinstance(value, list) and origin in (list, tuple):  # (_is_a: it is one)
+        if args and args[0] is not Any:
+            items = [_read(item, args[0], f"{where}[{i}]") for i, item in enumerate(value)]
+            return tuple(items) if origin is tuple else items
+        return tuple(value) if origin is tuple else value
+    return value
 
 
-def _write(value: Any) -> Any:
+def _read_typed_dict(value: Dict[str, object], hint: type, where: str) -> Dict[str, object]:
+    """A mapping checked against a ``TypedDict``: its required keys are there (Python 3.9+ says
+    which), each declared key it has is of its type; the keys in the order read, others kept."""
+    for name in sorted(getattr(hint, "__required_keys__", ())):
+        if name not in value:
+            raise DocumentError(f"{where} has no {name}")
+    hints = typing.get_type_hints(hint, vars(sys.modules[hint.__module__]))
+    return {key: _read(item, hints[key], f"{where}.{key}") if key in hints else item for key, item in value.items()}
+
+
+def _write(value: object) -> object:
     """A value as plain JSON data."""
     if is_document(type(value)):
         return to_json(value)
@@ -202,13 +224,13 @@ def _write(value: Any) -> Any:
 # -- reading and writing -------------------------------------------------------------------
 
 
-def from_json(cls: Type[T], data: Any, where: str = "the document") -> T:
+def from_json(cls: Type[T], data: object, where: str = "the document") -> T:
     """``data`` (parsed JSON) as a ``cls``, each key checked against its declared type (and
     its ``check``); :class:`DocumentError` naming the first wrong key. Keys the declaration
     does not know are ignored: a newer writer's additions."""
     if not isinstance(data, dict):
         raise DocumentError(f"{where} is {what_is(data)}, expected a mapping")
-    values: Dict[str, Any] = {}
+    values: Dict[str, object] = {}
     for key in keys_of(cls):
         if key.name not in data:
             if key.required:
@@ -222,15 +244,15 @@ def from_json(cls: Type[T], data: Any, where: str = "the document") -> T:
             if expected:  # the declaration says what a value must be
                 raise DocumentError(f"{key.name} is {what_is(value)}, expected {expected}") from None
             raise
-        check = key.tag("check")
-        problem = check(value) if check is not None and value is not None else None
+        check = key.tag("check")  # a function of the value: what is wrong with it, or None
+        problem = check(value) if callable(check) and value is not None else None
         if problem:
             raise DocumentError(problem)
-    build: Optional[Callable[[Dict[str, Any], FrozenSet[str]], T]] = getattr(cls, "_from_keys", None)
+    build: Optional[Callable[[Dict[str, object], FrozenSet[str]], T]] = getattr(cls, "_from_keys", None)
     return build(values, frozenset(data)) if build is not None else cls(**values)
 
 
-def to_json(document: Any, keep: Optional[Callable[[Key], bool]] = None) -> Dict[str, Any]:
+def to_json(document: object, keep: Optional[Callable[[Key], bool]] = None) -> Dict[str, Any]:
     """``document`` as plain JSON data, its keys in declaration order (``keep`` selects)."""
     written: Optional[Callable[[str], bool]] = getattr(document, "_written", None)
     return {

@@ -22,6 +22,7 @@ from .errors import AdapterMatrixError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a warm `check` never does)
 if TYPE_CHECKING:
+    import re
     from typing import Any, Callable, Dict, Iterator, Optional, Tuple, Union
 
 __all__ = [
@@ -287,8 +288,8 @@ def printable(text: object, keep_newlines: bool = False) -> str:
     if not _control.search(value):
         return value
 
-    def escape(match: Any) -> str:
-        char: str = match.group()
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
         if keep_newlines and char in "\n\t":
             return char
         return repr(char)[1:-1]

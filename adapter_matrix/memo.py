@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a warm `check` never does)
 if TYPE_CHECKING:
-    from typing import Any, Dict, Iterable, Optional, Tuple
+    from typing import Dict, Iterable, Mapping, Optional, Tuple
 
     Stamp = Optional[Tuple[int, int, int]]  # (size, mtime_ns, inode); None: the path does not exist
 
@@ -115,7 +115,8 @@ def entry_path(kind: str, key: str, suffix: str = ".json") -> str:
     return os.path.join(cache_folder(kind), key + suffix)
 
 
-def read_entry(path: str) -> Optional[Any]:
+def read_entry(path: str) -> object:
+    """The parsed JSON of a trusted entry (its shape is the reader's to check); None when there is none."""
     import json
 
     from .files import FileReadError, read_regular
@@ -128,7 +129,7 @@ def read_entry(path: str) -> Optional[Any]:
         return None
 
 
-def write_entry(path: str, value: Any) -> None:
+def write_entry(path: str, value: object) -> None:
     import json
 
     from .files import FileWriteError, atomic_write, private_folder
@@ -140,7 +141,7 @@ def write_entry(path: str, value: Any) -> None:
         pass
 
 
-def _holding(path: str) -> Optional[Tuple[Dict[str, Stamp], Dict[str, Any]]]:
+def _holding(path: str) -> Optional[Tuple[Dict[str, Stamp], Dict[str, object]]]:
     """The entry's deps and answer, if every file and folder it was decided from is unchanged."""
     raw = read_entry(path)
     if not isinstance(raw, dict) or not isinstance(raw.get("deps"), list) or not isinstance(raw.get("report"), dict):
@@ -157,7 +158,7 @@ def _holding(path: str) -> Optional[Tuple[Dict[str, Stamp], Dict[str, Any]]]:
     return deps, raw["report"]
 
 
-def load_stamped(path: str) -> Optional[Dict[str, Any]]:
+def load_stamped(path: str) -> Optional[Dict[str, object]]:
     """The stored answer, if every file and folder it was decided from is unchanged."""
     held = _holding(path)
     return None if held is None else held[1]
@@ -170,6 +171,6 @@ def entry_deps(path: str) -> Optional[Dict[str, Stamp]]:
     return None if held is None else held[0]
 
 
-def store_stamped(path: str, deps: Dict[str, Stamp], report: Dict[str, Any]) -> None:
+def store_stamped(path: str, deps: Dict[str, Stamp], report: Mapping[str, object]) -> None:
     """Store an answer with ``deps``: each path's stamp as it was when the answer read it."""
     write_entry(path, {"deps": [[p, st] for p, st in deps.items()], "report": report})

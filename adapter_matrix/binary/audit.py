@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple, TypedDict, cast
 
 from .. import limits
 from ..check.binary import TIED_TO_A_MINOR, BuiltFor, built_for_torch, minor_of
@@ -417,8 +417,84 @@ def _closure(env: _Env, path: str, facts: ElfFacts, search: Search) -> _Closure:
     return _Closure(found, objects, providers)
 
 
-def _problem(kind: str, file: str, subject: str, message: str, fix: str, **extra: Any) -> Dict[str, Any]:
-    return {"kind": kind, "file": file, "subject": subject, "message": message, "fix": fix, **extra}
+class SymbolJson(TypedDict):
+    name: str
+    demangled: str
+
+
+class LinkedJson(TypedDict):
+    distribution: str
+    installed: str
+    built_against: Optional[str]
+
+
+class _ProblemKeys(TypedDict):
+    kind: str
+    file: str
+    subject: str
+    message: str
+    fix: str
+
+
+class BinaryProblemJson(_ProblemKeys, total=False):
+    """A problem as the audit writes it: the keys every kind has, then its kind's own
+    (:class:`~adapter_matrix.answer.BinaryProblem` is the section read back)."""
+
+    built_for: str
+    symbols: List[SymbolJson]
+    linked: LinkedJson
+    searched: List[str]
+    missing: List[str]
+
+
+class FileJson(TypedDict):
+    file: str
+    cxx11_abi: Optional[int]
+    needed: Dict[str, Optional[str]]
+
+
+class AuditJson(TypedDict):
+    """The ``binary`` section as the audit writes and stores it (read back as
+    :class:`~adapter_matrix.answer.BinarySection` by :mod:`.section`)."""
+
+    ok: bool
+    distribution: str
+    version: Optional[str]
+    torch: Optional[str]
+    torch_cxx11_abi: Optional[int]
+    built_for: Optional[str]
+    built_for_line: Optional[str]
+    files: List[FileJson]
+    problems: List[BinaryProblemJson]
+    notes: List[str]
+
+
+def _problem(
+    kind: str,
+    file: str,
+    subject: str,
+    message: str,
+    fix: str,
+    *,
+    built_for: Optional[str] = None,
+    symbols: Optional[List[SymbolJson]] = None,
+    linked: Optional[LinkedJson] = None,
+    searched: Optional[List[str]] = None,
+    missing: Optional[List[str]] = None,
+) -> BinaryProblemJson:
+    """A problem with its kind's own key (at most one is given, written after the common ones)."""
+    problem: BinaryProblemJson = {"kind": kind, "file": file, "subject": subject, "message": message, "fix": fix}
+    if built_for is not None:
+        problem["built_for"] = built_for
+    if symbols is not None:
+        problem["symbols"] = symbols
+    if linked is not None:
+        problem["linked"] = linked
+    if searched is not None:
+        problem["searched"] = searched
+    if missing is not None:
+        problem["missing"] = missing
+    return problem
 
 
 def _describe_search(where: Found, site: Site) -> str:
@@ -428,24 +504,39 @@ def _describe_search(where: Found, site: Site) -> str:
     return f"searched {text}; {ld}"
 
 
-def _check_file(
-    env: _Env,
-    label: str,
-    display: str,
-    path: str,
-    facts: ElfFacts,
-    torch: Optional[_Torch],
-    own_exports: Set[str],
-    search: Search,
-    built_for: Optional[str],
-    declared: Optional[BuiltFor] = None,
-    linked: Optional[Dict[str, _Linked]] = None,
-) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
-    """One file's entry in the report and its problems (``built_for``: the exact torch it was
-    built for, if known; ``declared``: its metadata's requirement on torch)."""
-    problems: List[Dict[str, Any]] = []
-    closure = _closure(env, path, facts, search)
-    torch_label = f"torch {torch.version}" if torch else "torch"
+class _File(NamedTuple):
+    """The library being checked, as its problems name it."""
+
+    label: str  # "<distribution> <version>"
+    display: str  # its path as the report shows it
+    path: str
+    facts: ElfFacts
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+
+class _Symbols:
+    """Missing symbols as a message shows them (the first few, readable) and the JSON lists them."""
+
+    def __init__(self, names: List[str]) -> None:
+        from .demangle import demangle_all
+
+        self.readable = demangle_all(names) if names else {}
+
+    def shown(self, symbols: List[str]) -> str:
+        text = ", ".join(f"`{self.readable[s]}`" for s in symbols[:SHOWN_SYMBOLS])
+        more = len(symbols) - SHOWN_SYMBOLS
+        return text + (f" and {more} more symbol{'s' if more > 1 else ''}" if more > 0 else "")
+
+    def listed(self, symbols: List[str]) -> List[SymbolJson]:
+        return [{"name": s, "demangled": self.readable[s]} for s in symbols]
+
+
+def _missing_libraries(env: _Env, checked: _File, closure: _Closure) -> List[BinaryProblemJson]:
+    """A library of the closure the loader cannot find."""
+    problems: List[BinaryProblemJson] = []
     for _obj, where, chain in closure.found:
         if where.path is not None:
             continue
@@ -453,14 +544,21 @@ def _check_file(
         problems.append(
             _problem(
                 "missing-library",
-                display,
+                checked.display,
                 where.name,
-                f"{label}'s {os.path.basename(path)} needs {where.name}{through}, which the loader cannot find "
+                f"{checked.label}'s {checked.name} needs {where.name}{through}, which the loader cannot find "
                 f"({_describe_search(where, env.site)})",
                 f"install what provides {where.name}, or add its folder to LD_LIBRARY_PATH (a vendor toolkit's set_env.sh does)",
                 searched=list(where.searched),
             )
         )
+    return problems
+
+
+def _symbol_versions(env: _Env, checked: _File, closure: _Closure, torch: Optional[_Torch]) -> List[BinaryProblemJson]:
+    """A symbol version (``GLIBCXX_3.4.30``) an object of the closure needs from a library
+    that does not define it; torch's own libraries are torch's business."""
+    problems: List[BinaryProblemJson] = []
     torch_paths = set(torch.libraries.values()) if torch else set()
     for obj, obj_facts in closure.objects.items():
         if obj in torch_paths:
@@ -480,84 +578,94 @@ def _check_file(
                 problems.append(
                     _problem(
                         "symbol-version",
-                        display,
+                        checked.display,
                         library,
-                        f"{label}'s {os.path.basename(obj)} needs {', '.join(sorted(missing, key=_version_key))} "
+                        f"{checked.label}'s {os.path.basename(obj)} needs {', '.join(sorted(missing, key=_version_key))} "
                         f"from {library}, but the one the loader finds ({provider}) is older{newest}",
                         f"use a newer {library} (a newer system or compiler runtime) or a build of the adapter made on an older system",
                         missing=missing,
                     )
                 )
+    return problems
+
+
+def _missing_symbols(
+    checked: _File, closure: _Closure, torch: Optional[_Torch], own_exports: Set[str]
+) -> Tuple[List[str], List[str]]:
+    """The unversioned, non-weak symbols nothing loaded exports: (torch's, the others)."""
     available = set(own_exports)
     for obj, obj_facts in closure.objects.items():
-        if obj != path:
+        if obj != checked.path:
             available.update(obj_facts.exports)
     if torch is not None:
         available |= torch.exports
     missing_torch: List[str] = []
     missing_other: List[str] = []
-    for symbol in facts.undefined:
+    for symbol in checked.facts.undefined:
         if symbol.weak or symbol.version or symbol.name.startswith(_PYTHON_API) or symbol.name in available:
             continue
         (missing_torch if torch is not None and TORCH_NAMESPACES.search(symbol.name) else missing_other).append(
             symbol.name
         )
-    abi = cxx11_abi(list(facts.exports) + [u.name for u in facts.undefined])
-    names = missing_torch + missing_other
-    from .demangle import demangle_all
+    return missing_torch, missing_other
 
-    readable = demangle_all(names) if names else {}
 
-    def shown(symbols: List[str]) -> str:
-        text = ", ".join(f"`{readable[s]}`" for s in symbols[:SHOWN_SYMBOLS])
-        more = len(symbols) - SHOWN_SYMBOLS
-        return text + (f" and {more} more symbol{'s' if more > 1 else ''}" if more > 0 else "")
-
-    def symbols_of(symbols: List[str]) -> List[Dict[str, str]]:
-        return [{"name": s, "demangled": readable[s]} for s in symbols]
-
-    if missing_torch and torch is not None and abi is not None and torch.abi is not None and abi != torch.abi:
-        problems.append(
-            _problem(
-                "cxx11-abi",
-                display,
-                f"_GLIBCXX_USE_CXX11_ABI={abi}",
-                f"{label}'s {os.path.basename(path)} was built with _GLIBCXX_USE_CXX11_ABI={abi}, but {torch_label} "
-                f"uses {torch.abi}: it needs {shown(missing_torch)}, which {torch_label} exports only in the other ABI",
-                f"install a build of the adapter made with _GLIBCXX_USE_CXX11_ABI={torch.abi}, as torch {torch.version} is"
-                + (" (or torch's cxx11.abi variant)" if torch.abi == 0 else ""),
-                symbols=symbols_of(missing_torch),
-            )
+def _torch_symbols(
+    checked: _File,
+    torch: _Torch,
+    missing: List[str],
+    symbols: _Symbols,
+    abi: Optional[int],
+    built_for: Optional[str],
+    declared: Optional[BuiltFor],
+) -> BinaryProblemJson:
+    """The problem of symbols torch does not export: the other C++ ABI when the ABIs differ,
+    else a build for another torch (the one it was built for, when known)."""
+    torch_label = f"torch {torch.version}"
+    if abi is not None and torch.abi is not None and abi != torch.abi:
+        return _problem(
+            "cxx11-abi",
+            checked.display,
+            f"_GLIBCXX_USE_CXX11_ABI={abi}",
+            f"{checked.label}'s {checked.name} was built with _GLIBCXX_USE_CXX11_ABI={abi}, but {torch_label} "
+            f"uses {torch.abi}: it needs {symbols.shown(missing)}, which {torch_label} exports only in the other ABI",
+            f"install a build of the adapter made with _GLIBCXX_USE_CXX11_ABI={torch.abi}, as torch {torch.version} is"
+            + (" (or torch's cxx11.abi variant)" if torch.abi == 0 else ""),
+            symbols=symbols.listed(missing),
         )
-    elif missing_torch and torch is not None:
-        line = declared.line if declared is not None else None
-        if built_for and built_for != torch.version:
-            built = f"; it was built for torch {built_for}"
-            fix = f"install the torch it was built for (pip install 'torch=={built_for}'), or a build of the adapter for torch {torch.version}"
-        elif declared is not None and line is not None and line != minor_of(torch.version):
-            built = f"; it was built for torch {line} ({declared.requirement} in its metadata)"
-            fix = f"install the torch it was built for (pip install '{declared.requirement}'), or a build of the adapter for torch {torch.version}"
-        else:
-            built = "; it was built for another torch"
-            fix = f"install a build of the adapter made for torch {torch.version}"
-        problems.append(
-            _problem(
-                "missing-symbol",
-                display,
-                missing_torch[0],
-                f"{label}'s {os.path.basename(path)} needs {shown(missing_torch)}, which {torch_label} does not export{built}",
-                fix,
-                symbols=symbols_of(missing_torch),
-            )
-        )
+    line = declared.line if declared is not None else None
+    if built_for and built_for != torch.version:
+        built = f"; it was built for torch {built_for}"
+        fix = f"install the torch it was built for (pip install 'torch=={built_for}'), or a build of the adapter for torch {torch.version}"
+    elif declared is not None and line is not None and line != minor_of(torch.version):
+        built = f"; it was built for torch {line} ({declared.requirement} in its metadata)"
+        fix = f"install the torch it was built for (pip install '{declared.requirement}'), or a build of the adapter for torch {torch.version}"
+    else:
+        built = "; it was built for another torch"
+        fix = f"install a build of the adapter made for torch {torch.version}"
+    return _problem(
+        "missing-symbol",
+        checked.display,
+        missing[0],
+        f"{checked.label}'s {checked.name} needs {symbols.shown(missing)}, which {torch_label} does not export{built}",
+        fix,
+        symbols=symbols.listed(missing),
+    )
+
+
+def _other_symbols(
+    checked: _File, closure: _Closure, missing: List[str], symbols: _Symbols, linked: Dict[str, _Linked]
+) -> BinaryProblemJson:
+    """The problem of symbols neither torch nor a loaded library exports: a plugin of a plugin
+    whose adapter is another release than it was built against, else a library of another build."""
     below = [
-        (os.path.basename(p), (linked or {})[os.path.realpath(p)])
+        (os.path.basename(p), linked[os.path.realpath(p)])
         for p in closure.objects
-        if p != path and os.path.realpath(p) in (linked or {})
+        if p != checked.path and os.path.realpath(p) in linked
     ]
-    if missing_other and below and not any(where.path is None for _o, where, _c in closure.found):
+    if below:
         # a plugin of a plugin: the library it links is its adapter's, of another release
-        dist, plugin = below[0][1], label.split(" ")[0]  # the label is "<distribution> <version>"
+        dist, plugin = below[0][1], checked.label.split(" ")[0]  # the label is "<distribution> <version>"
         libraries = ", ".join(sorted({lib for lib, owner in below if owner == dist}))
         if dist.built_against and dist.built_against != dist.installed:
             against = f"it was built against {dist.name} {dist.built_against} ({dist.requirement} in its metadata)"
@@ -568,43 +676,62 @@ def _check_file(
         else:
             against = f"it was built against another release of {dist.name} ({dist.requirement} in its metadata)"
             fix = f"install a build of {plugin} made against {dist.name} {dist.installed}"
-        problems.append(
-            _problem(
-                "missing-symbol",
-                display,
-                missing_other[0],
-                f"{label}'s {os.path.basename(path)} needs {shown(missing_other)}, which {dist.name} "
-                f"{dist.installed}'s {libraries} does not export: {against}",
-                fix,
-                symbols=symbols_of(missing_other),
-                linked={"distribution": dist.name, "installed": dist.installed, "built_against": dist.built_against},
-            )
+        return _problem(
+            "missing-symbol",
+            checked.display,
+            missing[0],
+            f"{checked.label}'s {checked.name} needs {symbols.shown(missing)}, which {dist.name} "
+            f"{dist.installed}'s {libraries} does not export: {against}",
+            fix,
+            symbols=symbols.listed(missing),
+            linked={"distribution": dist.name, "installed": dist.installed, "built_against": dist.built_against},
         )
-    elif missing_other and not any(where.path is None for _o, where, _c in closure.found):
-        # (with a library missing, its symbols are missing too: that library is the problem)
-        loads = sorted({os.path.basename(p) for p in closure.objects if p != path})
-        problems.append(
-            _problem(
-                "missing-symbol",
-                display,
-                missing_other[0],
-                f"{label}'s {os.path.basename(path)} needs {shown(missing_other)}, which neither torch nor any library "
-                f"it loads exports ({', '.join(loads) or 'it loads none'})",
-                "install the build of the library it was linked against",
-                symbols=symbols_of(missing_other),
-            )
-        )
-    entry = {
-        "file": display,
+    loads = sorted({os.path.basename(p) for p in closure.objects if p != checked.path})
+    return _problem(
+        "missing-symbol",
+        checked.display,
+        missing[0],
+        f"{checked.label}'s {checked.name} needs {symbols.shown(missing)}, which neither torch nor any library "
+        f"it loads exports ({', '.join(loads) or 'it loads none'})",
+        "install the build of the library it was linked against",
+        symbols=symbols.listed(missing),
+    )
+
+
+def _check_file(
+    env: _Env,
+    checked: _File,
+    torch: Optional[_Torch],
+    own_exports: Set[str],
+    search: Search,
+    built_for: Optional[str],
+    declared: Optional[BuiltFor] = None,
+    linked: Optional[Dict[str, _Linked]] = None,
+) -> Tuple[FileJson, List[BinaryProblemJson]]:
+    """One file's entry in the report and its problems (``built_for``: the exact torch it was
+    built for, if known; ``declared``: its metadata's requirement on torch)."""
+    closure = _closure(env, checked.path, checked.facts, search)
+    problems = _missing_libraries(env, checked, closure) + _symbol_versions(env, checked, closure, torch)
+    missing_torch, missing_other = _missing_symbols(checked, closure, torch, own_exports)
+    facts = checked.facts
+    abi = cxx11_abi(list(facts.exports) + [u.name for u in facts.undefined])
+    symbols = _Symbols(missing_torch + missing_other)
+    if missing_torch and torch is not None:
+        problems.append(_torch_symbols(checked, torch, missing_torch, symbols, abi, built_for, declared))
+    # (with a library missing, its symbols are missing too: that library is the problem)
+    if missing_other and not any(where.path is None for _o, where, _c in closure.found):
+        problems.append(_other_symbols(checked, closure, missing_other, symbols, linked or {}))
+    entry: FileJson = {
+        "file": checked.display,
         "cxx11_abi": abi,
-        "needed": {where.name: where.path for obj, where, _ in closure.found if obj == path},
+        "needed": {where.name: where.path for obj, where, _ in closure.found if obj == checked.path},
     }
     return entry, problems
 
 
 def _tied(
     distribution: str, label: str, torch_version: str, declared: BuiltFor, file: str, said: str
-) -> List[Dict[str, Any]]:
+) -> List[BinaryProblemJson]:
     """The problem of a binary built for another torch minor than the installed one, which no
     symbol shows (torch 2.13 renumbered the dispatch keys: a build for 2.13 beside 2.12 imports,
     then its first op finds no kernel); none when the minors agree. ``file`` says which torch it
@@ -630,13 +757,100 @@ def _version_key(version: str) -> Tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", version))
 
 
+def _editable_files(env: _Env, packages: Sequence[str]) -> List[str]:
+    """The shared libraries of an editable install: in its source tree, not its RECORD."""
+    files: List[str] = []
+    for package in packages:
+        for folder, dirs, names in os.walk(package):
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "build")]
+            files += [
+                os.path.join(folder, n)
+                for n in names
+                if (n.endswith(".so") or ".so." in n) and env.header(os.path.join(folder, n))
+            ]
+    return files
+
+
+class _Libraries(NamedTuple):
+    """The adapter's libraries to check, and what they were built for as far as a file says."""
+
+    files: List[str]
+    displays: Dict[str, str]  # path -> as the report shows it
+    built_for: Optional[str]  # the exact torch
+    tied: Optional[Tuple[BuiltFor, str, str]]  # (what it was built for, the file that says so, how it says so)
+    notes: List[str]
+
+
+def _libraries(
+    env: _Env,
+    distribution: str,
+    located: Tuple[str, str],
+    torch: Optional[_Torch],
+    declared: Optional[BuiltFor],
+    built_for: Optional[str],
+) -> _Libraries:
+    """The installed libraries (the RECORD's, else an editable install's tree) and the C++
+    cores adapter-matrix compiled for this torch from the adapter's sources."""
+    site_dir, info = located
+    files = [p for p in _record_files(site_dir, info) if env.header(p) is not None]
+    packages = _package_dirs(distribution, site_dir, info)
+    notes: List[str] = []
+    if not files:  # an editable install: its libraries are in the source tree
+        files = _editable_files(env, packages)
+    displays = {p: os.path.relpath(p, site_dir) if p.startswith(site_dir + os.sep) else p for p in files}
+    tied: Optional[Tuple[BuiltFor, str, str]] = None
+    if declared is not None and declared.line is not None and files:  # a binary: its own libraries
+        said = f"its metadata requires {declared.requirement}"
+        tied = declared, os.path.relpath(os.path.join(info, "METADATA"), site_dir), said
+    if torch is None:
+        notes.append("torch is not installed: the adapter's symbols were not checked")
+        return _Libraries(files, displays, built_for, tied, notes)
+    builds = _device_builds(env, packages, *_torch_build(os.path.dirname(torch.lib_dir), torch.version))
+    notes += builds.notes
+    for library in builds.libraries:
+        files.append(library)
+        displays[library] = library
+        # compiled here for this very torch, unless the build's manifest records another
+        built_for = built_for or builds.recorded or torch.version
+    if builds.recorded and builds.manifest and tied is None:
+        recorded = BuiltFor(f"torch=={builds.recorded}", minor_of(builds.recorded), builds.recorded)
+        tied = recorded, builds.manifest, f"its build's manifest.json records torch {builds.recorded}"
+    return _Libraries(files, displays, built_for, tied, notes)
+
+
+def _read_all(
+    env: _Env, distribution: str, label: str, libraries: _Libraries
+) -> Tuple[Dict[str, ElfFacts], Set[str], List[BinaryProblemJson]]:
+    """Each library's ELF facts, every symbol the adapter's own libraries export, and a
+    problem for each library that cannot be read."""
+    own: Set[str] = set()
+    readable: Dict[str, ElfFacts] = {}
+    problems: List[BinaryProblemJson] = []
+    for path in libraries.files:
+        facts = env.read(path)
+        if facts is None:
+            problems.append(
+                _problem(
+                    "unreadable",
+                    libraries.displays[path],
+                    path,
+                    f"{label}'s {os.path.basename(path)} cannot be read as a shared library: {env.errors.get(os.path.realpath(path), 'unknown error')}",
+                    f"reinstall {distribution}",
+                )
+            )
+            continue
+        readable[path] = facts
+        own.update(facts.exports)
+    return readable, own, problems
+
+
 def audit(
     distribution: str,
     site: Optional[Site] = None,
     *,
     built_for: Optional[str] = None,
     use_cache: bool = True,
-) -> Optional[Dict[str, Any]]:
+) -> Optional[AuditJson]:
     """The binary check of the installed ``distribution`` in ``site`` (default: this
     process), as the ``binary`` section of ``check --json``; None when it is not installed.
 
@@ -653,8 +867,8 @@ def audit(
     key = environment_key(distribution, site_dir, site, built_for)
     if use_cache:
         cached = load_stamped(key)
-        if cached is not None:
-            return cached
+        if cached is not None:  # the JSON this audit stored; nothing it was decided from changed
+            return cast(AuditJson, cached)
     env = _Env(site)
     env.note(site_dir)
     env.note(os.path.join(info, "RECORD"))
@@ -663,64 +877,18 @@ def audit(
     label = f"{distribution} {version}".strip()
     torch = _torch(env)
     declared = built_for_torch(requires)
-    built_for = (declared.exact if declared else None) or built_for
-    files = [p for p in _record_files(site_dir, info) if env.header(p) is not None]
-    packages = _package_dirs(distribution, site_dir, info)
-    notes: List[str] = []
-    if not files:  # an editable install: its libraries are in the source tree
-        for package in packages:
-            for folder, dirs, names in os.walk(package):
-                dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "build")]
-                files += [
-                    os.path.join(folder, n)
-                    for n in names
-                    if (n.endswith(".so") or ".so." in n) and env.header(os.path.join(folder, n))
-                ]
-    displays = {p: os.path.relpath(p, site_dir) if p.startswith(site_dir + os.sep) else p for p in files}
-    # (what it was built for, the file that says so, how it says so)
-    tied: Optional[Tuple[BuiltFor, str, str]] = None
-    if declared is not None and declared.line is not None and files:  # a binary: its own libraries
-        said = f"its metadata requires {declared.requirement}"
-        tied = declared, os.path.relpath(os.path.join(info, "METADATA"), site_dir), said
-    if torch is not None:
-        builds = _device_builds(env, packages, *_torch_build(os.path.dirname(torch.lib_dir), torch.version))
-        notes += builds.notes
-        for library in builds.libraries:
-            files.append(library)
-            displays[library] = library
-            # compiled here for this very torch, unless the build's manifest records another
-            built_for = built_for or builds.recorded or torch.version
-        if builds.recorded and builds.manifest and tied is None:
-            recorded = BuiltFor(f"torch=={builds.recorded}", minor_of(builds.recorded), builds.recorded)
-            tied = recorded, builds.manifest, f"its build's manifest.json records torch {builds.recorded}"
-    else:
-        notes.append("torch is not installed: the adapter's symbols were not checked")
+    libraries = _libraries(
+        env, distribution, located, torch, declared, (declared.exact if declared else None) or built_for
+    )
+    files, tied, notes = libraries.files, libraries.tied, libraries.notes
     linked = _linked(env, requires) if files else {}
     search = Search(site.root, site.ld_library_path, torch.libraries if torch else {})
     env.note(search.cache_file)
-    own: Set[str] = set()
-    readable: Dict[str, ElfFacts] = {}
-    problems: List[Dict[str, Any]] = []
-    for path in files:
-        facts = env.read(path)
-        if facts is None:
-            problems.append(
-                _problem(
-                    "unreadable",
-                    displays[path],
-                    path,
-                    f"{label}'s {os.path.basename(path)} cannot be read as a shared library: {env.errors.get(os.path.realpath(path), 'unknown error')}",
-                    f"reinstall {distribution}",
-                )
-            )
-            continue
-        readable[path] = facts
-        own.update(facts.exports)
+    readable, own, problems = _read_all(env, distribution, label, libraries)
     entries = []
     for path, facts in readable.items():
-        entry, found = _check_file(
-            env, label, displays[path], path, facts, torch, own, search, built_for, declared, linked
-        )
+        checked = _File(label, libraries.displays[path], path, facts)
+        entry, found = _check_file(env, checked, torch, own, search, libraries.built_for, declared, linked)
         entries.append(entry)
         problems += found
     named = any(p["kind"] == "missing-symbol" and TORCH_NAMESPACES.search(p["subject"]) for p in problems)
@@ -728,13 +896,13 @@ def audit(
         problems = _tied(distribution, label, torch.version, *tied) + problems
     if not files:
         notes.append(f"{distribution} installs no shared library: nothing for the loader to check")
-    report = {
+    report: AuditJson = {
         "ok": not problems,
         "distribution": distribution,
         "version": version or None,
         "torch": torch.version if torch else None,
         "torch_cxx11_abi": torch.abi if torch else None,
-        "built_for": built_for,
+        "built_for": libraries.built_for,
         "built_for_line": tied[0].line if tied is not None else declared.line if declared is not None else None,
         "files": entries,
         "problems": problems,

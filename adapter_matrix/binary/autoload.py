@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, TypedDict
 
 from .. import limits
 
@@ -180,13 +180,80 @@ def _claims_privateuse1(package: str) -> bool:
     return False
 
 
-def lint(paths: Sequence[str], read: Optional[List[str]] = None) -> Dict[str, Any]:
-    """The ``autoload`` section of ``check --json``: the entry points found, the problems, and
-    the chain when it holds more than ``torch.backends``. ``read`` gets the files the chain
-    was read from beyond the torch.backends lint's (for the cache's stamps)."""
-    entries: List[Dict[str, Any]] = []
-    chain: List[Dict[str, Any]] = []  # every group of CHAIN_GROUPS, torch.backends included
-    problems: List[Dict[str, Any]] = []
+class EntryJson(TypedDict):
+    """A ``torch.backends`` entry point as the lint writes it (:class:`~adapter_matrix.answer.AutoloadEntry`)."""
+
+    name: str
+    value: str
+    distribution: str
+    version: str
+    dist_info: str
+
+
+class AutoloadProblemJson(TypedDict):
+    kind: str
+    message: str
+    fix: str
+
+
+class PluginJson(TypedDict):
+    """An entry point of the chain (:class:`~adapter_matrix.answer.PluginSeen`)."""
+
+    group: str
+    name: str
+    value: str
+    distribution: str
+    version: str
+
+
+class _LintKeys(TypedDict):
+    ok: bool
+    entry_points: List[EntryJson]
+    problems: List[AutoloadProblemJson]
+
+
+class LintJson(_LintKeys, total=False):
+    """The ``autoload`` section as :func:`lint` writes and stores it; ``chain`` only when it
+    holds more than ``torch.backends``."""
+
+    chain: List[PluginJson]
+
+
+class _Found(NamedTuple):
+    """An entry point of a group of the chain, as a dist-info folder declares it."""
+
+    group: str
+    name: str
+    value: str
+    distribution: str
+    version: str
+    dist_info: str
+
+    def entry(self) -> EntryJson:
+        return {
+            "name": self.name,
+            "value": self.value,
+            "distribution": self.distribution,
+            "version": self.version,
+            "dist_info": self.dist_info,
+        }
+
+    def plugin(self) -> PluginJson:
+        return {
+            "group": self.group,
+            "name": self.name,
+            "value": self.value,
+            "distribution": self.distribution,
+            "version": self.version,
+        }
+
+
+def _found(paths: Sequence[str]) -> Tuple[List[_Found], List[AutoloadProblemJson]]:
+    """Every entry point of the chain's groups in the folders of ``paths`` (a distribution
+    once: importlib's entry_points() keeps the first folder's), and a ``stale`` problem for
+    each folder holding two dist-infos of an autoloaded distribution."""
+    chain: List[_Found] = []  # every group of CHAIN_GROUPS, torch.backends included
+    problems: List[AutoloadProblemJson] = []
     earlier: Set[str] = set()  # distributions of earlier folders: importlib's entry_points() keeps the first
     for site in paths:
         try:
@@ -201,19 +268,10 @@ def lint(paths: Sequence[str], read: Optional[List[str]] = None) -> Dict[str, An
                     continue  # shadowed: the same distribution in a folder earlier on the path
                 infos.setdefault(canonical_name(dist), []).append(rest)
                 for group, ep_name, value in _entry_points(os.path.join(site, item)):
-                    entry: Dict[str, Any] = {
-                        "name": ep_name,
-                        "value": value,
-                        "distribution": dist,
-                        "version": rest,
-                        "dist_info": os.path.join(site, item),
-                    }
-                    if group == GROUP:
-                        entries.append(entry)
-                    chain.append({"group": group, **entry})
+                    chain.append(_Found(group, ep_name, value, dist, rest, os.path.join(site, item)))
         for dist, versions in infos.items():
             if len(versions) > 1 and any(
-                e["distribution"] and canonical_name(e["distribution"]) == dist for e in entries
+                e.group == GROUP and e.distribution and canonical_name(e.distribution) == dist for e in chain
             ):
                 problems.append(
                     {
@@ -224,73 +282,80 @@ def lint(paths: Sequence[str], read: Optional[List[str]] = None) -> Dict[str, An
                     }
                 )
         earlier.update(infos)
+    return chain, problems
+
+
+def _entry_problem(entry: _Found, paths: Sequence[str]) -> Tuple[Optional[str], Optional[AutoloadProblemJson]]:
+    """(the entry point's module file, what would fail when torch runs it)."""
+    label = f"entry point {entry.name} = {entry.value} ({entry.distribution} {entry.version})"
+    if _recorded_files_gone(os.path.dirname(entry.dist_info), entry.dist_info):
+        return None, {
+            "kind": "stale",
+            "message": f"{label}: every file {os.path.basename(entry.dist_info)} records is gone; an uninstall left it, and torch still runs the entry point",
+            "fix": f"remove {entry.dist_info}",
+        }
+    module, _, attr = entry.value.partition(":")
+    module, attr = module.strip(), attr.split("[")[0].strip()
+    found = _module_file(module, paths)
+    if found is None:
+        return None, {
+            "kind": "module-missing",
+            "message": f"{label}: module {module} is not installed, so `import torch` fails loading it",
+            "fix": f"reinstall {entry.distribution}, or uninstall it",
+        }
+    if attr and _defines(found, attr.split(".")[0]) is False:
+        return found, {
+            "kind": "function-missing",
+            "message": f"{label}: {module} defines no {attr}, which torch's autoload calls",
+            "fix": f"install a release of {entry.distribution} whose {module} defines {attr}",
+        }
+    return found, None
+
+
+def _privateuse1_conflict(claiming: List[_Found]) -> List[AutoloadProblemJson]:
+    if len(claiming) < 2:
+        return []
+    named = ", ".join(f"{e.distribution} ({e.name})" for e in claiming)
+    return [
+        {
+            "kind": "privateuse1-conflict",
+            "message": f"{named} all autoload and claim PrivateUse1, which one process gives to one backend: `import torch` activates the first and the others fail",
+            "fix": "uninstall all but one, or set TORCH_DEVICE_BACKEND_AUTOLOAD=0 and import the one you use",
+        }
+    ]
+
+
+def lint(paths: Sequence[str], read: Optional[List[str]] = None) -> LintJson:
+    """The ``autoload`` section of ``check --json``: the entry points found, the problems, and
+    the chain when it holds more than ``torch.backends``. ``read`` gets the files the chain
+    was read from beyond the torch.backends lint's (for the cache's stamps)."""
+    chain, problems = _found(paths)
+    entries = [e for e in chain if e.group == GROUP]
+    claiming: List[_Found] = []
     for entry in entries:
-        label = f"entry point {entry['name']} = {entry['value']} ({entry['distribution']} {entry['version']})"
-        site = os.path.dirname(entry["dist_info"])
-        if _recorded_files_gone(site, entry["dist_info"]):
-            problems.append(
-                {
-                    "kind": "stale",
-                    "message": f"{label}: every file {os.path.basename(entry['dist_info'])} records is gone; an uninstall left it, and torch still runs the entry point",
-                    "fix": f"remove {entry['dist_info']}",
-                }
-            )
-            continue
-        module, _, attr = entry["value"].partition(":")
-        module, attr = module.strip(), attr.split("[")[0].strip()
-        found = _module_file(module, paths)
-        entry["module_file"] = found
-        if found is None:
-            problems.append(
-                {
-                    "kind": "module-missing",
-                    "message": f"{label}: module {module} is not installed, so `import torch` fails loading it",
-                    "fix": f"reinstall {entry['distribution']}, or uninstall it",
-                }
-            )
-            continue
-        if attr:
-            defined = _defines(found, attr.split(".")[0])
-            if defined is False:
-                problems.append(
-                    {
-                        "kind": "function-missing",
-                        "message": f"{label}: {module} defines no {attr}, which torch's autoload calls",
-                        "fix": f"install a release of {entry['distribution']} whose {module} defines {attr}",
-                    }
-                )
-    claiming = []
-    for entry in entries:
-        found = entry.get("module_file")
+        found, problem = _entry_problem(entry, paths)
+        if problem is not None:
+            problems.append(problem)
         if found:
             package = found if os.path.isdir(found) else os.path.dirname(found)
             if _claims_privateuse1(package):
                 claiming.append(entry)
-    if len(claiming) > 1:
-        named = ", ".join(f"{e['distribution']} ({e['name']})" for e in claiming)
-        problems.append(
-            {
-                "kind": "privateuse1-conflict",
-                "message": f"{named} all autoload and claim PrivateUse1, which one process gives to one backend: `import torch` activates the first and the others fail",
-                "fix": "uninstall all but one, or set TORCH_DEVICE_BACKEND_AUTOLOAD=0 and import the one you use",
-            }
-        )
+    problems += _privateuse1_conflict(claiming)
     read = [] if read is None else read
-    for entry in chain:
-        read += [entry["dist_info"], os.path.join(entry["dist_info"], "entry_points.txt")]
+    for e in chain:
+        read += [e.dist_info, os.path.join(e.dist_info, "entry_points.txt")]
     problems += _platform_conflicts(chain, paths, os.environ.get(VLLM_PLUGINS), read)
-    shown = [{k: v for k, v in e.items() if k != "module_file"} for e in entries]
-    report: Dict[str, Any] = {"ok": not problems, "entry_points": shown, "problems": problems}
-    if any(e["group"] != GROUP for e in chain):  # else the section is what it was before the chain
-        chain.sort(key=lambda e: CHAIN_GROUPS.index(e["group"]))  # stable: path order within a group
-        report["chain"] = [{k: e[k] for k in ("group", "name", "value", "distribution", "version")} for e in chain]
+    report: LintJson = {"ok": not problems, "entry_points": [e.entry() for e in entries], "problems": problems}
+    if any(e.group != GROUP for e in chain):  # else the section is what it was before the chain
+        chain.sort(key=lambda e: CHAIN_GROUPS.index(e.group))  # stable: path order within a group
+        report["chain"] = [e.plugin() for e in chain]
     return report
 
 
-def _loadable(entry: Dict[str, Any], paths: Sequence[str], read: List[str]) -> bool:
+def _loadable(entry: _Found, paths: Sequence[str], read: List[str]) -> bool:
     """Whether ``importlib``'s ``load()`` of an entry point would succeed, as far as files tell:
     its module is installed and its source does not lack the function it names."""
-    module, _, attr = entry["value"].partition(":")
+    module, _, attr = entry.value.partition(":")
     found = _module_file(module.strip(), paths)
     if found is None:
         return False  # one installed later changes a folder of the path
@@ -311,18 +376,18 @@ def _selected(name: str, allowed: Optional[str]) -> bool:
 
 
 def _platform_conflicts(
-    chain: List[Dict[str, Any]], paths: Sequence[str], allowed: Optional[str], read: List[str]
-) -> List[Dict[str, Any]]:
+    chain: List[_Found], paths: Sequence[str], allowed: Optional[str], read: List[str]
+) -> List[AutoloadProblemJson]:
     """``platform-conflict``: vLLM would load ``vllm.platform_plugins`` of two or more
     distributions (the module docstring states vLLM's rule)."""
     loaded = [
-        e for e in chain if e["group"] == PLATFORM_GROUP and _selected(e["name"], allowed) and _loadable(e, paths, read)
+        e for e in chain if e.group == PLATFORM_GROUP and _selected(e.name, allowed) and _loadable(e, paths, read)
     ]
-    dists = list(dict.fromkeys(canonical_name(e["distribution"]) for e in loaded))
+    dists = list(dict.fromkeys(canonical_name(e.distribution) for e in loaded))
     if len(dists) < 2:
         return []
-    named = _and([f"{canonical_name(e['distribution'])} {e['version']} ({e['name']} = {e['value']})" for e in loaded])
-    names = list(dict.fromkeys(e["name"] for e in loaded))
+    named = _and([f"{canonical_name(e.distribution)} {e.version} ({e.name} = {e.value})" for e in loaded])
+    names = list(dict.fromkeys(e.name for e in loaded))
     under = f" under VLLM_PLUGINS={allowed}" if allowed is not None else ""
     if len(names) == 1:
         return [
@@ -334,15 +399,13 @@ def _platform_conflicts(
             }
         ]
     keep = loaded[0]
-    others = {canonical_name(e["distribution"]) for e in loaded[1:]} - {canonical_name(keep["distribution"])}
+    others = {canonical_name(e.distribution) for e in loaded[1:]} - {canonical_name(keep.distribution)}
     general = [
-        e["name"]
+        e.name
         for e in chain
-        if e["group"] == GENERAL_GROUP
-        and _selected(e["name"], allowed)
-        and canonical_name(e["distribution"]) not in others
+        if e.group == GENERAL_GROUP and _selected(e.name, allowed) and canonical_name(e.distribution) not in others
     ]
-    select = ",".join(dict.fromkeys([keep["name"], *general]))
+    select = ",".join(dict.fromkeys([keep.name, *general]))
     return [
         {
             "kind": "platform-conflict",
@@ -366,7 +429,7 @@ def autoload_entry(paths: Sequence[str]) -> str:
     return environment_key(GROUP, selection, Site(tuple(paths)), None)
 
 
-def section_of(report: Dict[str, Any]) -> AutoloadSection:
+def section_of(report: Mapping[str, object]) -> AutoloadSection:
     """:func:`lint`'s report as the declared section (read once, then used typed)."""
     return from_json(AutoloadSection, report, "the autoload lint")
 

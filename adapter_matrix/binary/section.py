@@ -13,7 +13,7 @@ compiled cores); ``check`` itself only renders the section and folds it into the
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Mapping, Optional, Tuple
 
 from ..answer import BinarySection
 from ..documents import DocumentError, from_json
@@ -57,7 +57,7 @@ def binary_entry(distribution: str, pin: Optional[str], target: Optional[Target]
 
 def stored_binary_section(
     distribution: str, pin: Optional[str], target: Optional[Target] = None
-) -> Optional[Dict[str, Any]]:
+) -> Optional[Dict[str, object]]:
     """The stored section for ``distribution`` built for torch ``pin``, if nothing it was
     decided from changed since; None otherwise (or when it is not installed). A stat of each
     file it read: it imports neither the model, the ELF reader nor the audit."""
@@ -67,7 +67,7 @@ def stored_binary_section(
     return None if entry is None else load_stamped(entry)
 
 
-def _typed(report: Dict[str, Any]) -> BinarySection:
+def _typed(report: Mapping[str, object]) -> BinarySection:
     return from_json(BinarySection, report, "the binary section")
 
 

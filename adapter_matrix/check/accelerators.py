@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, List, Optional, Sequence
+from typing import List, Optional, Protocol, Sequence
 
 from ..urls import PYTORCH_INDEX
 
@@ -38,11 +38,18 @@ IGNORE_ENV = "ADAPTER_MATRIX_IGNORE_OTHER_ACCELERATORS"
 CPU_INDEX = PYTORCH_INDEX.format(label="cpu")
 
 
+class TorchModule(Protocol):
+    """The ``torch`` module as this reads it: its version; ``torch.version.cuda``/``hip`` and
+    ``torch.xpu._is_compiled`` are read with getattr (an older torch lacks them)."""
+
+    __version__: str
+
+
 class OtherAcceleratorWarning(RuntimeWarning):
     """torch was built with another accelerator than the adapter's device."""
 
 
-def other_accelerators(torch: Any) -> List[str]:
+def other_accelerators(torch: TorchModule) -> List[str]:
     """The accelerators compiled into this torch build, e.g. ``["CUDA 12.4"]`` (empty for a CPU build)."""
     found = []
     version = getattr(torch, "version", None)
@@ -59,7 +66,7 @@ def other_accelerators(torch: Any) -> List[str]:
     return found
 
 
-def describe(torch: Any, device: str, others: Sequence[str], consequences: Sequence[str] = ()) -> str:
+def describe(torch: TorchModule, device: str, others: Sequence[str], consequences: Sequence[str] = ()) -> str:
     """The warning's text: the situation, what happens on this release, the fix and how to silence it."""
     release = str(torch.__version__).split("+", 1)[0]
     lines = [
@@ -77,7 +84,7 @@ def describe(torch: Any, device: str, others: Sequence[str], consequences: Seque
 
 
 def warn_other_accelerators(
-    torch: Any, device: str, consequences: Sequence[str] = (), stacklevel: int = 2
+    torch: TorchModule, device: str, consequences: Sequence[str] = (), stacklevel: int = 2
 ) -> Optional[str]:
     """Warn when ``torch`` is built with another accelerator; the message, or None."""
     if os.environ.get(IGNORE_ENV):

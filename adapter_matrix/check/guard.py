@@ -46,12 +46,15 @@ import os
 import sys
 import warnings
 from types import FrameType
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from .._version import __version__
 from ..errors import EXIT_UNSUPPORTED, AdapterMatrixError
 from ..matrix.status import Status
 from .facts import distribution_version, python_identity
+
+if TYPE_CHECKING:
+    from .judgment import Verdict
 
 __all__ = [
     "UnsupportedEnvironment",
@@ -117,7 +120,7 @@ def under_autoload() -> bool:
     return False
 
 
-def explain(answer: Any, distribution: str, torch_version: Optional[str]) -> str:
+def explain(answer: Verdict, distribution: str, torch_version: Optional[str]) -> str:
     """One message for a :class:`~adapter_matrix.check.judgment.Verdict`: what is wrong and the
     fix, as ``check`` shows them (:func:`~adapter_matrix.check.report.verdict_lines`): the
     first reason and the first two fixes."""
@@ -139,7 +142,7 @@ def _memo_path(kind: str, key: str) -> str:
     return entry_path("runtime", key, f".{kind}.json")
 
 
-def _read_memo(kind: str, key: str) -> Optional[Dict[str, Any]]:
+def _read_memo(kind: str, key: str) -> Optional[Dict[str, object]]:
     """A memo as plain data, or None: missing, unreadable, refused (writable by others:
     see :func:`~adapter_matrix.memo.trusted_entry`) or not a JSON object."""
     from ..memo import read_entry
@@ -148,82 +151,110 @@ def _read_memo(kind: str, key: str) -> Optional[Dict[str, Any]]:
     return value if isinstance(value, dict) else None
 
 
-def _write_memo(kind: str, key: str, value: Dict[str, Any]) -> None:
+def _write_memo(kind: str, key: str, value: Mapping[str, object]) -> None:
     from ..memo import write_entry
 
     write_entry(_memo_path(kind, key), value)  # a read-only cache only costs time
 
 
-def _valid_facts(facts: Dict[str, Any]) -> bool:
-    """Whether a facts memo read from disk has the shape :func:`_facts` writes, with only
-    the detectors an import may run: the memo is untrusted input, and a ``command``
-    (or anything else) in it must never run inside ``import torch``."""
+class _Facts(NamedTuple):
+    """What an import needs of the matrix: the distribution, the device and the cheap
+    detectors of each dimension (the facts memo, so that an import parses no YAML)."""
+
+    distribution: str
+    device: str
+    dimensions: Tuple[Tuple[str, Tuple[_Probe, ...]], ...]
+
+    def to_json(self) -> Dict[str, object]:
+        return {
+            "distribution": self.distribution,
+            "device": self.device,
+            "dimensions": [
+                [name, [[p.kind, list(p.target), p.regex, p.timeout, p.template] for p in probes]]
+                for name, probes in self.dimensions
+            ],
+        }
+
+
+def _probe_of(probe: object) -> Optional[_Probe]:
+    """A detector of a facts memo, if it is one an import may run (the memo is untrusted
+    input: a ``command``, or anything else, in it must never run inside ``import torch``)."""
     from ..limits import MAX_REGEX_CHARS, MAX_TIMEOUT
 
-    if not (isinstance(facts.get("distribution"), str) and isinstance(facts.get("device"), str)):
-        return False
-    dimensions = facts.get("dimensions")
-    if not isinstance(dimensions, list):
-        return False
+    if not (isinstance(probe, list) and len(probe) in (4, 5)):  # memos written before templates have four fields
+        return None
+    kind, target, regex, timeout, *template = probe
+    if template and not (template[0] is None or (isinstance(template[0], str) and len(template[0]) <= MAX_REGEX_CHARS)):
+        return None
+    if kind not in _CHEAP or not (isinstance(target, list) and len(target) == 1 and isinstance(target[0], str)):
+        return None
+    if not (regex is None or (isinstance(regex, str) and len(regex) <= MAX_REGEX_CHARS)):
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:
+        return None
+    return _Probe(str(kind), (target[0],), regex, timeout, template[0] if template else None)
+
+
+def _facts_of(memo: Mapping[str, object]) -> Optional[_Facts]:
+    """A facts memo read from disk, if it has the shape :meth:`_Facts.to_json` writes, with
+    only the detectors an import may run."""
+    distribution, device, dimensions = memo.get("distribution"), memo.get("device"), memo.get("dimensions")
+    if not (isinstance(distribution, str) and isinstance(device, str) and isinstance(dimensions, list)):
+        return None
+    read: List[Tuple[str, Tuple[_Probe, ...]]] = []
     for entry in dimensions:
         if not (
             isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], list)
         ):
-            return False
-        for probe in entry[1]:
-            if not (
-                isinstance(probe, list) and len(probe) in (4, 5)
-            ):  # memos written before templates have four fields
-                return False
-            kind, target, regex, timeout, *template = probe
-            if template and not (
-                template[0] is None or (isinstance(template[0], str) and len(template[0]) <= MAX_REGEX_CHARS)
-            ):
-                return False
-            if kind not in _CHEAP or not (isinstance(target, list) and len(target) == 1 and isinstance(target[0], str)):
-                return False
-            if not (regex is None or (isinstance(regex, str) and len(regex) <= MAX_REGEX_CHARS)):
-                return False
-            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:
-                return False
-    return True
+            return None
+        probes = [_probe_of(probe) for probe in entry[1]]
+        kept = [probe for probe in probes if probe is not None]
+        if len(kept) != len(probes):
+            return None
+        read.append((entry[0], tuple(kept)))
+    return _Facts(distribution, device, tuple(read))
 
 
-def _facts(matrix_path: str, raw_key: str) -> Dict[str, Any]:
+def _facts(matrix_path: str, raw_key: str) -> _Facts:
     """Distribution, device and the cheap detectors of each dimension (memoized per file)."""
-    facts = _read_memo("facts", raw_key)
-    if facts is not None and _valid_facts(facts):
+    memo = _read_memo("facts", raw_key)
+    facts = _facts_of(memo) if memo is not None else None
+    if facts is not None:
         return facts
     from ..matrix.cache import load_matrix
 
     matrix = load_matrix(matrix_path).matrix
-    facts = {
-        "distribution": matrix.adapter.distribution,
-        "device": matrix.adapter.device,
-        "dimensions": [
-            [
+    facts = _Facts(
+        matrix.adapter.distribution,
+        matrix.adapter.device,
+        tuple(
+            (
                 d.name,
-                [[p.kind, list(p.target), p.regex, p.timeout, p.template] for p in d.detectors if p.kind in _CHEAP],
-            ]
+                tuple(
+                    _Probe(p.kind, tuple(p.target), p.regex, p.timeout, p.template)
+                    for p in d.detectors
+                    if p.kind in _CHEAP
+                ),
+            )
             for d in matrix.dimensions
-        ],
-    }
-    _write_memo("facts", raw_key, facts)
+        ),
+    )
+    _write_memo("facts", raw_key, facts.to_json())
     return facts
 
 
-def _detect(facts: Dict[str, Any]) -> List[Tuple[str, Optional[str]]]:
+def _detect(facts: _Facts) -> List[Tuple[str, Optional[str]]]:
     found: List[Tuple[str, Optional[str]]] = []
-    if not facts["dimensions"]:
+    if not facts.dimensions:
         return found
     from .detectors import run_detector
 
-    for name, probes in facts["dimensions"]:
+    for name, probes in facts.dimensions:
         value = None
-        for kind, target, regex, timeout, *template in probes:  # memos written before templates have four fields
-            if kind not in _CHEAP:  # never a command inside an import, whatever a memo says
+        for probe in probes:
+            if probe.kind not in _CHEAP:  # never a command inside an import, whatever a memo says
                 continue
-            value, _why = run_detector(_Probe(kind, tuple(target), regex, timeout, *template[:1]))  # type: ignore[arg-type]  # duck-types Detector
+            value, _why = run_detector(probe)  # type: ignore[arg-type]  # duck-types Detector
             if value is not None:
                 break
         found.append((name, value))
@@ -297,19 +328,19 @@ def select(
     raw_key = digest((__version__, hashlib.sha256(read_regular(matrix_path)).hexdigest()))
     facts = _facts(matrix_path, raw_key)
     if adapter_version is None:
-        adapter_version = distribution_version(facts["distribution"])
+        adapter_version = distribution_version(facts.distribution)
     found = sorted(dimensions.items()) if dimensions is not None else _detect(facts)
     key = digest((raw_key, *python_identity(), str(torch_version), str(adapter_version), json.dumps(found), _today()))
-    memo = _read_memo("verdict", key)
+    memo = _read_memo("verdict", key) or {}
+    outcome, shim, message, forceable = (memo.get(k) for k in ("outcome", "shim", "message", "forceable"))
     if (
-        memo is not None
-        and memo.get("outcome") in _STATUSES
-        and isinstance(memo.get("message"), str)
-        and (memo.get("shim") is None or isinstance(memo.get("shim"), str))
-        and isinstance(memo.get("forceable"), bool)
+        outcome in _STATUSES
+        and isinstance(message, str)
+        and (shim is None or isinstance(shim, str))
+        and isinstance(forceable, bool)
         and len(memo) == 4
     ):
-        return ImportVerdict(Status(memo["outcome"]), memo["shim"], memo["message"], memo["forceable"])
+        return ImportVerdict(Status(outcome), shim, message, forceable)
     selection = _decide(matrix_path, torch_version, adapter_version, found)
     _write_memo("verdict", key, {**selection._asdict(), "outcome": selection.outcome.value})
     return selection

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..files import FileReadError, read_regular
 from ..names import canonical_name
@@ -107,6 +107,13 @@ class Provenance(NamedTuple):
         past = f" ({self.past})" if self.past else ""
         why = f" ({self.error})" if self.error and not self.commit else ""
         return f"{self.kind} {where}, {commit}{past}{why}"
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Optional[str]]) -> Provenance:
+        """A record as :meth:`to_json` wrote it (``check --json``'s ``provenance``)."""
+        name, kind, path = (data.get(key) or "" for key in ("name", "kind", "path"))
+        rest = {key: data.get(key) for key in cls._fields[3:]}
+        return cls(name, kind, path, **rest)
 
     def to_json(self) -> Dict[str, Optional[str]]:
         out: Dict[str, Optional[str]] = {key: getattr(self, key) for key in self._fields}

@@ -6,7 +6,7 @@ fixes: the report shows it, and :func:`~adapter_matrix.check.guard.require` rais
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..answer import (
     ANSWER_SECTIONS,
@@ -112,17 +112,20 @@ _STYLE = {
 Segment = Tuple[str, str]  # (text, rich style; "" for none)
 
 
-def verdict_lines(head: str, verdict: Any, reasons: int = -1, fixes: int = -1) -> List[List[Segment]]:
+def verdict_lines(
+    head: str, verdict: Union[Verdict, Answer], reasons: int = -1, fixes: int = -1
+) -> List[List[Segment]]:
     """A verdict (its ``outcome`` or ``verdict``, ``reasons`` and ``fixes``: a
     :class:`~adapter_matrix.check.judgment.Verdict` or an :class:`~adapter_matrix.answer.Answer`)
     as lines of styled segments: ``HEAD: OUTCOME: REASON`` and each fix, the steps by hand
     before the commands. ``reasons`` and ``fixes`` limit how many are shown (-1: all)."""
-    outcome = str(getattr(verdict, "outcome", None) or verdict.verdict)
+    outcome = str(verdict.outcome if isinstance(verdict, Verdict) else verdict.verdict)
     said = list(verdict.reasons if reasons < 0 else verdict.reasons[:reasons])
     lines: List[List[Segment]] = [
         [(head, "")] * bool(head) + [(outcome, _STYLE[outcome])] + [(": " + "; ".join(said), "")] * bool(said)
     ]
-    for i, fix in enumerate(verdict.fixes if fixes < 0 else verdict.fixes[:fixes]):
+    shown: Sequence[Union[Fix, FixSeen]] = verdict.fixes if fixes < 0 else verdict.fixes[:fixes]
+    for i, fix in enumerate(shown):
         lines.append([("fix:" if i == 0 else "or:", "bold"), (" " + fix.summary, "")])
         lines += [[("    by hand: ", "yellow"), (step, "")] for step in fix.manual]
         lines += [[(f"    {command}", "")] for command in fix.commands]
@@ -187,7 +190,7 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
     return lines
 
 
-def _installed_as(installed: Any, origin: Any) -> str:
+def _installed_as(installed: Optional[str], origin: Optional[Mapping[str, Optional[str]]]) -> str:
     """A layer's row: its version, and how it is installed when that is not a wheel from an
     index (``2.1.0  (checkout /src/MindSpeed-LLM, commit 5da670b17947, 3 commits past v2.1.0)``)."""
     from .provenance import Provenance
@@ -196,7 +199,7 @@ def _installed_as(installed: Any, origin: Any) -> str:
         return "not installed"
     if not origin or origin.get("kind") == "wheel":
         return str(installed)
-    found = Provenance(**{key: origin.get(key) for key in Provenance._fields})
+    found = Provenance.from_json(origin)
     return f"{installed}  ({printable(found.shown())})"
 
 

@@ -39,7 +39,7 @@ import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import AdapterMatrixError
 
@@ -213,6 +213,63 @@ class Built:
     log: str = ""
 
 
+def _cell_env(python: str) -> Dict[str, str]:
+    """The build's environment: the cell's bin first (``python``, ``cmake``, ``ninja`` of a
+    build are the cell's), and ccache when there is one."""
+    bindir = os.path.dirname(python)
+    env = dict(os.environ, PIP_CONSTRAINT="", PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+    env["VIRTUAL_ENV"] = os.path.dirname(bindir)
+    if shutil.which("ccache"):  # compiler objects survive a changed source hash: a rerun recompiles only what changed
+        env.setdefault("CMAKE_C_COMPILER_LAUNCHER", "ccache")
+        env.setdefault("CMAKE_CXX_COMPILER_LAUNCHER", "ccache")
+        # setuptools (CppExtension) calls gcc/g++ by name: ccache's masquerade folder goes first
+        masquerade = next((d for d in _CCACHE_DIRS if os.path.isdir(d)), None)
+        if masquerade:
+            env["PATH"] = os.pathsep.join([bindir, masquerade, os.environ.get("PATH", "")])
+    return env
+
+
+def _from_sdist(
+    root: Path, tree: Path, scratch: Path, out: Path, uv: str, common: List[str], timeout: float, env: Dict[str, str]
+) -> Tuple[Path, str]:
+    """Build the sdist of ``tree``, refuse one that lacks a file of ``root`` (a wheel built
+    from it would too), and unpack it: (its source folder, the log). ``common``: the options
+    each `uv build` takes."""
+    log = _run([uv, "build", "--sdist", *common, "--out-dir", str(out), str(tree)], timeout, env)
+    (archive,) = out.glob("*.tar.gz")
+    missing = sdist_missing(archive, root)
+    if missing:
+        raise BuildFailed(
+            f"{missing[0]} is not in the sdist: add it to MANIFEST.in"
+            + (f" (and {len(missing) - 1} more file(s))" if len(missing) > 1 else "")
+            + " (or Adapter(sdist=False) to build from the tree)",
+            log,
+        )
+    with tarfile.open(archive) as tar:
+        if sys.version_info >= (3, 12):
+            tar.extractall(scratch / "src", filter="data")
+        else:
+            tar.extractall(scratch / "src")  # our own sdist, just built
+    (source,) = (scratch / "src").iterdir()
+    return source, log
+
+
+def _store(out: Path, scratch: Path, folder: Path, log: str) -> Path:
+    """Move the one wheel the build left in ``out`` into the cache entry ``folder`` (one
+    rename: a reader sees no entry or a whole one); the wheel's path there."""
+    wheels = sorted(out.glob("*.whl"))
+    if len(wheels) != 1:
+        raise BuildFailed(f"the build left {len(wheels)} wheels in {{out}}, not one: {[w.name for w in wheels]}", log)
+    (wheel,) = wheels
+    staged = scratch / "staged"
+    staged.mkdir()
+    os.replace(wheel, staged / wheel.name)
+    if folder.exists():  # a half-written entry of an earlier, interrupted run
+        shutil.rmtree(folder)
+    os.replace(staged, folder)
+    return folder / wheel.name
+
+
 def build_in_cell(
     project: os.PathLike[str] | str,
     python: str,
@@ -237,61 +294,25 @@ def build_in_cell(
     found = sorted(folder.glob("*.whl")) if folder.is_dir() else []
     if len(found) == 1:
         return Built(found[0], False, key)
-    # the cell's bin first: `python`, `cmake`, `ninja` of a build are the cell's
-    bindir = os.path.dirname(python)
-    env = dict(os.environ, PIP_CONSTRAINT="", PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
-    env["VIRTUAL_ENV"] = os.path.dirname(bindir)
-    if shutil.which("ccache"):  # compiler objects survive a changed source hash: a rerun recompiles only what changed
-        env.setdefault("CMAKE_C_COMPILER_LAUNCHER", "ccache")
-        env.setdefault("CMAKE_CXX_COMPILER_LAUNCHER", "ccache")
-        # setuptools (CppExtension) calls gcc/g++ by name: ccache's masquerade folder goes first
-        masquerade = next((d for d in _CCACHE_DIRS if os.path.isdir(d)), None)
-        if masquerade:
-            env["PATH"] = os.pathsep.join([bindir, masquerade, os.environ.get("PATH", "")])
+    env = _cell_env(python)
     uv = _uv()
     common = ["--python", python, "--no-build-isolation", *(["--offline"] if offline else [])]
     Path(cache).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=cache) as scratch:
-        out = Path(scratch) / "out"
+    with tempfile.TemporaryDirectory(dir=cache) as temporary:
+        scratch = Path(temporary)
+        out = scratch / "out"
         log = ""
         # a copy of the tree, without build outputs: even the sdist step writes there (egg-info)
-        tree = Path(scratch) / "tree" / root.name
+        tree = scratch / "tree" / root.name
         shutil.copytree(root, tree, ignore=lambda d, names: [n for n in names if n in _SKIP], symlinks=True)
+        source = tree
         if sdist:
-            log += _run([uv, "build", "--sdist", *common, "--out-dir", str(out), str(tree)], timeout, env)
-            (archive,) = out.glob("*.tar.gz")
-            missing = sdist_missing(archive, root)
-            if missing:
-                raise BuildFailed(
-                    f"{missing[0]} is not in the sdist: add it to MANIFEST.in"
-                    + (f" (and {len(missing) - 1} more file(s))" if len(missing) > 1 else "")
-                    + " (or Adapter(sdist=False) to build from the tree)",
-                    log,
-                )
-            with tarfile.open(archive) as tar:
-                if sys.version_info >= (3, 12):
-                    tar.extractall(Path(scratch) / "src", filter="data")
-                else:
-                    tar.extractall(Path(scratch) / "src")  # our own sdist, just built
-            (source,) = (Path(scratch) / "src").iterdir()
-        else:
-            source = tree
+            source, log = _from_sdist(root, tree, scratch, out, uv, common, timeout, env)
         if command:
             out.mkdir(parents=True, exist_ok=True)
             own = [a.replace("{out}", str(out)).replace("{python}", python) for a in command]
             log += _run(own, timeout, env, cwd=source)
         else:
             log += _run([uv, "build", "--wheel", *common, "--out-dir", str(out), str(source)], timeout, env)
-        wheels = sorted(out.glob("*.whl"))
-        if len(wheels) != 1:
-            raise BuildFailed(
-                f"the build left {len(wheels)} wheels in {{out}}, not one: {[w.name for w in wheels]}", log
-            )
-        (wheel,) = wheels
-        staged = Path(scratch) / "staged"
-        staged.mkdir()
-        os.replace(wheel, staged / wheel.name)
-        if folder.exists():  # a half-written entry of an earlier, interrupted run
-            shutil.rmtree(folder)
-        os.replace(staged, folder)  # one rename: a reader sees no entry or a whole one
-    return Built(folder / wheel.name, True, key, log)
+        wheel = _store(out, scratch, folder, log)
+    return Built(wheel, True, key, log)

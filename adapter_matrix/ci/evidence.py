@@ -32,7 +32,7 @@ import json
 import os
 import subprocess
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -46,7 +46,7 @@ from ..matrix.queries import Cell, cells
 from ..names import canonical_name
 from .frozen import FrozenRelease, read_frozen
 from .plan import SESSION, PlanRow, plan
-from .record import RecordSet, ResultRecord
+from .record import RecordSet, ResultRecord, TreeState
 from .record_names import EvidenceError, check_name
 
 __all__ = [
@@ -318,7 +318,7 @@ class Verification:
         """Whether this is evidence that the cell works."""
         return self.state == "verified"
 
-    def as_dict(self) -> Dict[str, Any]:
+    def as_dict(self) -> Dict[str, object]:
         return {
             "state": self.state,
             "date": self.date,
@@ -395,20 +395,23 @@ def verification_of(cell: Cell, records: RecordIndex) -> Verification:
     if record is None:
         return UNVERIFIED
     ran = _torch_ran(record)
-    facts: Dict[str, Any] = {
-        "date": record.date.isoformat(),
-        "session": record.session or cell.id,
-        "torch": str(ran) if ran else None,
-        "commit": record.commit or None,
-        "release": record.release or str(cell.release.version),
-    }
-    if not record.passed:
-        return Verification("failed", reason=record.error or "the session failed", **facts)
-    if ran != cell.torch:
+
+    def seen(state: str, reason: str = "") -> Verification:
         return Verification(
-            "stale", reason=f"ran torch {ran or 'unknown'}; the cell claims torch {cell.torch}", **facts
+            state,
+            date=record.date.isoformat(),
+            session=record.session or cell.id,
+            torch=str(ran) if ran else None,
+            commit=record.commit or None,
+            reason=reason,
+            release=record.release or str(cell.release.version),
         )
-    return Verification("verified", **facts)
+
+    if not record.passed:
+        return seen("failed", record.error or "the session failed")
+    if ran != cell.torch:
+        return seen("stale", f"ran torch {ran or 'unknown'}; the cell claims torch {cell.torch}")
+    return seen("verified")
 
 
 # -- whether it still counts -------------------------------------------------------------
@@ -552,7 +555,7 @@ def gate(
     return found
 
 
-def tree_state(matrix: Matrix, more: Sequence[str] = ()) -> Dict[str, Any]:
+def tree_state(matrix: Matrix, more: Sequence[str] = ()) -> TreeState:
     """What a record says about the sources it ran on: the commit, whether the evidence
     sources (and ``more``, relative to the matrix's folder) differed from it, and their hash
     (:func:`sources_hash`)."""

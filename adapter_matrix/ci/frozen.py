@@ -11,7 +11,7 @@ import datetime as _dt
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Dict, Iterable, Optional, Tuple, Union
 
 from .. import limits
 from .record_names import RELEASE_FILE, EvidenceError, check_name
@@ -32,7 +32,7 @@ class FrozenRelease:
     date: str  # YYYY-MM-DD (UTC)
     path: str  # the release.json it was read from
 
-    def as_dict(self) -> Dict[str, Any]:
+    def as_dict(self) -> Dict[str, object]:
         return {
             "schema": FROZEN_SCHEMA,
             "kind": "release",
@@ -43,7 +43,7 @@ class FrozenRelease:
         }
 
 
-def _parse(path: str, doc: Any) -> FrozenRelease:
+def _parse(path: str, doc: object) -> FrozenRelease:
     def bad(why: str) -> EvidenceError:
         return EvidenceError(
             f"{path}: not a frozen release ({why}) \u2014 restore it from git, or delete it and run `adapter-matrix release VERSION`"
@@ -74,7 +74,7 @@ def _parse(path: str, doc: Any) -> FrozenRelease:
     return FrozenRelease(version, sources["hash"], tuple(paths), commit, str(date), path)
 
 
-def read_frozen(folders: Any) -> Dict[str, FrozenRelease]:
+def read_frozen(folders: Union[str, Iterable[str]]) -> Dict[str, FrozenRelease]:
     """The releases frozen under ``folders`` (a folder or several): ``<release>/release.json``
     directly below each. :class:`EvidenceError` naming the file for a broken one."""
     found: Dict[str, FrozenRelease] = {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sys
 from importlib import import_module, metadata
-from typing import Any, Dict, List, Optional, Sequence
+from typing import List, Optional, Sequence, TypedDict
 
 __all__ = ["LOAD_MODES", "top_level_modules", "load", "command", "main"]
 
@@ -70,10 +70,25 @@ def _error(exc: BaseException) -> str:
     return f"{name}: {first}" if first else name
 
 
-def load(distribution: str, device: str, tensor: bool = True) -> Dict[str, Any]:
+class _LoadKeys(TypedDict):
+    distribution: str
+    device: str
+    loaded: bool
+
+
+class LoadReport(_LoadKeys, total=False):
+    """What :func:`load` found, as :func:`main` prints it."""
+
+    modules: List[str]  # the adapter's top-level modules, imported in this order
+    error: str  # why it does not load (the step and the error)
+    note: str  # loaded, but no tensor made: torch knows no such device yet
+    tensor: str  # the device the tensor was made on
+
+
+def load(distribution: str, device: str, tensor: bool = True) -> LoadReport:
     """Import the adapter (torch first: a compiled adapter links libtorch) and, with ``tensor``,
     create a tensor on ``device``; what happened, as the JSON document :func:`main` prints."""
-    out: Dict[str, Any] = {"distribution": distribution, "device": device, "loaded": False}
+    out: LoadReport = {"distribution": distribution, "device": device, "loaded": False}
     try:
         modules = top_level_modules(distribution)
     except metadata.PackageNotFoundError:

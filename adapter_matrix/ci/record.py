@@ -26,11 +26,24 @@ import json
 import os
 import platform
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    TypedDict,
+    Union,
+)
 
 from .. import limits
 from ..answer import Answer, CheckDocument, read_check
-from ..documents import DocumentError, declare, from_json, json_type, keys_of, to_json, what_is
+from ..documents import DocumentError, declare, from_json, json_type, keys_of, to_json
 from ..errors import AdapterMatrixError
 from ..files import JSONFileError, atomic_write, json_files
 from ..matrix.cellid import CellId
@@ -95,15 +108,68 @@ def _iso_time(stamp: str) -> Optional[str]:
     return None if _when(stamp) else f"{stamp[:40]!r} is not an ISO date and time"
 
 
-def _hash_is_text(sources: Mapping[str, Any]) -> Optional[str]:
-    found = sources.get("hash")
-    return None if found is None or isinstance(found, str) else f"sources.hash is {what_is(found)}, expected a string"
+# -- the record's sections -----------------------------------------------------------------
+# Small sections of a fixed shape: checked key by key when a record is read
+# (documents.from_json), kept as the mappings they were read as. Every key is optional on
+# reading: a record written before a key existed still reads, and is written back as it was.
+
+
+class SourcesSeen(TypedDict, total=False):
+    hash: str  # of the evidence sources' contents (ci/evidence.py's sources_hash)
+    paths: List[str]
+
+
+class TreeState(TypedDict, total=False):
+    """The sources a cell ran on, as :func:`adapter_matrix.ci.evidence.tree_state` says
+    (empty before they are read)."""
+
+    commit: Optional[str]
+    dirty: Optional[bool]
+    sources: SourcesSeen
+
+
+class BinarySummary(TypedDict, total=False):
+    ok: bool
+    libraries: int
+    problems: List[str]  # each problem's message
+
+
+class CompanionRefusal(TypedDict, total=False):
+    installed: str  # the release built for another torch, installed with --no-deps
+    exit_code: int
+    reason: str
+    fix: str  # check's first command
+
+
+class BuildSeen(TypedDict, total=False):
+    project: str
+    version: Optional[str]  # from the wheel's name
+    source_hash: Optional[str]
+    build_seconds: Optional[float]
+    compiled: bool  # compiled now, not taken from the build cache
+
+
+class Float32Match(TypedDict, total=False):
+    ops: int
+    compared: int
+    matched: int
+    percent: Optional[float]  # null when none was compared
+
+
+class CompiledSample(TypedDict, total=False):
+    ok: bool
+    skipped: Optional[str]  # why it did not run
+    ops: int
+    outcomes: Dict[str, int]
+    problems: int
+    float32: Optional[Float32Match]
+    seconds: float
 
 
 # -- the record ----------------------------------------------------------------------------
 
 
-def _binary_summary(answer: Answer) -> Optional[Dict[str, Any]]:
+def _binary_summary(answer: Answer) -> Optional[BinarySummary]:
     """The record's ``binary``: the adapter's libraries and each installed layer's (a plugin's op
     library, read against the adapter's) as one check."""
     sections = [answer.binary] if answer.binary is not None else []
@@ -134,13 +200,13 @@ class OpsSummary:
         "skipped, unexpected (the tables' op-coverage view per torch line)"
     )
     problems: Optional[int] = declare("the tasks that disagree with the expectations")
-    float32: Optional[Dict[str, Any]] = declare(
+    float32: Optional[Float32Match] = declare(
         "`{ops, compared, matched, percent}`: the ops matching CPU in float32, forward and backward"
     )
     seconds: Optional[float] = declare("the sweep's wall time")
     workers: Optional[int] = declare("the worker processes it started (one more after each crash)")
     record: Optional[str] = declare("the sweep's own record, relative to the results folder")
-    compiled: Optional[Dict[str, Any]] = declare("the compiled sample's counts (`ops sweep --compile`), when it ran")
+    compiled: Optional[CompiledSample] = declare("the compiled sample's counts (`ops sweep --compile`), when it ran")
     tests: Optional[Dict[str, Any]] = declare(
         "PyTorch's own test files of a test pack (`ops tests`), when they ran: `{ok, files, new_failures, cpu_too, "
         "seconds}`, per file its outcomes and how it ended (completed, crashed in a test, timed out), the new "
@@ -160,7 +226,7 @@ class OpsSummary:
         return True
 
     @classmethod
-    def of(cls, summary: Mapping[str, Any]) -> OpsSummary:
+    def of(cls, summary: Mapping[str, object]) -> OpsSummary:
         """The summary :func:`adapter_matrix.device.opsweep.record.summary` made, checked key by key."""
         return from_json(cls, dict(summary), "the op sweep's summary")
 
@@ -206,10 +272,9 @@ class ResultRecord:
     )
     commit: Optional[str] = declare("the git commit it ran on (null outside git)", evidence=True)
     dirty: Optional[bool] = declare("whether the evidence sources differed from that commit", evidence=True)
-    sources: Optional[Dict[str, Any]] = declare(
+    sources: Optional[SourcesSeen] = declare(
         "`{paths, hash}`: the evidence sources and the hash of their contents when it ran (the gate compares the hash)",
         evidence=True,
-        check=_hash_is_text,
     )
     python: Optional[str] = declare("the Python patch that ran, e.g. `3.11.9`", evidence=True)
     python_minor: Optional[str] = declare("the cell's Python, e.g. `3.11`")
@@ -217,7 +282,7 @@ class ResultRecord:
     torch: Optional[str] = declare("the torch that ran, with its local label, e.g. `2.13.0+cpu`", evidence=True)
     torch_variant: Optional[str] = declare("its variant: the local label, e.g. `cpu`", evidence=True)
     adapter: Optional[str] = declare("the adapter version that ran", evidence=True)
-    binary: Optional[Dict[str, Any]] = declare(
+    binary: Optional[BinarySummary] = declare(
         "the binary check in the cell: `{ok, libraries, problems}`, the adapter's libraries read as the loader "
         "will beside the cell's torch, and each installed layer's (a plugin's op library) beside the adapter's "
         "(null where check ran none)",
@@ -231,7 +296,7 @@ class ResultRecord:
         factory=dict,
         evidence="companions",
     )
-    companion_refusals: Optional[List[Dict[str, Any]]] = declare(
+    companion_refusals: Optional[List[CompanionRefusal]] = declare(
         "what `check` answered for a companion built for another torch: `{installed, exit_code, reason, fix}`",
         factory=list,
     )
@@ -239,7 +304,7 @@ class ResultRecord:
     platform: Optional[str] = declare("the OS and machine, e.g. `Linux-x86_64`", evidence=True)
     build_seconds: Optional[float] = declare("the compile, now or when it was cached, in seconds", evidence=True)
     build_cached: Optional[bool] = declare("whether the compile came from the build cache", evidence=True)
-    builds: Optional[List[Dict[str, Any]]] = declare(
+    builds: Optional[List[BuildSeen]] = declare(
         "each project the cell built against its torch, in order: `{project, version, source_hash, build_seconds, "
         "compiled}` (an adapter, then a plugin built against it; null where none was)",
         evidence=True,
@@ -282,7 +347,7 @@ class ResultRecord:
             build_cached=True,
         )
 
-    def seen(self, check: Union[CheckDocument, Mapping[str, Any], None]) -> ResultRecord:
+    def seen(self, check: Union[CheckDocument, Mapping[str, object], None]) -> ResultRecord:
         """What ``check --json`` saw in the cell: the Python, torch and adapter installed, and
         the companions beside them. A check that printed no answer says nothing."""
         try:
@@ -312,9 +377,9 @@ class ResultRecord:
             build_cached=not build.get("compiled", False),
         )
 
-    def compiled(self, builds: Sequence[Mapping[str, Any]]) -> ResultRecord:
+    def compiled(self, builds: Sequence[BuildSeen]) -> ResultRecord:
         """The projects the cell built against its torch (none: the record says null)."""
-        return dataclasses.replace(self, builds=[dict(b) for b in builds] or None)
+        return dataclasses.replace(self, builds=[BuildSeen(**b) for b in builds] or None)
 
     def tested(self, suites: Optional[Suites]) -> ResultRecord:
         """The test counts, in all and per suite group, and why tests were skipped."""
@@ -328,7 +393,7 @@ class ResultRecord:
             skips=list(counts.skips),
         )
 
-    def on_sources(self, tree: Optional[Mapping[str, Any]]) -> ResultRecord:
+    def on_sources(self, tree: Optional[TreeState]) -> ResultRecord:
         """The sources it ran on: ``{commit, dirty, sources}`` (:func:`adapter_matrix.ci.evidence.tree_state`)."""
         tree = tree or {}
         return dataclasses.replace(
@@ -392,21 +457,22 @@ class ResultRecord:
     def _written(self, name: str) -> bool:
         return self.keys is None or name in self.keys
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> Dict[str, object]:
         """The full record, as ``results/<cell>.json`` holds it."""
         return to_json(self)
 
-    def evidence_json(self) -> Dict[str, Any]:
+    def evidence_json(self) -> Dict[str, object]:
         """The evidence form: the keys :func:`evidence_keys` names, in that order; the op
         sweep's summary loses its ``record`` (a path under ``results/``, not in git)."""
         full = to_json(self, keep=lambda key: bool(key.tag("evidence")))
         kept = {name: full[name] for name in evidence_keys() if name in full}
-        if isinstance(kept.get("ops"), dict):
-            kept["ops"] = {k: v for k, v in kept["ops"].items() if k != "record"}
+        ops = kept.get("ops")
+        if isinstance(ops, dict):
+            kept["ops"] = {k: v for k, v in ops.items() if k != "record"}
         return kept
 
     @classmethod
-    def from_json(cls, data: Any, path: str) -> ResultRecord:
+    def from_json(cls, data: object, path: str) -> ResultRecord:
         """A record read from ``path``: :class:`RecordError` unless every key has the type
         the declaration gives it."""
         try:

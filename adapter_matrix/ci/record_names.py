@@ -7,8 +7,6 @@ name must be one plain path component: :func:`check_name`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..errors import AdapterMatrixError
 
 __all__ = ["EvidenceError", "RELEASE_FILE", "check_name"]
@@ -23,7 +21,7 @@ RELEASE_FILE = "release.json"
 _NAME_LIMIT = 200
 
 
-def check_name(name: Any, what: str) -> str:
+def check_name(name: object, what: str) -> str:
     """``name`` if it can be one path component of the evidence folder, else :class:`EvidenceError`.
 
     No path separators, no ``..``, no drive letter, no control characters (NUL included),

@@ -7,7 +7,7 @@ The records are read by :mod:`adapter_matrix.ci.record`, which declares their fo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, List, Optional, Sequence
+from typing import Iterable, List, Optional, Sequence
 
 from .record import ResultRecord
 
@@ -58,20 +58,20 @@ def _op_sweep(record: ResultRecord) -> str:
     ops = record.ops
     if ops is None:  # a record from before the summary was kept: only the suite counts
         return "ran" if (record.suites or {}).get("ops") else "-"
-    f32: Any = ops.float32 or {}
+    f32 = ops.float32 or {}
     if ops.mode == "full" and f32.get("compared"):
-        out = f"full, f32 {f32.get('matched', 0)}/{f32['compared']}"
+        out = f"full, f32 {f32.get('matched', 0)}/{f32.get('compared')}"
     else:
         out = str(ops.mode or "-")
-    compiled: Any = ops.compiled  # absent from records before the compiled sample
+    compiled = ops.compiled  # absent from records before the compiled sample
     if compiled is not None:
-        c32: Any = compiled.get("float32") if isinstance(compiled.get("float32"), dict) else {}
+        c32 = compiled.get("float32") or {}  # (a record's float32 is a mapping: read back checked)
         out += (
             ", compiled skipped"
             if compiled.get("skipped")
             else f", compiled {c32.get('matched', 0)}/{c32.get('compared', 0)}"
         )
-    tests: Any = ops.tests  # PyTorch's test files (ops tests), when they ran
+    tests = ops.tests  # PyTorch's test files (ops tests), when they ran
     if isinstance(tests, dict) and isinstance(tests.get("files"), dict):
         outcomes = [f.get("outcomes") or {} for f in tests["files"].values() if isinstance(f, dict)]
         passed = sum(int(o.get("passed", 0)) for o in outcomes)

@@ -414,6 +414,47 @@ def _commit(matrix: Matrix, minor: str, rows: Sequence[PlanRow], docs: Sequence[
     subprocess.run(["git", "commit", "-q", "-m", message, "--", *paths], cwd=cwd, check=False)
 
 
+def _run_line(
+    command: List[str],
+    cwd: str,
+    env: Dict[str, str],
+    clock: _Clock,
+    cells: int,
+    line_started: float,
+    grace: Optional[float],
+) -> Optional[_Stop]:
+    """Run one torch line's nox ``command`` (its ``cells`` sessions), saying each cell as it
+    ends; the stop that ended it early (its process group ended), else None."""
+    last = clock.next + cells - 1  # the index of the line's last cell
+    try:
+        with _stop_on_signals():
+            # a group of its own: a stop must reach every cell's processes, not nox alone
+            proc = subprocess.Popen(command, cwd=cwd, env=env, start_new_session=True)
+            clock.start()
+            try:
+                while True:  # the line's cells run one after another: say each as it ends
+                    try:
+                        proc.wait(timeout=POLL_SECONDS)
+                        break
+                    except subprocess.TimeoutExpired:
+                        clock.poll(last, line_started)
+                clock.line_over(last, line_started)
+            except _Stop as stop:
+                _stop_group(proc, GRACE_SECONDS if grace is None else grace)
+                return stop
+    except _Stop as late:  # arrived between the start and the wait: nothing else ran yet
+        return late
+    return None
+
+
+def _final_states(matrix: Matrix, steps: Sequence[Step]) -> Dict[str, int]:
+    """How many of the steps' rows are in each state once the tier ran."""
+    final: Dict[str, int] = {}
+    for found in judged(matrix, [s.row for s in steps]):
+        final[found.state] = final.get(found.state, 0) + 1
+    return final
+
+
 def run(
     matrix: Matrix,
     steps: Sequence[Step],
@@ -455,27 +496,7 @@ def run(
             prune_uv_cache(echo)
         echo(f"== torch {minor}: {', '.join(r.session for r in rows)} ({free_gb(cwd):.0f} GB free)")
         line_started = time.time()
-        last = clock.next + len(rows) - 1  # the index of the line's last cell
-        try:
-            with _stop_on_signals():
-                # a group of its own: a stop must reach every cell's processes, not nox alone
-                proc = subprocess.Popen(
-                    [*nox, "-s", *(r.session for r in rows)], cwd=cwd, env=env, start_new_session=True
-                )
-                clock.start()
-                try:
-                    while True:  # the line's cells run one after another: say each as it ends
-                        try:
-                            proc.wait(timeout=POLL_SECONDS)
-                            break
-                        except subprocess.TimeoutExpired:
-                            clock.poll(last, line_started)
-                    clock.line_over(last, line_started)
-                except _Stop as stop:
-                    _stop_group(proc, GRACE_SECONDS if grace is None else grace)
-                    stopped = stop
-        except _Stop as late:  # arrived between the start and the wait: nothing else ran yet
-            stopped = late
+        stopped = _run_line([*nox, "-s", *(r.session for r in rows)], cwd, env, clock, len(rows), line_started, grace)
         lowest = min(lowest, free_gb(cwd))
         if commit:
             _commit(matrix, minor, rows, docs, cwd)
@@ -486,11 +507,8 @@ def run(
             later = [r.session for rs in list(todo.values())[list(todo).index(minor) + 1 :] for r in rs]
             not_started = pending[1:] + later
             break
-    final: Dict[str, int] = {}
-    for found in judged(matrix, [s.row for s in steps]):
-        final[found.state] = final.get(found.state, 0) + 1
     return TierRun(
-        final=final,
+        final=_final_states(matrix, steps),
         selected=len(steps),
         ran=sum(len(r) for r in todo.values()),
         minutes=(time.monotonic() - started) / 60,

@@ -7,7 +7,7 @@ lacks fails the cell by name.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Sequence, Union
+from typing import Mapping, Sequence, Union
 
 from packaging.version import InvalidVersion, Version
 
@@ -15,10 +15,11 @@ from ..answer import CheckDocument, read_check
 from ..documents import DocumentError
 from ..errors import EXIT_UNSUPPORTED, AdapterMatrixError
 from .plan import CompanionPick, PlanRow
+from .record import CompanionRefusal
 
 __all__ = ["CellMismatch", "verify_environment", "verify_refusal"]
 
-Check = Union[CheckDocument, Mapping[str, Any]]  # check --json's output, parsed or as JSON
+Check = Union[CheckDocument, Mapping[str, object]]  # check --json's output, parsed or as JSON
 
 
 class CellMismatch(AdapterMatrixError, RuntimeError):
@@ -72,7 +73,7 @@ def verify_environment(row: PlanRow, check: Check, picks: Sequence[CompanionPick
             )
 
 
-def verify_refusal(check: Check, pick: CompanionPick, probe: str, torch: str) -> Dict[str, Any]:
+def verify_refusal(check: Check, pick: CompanionPick, probe: str, torch: str) -> CompanionRefusal:
     """``check --json`` after installing ``probe``, a release of ``pick`` built for another
     torch, with --no-deps: it must exit 1 naming both versions, and fix it with a command
     that installs the paired release. Returns what the result record keeps."""

@@ -31,8 +31,9 @@ import shutil
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypedDict, cast
 
 from ..errors import EXIT_UNSUPPORTED, AdapterMatrixError
 from ..files import sha256_file
@@ -55,6 +56,8 @@ __all__ = [
     "check_manifest",
     "check_library",
     "library_facts",
+    "LibraryFacts",
+    "Manifest",
 ]
 
 CFLAGS = ("-O2",)
@@ -139,7 +142,7 @@ class Extension(NamedTuple):
         base = Path(list(spec.submodule_search_locations)[0]).joinpath(*[p for p in rest.split(".") if p])
         return cls(f"{package.replace('.', '_')}_{device}_core", base / "csrc")
 
-    def sources(self) -> list:
+    def sources(self) -> List[str]:
         return sorted(str(p) for p in self.csrc.glob("*.cpp"))
 
 
@@ -155,11 +158,36 @@ class TorchBuild(NamedTuple):
         return f"torch {self.version} (git {self.git[:10]}, {self.python})"
 
 
+class LibraryFacts(TypedDict):
+    """What a manifest records about its library: checked before every load (:func:`check_library`)."""
+
+    library_bytes: int
+    library_sha256: str
+    library_mtime_ns: int
+
+
+class Manifest(LibraryFacts, total=False):
+    """``manifest.json`` of a build folder, as :func:`ensure_built` writes it. Read back from
+    disk every key may be absent (an older or a prebuilt folder): readers use ``.get``."""
+
+    extension: str
+    library: str
+    torch: str
+    torch_git: str
+    cxx11_abi: bool
+    python: str
+    source_hash: str
+    cflags: List[str]
+    compiler: str
+    build_seconds: float
+    built_at: str
+
+
 class Build(NamedTuple):
     """A usable build folder and whether it was just compiled."""
 
     path: Path
-    manifest: Dict[str, Any]
+    manifest: Manifest
     compiled: bool
 
     @property
@@ -202,14 +230,17 @@ def build_dir(ext: Extension, torch_build: Optional[TorchBuild] = None) -> Path:
     return builds_root() / key
 
 
-def read_manifest(folder: Path) -> Optional[Dict[str, Any]]:
+def read_manifest(folder: Path) -> Optional[Manifest]:
+    """The manifest of ``folder``; None when it has none or it is no JSON mapping (its keys are
+    checked where they are read)."""
     try:
-        return json.loads((folder / MANIFEST).read_text())
+        data = json.loads((folder / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
+    return cast(Manifest, data) if isinstance(data, dict) else None
 
 
-def check_manifest(manifest: Dict[str, Any], folder: Path, torch_build: Optional[TorchBuild] = None) -> None:
+def check_manifest(manifest: Manifest, folder: Path, torch_build: Optional[TorchBuild] = None) -> None:
     """Refuse a build made for another torch/Python, naming both, before anything is loaded."""
     t = torch_build or running_torch()
     built = TorchBuild(
@@ -238,7 +269,7 @@ def check_manifest(manifest: Dict[str, Any], folder: Path, torch_build: Optional
     check_library(manifest, folder)
 
 
-def library_facts(library: Path) -> Dict[str, Any]:
+def library_facts(library: Path) -> LibraryFacts:
     """What the manifest records about a freshly built library."""
     stat = library.stat()
     return {
@@ -248,7 +279,7 @@ def library_facts(library: Path) -> Dict[str, Any]:
     }
 
 
-def check_library(manifest: Dict[str, Any], folder: Path) -> None:
+def check_library(manifest: Manifest, folder: Path) -> None:
     """Refuse a library that is not the file the manifest describes, before it is loaded.
 
     The size is compared every time (a stat); the SHA-256 only when the file's
@@ -429,7 +460,7 @@ def ensure_built(ext: Extension, verbose: bool = False, on_compile: Optional[Cal
     return Build(folder, manifest, compiled=True)
 
 
-def load(build: Build) -> Any:
+def load(build: Build) -> types.ModuleType:
     """Import the extension of ``build`` (already checked) into this process, once."""
     name = build.manifest["extension"]
     if name in sys.modules:

@@ -13,7 +13,7 @@ import importlib
 import sys
 import types
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Protocol, Tuple, cast
 
 from ..matrix.model import Matrix, TorchLine
 from ..matrix.queries import shim_for
@@ -36,13 +36,20 @@ def _view_package(package: str) -> str:
     return name
 
 
-def load_shim_class(matrix: Matrix, module: str) -> Any:
+class ShimClass(Protocol):
+    """What this module reads of a shim module's ``Shim`` class; ``features`` (feature ->
+    description) and ``on_python`` (feature -> (Python specifier, why not there)) are optional."""
+
+    capabilities: Mapping[str, str]  # feature -> why it is absent ("" when it is not)
+
+
+def load_shim_class(matrix: Matrix, module: str) -> ShimClass:
     """The ``Shim`` class of ``module`` (e.g. ``shims.torch_2_4``), loaded without activation."""
     package = matrix.adapter.shims
     if package is None or not module.startswith(package + "."):
         raise ValueError(f"shim module {module} is outside the shims package {package}")
     view = _view_package(package)
-    return importlib.import_module(view + module[len(package) :]).Shim
+    return cast(ShimClass, importlib.import_module(view + module[len(package) :]).Shim)
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,17 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, TypeVar
 
 from ..answer import DeepSection, DeepStep
 from ..matrix.model import Matrix
+
+if TYPE_CHECKING:  # torch is imported by the step that tries it, never at module level
+    from types import ModuleType
+
+    from torch import Tensor
+
+T = TypeVar("T")
 
 __all__ = ["DeepReport", "deep_check", "deep_check_isolated", "described"]
 
@@ -59,7 +66,7 @@ def described(exc: BaseException) -> str:
     return "; caused by ".join(parts)
 
 
-def _step(report: DeepReport, name: str, fn: Any) -> Any:
+def _step(report: DeepReport, name: str, fn: Callable[[], T]) -> T:
     start = time.perf_counter()
     try:
         value = fn()
@@ -85,7 +92,7 @@ def _manifest_check(matrix: Matrix, package: str) -> str:
     return f"{folder.name}: built for torch {manifest['torch']} ({manifest['python']}), matches"
 
 
-def _compare(torch: Any, state: Dict[str, Any]) -> str:
+def _compare(torch: ModuleType, state: Dict[str, Tensor]) -> str:
     expected = (state["x"] @ state["x"]).relu().sum(dim=0)
     if not torch.allclose(state["back"], expected, rtol=1e-5, atol=1e-5):
         raise AssertionError(f"device result differs from CPU by {(state['back'] - expected).abs().max().item():.3g}")
@@ -112,7 +119,7 @@ def deep_check(matrix: Matrix) -> DeepReport:
             lambda: importlib.import_module(package) and f"device {matrix.adapter.device} ready",
         )
         device = matrix.adapter.device
-        state: Dict[str, Any] = {"x": torch.randn(64, 64, generator=torch.Generator().manual_seed(0))}
+        state: Dict[str, Tensor] = {"x": torch.randn(64, 64, generator=torch.Generator().manual_seed(0))}
         _step(report, f"create on {device}", lambda: state.update(d=state["x"].to(device)) or f"{state['d'].device}")
         _step(report, "compute", lambda: state.update(out=(state["d"] @ state["d"]).relu().sum(dim=0)) or "")
         _step(report, "copy back", lambda: state.update(back=state["out"].cpu()) or "")

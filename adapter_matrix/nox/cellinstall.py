@@ -14,6 +14,7 @@ from packaging.requirements import Requirement
 
 from ..ci import adapterbuild as _adapterbuild
 from ..ci.install import InstallAttempt, cell_companions, install_attempts
+from ..ci.record import BuildSeen
 from ..ci.wheels import TOOL, WheelBuildError
 from ..files import atomic_write
 from ..names import canonical_name
@@ -114,7 +115,7 @@ def _build_compiled(cell: CellRun, project: str, path: str, earlier: Sequence[st
         cell.fail(f"building {name} against torch {torch} failed: {exc} (the whole log: {log})")
         raise  # not reached: fail() ends the session
     cell.session.log(("compiled " if built.compiled else "cached build ") + f"{built.wheel.name} ({built.key})")
-    facts = {
+    facts: BuildSeen = {
         "source_hash": built.key.rsplit("-src", 1)[-1],
         "build_seconds": round(time.perf_counter() - started, 2),
         "compiled": built.compiled,

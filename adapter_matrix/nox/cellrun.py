@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 import time
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, NoReturn, Optional, Sequence, Tuple, TypeVar, cast
 
 import nox
 
@@ -36,6 +36,8 @@ from .cellrecord import write_cell_records
 from .cellstate import CellState
 from .declarations import WHEELS_ENV, Adapter, Pytest, op_sweep_summary, op_tests_summary
 from .declared import Cells
+
+T = TypeVar("T")
 
 
 def _cpu_seconds() -> float:
@@ -159,10 +161,10 @@ class CellRun(CellState):
         self._beside.append(started)
         return started
 
-    def json_run(self, *args: str, codes: Sequence[int] = (0,)) -> Dict[str, Any]:
+    def json_run(self, *args: str, codes: Sequence[int] = (0,)) -> Dict[str, object]:
         """Run a command that prints one JSON document (after any log lines) and return it."""
         out = self.run(*args, codes=codes, silent=True)
-        document: Dict[str, Any] = json.loads(out[out.index("{") :])
+        document: Dict[str, object] = json.loads(out[out.index("{") :])  # from its first brace: an object
         return document
 
     @property
@@ -170,12 +172,12 @@ class CellRun(CellState):
         """The environment under which a non-pytest suite's :func:`write_summary` lands in this cell's record."""
         return {SUMMARIES_ENV: self.summaries}
 
-    def verify(self, check: Mapping[str, Any]) -> None:
+    def verify(self, check: Mapping[str, object]) -> None:
         """Raise :class:`CellMismatch` unless ``check`` (``check --json``) saw this cell: its Python,
         torch and variant, each companion installed with torch, and a verdict that is not unsupported."""
         verify_environment(self.row, dict(check), self.attempt.picks if self.attempt else ())
 
-    def check_json(self) -> Dict[str, Any]:
+    def check_json(self) -> Dict[str, object]:
         """The cell's own ``adapter-matrix check --json`` on this matrix (exit 0, 1 or 3): never the
         copy running nox, which would judge nox's environment instead of the cell's."""
         layers = [o for layer in self.adapter.layers for o in ("--matrix", os.path.join(self.root, layer))]
@@ -183,12 +185,12 @@ class CellRun(CellState):
             self.executable(TOOL), "check", "--json", "--matrix", self.matrix.path, *layers, codes=(0, 1, 3)
         )
 
-    def load(self) -> Dict[str, Any]:
+    def load(self) -> _load.LoadReport:
         """Import the installed adapter and (``Adapter(load="tensor")``) create a tensor on the
         matrix's device, in the cell; fail the cell with the adapter's own error if it does not load."""
         adapter = self.matrix.adapter
         args = _load.command(adapter.distribution, adapter.device, self.adapter.load == "tensor")
-        found = self.json_run("python", *args, codes=(0, 1))
+        found = cast(_load.LoadReport, self.json_run("python", *args, codes=(0, 1)))  # load.main's document
         if not found.get("loaded"):
             self.fail(f"{adapter.distribution} is installed but does not load: {found.get('error')}")
         self.session.log(
@@ -274,7 +276,6 @@ class CellRun(CellState):
             return declared.wanted(os.environ)
         except ValueError as exc:
             self.fail(str(exc))
-            raise  # not reached: fail() ends the session
 
     @property
     def op_tests_record(self) -> str:
@@ -312,7 +313,7 @@ class CellRun(CellState):
             self.fail(f"ops tests left no readable record ({exc})")
         self.ops = dataclasses.replace(self.ops, tests=summary) if self.ops is not None else OpsSummary(tests=summary)
 
-    def step(self, what: str, run: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def step(self, what: str, run: Callable[..., T], *args: object, **kwargs: object) -> T:
         """Run one step; a failing command (a compile error, a crashed suite) fails the cell with a record."""
         try:
             return run(*args, **kwargs)
@@ -412,7 +413,7 @@ class CellRun(CellState):
             evidence=os.path.join(self.root, own) if own else None,
         )
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         self.record("failed", message)
         self.session.error(message)
 

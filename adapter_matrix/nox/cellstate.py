@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from ..ci.install import InstallAttempt
-from ..ci.record import OpsSummary
+from ..ci.record import BuildSeen, CompanionRefusal, OpsSummary, TreeState
 from ..ci.suites import Suites
 
 
@@ -20,16 +20,16 @@ class CellState:
     """The record's inputs, each set by the step that learns it."""
 
     # the cell's own `check --json` document (the second one, after the load: the record's binary)
-    check: Optional[Dict[str, Any]] = None
+    check: Optional[Dict[str, object]] = None
     # the native part's build step: `source_hash`, `build_seconds`, `compiled` (a hook may say more)
     build: Optional[Dict[str, Any]] = None
     # each project built against the cell's torch, in order: `project`, `version`, `source_hash`, ...
-    builds: List[Dict[str, Any]] = field(default_factory=list)
+    builds: List[BuildSeen] = field(default_factory=list)
     suites: Optional[Suites] = None  # the suite groups that count, judged after the tests
     ops: Optional[OpsSummary] = None  # the op sweep's summary, once it is done
-    refusals: List[Dict[str, Any]] = field(default_factory=list)  # a companion refusal probe's findings (hooks)
+    refusals: List[CompanionRefusal] = field(default_factory=list)  # a companion refusal probe's findings (hooks)
     companions_unavailable: Dict[str, str] = field(default_factory=dict)  # companion name -> why the index had none
     attempt: Optional[InstallAttempt] = None  # how torch went in: its source, options, variant and companions
-    tree: Dict[str, Any] = field(default_factory=dict)  # the sources it ran on (ci/evidence.py's tree_state)
+    tree: TreeState = field(default_factory=TreeState)  # the sources it ran on (ci/evidence.py's tree_state)
     phases: Dict[str, float] = field(default_factory=dict)  # wall seconds of each phase
     phase_cpu: Dict[str, float] = field(default_factory=dict)  # CPU seconds of each phase

@@ -35,7 +35,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple
 
 from ..backend import MESON, SCIKIT_BUILD, SETUPTOOLS
 from ..matrix.textedit import apply_edits
@@ -473,10 +473,10 @@ def _manifest_edit(root: str, lines: List[str], package_data_in: str) -> Planned
     return Planned("MANIFEST.in", "edit", text + sep + "\n".join(added) + "\n", f"{', '.join(added)} added: {why}")
 
 
-def _manifest_paths(text: str) -> set:
+def _manifest_paths(text: str) -> Set[str]:
     """The paths and top folders a MANIFEST.in's directives name (``include csrc/a.h`` names
     ``csrc/a.h`` and ``csrc``)."""
-    named = set()
+    named: Set[str] = set()
     for raw in text.splitlines():
         words = raw.split("#", 1)[0].split()
         if len(words) < 2:

@@ -25,7 +25,7 @@ import os
 import re
 from dataclasses import dataclass
 from email.parser import HeaderParser
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple, cast
 
 from packaging.markers import InvalidMarker
 from packaging.requirements import InvalidRequirement, Requirement
@@ -156,7 +156,7 @@ def fetch_document(
     workers: int = WORKERS,
     index_url: Optional[str] = None,
     yanked: bool = False,
-) -> dict:
+) -> simple_html.IndexAnswer:
     """The Simple API answer for ``name`` from ``index_url`` (PyPI's by default; PEP 691 JSON,
     or a PEP 503 HTML page read as the JSON it stands for), trimmed, each in-scope wheel (by
     default: Linux x86_64, final releases; yanked ones too with ``yanked``) with what ``keep``
@@ -181,9 +181,7 @@ def fetch_document(
     files = document.get("files") if isinstance(document, dict) else None
     if not isinstance(files, list):
         raise UpstreamError(f"{url}: the answer has no list of files")
-    trimmed = [
-        {k: f[k] for k in _KEPT if k in f} for f in files if isinstance(f, dict) and isinstance(f.get("filename"), str)
-    ]
+    trimmed = [_kept(f) for f in files if isinstance(f, dict) and isinstance(f.get("filename"), str)]
     wanted = [
         (entry, source)
         for entry, source in zip(
@@ -194,7 +192,7 @@ def fetch_document(
         and (floor is None or (_day(entry.get("upload-time")) or floor) >= floor)
     ]
 
-    def read(pair: Tuple[dict, dict]) -> None:
+    def read(pair: Tuple[simple_html.IndexFile, simple_html.IndexFile]) -> None:
         entry, source = pair
         announced = bool(source.get("core-metadata") or source.get("data-dist-info-metadata"))
         try:
@@ -205,7 +203,7 @@ def fetch_document(
             raise UpstreamError(f"cannot read the metadata of {entry['filename']}: {exc}") from None
 
     _metadata.fan_out(read, wanted, f"{canonical_name(name)} wheels", workers)
-    out = {
+    out: simple_html.IndexAnswer = {
         "meta": document.get("meta"),
         "name": document.get("name"),
         "versions": document.get("versions"),
@@ -216,7 +214,12 @@ def fetch_document(
     return out
 
 
-def _yanked(entry: dict) -> bool:
+def _kept(entry: Mapping[str, object]) -> simple_html.IndexFile:
+    """What a recording keeps of an index's file entry (its values are checked where read)."""
+    return cast(simple_html.IndexFile, {k: entry[k] for k in _KEPT if k in entry})
+
+
+def _yanked(entry: Mapping[str, object]) -> bool:
     value = entry.get("yanked")
     return value is True or isinstance(value, str)  # PEP 691: false, true, or the reason
 
@@ -361,17 +364,17 @@ def record(folder: str, matrix: Matrix, torch_answer: bytes) -> List[str]:
     return paths
 
 
-def trim(document: dict) -> dict:
+def trim(document: simple_html.IndexAnswer) -> simple_html.IndexAnswer:
     """A PEP 691 answer as a recording keeps it: what this tool reads of each file."""
     return {
         "meta": document.get("meta"),
         "name": document.get("name"),
         "versions": document.get("versions"),
-        "files": [{k: f[k] for k in _KEPT if k in f} for f in document.get("files", []) if isinstance(f, dict)],
+        "files": [_kept(f) for f in document.get("files", []) if isinstance(f, dict)],
     }
 
 
-def write_answer(path: str, document: dict) -> None:
+def write_answer(path: str, document: simple_html.IndexAnswer) -> None:
     """Save a trimmed answer as a recording keeps it: one file entry per line, so that a
     re-recording's diff shows what the index changed."""
     head = "".join(f"  {json.dumps(k)}: {json.dumps(document.get(k))},\n" for k in ("meta", "name", "versions"))

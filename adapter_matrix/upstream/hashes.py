@@ -13,7 +13,7 @@ import json
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Mapping, Optional
 
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
@@ -28,7 +28,7 @@ __all__ = ["release_hashes"]
 _TIMEOUT = 10.0  # a hash is a nicety: an index that is slow to answer is not waited for long
 
 
-def _page(url: str) -> Optional[dict]:
+def _page(url: str) -> Optional[Mapping[str, object]]:
     """The project page at ``url`` as PEP 691 data, or None when it cannot be read."""
     parts = urllib.parse.urlsplit(url)
     try:

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, cast
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -39,7 +39,7 @@ from ..matrix.model import PythonVersion
 from ..names import canonical_name
 from . import companion_index as _companions
 from .index import UpstreamError, python_order
-from .simple_html import parse_page, render_page
+from .simple_html import IndexAnswer, IndexFile, parse_page, render_page
 
 __all__ = [
     "WheelBuild",
@@ -185,7 +185,7 @@ def _torch_requirement(text: str, platform: Platform, python: Optional[PythonVer
     return _companions.torch_requirements(text, _companions.marker_environment(version, platform.os, platform.arch))
 
 
-def _yanked(entry: dict) -> Optional[str]:
+def _yanked(entry: Mapping[str, object]) -> Optional[str]:
     value = entry.get("yanked")
     if value is True:
         return ""
@@ -207,8 +207,8 @@ def parse_history(document: object, name: str, origin: str) -> History:
         raise bad("no list of files")
     if canonical_name(str(document.get("name", ""))) != canonical_name(name):
         raise bad(f"it lists the files of {document.get('name')!r}, not {name}")
-    per_version: Dict[Version, List[dict]] = {}
-    pre: set = set()
+    per_version: Dict[Version, List[IndexFile]] = {}
+    pre: Set[Version] = set()
     for entry in document["files"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("filename"), str):
             raise bad("a file without a filename")
@@ -218,15 +218,15 @@ def parse_history(document: object, name: str, origin: str) -> History:
         if wheel[0].is_prerelease or wheel[0].is_devrelease:
             pre.add(wheel[0])
             continue
-        per_version.setdefault(wheel[0], []).append(entry)
-    platforms: set = set()
+        per_version.setdefault(wheel[0], []).append(cast(IndexFile, entry))  # its filename checked; the rest where read
+    platforms: Set[Platform] = set()
     releases = []
     for version in sorted(per_version):
         entries = per_version[version]
         live = [e for e in entries if _yanked(e) is None]
         yanked = None if live else next((_yanked(e) for e in entries), "")
         chosen = live or entries  # a yanked release is described by its (yanked) wheels
-        builds: Dict[Platform, Tuple[List[Tuple[Requirement, str]], set, int, int]] = {}
+        builds: Dict[Platform, Tuple[List[Tuple[Requirement, str]], Set[PythonVersion], int, int]] = {}
         days = []
         read = True
         for entry in chosen:
@@ -280,7 +280,9 @@ def is_index_url(source: str) -> bool:
     return source.startswith(("https://", "http://"))
 
 
-def fetch_history(name: str, *, timeout: float = 30.0, workers: int = 16, index_url: Optional[str] = None) -> dict:
+def fetch_history(
+    name: str, *, timeout: float = 30.0, workers: int = 16, index_url: Optional[str] = None
+) -> IndexAnswer:
     """The answer of PyPI (or of the index at ``index_url``, JSON or HTML) for ``name``, each
     wheel of a final release with its metadata facts (:func:`torch_headers`), yanked ones
     too: the document a recording keeps."""
@@ -329,14 +331,15 @@ def recorded_answer(folder: str, name: str) -> Optional[object]:
     path = answer_path(folder, name)
     try:
         with open(path, "rb") as fh:
-            return json.loads(fh.read())
+            document: object = json.loads(fh.read())  # its shape is checked by the reader
+        return document
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
         raise UpstreamError(f"cannot read {path}: {exc}") from None
 
 
-def _recorded_page(folder: str, name: str) -> dict:
+def _recorded_page(folder: str, name: str) -> IndexAnswer:
     """A recorded PEP 503 page as the answer it stands for, each wheel with the metadata facts
     recorded beside it (``<wheel>.metadata``), as :func:`fetch_history` reads them live."""
     page = Path(page_path(folder, name))
@@ -352,7 +355,7 @@ def _recorded_page(folder: str, name: str) -> dict:
     return document
 
 
-def record_history(folder: str, name: str, document: dict) -> str:
+def record_history(folder: str, name: str, document: IndexAnswer) -> str:
     """Save ``document`` (from :func:`fetch_history`) into ``folder`` in the form the index
     answered in (:func:`answer_path`, or :func:`page_path` and the metadata beside it); the
     path written."""

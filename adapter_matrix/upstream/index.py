@@ -25,7 +25,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, TypeVar
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, TypeVar
 
 import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -214,11 +214,11 @@ def parse_index(document: object, source_name: str, origin: str = "", *, local: 
     files = document.get("files")
     if not isinstance(files, list):
         raise bad("it has no list of files")
-    pythons: Dict[Version, set] = {}
+    pythons: Dict[Version, Set[PythonVersion]] = {}
     uploaded: Dict[Version, Optional[_dt.date]] = {}
     requires: Dict[Version, Optional[str]] = {}
-    labels: Dict[Version, set] = {}
-    seen: set = set()
+    labels: Dict[Version, Set[str]] = {}
+    seen: Set[Version] = set()
     for number, entry in enumerate(files, 1):
         if not isinstance(entry, dict) or not isinstance(entry.get("filename"), str):
             raise bad(f"file #{number} has no filename")

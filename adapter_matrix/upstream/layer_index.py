@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from email.parser import HeaderParser
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, cast
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
@@ -27,6 +27,7 @@ from ..names import canonical_name
 from . import companion_index as _companions
 from .history import answer_path, recorded_answer
 from .index import UpstreamError
+from .simple_html import IndexAnswer, IndexFile
 
 __all__ = ["read_layer", "verify_layer"]
 
@@ -63,7 +64,7 @@ def _keep(text: str) -> str:
     return "".join(kept)
 
 
-def read_layer(source: str, name: str) -> Optional[dict]:
+def read_layer(source: str, name: str) -> Optional[IndexAnswer]:
     """The index's answer for ``name`` from ``pypi`` or a recorded folder; ``None`` when the folder
     has none (or ``source`` is a single file: torch's)."""
     if source == "pypi":
@@ -73,13 +74,13 @@ def read_layer(source: str, name: str) -> Optional[dict]:
     document = recorded_answer(source, name)
     if document is not None and not (isinstance(document, dict) and isinstance(document.get("files"), list)):
         raise UpstreamError(f"{answer_path(source, name)}: no list of files: expected a PEP 691 answer for {name}")
-    return document
+    return cast(IndexAnswer, document)  # a list of files; each entry checked where read
 
 
-def _requirements(document: dict) -> Dict[Version, Tuple[List[Requirement], bool]]:
+def _requirements(document: IndexAnswer) -> Dict[Version, Tuple[List[Requirement], bool]]:
     """Per version: the requirements its files' metadata declare on Linux (wheels before the
     sdist), and whether any file carried metadata at all."""
-    per: Dict[Version, Tuple[List[dict], List[dict]]] = {}
+    per: Dict[Version, Tuple[List[IndexFile], List[IndexFile]]] = {}
     for entry in document["files"]:
         if (
             not isinstance(entry, dict)

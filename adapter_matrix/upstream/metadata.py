@@ -26,7 +26,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextvars import ContextVar
 from email.parser import HeaderParser
-from typing import BinaryIO, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
+from typing import TYPE_CHECKING, BinaryIO, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 import urllib3
 
@@ -34,6 +34,9 @@ from .._version import __version__
 from ..errors import AdapterMatrixError
 from ..names import canonical_name
 from ..urls import PYPI_SIMPLE
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 __all__ = [
     "MetadataError",
@@ -246,12 +249,13 @@ class _RangeFile(io.RawIOBase):
         self.chunks.append((start, data))
         return data[:count]
 
-    def readinto(self, buffer) -> int:
-        count = min(len(buffer), self.size - self.position)
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer)
+        count = min(len(view), self.size - self.position)
         if count <= 0:
             return 0
         data = self._bytes(self.position, count)
-        buffer[: len(data)] = data
+        view[: len(data)] = data
         self.position += len(data)
         return len(data)
 

@@ -21,11 +21,40 @@ from __future__ import annotations
 import html as _html
 import urllib.parse
 from html.parser import HTMLParser
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, TypedDict, Union
 
 from .index import UpstreamError
 
-__all__ = ["HTML_TYPES", "is_html", "parse_page", "render_page"]
+__all__ = ["HTML_TYPES", "IndexAnswer", "IndexFile", "is_html", "parse_page", "render_page"]
+
+# PEP 691's "Project detail" answer and its file entries, as this tool reads and records them.
+# Every key may be absent (an index answers what it knows; a recording keeps part): readers
+# use ``.get`` and check a value's type where the JSON came from the network or a file.
+MetadataFlag = Union[bool, Dict[str, str]]  # PEP 714: true, or {algorithm: hash}
+IndexFile = TypedDict(  # the keys have hyphens: the functional form
+    "IndexFile",
+    {
+        "filename": str,
+        "url": str,
+        "hashes": Dict[str, str],
+        "requires-python": Optional[str],
+        "yanked": Union[bool, str],  # false, true, or the reason (PEP 592)
+        "upload-time": str,
+        "core-metadata": MetadataFlag,
+        "data-dist-info-metadata": MetadataFlag,
+        "metadata": str,  # what this tool keeps of the wheel's METADATA (a recording's addition)
+    },
+    total=False,
+)
+
+
+class IndexAnswer(TypedDict, total=False):
+    meta: Optional[Dict[str, object]]  # {"api-version": "1.0", ...}; a recording keeps null when the index gave none
+    name: Optional[str]
+    versions: Optional[List[str]]
+    files: List[IndexFile]
+    html: bool  # read from a PEP 503 page: a recording keeps it in that form
+
 
 HTML_TYPES = ("application/vnd.pypi.simple.v1+html", "text/html")
 
@@ -66,7 +95,7 @@ class _Anchors(HTMLParser):
             self._open = None
 
 
-def _metadata_flag(value: Optional[str]) -> Any:
+def _metadata_flag(value: Optional[str]) -> Optional[MetadataFlag]:
     """PEP 714's ``core-metadata`` for an attribute value: ``true``, or ``{algorithm: hash}``."""
     if value is None or value.strip().lower() == "false":
         return None
@@ -74,13 +103,13 @@ def _metadata_flag(value: Optional[str]) -> Any:
     return {algorithm: digest} if sep and digest else True
 
 
-def _file(attrs: Dict[str, Optional[str]], text: str, page_url: str) -> Optional[Dict[str, Any]]:
+def _file(attrs: Dict[str, Optional[str]], text: str, page_url: str) -> Optional[IndexFile]:
     href = attrs.get("href")
     if not href:
         return None
     url, _sep, fragment = urllib.parse.urljoin(page_url, href).partition("#")
     filename = text or urllib.parse.unquote(url.rsplit("/", 1)[-1])
-    entry: Dict[str, Any] = {"filename": filename, "url": url}
+    entry: IndexFile = {"filename": filename, "url": url}
     algorithm, sep, digest = fragment.partition("=")
     entry["hashes"] = {algorithm: digest} if sep and digest else {}
     entry["requires-python"] = attrs.get("data-requires-python") or None
@@ -94,7 +123,7 @@ def _file(attrs: Dict[str, Optional[str]], text: str, page_url: str) -> Optional
     return entry
 
 
-def parse_page(html: str, name: str, page_url: str) -> Dict[str, Any]:
+def parse_page(html: str, name: str, page_url: str) -> IndexAnswer:
     """The PEP 691 answer a PEP 503 project page of ``name`` stands for (see the module's
     docstring); relative links resolve against ``page_url``. :class:`UpstreamError` for a page
     of an API version this tool does not read (PEP 629: major version 1 only)."""
@@ -108,7 +137,7 @@ def parse_page(html: str, name: str, page_url: str) -> Dict[str, Any]:
     return {"meta": {"api-version": version}, "name": name, "versions": None, "files": files}
 
 
-def render_page(document: Dict[str, Any]) -> str:
+def render_page(document: IndexAnswer) -> str:
     """A PEP 503 project page of a (trimmed) answer: what a recording of an HTML index keeps,
     one anchor a line. Links are the file names (a recording holds no file); the attributes
     are those :func:`parse_page` reads, so the page reads back to the same answer."""
@@ -126,8 +155,9 @@ def render_page(document: Dict[str, Any]) -> str:
     for entry in document.get("files", []):
         filename = entry["filename"]
         attrs = [f'href="{urllib.parse.quote(filename)}"']
-        if entry.get("requires-python"):
-            attrs.append(f'data-requires-python="{_html.escape(entry["requires-python"])}"')
+        requires_python = entry.get("requires-python")
+        if requires_python:
+            attrs.append(f'data-requires-python="{_html.escape(requires_python)}"')
         yanked = entry.get("yanked")
         if yanked is True or isinstance(yanked, str):
             attrs.append(f'data-yanked="{_html.escape(yanked) if isinstance(yanked, str) else ""}"')

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from ..matrix.diagnostics import Diagnostic
 from ..matrix.model import Matrix
+
+if TYPE_CHECKING:  # the upstream package is read on first use
+    from ..upstream.companion_index import CompanionIndex
+    from ..upstream.history import History
+    from ..upstream.index import Upstream
 
 
 class IndexAnswers:
@@ -18,13 +23,13 @@ class IndexAnswers:
         from ..upstream import index
 
         self.source = source
-        self._index: Any = None  # torch's answer: read on first use (a layer's check does not need it)
-        self._own: Dict[str, Any] = {}  # the adapter's own releases, read once per distribution
+        self._index: Optional[Upstream] = None  # torch's answer: read on first use (a layer's check does not need it)
+        self._own: Dict[str, Optional[History]] = {}  # the adapter's own releases, read once per distribution
         if not os.path.isdir(source):  # pypi or torch's file: read now, so a bad source fails before any output
             self._index = index.read_upstream(source)
 
     @property
-    def index(self) -> Any:
+    def index(self) -> Upstream:
         from ..upstream import index
 
         if self._index is None:
@@ -42,7 +47,7 @@ class IndexAnswers:
             written += companion_index.record(folder, matrix, raw)
         return written
 
-    def own(self, matrix: Matrix) -> Any:
+    def own(self, matrix: Matrix) -> Optional[History]:
         from ..upstream import own
 
         name = matrix.adapter.distribution
@@ -50,7 +55,7 @@ class IndexAnswers:
             self._own[name] = own.read_own(self.source, matrix)
         return self._own[name]
 
-    def findings(self, matrix: Matrix) -> Tuple[List[Diagnostic], Any]:
+    def findings(self, matrix: Matrix) -> Tuple[List[Diagnostic], Tuple[Dict[str, CompanionIndex], Dict[str, str]]]:
         """What the index says of ``matrix``'s torch, companion and own-release facts, and the
         companions' answers (``--write`` corrects from them)."""
         from ..upstream import companion_index, own

@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
 
 from ..ci.record import RecordSet
 from ..matrix.cache import load_matrix
 from ..matrix.diagnostics import Diagnostic
 from ..matrix.model import Matrix
 from .index_answers import IndexAnswers
+
+if TYPE_CHECKING:
+    from ..upstream.companion_index import CompanionIndex
 
 
 class Validation(NamedTuple):
@@ -19,7 +22,8 @@ class Validation(NamedTuple):
     matrix: Matrix
     findings: List[Diagnostic]  # errors and warnings, each at its line
     evidence: Optional[Tuple[int, int]]  # with records: (cells with a fresh passing record, cells claimed supported)
-    companion_answers: Any = None  # the index's companion documents (with an IndexAnswers), for write_facts
+    # the index's companion answers and why some have none (with an IndexAnswers), for write_facts
+    companion_answers: Optional[Tuple[Dict[str, CompanionIndex], Dict[str, str]]] = None
 
     @property
     def errors(self) -> int:
@@ -66,21 +70,33 @@ def validate_file(
     return Validation(matrix, found, evidence, answers)
 
 
-def write_facts(path: str, upstream: IndexAnswers, **options: Any) -> Tuple[Validation, Tuple[str, ...]]:
+def write_facts(
+    path: str,
+    upstream: IndexAnswers,
+    *,
+    pyproject: Optional[str] = None,
+    records: Optional[RecordSet] = None,
+    strict: bool = False,
+    today: Optional[_dt.date] = None,
+) -> Tuple[Validation, Tuple[str, ...]]:
     """Correct the file's torch, companion and release facts from the index, in place (comments
     kept, atomically), then validate what it says now. Returns that and which facts changed
-    (``torch``, ``companion``, ``release``); ``options`` are :func:`validate_file`'s."""
+    (``torch``, ``companion``, ``release``); the options are :func:`validate_file`'s."""
     from ..upstream import companion_write, own, write
 
-    done = validate_file(path, upstream=upstream, **options)
+    def validated() -> Validation:
+        return validate_file(path, pyproject=pyproject, upstream=upstream, records=records, strict=strict, today=today)
+
+    done = validated()
     changed: List[str] = []
     if write.write(path, done.matrix, upstream.index):
         changed.append("torch")
-        done = validate_file(path, upstream=upstream, **options)
-    if companion_write.write_companions(path, done.matrix, done.companion_answers[0]):
+        done = validated()
+    answers = done.companion_answers  # validated with an IndexAnswers: always read
+    if answers is not None and companion_write.write_companions(path, done.matrix, answers[0]):
         changed.append("companion")
-        done = validate_file(path, upstream=upstream, **options)
+        done = validated()
     if own.write_own(path, done.matrix, upstream.own(done.matrix)):
         changed.append("release")
-        done = validate_file(path, upstream=upstream, **options)
+        done = validated()
     return done, tuple(changed)
