@@ -34,8 +34,9 @@ def plan(
     cover: Optional[int] = typer.Option(
         None,
         "--cover",
-        help="The pairwise strategy's strength: 2 (every pair of values, the default) or 3 (every triple); "
-        "implies --strategy pairwise.",
+        metavar="1|2|3",
+        help="The pairwise strategy's strength: 1 (every value once), 2 (every pair of values, the default) "
+        "or 3 (every triple); implies --strategy pairwise.",
     ),
     fmt: str = typer.Option(
         "text",
@@ -121,6 +122,34 @@ def plan(
             typer.echo(
                 f"{r.session:<{width}} torch {r.cell.torch!s:<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}{companions}"
             )
+        full = (
+            rows
+            if strategy == "full"
+            else make_plan(
+                result.matrix,
+                "full",
+                release_or_exit(result, release),
+                date_or_exit(today),
+                skip=past_releases(result.matrix),
+            )
+        )
+        order = ["Python", "torch line"] + [d.name for d in result.matrix.dimensions]
+        footer = _plan_footer(rows, len(full), strategy, cover or 2, order)
+        console_for(stderr=True).print(footer, markup=False, highlight=False)
+
+
+def _plan_footer(rows: list, total: int, strategy: str, cover: int, order: list) -> str:
+    """What a plan's rows stand for: ``60 cells of 286 cover every pair of Python, torch, cann, arch``."""
+    from ..ci.plan import covered_values
+
+    if strategy != "pairwise":
+        return f"{len(rows)} cells of {total} ({strategy})"
+    names = dict.fromkeys(
+        {"torch line": "torch"}.get(name, name)
+        for name in sorted({n for r in rows for n in covered_values(r.cell)}, key=lambda n: (order + [n]).index(n))
+    )
+    what = {1: "every value", 2: "every pair", 3: "every triple"}.get(cover, f"every {cover} values")
+    return f"{len(rows)} cells of {total} cover {what} of {', '.join(names)}"
 
 
 def _runner_labels(text: Optional[str]) -> dict:

@@ -166,3 +166,25 @@ def _namespace_only(find_spec, root):
         return find_spec(name, *args, **kwargs)
 
     return fake
+
+
+def test_errors_of_every_phase_come_in_one_run_in_line_order(tmp_path):
+    """Issue 67: an unknown dimension (found by the model's checks) came only after the field
+    errors were fixed. Now a status typo, an unknown key and an unknown dimension: one run, by line."""
+    text = (REPO / "compat.yaml").read_text(encoding="utf-8")
+    text = text.replace("    status: experimental\n    reason: \"new;", "    status: experimentl\n    reason: \"new;", 1)
+    text = text.replace('python: "==3.11", status: supported}', 'python: "==3.11", status: supported, colour: red}', 1)
+    head, tail = text.split("  - version: 0.2.1\n", 1)
+    text = head + "  - version: 0.2.1\n    dimensions: {cann: 9.1.0}\n" + tail
+    path = tmp_path / "compat.yaml"
+    path.write_text(text, encoding="utf-8")
+    res = cli("validate", str(path))
+    assert res.code == 2
+    found = [line for line in res.out.splitlines() + res.err.splitlines() if line.startswith(str(path))]
+    assert [("experimentl" in f, "colour" in f, "unknown dimension 'cann'" in f) for f in found] == [
+        (True, False, False),
+        (False, True, False),
+        (False, False, True),
+    ], found
+    places = [tuple(int(n) for n in f[len(str(path)) + 1 :].split(":")[:2]) for f in found]
+    assert places == sorted(places)
