@@ -53,6 +53,7 @@ class Fix(NamedTuple):
     cell: Cell
     manual: Tuple[str, ...] = ()
     shell: str = "posix"
+    diff: Tuple[str, ...] = ()  # uv's lines: "- torch==2.16.0", "+ torch==2.15.0" (check/changes.py)
 
 
 class Verdict(NamedTuple):

@@ -172,7 +172,7 @@ def test_errors_of_every_phase_come_in_one_run_in_line_order(tmp_path):
     """Issue 67: an unknown dimension (found by the model's checks) came only after the field
     errors were fixed. Now a status typo, an unknown key and an unknown dimension: one run, by line."""
     text = (REPO / "compat.yaml").read_text(encoding="utf-8")
-    text = text.replace("    status: experimental\n    reason: \"new;", "    status: experimentl\n    reason: \"new;", 1)
+    text = text.replace('    status: experimental\n    reason: "new;', '    status: experimentl\n    reason: "new;', 1)
     text = text.replace('python: "==3.11", status: supported}', 'python: "==3.11", status: supported, colour: red}', 1)
     head, tail = text.split("  - version: 0.2.1\n", 1)
     text = head + "  - version: 0.2.1\n    dimensions: {cann: 9.1.0}\n" + tail
