@@ -30,9 +30,11 @@ every unsupported pick of three matrices and compares.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import itertools
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from contextvars import ContextVar
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
@@ -42,7 +44,22 @@ from ..check.judgment import Environment
 from ..check.verdict import verdict
 from ..matrix.model import Matrix, PythonVersion, Status, Value
 
-__all__ = ["pick_answers"]
+__all__ = ["pick_answers", "reporting"]
+
+Report = Callable[[str, int, int], None]  # (the step, how many are done, of how many)
+_REPORT: ContextVar[Optional[Report]] = ContextVar("adapter_matrix_picks_report", default=None)
+
+
+@contextlib.contextmanager
+def reporting(report: Optional[Report]) -> Iterator[None]:
+    """Within the block, the selector page's answers report their progress to ``report``
+    (torch_npu's 2,080 picks take seconds: the command line shows them, cli/progress.py)."""
+    token = _REPORT.set(report)
+    try:
+        yield
+    finally:
+        _REPORT.reset(token)
+
 
 Pick = Tuple[str, ...]  # the values of the pick axes, in their order
 
@@ -165,7 +182,12 @@ def pick_answers(
         answer = verdict(matrix, env, today, with_fixes=False)
         return reasons.setdefault("; ".join(answer.reasons), len(reasons)), answer.outcome
 
+    report, total = _REPORT.get(), 1
+    for v in values:
+        total *= len(v)
     for number, pick in enumerate(itertools.product(*values)):
+        if report is not None and number % 50 == 0:
+            report("check's answers for the selector page's picks", number, total)
         here = [i for i, e in enumerate(entries) if _fits(e, keys, pick)]
         env = _environment(matrix, keys, pick)
         served = {entries[i]["release"] for i in here}
@@ -197,6 +219,8 @@ def pick_answers(
                 by_release[version][name].append(-2 if at == base and not described else at)
         for i in here:
             fitting[i].append((number, pick))
+    if report is not None:
+        report("check's answers for the selector page's picks", total, total)
     unusable: Dict[int, Dict[str, Dict[str, int]]] = {}
     for i, entry in enumerate(entries):
         if entry["commands"]:
