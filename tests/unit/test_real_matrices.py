@@ -69,7 +69,8 @@ def check(*args: str, matrix: str = NPU, today: str = TODAY, arch: str = "aarch6
 def test_the_real_matrices_validate_clean(name):
     res = cli("validate", "--matrix", str(MATRICES / f"{name}.yaml"))
     assert res.code == 0, res.err
-    assert res.err == ""  # not even a warning
+    # not a warning but the one a vendor's table cannot answer: which CI runners have each arch
+    assert all("but no runner label" in line for line in res.err.splitlines()), res.err
     assert "valid" in res.out
 
 

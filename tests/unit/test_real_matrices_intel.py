@@ -51,7 +51,9 @@ def gaudi(*args: str) -> Dict:
 @pytest.mark.parametrize("name", ["ipex", "gaudi"])
 def test_the_intel_matrices_validate_clean(name):
     res = cli("validate", "--matrix", str(MATRICES / f"{name}.yaml"))
-    assert res.code == 0 and res.err == "", res.err
+    assert res.code == 0, res.err
+    # not a warning but the one a vendor's table cannot answer: which CI runners have each OS
+    assert all("but no runner label" in line for line in res.err.splitlines()), res.err
 
 
 # -- IPEX -------------------------------------------------------------------------------

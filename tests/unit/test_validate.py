@@ -188,3 +188,12 @@ def test_errors_of_every_phase_come_in_one_run_in_line_order(tmp_path):
     ], found
     places = [tuple(int(n) for n in f[len(str(path)) + 1 :].split(":")[:2]) for f in found]
     assert places == sorted(places)
+
+
+def test_a_dimension_with_values_but_no_runner_label_is_a_warning():
+    """Issue 67: x86_64 and aarch64 rows would run on the same runners."""
+    res = cli("validate", "--matrix", str(FIXTURES / "matrices" / "torch_npu.yaml"))
+    assert res.code == 0
+    (line,) = [line for line in res.err.splitlines() if "runner label" in line]
+    assert "warning: dimension arch has values in the releases (aarch64, x86_64) but no runner label" in line
+    assert "torch_npu.yaml:84:3:" in line
