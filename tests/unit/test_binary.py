@@ -709,3 +709,15 @@ def test_the_device_core_is_looked_up_by_the_torch_build_version_py_names(tmp_pa
     )
     assert _torch_build(str(torch_dir), "2.1.2") == ("2.1.2+cu121", "a8e7c98cb95ff97bb30a728c6b2a1ce6bff946eb")
     assert _torch_build(str(tmp_path / "none"), "2.1.2") == ("2.1.2", "")
+
+
+def test_nothing_built_is_said_so_not_counted_as_zero_libraries():
+    """Issue 67: a healthy fresh install read "binary check: 0 libraries load against torch ..."."""
+    from adapter_matrix.check.binary import binary_lines
+
+    section = {"distribution": "adapter-matrix-npu", "version": "0.3.0", "torch": "2.13.0+cpu", "files": []}
+    text = "".join(part for part, _style in binary_lines(section)[0])
+    assert text.startswith("binary check: nothing built yet: adapter-matrix-npu 0.3.0 has no compiled library")
+    assert "0 librar" not in text
+    section["files"] = [{"path": "x.so"}]
+    assert "".join(p for p, _s in binary_lines(section)[0]) == "binary check: 1 library loads against torch 2.13.0+cpu"
