@@ -102,6 +102,7 @@ class FixSeen(NamedTuple):
     commands: Tuple[str, ...]
     changes: Tuple[str, ...]
     cell: CellSeen
+    diff: Tuple[str, ...] = ()  # uv's lines for what pip changes: "- torch==2.16.0", "+ torch==2.15.0"
 
 
 class CompanionFix(NamedTuple):

@@ -263,13 +263,17 @@ def binary_lines(section: BinarySection) -> List[List[Segment]]:
                 "red",
             ),
         ]
+    elif not files:
+        # a fresh install of an adapter that compiles its core at first use: no library yet, no failure
+        what = " ".join(v for v in (section.distribution, section.version) if v) or "the adapter"
+        head = [
+            ("binary check: ", "bold"),
+            (f"nothing built yet: {what} has no compiled library to read{against} (none is installed or built)", ""),
+        ]
     else:
         head = [
             ("binary check: ", "bold"),
-            (
-                f"{files} librar{'ies' if files != 1 else 'y'} load{'s' if files == 1 else ''}{against}",
-                "green" if files else "",
-            ),
+            (f"{files} librar{'ies' if files != 1 else 'y'} load{'s' if files == 1 else ''}{against}", "green"),
         ]
     lines = [head]
     for fix in dict.fromkeys(p.fix for p in problems):

@@ -12,18 +12,33 @@ Whatever a fix does not name in ``changes`` stays as installed.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Dict, FrozenSet, List, NamedTuple, Optional, Tuple
+import heapq
+from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from packaging.version import Version
 
 from ..matrix.model import Matrix, Release, Status, TorchLine, Value
 from ..matrix.queries import Cell, claimed_lines, claimed_patches, dimension_values, distinct_patches, pythons_for
+from .changes import change
 from .claims import assess
 from .judgment import Environment, Fix
 from .shell import quoted, shell_of
 from .variants import index_label, pytorch_index
 
-__all__ = ["Ranked", "fixes", "install_fix", "ranked", "series_note", "torch_index", "torch_requirement"]
+__all__ = [
+    "FixAnswer",
+    "Ranked",
+    "fix_answer",
+    "fix_answer_of",
+    "pick_answers",
+    "fixes",
+    "install_fix",
+    "listed",
+    "ranked",
+    "series_note",
+    "torch_index",
+    "torch_requirement",
+]
 
 
 def torch_requirement(release: Release, line: TorchLine) -> str:
@@ -209,21 +224,7 @@ def _targets(matrix: Matrix, env: Environment, today: _dt.date, asked: bool = Fa
 
 def _driver_changes(env: Environment, target: _Target) -> List[str]:
     """``upgrade cann from 8.0.0 to 8.1.RC1`` for each value the user must change."""
-    out = []
-    for name in target.changed_dims:
-        old, new = env.dimension(name), target.dims[name]
-        if old is not None and old.absent:
-            out.append(f"install {name} {new}")
-            continue
-        if new is not None and new.absent:
-            out.append(f"remove {name} {old}")
-            continue
-        if old is None or new is None or old.version is None or new.version is None:
-            verb = "change"  # names (a changeable enumeration), absent: no direction
-        else:
-            verb = "upgrade" if old.version < new.version else "downgrade"
-        out.append(f"{verb} {name} from {old} to {new}")
-    return out
+    return [change(name, env.dimension(name), target.dims[name]).text for name in target.changed_dims]
 
 
 def series_note(release: Release, name: str) -> str:
@@ -252,7 +253,7 @@ def _what_changes(env: Environment, target: _Target) -> Tuple[Tuple[str, ...], T
         + target.changed_dims
     )
     manual = tuple(
-        f"{step} (not a pip package: install it yourself{series_note(release, name)})"
+        f"{step} (a system change, not a pip package: install it yourself{series_note(release, name)})"
         for name, step in zip(target.changed_dims, _driver_changes(env, target))
     ) + tuple(
         f"make sure {name} is {release.constraint(name)} ({name} could not be detected)" for name in target.unknown_dims
@@ -306,17 +307,17 @@ def _fix_for(matrix: Matrix, env: Environment, target: _Target) -> Fix:
     parts = []
     if python_changes:
         parts.append(f"use Python {cell.python}")
-    if torch_changes:
-        parts.append(
-            f"install torch {requirement[len('torch==') :] if requirement.startswith('torch==') else cell.line.minor}"
-        )
-    if adapter_changes:
-        parts.append(f"install {dist} {release.version}")
+    # as uv says them: "downgrade torch from 2.16 to 2.15.0", "- torch==2.16" / "+ torch==2.15.0"
+    moves = [change("torch", env.torch, cell.torch)] * torch_changes + [
+        change(dist, env.adapter, release.version)
+    ] * adapter_changes
+    parts += [move.text for move in moves]
+    diff = tuple(line for move in moves for line in move.lines)
     summary = ", then ".join(_driver_changes(env, target) + ([" and ".join(parts)] if parts else []))
     facts = [f"{dist} {release.version}", f"torch {cell.torch}", f"Python {cell.python}"]
     facts += [f"{name} {value}" for name, value in cell.dimensions]
     summary = (summary or "nothing to change") + f" ({cell.status}: {', '.join(facts)})"
-    return Fix(summary, tuple(commands), changes, cell, manual, shell)
+    return Fix(summary, tuple(commands), changes, cell, manual, shell, diff=diff)
 
 
 class Ranked(NamedTuple):
@@ -327,6 +328,61 @@ class Ranked(NamedTuple):
     changes: Tuple[str, ...]
     manual: Tuple[str, ...]
     target: _Target
+
+
+def _keyed(matrix: Matrix, env: Environment, today: _dt.date, asked: bool) -> List[Tuple[Tuple[object, ...], Ranked]]:
+    """Every cell a fix could land in (:func:`_targets`) with what reaching it changes and
+    its place in the one order of a fix (:func:`ranked`), before rule 4."""
+
+    def line_key(v: Version) -> int:
+        return v.major * 1000 + v.minor
+
+    installed = env.torch
+    installed_line = line_key(installed) if installed is not None else 0
+    installed_public = _public(installed) if installed is not None else None
+    python_line = line_key(env.python.version)
+    keep_family = not (matrix.variants_changeable or asked)
+    keep_family_asked = not matrix.variants_changeable and any(r.variant for r in matrix.releases)
+    keyed: List[Tuple[Tuple[object, ...], Ranked]] = []
+    for place, target in enumerate(_targets(matrix, env, today, asked)):
+        cell = target.cell
+        changes, manual = _what_changes(env, target)[:2]
+        if asked and keep_family_asked and installed is not None and _public(cell.torch) == installed_public:
+            # a pick's torch is any build of it: the one of the answer's family is no change
+            # (as `check --torch 2.6+cpu` asks, the build the answer installs)
+            changes = tuple(c for c in changes if c != "torch")
+        if installed is None:
+            distance = -line_key(cell.line.minor)  # nothing installed: the newest line
+        else:
+            gap = line_key(cell.line.minor) - installed_line
+            distance = abs(gap) * 2 + int(gap < 0)  # the nearest line, the newer one on ties
+        python_gap = abs(line_key(cell.python.version) - python_line)
+        pip_only = not manual and "python" not in changes
+        # another variant family after those that keep it, unless the matrix says the family is no machine's
+        other_family = installed is not None and keep_family and cell.torch.local != installed.local
+        other_version = installed is not None and _public(cell.torch) != installed_public
+        key = (
+            bool(target.changed_dims),
+            not pip_only,
+            _REACHABLE.index(cell.status),
+            len(changes),
+            other_family,
+            distance,
+            other_version,
+            -target.order,
+            python_gap,
+            place,  # ties: the order of the search (a stable sort)
+        )
+        keyed.append((key, Ranked(cell, changes, manual, target)))
+    return keyed
+
+
+_RANKS = {status: status.rank for status in Status}
+
+
+def _improves(entry: Ranked, now: Status) -> bool:
+    """Rule 4: a cell that improves the verdict and changes something."""
+    return _RANKS[entry.cell.status] < _RANKS[now] and bool(entry.changes)
 
 
 def ranked(matrix: Matrix, env: Environment, today: _dt.date, now: Status, asked: bool = False) -> List[Ranked]:
@@ -354,72 +410,117 @@ def ranked(matrix: Matrix, env: Environment, today: _dt.date, now: Status, asked
     another (rule 5's family does not apply). Cost: one pass over the releases and a sort
     of the usable cells.
     """
-
-    def line_key(v: Version) -> int:
-        return v.major * 1000 + v.minor
-
-    ranks = {status: status.rank for status in Status}
-    installed = env.torch
-    installed_line = line_key(installed) if installed is not None else 0
-    installed_public = _public(installed) if installed is not None else None
-    python_line = line_key(env.python.version)
-    keep_family = not (matrix.variants_changeable or asked)
-    keyed = []
-    for target in _targets(matrix, env, today, asked):
-        cell = target.cell
-        if ranks[cell.status] >= ranks[now]:
-            continue  # rule 4: it would not improve the verdict
-        changes, manual = _what_changes(env, target)[:2]
-        if not changes:
-            continue
-        if installed is None:
-            distance = -line_key(cell.line.minor)  # nothing installed: the newest line
-        else:
-            gap = line_key(cell.line.minor) - installed_line
-            distance = abs(gap) * 2 + int(gap < 0)  # the nearest line, the newer one on ties
-        python_gap = abs(line_key(cell.python.version) - python_line)
-        pip_only = not manual and "python" not in changes
-        # another variant family after those that keep it, unless the matrix says the family is no machine's
-        other_family = installed is not None and keep_family and cell.torch.local != installed.local
-        other_version = installed is not None and _public(cell.torch) != installed_public
-        key = (
-            bool(target.changed_dims),
-            not pip_only,
-            _REACHABLE.index(cell.status),
-            len(changes),
-            other_family,
-            distance,
-            other_version,
-            -target.order,
-            python_gap,
-        )
-        keyed.append((key, Ranked(cell, changes, manual, target)))
-    keyed.sort(key=lambda entry: entry[0])
+    keyed = [(key, entry) for key, entry in _keyed(matrix, env, today, asked) if _improves(entry, now)]
+    keyed.sort(key=lambda pair: pair[0])
     return [entry for _key, entry in keyed]
 
 
-def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Status, limit: int = 3) -> List[Fix]:
-    """The fixes for an environment whose verdict is ``now``: the head of :func:`ranked`.
-    A fix that changes more than a listed one, with no fewer manual steps, for a status no
+def listed(order: Iterable[Ranked], limit: int = 3) -> List[Ranked]:
+    """The entries of a ranked order ``check`` lists as its fixes, in their order. A fix
+    that changes more than a listed one, with no fewer manual steps, for a status no
     better, is left out: no listed fix changes more packages than another for a status no
-    better. At most ``limit`` fixes, the best driver-level fix always among them, last."""
-    kept: List[Fix] = []  # fixes that keep every dimension
-    driver: List[Fix] = []  # fixes that change a driver (sorted after all the others)
-    for entry in ranked(matrix, env, today, now):
-        target, changes, manual = entry.target, entry.changes, entry.manual
-        if target.changed_dims and driver and (kept or len(driver) >= limit):
-            break  # one driver-level fix after pip fixes, or `limit` of them alone
-        if not target.changed_dims and len(kept) >= limit:
-            continue
-        rank = _REACHABLE.index(target.cell.status)
-        # dominated: a listed fix changes less, with no manual step this one lacks, for a status as good
-        if any(
-            set(c.manual) <= set(manual) and set(c.changes) <= set(changes) and _REACHABLE.index(c.cell.status) <= rank
+    better. At most ``limit``; the best fix that changes a held value (a driver toolkit:
+    a system change, not a pip one) always among them, last."""
+    entries = list(order)  # a ranked order: every fix that keeps the held values first
+    return _listed(
+        (e for e in entries if not e.target.changed_dims), (e for e in entries if e.target.changed_dims), limit
+    )
+
+
+def _listed(pip: Iterable[Ranked], held: Iterable[Ranked], limit: int) -> List[Ranked]:
+    """:func:`listed` of an order made of ``pip`` (the fixes that keep every held value)
+    then ``held`` (those that change one), each in its order: read only as far as needed."""
+    kept: List[Ranked] = []  # fixes that keep every dimension
+    driver: List[Ranked] = []  # fixes that change a driver (sorted after all the others)
+
+    def dominated(entry: Ranked) -> bool:
+        # a listed fix changes less, with no manual step this one lacks, for a status as good
+        rank = _REACHABLE.index(entry.cell.status)
+        return any(
+            set(c.manual) <= set(entry.manual)
+            and set(c.changes) <= set(entry.changes)
+            and _REACHABLE.index(c.cell.status) <= rank
             for c in kept + driver
-        ):
-            continue
-        (driver if target.changed_dims else kept).append(_fix_for(matrix, env, target))
+        )
+
+    for entry in pip:
+        if len(kept) >= limit:
+            break
+        if not dominated(entry):
+            kept.append(entry)
+    for entry in held:
+        if driver and (kept or len(driver) >= limit):
+            break  # one driver-level fix after pip fixes, or `limit` of them alone
+        if not dominated(entry):
+            driver.append(entry)
     return kept[: limit - len(driver)] + driver if kept else driver
+
+
+class FixAnswer(NamedTuple):
+    """``check``'s answer for an environment, as every surface shows it: its first fix,
+    and the fix that changes a held value (a toolkit, a driver: a system change) listed
+    after the pip ones, when the first fix is not already one."""
+
+    first: Optional[Ranked]
+    held: Optional[Ranked]
+
+
+def fix_answer_of(order: Iterable[Ranked], limit: int = 3) -> FixAnswer:
+    """The :class:`FixAnswer` of a ranked order: the head of what ``check`` lists."""
+    return _answer(listed(order, limit))
+
+
+def _answer(shown: List[Ranked]) -> FixAnswer:
+    first = shown[0] if shown else None
+    held = next((e for e in shown if e.target.changed_dims), None)
+    return FixAnswer(first, held if held is not first else None)
+
+
+def fix_answer(matrix: Matrix, env: Environment, today: _dt.date, now: Status, asked: bool = False) -> FixAnswer:
+    """``check``'s answer for an environment whose verdict is ``now`` (:func:`fixes`'s
+    first fix and its system change): the one function the page, ``check`` and the
+    exports take their answers from."""
+    return fix_answer_of(ranked(matrix, env, today, now, asked))
+
+
+def pick_answers(
+    matrix: Matrix, env: Environment, today: _dt.date, releases: Iterable[Version]
+) -> Tuple[List[Ranked], Dict[Version, FixAnswer]]:
+    """For a pick on the selector page (``env``: nothing installed, its torch ``asked``
+    for): :func:`ranked` for it, and :func:`fix_answer` for it with each of ``releases``
+    installed, releases that describe none of the pick (so ``unsupported`` with them). One
+    search for all: an installed release changes only the count of changes of its own
+    cells (installing it again is no change), so each order is the pick's own with that
+    release's cells moved up; each answer reads its order only as far as it needs."""
+    assert env.adapter is None
+    keyed = [(key, e) for key, e in _keyed(matrix, env, today, True) if _improves(e, Status.UNSUPPORTED)]
+    keyed.sort(key=lambda pair: pair[0])
+    pip = [pair for pair in keyed if not pair[1].target.changed_dims]
+    held = [pair for pair in keyed if pair[1].target.changed_dims]
+
+    # each release's cells as they rank with it installed: one change fewer (none: not a fix)
+    moved: Dict[Version, List[Tuple[Tuple[object, ...], Ranked]]] = {}
+    for key, entry in keyed:
+        changes = tuple(c for c in entry.changes if c != "adapter")
+        if changes:
+            adjusted = (key[:3] + (len(changes),) + key[4:], entry._replace(changes=changes))
+            moved.setdefault(entry.cell.release.version, []).append(adjusted)
+
+    def installed(pairs: List[Tuple[Tuple[object, ...], Ranked]], version: Version, held: bool) -> Iterator[Ranked]:
+        others = (pair for pair in pairs if pair[1].cell.release.version != version)
+        mine = [pair for pair in moved.get(version, []) if bool(pair[1].target.changed_dims) == held]
+        return (entry for _key, entry in heapq.merge(others, mine, key=lambda pair: pair[0]))
+
+    answers = {}
+    for version in releases:
+        answers[version] = _answer(_listed(installed(pip, version, False), installed(held, version, True), 3))
+    return [entry for _key, entry in keyed], answers
+
+
+def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Status, limit: int = 3) -> List[Fix]:
+    """The fixes for an environment whose verdict is ``now``: what :func:`listed` keeps of
+    :func:`ranked`, each with its commands."""
+    return [_fix_for(matrix, env, entry.target) for entry in listed(ranked(matrix, env, today, now), limit)]
 
 
 def install_fix(matrix: Matrix, cell: Cell, today: _dt.date) -> Optional[Fix]:

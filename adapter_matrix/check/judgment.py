@@ -56,6 +56,7 @@ class Fix(NamedTuple):
     # a stack's fix: every other package of the stack it leaves (each layer and what the
     # layers pin), canonical name -> version; what `check --emit` pins besides torch and the adapter
     packages: Tuple[Tuple[str, str], ...] = ()
+    diff: Tuple[str, ...] = ()  # uv's lines: "- torch==2.16.0", "+ torch==2.15.0" (check/changes.py)
 
 
 class Verdict(NamedTuple):

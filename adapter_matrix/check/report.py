@@ -45,7 +45,9 @@ def _cell(cell: Cell) -> CellSeen:
 
 
 def _fix(fix: Fix) -> FixSeen:
-    return FixSeen(fix.summary, tuple(fix.manual), tuple(fix.commands), tuple(fix.changes), _cell(fix.cell))
+    return FixSeen(
+        fix.summary, tuple(fix.manual), tuple(fix.commands), tuple(fix.changes), _cell(fix.cell), tuple(fix.diff)
+    )
 
 
 def answer_of(
@@ -128,6 +130,7 @@ def verdict_lines(
     for i, fix in enumerate(shown):
         lines.append([("fix:" if i == 0 else "or:", "bold"), (" " + fix.summary, "")])
         lines += [[("    by hand: ", "yellow"), (step, "")] for step in fix.manual]
+        lines += [[(f"    {line}", "red" if line.startswith("-") else "green")] for line in getattr(fix, "diff", ())]
         lines += [[(f"    {command}", "")] for command in fix.commands]
     return lines
 

@@ -66,6 +66,7 @@ class PlanResult(NamedTuple):
     fmt: str
     rows: Tuple[PlanRow, ...]
     chunks: Optional[Chunks] = None
+    footer: Optional[str] = None  # what the rows stand for (text format): "60 cells of 286 cover every pair of ..."
 
 
 def run_plan(request: PlanRequest) -> PlanResult:
@@ -97,7 +98,28 @@ def run_plan(request: PlanRequest) -> PlanResult:
         # a row that needs a runner-provided dimension (a driver) names the runner labels
         include = [row.as_json() for row in github_rows(matrix, rows, request.runners)]
         chunks = split(include, request.max_parallel)
-    return PlanResult(strategy, request.fmt, tuple(rows), chunks)
+    footer = None
+    if request.fmt == "text":
+        full = (
+            rows
+            if strategy == "full"
+            else plan(matrix, "full", request.release, request.today, skip=past_releases(matrix))
+        )
+        footer = _plan_footer(matrix, rows, len(full), strategy, cover or 2)
+    return PlanResult(strategy, request.fmt, tuple(rows), chunks, footer)
+
+
+def _plan_footer(matrix: Matrix, rows: Sequence[PlanRow], total: int, strategy: str, cover: int) -> str:
+    """What a plan's rows stand for: ``60 cells of 286 cover every pair of Python, torch, cann, arch``."""
+    from .plan import covered_values
+
+    if strategy != "pairwise":
+        return f"{len(rows)} cells of {total} ({strategy})"
+    order = ["Python", "torch line"] + [d.name for d in matrix.dimensions]
+    found = sorted({n for r in rows for n in covered_values(r.cell)}, key=lambda n: (order + [n]).index(n))
+    names = dict.fromkeys({"torch line": "torch"}.get(name, name) for name in found)
+    what = {1: "every value", 2: "every pair", 3: "every triple"}.get(cover, f"every {cover} values")
+    return f"{len(rows)} cells of {total} cover {what} of {', '.join(names)}"
 
 
 class Rendered(NamedTuple):
@@ -121,7 +143,7 @@ def render_plan(result: PlanResult) -> Rendered:
         lines.append(
             f"{r.session:<{width}} torch {r.cell.torch!s:<8} {r.cell.status.value:<12} {' '.join(r.tiers)}{requires}{companions}"
         )
-    return Rendered(tuple(lines))
+    return Rendered(tuple(lines), (result.footer,) if result.footer else ())
 
 
 # -- results -------------------------------------------------------------------------------

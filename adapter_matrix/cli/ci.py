@@ -37,8 +37,9 @@ def plan(
     cover: Optional[int] = typer.Option(
         None,
         "--cover",
-        help="The pairwise strategy's strength: 2 (every pair of values, the default) or 3 (every triple); "
-        "implies --strategy pairwise.",
+        metavar="1|2|3",
+        help="The pairwise strategy's strength: 1 (every value once), 2 (every pair of values, the default) "
+        "or 3 (every triple); implies --strategy pairwise.",
     ),
     fmt: str = typer.Option(
         "text",

@@ -67,6 +67,24 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from .._version import __version__
+
+        typer.echo(f"adapter-matrix {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", "-V", is_eager=True, callback=_print_version, help="Print the version and exit."
+    ),
+) -> None:
+    # main() answers a lone --version before typer loads; this lists it in --help (issue 67)
+    pass
+
+
 def sub_app(help: str) -> typer.Typer:
     """A group of sub-commands (``shims``, ``ops``), listed and suggesting as the root does."""
     return typer.Typer(

@@ -182,11 +182,21 @@ def init(
             print_diagnostics(exc.diagnostics)
             fail(f"{output} was not written: the options above make an invalid matrix")
     compiled = facts.builds_with_torch or holds_native_sources(root, sources)
+    from ..device.testimports import requirements_of_tests
+
     planned = (
         []
         if matrix_only
         else plan_adoption(
-            root, distribution, pkg, os.path.basename(output), version=version, facts=facts, pin=pin, compiled=compiled
+            root,
+            distribution,
+            pkg,
+            os.path.basename(output),
+            version=version,
+            facts=facts,
+            pin=pin,
+            compiled=compiled,
+            test_needs=requirements_of_tests(os.path.join(root, "tests")),  # PyTorch-style tests' imports
         )
     )
     if dry_run:

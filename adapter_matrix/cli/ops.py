@@ -161,6 +161,9 @@ def sweep(
     jobs = jobs or os.cpu_count() or 1
     console.print(f"op sweep ({mode}) of {adapter.device}, expectations {expectations.path}", markup=False)
     console.print(f"activates the device with {activation.how}", markup=False)
+    notice = _first_build_notice(result)
+    if notice:  # the workers compile the device's core at their first import: say so now
+        console_for(stderr=True).print(notice, markup=False, highlight=False)
     eager = Selection(ops, tuple(dtype or ex.DTYPES), tuple(kind or ex.EAGER_KINDS))
     selections = [eager]
     if with_compile:
@@ -205,6 +208,18 @@ def _write_record(output: Optional[str], record: Any) -> None:
 
         os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
         atomic_write(output, json.dumps(record, indent=1) + "\n")
+
+
+def _first_build_notice(result: Any) -> Optional[str]:
+    """The device build's first-use notice (device/build.py), or None: no shims package or C++ core."""
+    from ..device.build import BuildError, Extension, first_build
+
+    if result.matrix.adapter.shims is None:
+        return None
+    try:
+        return first_build(Extension.of_package(result.matrix.adapter.shims, result.matrix.adapter.device))
+    except BuildError:
+        return None
 
 
 def _write_expected(

@@ -1,7 +1,7 @@
-"""Progress of the commands that read the network (``init --from-index``, ``validate
---upstream pypi``, ``table --resolve``), on stderr so that stdout stays the command's answer:
-a rich bar with counts on a terminal, a few plain lines in a log (a quarter at a time), nothing
-when ``quiet``."""
+"""Progress of the steps that take more than a moment (``init --from-index``, ``validate
+--upstream pypi``, ``table --resolve``, the selector page's answers), on stderr so that stdout
+stays the command's answer: a rich bar with a counter, the elapsed time and an ETA on a
+terminal, one plain line per step in a log, nothing when ``quiet``."""
 
 from __future__ import annotations
 
@@ -26,10 +26,23 @@ def progress_report(quiet: bool = False) -> Iterator[Optional[Report]]:
     if not console.is_terminal:
         yield _plain(console)
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     bars = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=console,
     )
     tasks: Dict[str, Any] = {}
 
@@ -43,14 +56,13 @@ def progress_report(quiet: bool = False) -> Iterator[Optional[Report]]:
 
 
 def _plain(console: Any) -> Report:
-    """Lines for a log: the start, each quarter, the end."""
+    """A log's line per step: what it is and how many, when it starts."""
     shown: Dict[str, int] = {}
 
     def report(what: str, done: int, total: int) -> None:
-        quarter = 4 * done // total if total else 4
-        if shown.get(what, -1) < quarter:
-            shown[what] = quarter
-            console.print(f"{what}: {done}/{total}", markup=False, highlight=False)
+        if what not in shown:
+            shown[what] = total
+            console.print(f"{what}: {total} to do", markup=False, highlight=False)
 
     return report
 
@@ -59,11 +71,13 @@ def _plain(console: Any) -> Report:
 def network_progress(quiet: bool = False) -> Iterator[None]:
     """Within the block, every batch of reads from an index shows its progress
     (:func:`adapter_matrix.upstream.metadata.reporting`)."""
-    from ..upstream.metadata import reporting
+    from ..upstream.metadata import noting, reporting
 
     with progress_report(quiet) as report:
         if report is None:
             yield
             return
-        with reporting(report):
+        console = console_for(stderr=True)
+        # each retry as it happens, with its real cause (a refused connection, a DNS failure, a timeout)
+        with reporting(report), noting(lambda line: console.print(line, markup=False, highlight=False)):
             yield

@@ -416,18 +416,22 @@ def table(
                 f"{len(with_blocks)} file(s), {sum(o.blocks for o in with_blocks)} table block(s): up to date"
             )
         return
+    from ..tables.picks import reporting
+    from .progress import progress_report
+
     try:
         records = docs.load_records(results, tables.RECORDS.get(view or "grid", "results")) if results else None
-        text = tables.render(
-            result.matrix,
-            view=view or "grid",
-            fmt=fmt or "markdown",
-            lang=lang or "en",
-            release=release_or_exit(result, release),
-            today=when,
-            records=records,
-            dimension=dimension,
-        )
+        with progress_report() as report, reporting(report):  # the selector's answers take seconds
+            text = tables.render(
+                result.matrix,
+                view=view or "grid",
+                fmt=fmt or "markdown",
+                lang=lang or "en",
+                release=release_or_exit(result, release),
+                today=when,
+                records=records,
+                dimension=dimension,
+            )
     except ValueError as exc:  # a bad view, format or language, or unreadable records
         fail(str(exc))
     options = {"--view": view, "--dimension": dimension, "--format": fmt, "--lang": lang, "--release": release}

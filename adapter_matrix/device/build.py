@@ -230,6 +230,35 @@ def build_dir(ext: Extension, torch_build: Optional[TorchBuild] = None) -> Path:
     return builds_root() / key
 
 
+def first_build(ext: Extension) -> Optional[str]:
+    """When the installed torch has no cached build of ``ext`` yet, the notice to show before
+    the first use compiles it ("compiling npu's C++ core for torch 2.13.0+cpu, first use,
+    about 2 min; `adapter-matrix build` does it ahead"); ``None`` when one is cached, a prebuilt
+    folder is named, or torch is not installed. Reads torch's version from its metadata and
+    the cache folder's names: no torch import, so it shows within a moment of the start."""
+    import importlib.metadata as md
+
+    if os.environ.get(LIBRARY_ENV) or not ext.csrc.is_dir():
+        return None
+    try:
+        version = md.version("torch")
+    except md.PackageNotFoundError:
+        return None
+    prefix = f"{ext.name}-torch-{version}-g"
+    suffix = f"-{sys.implementation.cache_tag}-src{source_hash(ext)[:12]}"
+    root = builds_root()
+    cached = root.is_dir() and any(
+        f.name.startswith(prefix) and f.name.endswith(suffix) and read_manifest(f) is not None for f in root.iterdir()
+    )
+    if cached:
+        return None
+    device = ext.name.rsplit("_", 2)[-2] if ext.name.count("_") >= 2 else ext.name
+    return (
+        f"compiling {device}'s C++ core for torch {version}, first use, about 2 min; "
+        "`adapter-matrix build` does it ahead"
+    )
+
+
 def read_manifest(folder: Path) -> Optional[Manifest]:
     """The manifest of ``folder``; None when it has none or it is no JSON mapping (its keys are
     checked where they are read)."""

@@ -30,6 +30,7 @@ def check(matrix: Matrix, *, check_modules: bool = True) -> List[Diagnostic]:
     _torch_lines(matrix, diags)
     _duplicate_releases(matrix, diags)
     _dimensions(matrix, diags)
+    _runnerless_dimensions(matrix, diags)
     for release in matrix.releases:
         _release(matrix, release, diags)
     if matrix.declares_shims:
@@ -39,6 +40,31 @@ def check(matrix: Matrix, *, check_modules: bool = True) -> List[Diagnostic]:
     _smoke(matrix, diags)
     diags.extend(companions.check(matrix))
     return diags.items
+
+
+def _runnerless_dimensions(matrix: Matrix, diags: Diagnostics) -> None:
+    """A dimension whose releases name several values but no runner label: the plan's rows for
+    each value would run on the same runners (x86_64 and aarch64 rows on one machine)."""
+    for dim in matrix.dimensions:
+        if dim.runner is not None:
+            continue
+        used = sorted(
+            {
+                str(value)
+                for r in matrix.releases
+                for name, c in r.dimensions
+                if name == dim.name
+                for value in dim.values
+                if c.contains(value)
+            }
+        )
+        if len(used) > 1:
+            diags.warning(
+                dim.mark,
+                f"dimension {dim.name} has values in the releases ({', '.join(used)}) but no runner label: "
+                f"the rows of {' and '.join(used[:2])} would run on the same runners",
+                f'add `runner: "{dim.name}-{{value}}"` (the label of the runners that have each value) or a mapping',
+            )
 
 
 def _sources(matrix: Matrix, diags: Diagnostics) -> None:

@@ -998,13 +998,14 @@ def _load_any(text: str, filename: str, *, check_modules: bool, layers: bool) ->
         )
     elif tree is not None:
         matrix = builder.matrix(tree)
-    if matrix is not None and not builder.diags.errors:
+    if matrix is not None:
+        # every error in one run (issue 67): the model's checks too, even when the fields had errors
         builder.diags.extend(consistency.check(matrix, check_modules=check_modules))
     if builder.diags.errors or matrix is None:
         if not builder.diags.errors:
             builder.diags.error(Mark(filename, 1, 1), "the file does not describe a matrix")
         raise MatrixError([_one_line(d) for d in builder.diags.sorted()], filename)
-    return LoadResult(matrix, [_one_line(d) for d in builder.diags.warnings])
+    return LoadResult(matrix, [_one_line(d) for d in builder.diags.sorted() if d.severity == "warning"])
 
 
 def _decoded(raw: bytes, filename: str) -> str:

@@ -16,6 +16,7 @@ from ..ci import adapterbuild as _adapterbuild
 from ..ci.install import InstallAttempt, cell_companions, install_attempts
 from ..ci.record import BuildSeen
 from ..ci.wheels import TOOL, WheelBuildError
+from ..device.testimports import requirements_of_tests
 from ..files import atomic_write
 from ..names import canonical_name
 from .cellrun import CellRun
@@ -44,6 +45,9 @@ def install_cell(cell: CellRun) -> None:
     wanted = cell.adapter.requirements
     more = list(wanted(row) if callable(wanted) else wanted)
     tester = ["pytest"] if isinstance(cell.adapter.tests, Pytest) else []
+    if isinstance(cell.adapter.tests, Pytest):  # read again: a test file added after `init` (device/testimports.py)
+        folder = os.path.join(cell.adapter.root or os.getcwd(), cell.adapter.tests.path)
+        more += [r for r in requirements_of_tests(folder) if r not in more]
     if cell.sweep_plan()[0] != "none" or cell.op_tests_wanted():  # PyTorch's test machinery imports expecttest, numpy
         more += [r for r in op_sweep_requirements(str(row.cell.torch)) if r not in more]
     if cell.op_tests_wanted() and "pytest" not in tester:  # ops tests runs each test file with pytest

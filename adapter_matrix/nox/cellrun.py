@@ -30,6 +30,7 @@ from ..ci.suites import (
 )
 from ..ci.verify import verify_environment
 from ..ci.wheels import TOOL
+from ..device.testimports import add_line, missing_module
 from ..files import atomic_write
 from ..matrix.model import Matrix
 from .cellrecord import write_cell_records
@@ -353,7 +354,8 @@ class CellRun(CellState):
             # adapter imported is the installed wheel, never this source tree
             self.step(
                 "the test run",
-                self.run,
+                self._pytest,
+                junit,
                 "pytest",
                 tests.path,
                 "-q",
@@ -384,6 +386,23 @@ class CellRun(CellState):
         if not read_summaries(self.summaries):
             write_summary(tests.suite, outcome, self.summaries)
         return None
+
+    def _pytest(self, junit: str, *args: str, env: Mapping[str, str], codes: Sequence[int]) -> Any:
+        """The pytest run; a collection that cannot import a module ends with the module and the
+        line to add to the noxfile (PyTorch's test machinery imports expecttest: issue 67)."""
+        try:
+            return self.run(*args, env=env, codes=codes)
+        except nox.command.CommandFailed:
+            report = ""
+            if os.path.exists(junit):
+                with open(junit, encoding="utf-8", errors="replace") as fh:
+                    report = fh.read()
+            module = missing_module(report)
+            if module is None:
+                raise
+            self.fail(
+                f"the tests could not be collected: no module named {module!r} in the cell; add {add_line(module)}"
+            )
 
     def judge_suites(self, junit: Optional[str]) -> None:
         """The suite groups that count, from the JUnit report and the summaries; fail the cell on a problem."""

@@ -30,18 +30,36 @@ every unsupported pick of three matrices and compares.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import itertools
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from contextvars import ContextVar
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
-from ..check.fixes import Ranked, ranked
+from ..check import fixes as _fixes
+from ..check.fixes import Ranked, fix_answer_of, ranked
 from ..check.judgment import Environment
 from ..check.verdict import verdict
 from ..matrix.model import Matrix, PythonVersion, Status, Value
 
-__all__ = ["pick_answers"]
+__all__ = ["pick_answers", "reporting"]
+
+Report = Callable[[str, int, int], None]  # (the step, how many are done, of how many)
+_REPORT: ContextVar[Optional[Report]] = ContextVar("adapter_matrix_picks_report", default=None)
+
+
+@contextlib.contextmanager
+def reporting(report: Optional[Report]) -> Iterator[None]:
+    """Within the block, the selector page's answers report their progress to ``report``
+    (torch_npu's 2,080 picks take seconds: the command line shows them, cli/progress.py)."""
+    token = _REPORT.set(report)
+    try:
+        yield
+    finally:
+        _REPORT.reset(token)
+
 
 Pick = Tuple[str, ...]  # the values of the pick axes, in their order
 
@@ -113,6 +131,22 @@ def _first(order: Sequence[Tuple[Ranked, int]], keep: Any = None) -> int:
     return next((i for item, i in order if keep is None or keep(i)), -1)
 
 
+def _on_page(order: Sequence[Ranked], index: _Index) -> List[Tuple[Ranked, int]]:
+    """The entries of a ranked order that are among the page's combinations, with their place."""
+    return [(item, i) for item in order if (i := index.of(item)) is not None]
+
+
+def _answer(order: Sequence[Tuple[Ranked, int]]) -> Tuple[int, int]:
+    """``check``'s answer (:func:`~adapter_matrix.check.fixes.fix_answer_of`) as places on the page: its first fix and the
+    fix that changes a held value, listed after it (-1: none)."""
+    place = {id(item): i for item, i in order}
+    said = fix_answer_of(item for item, _i in order)
+    return (
+        place[id(said.first)] if said.first is not None else -1,
+        place[id(said.held)] if said.held is not None else -1,
+    )
+
+
 def _runs(values: Sequence[int]) -> str:
     """``values`` run-length encoded, as one string: ``value,count,value,count,...`` (a
     release's answers repeat along the torch axis: torch_npu's 38 releases x 1,040 picks
@@ -128,7 +162,7 @@ def _runs(values: Sequence[int]) -> str:
 
 def pick_answers(
     matrix: Matrix, entries: Sequence[Dict[str, Any]], axes: Sequence[Dict[str, Any]], today: _dt.date
-) -> Tuple[Dict[str, Any], Dict[int, Dict[str, int]]]:
+) -> Tuple[Dict[str, Any], Dict[int, Dict[str, Dict[str, int]]]]:
     """The ``picks`` document of the selector view (see the module's docstring), and per
     combination that is not usable, its answers: pick number -> ``check``'s first fix."""
     keys = [a["key"] for a in axes if a["key"] != "release"]
@@ -139,56 +173,74 @@ def pick_answers(
     reasons: Dict[str, int] = {}
     reason: List[int] = []
     nearest: List[int] = []
+    held: List[int] = []
     toward: Dict[str, List[int]] = {k: [] for k in keys}
-    toward_release: Dict[str, List[int]] = {r: [] for r in releases}
+    by_release: Dict[str, Dict[str, List[int]]] = {r: {"nearest": [], "held": []} for r in releases}
     fitting: Dict[int, List[Tuple[int, Pick]]] = {n: [] for n in range(len(entries))}
+
+    def said(env: Environment) -> Tuple[int, Status]:
+        answer = verdict(matrix, env, today, with_fixes=False)
+        return reasons.setdefault("; ".join(answer.reasons), len(reasons)), answer.outcome
+
+    report, total = _REPORT.get(), 1
+    for v in values:
+        total *= len(v)
     for number, pick in enumerate(itertools.product(*values)):
+        if report is not None and number % 50 == 0:
+            report("check's answers for the selector page's picks", number, total)
         here = [i for i, e in enumerate(entries) if _fits(e, keys, pick)]
         env = _environment(matrix, keys, pick)
-        order = [
-            (item, i)
-            for item in ranked(matrix, env, today, Status.UNSUPPORTED, asked=True)
-            if (i := index.of(item)) is not None
-        ]
+        served = {entries[i]["release"] for i in here}
+        # check's order for the pick, and its answer with each release that serves none of it installed
+        full, answers = _fixes.pick_answers(matrix, env, today, [Version(r) for r in releases if r not in served])
+        order = _on_page(full, index)
         described = bool(here)
-        first = -1 if described else _first(order)
-        said = -1
+        first, system = (-1, -1) if described else _answer(order)
         release = entries[first]["release"] if first >= 0 else default_release
-        if not described and release is not None:
-            # check's reason with the first fix's release: why the nearest does not serve the pick as it is
-            text = "; ".join(verdict(matrix, env._replace(adapter=Version(release)), today, with_fixes=False).reasons)
-            said = reasons.setdefault(text, len(reasons))
-        reason.append(said)
+        # check's reason with the first fix's release: why the nearest does not serve the pick as it is
+        reason.append(said(env._replace(adapter=Version(release)))[0] if not described and release else -1)
         nearest.append(first)
+        held.append(system)
+        # a greyed-out value: the first fix that has it and holds every held value (pip alone)
+        pip = [(item, i) for item, i in order if not item.target.changed_dims]
         for k, key in enumerate(keys):
             has = [key], pick[k : k + 1]
-            toward[key].append(-1 if described else _first(order, lambda i, has=has: _fits(entries[i], *has)))
-        served = {entries[i]["release"] for i in here}
+            toward[key].append(-1 if described else _first(pip, lambda i, has=has: _fits(entries[i], *has)))
         for version in releases:
-            toward_release[version].append(
-                -1 if version in served else _first(order, lambda i, r=version: entries[i]["release"] == r)
-            )
+            if version in served:
+                for runs in by_release[version].values():
+                    runs.append(-1)
+                continue
+            mine = answers[Version(version)]
+            for name, item, base in (("nearest", mine.first, first), ("held", mine.held, system)):
+                at = index.of(item) if item is not None else None
+                at = at if at is not None else -1
+                # -2: the pick's own answer (a release nearer than none rarely changes it)
+                by_release[version][name].append(-2 if at == base and not described else at)
         for i in here:
             fitting[i].append((number, pick))
-    unusable: Dict[int, Dict[str, int]] = {}
+    if report is not None:
+        report("check's answers for the selector page's picks", total, total)
+    unusable: Dict[int, Dict[str, Dict[str, int]]] = {}
     for i, entry in enumerate(entries):
         if entry["commands"]:
             continue
-        answers = {}
+        answers_here: Dict[str, Dict[str, int]] = {"nearest": {}, "held": {}}
         for number, pick in fitting[i]:
             env = _environment(matrix, keys, pick, entry["release"], entry["torch"])
             now = verdict(matrix, env, today, with_fixes=False).outcome
-            order = [
-                (item, j) for item in ranked(matrix, env, today, now, asked=True) if (j := index.of(item)) is not None
-            ]
-            answers[str(number)] = _first(order)
-        unusable[i] = answers
+            first, system = _answer(_on_page(ranked(matrix, env, today, now, asked=True), index))
+            answers_here["nearest"][str(number)] = first
+            if system >= 0:
+                answers_here["held"][str(number)] = system
+        unusable[i] = answers_here
     document = {
         "axes": keys,
         "reasons": list(reasons),
         "reason": _runs(reason),
         "nearest": _runs(nearest),
+        "held": _runs(held),
         "toward": {k: _runs(v) for k, v in toward.items()},
-        "toward_release": {r: _runs(v) for r, v in toward_release.items()},
+        "by_release": {r: {k: _runs(v) for k, v in tables.items()} for r, tables in by_release.items()},
     }
     return document, unusable

@@ -124,7 +124,8 @@ _JS = r"""
     return out;
   }
   function each(o) { var out = {}; Object.keys(o).forEach(function (k) { out[k] = runs(o[k]); }); return out; }
-  var P = D.picks, T = P ? {reason: runs(P.reason), nearest: runs(P.nearest), toward: each(P.toward), release: each(P.toward_release)} : null;
+  var P = D.picks, T = P ? {reason: runs(P.reason), nearest: runs(P.nearest), held: runs(P.held), toward: each(P.toward), release: {}} : null;
+  if (P) Object.keys(P.by_release).forEach(function (r) { T.release[r] = each(P.by_release[r]); });
   function fmt(t, f) { return t.replace(/\{(\w+)\}/g, function (m, k) { return k in f ? f[k] : m; }); }
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -196,18 +197,20 @@ _JS = r"""
       }
     }
   }
-  // a greyed-out value chosen: the other choices move to the nearest combination that has it,
-  // the first of check's ranked fixes for the pick with it that has it
+  // a greyed-out value chosen: the other choices move to the nearest combination that has it
+  // and holds every value pip cannot change (the first such of check's ranked fixes for the
+  // pick with it); where none has it, the pick stays as chosen and the page shows check's
+  // answer for it. A release is asked as `check --adapter` asks: the pick stays, with it.
   function toward(i, v) {
     var key = axes[i].key, s = copy(sel), n = -1;
     s[key] = v;
     if (key === "release") {
-      var t = T ? number(sel) : -1;
-      if (t >= 0 && T.release[v]) n = T.release[v][t];
+      if (T && number(sel) >= 0) { sel.release = v; return; }
     } else {
       delete s.release;
       var u = T ? number(s) : -1;
       if (u >= 0) n = T.toward[key][u];
+      if (n < 0 && u >= 0 && T.nearest[u] >= 0) { sel = s; return; }
     }
     var c = n >= 0 ? cells[n] : cells.filter(function (x) { return has(x, key, v); })[0];
     if (!c) return;
@@ -217,12 +220,30 @@ _JS = r"""
     if (sel.release === undefined) return undefined;
     return cells.filter(function (c) { return fits(c, sel, axes.length); })[0];
   }
-  // check's first fix for the pick: for a combination that is not usable, with its release
-  function nearest(c) {
-    var t = T ? number(sel) : -1, n;
+  // check's answer for the pick (table "nearest": its first fix; "held": the fix that changes
+  // a value pip cannot change, listed after it): for a combination that is not usable, with
+  // its release installed; for a release that describes none of the pick, with it installed
+  function nearest(c, table) {
+    var t = T ? number(sel) : -1, n, r;
     if (t < 0) return null;
-    n = c ? (c.nearest || {})[String(t)] : T.nearest[t];
+    if (c) n = (c[table] || {})[String(t)];
+    else {
+      r = sel.release !== undefined ? T.release[sel.release] : null;
+      n = r ? r[table][t] : -2;
+      if (n === -2) n = T[table][t];  // the pick's own answer
+    }
     return n !== undefined && n >= 0 ? cells[n] : null;
+  }
+  // what a fix changes that pip cannot: "downgrade cann from 9.1.0 to 8.1.RC1" (values newest first)
+  function system(c) {
+    var steps = [];
+    axes.forEach(function (a) {
+      var v = c.dimensions[a.key], old = sel[a.key];
+      if (v === undefined || old === undefined || v === old) return;
+      var word = a.kind !== "version" ? W.sel_change : a.values.indexOf(v) < a.values.indexOf(old) ? W.sel_upgrade : W.sel_downgrade;
+      steps.push(fmt(word, {name: a.key, old: old, "new": v}));
+    });
+    return steps.join(", ");
   }
   function query() {
     var parts = [];
@@ -338,19 +359,20 @@ _JS = r"""
     else {
       // a pick no combination describes: check's reason for it
       box.className += " missing";
-      var said = checkReason(sel);
+      var said = sel.release !== undefined && chosenRelease && T && T.release[sel.release] ? fmt(W.sel_release_off, {dist: D.adapter, release: sel.release, picked: picked(axes.length - 1)}) : checkReason(sel);
       if (said) box.appendChild(el("p", "note from-check", said));
       else box.appendChild(el("p", "note", W.sel_nocell.replace("{dist}", D.adapter)));
     }
     if (!c || !c.commands.length) {
-      var n = nearest(c);
-      if (n) {
-        var near = el("section", "result");
-        near.id = "nearest";
-        near.appendChild(el("h2", "", W.sel_nearest));
+      [["nearest", nearest(c, "nearest")], ["held", nearest(c, "held")]].forEach(function (pair) {
+        var n = pair[1];
+        if (!n) return;
+        var near = el("section", "result"), steps = system(n);
+        near.id = pair[0];
+        near.appendChild(el("h2", "", steps ? fmt(W.sel_system, {steps: steps}) : W.sel_nearest));
         answer(n, near);
         out.appendChild(near);
-      }
+      });
     }
     try { history.replaceState(null, "", query()); } catch (e) { /* a sandboxed frame: the page still answers */ }
     var link = document.getElementById("link");

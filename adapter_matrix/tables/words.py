@@ -209,6 +209,14 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "sel_noclaim": ("no {dist} release supports {value} with {picked}", "没有 {dist} 版本在 {picked} 下支持 {value}"),
     "sel_nocell": ("{dist} does not describe this combination", "{dist} 的兼容矩阵未描述此组合"),
     "sel_nearest": ("The nearest combination (check's first fix):", "最接近的组合（兼容性检查的首个修复）："),
+    "sel_system": (
+        "A system change, not a pip one ({steps}):",
+        "需要更改系统，而非 pip 包（{steps}）：",
+    ),
+    "sel_release_off": ("{dist} {release} does not serve {picked}", "{dist} {release} 不支持 {picked}"),
+    "sel_upgrade": ("upgrade {name} from {old} to {new}", "将 {name} 从 {old} 升级到 {new}"),
+    "sel_downgrade": ("downgrade {name} from {old} to {new}", "将 {name} 从 {old} 降级到 {new}"),
+    "sel_change": ("change {name} from {old} to {new}", "将 {name} 从 {old} 更换为 {new}"),
     "sel_nocommand": (
         "No install command is published for a combination whose status is {status}.",
         "状态为{status}的组合不提供安装命令。",

@@ -32,10 +32,11 @@ Every file is written only if absent, README, pyproject.toml and MANIFEST.in exc
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 
 from ..backend import MESON, SCIKIT_BUILD, SETUPTOOLS
 from ..matrix.textedit import apply_edits
@@ -75,8 +76,18 @@ def package_name(distribution: str) -> str:
     return re.sub(r"[^0-9A-Za-z_]", "_", distribution).lower()
 
 
-def noxfile_text(distribution: str) -> str:
-    return f'''"""{distribution}'s matrix cells: one `device(...)` session per row of `adapter-matrix plan`.
+def noxfile_text(distribution: str, requirements: Sequence[str] = ()) -> str:
+    """The noxfile ``init`` writes; ``requirements``: what the tests import that pytest does
+    not bring (PyTorch's test machinery: device/testimports.py), written out to be seen and edited."""
+    wanted = (
+        f"        requirements={json.dumps(list(requirements))},  # the tests import PyTorch's test machinery (found by init)\n"
+        if requirements
+        else ""
+    )
+    return _NOXFILE.replace("{requirements}", wanted).format(distribution=distribution)
+
+
+_NOXFILE = '''"""{distribution}'s matrix cells: one `device(...)` session per row of `adapter-matrix plan`.
 
     nox -l                                # every cell of compat.yaml
     nox -t smoke                          # the smoke tier
@@ -98,7 +109,7 @@ cells(
         matrix="compat.yaml",
         projects=["."],  # the folders built into wheels and installed, in order
         tests=Pytest("tests"),  # or Command(["python", "-m", "mysuite", "{{posargs}}"])
-        # build=("adapter-matrix", "build", "--json"),  # a native part, compiled against the cell's torch
+{requirements}        # build=("adapter-matrix", "build", "--json"),  # a native part, compiled against the cell's torch
         # env={{"MY_DRIVER_VERSION": "2.1"}},  # what a runner provides
     )
 )
@@ -362,6 +373,7 @@ def plan_adoption(
     facts: Optional[ProjectFacts] = None,
     pin: Optional[ToolPin] = None,
     compiled: bool = False,
+    test_needs: Sequence[str] = (),
 ) -> List[Planned]:
     """What adopting adapter-matrix writes in ``root`` (``matrix`` is written by the caller).
     ``facts`` is what the project declares (read when not given), ``pin`` where the workflow
@@ -370,7 +382,7 @@ def plan_adoption(
     facts = project_facts(root) if facts is None else facts
     pin = tool_pin() if pin is None else pin
     files = [
-        ("noxfile.py", noxfile_text(distribution)),
+        ("noxfile.py", noxfile_text(distribution, test_needs)),
         (os.path.join(".github", "workflows", "matrix.yml"), workflow_text(pin, compiled)),
         (os.path.join(".github", "workflows", "torch-release.yml"), migrate_workflow_text(pin)),
         (".pre-commit-config.yaml", precommit_text(pin)),

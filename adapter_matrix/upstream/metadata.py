@@ -26,7 +26,20 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextvars import ContextVar
 from email.parser import HeaderParser
-from typing import TYPE_CHECKING, BinaryIO, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    BinaryIO,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+)
 
 import urllib3
 
@@ -103,7 +116,7 @@ def http_get(url: str, headers: Mapping[str, str], timeout: float = TIMEOUT) -> 
     """GET ``url``; (body, response headers). The one place that touches the network: a
     transient failure is retried :data:`RETRIES` times with backoff, then it is one
     :class:`MetadataError` that says so."""
-    retries = urllib3.Retry(total=RETRIES, backoff_factor=BACKOFF, status_forcelist=TRANSIENT, raise_on_status=False)
+    retries = _Retry(total=RETRIES, backoff_factor=BACKOFF, status_forcelist=TRANSIENT, raise_on_status=False)
     sent = dict(headers, **{"User-Agent": f"adapter-matrix/{__version__}"})
     try:
         response = _pool(url).request(
@@ -149,7 +162,7 @@ def http_download(url: str, out: BinaryIO, limit: int, timeout: float = TIMEOUT)
 def unreachable(url: str, timeout: float = TIMEOUT) -> Optional[str]:
     """``None`` when the server at ``url`` answers at all (any HTTP status), else why not, in a
     line: a HEAD request (an index's root page can be megabytes), retried as :func:`http_get`."""
-    retries = urllib3.Retry(total=RETRIES, backoff_factor=BACKOFF, status_forcelist=(), raise_on_status=False)
+    retries = _Retry(total=RETRIES, backoff_factor=BACKOFF, status_forcelist=(), raise_on_status=False)
     sent = {"User-Agent": f"adapter-matrix/{__version__}"}
     try:
         _pool(url).request("HEAD", url, headers=sent, timeout=timeout, retries=retries).release_conn()
@@ -161,7 +174,18 @@ def unreachable(url: str, timeout: float = TIMEOUT) -> Optional[str]:
 
 
 def _reason(exc: Optional[BaseException]) -> str:
-    """What failed, in a line (urllib3 names its connection object first: left out)."""
+    """What failed, in a line, by its real cause: a DNS failure, a refused connection, a
+    timeout (urllib3's connection errors subclass its timeout: asked first; urllib3 names its
+    connection object first: left out)."""
+    if isinstance(exc, urllib3.exceptions.NameResolutionError):
+        return f"DNS failure: cannot resolve {getattr(exc.conn, 'host', '') or 'the host'}"
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, ConnectionRefusedError) or "refused" in str(exc).lower():
+            return "connection refused"
+        return "cannot connect: " + re.sub(r"^<[^>]*>: ", "", str(exc)).removeprefix(
+            "Failed to establish a new connection: "
+        )
     if isinstance(exc, urllib3.exceptions.TimeoutError):
         return "timed out"
     if isinstance(exc, urllib3.exceptions.ProtocolError) and exc.args[1:]:
@@ -179,6 +203,36 @@ def simple_url(name: str) -> str:
 Report = Callable[[str, int, int], None]  # (what is read, how many are done, of how many)
 _REPORT: ContextVar[Optional[Report]] = ContextVar("adapter_matrix_report", default=None)
 T = TypeVar("T")
+
+
+Note = Callable[[str], None]  # a line to show as it happens (a retry and its cause)
+_NOTE: ContextVar[Optional[Note]] = ContextVar("adapter_matrix_note", default=None)
+
+
+@contextlib.contextmanager
+def noting(note: Note) -> Iterator[None]:
+    """Within the block, each retry of a request is told to ``note`` as it happens, with its cause."""
+    token = _NOTE.set(note)
+    try:
+        yield
+    finally:
+        _NOTE.reset(token)
+
+
+class _Retry(urllib3.Retry):
+    """urllib3's Retry, telling each retry as it happens ("retry 1 of 5 of URL: connection
+    refused") where a command line listens (:func:`noting`)."""
+
+    def increment(self, *args: Any, **kwargs: Any) -> urllib3.Retry:  # type: ignore[override]  # passed through
+        new = super().increment(*args, **kwargs)
+        note = _NOTE.get()
+        if note is not None:
+            said = dict(zip(("method", "url", "response", "error", "_pool"), args), **kwargs)
+            error, response, pool, url = said.get("error"), said.get("response"), said.get("_pool"), said.get("url")
+            cause = _reason(error) if error is not None else f"HTTP {response.status}" if response is not None else "?"
+            where = f"{pool.scheme}://{pool.host}:{pool.port}{url}" if pool is not None and url else (url or "")
+            note(f"retry {len(new.history)} of {RETRIES} of {where}: {cause}")
+        return new
 
 
 @contextlib.contextmanager

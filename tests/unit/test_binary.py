@@ -731,3 +731,16 @@ def test_the_typed_binary_section_writes_the_bytes_the_audit_wrote(tiny, tmp_pat
     assert report is not None and {p["kind"] for p in report["problems"]} == kinds
     section = from_json(BinarySection, report)
     assert json.dumps(to_json(section)) == json.dumps(report)
+
+
+def test_nothing_built_is_said_so_not_counted_as_zero_libraries():
+    """Issue 67: a healthy fresh install read "binary check: 0 libraries load against torch ..."."""
+    from adapter_matrix.answer import BinaryFile, BinarySection
+    from adapter_matrix.check.binary import binary_lines
+
+    section = BinarySection(True, "adapter-matrix-npu", "0.3.0", "2.13.0+cpu", 1, None, None, (), (), ())
+    text = "".join(part for part, _style in binary_lines(section)[0])
+    assert text.startswith("binary check: nothing built yet: adapter-matrix-npu 0.3.0 has no compiled library")
+    assert "0 librar" not in text
+    section = section._replace(files=(BinaryFile("x.so", 1, {}),))
+    assert "".join(p for p, _s in binary_lines(section)[0]) == "binary check: 1 library loads against torch 2.13.0+cpu"

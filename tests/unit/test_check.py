@@ -30,7 +30,7 @@ def test_old_torch_is_unsupported_with_a_pasteable_fix():
     res = cli("check", "--torch", "2.0.1", "--python", "3.11", "--adapter", "0.1.0")
     assert res.code == 1
     assert "unsupported: torch 2.0.1 is not a torch release this matrix describes" in res.out
-    commands = [line.strip() for line in res.out.splitlines() if line.startswith("    ")]
+    commands = [line.strip() for line in res.out.splitlines() if line.startswith("    pip ")]
     assert commands and commands[0].startswith("pip install 'torch>=2.")
     # pasteable: the requirement is a valid PEP 508 string inside single quotes
     from packaging.requirements import Requirement

@@ -91,7 +91,7 @@ def runner(tmp_path_factory, wheels):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ADAPTER_MATRIX_", "VIRTUAL_ENV", "PYTHONPATH"))}
     env.update(
         PATH=os.pathsep.join([str(venv.root / "bin"), str(tools), "/usr/local/bin", "/usr/bin", "/bin"]),
-        ADAPTER_MATRIX_WHEELS=cell_wheelhouse(base / "wheelhouse"),
+        ADAPTER_MATRIX_WHEELS=cell_wheelhouse(base / "wheelhouse", ("expecttest", "numpy")),
         UV_OFFLINE="1",
         GIT_AUTHOR_NAME="t",
         GIT_AUTHOR_EMAIL="t@example.com",
@@ -182,3 +182,41 @@ def test_a_compiled_adapter_adopts_the_tool_and_its_cell_builds_it_against_the_c
     log = repo / "results" / f"{CELL}.build.log"
     assert "undeclared_name" in log.read_text() and str(log) in record["error"]  # the whole log kept
     assert not (repo / "build").exists() and not (repo / package / "lib").exists()  # never built in the source tree
+
+
+def test_an_openreg_shaped_adapter_whose_tests_import_common_utils_is_green_with_no_hand_edit(runner, tmp_path):
+    """Issue 67: tests written like PyTorch's import torch.testing._internal.common_utils, which
+    imports expecttest; the cell installed pytest only and stopped at collection. Now `init`
+    writes what the tests import into the noxfile, and one cell is green, from a runner that
+    installed the tool from its wheel and has no torch."""
+    venv, env = runner
+    distribution, _package, device, _cpp, tests = ADAPTERS["cmake-adapter"]
+    repo = tmp_path / "cmake-adapter"
+    _adapter_before_init("cmake-adapter", repo)
+    (repo / "tests" / "test_pytorch_style.py").write_text(
+        "from torch.testing._internal.common_utils import TestCase, run_tests\n\n\n"
+        "class TestLikePyTorch(TestCase):\n"
+        "    def test_add(self):\n"
+        "        import torch\n\n"
+        "        self.assertEqual(torch.ones(2) + 1, torch.full((2,), 2.0))\n\n\n"
+        'if __name__ == "__main__":\n'
+        "    run_tests()\n"
+    )
+    _run(["git", "init", "-q"], repo, env)
+    python = str(venv.python)
+    init = _run(
+        [python, "-m", "adapter_matrix", "init", "--distribution", distribution, "--device", device]
+        + ["--torch", "2.13", "--torch", "2.14", "--upstream", str(UPSTREAM)],
+        repo,
+        env,
+    )
+    assert init.returncode == 0, init.stdout + init.stderr
+    assert 'requirements=["expecttest", "numpy"]' in (repo / "noxfile.py").read_text()
+    _run(["git", "add", "-A"], repo, env)
+    _run(["git", "commit", "-qm", "adopt adapter-matrix"], repo, env)
+    green = _run([python, "-m", "nox", "--envdir", str(tmp_path / "nox"), "-s", f"device({CELL})"], repo, env)
+    out = green.stdout + green.stderr
+    assert green.returncode == 0, out[-4000:]
+    record = json.loads((repo / "results" / f"{CELL}.json").read_text())
+    assert record["outcome"] == "passed"
+    assert record["suites"]["tests"]["passed"] == tests + 1 and record["suites"]["tests"]["failed"] == 0

@@ -188,3 +188,12 @@ def test_paragraphs_unwrap_prose_and_keep_example_blocks():
         "Second paragraph wraps too.",
         "  $ adapter-matrix check\n  $ adapter-matrix check --json",
     ]
+
+
+def test_the_top_level_help_lists_version():
+    """Issue 67: `--version` works; `--help` now says so."""
+    from adapter_matrix import __version__
+
+    assert "--version" in cli("--help").out
+    res = cli("--version")
+    assert res.code == 0 and res.out.strip() == f"adapter-matrix {__version__}"

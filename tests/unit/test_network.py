@@ -189,8 +189,8 @@ def test_an_import_from_an_index_failing_one_request_in_five_succeeds_and_logs_i
     assert res.code == 0, res.err
     assert len(flaky.failures) >= 10 and set(flaky.failures) == set(FlakyIndex.MODES), flaky.failures
     assert _data(out) == _recorded_import(tmp_path)  # every fact read, despite the failures
-    # not a terminal: a few plain lines on stderr, stdout keeps the answer
-    assert res.err.splitlines() == [f"torch-npu wheels: {n}/46" for n in (0, 12, 23, 35, 46)]
+    # not a terminal: a plain line per step on stderr, stdout keeps the answer
+    assert res.err.splitlines() == ["torch-npu wheels: 46 to do"]  # one line per step
     assert "written" in res.out and "wheels" not in res.out
 
 
@@ -327,3 +327,24 @@ def test_table_resolve_counts_its_pip_resolutions(monkeypatch):
     seen: List[Tuple[str, int, int]] = []
     found = resolve.check_commands(combinations, progress=lambda *report: seen.append(report))
     assert found == (3, [], []) and seen == [("pip resolutions", n, 3) for n in range(4)]
+
+
+def test_a_refused_connection_and_a_dns_failure_say_so_and_each_retry_shows_as_it_happens(monkeypatch):
+    """Issue 67: a refused connection printed as "timed out (tried 6 times)", retried silently."""
+    monkeypatch.setattr(md, "BACKOFF", 0.0)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    seen: List[str] = []
+    with md.noting(seen.append), pytest.raises(md.MetadataError) as refused:
+        md.http_get(f"http://127.0.0.1:{port}/simple/torch/", {})
+    assert "connection refused" in str(refused.value) and "timed out" not in str(refused.value)
+    assert len(seen) == md.RETRIES and seen[0].startswith(f"retry 1 of {md.RETRIES} of http://127.0.0.1:{port}/")
+    assert all(line.endswith(": connection refused") for line in seen), seen
+
+    def getaddrinfo(host, *args, **kwargs):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    with pytest.raises(md.MetadataError, match=r"DNS failure: cannot resolve index\.invalid"):
+        md.http_get("http://index.invalid/simple/torch/", {})

@@ -380,3 +380,19 @@ def test_a_rows_runner_labels_are_computed_once_for_json_and_github(tmp_path):
     with pytest.raises(ChoiceError) as refused:
         run_plan(PlanRequest(matrix, strategy="edges", cover=3))
     assert refused.value.subject == "cover"  # the command line words it: --cover 3 is the strength ...
+
+
+def test_cover_lists_in_help_the_values_its_error_accepts():
+    """Issue 67: help said 2 or 3, the error "choose from 1, 2, 3": one set of values."""
+    from adapter_matrix.ci.covering import STRENGTHS
+
+    said = " ".join(cli("plan", "--help").out.split())
+    assert "|".join(map(str, STRENGTHS)) in said and "--cover 4: choose from 1, 2, 3" in cli("plan", "--cover", "4").err
+
+
+def test_plan_ends_with_what_its_rows_cover_on_stderr():
+    res = cli("plan", "-m", str(NPU_FIXTURE), "-s", "pairwise", "--today", "2026-12-01")
+    rows = res.out.splitlines()
+    full = cli("plan", "-m", str(NPU_FIXTURE), "--today", "2026-12-01").out.splitlines()
+    assert res.err.strip() == f"{len(rows)} cells of {len(full)} cover every pair of Python, torch, cann, arch"
+    assert cli("plan", "-m", str(NPU_FIXTURE), "-f", "json", "--today", "2026-12-01").err == ""

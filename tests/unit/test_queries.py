@@ -96,7 +96,8 @@ def test_release_that_does_not_claim_torch_suggests_the_release_that_does(minima
     # then: keep torch, install the (deprecated) release that claims it
     assert v.fixes[1].changes == ("adapter",)
     assert v.fixes[1].commands == ("pip install 'demo-adapter==1.0.0'",)
-    assert v.fixes[1].summary.startswith("install demo-adapter 1.0.0 (deprecated:")
+    assert v.fixes[1].summary.startswith("downgrade demo-adapter from 2.0.0 to 1.0.0 (deprecated:")
+    assert v.fixes[1].diff == ("- demo-adapter==2.0.0", "+ demo-adapter==1.0.0")  # as uv says it
 
 
 def test_python_without_wheel_is_unsupported(minimal):

@@ -117,3 +117,12 @@ def test_the_readme_grid_shows_each_cells_best_status_and_its_release():
     assert served.count("experimental (0.3.0)") == 1, served
     assert "best status any release gives it, from the newest release that gives it: 0.2.1 unless" in block
     assert "(0.3.0, 0.2.0, 0.1.0 too)" in block
+
+
+def test_the_first_command_installs_what_check_needs_and_no_test_tool():
+    """Issue 67: the main job installed the [test] extra (about 60 distributions) to run `check`;
+    the test command keeps it."""
+    blocks = re.findall(r"```sh\n(.*?)\n```", README.read_text(encoding="utf-8"), re.S)
+    first, test = blocks[0], blocks[1]
+    assert "adapter-matrix check" in first and "-e . -e ./shims 'torch==" in first and "[test]" not in first
+    assert "'.[test]'" in test and "pytest" in test

@@ -69,7 +69,8 @@ def check(*args: str, matrix: str = NPU, today: str = TODAY, arch: str = "aarch6
 def test_the_real_matrices_validate_clean(name):
     res = cli("validate", "--matrix", str(MATRICES / f"{name}.yaml"))
     assert res.code == 0, res.err
-    assert res.err == ""  # not even a warning
+    # not a warning but the one a vendor's table cannot answer: which CI runners have each arch
+    assert all("but no runner label" in line for line in res.err.splitlines()), res.err
     assert "valid" in res.out
 
 
@@ -188,7 +189,8 @@ def test_what_ifs_from_the_published_table(args, verdict, first_command):
         else:
             assert "cann" in fix["changes"]
             assert any(
-                step.endswith(f"to {cell_cann} (not a pip package: install it yourself)") for step in fix["manual"]
+                step.endswith(f"to {cell_cann} (a system change, not a pip package: install it yourself)")
+                for step in fix["manual"]
             )
             assert not any("cann" in command for command in fix["commands"])  # never inside a pip command
         # the package really is the table's package for that CANN and torch
@@ -238,7 +240,9 @@ def test_a_driver_change_is_explicit_and_leaves_torch_and_python_alone():
     doc = check("--torch", "2.4.0", "--python", "3.10", "--set", "cann=9.1.0", "--adapter", "2.4.0.post4")
     driver = doc["fixes"][-1]
     assert driver["changes"] == ["cann"]
-    assert driver["manual"] == ["downgrade cann from 9.1.0 to 8.1.RC1 (not a pip package: install it yourself)"]
+    assert driver["manual"] == [
+        "downgrade cann from 9.1.0 to 8.1.RC1 (a system change, not a pip package: install it yourself)"
+    ]
     assert driver["commands"] == []  # torch 2.4.0 and torch-npu 2.4.0.post4 stay as installed
     assert not any(f["changes"] == ["python"] or "python" in f["changes"] for f in doc["fixes"])  # the problem is CANN
 

@@ -51,7 +51,9 @@ def gaudi(*args: str) -> Dict:
 @pytest.mark.parametrize("name", ["ipex", "gaudi"])
 def test_the_intel_matrices_validate_clean(name):
     res = cli("validate", "--matrix", str(MATRICES / f"{name}.yaml"))
-    assert res.code == 0 and res.err == "", res.err
+    assert res.code == 0, res.err
+    # not a warning but the one a vendor's table cannot answer: which CI runners have each OS
+    assert all("but no runner label" in line for line in res.err.splitlines()), res.err
 
 
 # -- IPEX -------------------------------------------------------------------------------
@@ -97,7 +99,9 @@ def test_ipex_an_xpu_user_on_an_old_oneapi_keeps_the_xpu_build():
     ]
     assert all("+cpu" not in f["cell"]["release"] and f["cell"]["torch"].endswith("+xpu") for f in doc["fixes"])
     last = doc["fixes"][-1]  # the manual step comes last, and changes nothing else
-    assert last["manual"] == ["upgrade oneapi from 2025.0.4 to 2025.1 (not a pip package: install it yourself)"]
+    assert last["manual"] == [
+        "upgrade oneapi from 2025.0.4 to 2025.1 (a system change, not a pip package: install it yourself)"
+    ]
     assert last["changes"] == ["oneapi"] and last["commands"] == []
 
 
@@ -108,7 +112,7 @@ def test_ipex_windows_2_7_10_needs_oneapi_2025_0_5():
     windows = ipex(*args, "--set", "os=windows")
     assert windows["verdict"] == "unsupported"
     assert windows["fixes"][-1]["manual"] == [
-        "upgrade oneapi from 2025.0.4 to 2025.0.5 (not a pip package: install it yourself)"
+        "upgrade oneapi from 2025.0.4 to 2025.0.5 (a system change, not a pip package: install it yourself)"
     ]
     assert all("os" not in f["changes"] for f in windows["fixes"])
 
@@ -144,7 +148,9 @@ def test_ipex_a_cpu_machine_without_oneapi_is_not_asked_about_oneapi():
 def test_ipex_an_xpu_build_without_oneapi_says_install_it():
     doc = ipex("--torch", "2.6.0+xpu", "--adapter", "2.6.10+xpu", "--set", "os=linux", "--set", "oneapi=absent")
     assert "needs oneapi 2025.0.4, found absent" in doc["reasons"][0]
-    assert doc["fixes"][-1]["manual"] == ["install oneapi 2025.0.4 (not a pip package: install it yourself)"]
+    assert doc["fixes"][-1]["manual"] == [
+        "install oneapi 2025.0.4 (a system change, not a pip package: install it yourself)"
+    ]
 
 
 def test_ipex_the_dimension_view_names_each_package_once():
@@ -242,7 +248,9 @@ def test_gaudi_an_os_a_release_lacks_needs_a_newer_driver_never_another_os():
     assert doc["verdict"] == "unsupported"
     (fix,) = doc["fixes"]
     assert fix["changes"] == ["adapter", "torch", "driver"] and fix["cell"]["release"] == "1.22.0"
-    assert fix["manual"] == ["upgrade driver from 1.21.0 to 1.22.0 (not a pip package: install it yourself)"]
+    assert fix["manual"] == [
+        "upgrade driver from 1.21.0 to 1.22.0 (a system change, not a pip package: install it yourself)"
+    ]
 
 
 def test_gaudi_the_grid_names_the_os_that_makes_the_difference():

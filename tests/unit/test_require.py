@@ -76,7 +76,7 @@ def test_a_torch_the_release_does_not_claim_raises_with_the_fix(toy):
     assert message.startswith(
         "toy-adapter with torch 2.13.0: unsupported: toy-adapter 1.0.0 supports torch >=2.10,<2.13, not 2.13.0"
     )
-    assert "fix: install torch 2.12" in message and "pip install 'torch>=2.12,<2.13'" in message
+    assert "fix: downgrade torch from 2.13.0 to 2.12.1" in message and "pip install 'torch>=2.12,<2.13'" in message
     assert message.endswith("(set ADAPTER_MATRIX_ALLOW_UNSUPPORTED=1 to try anyway)")
     with pytest.raises(UnsupportedEnvironment, match=r"torch 2.9.1 is not a torch release this matrix describes"):
         require("toy_adapter", version="1.0.0", torch_version="2.9.1")

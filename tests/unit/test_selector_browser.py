@@ -56,7 +56,7 @@ PROBE = """<script>
       var e = document.getElementById(id);
       return e ? {text: e.innerText, commands: Array.prototype.map.call(e.querySelectorAll("code.install"), function (c) { return c.textContent; })} : null;
     };
-    return {picked: picked, picked_box: box("picked"), nearest: box("nearest"), search: window.location.search};
+    return {picked: picked, picked_box: box("picked"), nearest: box("nearest"), held: box("held"), search: window.location.search};
   }
   var out = {before: seen(), steps: []};
   (window.__steps || []).forEach(function (step) {
@@ -237,33 +237,31 @@ def test_a_greyed_out_choice_moves_the_others_to_the_nearest_combination_that_ha
     assert after["search"] == "?python=3.8&torch=2.1&release=0.3.0"
 
 
-def test_a_greyed_out_release_moves_the_others_to_its_nearest_combination(tmp_path):
+def test_a_greyed_out_release_keeps_the_held_values_and_shows_checks_answer(tmp_path):
     """torch_npu: each release is one torch on one CANN. From torch-npu 2.7.1.post8 (CANN 9.1.0,
-    Python 3.12), 2.4.0.post4 goes to CANN 8.1.RC1 and torch 2.4 on the nearest Python it has
-    (3.11): the first of check's ranked fixes of that release."""
+    Python 3.12), 2.4.0.post4 (a build for CANN 8.1.RC1) is asked as `check --set cann=9.1.0
+    --adapter 2.4.0.post4` asks (issue 67): CANN stays 9.1.0, the nearest combination changes
+    pip packages only, and the move to CANN 8.1.RC1 comes after it as a system change."""
     page = _page(tmp_path, FIXTURES / "matrices" / "torch_npu.yaml")
     data = page_data(page.read_text(encoding="utf-8"))
-    number = next(
-        n for n, p, _h in picks(data) if p == {"cann": "9.1.0", "arch": "aarch64", "python": "3.12", "torch": "2.7"}
-    )
+    pick = {"cann": "9.1.0", "arch": "aarch64", "python": "3.12", "torch": "2.7"}
+    number = next(n for n, p, _h in picks(data) if p == pick)
     seen = _probe(page, "?cann=9.1.0&python=3.12&torch=2.7", (("release", "2.4.0.post4"), ("release", "2.1.0.post4")))
     assert seen["errors"] == []
     assert seen["before"]["picked"]["release"] == "2.7.1.post8"
     moved, eol = seen["steps"]
-    entry = data["combinations"][decoded(data["picks"]["toward_release"]["2.4.0.post4"])[number]]
-    assert moved["picked"] == {
-        "cann": "8.1.RC1",
-        "arch": "aarch64",
-        "python": "3.11",
-        "torch": "2.4",
-        "release": "2.4.0.post4",
-    }
-    assert (entry["dimensions"]["cann"], entry["python"], entry["torch_line"]) == ("8.1.RC1", "3.11", "2.4")
-    assert (
-        moved["picked_box"]["commands"] == entry["commands"] == ["pip install 'torch-npu==2.4.0.post4' 'torch==2.4.0'"]
-    )
-    # an end-of-life release serves only itself: the page moves there, and shows check's first fix from it
-    assert eol["picked"]["release"] == "2.1.0.post4" and eol["picked"]["cann"] == "8.0.RC1"
+    assert moved["picked"] == dict(pick, release="2.4.0.post4")
+    assert moved["picked_box"]["commands"] == []
+    tables = data["picks"]["by_release"]["2.4.0.post4"]
+    first = decoded(tables["nearest"])[number]
+    first = decoded(data["picks"]["nearest"])[number] if first == -2 else first
+    nearest, held = data["combinations"][first], data["combinations"][decoded(tables["held"])[number]]
+    assert nearest["dimensions"]["cann"] == "9.1.0" and moved["nearest"]["commands"] == nearest["commands"]
+    assert (held["release"], held["dimensions"]["cann"]) == ("2.4.0.post4", "8.1.RC1")
+    assert moved["held"]["commands"] == held["commands"] == ["pip install 'torch-npu==2.4.0.post4' 'torch==2.4.0'"]
+    assert "downgrade cann from 9.1.0 to 8.1.RC1" in moved["held"]["text"]
+    # an end-of-life release: the pick keeps CANN 9.1.0 too, with check's answer for it
+    assert eol["picked"] == dict(pick, release="2.1.0.post4")
     assert eol["picked_box"]["commands"] == [] and eol["nearest"]["commands"]
 
 

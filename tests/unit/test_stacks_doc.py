@@ -1,37 +1,12 @@
-"""docs/stacks.md, executed: each `check` block of the page runs from the repository's root and
-prints exactly the text the page shows after it; the conflict and the warnings it quotes are
-what the tool says of the same fixtures."""
+"""docs/stacks.md: the conflict and the warnings it quotes are what the tool says of the same
+fixtures (its `check` blocks are executed with every transcript: test_transcripts.py)."""
 
 from __future__ import annotations
 
-import os
-import re
-import shlex
-import subprocess
-import sys
-
 from .helpers import REPO
+from .test_transcripts import run as _run
 
 PAGE = REPO / "docs" / "stacks.md"
-RUN = re.compile(r"<!-- stacks:run -->\n```sh\n(?P<cmd>.*?)\n```\n\n```text\n(?P<out>.*?)```", re.S)
-
-
-def _run(command: str) -> subprocess.CompletedProcess:
-    argv = shlex.split(command.replace("\\\n", " "))
-    assert argv[0] == "adapter-matrix"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_")}
-    env["ADAPTER_MATRIX_NO_MEMO"] = "1"
-    return subprocess.run(
-        [sys.executable, "-m", "adapter_matrix", *argv[1:]], capture_output=True, text=True, cwd=REPO, env=env
-    )
-
-
-def test_every_check_block_prints_what_the_page_shows():
-    found = list(RUN.finditer(PAGE.read_text(encoding="utf-8")))
-    assert len(found) == 9  # 5 before issue 65's forms, then one per form (the series' two)
-    for match in found:
-        proc = _run(match["cmd"])
-        assert proc.stdout == match["out"], proc.stderr
 
 
 def test_the_quoted_lines_are_the_tools_own():

@@ -44,6 +44,7 @@ MATRICES = {
     "this repository": (REPO / "compat.yaml", _dt.date(2026, 12, 1)),
     "torch_npu": (FIXTURES / "matrices" / "torch_npu.yaml", _dt.date(2026, 12, 1)),
     "ipex": (FIXTURES / "matrices" / "ipex.yaml", _dt.date(2026, 1, 15)),  # archived 2026-03-31
+    "gaudi": (FIXTURES / "matrices" / "gaudi.yaml", _dt.date(2026, 12, 1)),
 }
 
 
@@ -288,6 +289,74 @@ def test_the_pages_nearest_combination_is_checks_first_fix_for_every_unsupported
     assert sum(counts.values()) >= 500, counts
 
 
+def _held_fix(answer: Any, matrix: Matrix) -> Any:
+    """check's fix that changes a held value (an extra dimension: a system change), listed
+    after its pip fixes; None when its first fix is one or it lists none."""
+    dims = {d.name for d in matrix.dimensions}
+    shown = [f for f in answer.fixes if dims & set(f.changes)]
+    return shown[0] if shown and shown[0] is not answer.fixes[0] else None
+
+
+def _page_answer(data: Dict[str, Any], table: str, number: int, release: Any = None) -> Any:
+    """The page's answer for a pick (and a release chosen with it), as its script reads it."""
+    picks_ = data["picks"]
+    at = -2
+    if release is not None:
+        at = decoded(picks_["by_release"][release][table])[number]
+    if at == -2:
+        at = decoded(picks_[table])[number]
+    return data["combinations"][at] if at >= 0 else None
+
+
+def _compare_held_picks(name: str) -> Tuple[int, int]:
+    """Issue 67: a value pip cannot change (a toolkit, a driver, the arch, the OS) is held by
+    the page as `check --set` holds it. For a sample of picks with each release that serves
+    none of the pick (`check --set DIM=V --torch T --python P --adapter R`) and for every
+    pick no combination describes: the page's first answer is check's first fix, and its
+    system change (a fix that changes a held value) is the one check lists after its pip
+    fixes. Returns (picks compared, how many first answers agreed)."""
+    matrix, today, data, _html = _generated(name)
+    releases = next(a["values"] for a in data["axes"] if a["key"] == "release")
+    compared = agreed = 0
+    machine_family = not matrix.variants_changeable and any(r.variant for r in matrix.releases)
+    every = [(number, pick, here) for number, pick, here in picks(data)]
+    for k, (number, pick, here) in enumerate(every):
+        served = {data["combinations"][i]["release"] for i in here}
+        asked: List[Any] = [None] if not here else []
+        asked += [r for j, r in enumerate(releases) if r not in served and (k * 7 + j) % 11 == 0]
+        for release in asked:
+            page = _page_answer(data, "nearest", number, release)
+            assert page is not None, (name, pick, release)
+            label = None if matrix.variants_changeable else Version(page["torch"]).local
+            adapter = Version(release) if release is not None else None
+            env = pick_env(matrix, pick, pick["torch"] + (f"+{label}" if label else ""), adapter)
+            answer = verdict(matrix, env, today)
+            assert answer.outcome is Status.UNSUPPORTED and answer.fixes, (name, pick, release)
+            compared += 1
+            agreed += of_entry(page) == of_fix(answer.fixes[0])
+            assert of_entry(page) == of_fix(answer.fixes[0]), (name, pick, release, answer.fixes[0].summary)
+            if machine_family:
+                # IPEX: check keeps the installed torch's build family, and changes no held value
+                # to leave it; the page asks for a torch, not one of a family (docs/selector.md)
+                continue
+            page_held = _page_answer(data, "held", number, release)
+            held = _held_fix(answer, matrix)
+            assert (of_entry(page_held) if page_held else None) == (of_fix(held) if held else None), (
+                name,
+                pick,
+                release,
+            )
+    return compared, agreed
+
+
+def test_a_held_value_is_held_by_the_page_as_by_check():
+    """Issue 67: 4 of 4 picks of CANN 9.1.0 with a torch-npu built for another CANN disagreed."""
+    counts = {name: _compare_held_picks(name) for name in MATRICES}
+    assert all(agreed == compared for compared, agreed in counts.values()), counts
+    assert all(compared >= 20 for compared, _agreed in counts.values()), counts
+    assert sum(compared for compared, _agreed in counts.values()) >= 500, counts
+
+
 def _pick_of(data: Dict[str, Any], **pick: str) -> Tuple[int, List[int]]:
     return next((number, here) for number, p, here in picks(data) if p == pick)
 
@@ -331,3 +400,39 @@ def test_torch_npu_cann_9_1_0_with_torch_2_4_answers_as_check_does():
         first = json.loads(res.out)["checks"][0]["fixes"][0]
         assert (first["cell"]["release"], first["cell"]["torch"]) == ("2.7.1.post8", "2.7.1"), first
     assert page["commands"] == ["pip install 'torch-npu==2.7.1.post8' 'torch==2.7.1'"] == first["commands"]
+
+
+def test_torch_npu_cann_9_1_0_with_a_build_for_cann_8_1_keeps_cann_as_check_does():
+    """Issue 67: CANN 9.1.0 + torch 2.4 + torch-npu 2.4.0.post4 (a build for CANN 8.1.RC1): the
+    page offered 2.4.0.post4 on CANN 8.1.RC1; check keeps CANN 9.1.0. Now both: torch 2.7.1 with
+    torch-npu 2.7.1.post8 first, then the system change to CANN 8.1.RC1."""
+    _matrix, _today, data, _html = _generated("torch_npu")
+    number, _here = _pick_of(data, cann="9.1.0", arch="aarch64", python="3.11", torch="2.4")
+    page = _page_answer(data, "nearest", number, "2.4.0.post4")
+    held = _page_answer(data, "held", number, "2.4.0.post4")
+    res = cli(
+        "check", "--json", "--today", "2026-12-01", "--matrix", str(MATRICES["torch_npu"][0]),
+        "--set", "cann=9.1.0", "--set", "arch=aarch64", "--torch", "2.4", "--python", "3.11",
+        "--adapter", "2.4.0.post4", "--no-binary",
+    )  # fmt: skip
+    first, system = json.loads(res.out)["checks"][0]["fixes"]
+    assert (page["release"], page["torch"], page["dimensions"]["cann"]) == ("2.7.1.post8", "2.7.1", "9.1.0")
+    assert (first["cell"]["release"], first["cell"]["torch"]) == ("2.7.1.post8", "2.7.1")
+    assert (
+        (held["release"], held["dimensions"]["cann"])
+        == ("2.4.0.post4", "8.1.RC1")
+        == (
+            system["cell"]["release"],
+            system["cell"]["dimensions"]["cann"],
+        )
+    )
+
+
+def test_page_generation_says_what_it_does_on_stderr_and_stdout_is_the_document():
+    """Issue 67: the selector page took 14 s without output. Not a terminal: one line per step on
+    stderr (a terminal gets a bar with elapsed time and ETA: cli/progress.py); stdout is the document."""
+    path, today = MATRICES["gaudi"]
+    res = cli("table", "--matrix", str(path), "--view", "selector", "--format", "json", "--today", str(today))
+    assert res.code == 0
+    assert json.loads(res.out)["picks"]["axes"] == ["driver", "distro", "python", "torch"]
+    assert res.err.splitlines() == ["check's answers for the selector page's picks: 189 to do"]

@@ -166,3 +166,35 @@ def _namespace_only(find_spec, root):
         return find_spec(name, *args, **kwargs)
 
     return fake
+
+
+def test_errors_of_every_phase_come_in_one_run_in_line_order(tmp_path):
+    """Issue 67: an unknown dimension (found by the model's checks) came only after the field
+    errors were fixed. Now a status typo, an unknown key and an unknown dimension: one run, by line."""
+    text = (REPO / "compat.yaml").read_text(encoding="utf-8")
+    text = text.replace('    status: experimental\n    reason: "new;', '    status: experimentl\n    reason: "new;', 1)
+    text = text.replace('python: "==3.11", status: supported}', 'python: "==3.11", status: supported, colour: red}', 1)
+    head, tail = text.split("  - version: 0.2.1\n", 1)
+    text = head + "  - version: 0.2.1\n    dimensions: {cann: 9.1.0}\n" + tail
+    path = tmp_path / "compat.yaml"
+    path.write_text(text, encoding="utf-8")
+    res = cli("validate", str(path))
+    assert res.code == 2
+    found = [line for line in res.out.splitlines() + res.err.splitlines() if line.startswith(str(path))]
+    assert [("experimentl" in f, "colour" in f, "unknown dimension 'cann'" in f) for f in found] == [
+        (True, False, False),
+        (False, True, False),
+        (False, False, True),
+    ], found
+    places = [tuple(int(n) for n in f[len(str(path)) + 1 :].split(":")[:2]) for f in found]
+    assert places == sorted(places)
+
+
+def test_a_dimension_with_values_but_no_runner_label_is_a_warning():
+    """Issue 67: x86_64 and aarch64 rows would run on the same runners."""
+    res = cli("validate", "--matrix", str(FIXTURES / "matrices" / "torch_npu.yaml"))
+    assert res.code == 0
+    (line,) = [line for line in res.err.splitlines() if "runner label" in line]
+    assert "warning: dimension arch has values in the releases (aarch64, x86_64) but no runner label" in line
+    arch = (FIXTURES / "matrices" / "torch_npu.yaml").read_text().splitlines().index("  arch:") + 1
+    assert f"torch_npu.yaml:{arch}:3:" in line

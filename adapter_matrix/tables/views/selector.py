@@ -123,6 +123,7 @@ def selector(
             "key": name,
             "label": name,
             "changeable": bool(dim.changeable) if (dim := matrix.dimension(name)) is not None else True,
+            "kind": dim.kind if dim is not None else "enum",
             "values": newest_first([e["dimensions"][name] for e in entries if name in e["dimensions"]]),
         }
         for name in dims
@@ -194,7 +195,9 @@ def selector(
         # torch (a published page does not change by itself from one day to the next)
         data["lag"] = [{k: v for k, v in e.items() if k != "days_since_torch"} for e in lag(matrix).data["lag"]]
         for i, answers in unusable.items():
-            entries[i]["nearest"] = answers
+            entries[i]["nearest"] = answers["nearest"]
+            if answers["held"]:  # check's system change after its first fix
+                entries[i]["held"] = answers["held"]
     legend = tuple(
         (s.value, word(s.value, lang), word(f"{s.value}_about", lang))
         for s in Status
