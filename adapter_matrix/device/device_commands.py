@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Callable, Dict, NamedTuple, Optional
+from typing import Callable, Dict, Mapping, NamedTuple, Optional
 
 from ..errors import AdapterMatrixError
 from ..matrix.model import Matrix
@@ -89,7 +89,7 @@ def run_new_shim(request: NewShimRequest) -> Scaffold:
         minor = Version(request.version)
     except InvalidVersion:
         raise AdapterMatrixError(f"{request.version!r} is not a torch version such as 2.16") from None
-    new = request.new
+    new: Optional[Mapping[str, object]] = request.new  # or the installed torch's probe (a probe.Probe)
     if new is None:
         from ..matrix.model import minor_line
         from . import probe as pr

@@ -17,7 +17,8 @@ import datetime as _dt
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
+from typing import Mapping as PyMapping  # a probe's JSON; Mapping below is the YAML node
 
 from packaging.version import Version
 
@@ -25,7 +26,8 @@ from ..errors import AdapterMatrixError
 from ..files import atomic_write, unified_diff
 from ..matrix.diagnostics import MatrixError
 from ..matrix.loader import load_text
-from ..matrix.model import Matrix, ShimRange, minor_line
+from ..matrix.model import Matrix, minor_line
+from ..matrix.model import ShimRange as ShimRange  # migration/torch_release.py names it through this module
 from ..matrix.queries import shim_for
 from ..matrix.source import Mapping, Node, Sequence, parse
 from ..matrix.textedit import Edit, apply_edits, block_end, line_offsets, replace_scalar, section_stop
@@ -150,12 +152,15 @@ def skeleton_text(
     return head + f"from .{previous_name} import *  # noqa: F401,F403  (unchanged until the to-do says otherwise)\n"
 
 
+Insert = Tuple[int, List[str]]  # (0-based line index, lines to insert there)
+
+
 def scaffold(
     matrix_path: Path,
     matrix: Matrix,
     minor: Version,
-    probe_new: Optional[Dict[str, Any]],
-    probe_base: Optional[Dict[str, Any]],
+    probe_new: Optional[PyMapping[str, object]],
+    probe_base: Optional[PyMapping[str, object]],
     today: Optional[_dt.date] = None,
 ) -> Scaffold:
     """Work out every change; nothing is written (see :func:`apply`)."""
@@ -169,7 +174,37 @@ def scaffold(
             f"{matrix.path} declares no shims package (adapter: shims:): new-shim scaffolds a shim inside one"
         )
     module = _module_name(package, minor)
-    today = today or _dt.date.today()
+    text, lines, root = _parsed(matrix_path)
+    # 1. upstream facts, copied from the previous minor until validate --upstream confirms them
+    inserts = [_torch_entry(lines, root, matrix, minor, base_minor, today or _dt.date.today())]
+    # 2. the shim range, after the shim it starts from; narrow that one if it is open-ended
+    edits, range_insert = shim_range_edits(lines, root, previous, minor, module)
+    inserts.append(range_insert)
+    # 3. the newest release claims the minor, as experimental
+    claim_edits, claim_insert, todo = _release_claim(lines, root, matrix, minor)
+    edits += claim_edits
+    inserts.append(claim_insert)
+
+    offsets = line_offsets(lines)
+    edits += [(offsets[at], offsets[at], "".join(new_lines)) for at, new_lines in inserts]
+    new_text = apply_edits("".join(lines), edits)
+    todo += _probe_todo(probe_base, probe_new, base_minor, minor)
+    todo.append(
+        f"run the edges cells of torch {minor} (`nox -t torch{minor}`), then mark it supported in {matrix_path.name}"
+    )
+    module_text = skeleton_text(previous.module, module, minor, todo, f"adapter-matrix new-shim {minor}")
+    return Scaffold(
+        module,
+        _module_path(matrix_path, matrix, package, module),
+        module_text,
+        new_text,
+        unified_diff(text, new_text, str(matrix_path)),
+        todo,
+    )
+
+
+def _parsed(matrix_path: Path) -> Tuple[str, List[str], Mapping]:
+    """The matrix's text, its lines (the last one ended) and its parsed root."""
     text = matrix_path.read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
@@ -177,10 +212,13 @@ def scaffold(
     root, problems = parse(text, str(matrix_path))
     if not isinstance(root, Mapping) or problems:
         raise NewShimError(f"{matrix_path} does not parse")
-    inserts: List[Tuple[int, List[str]]] = []  # (0-based line index, lines to insert there)
-    edits: List[Edit] = []  # scalars replaced in place
+    return text, lines, root
 
-    # 1. upstream facts, copied from the previous minor until validate --upstream confirms them
+
+def _torch_entry(
+    lines: List[str], root: Mapping, matrix: Matrix, minor: Version, base_minor: Version, today: _dt.date
+) -> Insert:
+    """The new minor's ``torch:`` entry, its facts copied from ``base_minor``'s, after the last one."""
     torch_node = root.get("torch")
     assert isinstance(torch_node, Mapping)
     last_key = torch_node.entries[-1][0]
@@ -194,14 +232,14 @@ def scaffold(
         f"{indent}  patches: [{minor}.0]\n",
         f"{indent}  python: [{pythons}]\n",
     ]
-    inserts.append((block_end(lines, last_key.mark.line - 1, _root_stop(root, "torch", len(lines))), entry))
+    return block_end(lines, last_key.mark.line - 1, _root_stop(root, "torch", len(lines))), entry
 
-    # 2. the shim range, after the shim it starts from; narrow that one if it is open-ended
-    range_edits, range_insert = shim_range_edits(lines, root, previous, minor, module)
-    edits += range_edits
-    inserts.append(range_insert)
 
-    # 3. the newest release claims the minor, as experimental
+def _release_claim(
+    lines: List[str], root: Mapping, matrix: Matrix, minor: Version
+) -> Tuple[List[Edit], Insert, List[str]]:
+    """The newest release's claim on ``minor`` as experimental: its torch specifier widened (an
+    edit, or a to-do when it cannot be), the exception rule inserted; (edits, insert, to-do)."""
     releases_node = root.get("releases")
     assert isinstance(releases_node, Sequence)
     newest = matrix.newest_release
@@ -209,6 +247,7 @@ def scaffold(
         raise NewShimError("the matrix has no release to add the new torch to")
     rel_items = [r for r in releases_node.items if isinstance(r, Mapping)]
     rel_node = next(r for r in rel_items if (r.mark.line, r.mark.column) == (newest.mark.line, newest.mark.column))
+    edits: List[Edit] = []
     todo: List[str] = []
     if not newest.torch.contains(Version(f"{minor}.0")):
         widened = _widen(newest.torch.text, minor)
@@ -230,30 +269,34 @@ def scaffold(
     )
     exceptions = rel_node.get("exceptions")
     if isinstance(exceptions, Sequence) and exceptions.items:
-        inserts.append((block_end(lines, exceptions.items[-1].mark.line - 1, rel_stop), rule))
-    else:
-        inserts.append((block_end(lines, rel_node.mark.line - 1, rel_stop), [f"{col}exceptions:\n"] + rule))
+        return edits, (block_end(lines, exceptions.items[-1].mark.line - 1, rel_stop), rule), todo
+    return edits, (block_end(lines, rel_node.mark.line - 1, rel_stop), [f"{col}exceptions:\n"] + rule), todo
 
-    offsets = line_offsets(lines)
-    edits += [(offsets[at], offsets[at], "".join(new_lines)) for at, new_lines in inserts]
-    new_text = apply_edits("".join(lines), edits)
 
+def _module_path(matrix_path: Path, matrix: Matrix, package: str, module: str) -> Path:
+    """Where the new module goes: beside the matrix's shims package, else in the installed one's."""
     module_path = Path(matrix_path).parent.joinpath(*module.split(".")).with_suffix(".py")
     if not module_path.parent.is_dir():
         from .build import Extension  # locate an installed shims package without importing it
 
         module_path = Extension.of_package(package, matrix.adapter.device).csrc.parent / module_path.name
+    return module_path
+
+
+def _probe_todo(
+    probe_base: Optional[PyMapping[str, object]],
+    probe_new: Optional[PyMapping[str, object]],
+    base_minor: Version,
+    minor: Version,
+) -> List[str]:
+    """What moved between the two probes, one to-do each; or to probe them, when one is missing."""
     differences = diff(probe_base, probe_new) if probe_new and probe_base else []
     a = f"torch {probe_base['torch']}" if probe_base else f"torch {base_minor}"
     b = f"torch {probe_new['torch']}" if probe_new else f"torch {minor}"
-    todo += [d.describe(a, b) for d in differences]
+    todo = [d.describe(a, b) for d in differences]
     if not probe_new or not probe_base:
         todo.append("probe both releases (`adapter-matrix probe --json` with each torch installed) and diff them")
-    todo.append(
-        f"run the edges cells of torch {minor} (`nox -t torch{minor}`), then mark it supported in {matrix_path.name}"
-    )
-    module_text = skeleton_text(previous.module, module, minor, todo, f"adapter-matrix new-shim {minor}")
-    return Scaffold(module, module_path, module_text, new_text, unified_diff(text, new_text, str(matrix_path)), todo)
+    return todo
 
 
 def apply(matrix_path: Path, result: Scaffold) -> None:

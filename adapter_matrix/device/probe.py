@@ -13,21 +13,40 @@ import inspect
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Tuple, TypedDict
 
-__all__ = ["PROBE_SCHEMA", "CAPABILITIES", "probe", "Difference", "diff"]
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+__all__ = ["PROBE_SCHEMA", "CAPABILITIES", "Probe", "probe", "Difference", "diff"]
 
 PROBE_SCHEMA = 1
 
 
-def _params(fn: Any, skip: Tuple[str, ...] = ("self",)) -> List[str]:
+class Probe(TypedDict):
+    """A probe as ``probe --json`` prints it: each capability's answer (JSON: a bool, a list of
+    names, a default), and ``cpp_gates`` (gate -> on) with the adapter's C++ sources."""
+
+    schema: int
+    torch: str
+    torch_minor: str
+    python: str
+    capabilities: Dict[str, object]
+
+
+def _params(fn: object, skip: Tuple[str, ...] = ("self",)) -> List[str]:
+    if not callable(fn):  # what inspect.signature refuses with a TypeError
+        return []
     try:
         return [p for p in inspect.signature(fn).parameters if p not in skip]
     except (TypeError, ValueError):
         return []
 
 
-def _default(fn: Any, name: str) -> Any:
+def _default(fn: object, name: str) -> object:
+    if not callable(fn):
+        return None
     try:
         p = inspect.signature(fn).parameters.get(name)
     except (TypeError, ValueError):
@@ -35,16 +54,18 @@ def _default(fn: Any, name: str) -> Any:
     return None if p is None or p.default is inspect.Parameter.empty else p.default
 
 
-def _public(module: Any) -> List[str]:
+def _public(module: object) -> List[str]:
     """A module's API: its ``__all__``, else its public callables."""
     if module is None:
         return []
-    names = getattr(module, "__all__", None) or [n for n in dir(module) if callable(getattr(module, n, None))]
+    names: List[str] = getattr(module, "__all__", None) or [
+        n for n in dir(module) if callable(getattr(module, n, None))
+    ]
     return sorted(n for n in names if not n.startswith("_"))
 
 
-# name -> (what it tells, how to ask torch)
-CAPABILITIES: Dict[str, Tuple[str, Callable[[Any], Any]]] = {
+# name -> (what it tells, how to ask torch: the imported module, its attributes looked up by name)
+CAPABILITIES: Dict[str, Tuple[str, Callable[[ModuleType], object]]] = {
     "rename_privateuse1_backend": (
         "torch.utils.rename_privateuse1_backend",
         lambda t: hasattr(t.utils, "rename_privateuse1_backend"),
@@ -99,7 +120,7 @@ CAPABILITIES: Dict[str, Tuple[str, Callable[[Any], Any]]] = {
 }
 
 
-def _gates(csrc: Optional[Path], torch_version: Any) -> Optional[Dict[str, bool]]:
+def _gates(csrc: Optional[Path], torch_version: Version) -> Optional[Dict[str, bool]]:
     """The adapter's C++ gates that this torch turns on."""
     from .gates import read_gates
 
@@ -107,7 +128,7 @@ def _gates(csrc: Optional[Path], torch_version: Any) -> Optional[Dict[str, bool]
     return {g.name: g.on(torch_version) for g in gates} or None
 
 
-def probe(csrc: Optional[Path] = None) -> Dict[str, Any]:
+def probe(csrc: Optional[Path] = None) -> Probe:
     """Import torch (autoload off: probe torch, not an adapter) and answer every question;
     with the adapter's ``csrc`` folder, also which of its C++ gates this torch turns on."""
     import os
@@ -118,7 +139,7 @@ def probe(csrc: Optional[Path] = None) -> Dict[str, Any]:
 
     from ..matrix.model import minor_line
 
-    answers: Dict[str, Any] = {}
+    answers: Dict[str, object] = {}
     for name, (_what, ask) in CAPABILITIES.items():
         try:
             answers[name] = ask(torch)
@@ -140,8 +161,8 @@ def probe(csrc: Optional[Path] = None) -> Dict[str, Any]:
 @dataclass(frozen=True)
 class Difference:
     name: str
-    before: Any
-    after: Any
+    before: object  # a capability's answer, as JSON read it: compared and printed, never looked into
+    after: object
 
     @property
     def description(self) -> str:
@@ -161,7 +182,12 @@ class Difference:
         return f"{self.name}: {self.before!r} on {a}, {self.after!r} on {b} ({self.description})"
 
 
-def diff(a: Dict[str, Any], b: Dict[str, Any]) -> List[Difference]:
+def _capabilities(probe: Mapping[str, object]) -> Mapping[str, object]:
+    found = probe.get("capabilities", {})
+    return found if isinstance(found, dict) else {}
+
+
+def diff(a: Mapping[str, object], b: Mapping[str, object]) -> List[Difference]:
     """Capabilities whose answers differ between probes ``a`` and ``b``."""
-    ca, cb = a.get("capabilities", {}), b.get("capabilities", {})
+    ca, cb = _capabilities(a), _capabilities(b)
     return [Difference(k, ca.get(k), cb.get(k)) for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)]

@@ -247,7 +247,7 @@ def _probe_side(minor: Version, folder: str, root: str) -> ProbeSide:
     if installed is not None and minor_line(installed) == minor:
         from ..device.probe import probe
 
-        return ProbeSide(str(minor), probe(), f"the installed torch {installed}")
+        return ProbeSide(str(minor), dict(probe()), f"the installed torch {installed}")  # a probe.Probe, as JSON reads
     path = os.path.join(folder, f"torch-{minor}.json")
     shown = os.path.relpath(path, root) if _inside(root, path) else path
     try:

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from importlib import metadata
+from types import ModuleType
+from typing import List, Optional
 
 from ...errors import AdapterMatrixError
 
@@ -42,7 +44,7 @@ class Activation:
     how: str
 
 
-def _module_names(distribution: Any) -> List[str]:
+def _module_names(distribution: metadata.Distribution) -> List[str]:
     names: List[str] = []
     for ep in distribution.entry_points:
         if ep.group == MATRICES_GROUP:
@@ -58,8 +60,6 @@ def activation_of(distribution: str, shims: Optional[str], override: Optional[st
         return Activation(override, f"--activate {override}")
     if shims:
         return Activation(shims, f"import {shims} (the matrix's shims package)")
-    from importlib import metadata
-
     try:
         dist = metadata.distribution(distribution)
     except metadata.PackageNotFoundError:
@@ -75,12 +75,12 @@ def activation_of(distribution: str, shims: Optional[str], override: Optional[st
     return Activation(module, f"import {module}")
 
 
-def _device_name(torch: Any) -> Optional[str]:
+def _device_name(torch: ModuleType) -> Optional[str]:
     name = getattr(torch._C, "_get_privateuse1_backend_name", None)
     return str(name()) if callable(name) else None
 
 
-def activate(torch: Any, target: str, device: str) -> None:
+def activate(torch: ModuleType, target: str, device: str) -> None:
     """In the worker, after ``import torch``: import the module (or call the entry point,
     unless torch's autoload already registered the device), then check that the device is
     PrivateUse1's name; :class:`ActivationError` otherwise."""

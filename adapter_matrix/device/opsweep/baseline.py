@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 from importlib import metadata
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, TypedDict
 
 from packaging.version import InvalidVersion, Version
 
@@ -119,13 +119,30 @@ def _quoted(items: Sequence[str]) -> str:
     return "[" + ", ".join(json.dumps(i) for i in items) + "]"
 
 
-def _entry_yaml(entry: Dict[str, Any]) -> str:
+class _EntryKeys(TypedDict):
+    ops: List[str]
+    kinds: List[str]
+    dtypes: List[str]
+    outcome: str
+    reason: str
+    issue: Optional[str]
+    exact: bool
+
+
+class _Entry(_EntryKeys, total=False):
+    """An expectation as the YAML file is written from it (:func:`_entry_yaml`); ``torch``
+    (a specifier) only where a kept entry had one."""
+
+    torch: Optional[str]
+
+
+def _entry_yaml(entry: _Entry) -> str:
     lines = [f"  - ops: {_quoted(entry['ops'])}"]
     if entry.get("exact"):
         lines.append("    exact: true")
-    for key in ("kinds", "dtypes"):
-        if entry.get(key):
-            lines.append(f"    {key}: {_quoted(entry[key])}")
+    for key, values in (("kinds", entry["kinds"]), ("dtypes", entry["dtypes"])):
+        if values:
+            lines.append(f"    {key}: {_quoted(values)}")
     if entry.get("torch"):
         lines.append(f"    torch: {json.dumps(entry['torch'])}")
     lines.append(f"    outcome: {entry['outcome']}")
@@ -135,7 +152,7 @@ def _entry_yaml(entry: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _old_entry(e: ex.Expectation) -> Dict[str, Any]:
+def _old_entry(e: ex.Expectation) -> _Entry:
     return {
         "ops": list(e.ops),
         "kinds": list(e.kinds or ()),
@@ -161,7 +178,7 @@ def yaml_text(
     old = list(previous.entries) if previous is not None else []
     covering = {id(e) for t in tasks for e in old if e.covers(t, version)}
     kept = [_old_entry(e) for e in old if id(e) not in covering]
-    groups: Dict[Tuple[str, str, str], Dict[str, Any]] = {}
+    groups: Dict[Tuple[str, str, str], _Entry] = {}  # (op, kind, outcome) -> its entry
     ops = {t.op for t in tasks}  # an op with variants among them gets an entry for its own id only
     for t in tasks:
         if t.outcome not in BROKEN:

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Dict, List, Tuple
+from dataclasses import dataclass, field
+from typing import Dict, List, Tuple, TypedDict
 
-__all__ = ["cause_of", "digest"]
+from .record import SweepRecord
+
+__all__ = ["CauseGroup", "Digest", "cause_of", "digest"]
 
 BROKEN = ("failed", "crashed", "timeout")
 CAUSE_CHARS = 140
@@ -23,7 +26,27 @@ _QUOTED_OP = re.compile(r"'(aten|prims|[a-z_]+)::[^']*'")
 _NUMBER = re.compile(r"(?<![A-Za-z_])[-+]?\d+(\.\d+)?(e[-+]?\d+)?")
 
 
-def cause_of(error: Any) -> str:
+class CauseGroup(TypedDict):
+    """The disagreeing tasks of one cause: how many, per family, dtype and kind (commonest
+    first), how many ops, the first few of them."""
+
+    cause: str
+    tasks: int
+    families: Dict[str, int]
+    dtypes: Dict[str, int]
+    kinds: Dict[str, int]
+    ops: int
+    examples: List[str]
+
+
+class Digest(TypedDict):
+    """What :func:`digest` finds in a record."""
+
+    absent: List[Dict[str, object]]  # {"dtype" or "kind": its name, "tasks": failing tasks, "cause": the commonest}
+    causes: List[CauseGroup]
+
+
+def cause_of(error: object) -> str:
     """An error with what varies between ops taken out: the sample's index, the quoted
     operator (``'aten::add.out'``), numbers; cut to one short line."""
     text = _SAMPLE.sub("", str(error or "no error")).replace("structure: ", "")
@@ -36,12 +59,33 @@ def _counts(items: Counter[str]) -> Dict[str, int]:
     return dict(sorted(items.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def digest(record: Dict[str, Any], examples: int = 3) -> Dict[str, Any]:
+@dataclass
+class _Group:
+    cause: str
+    tasks: int = 0
+    families: Counter[str] = field(default_factory=Counter)
+    dtypes: Counter[str] = field(default_factory=Counter)
+    kinds: Counter[str] = field(default_factory=Counter)
+    ops: List[str] = field(default_factory=list)
+
+    def done(self, examples: int) -> CauseGroup:
+        return {
+            "cause": self.cause,
+            "tasks": self.tasks,
+            "families": _counts(self.families),
+            "dtypes": _counts(self.dtypes),
+            "kinds": _counts(self.kinds),
+            "ops": len(self.ops),
+            "examples": self.ops[:examples],
+        }
+
+
+def digest(record: SweepRecord, examples: int = 3) -> Digest:
     """``absent``: each dtype (all kinds) and each kind (all dtypes) where tasks ran and
     none passed, with its task count and commonest cause; ``causes``: the disagreeing
     tasks grouped by :func:`cause_of`, largest first."""
     tasks = [t for t in record.get("tasks", ()) if t.get("problem")]
-    absent: List[Dict[str, Any]] = []
+    absent: List[Dict[str, object]] = []
     broken = [t for t in record.get("tasks", ()) if t.get("outcome") in BROKEN]
     by_dtype = record.get("by_dtype", {})
     totals: Dict[Tuple[str, str], Counter[str]] = {}
@@ -55,30 +99,15 @@ def digest(record: Dict[str, Any], examples: int = 3) -> Dict[str, Any]:
         if ran and not counts.get("passed") and failing:
             mine = Counter(cause_of(t.get("error")) for t in broken if t.get(axis) == value)
             absent.append({axis: value, "tasks": failing, "cause": mine.most_common(1)[0][0] if mine else "no error"})
-    groups: Dict[str, Dict[str, Any]] = {}
+    groups: Dict[str, _Group] = {}
     for t in tasks:
         cause = cause_of(t.get("error")) if t.get("outcome") != "passed" else "passes now: " + str(t["problem"])
-        group = groups.setdefault(
-            cause,
-            {"cause": cause, "tasks": 0, "families": Counter(), "dtypes": Counter(), "kinds": Counter(), "ops": []},
-        )
-        group["tasks"] += 1
-        group["families"][t.get("family", "other")] += 1
-        group["dtypes"][t.get("dtype")] += 1
-        group["kinds"][t.get("kind")] += 1
-        if t["op"] not in group["ops"]:
-            group["ops"].append(t["op"])
-    causes = []
-    for group in sorted(groups.values(), key=lambda g: (-g["tasks"], g["cause"])):
-        ops = group.pop("ops")
-        causes.append(
-            dict(
-                group,
-                families=_counts(group["families"]),
-                dtypes=_counts(group["dtypes"]),
-                kinds=_counts(group["kinds"]),
-                ops=len(ops),
-                examples=ops[:examples],
-            )
-        )
+        group = groups.setdefault(cause, _Group(cause))
+        group.tasks += 1
+        group.families[t.get("family", "other")] += 1
+        group.dtypes[t["dtype"]] += 1  # a task's JSON always has its dtype and kind (Task.to_json)
+        group.kinds[t["kind"]] += 1
+        if t["op"] not in group.ops:
+            group.ops.append(t["op"])
+    causes = [g.done(examples) for g in sorted(groups.values(), key=lambda g: (-g.tasks, g.cause))]
     return {"absent": absent, "causes": causes}

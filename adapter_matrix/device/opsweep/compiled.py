@@ -32,10 +32,15 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, cast
 
-from .process import arguments, message, serve, start_torch
-from .worker import SEED, TaskRunner, Twin, family_of, op_id
+from .process import PlannedTask, TaskResult, arguments, message, serve, start_torch
+from .worker import SEED, Args, TaskRunner, Twin, family_of, op_id
+
+if TYPE_CHECKING:  # torch is imported by start_torch, in the worker process only
+    from torch import dtype as DType
+    from torch.testing._internal.opinfo.core import OpInfo, SampleInput
 
 __all__ = ["CAPABILITY", "KIND", "SAMPLES", "plan", "absent_reason", "main"]
 
@@ -45,10 +50,10 @@ DTYPE = "float32"
 SAMPLES = 1  # per op: compiling dominates the cost (two samples: 317 s for the sample on 2 busy cores)
 
 
-def plan(op_db: List[Any], torch: Any, ops: List[str]) -> List[Dict[str, Any]]:
+def plan(op_db: List[OpInfo], torch: ModuleType, ops: List[str]) -> List[PlannedTask]:
     """One task per selected op whose CPU dtypes include float32, in op_db order."""
     wanted = set(ops)
-    tasks = []
+    tasks: List[PlannedTask] = []
     for op in op_db:
         name = op_id(op)
         if (name in wanted or op.name in wanted) and torch.float32 in op.supported_dtypes("cpu"):
@@ -75,27 +80,27 @@ def absent_reason(activate: str) -> Optional[str]:
 class CompiledRunner(TaskRunner):
     """:class:`.worker.TaskRunner` with the device side compiled."""
 
-    def __init__(self, torch: Any, device: str, ops: Dict[str, Any]) -> None:
+    def __init__(self, torch: ModuleType, device: str, ops: Dict[str, OpInfo]) -> None:
         super().__init__(torch, device, ops)
-        self.compiled: Dict[int, Any] = {}  # id(op) -> its compiled function, for this task
+        self.compiled: Dict[int, Callable[..., object]] = {}  # id(op) -> its compiled function, for this task
         self.device_calls = 0  # compiled calls of this task
 
-    def samples(self, op: Any, dtype: Any, grad: bool) -> List[Any]:
+    def samples(self, op: OpInfo, dtype: DType, grad: bool) -> List[SampleInput]:
         return super().samples(op, dtype, grad)[:SAMPLES]
 
-    def run(self, task: Dict[str, Any]) -> Dict[str, Any]:
+    def run(self, task: PlannedTask) -> TaskResult:
         self.torch._dynamo.reset()
         self.compiled.clear()
         self.device_calls = 0
         try:
-            result = super().run(dict(task, kind="forward"))
+            result = super().run({**task, "kind": "forward"})
         finally:
             self.torch._dynamo.reset()
         if result["outcome"] == "passed" and not self.device_calls:  # a factory sample without a device
-            return dict(result, outcome="skipped", error="the sample holds no device tensor: nothing compiled")
+            return {**result, "outcome": "skipped", "error": "the sample holds no device tensor: nothing compiled"}
         return result
 
-    def call(self, op: Any, sample: Any, args: Tuple[Any, tuple, dict]) -> Any:
+    def call(self, op: OpInfo, sample: SampleInput, args: Args) -> object:
         if not _on_device(args, self.torch, self.device):
             return super().call(op, sample, args)  # the CPU side: eager
         self.device_calls += 1
@@ -103,21 +108,23 @@ class CompiledRunner(TaskRunner):
         if fn is None:
             fn = self.compiled[id(op)] = self.compile(op)
         self.seed(SEED + 1)  # as the eager call on CPU's side
-        cpu_args = Twin(self.torch, self.device, grad=False)(args)  # before the call: it may write to them
+        # before the call: it may write to them (a Twin keeps the structure it copies)
+        cpu_args = cast(Args, Twin(self.torch, self.device, grad=False)(args))
         try:
             return fn(args[0], *args[1], **args[2])
         except Exception as exc:
             raise CompileFailure(f"{self.on_cpu(op, cpu_args)}: {message(exc)}") from exc
 
-    def compile(self, op: Any) -> Any:
+    def compile(self, op: OpInfo) -> Callable[..., object]:
         function = op.op  # the function variant, a closure variable dynamo resolves
 
-        def fn(first: Any, *rest: Any, **kwargs: Any) -> Any:
+        def fn(first: object, *rest: object, **kwargs: object) -> object:
             return function(first, *rest, **kwargs)
 
-        return self.torch.compile(fn, backend="inductor", fullgraph=True, dynamic=False)
+        compiled: Callable[..., object] = self.torch.compile(fn, backend="inductor", fullgraph=True, dynamic=False)
+        return compiled
 
-    def on_cpu(self, op: Any, cpu_args: Tuple[Any, tuple, dict]) -> str:
+    def on_cpu(self, op: OpInfo, cpu_args: Args) -> str:
         """Whether inductor compiles the same sample on CPU: tells a device defect from a
         limit of torch.compile itself when an expectation's reason is written."""
         self.torch._dynamo.reset()
@@ -137,12 +144,12 @@ class CompileFailure(RuntimeError):
     message starts with whether the same sample compiles on CPU."""
 
 
-def _on_device(value: Any, torch: Any, device: str) -> bool:
+def _on_device(value: object, torch: ModuleType, device: str) -> bool:
     if isinstance(value, torch.Tensor):
-        return value.device.type == device
+        return bool(value.device.type == device)
     if isinstance(value, (str, torch.device)):
         try:
-            return torch.device(value).type == device
+            return bool(torch.device(value).type == device)
         except (RuntimeError, TypeError):
             return False
     if isinstance(value, (tuple, list)):
@@ -152,7 +159,7 @@ def _on_device(value: Any, torch: Any, device: str) -> bool:
     return False
 
 
-def _configure(torch: Any, cache: str) -> None:
+def _configure(torch: ModuleType, cache: str) -> None:
     """Compile caches that cannot make one op's result depend on another's (module docstring)."""
     inductor = importlib.import_module("torch._inductor.config")
     # compile_threads=1: kernels compile in this process. One op's graph has a kernel or
@@ -174,8 +181,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
     torch = start_torch(args)
     absent = absent_reason(args.activate)
-    tasks: List[Dict[str, Any]] = []
-    ops: Dict[str, Any] = {}
+    tasks: List[PlannedTask] = []
+    ops: Dict[str, OpInfo] = {}
     if absent is None:
         from torch.testing._internal.common_methods_invocations import op_db
 

@@ -46,7 +46,7 @@ import re
 import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from ...matrix.diagnostics import Diagnostic, Mark, display_path
 from .expected import DISABLED, Expectation, ExpectationsError
@@ -111,7 +111,7 @@ class DisabledTests:
     key's line, for diagnostics."""
 
     path: str
-    entries: OrderedDict[str, List[Any]] = field(default_factory=OrderedDict)
+    entries: OrderedDict[str, List[object]] = field(default_factory=OrderedDict)
     lines: Dict[str, int] = field(default_factory=dict)
 
 
@@ -167,7 +167,7 @@ def read(path: str) -> DisabledTests:
     return parse(text, path)
 
 
-def dumps(entries: Dict[str, List[Any]]) -> str:
+def dumps(entries: Dict[str, List[object]]) -> str:
     """One entry a line, two spaces in, as torch_npu lays its files out; ``{}`` when empty."""
     if not entries:
         return "{}\n"
@@ -188,6 +188,7 @@ class Index:
         self.device = device
         self.by_method: Dict[str, List[Tuple[str, str, Expectation]]] = {}  # method -> (class, key, entry)
         for key, (issue, platforms) in tests.entries.items():
+            assert isinstance(issue, str) and isinstance(platforms, list)  # parse checked each entry's shape
             parts = key.split()
             known = [p for p in platforms if p in PLATFORMS]
             if len(parts) < 2 or (known and not any(_platform_is_here(p) for p in known)):
@@ -213,14 +214,14 @@ class Index:
 
 def entries_for(
     tasks: Iterable[Task], device: str, previous: Optional[DisabledTests] = None
-) -> OrderedDict[str, List[Any]]:
+) -> OrderedDict[str, List[object]]:
     """A file's entries after a sweep: ``previous``' entries that list no task of the sweep,
     as they were and where they were (another selection's tasks, PyTorch's other tests),
     then one entry per task that did not pass, its issue and platforms kept where an entry
     of ``previous`` listed it. An entry that listed a task of the sweep is decided anew
     (a key without device and dtype becomes one key per task that still fails)."""
     tasks = list(tasks)
-    old: OrderedDict[str, List[Any]] = previous.entries if previous is not None else OrderedDict()
+    old: OrderedDict[str, List[object]] = previous.entries if previous is not None else OrderedDict()
     redecided: Dict[str, Optional[str]] = {}  # a task's key -> the old key that listed it
     if previous is not None:
         index = Index(previous, device)
@@ -228,7 +229,7 @@ def entries_for(
             hit = index.find(t)
             redecided[key_of(t, device)] = hit[0] if hit else None
     dropped = {k for k in redecided.values() if k is not None} | set(redecided) | {key_of(t, device) for t in tasks}
-    out: OrderedDict[str, List[Any]] = OrderedDict((k, v) for k, v in old.items() if k not in dropped)
+    out: OrderedDict[str, List[object]] = OrderedDict((k, v) for k, v in old.items() if k not in dropped)
     for t in tasks:
         if t.outcome in ("failed", "crashed", "timeout"):
             key = key_of(t, device)

@@ -24,10 +24,20 @@ from __future__ import annotations
 import copy
 import sys
 import unittest
-from typing import Any, Dict, List, Optional, Tuple
+from types import ModuleType, TracebackType
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple, Type, cast
 
-from .process import arguments, message, serve, start_torch
+from .process import PlannedTask, TaskResult, arguments, message, serve, start_torch
 from .worker import SEED, Mismatch, _plain, _structure, tensors_in
+
+if TYPE_CHECKING:  # torch is imported by start_torch, in the worker process only
+    from torch import Tensor
+    from torch import dtype as DType
+    from torch.nn import Module
+    from torch.testing._internal.common_modules import ModuleInfo, ModuleInput
+
+# what unittest passes a result of a failed test: sys.exc_info()
+ExcInfo = Tuple[Optional[Type[BaseException]], Optional[BaseException], Optional[TracebackType]]
 
 __all__ = ["FAMILY", "KIND", "DTYPES", "unavailable", "module_tests", "main"]
 
@@ -38,7 +48,13 @@ TEST = "test_cpu_gpu_parity"
 MODES = ("train_mode", "eval_mode")
 
 
-def unavailable(torch: Any) -> Optional[str]:
+class ModuleTask(PlannedTask):
+    """A module worker's task: the test method that runs it, beside the plan's keys."""
+
+    test: str
+
+
+def unavailable(torch: ModuleType) -> Optional[str]:
     """Why PyTorch's device-generic tests do not instantiate for the device, if they do not:
     ``instantiate_device_type_tests`` takes PrivateUse1 only where the device's module
     (``torch.<device>``) answers ``is_available()`` with True."""
@@ -54,7 +70,7 @@ def unavailable(torch: Any) -> Optional[str]:
     return None
 
 
-def module_tests(torch: Any) -> Tuple[Any, List[Tuple[str, Dict[str, str]]]]:
+def module_tests(torch: ModuleType) -> Tuple[Optional[Type[unittest.TestCase]], List[Tuple[str, ModuleTask]]]:
     """PyTorch's test class instantiated for the PrivateUse1 device, and its tests as
     (method name, task) in name order; ``(None, [])`` when this torch has no
     PrivateUse1TestBase, ``RuntimeError`` when instantiating makes no tests."""
@@ -69,14 +85,15 @@ def module_tests(torch: Any) -> Tuple[Any, List[Tuple[str, Dict[str, str]]]]:
     if excluded("TestModule", TEST):  # the adapter's set_test_configs(test_exclusions=) leaves it out
         return None, []
 
-    class TestModule(TestCase):
+    # TestCase and modules are Any to mypy (pyproject.toml: torch's annotations are not checked)
+    class TestModule(TestCase):  # type: ignore[misc]
         """PyTorch's TestModule, reduced to the device-versus-CPU parity test."""
 
-        @modules(module_db, allowed_dtypes=(torch.float32, torch.float64))
-        def test_cpu_gpu_parity(self, device: str, dtype: Any, module_info: Any, training: bool) -> None:
+        @modules(module_db, allowed_dtypes=(torch.float32, torch.float64))  # type: ignore[untyped-decorator]
+        def test_cpu_gpu_parity(self, device: str, dtype: DType, module_info: ModuleInfo, training: bool) -> None:
             _parity(self, torch, device, dtype, module_info, training)
 
-    scope: Dict[str, Any] = {"TestModule": TestModule}
+    scope: Dict[str, Type[unittest.TestCase]] = {"TestModule": TestModule}
     # a list: torch 2.6 reads a string as its characters
     cdt.instantiate_device_type_tests(TestModule, scope, only_for=["privateuse1"])
     generated = [cls for name, cls in scope.items() if name != "TestModule"]
@@ -92,7 +109,7 @@ def module_tests(torch: Any) -> Tuple[Any, List[Tuple[str, Dict[str, str]]]]:
     return cls, tests
 
 
-def _task_of(method: str, names: Dict[str, str]) -> Dict[str, str]:
+def _task_of(method: str, names: Dict[str, str]) -> ModuleTask:
     """``test_cpu_gpu_parity_nn_BatchNorm2d_train_mode_npu_float32`` -> its task (a name
     that does not parse keeps the method name as its op, so no test goes missing)."""
     rest, _, dtype = method[len(TEST) + 1 :].rpartition("_")
@@ -105,7 +122,9 @@ def _task_of(method: str, names: Dict[str, str]) -> Dict[str, str]:
     return {"op": op, "family": FAMILY, "dtype": dtype, "kind": KIND, "test": method}
 
 
-def _parity(case: Any, torch: Any, device: str, dtype: Any, module_info: Any, training: bool) -> None:
+def _parity(
+    case: unittest.TestCase, torch: ModuleType, device: str, dtype: DType, module_info: ModuleInfo, training: bool
+) -> None:
     """The module on CPU and its copy on the device agree, forward and backward."""
     module_cls = module_info.module_cls
     torch.manual_seed(SEED)
@@ -123,8 +142,8 @@ def _parity(case: Any, torch: Any, device: str, dtype: Any, module_info: Any, tr
         cpu_module.train(training)
         device_module = copy.deepcopy(cpu_module).to(device)
         cpu_args = (module_input.forward_input.args, module_input.forward_input.kwargs)
-        device_args = _to_device(cpu_args, torch, device)
-        outs = []
+        device_args = cast(Tuple[Tuple[object, ...], Dict[str, object]], _to_device(cpu_args, torch, device))
+        outs: List[object] = []
         for module, (a, k) in ((cpu_module, cpu_args), (device_module, device_args)):
             torch.manual_seed(SEED + 1)
             getattr(torch, device_type).manual_seed_all(SEED + 1)
@@ -136,17 +155,17 @@ def _parity(case: Any, torch: Any, device: str, dtype: Any, module_info: Any, tr
         raise unittest.SkipTest("no module input with a forward input")
 
 
-def _to_device(value: Any, torch: Any, device: str) -> Any:
-    memo: Dict[int, Any] = {}
+def _to_device(value: object, torch: ModuleType, device: str) -> object:
+    memo: Dict[int, Tensor] = {}  # id of a CPU tensor -> its device copy
 
-    def move(v: Any) -> Any:
+    def move(v: object) -> object:
         if isinstance(v, torch.Tensor):
             if id(v) not in memo:
                 t = v.detach().to(device)
                 memo[id(v)] = t.requires_grad_(v.requires_grad) if v.is_floating_point() or v.is_complex() else t
             return memo[id(v)]
         if isinstance(v, tuple) and hasattr(v, "_fields"):
-            return type(v)(*(move(x) for x in v))
+            return cast(Callable[..., object], type(v))(*(move(x) for x in v))  # a named tuple's fields
         if isinstance(v, (tuple, list)):
             return type(v)(move(x) for x in v)
         if isinstance(v, dict):
@@ -156,7 +175,9 @@ def _to_device(value: Any, torch: Any, device: str) -> Any:
     return move(value)
 
 
-def _agree(case: Any, torch: Any, device_type: str, device_value: Any, cpu_value: Any, where: str) -> None:
+def _agree(
+    case: unittest.TestCase, torch: ModuleType, device_type: str, device_value: object, cpu_value: object, where: str
+) -> None:
     """Same structure, every tensor on the device, and equal within ``TestCase.assertEqual``'s
     tolerances (which the ModuleInfo's toleranceOverride decorators set for the test)."""
     try:
@@ -167,18 +188,18 @@ def _agree(case: Any, torch: Any, device_type: str, device_value: Any, cpu_value
 
 
 def _backward(
-    case: Any,
-    torch: Any,
+    case: unittest.TestCase,
+    torch: ModuleType,
     device_type: str,
     index: int,
-    module_input: Any,
-    cpu_module: Any,
-    device_module: Any,
-    cpu_args: Any,
-    device_args: Any,
-    outs: List[Any],
+    module_input: ModuleInput,
+    cpu_module: Module,
+    device_module: Module,
+    cpu_args: object,
+    device_args: object,
+    outs: List[object],
 ) -> None:
-    def differentiable(value: Any) -> List[Any]:
+    def differentiable(value: object) -> List[Tensor]:
         return [t for t in tensors_in(value, torch) if t.requires_grad and (t.is_floating_point() or t.is_complex())]
 
     cpu_outs, device_outs = differentiable(outs[0]), differentiable(outs[1])
@@ -211,9 +232,11 @@ def _backward(
     )
 
 
-def _failure(err: Any) -> str:
+def _failure(err: ExcInfo) -> str:
     """The error without the line PyTorch's TestCase appends ("To execute this test, run ...")."""
-    return message(err[1]).split(" To execute this test")[0]
+    exc = err[1]
+    assert exc is not None  # unittest reports a failure or an error with the exception it caught
+    return message(exc).split(" To execute this test")[0]
 
 
 class _Result(unittest.TestResult):
@@ -221,18 +244,18 @@ class _Result(unittest.TestResult):
 
     def __init__(self) -> None:
         super().__init__()
-        self.task: Dict[str, Any] = {"outcome": "passed"}
+        self.task: TaskResult = {"outcome": "passed"}
 
-    def addFailure(self, test: Any, err: Any) -> None:
+    def addFailure(self, test: unittest.TestCase, err: ExcInfo) -> None:
         self.task = {"outcome": "failed", "error": _failure(err)}
 
-    def addError(self, test: Any, err: Any) -> None:
+    def addError(self, test: unittest.TestCase, err: ExcInfo) -> None:
         self.task = {"outcome": "failed", "error": _failure(err)}
 
-    def addSkip(self, test: Any, reason: str) -> None:
+    def addSkip(self, test: unittest.TestCase, reason: str) -> None:
         self.task = {"outcome": "skipped", "error": f"skipped by PyTorch's module_db or the test: {reason}"[:400]}
 
-    def addExpectedFailure(self, test: Any, err: Any) -> None:
+    def addExpectedFailure(self, test: unittest.TestCase, err: ExcInfo) -> None:
         self.task = {"outcome": "skipped", "error": f"an expected failure in PyTorch's module_db: {_failure(err)}"}
 
 
@@ -255,7 +278,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if cls is not None:
         cls.setUpClass()
 
-    def run(task: Dict[str, Any]) -> Dict[str, Any]:
+    def run(task: ModuleTask) -> TaskResult:
+        assert cls is not None  # without the class there are no tests, so no task to run
         result = _Result()
         cls(task["test"]).run(result)
         return result.task

@@ -17,14 +17,75 @@ import json
 import sys
 import time
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from types import ModuleType
+from typing import IO, Callable, List, Mapping, Optional, Sequence, Tuple, TypedDict, TypeVar
 
 from ...files import atomic_write
 from .activation import activate
 
-__all__ = ["MESSAGE_CHARS", "arguments", "shard", "start_torch", "serve", "message"]
+__all__ = [
+    "MESSAGE_CHARS",
+    "PlannedTask",
+    "TaskResult",
+    "LogLine",
+    "PlanAbout",
+    "WorkerPlan",
+    "arguments",
+    "shard",
+    "start_torch",
+    "serve",
+    "message",
+]
 
 MESSAGE_CHARS = 400
+
+
+class PlannedTask(TypedDict):
+    """One task of a worker's plan, as the plan file holds it."""
+
+    op: str
+    family: str
+    dtype: str
+    kind: str  # forward | backward | compiled
+
+
+class TaskResult(TypedDict, total=False):
+    """What a worker says of a task (its log line), or the runner of a task that killed it:
+    ``outcome`` always, the rest as the worker or the runner knows them."""
+
+    outcome: str
+    samples: int
+    compared: int
+    error: str
+    note: str
+    detail: str  # a crash's stderr tail (the runner's)
+    task: int  # the task's index in the plan
+    seconds: float
+
+
+class LogLine(TaskResult, total=False):
+    """A line of a worker's log: ``{"start": i}`` before task ``i``, its result after."""
+
+    start: int
+
+
+class PlanAbout(TypedDict, total=False):
+    """What a worker says of its plan beside the tasks: why it has none (a capability the
+    device declares absent), the adapter's test configs it applied."""
+
+    absent: Optional[str]
+    configs: str
+
+
+class WorkerPlan(PlanAbout, total=False):
+    """A worker's plan file: the torch and Python it runs, every task of its selection."""
+
+    torch: str
+    python: str
+    tasks: List[PlannedTask]
+
+
+T = TypeVar("T", bound=PlannedTask)  # a worker's task: what the plan holds, and what its runner needs
 
 
 def arguments(description: str) -> argparse.ArgumentParser:
@@ -56,7 +117,7 @@ def shard(value: str) -> Tuple[int, int]:
     return index, count
 
 
-def start_torch(args: argparse.Namespace) -> Any:
+def start_torch(args: argparse.Namespace) -> ModuleType:
     """Import torch and activate the device, ready for PyTorch's test machinery."""
     faulthandler.enable(file=sys.stderr, all_threads=False)  # a crash names the Python frame
     warnings.simplefilter("ignore")
@@ -67,7 +128,8 @@ def start_torch(args: argparse.Namespace) -> Any:
 
     if args.activate:
         activate(torch, args.activate, args.device)
-    return torch
+    module: ModuleType = torch  # Any to mypy (pyproject.toml: torch's annotations are not checked)
+    return module
 
 
 def message(exc: BaseException) -> str:
@@ -75,22 +137,27 @@ def message(exc: BaseException) -> str:
     return " ".join(f"{type(exc).__name__}: {exc}".split())[:MESSAGE_CHARS]
 
 
-def _write(log: Any, record: Dict[str, Any]) -> None:
+def _write(log: IO[str], record: Mapping[str, object]) -> None:  # a LogLine
     log.write(json.dumps(record) + "\n")
     log.flush()
 
 
 def serve(
     args: argparse.Namespace,
-    torch: Any,
-    tasks: List[Dict[str, Any]],
-    run: Callable[[Dict[str, Any]], Dict[str, Any]],
-    about: Optional[Dict[str, Any]] = None,
+    torch: ModuleType,
+    tasks: Sequence[T],
+    run: Callable[[T], TaskResult],
+    about: Optional[PlanAbout] = None,
 ) -> int:
     """Write the plan (on the first start) and run the tasks from ``--start`` on. ``about``:
     more for the plan, such as why a worker has no tasks (``absent``)."""
     if args.start == 0:
-        plan = dict(about or {}, torch=torch.__version__, python=sys.version.split()[0], tasks=tasks)
+        plan: WorkerPlan = {
+            **(about or {}),
+            "torch": torch.__version__,
+            "python": sys.version.split()[0],
+            "tasks": list(tasks),
+        }
         atomic_write(args.plan, json.dumps(plan))
     mine, count = args.shard
     with open(args.log, "a", encoding="utf-8") as log:
@@ -103,6 +170,7 @@ def serve(
                 result = run(tasks[index])
             except Exception as exc:
                 result = {"outcome": "failed", "error": f"harness: {message(exc)}"}
-            result.update(task=index, seconds=round(time.perf_counter() - began, 3))
+            result["task"] = index  # after what the task said, as dict.update(task=, seconds=) put them
+            result["seconds"] = round(time.perf_counter() - began, 3)
             _write(log, result)
     return 0

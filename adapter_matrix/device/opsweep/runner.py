@@ -26,9 +26,10 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, TypedDict
 
 from ...errors import AdapterMatrixError
+from .process import LogLine, PlannedTask, TaskResult, WorkerPlan
 
 __all__ = [
     "OUTCOMES",
@@ -36,6 +37,8 @@ __all__ = [
     "COMPILED_WORKERS",
     "SweepError",
     "Task",
+    "TaskJson",
+    "SelectionJson",
     "Sweep",
     "Selection",
     "run_sweep",
@@ -54,6 +57,32 @@ STDERR_TAIL = 1500
 
 class SweepError(AdapterMatrixError, RuntimeError):
     """The sweep could not run at all (the worker fails before its first task)."""
+
+
+class TaskJson(TypedDict, total=False):
+    """A task as a record holds it (:meth:`Task.to_json`): ``error``, ``note`` and ``detail``
+    only when set."""
+
+    op: str
+    family: str
+    dtype: str
+    kind: str
+    outcome: str
+    samples: int
+    seconds: float
+    error: str
+    note: str
+    detail: str
+
+
+class SelectionJson(TypedDict, total=False):
+    """A sweep's selection as its record holds it; ``configs`` where a worker applied the
+    adapter's test configs."""
+
+    ops: List[str]
+    dtypes: List[str]
+    kinds: List[str]
+    configs: str
 
 
 @dataclass(frozen=True)
@@ -75,8 +104,8 @@ class Task:
     def key(self) -> str:
         return f"{self.op}/{self.dtype}/{self.kind}"
 
-    def to_json(self) -> Dict[str, Any]:
-        out = {
+    def to_json(self) -> TaskJson:
+        out: TaskJson = {
             "op": self.op,
             "family": self.family,
             "dtype": self.dtype,
@@ -85,14 +114,16 @@ class Task:
             "samples": self.samples,
             "seconds": self.seconds,
         }
-        for name in ("error", "note", "detail"):
-            value = getattr(self, name)
-            if value:
-                out[name] = value
+        if self.error:
+            out["error"] = self.error
+        if self.note:
+            out["note"] = self.note
+        if self.detail:
+            out["detail"] = self.detail
         return out
 
     @classmethod
-    def from_json(cls, data: Dict[str, Any]) -> Task:
+    def from_json(cls, data: TaskJson) -> Task:
         return cls(
             data["op"],
             data["family"],
@@ -117,7 +148,7 @@ class Sweep:
     tasks: List[Task]
     seconds: float
     workers: int  # processes started: 1 + crashes + timeouts
-    selection: Dict[str, Any] = field(default_factory=dict)
+    selection: SelectionJson = field(default_factory=lambda: SelectionJson())
     absent: Optional[str] = None  # why a worker planned nothing (a capability the device declares absent)
 
 
@@ -148,13 +179,13 @@ def _cause(stderr: str) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
-def _read_log(path: str) -> List[Dict[str, Any]]:
+def _read_log(path: str) -> List[LogLine]:
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     except FileNotFoundError:
         return []
-    records = []
+    records: List[LogLine] = []  # written by our worker (process.serve): read as it wrote them
     for line in text.splitlines():
         try:
             records.append(json.loads(line))
@@ -266,10 +297,10 @@ def run_sweeps(
     return out
 
 
-def _selection(sel: Selection, plans: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+def _selection(sel: Selection, plans: Sequence[WorkerPlan]) -> SelectionJson:
     """A sweep's selection for its record, with the adapter's test configs where a worker
     applied them (torch 2.13+'s ``set_test_configs``: :mod:`.test_configs`)."""
-    out: Dict[str, Any] = {"ops": list(sel.ops), "dtypes": list(sel.dtypes), "kinds": list(sel.kinds)}
+    out: SelectionJson = {"ops": list(sel.ops), "dtypes": list(sel.dtypes), "kinds": list(sel.kinds)}
     configs = next((p["configs"] for p in plans if p.get("configs")), None)
     if configs:
         out["configs"] = configs
@@ -280,8 +311,8 @@ def _selection(sel: Selection, plans: Sequence[Dict[str, Any]]) -> Dict[str, Any
 class _Part:
     """What one worker process line (a worker module's shard, with its restarts) left."""
 
-    plan: Dict[str, Any]
-    results: Dict[int, Dict[str, Any]]  # task index -> its result
+    plan: WorkerPlan
+    results: Dict[int, TaskResult]  # task index -> its result
     began: float
     ended: float
     workers: int  # processes started: 1 + crashes + timeouts
@@ -290,7 +321,7 @@ class _Part:
 def _merge(shards: Sequence[_Part]) -> List[Task]:
     """The tasks of a worker module's plan in plan order, each from the shard that ran it."""
     planned = shards[0].plan["tasks"]
-    results: Dict[int, Dict[str, Any]] = {}
+    results: Dict[int, TaskResult] = {}
     for part in shards:
         results.update(part.results)
     return [_task(t, results.get(i, {"outcome": "skipped", "error": "not run"})) for i, t in enumerate(planned)]
@@ -316,114 +347,175 @@ def _run_worker(
     env: Optional[Dict[str, str]],
     shard: Tuple[int, int] = (0, 1),
 ) -> _Part:
+    """One line of worker processes over ``shard`` of the plan: a worker from the first task,
+    a new one after the task each crash or hang took (recorded as crashed or timeout)."""
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="opsweep-") as folder:
         plan_path = os.path.join(folder, "plan.json")
-        base = [
-            python,
-            "-m",
-            worker,
-            "--device",
-            device,
-            "--activate",
-            activate,
-            "--plan",
-            plan_path,
-            "--ops",
-            ",".join(ops),
-            "--dtypes",
-            ",".join(dtypes),
-            "--kinds",
-            ",".join(kinds),
-        ]
-        if shard[1] > 1:  # a worker of another adapter may not know the option: not passed unless sharding
-            base += ["--shard", f"{shard[0]}/{shard[1]}"]
-        results: Dict[int, Dict[str, Any]] = {}
-        plan: Optional[Dict[str, Any]] = None
+        command = _command(python, worker, device, activate, plan_path, ops, dtypes, kinds, shard)
+        said = _Said(plan_path, progress)
         start, workers = 0, 0
-        while plan is None or _next_task(start, len(plan["tasks"]), shard) is not None:
+        while said.plan is None or _next_task(start, len(said.plan["tasks"]), shard) is not None:
             workers += 1
-            log_path = os.path.join(folder, f"log-{workers}.jsonl")
-            err_path = os.path.join(folder, f"stderr-{workers}.txt")
-            with open(err_path, "w", encoding="utf-8") as err:
-                # cwd: the temporary folder, so `python -m` puts no source tree on sys.path
-                proc = subprocess.Popen(
-                    base + ["--log", log_path, "--start", str(start)],
-                    stdout=subprocess.DEVNULL,
-                    stderr=err,
-                    env=env,
-                    cwd=folder,
-                    preexec_fn=_no_core_dumps,
-                )
-                running, since, seen = None, time.perf_counter(), 0
-                timed_out = False
-                while True:
-                    code = proc.poll()
-                    records = _read_log(log_path)
-                    for record in records[seen:]:
-                        if "start" in record:
-                            running, since = record["start"], time.perf_counter()
-                        else:
-                            results[record["task"]] = record
-                            running = None
-                            if plan is None:
-                                plan = _load_plan(plan_path)
-                            if progress is not None and plan is not None:  # the worker writes the plan first
-                                progress(_task(plan["tasks"][record["task"]], record), len(results), len(plan["tasks"]))
-                    seen = len(records)
-                    if code is not None:
-                        break
-                    if running is not None and time.perf_counter() - since > timeout:
-                        proc.kill()
-                        proc.wait()
-                        timed_out = True
-                        break
-                    time.sleep(0.2)
-            if plan is None:
-                plan = _load_plan(plan_path)
-                if plan is None:
-                    with open(err_path, encoding="utf-8", errors="replace") as fh:
-                        stderr = fh.read()
+            ended = _follow(command, folder, workers, start, env, timeout, said)
+            if said.plan is None:
+                said.plan = _load_plan(plan_path)
+                if said.plan is None:
+                    stderr = ended.stderr()
                     raise SweepError(
-                        f"the sweep's worker {worker} failed before its first task ({signal_name(proc.returncode)}): "
+                        f"the sweep's worker {worker} failed before its first task ({signal_name(ended.code)}): "
                         f"{_cause(stderr)}\n{stderr[-STDERR_TAIL:]}"
                     )
-            if running is None:
-                left = _next_task(start, len(plan["tasks"]), shard) is not None
-                if proc.returncode != 0 and left and not any(i >= start for i in results):
-                    raise SweepError(
-                        f"the sweep's worker exited ({signal_name(proc.returncode)}) without running a task"
-                    )
-                start = max([start - 1] + list(results)) + 1
+            if ended.running is None:  # it ran its tasks, or died between two
+                left = _next_task(start, len(said.plan["tasks"]), shard) is not None
+                if ended.code != 0 and left and not any(i >= start for i in said.results):
+                    raise SweepError(f"the sweep's worker exited ({signal_name(ended.code)}) without running a task")
+                start = max([start - 1] + list(said.results)) + 1
                 continue
-            with open(err_path, encoding="utf-8", errors="replace") as fh:
-                stderr = fh.read()
-            if timed_out:
-                record = {"outcome": "timeout", "error": f"no result after {timeout:.0f} s; the worker was killed"}
-            else:
-                record = {
-                    "outcome": "crashed",
-                    "error": f"{signal_name(proc.returncode)}: {_cause(stderr)}",
-                    "detail": stderr[-STDERR_TAIL:],
-                }
-            record.update(task=running, seconds=round(time.perf_counter() - since, 3))
-            results[running] = record
-            if progress is not None:
-                progress(_task(plan["tasks"][running], record), len(results), len(plan["tasks"]))
-            start = running + 1
-    assert plan is not None
-    return _Part(plan, results, began, time.perf_counter(), workers)
+            said.add(ended.running, ended.lost(ended.running, timeout))
+            start = ended.running + 1
+    assert said.plan is not None
+    return _Part(said.plan, said.results, began, time.perf_counter(), workers)
 
 
-def _load_plan(path: str) -> Optional[Dict[str, Any]]:
+def _command(
+    python: str,
+    worker: str,
+    device: str,
+    activate: str,
+    plan_path: str,
+    ops: Sequence[str],
+    dtypes: Sequence[str],
+    kinds: Sequence[str],
+    shard: Tuple[int, int],
+) -> List[str]:
+    """A worker's command line, but where its log goes and the task it starts at."""
+    command = [
+        python,
+        "-m",
+        worker,
+        "--device",
+        device,
+        "--activate",
+        activate,
+        "--plan",
+        plan_path,
+        "--ops",
+        ",".join(ops),
+        "--dtypes",
+        ",".join(dtypes),
+        "--kinds",
+        ",".join(kinds),
+    ]
+    if shard[1] > 1:  # a worker of another adapter may not know the option: not passed unless sharding
+        command += ["--shard", f"{shard[0]}/{shard[1]}"]
+    return command
+
+
+@dataclass
+class _Said:
+    """What a line of worker processes has said so far: its plan (once written), each task's
+    result; ``progress`` is told of each result."""
+
+    plan_path: str
+    progress: Optional[Callable[[Task, int, int], None]]
+    plan: Optional[WorkerPlan] = None
+    results: Dict[int, TaskResult] = field(default_factory=dict)
+
+    def add(self, index: int, result: TaskResult) -> None:
+        self.results[index] = result
+        if self.plan is None:
+            self.plan = _load_plan(self.plan_path)
+        if self.progress is not None and self.plan is not None:  # the worker writes the plan first
+            self.progress(_task(self.plan["tasks"][index], result), len(self.results), len(self.plan["tasks"]))
+
+
+class _Ended(NamedTuple):
+    """How one worker process ended: its exit code, the task it was in (None: between tasks)
+    and since when, whether the timeout killed it, the file holding its stderr."""
+
+    code: int
+    running: Optional[int]
+    since: float
+    timed_out: bool
+    err_path: str
+
+    def stderr(self) -> str:
+        with open(self.err_path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+
+    def lost(self, running: int, timeout: float) -> TaskResult:
+        """The result of task ``running``, which the process died in (or was killed in)."""
+        if self.timed_out:
+            record: TaskResult = {
+                "outcome": "timeout",
+                "error": f"no result after {timeout:.0f} s; the worker was killed",
+            }
+        else:
+            stderr = self.stderr()
+            record = {
+                "outcome": "crashed",
+                "error": f"{signal_name(self.code)}: {_cause(stderr)}",
+                "detail": stderr[-STDERR_TAIL:],
+            }
+        record["task"] = running
+        record["seconds"] = round(time.perf_counter() - self.since, 3)
+        return record
+
+
+def _follow(
+    command: List[str],
+    folder: str,
+    number: int,
+    start: int,
+    env: Optional[Dict[str, str]],
+    timeout: float,
+    said: _Said,
+) -> _Ended:
+    """Start worker process ``number`` at task ``start`` and follow its log until it exits, or
+    until a task outlives ``timeout`` (then kill it); each result goes to ``said``."""
+    log_path = os.path.join(folder, f"log-{number}.jsonl")
+    err_path = os.path.join(folder, f"stderr-{number}.txt")
+    with open(err_path, "w", encoding="utf-8") as err:
+        # cwd: the temporary folder, so `python -m` puts no source tree on sys.path
+        proc = subprocess.Popen(
+            command + ["--log", log_path, "--start", str(start)],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=env,
+            cwd=folder,
+            preexec_fn=_no_core_dumps,
+        )
+        running: Optional[int] = None
+        since, seen = time.perf_counter(), 0
+        while True:
+            code = proc.poll()
+            lines = _read_log(log_path)
+            for line in lines[seen:]:
+                if "start" in line:
+                    running, since = line["start"], time.perf_counter()
+                else:
+                    said.add(line["task"], line)
+                    running = None
+            seen = len(lines)
+            if code is not None:
+                return _Ended(code, running, since, False, err_path)
+            if running is not None and time.perf_counter() - since > timeout:
+                proc.kill()
+                return _Ended(proc.wait(), running, since, True, err_path)
+            time.sleep(0.2)
+
+
+def _load_plan(path: str) -> Optional[WorkerPlan]:
     try:
         with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+            plan: WorkerPlan = json.load(fh)  # written by our worker (process.serve)
+            return plan
     except (FileNotFoundError, ValueError):
         return None
 
 
-def _task(planned: Dict[str, Any], record: Dict[str, Any]) -> Task:
+def _task(planned: PlannedTask, record: TaskResult) -> Task:
     return Task(
         planned["op"],
         planned["family"],

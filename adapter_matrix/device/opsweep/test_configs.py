@@ -24,19 +24,26 @@ is not run, so no expectation can see it pass again.
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple, Type
+
+if TYPE_CHECKING:  # torch is imported in the worker process only
+    from torch.testing._internal.common_device_type import PrivateUse1TestBase
+    from torch.testing._internal.opinfo.core import OpInfo
 
 __all__ = ["configured", "excluded"]
 
 
-def _base() -> Any:
+def _base() -> Optional[Type[PrivateUse1TestBase]]:
     from torch.testing._internal import common_device_type as cdt
 
     base = getattr(cdt, "PrivateUse1TestBase", None)
-    return base if base is not None and hasattr(base, "set_test_configs") else None
+    found: Optional[Type[PrivateUse1TestBase]] = (
+        base if base is not None and hasattr(base, "set_test_configs") else None
+    )
+    return found
 
 
-def configured(op_db: List[Any]) -> Tuple[List[Any], Optional[str]]:
+def configured(op_db: List[OpInfo]) -> Tuple[List[OpInfo], Optional[str]]:
     """``op_db`` under the adapter's ``op_allowlist`` and ``op_overrides``, and a note of
     what they changed (None where they are unset or torch has no ``set_test_configs``)."""
     base = _base()

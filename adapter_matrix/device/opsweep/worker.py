@@ -36,9 +36,18 @@ from __future__ import annotations
 
 import inspect
 import sys
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, cast
 
-from .process import MESSAGE_CHARS, arguments, message, serve, start_torch
+from .process import MESSAGE_CHARS, PlanAbout, PlannedTask, TaskResult, arguments, message, serve, start_torch
+
+if TYPE_CHECKING:  # torch is imported by start_torch, in the worker process only
+    from torch import Tensor
+    from torch import dtype as DType
+    from torch.testing._internal.opinfo.core import DecorateInfo, OpInfo, SampleInput
+
+# A sample's arguments as an op takes them: the input, the positional and the keyword arguments.
+Args = Tuple[object, Tuple[object, ...], Dict[str, object]]
 
 __all__ = ["FAMILIES", "family_of", "main"]
 
@@ -79,21 +88,22 @@ def family_of(name: str, class_names: Iterable[str]) -> str:
     return "other"
 
 
-def op_id(op: Any) -> str:
+def op_id(op: OpInfo) -> str:
     """``name`` or ``name.variant``: unique within op_db."""
-    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+    name: str = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+    return name
 
 
 # -- the plan -----------------------------------------------------------------------------
 
 
 def plan(
-    op_db: List[Any], torch: Any, ops: Optional[List[str]], dtypes: List[str], kinds: List[str]
-) -> List[Dict[str, Any]]:
+    op_db: List[OpInfo], torch: ModuleType, ops: Optional[List[str]], dtypes: List[str], kinds: List[str]
+) -> List[PlannedTask]:
     """Every task of the selection: (op, dtype, kind) where CPU supports the dtype (and,
     for backward, its gradient), in op_db order."""
     wanted = set(ops) if ops else None
-    tasks: List[Dict[str, Any]] = []
+    tasks: List[PlannedTask] = []
     for op in op_db:
         name = op_id(op)
         if wanted is not None and name not in wanted and op.name not in wanted:
@@ -123,21 +133,21 @@ class Twin:
     sample names besides ours (``empty_like(x, device="cpu")``): results may live there.
     """
 
-    def __init__(self, torch: Any, device: str, grad: bool) -> None:
+    def __init__(self, torch: ModuleType, device: str, grad: bool) -> None:
         self.torch = torch
         self.device = device
         self.grad = grad
-        self.memo: Dict[int, Any] = {}
-        self.storages: Dict[Tuple[int, int], Any] = {}
+        self.memo: Dict[int, Tensor] = {}  # id of a device tensor -> its CPU copy
+        self.storages: Dict[Tuple[int, int], object] = {}  # (data pointer, bytes) -> the CPU copy of a storage
         self.others: Set[str] = set()
         self.touched = False  # the sample holds a device tensor or names the device
 
-    def is_device(self, value: Any) -> bool:
+    def is_device(self, value: object) -> bool:
         if isinstance(value, self.torch.device):
-            return value.type == self.device
+            return bool(value.type == self.device)
         return isinstance(value, str) and (value == self.device or value.startswith(self.device + ":"))
 
-    def copy(self, value: Any) -> Any:
+    def copy(self, value: Tensor) -> Tensor:
         torch = self.torch
         value = value.detach()
         if value.layout != torch.strided or value.is_conj() or value.is_neg() or value.device.type != self.device:
@@ -149,7 +159,7 @@ class Twin:
         out = torch.empty((0,), dtype=value.dtype)
         return out.set_(self.storages[key], value.storage_offset(), value.size(), value.stride())
 
-    def __call__(self, value: Any) -> Any:
+    def __call__(self, value: object) -> object:
         torch = self.torch
         if isinstance(value, torch.Tensor):
             key = id(value)
@@ -177,7 +187,7 @@ class Twin:
         return value
 
 
-def tensors_in(value: Any, torch: Any) -> Iterator[Any]:
+def tensors_in(value: object, torch: ModuleType) -> Iterator[Tensor]:
     """The tensors inside nested tuples, lists and dicts, in order."""
     if isinstance(value, torch.Tensor):
         yield value
@@ -189,8 +199,9 @@ def tensors_in(value: Any, torch: Any) -> Iterator[Any]:
             yield from tensors_in(v, torch)
 
 
-def _unique(tensors: Iterable[Any]) -> List[Any]:
-    seen, out = set(), []
+def _unique(tensors: Iterable[Tensor]) -> List[Tensor]:
+    seen: Set[int] = set()
+    out: List[Tensor] = []
     for t in tensors:
         if id(t) not in seen:
             seen.add(id(t))
@@ -203,7 +214,7 @@ def _unique(tensors: Iterable[Any]) -> List[Any]:
 COMPARE_TEST = ("TestCommon", "test_compare_cpu")
 
 
-def _active(info: Any, device: str, dtype: Any) -> bool:
+def _active(info: DecorateInfo, device: str, dtype: DType) -> bool:
     cls_name, test_name = COMPARE_TEST
     try:
         return bool(info.is_active(cls_name, test_name, device, dtype, {}))
@@ -211,15 +222,16 @@ def _active(info: Any, device: str, dtype: Any) -> bool:
         return bool(info.is_active(cls_name, test_name, device, dtype))
 
 
-def _decorations(op: Any, device: str, dtype: Any) -> Iterator[Any]:
+def _decorations(op: OpInfo, device: str, dtype: DType) -> Iterator[Callable[..., object]]:
     for info in list(op.decorators or ()) + list(getattr(op, "skips", None) or ()):
         if hasattr(info, "is_active") and _active(info, device, dtype):
             yield from info.decorators
 
 
-def tolerance(op: Any, device: str, dtype: Any) -> Tuple[Optional[float], Optional[float]]:
+def tolerance(op: OpInfo, device: str, dtype: DType) -> Tuple[Optional[float], Optional[float]]:
     """(atol, rtol) overrides the OpInfo applies to test_compare_cpu for ``dtype``, or Nones."""
-    atol = rtol = None
+    atol: Optional[float] = None
+    rtol: Optional[float] = None
     for decorator in _decorations(op, device, dtype):
         table = getattr(decorator, "d", None)
         if not isinstance(table, dict) or dtype not in table:
@@ -232,7 +244,7 @@ def tolerance(op: Any, device: str, dtype: Any) -> Tuple[Optional[float], Option
     return atol, rtol
 
 
-def skip_reason(op: Any, device: str, dtype: Any) -> Optional[str]:
+def skip_reason(op: OpInfo, device: str, dtype: DType) -> Optional[str]:
     """Why PyTorch skips test_compare_cpu for this op on every device, if it does."""
     for decorator in _decorations(op, device, dtype):
         name = getattr(decorator, "__qualname__", "")
@@ -249,7 +261,9 @@ class Mismatch(AssertionError):
     """The device's result differs from CPU's."""
 
 
-def _structure(device_value: Any, cpu_value: Any, torch: Any, allowed: Set[str], where: str = "result") -> Any:
+def _structure(
+    device_value: object, cpu_value: object, torch: ModuleType, allowed: Set[str], where: str = "result"
+) -> object:
     """``device_value`` with its tensors on CPU, after checking it has CPU's structure,
     shapes and dtypes and that its tensors are on the device (or a device type in
     ``allowed`` that the sample named)."""
@@ -263,8 +277,10 @@ def _structure(device_value: Any, cpu_value: Any, torch: Any, allowed: Set[str],
                 f"{where}: {device_value.dtype}{list(device_value.shape)} on the device, {cpu_value.dtype}{list(cpu_value.shape)} on CPU"
             )
         return device_value.detach().cpu()
-    if _is_sequence(cpu_value, torch):
-        if not _is_sequence(device_value, torch) or len(device_value) != len(cpu_value):
+    if isinstance(cpu_value, (tuple, list)) and _is_sequence(cpu_value, torch):
+        if not (isinstance(device_value, (tuple, list)) and _is_sequence(device_value, torch)) or len(
+            device_value
+        ) != len(cpu_value):
             raise Mismatch(f"{where}: CPU returns {len(cpu_value)} values, the device {type(device_value).__name__}")
         return [
             _structure(d, c, torch, allowed, f"{where}[{i}]") for i, (d, c) in enumerate(zip(device_value, cpu_value))
@@ -272,22 +288,29 @@ def _structure(device_value: Any, cpu_value: Any, torch: Any, allowed: Set[str],
     return device_value
 
 
-def _is_sequence(value: Any, torch: Any) -> bool:
+def _is_sequence(value: object, torch: ModuleType) -> bool:
     return isinstance(value, (tuple, list)) and not isinstance(value, torch.Size)
 
 
-def _plain(value: Any, torch: Any) -> Any:
+def _plain(value: object, torch: ModuleType) -> object:
     """Tuples (torch.return_types included) as lists, so both sides compare as sequences."""
-    return [_plain(v, torch) for v in value] if _is_sequence(value, torch) else value
+    if isinstance(value, (tuple, list)) and _is_sequence(value, torch):
+        return [_plain(v, torch) for v in value]
+    return value
 
 
 def compare(
-    device_value: Any, cpu_value: Any, torch: Any, allowed: Set[str], atol: Optional[float], rtol: Optional[float]
+    device_value: object,
+    cpu_value: object,
+    torch: ModuleType,
+    allowed: Set[str],
+    atol: Optional[float],
+    rtol: Optional[float],
 ) -> None:
     """Raise :class:`Mismatch` unless the device's result equals CPU's."""
     moved = _plain(_structure(device_value, cpu_value, torch, allowed), torch)
     expected = _plain(cpu_value, torch)
-    options: Dict[str, Any] = {"equal_nan": True}
+    options: Dict[str, object] = {"equal_nan": True}
     if atol is not None or rtol is not None:
         options.update(atol=atol or 0.0, rtol=rtol or 0.0)
     try:
@@ -305,7 +328,7 @@ def compare(
 class TaskRunner:
     """Runs the tasks of one worker process."""
 
-    def __init__(self, torch: Any, device: str, ops: Dict[str, Any]) -> None:
+    def __init__(self, torch: ModuleType, device: str, ops: Dict[str, OpInfo]) -> None:
         self.torch = torch
         self.device = device
         self.ops = ops
@@ -317,15 +340,15 @@ class TaskRunner:
         if seed_all is not None:
             seed_all(seed)
 
-    def samples(self, op: Any, dtype: Any, grad: bool) -> List[Any]:
+    def samples(self, op: OpInfo, dtype: DType, grad: bool) -> List[SampleInput]:
         self.seed()
         return list(op.sample_inputs(self.device, dtype, requires_grad=grad))
 
-    def call(self, op: Any, sample: Any, args: Tuple[Any, tuple, dict]) -> Any:
+    def call(self, op: OpInfo, sample: SampleInput, args: Args) -> object:
         self.seed(SEED + 1)
         return op(args[0], *args[1], **args[2])
 
-    def run(self, task: Dict[str, Any]) -> Dict[str, Any]:
+    def run(self, task: PlannedTask) -> TaskResult:
         """One task -> {outcome: passed|failed|skipped, samples, compared, error, note}."""
         torch = self.torch
         op = self.ops[task["op"]]
@@ -374,17 +397,18 @@ class TaskRunner:
                 else "nothing compared"
             )
             return {"outcome": "skipped", "samples": len(samples), "error": reason}
-        result: Dict[str, Any] = {"outcome": "passed", "samples": len(samples), "compared": compared}
+        result: TaskResult = {"outcome": "passed", "samples": len(samples), "compared": compared}
         if note:
             result["note"] = note
         return result
 
     def _both(
-        self, op: Any, sample: Any, twin: Twin
-    ) -> Tuple[Any, Any, Optional[BaseException], Optional[BaseException]]:
-        device_args = (sample.input, tuple(sample.args), dict(sample.kwargs))
-        cpu_args = twin(device_args)  # before the device call: an op may write to its inputs
-        outs: List[Any] = [None, None]
+        self, op: OpInfo, sample: SampleInput, twin: Twin
+    ) -> Tuple[object, object, Optional[BaseException], Optional[BaseException]]:
+        device_args: Args = (sample.input, tuple(sample.args), dict(sample.kwargs))
+        # before the device call: an op may write to its inputs (a Twin keeps the structure it copies)
+        cpu_args = cast(Args, twin(device_args))
+        outs: List[object] = [None, None]
         errors: List[Optional[BaseException]] = [None, None]
         for side, args in enumerate((device_args, cpu_args)):
             try:
@@ -393,14 +417,21 @@ class TaskRunner:
                 errors[side] = exc
         return outs[0], outs[1], errors[0], errors[1]
 
-    def forward(self, op: Any, sample: Any, atol: Optional[float], rtol: Optional[float]) -> str:
+    def forward(self, op: OpInfo, sample: SampleInput, atol: Optional[float], rtol: Optional[float]) -> str:
         twin = Twin(self.torch, self.device, grad=False)
         with self.torch.no_grad():
             device_out, cpu_out, device_error, cpu_error = self._both(op, sample, twin)
         return self._judge(device_out, cpu_out, device_error, cpu_error, atol, rtol, twin)
 
     def _judge(
-        self, device_out: Any, cpu_out: Any, device_error: Any, cpu_error: Any, atol: Any, rtol: Any, twin: Twin
+        self,
+        device_out: object,
+        cpu_out: object,
+        device_error: Optional[BaseException],
+        cpu_error: Optional[BaseException],
+        atol: Optional[float],
+        rtol: Optional[float],
+        twin: Twin,
     ) -> str:
         if cpu_error is not None:
             if device_error is None:
@@ -417,7 +448,7 @@ class TaskRunner:
         compare(device_out, cpu_out, self.torch, allowed, atol, rtol)
         return "compared"
 
-    def backward(self, op: Any, sample: Any, atol: Optional[float], rtol: Optional[float]) -> str:
+    def backward(self, op: OpInfo, sample: SampleInput, atol: Optional[float], rtol: Optional[float]) -> str:
         torch = self.torch
         twin = Twin(torch, self.device, grad=True)
         device_args = (sample.input, tuple(sample.args), dict(sample.kwargs))
@@ -429,7 +460,7 @@ class TaskRunner:
         if cpu_error is not None or device_error is not None:
             return self._judge(device_out, cpu_out, device_error, cpu_error, atol, rtol, twin)
 
-        def differentiable(value: Any) -> List[Any]:
+        def differentiable(value: object) -> List[Tensor]:
             return [
                 t for t in tensors_in(value, torch) if t.requires_grad and (t.is_floating_point() or t.is_complex())
             ]
@@ -444,7 +475,7 @@ class TaskRunner:
         generator = torch.Generator().manual_seed(SEED + 2)
         cpu_grads = [torch.randn(t.shape, dtype=t.dtype, generator=generator) for t in cpu_outs]
         device_grads = [g.to(self.device) for g in cpu_grads]
-        results: List[Any] = [None, None]
+        results: List[Optional[List[Optional[Tensor]]]] = [None, None]  # each side's gradients
         errors: List[Optional[BaseException]] = [None, None]
         for side, (outs, inputs, grads) in enumerate(
             ((device_outs, device_inputs, device_grads), (cpu_outs, cpu_inputs, cpu_grads))
@@ -478,7 +509,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ops = [o for o in args.ops.split(",") if o]
     kinds = [k for k in args.kinds.split(",") if not (k == "forward" and excluded(*COMPARE_TEST))]
     tasks = plan(op_list, torch, ops or None, args.dtypes.split(","), kinds)
-    about = {"configs": configs} if configs else None
+    about: Optional[PlanAbout] = {"configs": configs} if configs else None
     return serve(args, torch, tasks, TaskRunner(torch, args.device, {op_id(o): o for o in op_list}).run, about)
 
 
