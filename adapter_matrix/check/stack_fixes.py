@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import itertools
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from packaging.version import Version
 
@@ -159,20 +159,45 @@ def _fix(
 ) -> Fix:
     """How to get from ``before`` to ``after``: the steps by hand (a driver toolkit), then one
     pip command for every package (torch first from its own index when it needs one)."""
-    adapter = canonical_name(matrix.adapter.distribution)
     env = after.env
-    new_python = PYTHON in changes
-    pip = f"python{env.python} -m pip" if new_python else "pip"
-    manual = []
-    # the dimensions the new stack constrains: the adapter cell's, and its layers' releases'
+    owned = [d for layer in layers for d in layer.dimensions if matrix.dimension(d.name) is None]
+    by_hand = (*matrix.dimensions, *owned)  # the adapter's, and a layer's own (a driver)
+    manual = _by_hand(by_hand, _constrained(layers, after, cell), before, after, cell, changes)
+    shell = shell_of(matrix, env, dict(cell.dimensions))
+    commands = _pip_commands(matrix, layers, after, cell, changes, shell)
+    # the fix in one line: its steps, then the status and facts of the stack it reaches
+    steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")]
+    steps += _installs(matrix, before, after, cell, changes, {d.name for d in by_hand})
+    facts = ", ".join(_facts(matrix, layers, after, cell))
+    summary = (note + ": " if note else "") + (", then ".join(steps) or "nothing to change") + f" ({status}: {facts})"
+    fixed = cell._replace(status=status, torch=env.torch or cell.torch)
+    packages = tuple((n, str(v)) for n, v in after.packages if v is not None)
+    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages)
+
+
+def _constrained(layers: Sequence[Layer], after: Stack, cell: Cell) -> Set[str]:
+    """The dimensions the new stack constrains: the adapter cell's, and its layers' releases'."""
     constrained = {name for name, _v in cell.dimensions}
     for layer in layers:
         version = after.version(layer.name)
         release = layer.release(version) if version is not None else None
         constrained |= {name for name, _c in release.dimensions} if release is not None else set()
-    owned = [d for layer in layers for d in layer.dimensions if matrix.dimension(d.name) is None]
-    for dim in (*matrix.dimensions, *owned):  # the adapter's, and a layer's own (a driver)
-        was, now = before.env.dimension(dim.name), env.dimension(dim.name)
+    return constrained
+
+
+def _by_hand(
+    dimensions: Sequence[Dimension],
+    constrained: Set[str],
+    before: Stack,
+    after: Stack,
+    cell: Cell,
+    changes: Tuple[str, ...],
+) -> List[str]:
+    """The steps pip cannot take: a dimension to upgrade or downgrade (a driver toolkit), or one
+    to make sure of when it could not be detected."""
+    manual = []
+    for dim in dimensions:
+        was, now = before.env.dimension(dim.name), after.env.dimension(dim.name)
         if dim.name in changes and was is not None and now is not None:
             if was.version is not None and now.version is not None:
                 verb = "upgrade" if was.version < now.version else "downgrade"
@@ -182,8 +207,18 @@ def _fix(
             manual.append(f"{verb} {dim.name} from {was} to {now} (not a pip package: install it yourself{series})")
         elif was is None and now is not None and dim.name in constrained:
             manual.append(f"make sure {dim.name} is {now} ({dim.name} could not be detected)")
+    return manual
+
+
+def _pip_commands(
+    matrix: Matrix, layers: Sequence[Layer], after: Stack, cell: Cell, changes: Tuple[str, ...], shell: str
+) -> Tuple[str, ...]:
+    """torch first from its own index when it needs one, then one pip command for the rest."""
+    adapter = canonical_name(matrix.adapter.distribution)
+    env = after.env
+    new_python = PYTHON in changes
+    pip = f"python{env.python} -m pip" if new_python else "pip"
     names = {layer.name: layer for layer in layers}
-    shell = shell_of(matrix, env, dict(cell.dimensions))
     commits = _git_pins_of(layers, after)
     requirements: List[str] = []
     torch_first = None
@@ -202,44 +237,50 @@ def _fix(
                 requirements.append(f"--extra-index-url {cell.release.index_url}")
         else:
             version = dict(after.packages).get(name)
-            if version is None:
-                continue
-            shown = names[name].distribution if name in names else name
-            git = commits.get(name)
-            if git is not None and git[0] == version:  # the commit the release stands for, from its repository
-                url = git[1].url if git[1].url.startswith("git+") else f"git+{git[1].url}"
-                requirements.append(quoted(f"{shown} @ {url}@{git[1].ref}", shell))
-                continue
-            requirements.append(quoted(f"{shown}=={version}", shell))
-            above = names.get(name)
-            if above is not None and above.index_url:
-                requirements.append(f"--extra-index-url {above.index_url}")
-    commands = tuple(
-        c for c in (torch_first, f"{pip} install " + " ".join(requirements) if requirements else None) if c
-    )
+            if version is not None:
+                requirements += _package_requirement(name, version, names.get(name), commits.get(name), shell)
+    return tuple(c for c in (torch_first, f"{pip} install " + " ".join(requirements) if requirements else None) if c)
+
+
+def _package_requirement(
+    name: str, version: Version, layer: Optional[Layer], git: Optional[Tuple[Version, GitPin]], shell: str
+) -> List[str]:
+    """A package above the adapter as pip is told it: by the commit the release stands for (from
+    its repository), else by version, from the layer's own index when it has one."""
+    shown = layer.distribution if layer is not None else name
+    if git is not None and git[0] == version:
+        url = git[1].url if git[1].url.startswith("git+") else f"git+{git[1].url}"
+        return [quoted(f"{shown} @ {url}@{git[1].ref}", shell)]
+    requirement = [quoted(f"{shown}=={version}", shell)]
+    if layer is not None and layer.index_url:
+        requirement.append(f"--extra-index-url {layer.index_url}")
+    return requirement
+
+
+def _installs(
+    matrix: Matrix, before: Stack, after: Stack, cell: Cell, changes: Tuple[str, ...], by_hand: Set[str]
+) -> List[str]:
+    """The step pip takes, in words: a new Python, and what to install."""
+    adapter = canonical_name(matrix.adapter.distribution)
     parts = []
-    if new_python:
-        parts.append(f"use Python {env.python}")
-    by_hand = {d.name for d in (*matrix.dimensions, *owned)}
+    if PYTHON in changes:
+        parts.append(f"use Python {after.env.python}")
     shown_changes = [n for n in changes if n not in (PYTHON,) and n not in by_hand]
     if shown_changes:
         parts.append("install " + ", ".join(_named(n, before, after, adapter, matrix, cell) for n in shown_changes))
-    steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")] + (
-        [" and ".join(parts)] if parts else []
-    )
+    return [" and ".join(parts)] if parts else []
+
+
+def _facts(matrix: Matrix, layers: Sequence[Layer], after: Stack, cell: Cell) -> List[str]:
+    """What the stack a fix reaches is: each layer, the adapter, torch, Python and the dimensions."""
+    env = after.env
+    names = {layer.name: layer for layer in layers}
     facts = [f"{names[n].distribution} {v}" for n, v in after.packages if n in names and v is not None]
     facts += [f"{matrix.adapter.distribution} {cell.release.version}", f"torch {env.torch}", f"Python {env.python}"]
     facts += [
         f"{name} {value}" for name, value in env.dimensions if value is not None and matrix.dimension(name) is not None
     ]
-    summary = (
-        (note + ": " if note else "")
-        + (", then ".join(steps) or "nothing to change")
-        + f" ({status}: {', '.join(facts)})"
-    )
-    fixed = cell._replace(status=status, torch=env.torch or cell.torch)
-    packages = tuple((n, str(v)) for n, v in after.packages if v is not None)
-    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages)
+    return facts
 
 
 def _git_pins_of(layers: Sequence[Layer], after: Stack) -> Dict[str, Tuple[Version, GitPin]]:
@@ -341,7 +382,6 @@ def _search(
     than ``now`` (the status of what is installed); ``None`` when no stack keeps them at all."""
     budget = budget if budget is not None else [_BUDGET]
     space = build_space(matrix, layers, stack, today)
-    held_names = set(held.names())
     owned = [d for layer in layers for d in layer.dimensions]
     fixed = _fixed(matrix, space, layers)
     fixed_dims = {dim_name(d.name) for d in (*matrix.dimensions, *owned) if not d.changeable}
@@ -349,46 +389,25 @@ def _search(
     # keep): only what is installed is kept or changed, subset by subset.
     installed = {name for name, choice in space.current.items() if choice is not None}
     installed |= {space.adapter} if stack.env.adapter is not None else set()
+    held_names = set(held.names())
     changeable = [PYTHON, TORCH, space.adapter] + [n for n in space.choices if n not in (PYTHON, TORCH, space.adapter)]
     changeable = [n for n in changeable if n not in held_names and n not in fixed_dims and n in installed]
     pinned = _pinned(space, held)
     roots = _roots(space, wanted)
     detected = [d.name for d in (*matrix.dimensions, *owned) if stack.env.dimension(d.name) is not None]
-    found: List[_Found] = []
-    seen = set()
-
-    def judged(mapping: Mapping[str, Choice]) -> None:
-        after, cell = _state(space, stack, mapping)
-        verdict = judge_stack(matrix, layers, after, today)
-        if verdict.status not in REACHABLE or verdict.status.rank >= now.rank:
-            return  # not usable, or no better than what is installed: no fix
-        changes = _changes(stack, after, space.adapter, detected)
-        identity = (tuple(sorted(after.packages, key=lambda p: p[0])), after.env, cell.release.version)
-        if not changes or identity in seen:
-            return
-        seen.add(identity)
-        fix = _fix(matrix, layers, stack, after, cell, verdict.status, changes, note)
-        found.append(_Found(_rank(verdict.status, changes, fix.manual, cell, after), frozenset(changes), fix, after))
+    judged = _Resolved(matrix, layers, stack, space.adapter, today, detected, note, now, space)
 
     # one resolution with everything free first: when no stack keeps what is held, no subset can
     free = {name: pinned.get(name, fixed.get(name, options)) for name, options in space.choices.items()}
     anywhere = _attempt(free, roots, budget)
     if anywhere is None:
         return None
-    kept_names = {_changed_name(n) for n in installed}
-
-    def kept(name: str) -> List[Choice]:
-        """The candidates of ``name`` that keep it as installed."""
-        if name == space.adapter:
-            return [c for c in space.choices[name] if c.value.release.version == stack.env.adapter]
-        current = space.current.get(name)
-        return [current] if current is not None else []
-
     # What is installed that no stack keeping the held values can keep (PyPI's plain torch where
     # the adapter pairs with torch's +cpu build) changes in every fix: trying to keep it, subset by
     # subset, would spend the budget before the nearest stack (one resolution each tells).
-    forced = {n for n in changeable if _attempt(dict(free, **{n: kept(n)}), roots, budget) is None}
+    forced = {n for n in changeable if _attempt(dict(free, **{n: _kept(space, stack, n)}), roots, budget) is None}
     optional = [n for n in changeable if n not in forced]
+    kept_names = {_changed_name(n) for n in installed}
     best: Optional[int] = None  # the smallest subset that gave a fix
     for size in range(len(optional) + 1):
         if best is not None and size > best + 1:
@@ -398,25 +417,82 @@ def _search(
                 break
             chosen = set(subset) | forced
             names = {_changed_name(n) for n in chosen}
-            if any(f.fix.cell.status is Status.SUPPORTED and (f.changes & kept_names) <= names for f in found):
+            if any(f.fix.cell.status is Status.SUPPORTED and (f.changes & kept_names) <= names for f in judged.found):
                 continue  # a supported fix changes no more of what is installed: nothing here can be better
-            space_now = {}
-            for name, options in space.choices.items():
-                if name in pinned:
-                    space_now[name] = pinned[name]
-                elif name in chosen or (name in fixed_dims and space.current.get(name) is None):
-                    space_now[name] = options
-                elif name not in installed:
-                    space_now[name] = options  # not installed (or a dimension not detected): any
-                else:
-                    space_now[name] = kept(name)  # installed: kept
-            mapping = _attempt(space_now, roots, budget)
+            mapping = _attempt(_changing(space, stack, chosen, pinned, fixed_dims, installed), roots, budget)
             if mapping is not None:
                 judged(mapping)
-                best = size if best is None and found else best
-    if not found:  # the budget ran out, or the nearest stacks were not usable: the free one, if it is
+                best = size if best is None and judged.found else best
+    if not judged.found:  # the budget ran out, or the nearest stacks were not usable: the free one, if it is
         judged(anywhere)
-    return found
+    return judged.found
+
+
+class _Resolved:
+    """The stacks a search resolved, judged: each usable one better than what is installed, and
+    not seen before, is a fix (``found``)."""
+
+    def __init__(
+        self,
+        matrix: Matrix,
+        layers: Sequence[Layer],
+        stack: Stack,
+        adapter: str,
+        today: _dt.date,
+        detected: Sequence[str],
+        note: str,
+        now: Status,
+        space: Space,
+    ) -> None:
+        self.matrix, self.layers, self.stack, self.adapter, self.today = matrix, layers, stack, adapter, today
+        self.detected, self.note, self.now, self.space = detected, note, now, space
+        self.found: List[_Found] = []
+        self.seen: Set[Tuple[Any, ...]] = set()
+
+    def __call__(self, mapping: Mapping[str, Choice]) -> None:
+        after, cell = _state(self.space, self.stack, mapping)
+        verdict = judge_stack(self.matrix, self.layers, after, self.today)
+        if verdict.status not in REACHABLE or verdict.status.rank >= self.now.rank:
+            return  # not usable, or no better than what is installed: no fix
+        changes = _changes(self.stack, after, self.adapter, self.detected)
+        identity = (tuple(sorted(after.packages, key=lambda p: p[0])), after.env, cell.release.version)
+        if not changes or identity in self.seen:
+            return
+        self.seen.add(identity)
+        fix = _fix(self.matrix, self.layers, self.stack, after, cell, verdict.status, changes, self.note)
+        rank = _rank(verdict.status, changes, fix.manual, cell, after)
+        self.found.append(_Found(rank, frozenset(changes), fix, after))
+
+
+def _kept(space: Space, stack: Stack, name: str) -> List[Choice]:
+    """The candidates of ``name`` that keep it as installed."""
+    if name == space.adapter:
+        return [c for c in space.choices[name] if c.value.release.version == stack.env.adapter]
+    current = space.current.get(name)
+    return [current] if current is not None else []
+
+
+def _changing(
+    space: Space,
+    stack: Stack,
+    chosen: Set[str],
+    pinned: Mapping[str, List[Choice]],
+    fixed_dims: Set[str],
+    installed: Set[str],
+) -> Dict[str, List[Choice]]:
+    """The candidates of a resolution that changes ``chosen`` only: what is held as held, what is
+    chosen (or a fixed dimension not detected) and what is not installed free, the rest kept."""
+    out = {}
+    for name, options in space.choices.items():
+        if name in pinned:
+            out[name] = pinned[name]
+        elif name in chosen or (name in fixed_dims and space.current.get(name) is None):
+            out[name] = options
+        elif name not in installed:
+            out[name] = options  # not installed (or a dimension not detected): any
+        else:
+            out[name] = _kept(space, stack, name)  # installed: kept
+    return out
 
 
 def _changed_name(name: str) -> str:
