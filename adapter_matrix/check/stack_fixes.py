@@ -49,6 +49,7 @@ from .stack_space import (
     PYTHON,
     REACHABLE,
     TORCH,
+    Candidates,
     Choice,
     Need,
     Space,
@@ -62,6 +63,15 @@ from .stack_space import (
 __all__ = ["Held", "StackFixes", "install_stack", "stack_fixes"]
 
 _BUDGET = 400  # resolutions per search: a stack of 3 layers needs well under 100 (benchmarks/stack_check.py)
+
+
+class _Searches:
+    """What the searches of one answer share, passed down to each: the candidates they resolve
+    over (built once) and the resolutions left to try (``left``, spent by every resolution)."""
+
+    def __init__(self, candidates: Candidates, left: int = _BUDGET) -> None:
+        self.candidates = candidates
+        self.left = left
 
 
 class Held(NamedTuple):
@@ -350,16 +360,17 @@ def _roots(space: Space, wanted: Sequence[str]) -> List[Need]:
 
 
 def _attempt(
-    space: Mapping[str, Sequence[Choice]], roots: Sequence[Need], budget: List[int]
+    space: Mapping[str, Sequence[Choice]], roots: Sequence[Need], searches: _Searches
 ) -> Optional[Dict[str, Choice]]:
     """One resolution, or None when none exists (or the resolver gives up: too deep)."""
     from resolvelib import ResolutionImpossible, ResolutionTooDeep
 
-    budget[0] -= 1
+    searches.left -= 1
     try:
         return resolve(
             space,
             roots,
+            searches.candidates,
             frozenset(n for n, options in space.items() if options and isinstance(options[0].value, LayerRelease)),
         )
     except (ResolutionImpossible, ResolutionTooDeep):
@@ -375,13 +386,13 @@ def _search(
     wanted: Sequence[str],
     limit: int,
     note: str = "",
-    budget: Optional[List[int]] = None,
+    searches: Optional[_Searches] = None,
     now: Status = Status.UNSUPPORTED,
 ) -> Optional[List[_Found]]:
     """The fixes that keep ``held`` and every layer of ``wanted``, nearest first, each better
     than ``now`` (the status of what is installed); ``None`` when no stack keeps them at all."""
-    budget = budget if budget is not None else [_BUDGET]
-    space = build_space(matrix, layers, stack, today)
+    searches = searches if searches is not None else _Searches(Candidates())
+    space = build_space(matrix, layers, stack, today, searches.candidates)
     owned = [d for layer in layers for d in layer.dimensions]
     fixed = _fixed(matrix, space, layers)
     fixed_dims = {dim_name(d.name) for d in (*matrix.dimensions, *owned) if not d.changeable}
@@ -399,13 +410,13 @@ def _search(
 
     # one resolution with everything free first: when no stack keeps what is held, no subset can
     free = {name: pinned.get(name, fixed.get(name, options)) for name, options in space.choices.items()}
-    anywhere = _attempt(free, roots, budget)
+    anywhere = _attempt(free, roots, searches)
     if anywhere is None:
         return None
     # What is installed that no stack keeping the held values can keep (PyPI's plain torch where
     # the adapter pairs with torch's +cpu build) changes in every fix: trying to keep it, subset by
     # subset, would spend the budget before the nearest stack (one resolution each tells).
-    forced = {n for n in changeable if _attempt(dict(free, **{n: _kept(space, stack, n)}), roots, budget) is None}
+    forced = {n for n in changeable if _attempt(dict(free, **{n: _kept(space, stack, n)}), roots, searches) is None}
     optional = [n for n in changeable if n not in forced]
     kept_names = {_changed_name(n) for n in installed}
     best: Optional[int] = None  # the smallest subset that gave a fix
@@ -413,13 +424,13 @@ def _search(
         if best is not None and size > best + 1:
             break  # the nearest stacks, and those one change further: no farther
         for subset in itertools.combinations(optional, size):
-            if budget[0] <= 0:
+            if searches.left <= 0:
                 break
             chosen = set(subset) | forced
             names = {_changed_name(n) for n in chosen}
             if any(f.fix.cell.status is Status.SUPPORTED and (f.changes & kept_names) <= names for f in judged.found):
                 continue  # a supported fix changes no more of what is installed: nothing here can be better
-            mapping = _attempt(_changing(space, stack, chosen, pinned, fixed_dims, installed), roots, budget)
+            mapping = _attempt(_changing(space, stack, chosen, pinned, fixed_dims, installed), roots, searches)
             if mapping is not None:
                 judged(mapping)
                 best = size if best is None and judged.found else best
@@ -549,7 +560,7 @@ def _keeps(
     layers: Sequence[Layer],
     held: Held,
     kept: Sequence[_Commitment],
-    budget: List[int],
+    searches: _Searches,
 ) -> bool:
     """Whether some stack keeps every one of ``kept`` (and what no one can change)."""
     names = {c.name for c in kept}
@@ -557,7 +568,7 @@ def _keeps(
     local: Dict[str, Sequence[Choice]] = dict(space.choices)
     local.update(_fixed(matrix, space, layers))
     local.update((name, options) for name, options in pinned.items() if name in names)
-    return _attempt(local, _roots(space, [c.name for c in kept if c.layer]), budget) is not None
+    return _attempt(local, _roots(space, [c.name for c in kept if c.layer]), searches) is not None
 
 
 def _core(
@@ -566,7 +577,7 @@ def _core(
     layers: Sequence[Layer],
     held: Held,
     commitments: List[_Commitment],
-    budget: List[int],
+    searches: _Searches,
 ) -> List[_Commitment]:
     """A smallest set of the commitments no stack keeps together, found by the resolver: each one
     is left out in turn, and stays out when the rest still conflict (the layers are tried first,
@@ -574,7 +585,7 @@ def _core(
     core = list(commitments)
     for item in list(commitments):
         rest = [c for c in core if c is not item]
-        if not _keeps(space, matrix, layers, held, rest, budget):
+        if not _keeps(space, matrix, layers, held, rest, searches):
             core = rest
     return core
 
@@ -673,11 +684,11 @@ def _decider(space: Space, held: Held, core: List[_Commitment]) -> Optional[str]
 
 
 def _conflict(
-    matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, today: _dt.date, budget: List[int]
+    matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, today: _dt.date, searches: _Searches
 ) -> Tuple[str, List[_Commitment]]:
     """Why no stack keeps what the user holds, and the commitments that decide it."""
-    space = build_space(matrix, layers, stack, today)
-    core = _core(space, matrix, layers, held, _commitments(matrix, layers, stack, held), budget)
+    space = build_space(matrix, layers, stack, today, searches.candidates)
+    core = _core(space, matrix, layers, held, _commitments(matrix, layers, stack, held), searches)
     said = _decider(space, held, core)
     if said is not None:
         return said, core
@@ -749,7 +760,7 @@ def _ways_out(
     held: Held,
     today: _dt.date,
     now: Status,
-    budget: List[int],
+    searches: _Searches,
     adapter: Optional[Verdict] = None,
 ) -> List[_Found]:
     """Every way out of a conflict, each the nearest stack that gives up one thing: a held value
@@ -762,7 +773,7 @@ def _ways_out(
         if name.startswith("dim:") and not getattr(_dimension(matrix, layers, name[4:]), "changeable", True):
             continue  # the machine (a SoC, an arch): nothing to give up
         what = held.describe(name)
-        got = _search(matrix, layers, stack, held.without(name), today, wanted, 1, f"without {what}", budget, now)
+        got = _search(matrix, layers, stack, held.without(name), today, wanted, 1, f"without {what}", searches, now)
         ways += [(f, (what,), False) for f in _listed(got or [], 1)]
     for layer in layers:  # give up one layer, and those that require it
         gone = _requiring(layers, stack, layer)
@@ -774,7 +785,7 @@ def _ways_out(
         note = f"without {names[0]}" + (f" (and {_together(names[1:])}, which require it)" if len(names) > 1 else "")
         as_is = _dropped(matrix, gone, rest, kept, today, now, note, adapter) if uninstall else []
         got = as_is or _listed(
-            _search(matrix, rest, kept, rest_held, today, [o.name for o in rest], 1, note, budget, now) or [], 1
+            _search(matrix, rest, kept, rest_held, today, [o.name for o in rest], 1, note, searches, now) or [], 1
         )
         commands = (f"pip uninstall -y {' '.join(uninstall)}",) if uninstall else ()
         for f in got:
@@ -951,8 +962,8 @@ def _versions_fixes(
 ) -> StackFixes:
     """The stacks of other versions (:func:`stack_fixes`, once every package is at the commit pinned)."""
     wanted = [layer.name for layer in layers]
-    budget = [_BUDGET]
-    found = _search(matrix, layers, stack, held, today, wanted, limit, budget=budget, now=now)
+    searches = _Searches(Candidates())  # one answer's: every search below shares its candidates and budget
+    found = _search(matrix, layers, stack, held, today, wanted, limit, searches=searches, now=now)
     if found:
         best = _listed(found, limit)
         return StackFixes(tuple(f.fix for f in best), None, tuple(f.stack for f in best))
@@ -970,8 +981,8 @@ def _versions_fixes(
             (),
             "no fix: no stack every matrix supports with what you hold was found within the search's budget; ask again with fewer layers held",
         )
-    conflict, core = _conflict(matrix, layers, stack, held, today, budget)
-    ways = _ways_out(matrix, layers, stack, held, today, now, budget, adapter)
+    conflict, core = _conflict(matrix, layers, stack, held, today, searches)
+    ways = _ways_out(matrix, layers, stack, held, today, now, searches, adapter)
     reason = None
     if not ways:
         reason = (
@@ -987,13 +998,15 @@ def install_stack(
     release: LayerRelease,
     today: _dt.date,
     platform: Sequence[Tuple[str, Value]] = (),
+    candidates: Optional[Candidates] = None,
 ) -> Optional[Fix]:
     """The fix that installs ``release`` of ``layer`` and everything below it into a fresh
     environment (the stack table's command): the same search as :func:`stack_fixes`, holding
     the release and the dimension values it names, with the newest Python its torch and its
     own range admit. ``platform``: the machine's values of dimensions the release leaves open
-    (``arch x86_64``: torch's +cpu build there), held too. ``None`` when the adapter's matrix
-    supports no such stack."""
+    (``arch x86_64``: torch's +cpu build there), held too. ``candidates``: those the stack
+    table's other rows built (a layer's releases, the adapter's cells), shared. ``None`` when the
+    adapter's matrix supports no such stack."""
     torch = release.pin("torch")
     pythons = sorted(
         {
@@ -1015,11 +1028,14 @@ def install_stack(
             dims.append((name, exact[0]))
     dims += [(name, value) for name, value in platform if name not in {n for n, _v in dims}]
     held = Held(tuple(dims), ((layer.name, release.version),))
+    candidates = candidates if candidates is not None else Candidates()
     for python in reversed(pythons):  # the newest Python that has the whole stack
         env = Environment(python=python, dimensions=tuple(dims))
         stack = Stack(env, tuple((name, None) for name in stack_packages([layer])))
         found = [
-            f for f in _search(matrix, [layer], stack, held, today, [layer.name], 1) or [] if PYTHON not in f.changes
+            f
+            for f in _search(matrix, [layer], stack, held, today, [layer.name], 1, searches=_Searches(candidates)) or []
+            if PYTHON not in f.changes
         ]
         if found:
             return _listed(found, 1)[0].fix
