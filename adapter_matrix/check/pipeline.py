@@ -42,7 +42,7 @@ from .requirements import Pins as FilePins  # what a file installs (constraints'
 if TYPE_CHECKING:  # imported where a step runs: check's start-up loads only what it uses
     from .environment import Installed
     from .installed_companions import CompanionState
-    from .stack_answer import StackAnswer
+    from .stack.step import StackAnswer
 
 __all__ = [
     "BinaryUsed",
@@ -345,7 +345,7 @@ def _asked(question: Question, matrix: Matrix, layers: Sequence[Layer], target: 
     pinned = dict(question.companions)
     stack_versions: Dict[str, str] = {}
     if layers:  # --companion may name a stack's package (a layer, vllm) as well as a companion
-        from .stack_answer import split_overrides
+        from .stack.step import split_overrides
 
         pinned, stack_versions = split_overrides(pinned, layers)
     torch = question.torch
@@ -446,7 +446,7 @@ def _stacked(
     probes: Probes,
 ) -> StackAnswer:
     """The adapter's verdict made the stack's: each layer's pins judged, fixes that are whole stacks."""
-    from .stack_answer import StackQuestion, with_stack
+    from .stack.step import StackQuestion, with_stack
 
     stack_question = StackQuestion(asked.stack, question.dimensions, target, looked)
     today = question.when or _dt.date.today()

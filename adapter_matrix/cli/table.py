@@ -206,7 +206,7 @@ def _resolve_stack(
     import datetime as _datetime
     import tempfile
 
-    from ..check.stack_space import Candidates
+    from ..check.stack.space import Candidates
     from ..tables.resolve import build_index, check_commands
     from ..tables.views.stack import shown_releases, stack_installs
     from .progress import progress_report

@@ -227,7 +227,7 @@ def test_a_public_class_name_is_one_concept():
 # The environment being judged is one object passed down (check.pipeline.run locates it and
 # hands the `Target` to every step that reads it); no module of check/, binary/ or tables/ keeps
 # state between calls: a memo is an object its caller makes and passes down (the stack search's
-# candidates: check.stack_space.Candidates, one per answer or stack table). What is left is a memo
+# candidates: check.stack.space.Candidates, one per answer or stack table). What is left is a memo
 # of a pure function over the immutable model, keyed by the model object it was computed from
 # (never the environment): the selector's claimed lines (check/fixes.py), which would need a
 # per-matrix object passed from tables/picks.py through the verdict.

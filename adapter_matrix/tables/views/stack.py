@@ -22,8 +22,8 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from ...check.stack_fixes import install_stack
-from ...check.stack_space import Candidates
+from ...check.stack.search import install_stack
+from ...check.stack.space import Candidates
 from ...errors import ChoiceError
 from ...matrix.model import Constraint, Layer, LayerRelease, Matrix, Status, Value
 from ...names import canonical_name

@@ -27,7 +27,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Op
 
 from packaging.version import Version
 
-from ..matrix.model import (
+from ...matrix.model import (
     Dimension,
     GitPin,
     Layer,
@@ -37,15 +37,15 @@ from ..matrix.model import (
     Release,
     Value,
 )
-from ..matrix.queries import Cell, cells
-from ..matrix.status import Status
-from ..names import canonical_name
-from .fixes import series_note, torch_index
-from .judgment import Environment, Fix, Verdict
-from .provenance import Provenance, judge_commit
-from .shell import quoted, shell_of
-from .stack import Stack, judge_stack, stack_packages
-from .stack_space import (
+from ...matrix.queries import Cell, cells
+from ...matrix.status import Status
+from ...names import canonical_name
+from ..fixes import series_note, torch_index
+from ..judgment import Environment, Fix, Verdict
+from ..provenance import Provenance, judge_commit
+from ..shell import quoted, shell_of
+from .judge import Stack, judge_stack, stack_packages
+from .space import (
     PYTHON,
     REACHABLE,
     TORCH,
@@ -698,7 +698,7 @@ def _conflict(
         version = stack.version(layer.name) or dict(held.packages).get(layer.name)
         release = layer.release(version) if version is not None else None
         if release is not None:
-            from ..matrix.stack_rules import unsupported_row
+            from ...matrix.stack_rules import unsupported_row
 
             row = unsupported_row(matrix, layer, release, today)
             if row is not None:

@@ -4,7 +4,7 @@ Each name of a stack (``python``, ``torch``, the adapter, each layer, each packa
 pins, each dimension as ``dim:NAME``) has candidates, preferred first, and each candidate
 needs values of the others: a layer release needs its pins, an adapter cell its torch, its
 Python and its dimension values, a torch patch one of its line's Pythons. resolvelib (pip's
-resolver) finds values that satisfy every need (:func:`resolve`); :mod:`.stack_fixes`
+resolver) finds values that satisfy every need (:func:`resolve`); :mod:`.search`
 decides which names may change in each resolution and which stacks become fixes.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, NamedTuple, Op
 
 from packaging.version import Version
 
-from ..matrix.model import (
+from ...matrix.model import (
     Constraint,
     Layer,
     LayerRelease,
@@ -28,10 +28,10 @@ from ..matrix.model import (
     TorchLine,
     Value,
 )
-from ..matrix.queries import Cell, cells
-from ..matrix.status import Status
-from ..names import canonical_name
-from .stack import Stack, stack_packages
+from ...matrix.queries import Cell, cells
+from ...matrix.status import Status
+from ...names import canonical_name
+from .judge import Stack, stack_packages
 
 __all__ = [
     "PYTHON",

@@ -8,7 +8,7 @@ its other packages (vllm, triton-ascend) and the adapter's dimensions (CANN). A 
 names the layer, the package and the pin.
 
 :class:`Stack` is one state of the whole stack, as installed or as a fix would leave it;
-:func:`judge_stack` decides it, and :mod:`.stack_fixes` searches the states it would
+:func:`judge_stack` decides it, and :mod:`.search` searches the states it would
 accept. Both read the model only: the adapter's part is :func:`.verdict.verdict`'s.
 """
 
@@ -20,13 +20,13 @@ from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
-from ..matrix.diagnostics import Mark
-from ..matrix.model import Constraint, Layer, LayerRelease, Matrix, PackagePin, Value
-from ..matrix.status import Status
-from ..names import canonical_name
-from .judgment import Environment, Verdict
-from .provenance import Provenance, judge_commit
-from .verdict import undetected, verdict
+from ...matrix.diagnostics import Mark
+from ...matrix.model import Constraint, Layer, LayerRelease, Matrix, PackagePin, Value
+from ...matrix.status import Status
+from ...names import canonical_name
+from ..judgment import Environment, Verdict
+from ..provenance import Provenance, judge_commit
+from ..verdict import undetected, verdict
 
 __all__ = [
     "OwnedReading",
