@@ -31,6 +31,7 @@ from ...matrix.model import (
 from ...matrix.queries import Cell, cells
 from ...matrix.status import Status
 from ...names import canonical_name
+from ..judgment import Environment
 from .judge import Stack, stack_packages
 
 __all__ = [
@@ -438,6 +439,27 @@ def _adapter_choices(
     return out
 
 
+def _torches(candidates: Candidates, matrix: Matrix, env: Environment) -> List[Choice]:
+    """torch: every patch of every line, in the installed torch's variant family, then (when the
+    matrix lets a fix move to another family: torch-npu's +cpu build on x86_64) in the others;
+    with none installed, of every family a release needs, PyPI's build first where a release
+    takes either."""
+    if env.torch is not None:
+        label = env.torch.local
+        torches = list(_torch_choices(candidates, matrix, label))
+        if matrix.variants_changeable:
+            for other in dict.fromkeys(r.variant for r in matrix.releases):
+                if other != label:
+                    torches += _torch_choices(candidates, matrix, other)
+        return torches
+    labels = [None] + sorted({r.variant for r in matrix.releases if r.variant is not None})
+    return sorted(
+        (c for label in labels for c in _torch_choices(candidates, matrix, label)),
+        key=lambda c: (Version(c.value.public), c.value.local is None),
+        reverse=True,
+    )
+
+
 def build_space(
     matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _dt.date, candidates: Candidates
 ) -> Space:
@@ -459,25 +481,7 @@ def build_space(
     )
     choices[PYTHON] = [Choice(PYTHON, p, f"Python {p}", Status.SUPPORTED, ()) for p in pythons]
     current[PYTHON] = choices[PYTHON][0]
-    # torch: every patch of every line, in the installed torch's variant family, then (when the
-    # matrix lets a fix move to another family: torch-npu's +cpu build on x86_64) in the others;
-    # with none installed, of every family a release needs, PyPI's build first where a release
-    # takes either
-    if env.torch is not None:
-        label = env.torch.local
-        torches = list(_torch_choices(candidates, matrix, label))
-        if matrix.variants_changeable:
-            for other in dict.fromkeys(r.variant for r in matrix.releases):
-                if other != label:
-                    torches += _torch_choices(candidates, matrix, other)
-    else:
-        labels = [None] + sorted({r.variant for r in matrix.releases if r.variant is not None})
-        torches = sorted(
-            (c for label in labels for c in _torch_choices(candidates, matrix, label)),
-            key=lambda c: (Version(c.value.public), c.value.local is None),
-            reverse=True,
-        )
-    choices[TORCH] = torches
+    torches = choices[TORCH] = _torches(candidates, matrix, env)
     current[TORCH] = next((c for c in torches if env.torch is not None and c.value == env.torch), None)
     # the adapter: each usable cell of its matrix, the newest release first (of this machine's releases)
     fixed = tuple(
