@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import warnings
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from ..answer import (
     CHECK_SCHEMA,
@@ -32,12 +32,17 @@ from ..answer import (
 from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, AdapterMatrixError, worst_exit_code
 from ..matrix.diagnostics import Diagnostic, MatrixError
 from ..matrix.discovery import Located
-from ..matrix.model import Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
+from ..matrix.model import Companion, Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
 from .constraints import KeptPins
 from .elsewhere import Target
 from .judgment import Environment, Verdict
 from .provenance import Survey
 from .requirements import Pins as FilePins  # what a file installs (constraints' KeptPins: what to keep)
+
+if TYPE_CHECKING:  # imported where a step runs: check's start-up loads only what it uses
+    from .environment import Installed
+    from .installed_companions import CompanionState
+    from .stack.step import StackAnswer
 
 __all__ = [
     "BinaryUsed",
@@ -340,7 +345,7 @@ def _asked(question: Question, matrix: Matrix, layers: Sequence[Layer], target: 
     pinned = dict(question.companions)
     stack_versions: Dict[str, str] = {}
     if layers:  # --companion may name a stack's package (a layer, vllm) as well as a companion
-        from .stack_answer import split_overrides
+        from .stack.step import split_overrides
 
         pinned, stack_versions = split_overrides(pinned, layers)
     torch = question.torch
@@ -375,53 +380,19 @@ def _judge(
     """One matrix's verdict on this environment (or the one the question assumes), and with
     ``layers`` (those above its adapter) the stack's. Each step hands a value to the next; the
     answer is built once, from all of them."""
-    from .binary import built_for, with_binary, with_pins
-    from .environment import AssumptionError, detect_environment
-    from .installed_companions import detect_companions, judge_companions, with_companions
+    from .installed_companions import judge_companions, with_companions
     from .report import answer_of
 
-    matrix, pins = result.matrix, question.pins
-    distribution = matrix.adapter.distribution
+    matrix = result.matrix
     asked = _asked(question, matrix, layers, target)
-    owned = {d.name for layer in layers for d in layer.dimensions}  # a layer's own: judged with the stack
-    try:
-        installed = detect_environment(
-            matrix,
-            python=question.python,
-            torch=asked.torch,
-            adapter=asked.adapter,
-            dimensions={k: v for k, v in question.dimensions.items() if k not in owned},
-            target=target,
-        )
-        found = detect_companions(matrix, asked.companions, target)
-    except AssumptionError as exc:
-        raise CheckRefused(_OPTION_OF_ASSUMED[exc.kind], _assumed(exc)) from None
-    except ValueError as exc:
-        raise CheckRefused(None, str(exc)) from None
+    installed, found = _detected(question, matrix, layers, asked, target)
     companions = judge_companions(matrix, installed.environment, found)
     decided = with_companions(decide(matrix, installed.environment, question.when, not layers), matrix, companions)
-    stack = None
-    if layers:
-        from .stack_answer import StackQuestion, with_stack
-
-        stack_question = StackQuestion(asked.stack, question.dimensions, target, looked)
-        today = question.when or _dt.date.today()
-        layer_binary = (lambda name: probes.binary(name, None, target)) if question.binary else None
-        stack = with_stack(matrix, layers, installed.environment, decided, stack_question, today, layer_binary)
+    stack = _stacked(question, matrix, layers, installed, decided, asked, target, looked, probes) if layers else None
+    if stack is not None:
         decided = stack.verdict
-    section = used = None
-    if question.binary and installed.adapter_text is not None:
-        section = probes.binary(distribution, decided.release, target)
-        decided = with_binary(decided, section)
-        if section is not None:
-            used = (distribution, built_for(decided.release))
-    for layer in stack.seen.layers if stack is not None else ():  # each layer's libraries, against the adapter's
-        decided = with_binary(decided, layer.binary)
-    if pins is not None and asked.torch is not None:
-        decided = with_pins(decided, distribution, asked.adapter, asked.torch, pins.source, question.asked, target)
-    if asked.notes:  # what the file's ranges were taken to install: said, never silently assumed
-        decided = decided._replace(assumptions=decided.assumptions + asked.notes)
-    deep = _deep(question, result, probes)
+    decided, section, used = _binary_folded(question, matrix, installed, decided, stack, target, probes)
+    decided = _ranges_folded(question, matrix, decided, asked, target)
     # check --env: say which environment was judged (not the running one, --pythonpath or not)
     where = target.description if target is not None and not target.here else None
     answer = answer_of(
@@ -433,23 +404,126 @@ def _judge(
         stack=stack.seen if stack is not None else None,
         binary=section,
         location=where,
-        deep=deep,
+        deep=_deep(question, result, probes),
     )
-    kept: Union[KeptPins, str, None] = None
-    if question.request.constraints is not None:
-        from .constraints import NothingToKeep, keep_pins
+    kept = _pins_kept(question, matrix, installed, decided, companions, stack)
+    return _Judged(answer, used, kept, _fix_emitted(question, matrix, layers, decided, probes))
 
-        try:
-            kept = keep_pins(matrix, installed.environment, decided, companions, stack.pins if stack else ())
-        except NothingToKeep as exc:
-            kept = str(exc)
-    emitted = None
-    if question.request.emit is not None and decided.fixes:
-        from .emit import fix_pins, render_emitted
 
-        first = decided.fixes[0]
-        emitted = render_emitted(question.request.emit, fix_pins(matrix, layers, first), first.summary, probes.hashes)
-    return _Judged(answer, used, kept, emitted)
+def _detected(
+    question: Question, matrix: Matrix, layers: Sequence[Layer], asked: _Asked, target: Optional[Target]
+) -> Tuple[Installed, List[Tuple[Companion, Optional[str], str]]]:
+    """The environment and its companions as installed, what the question assumes laid over them."""
+    from .environment import AssumptionError, detect_environment
+    from .installed_companions import detect_companions
+
+    owned = {d.name for layer in layers for d in layer.dimensions}  # a layer's own: judged with the stack
+    try:
+        installed = detect_environment(
+            matrix,
+            python=question.python,
+            torch=asked.torch,
+            adapter=asked.adapter,
+            dimensions={k: v for k, v in question.dimensions.items() if k not in owned},
+            target=target,
+        )
+        return installed, detect_companions(matrix, asked.companions, target)
+    except AssumptionError as exc:
+        raise CheckRefused(_OPTION_OF_ASSUMED[exc.kind], _assumed(exc)) from None
+    except ValueError as exc:
+        raise CheckRefused(None, str(exc)) from None
+
+
+def _stacked(
+    question: Question,
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    installed: Installed,
+    decided: Verdict,
+    asked: _Asked,
+    target: Optional[Target],
+    looked: Optional[Survey],
+    probes: Probes,
+) -> StackAnswer:
+    """The adapter's verdict made the stack's: each layer's pins judged, fixes that are whole stacks."""
+    from .stack.step import StackQuestion, with_stack
+
+    stack_question = StackQuestion(asked.stack, question.dimensions, target, looked)
+    today = question.when or _dt.date.today()
+    layer_binary = (lambda name: probes.binary(name, None, target)) if question.binary else None
+    return with_stack(matrix, layers, installed.environment, decided, stack_question, today, layer_binary)
+
+
+def _binary_folded(
+    question: Question,
+    matrix: Matrix,
+    installed: Installed,
+    decided: Verdict,
+    stack: Optional[StackAnswer],
+    target: Optional[Target],
+    probes: Probes,
+) -> Tuple[Verdict, Optional[BinarySection], Optional[BinaryUsed]]:
+    """``--binary``: the adapter's libraries read (and each installed layer's, against the
+    adapter's), a problem folded into the verdict; with the section and the stored one used."""
+    from .binary import built_for, with_binary
+
+    distribution = matrix.adapter.distribution
+    section = used = None
+    if question.binary and installed.adapter_text is not None:
+        section = probes.binary(distribution, decided.release, target)
+        decided = with_binary(decided, section)
+        if section is not None:
+            used = (distribution, built_for(decided.release))
+    for layer in stack.seen.layers if stack is not None else ():
+        decided = with_binary(decided, layer.binary)
+    return decided, section, used
+
+
+def _ranges_folded(
+    question: Question, matrix: Matrix, decided: Verdict, asked: _Asked, target: Optional[Target]
+) -> Verdict:
+    """``--requirements``: what the file pins folded in, and what its ranges were taken to install
+    said, never silently assumed."""
+    from .binary import with_pins
+
+    pins = question.pins
+    if pins is not None and asked.torch is not None:
+        distribution = matrix.adapter.distribution
+        decided = with_pins(decided, distribution, asked.adapter, asked.torch, pins.source, question.asked, target)
+    if asked.notes:
+        decided = decided._replace(assumptions=decided.assumptions + asked.notes)
+    return decided
+
+
+def _pins_kept(
+    question: Question,
+    matrix: Matrix,
+    installed: Installed,
+    decided: Verdict,
+    companions: Sequence[CompanionState],
+    stack: Optional[StackAnswer],
+) -> Union[KeptPins, str, None]:
+    """``--constraints``: the pins to keep, or why there are none (None: not asked)."""
+    if question.request.constraints is None:
+        return None
+    from .constraints import NothingToKeep, keep_pins
+
+    try:
+        return keep_pins(matrix, installed.environment, decided, companions, stack.pins if stack else ())
+    except NothingToKeep as exc:
+        return str(exc)
+
+
+def _fix_emitted(
+    question: Question, matrix: Matrix, layers: Sequence[Layer], decided: Verdict, probes: Probes
+) -> Optional[str]:
+    """``--emit``: the first fix as a resolver's input (None: not asked, or no fix)."""
+    if question.request.emit is None or not decided.fixes:
+        return None
+    from .emit import fix_pins, render_emitted
+
+    first = decided.fixes[0]
+    return render_emitted(question.request.emit, fix_pins(matrix, layers, first), first.summary, probes.hashes)
 
 
 def _deep(question: Question, result: LoadResult, probes: Probes) -> Optional[DeepSection]:

@@ -109,7 +109,7 @@ def _pinned(located: List[Any], paths: List[str]) -> List[Tuple[str, str]]:
     """What the layers of the stack pin (vllm, triton-ascend), as installed along ``paths``."""
     from importlib.metadata import distributions
 
-    from ..check.stack import stack_packages
+    from ..check.stack.judge import stack_packages
     from ..matrix.cache import load_any
     from ..matrix.diagnostics import MatrixError
     from ..matrix.model import LayerResult

@@ -206,15 +206,17 @@ def _resolve_stack(
     import datetime as _datetime
     import tempfile
 
+    from ..check.stack.space import Candidates
     from ..tables.resolve import build_index, check_commands
     from ..tables.views.stack import shown_releases, stack_installs
     from .progress import progress_report
 
     today = when or _datetime.date.today()
+    candidates = Candidates()  # every row's search shares the stack's candidates
     combinations = [
         {"commands": list(i.commands), "python": i.python, "dimensions": i.dimensions, "torch": i.torch}
         for entry in shown_releases(layer, release, where)
-        for i in stack_installs(adapter, layer, entry, today)
+        for i in stack_installs(adapter, layer, entry, today, candidates)
     ]
     with tempfile.TemporaryDirectory() as index, progress_report() as report:
         url = build_index(recorded, index) if recorded else None

@@ -627,6 +627,15 @@ class _Builder(Reader):
             )
             return None
         kind = kinds[0]
+        target = self._detector_target(f, kind)
+        if target is None:
+            return None
+        regex = self._detector_regex(node, f, kind)
+        template = self._detector_template(f, regex)
+        return Detector(kind, target, regex, self._detector_timeout(f), node.mark, template)
+
+    def _detector_target(self, f: Dict[str, Node], kind: str) -> Optional[Tuple[str, ...]]:
+        """What the detector reads: a command's arguments, else its one value (None: nothing to read)."""
         if kind == "command":
             target = tuple(
                 s for s in (self.string(n, "command argument") for n in self.items(f["command"], "command")) if s
@@ -636,22 +645,25 @@ class _Builder(Reader):
                     f["command"].mark, "the command is empty", "give the program and its arguments as a list"
                 )
                 return None
-        else:
-            value = self.string(f[kind], kind)
-            if value is None:
-                return None
-            target = (value,)
-            if kind == "env" and not _ENV_NAME.match(value):
-                self.diags.error(f[kind].mark, f"{value!r} is not an environment variable name")
-            if kind == "builtin" and value not in BUILTIN_DETECTORS:
-                self.diags.error(f[kind].mark, f"unknown built-in detector {value!r}", "use os or arch")
-            if kind == "preset" and value not in PRESET_NAMES:
-                close = difflib.get_close_matches(value, PRESET_NAMES, 1)
-                self.diags.error(
-                    f[kind].mark,
-                    f"unknown detector preset {value!r}",
-                    f"did you mean {close[0]}?" if close else "use one of " + ", ".join(PRESET_NAMES),
-                )
+            return target
+        value = self.string(f[kind], kind)
+        if value is None:
+            return None
+        if kind == "env" and not _ENV_NAME.match(value):
+            self.diags.error(f[kind].mark, f"{value!r} is not an environment variable name")
+        if kind == "builtin" and value not in BUILTIN_DETECTORS:
+            self.diags.error(f[kind].mark, f"unknown built-in detector {value!r}", "use os or arch")
+        if kind == "preset" and value not in PRESET_NAMES:
+            close = difflib.get_close_matches(value, PRESET_NAMES, 1)
+            self.diags.error(
+                f[kind].mark,
+                f"unknown detector preset {value!r}",
+                f"did you mean {close[0]}?" if close else "use one of " + ", ".join(PRESET_NAMES),
+            )
+        return (value,)
+
+    def _detector_regex(self, node: Node, f: Dict[str, Node], kind: str) -> Optional[str]:
+        """The regex that finds the version, bounded and compiled (None: none, or a bad one)."""
         regex = self.string(f.get("regex"), "regex")
         if regex is not None and len(regex) > MAX_REGEX_CHARS:
             self.diags.error(
@@ -659,19 +671,23 @@ class _Builder(Reader):
                 f"the regex has {len(regex)} characters, more than {MAX_REGEX_CHARS}",
                 "a version regex is short: match the line that holds the version",
             )
-            regex = None
-        elif regex is not None:
+            return None
+        if regex is not None:
             try:
                 re.compile(regex)
             except (re.error, OverflowError, RecursionError) as exc:  # `a{4294967296}`, deep nesting
                 self.diags.error(
                     f["regex"].mark, f"bad regex {regex!r}: {exc}", "fix the regular expression (Python syntax)"
                 )
-                regex = None
+                return None
         elif kind in ("file", "command"):
             self.diags.error(
                 node.mark, f"a {kind} detector needs a regex", "add `regex:` with a group that captures the version"
             )
+        return regex
+
+    def _detector_template(self, f: Dict[str, Node], regex: Optional[str]) -> Optional[str]:
+        """The template that joins the regex's named groups, each group it names defined."""
         template = self.string(f.get("template"), "template")
         if template is not None and regex is not None:
             groups = set(re.compile(regex).groupindex)
@@ -695,18 +711,21 @@ class _Builder(Reader):
                 "a template needs a regex with named groups",
                 "add `regex:` with (?P<name>...) groups",
             )
-        timeout = 5.0
-        if "timeout" in f:
-            parsed = self.convert(f["timeout"], "timeout", _seconds, "give seconds as a number")
-            if parsed is not None and not 0 < parsed <= MAX_TIMEOUT:
-                self.diags.error(
-                    f["timeout"].mark,
-                    f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds, found {parsed:g}",
-                    "e.g. timeout: 10",
-                )
-            elif parsed is not None:
-                timeout = parsed
-        return Detector(kind, target, regex, timeout, node.mark, template)
+        return template
+
+    def _detector_timeout(self, f: Dict[str, Node]) -> float:
+        """The seconds a detector may take (5 unless given, at most MAX_TIMEOUT)."""
+        if "timeout" not in f:
+            return 5.0
+        parsed = self.convert(f["timeout"], "timeout", _seconds, "give seconds as a number")
+        if parsed is not None and not 0 < parsed <= MAX_TIMEOUT:
+            self.diags.error(
+                f["timeout"].mark,
+                f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds, found {parsed:g}",
+                "e.g. timeout: 10",
+            )
+            return 5.0
+        return parsed if parsed is not None else 5.0
 
     def shim(self, node: Node) -> Optional[ShimRange]:
         f = self.fields(node, "shim", "shim")

@@ -553,34 +553,12 @@ def run(request: MigrateRequest) -> MigrateResult:
     minor = minor_line(version)
     matrix_path = request.matrix
     root = os.path.dirname(os.path.abspath(matrix_path))
-    try:
-        matrix = load(matrix_path).matrix
-    except MatrixError as exc:
-        raise MigrateRefused(
-            f"{matrix_path} is not a valid matrix; `adapter-matrix validate` lists why:\n{exc}"
-        ) from None
-    if not request.allow_dirty and _git_dirty(root, matrix_path):
-        raise MigrateRefused(
-            f"{matrix_path} has uncommitted changes: commit or stash them first (migrate's change is then a diff "
-            "of its own), or give --allow-dirty"
-        )
-    if matrix.torch and minor < matrix.torch[0].minor:
-        raise MigrateRefused(f"torch {minor} is older than the matrix's oldest line ({matrix.torch[0].minor})")
-    every = _read_index(request.upstream)
-    index = _on_index(every, version, matrix, request.today or _dt.date.today())
-    skipped = [
-        str(m)
-        for m in every.lines()
-        if matrix.torch and matrix.torch[-1].minor < m < minor and matrix.torch_line(m) is None
-    ]
-    if skipped:
-        raise MigrateRefused(
-            f"torch {', '.join(skipped)} comes before {minor} and the matrix does not describe it: migrate to "
-            f"{skipped[0]} first (a release claims a range of torch lines, without holes)"
-        )
+    matrix = _matrix_to_migrate(request, root, minor)
+    index = _index_to_migrate_to(request, matrix, version)
     line = index.lines()[minor]
     command = f"adapter-matrix migrate torch {version}"
 
+    # 1. the matrix
     old_text = _read(matrix_path) or ""
     text, current, release, shim, previous = _migrate_matrix(old_text, matrix, index, version, command)
 
@@ -592,21 +570,7 @@ def run(request: MigrateRequest) -> MigrateResult:
     if text != old_text:
         files.append(Written(matrix_path, f"torch {minor}, release {release} (experimental)", text))
     if previous is not None and shim is not None:
-        beside = _module_file(root, previous.module)  # the new era's module goes beside the one it starts from
-        if beside is None:
-            raise MigrateRefused(f"cannot find {previous.module} under {root}: the new shim goes beside it")
-        path = os.path.join(os.path.dirname(beside), shim.rsplit(".", 1)[1] + ".py")
-        if not os.path.exists(path):
-            previous_text = _read(beside) or ""
-            files.append(
-                Written(
-                    os.path.relpath(path),
-                    f"the shim skeleton of torch {minor}",
-                    newshim.skeleton_text(
-                        previous.module, shim, minor, list(todo), command, "class Shim" in previous_text
-                    ),
-                )
-            )
+        files += _shim_skeleton(root, previous, shim, minor, todo, command)
     pythons = tuple(str(p) for p in line.python)
     patch = line.patch(version)
     variants = tuple(sorted(patch.variants)) if patch is not None else ()
@@ -616,12 +580,10 @@ def run(request: MigrateRequest) -> MigrateResult:
     new_notes = _with_section(old_notes, version, notes)
     if new_notes != old_notes:
         files.append(Written(os.path.relpath(notes_path), f"the section of torch {version}", new_notes))
+
+    # 3. written, unless it is a dry run
     if not request.dry_run:
-        for item in files:
-            os.makedirs(os.path.dirname(os.path.abspath(item.path)), exist_ok=True)
-            atomic_write(os.path.realpath(item.path), item.text)
-        if request.body is not None:  # outside the repository (the workflow's temporary folder): not a change
-            atomic_write(request.body, notes)
+        _write(files, request.body, notes)
     return MigrateResult(
         version,
         minor,
@@ -636,6 +598,69 @@ def run(request: MigrateRequest) -> MigrateResult:
         request.dry_run,
         notes,
     )
+
+
+def _matrix_to_migrate(request: MigrateRequest, root: str, minor: Version) -> Matrix:
+    """The matrix, refused when it is invalid, has uncommitted changes (without --allow-dirty) or
+    already describes newer lines than ``minor``."""
+    matrix_path = request.matrix
+    try:
+        matrix = load(matrix_path).matrix
+    except MatrixError as exc:
+        raise MigrateRefused(
+            f"{matrix_path} is not a valid matrix; `adapter-matrix validate` lists why:\n{exc}"
+        ) from None
+    if not request.allow_dirty and _git_dirty(root, matrix_path):
+        raise MigrateRefused(
+            f"{matrix_path} has uncommitted changes: commit or stash them first (migrate's change is then a diff "
+            "of its own), or give --allow-dirty"
+        )
+    if matrix.torch and minor < matrix.torch[0].minor:
+        raise MigrateRefused(f"torch {minor} is older than the matrix's oldest line ({matrix.torch[0].minor})")
+    return matrix
+
+
+def _index_to_migrate_to(request: MigrateRequest, matrix: Matrix, version: Version) -> Upstream:
+    """The index's facts of ``version``, refused when a torch line between the matrix's newest and
+    ``version``'s is not described (a release claims a range of torch lines, without holes)."""
+    minor = minor_line(version)
+    every = _read_index(request.upstream)
+    index = _on_index(every, version, matrix, request.today or _dt.date.today())
+    skipped = [
+        str(m)
+        for m in every.lines()
+        if matrix.torch and matrix.torch[-1].minor < m < minor and matrix.torch_line(m) is None
+    ]
+    if skipped:
+        raise MigrateRefused(
+            f"torch {', '.join(skipped)} comes before {minor} and the matrix does not describe it: migrate to "
+            f"{skipped[0]} first (a release claims a range of torch lines, without holes)"
+        )
+    return index
+
+
+def _shim_skeleton(
+    root: str, previous: newshim.ShimRange, shim: str, minor: Version, todo: Tuple[str, ...], command: str
+) -> List[Written]:
+    """The new era's shim module, beside the one it starts from (none when it exists already)."""
+    beside = _module_file(root, previous.module)
+    if beside is None:
+        raise MigrateRefused(f"cannot find {previous.module} under {root}: the new shim goes beside it")
+    path = os.path.join(os.path.dirname(beside), shim.rsplit(".", 1)[1] + ".py")
+    if os.path.exists(path):
+        return []
+    previous_text = _read(beside) or ""
+    skeleton = newshim.skeleton_text(previous.module, shim, minor, list(todo), command, "class Shim" in previous_text)
+    return [Written(os.path.relpath(path), f"the shim skeleton of torch {minor}", skeleton)]
+
+
+def _write(files: List[Written], body: Optional[str], notes: str) -> None:
+    """Each file atomically, and the notes to ``body`` when asked."""
+    for item in files:
+        os.makedirs(os.path.dirname(os.path.abspath(item.path)), exist_ok=True)
+        atomic_write(os.path.realpath(item.path), item.text)
+    if body is not None:  # outside the repository (the workflow's temporary folder): not a change
+        atomic_write(body, notes)
 
 
 def _loaded(text: str, filename: str) -> Matrix:

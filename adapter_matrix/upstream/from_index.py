@@ -200,8 +200,25 @@ def import_text(
     oldest = min(claimed)
     torch_lines = [line for minor, line in index.items() if minor >= oldest]
     dims = _dimension_values(history)
-    label, toolkit = _toolkit(device)
     day = (today or _dt.date.today()).isoformat()
+    out = _header(history, device, origin, day, dims)
+    if left_out:
+        out += _left_out(left_out, torch_origin)
+    out += _adapter_and_torch(history, device, torch_origin, torch_lines)
+    out += _sources(history, written)
+    out += _dimensions_section(dims)
+    out += ["", "releases:"]
+    by_line: Dict[Version, List[Entry]] = {}
+    for entry in written:
+        by_line.setdefault(entry.release.line, []).append(entry)
+    for line_version in sorted(by_line, reverse=True):
+        out += _release_line(history, line_version, by_line[line_version], dims)
+    return "\n".join(out) + "\n"
+
+
+def _header(history: History, device: str, origin: str, day: str, dims: Dict[str, List[str]]) -> List[str]:
+    """The file's opening comment: where every fact comes from, and what is the user's to add."""
+    label, toolkit = _toolkit(device)
     serial = f", _last-serial {history.serial}" if history.serial else ""
     out = [
         f"# The release history of {history.name}, imported by `adapter-matrix init --from-index {history.name}`",
@@ -231,9 +248,14 @@ def import_text(
     if history.prereleases:
         shown = ", ".join(str(v) for v in history.prereleases[:4]) + (" ..." if len(history.prereleases) > 4 else "")
         out.append(f"# Left out: {len(history.prereleases)} pre-releases ({shown}): pip installs them only with --pre.")
-    if left_out:
-        out += _left_out(left_out, torch_origin)
-    out += [
+    return out
+
+
+def _adapter_and_torch(
+    history: History, device: str, torch_origin: str, torch_lines: Sequence[UpstreamLine]
+) -> List[str]:
+    """The schema version, the adapter, and the torch lines its releases reach, as the index has them."""
+    out = [
         f"schema-version: {SCHEMA_VERSION}",
         "",
         "adapter:",
@@ -248,72 +270,89 @@ def import_text(
         patches = ", ".join(str(p.version) for p in line.patches)
         pythons = ", ".join(f'"{p}"' for p in line.python)
         out.append(f'  "{line.minor}": {{released: {line.released}, patches: [{patches}], python: [{pythons}]}}')
+    return out
+
+
+def _sources(history: History, written: Sequence[Entry]) -> List[str]:
+    """PyTorch's index for each torch build with a local label the wheels require (none: no lines)."""
     variants = sorted({e.torch.split("+", 1)[1] for e in written if "+" in e.torch})
-    if variants:
-        unknown = [v for v in variants if not _PYTORCH_LABEL.match(v)]
-        if unknown:
-            raise UpstreamError(
-                f"{history.name}'s wheels require torch +{', +'.join(unknown)}, a build no index this tool knows has; "
-                "write the matrix by hand with a `sources:` entry for it"
-            )
-        out += [
-            "",
-            f"# Some wheels require a torch build with a local label (+{', +'.join(variants)}), which PyPI does not",
-            "# have: it comes from PyTorch's own index. That build is the adapter's choice, not the machine's,",
-            "# so a fix may move a user to it.",
-            "sources:",
-        ]
-        out += [f'  {v}: {{index-url: "{PYTORCH_INDEX.format(label=v)}", variant: {v}}}' for v in variants]
-        out.append("torch-variants: {changeable: true}")
-    if dims:
-        out += ["", "dimensions:"]
-        for name, values in dims.items():
-            what = "CPU architecture" if name == "arch" else "operating system"
-            out.append(
-                f"  {name}: {{kind: enum, description: {what} of the wheels (platform tags), values: [{', '.join(values)}]}}"
-                f" # detected by the built-in {name} detector"
-            )
-    out += ["", "releases:"]
-    by_line: Dict[Version, List[Entry]] = {}
-    for entry in written:
-        by_line.setdefault(entry.release.line, []).append(entry)
-    for line_version in sorted(by_line, reverse=True):
-        group = by_line[line_version]
-        head = group[0].release
-        count = len({e.release.version for e in group}) - 1
-        several_os = len({p.os for p in history.platforms if p != "any"}) > 1
-        declared = "; ".join(
-            f"{b.declared[0] if b.declared else 'no torch requirement' if head.read else 'unread metadata'}"
-            f" on {b.platform if several_os else b.platform.arch}"
-            for b in head.builds
+    if not variants:
+        return []
+    unknown = [v for v in variants if not _PYTORCH_LABEL.match(v)]
+    if unknown:
+        raise UpstreamError(
+            f"{history.name}'s wheels require torch +{', +'.join(unknown)}, a build no index this tool knows has; "
+            "write the matrix by hand with a `sources:` entry for it"
         )
+    out = [
+        "",
+        f"# Some wheels require a torch build with a local label (+{', +'.join(variants)}), which PyPI does not",
+        "# have: it comes from PyTorch's own index. That build is the adapter's choice, not the machine's,",
+        "# so a fix may move a user to it.",
+        "sources:",
+    ]
+    out += [f'  {v}: {{index-url: "{PYTORCH_INDEX.format(label=v)}", variant: {v}}}' for v in variants]
+    out.append("torch-variants: {changeable: true}")
+    return out
+
+
+def _dimensions_section(dims: Dict[str, List[str]]) -> List[str]:
+    """The platform dimensions the wheels differ by (none: no lines)."""
+    if not dims:
+        return []
+    out = ["", "dimensions:"]
+    for name, values in dims.items():
+        what = "CPU architecture" if name == "arch" else "operating system"
         out.append(
-            f"  # {history.name} {line_version}"
-            + (f" and its {count} post-release{'s' if count > 1 else ''}" if count else "")
-            + f"; {head.version} declares {declared}"
-            + ("; each build's driver toolkit: not on the index" if count else "")
+            f"  {name}: {{kind: enum, description: {what} of the wheels (platform tags), values: [{', '.join(values)}]}}"
+            f" # detected by the built-in {name} detector"
         )
-        out.append(f'  - line: "{line_version}"')
-        out.append("    status: supported")
-        out.append("    packages:")
-        for entry in group:
-            status, reason = status_of(entry.release)
-            python, threaded = python_text(entry.python)
-            fields = [f"version: {entry.release.version}"]
-            if entry.release.uploaded:
-                fields.append(f"date: {entry.release.uploaded}")
-            fields.append(f'torch: "{entry.torch}"' if entry.torch[:1] in "<>=!~" else f"torch: {entry.torch}")
-            fields.append(f"python: {python}")
-            if threaded:
-                fields.append("free-threaded: true")
-            text = "{" + ", ".join(fields) + _dimensions_of(entry, history, dims)
-            if status != "supported":
-                text += f", status: {status}, reason: {_quoted(reason)}"
-            text += "}"
-            said = "its wheels declare no torch requirement" if entry.release.read else "its metadata was not recorded"
-            note = f" # {said}: torch {entry.torch} {entry.inferred}" if entry.inferred else ""
-            out.append(f"      - {text}{note}")
-    return "\n".join(out) + "\n"
+    return out
+
+
+def _release_line(
+    history: History, line_version: Version, group: Sequence[Entry], dims: Dict[str, List[str]]
+) -> List[str]:
+    """One release line: a comment saying what its first release declares, then each entry."""
+    head = group[0].release
+    count = len({e.release.version for e in group}) - 1
+    several_os = len({p.os for p in history.platforms if p != "any"}) > 1
+    declared = "; ".join(
+        f"{b.declared[0] if b.declared else 'no torch requirement' if head.read else 'unread metadata'}"
+        f" on {b.platform if several_os else b.platform.arch}"
+        for b in head.builds
+    )
+    out = [
+        f"  # {history.name} {line_version}"
+        + (f" and its {count} post-release{'s' if count > 1 else ''}" if count else "")
+        + f"; {head.version} declares {declared}"
+        + ("; each build's driver toolkit: not on the index" if count else ""),
+        f'  - line: "{line_version}"',
+        "    status: supported",
+        "    packages:",
+    ]
+    out += [f"      - {_entry_text(entry, history, dims)}" for entry in group]
+    return out
+
+
+def _entry_text(entry: Entry, history: History, dims: Dict[str, List[str]]) -> str:
+    """One release's entry in flow style, with why its torch was inferred when it was."""
+    status, reason = status_of(entry.release)
+    python, threaded = python_text(entry.python)
+    fields = [f"version: {entry.release.version}"]
+    if entry.release.uploaded:
+        fields.append(f"date: {entry.release.uploaded}")
+    fields.append(f'torch: "{entry.torch}"' if entry.torch[:1] in "<>=!~" else f"torch: {entry.torch}")
+    fields.append(f"python: {python}")
+    if threaded:
+        fields.append("free-threaded: true")
+    text = "{" + ", ".join(fields) + _dimensions_of(entry, history, dims)
+    if status != "supported":
+        text += f", status: {status}, reason: {_quoted(reason)}"
+    text += "}"
+    said = "its wheels declare no torch requirement" if entry.release.read else "its metadata was not recorded"
+    note = f" # {said}: torch {entry.torch} {entry.inferred}" if entry.inferred else ""
+    return text + note
 
 
 def _kept(

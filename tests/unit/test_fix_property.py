@@ -27,8 +27,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from adapter_matrix.check.judgment import Environment, Fix
-from adapter_matrix.check.stack import installed_stack, judge_stack
-from adapter_matrix.check.stack_fixes import Held, stack_fixes
+from adapter_matrix.check.stack.judge import installed_stack, judge_stack
+from adapter_matrix.check.stack.search import Held, stack_fixes
 from adapter_matrix.check.verdict import verdict
 from adapter_matrix.matrix.diagnostics import Mark
 from adapter_matrix.matrix.model import (

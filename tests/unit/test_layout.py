@@ -226,14 +226,14 @@ def test_a_public_class_name_is_one_concept():
 # -- no hidden state (issue 70) ------------------------------------------------------------
 # The environment being judged is one object passed down (check.pipeline.run locates it and
 # hands the `Target` to every step that reads it); no module of check/, binary/ or tables/ keeps
-# state between calls. What is left are memos of pure functions over the immutable model, each
-# keyed by the model object it was computed from (never the environment): the stack search's
-# (check/stack_space.py, edited by the stack-fix work now; they move into a per-answer object
-# with the stack modules' move to check/stack/) and the selector's claimed lines (check/fixes.py).
+# state between calls: a memo is an object its caller makes and passes down (the stack search's
+# candidates: check.stack.space.Candidates, one per answer or stack table). What is left is a memo
+# of a pure function over the immutable model, keyed by the model object it was computed from
+# (never the environment): the selector's claimed lines (check/fixes.py), which would need a
+# per-matrix object passed from tables/picks.py through the verdict.
 STATEFUL_PARTS = ("check", "binary", "tables")
 MEMOS_FOR_NOW = {
     "check/fixes.py": {"_LINES"},
-    "check/stack_space.py": {"_MEMO", "_CELLS", "_LAYERS", "_TORCHES"},
 }
 _MUTATORS = {
     "append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault",

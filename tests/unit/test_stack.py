@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from packaging.version import Version
 
 from adapter_matrix.check.judgment import Environment
-from adapter_matrix.check.stack import Stack, installed_stack, judge_stack, stack_packages
-from adapter_matrix.check.stack_fixes import Held, stack_fixes
+from adapter_matrix.check.stack.judge import Stack, installed_stack, judge_stack, stack_packages
+from adapter_matrix.check.stack.search import Held, stack_fixes
 from adapter_matrix.matrix.cache import load_any
 from adapter_matrix.matrix.model import PythonVersion, Status
 

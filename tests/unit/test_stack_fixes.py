@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from packaging.version import Version
 
 from adapter_matrix.check.judgment import Environment, Fix
-from adapter_matrix.check.stack import Stack, installed_stack, judge_stack, stack_packages
-from adapter_matrix.check.stack_fixes import Held, stack_fixes
+from adapter_matrix.check.stack.judge import Stack, installed_stack, judge_stack, stack_packages
+from adapter_matrix.check.stack.search import Held, stack_fixes
 from adapter_matrix.matrix.cache import load_any
 from adapter_matrix.matrix.loader import load_any_bytes
 from adapter_matrix.matrix.model import Layer, PythonVersion, Status
@@ -293,7 +293,7 @@ def test_metadata_that_is_not_utf8_and_a_looping_dist_info_are_reported_and_skip
 
 
 def test_an_internal_error_has_its_own_exit_code_and_a_json_document_that_says_so(tmp_path, capsys, monkeypatch):
-    from adapter_matrix.check import stack_fixes as module
+    from adapter_matrix.check.stack import search as module
     from adapter_matrix.cli.quick import main
     from adapter_matrix.errors import EXIT_INTERNAL
 

@@ -17,8 +17,8 @@ from packaging.version import Version
 
 from adapter_matrix.check.judgment import Environment
 from adapter_matrix.check.presets import run_preset
-from adapter_matrix.check.stack import installed_stack, judge_stack
-from adapter_matrix.check.stack_fixes import Held, stack_fixes
+from adapter_matrix.check.stack.judge import installed_stack, judge_stack
+from adapter_matrix.check.stack.search import Held, stack_fixes
 from adapter_matrix.matrix.cache import load_any
 from adapter_matrix.matrix.model import Layer, Matrix, PythonVersion, Status
 from adapter_matrix.matrix.schema import json_schema

@@ -22,8 +22,8 @@ from packaging.version import Version
 
 from adapter_matrix.check.judgment import Environment
 from adapter_matrix.check.provenance import Provenance, distribution_provenance, survey
-from adapter_matrix.check.stack import OwnedReading, installed_stack, judge_stack
-from adapter_matrix.check.stack_fixes import Held, stack_fixes
+from adapter_matrix.check.stack.judge import OwnedReading, installed_stack, judge_stack
+from adapter_matrix.check.stack.search import Held, stack_fixes
 from adapter_matrix.matrix.cache import load_any
 from adapter_matrix.matrix.diagnostics import MatrixError
 from adapter_matrix.matrix.loader import load_any_bytes

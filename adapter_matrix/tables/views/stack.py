@@ -22,7 +22,8 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from ...check.stack_fixes import install_stack
+from ...check.stack.search import install_stack
+from ...check.stack.space import Candidates
 from ...errors import ChoiceError
 from ...matrix.model import Constraint, Layer, LayerRelease, Matrix, Status, Value
 from ...names import canonical_name
@@ -65,12 +66,16 @@ def platforms(adapter: Matrix) -> List[Tuple[Tuple[str, Value], ...]]:
     return [tuple(combo) for combo in itertools.product(*axes)] if axes else [()]
 
 
-def stack_installs(adapter: Matrix, layer: Layer, release: LayerRelease, today: _dt.date) -> List[StackInstall]:
+def stack_installs(
+    adapter: Matrix, layer: Layer, release: LayerRelease, today: _dt.date, candidates: Optional[Candidates] = None
+) -> List[StackInstall]:
     """The install of ``release`` on each platform where the adapter's matrix supports its stack
-    (``check``'s own fix for a fresh environment there: :func:`install_stack`)."""
+    (``check``'s own fix for a fresh environment there: :func:`install_stack`). ``candidates``:
+    the stack's candidates the table's other rows built (a layer of 5,000 releases is built once)."""
     out = []
+    candidates = candidates if candidates is not None else Candidates()
     for platform in platforms(adapter):
-        fix = install_stack(adapter, layer, release, today, platform)
+        fix = install_stack(adapter, layer, release, today, platform, candidates)
         if fix is None or not fix.commands:
             continue
         dims = dict(fix.cell.dimensions)
@@ -183,6 +188,7 @@ def stack(
     platform, the commands that install the whole stack into a fresh environment (``check``'s
     fix for it: the same search), or none where the adapter's matrix supports no such stack."""
     today = today or _dt.date.today()
+    candidates = Candidates()  # the table's: every row's search shares the stack's candidates
     below = canonical_name(layer.adapter)
     shown = shown_releases(layer, release, where)
     others = list(dict.fromkeys(p.name for r in layer.releases for p in r.packages if p.name not in ("torch", below)))
@@ -232,7 +238,7 @@ def stack(
         row.append(plain(word(str(entry.status), lang), str(entry.status), entry.reason))
         installs: List[StackInstall] = []
         if adapter is not None:
-            installs = stack_installs(adapter, layer, entry, today) if entry.status in _USABLE else []
+            installs = stack_installs(adapter, layer, entry, today, candidates) if entry.status in _USABLE else []
             row.append(_prerequisites_cell(installs, lang))
             by_platform = {tuple(i.platform.items()): i for i in installs}
             for machine in machines:

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import itertools
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from packaging.version import Version
 
-from ..matrix.model import (
+from ...matrix.model import (
     Dimension,
     GitPin,
     Layer,
@@ -37,18 +37,19 @@ from ..matrix.model import (
     Release,
     Value,
 )
-from ..matrix.queries import Cell, cells
-from ..matrix.status import Status
-from ..names import canonical_name
-from .fixes import series_note, torch_index
-from .judgment import Environment, Fix, Verdict
-from .provenance import Provenance, judge_commit
-from .shell import quoted, shell_of
-from .stack import Stack, judge_stack, stack_packages
-from .stack_space import (
+from ...matrix.queries import Cell, cells
+from ...matrix.status import Status
+from ...names import canonical_name
+from ..fixes import series_note, torch_index
+from ..judgment import Environment, Fix, Verdict
+from ..provenance import Provenance, judge_commit
+from ..shell import quoted, shell_of
+from .judge import Stack, judge_stack, stack_packages
+from .space import (
     PYTHON,
     REACHABLE,
     TORCH,
+    Candidates,
     Choice,
     Need,
     Space,
@@ -62,6 +63,15 @@ from .stack_space import (
 __all__ = ["Held", "StackFixes", "install_stack", "stack_fixes"]
 
 _BUDGET = 400  # resolutions per search: a stack of 3 layers needs well under 100 (benchmarks/stack_check.py)
+
+
+class _Searches:
+    """What the searches of one answer share, passed down to each: the candidates they resolve
+    over (built once) and the resolutions left to try (``left``, spent by every resolution)."""
+
+    def __init__(self, candidates: Candidates, left: int = _BUDGET) -> None:
+        self.candidates = candidates
+        self.left = left
 
 
 class Held(NamedTuple):
@@ -159,20 +169,45 @@ def _fix(
 ) -> Fix:
     """How to get from ``before`` to ``after``: the steps by hand (a driver toolkit), then one
     pip command for every package (torch first from its own index when it needs one)."""
-    adapter = canonical_name(matrix.adapter.distribution)
     env = after.env
-    new_python = PYTHON in changes
-    pip = f"python{env.python} -m pip" if new_python else "pip"
-    manual = []
-    # the dimensions the new stack constrains: the adapter cell's, and its layers' releases'
+    owned = [d for layer in layers for d in layer.dimensions if matrix.dimension(d.name) is None]
+    by_hand = (*matrix.dimensions, *owned)  # the adapter's, and a layer's own (a driver)
+    manual = _by_hand(by_hand, _constrained(layers, after, cell), before, after, cell, changes)
+    shell = shell_of(matrix, env, dict(cell.dimensions))
+    commands = _pip_commands(matrix, layers, after, cell, changes, shell)
+    # the fix in one line: its steps, then the status and facts of the stack it reaches
+    steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")]
+    steps += _installs(matrix, before, after, cell, changes, {d.name for d in by_hand})
+    facts = ", ".join(_facts(matrix, layers, after, cell))
+    summary = (note + ": " if note else "") + (", then ".join(steps) or "nothing to change") + f" ({status}: {facts})"
+    fixed = cell._replace(status=status, torch=env.torch or cell.torch)
+    packages = tuple((n, str(v)) for n, v in after.packages if v is not None)
+    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages)
+
+
+def _constrained(layers: Sequence[Layer], after: Stack, cell: Cell) -> Set[str]:
+    """The dimensions the new stack constrains: the adapter cell's, and its layers' releases'."""
     constrained = {name for name, _v in cell.dimensions}
     for layer in layers:
         version = after.version(layer.name)
         release = layer.release(version) if version is not None else None
         constrained |= {name for name, _c in release.dimensions} if release is not None else set()
-    owned = [d for layer in layers for d in layer.dimensions if matrix.dimension(d.name) is None]
-    for dim in (*matrix.dimensions, *owned):  # the adapter's, and a layer's own (a driver)
-        was, now = before.env.dimension(dim.name), env.dimension(dim.name)
+    return constrained
+
+
+def _by_hand(
+    dimensions: Sequence[Dimension],
+    constrained: Set[str],
+    before: Stack,
+    after: Stack,
+    cell: Cell,
+    changes: Tuple[str, ...],
+) -> List[str]:
+    """The steps pip cannot take: a dimension to upgrade or downgrade (a driver toolkit), or one
+    to make sure of when it could not be detected."""
+    manual = []
+    for dim in dimensions:
+        was, now = before.env.dimension(dim.name), after.env.dimension(dim.name)
         if dim.name in changes and was is not None and now is not None:
             if was.version is not None and now.version is not None:
                 verb = "upgrade" if was.version < now.version else "downgrade"
@@ -182,8 +217,18 @@ def _fix(
             manual.append(f"{verb} {dim.name} from {was} to {now} (not a pip package: install it yourself{series})")
         elif was is None and now is not None and dim.name in constrained:
             manual.append(f"make sure {dim.name} is {now} ({dim.name} could not be detected)")
+    return manual
+
+
+def _pip_commands(
+    matrix: Matrix, layers: Sequence[Layer], after: Stack, cell: Cell, changes: Tuple[str, ...], shell: str
+) -> Tuple[str, ...]:
+    """torch first from its own index when it needs one, then one pip command for the rest."""
+    adapter = canonical_name(matrix.adapter.distribution)
+    env = after.env
+    new_python = PYTHON in changes
+    pip = f"python{env.python} -m pip" if new_python else "pip"
     names = {layer.name: layer for layer in layers}
-    shell = shell_of(matrix, env, dict(cell.dimensions))
     commits = _git_pins_of(layers, after)
     requirements: List[str] = []
     torch_first = None
@@ -202,44 +247,50 @@ def _fix(
                 requirements.append(f"--extra-index-url {cell.release.index_url}")
         else:
             version = dict(after.packages).get(name)
-            if version is None:
-                continue
-            shown = names[name].distribution if name in names else name
-            git = commits.get(name)
-            if git is not None and git[0] == version:  # the commit the release stands for, from its repository
-                url = git[1].url if git[1].url.startswith("git+") else f"git+{git[1].url}"
-                requirements.append(quoted(f"{shown} @ {url}@{git[1].ref}", shell))
-                continue
-            requirements.append(quoted(f"{shown}=={version}", shell))
-            above = names.get(name)
-            if above is not None and above.index_url:
-                requirements.append(f"--extra-index-url {above.index_url}")
-    commands = tuple(
-        c for c in (torch_first, f"{pip} install " + " ".join(requirements) if requirements else None) if c
-    )
+            if version is not None:
+                requirements += _package_requirement(name, version, names.get(name), commits.get(name), shell)
+    return tuple(c for c in (torch_first, f"{pip} install " + " ".join(requirements) if requirements else None) if c)
+
+
+def _package_requirement(
+    name: str, version: Version, layer: Optional[Layer], git: Optional[Tuple[Version, GitPin]], shell: str
+) -> List[str]:
+    """A package above the adapter as pip is told it: by the commit the release stands for (from
+    its repository), else by version, from the layer's own index when it has one."""
+    shown = layer.distribution if layer is not None else name
+    if git is not None and git[0] == version:
+        url = git[1].url if git[1].url.startswith("git+") else f"git+{git[1].url}"
+        return [quoted(f"{shown} @ {url}@{git[1].ref}", shell)]
+    requirement = [quoted(f"{shown}=={version}", shell)]
+    if layer is not None and layer.index_url:
+        requirement.append(f"--extra-index-url {layer.index_url}")
+    return requirement
+
+
+def _installs(
+    matrix: Matrix, before: Stack, after: Stack, cell: Cell, changes: Tuple[str, ...], by_hand: Set[str]
+) -> List[str]:
+    """The step pip takes, in words: a new Python, and what to install."""
+    adapter = canonical_name(matrix.adapter.distribution)
     parts = []
-    if new_python:
-        parts.append(f"use Python {env.python}")
-    by_hand = {d.name for d in (*matrix.dimensions, *owned)}
+    if PYTHON in changes:
+        parts.append(f"use Python {after.env.python}")
     shown_changes = [n for n in changes if n not in (PYTHON,) and n not in by_hand]
     if shown_changes:
         parts.append("install " + ", ".join(_named(n, before, after, adapter, matrix, cell) for n in shown_changes))
-    steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")] + (
-        [" and ".join(parts)] if parts else []
-    )
+    return [" and ".join(parts)] if parts else []
+
+
+def _facts(matrix: Matrix, layers: Sequence[Layer], after: Stack, cell: Cell) -> List[str]:
+    """What the stack a fix reaches is: each layer, the adapter, torch, Python and the dimensions."""
+    env = after.env
+    names = {layer.name: layer for layer in layers}
     facts = [f"{names[n].distribution} {v}" for n, v in after.packages if n in names and v is not None]
     facts += [f"{matrix.adapter.distribution} {cell.release.version}", f"torch {env.torch}", f"Python {env.python}"]
     facts += [
         f"{name} {value}" for name, value in env.dimensions if value is not None and matrix.dimension(name) is not None
     ]
-    summary = (
-        (note + ": " if note else "")
-        + (", then ".join(steps) or "nothing to change")
-        + f" ({status}: {', '.join(facts)})"
-    )
-    fixed = cell._replace(status=status, torch=env.torch or cell.torch)
-    packages = tuple((n, str(v)) for n, v in after.packages if v is not None)
-    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages)
+    return facts
 
 
 def _git_pins_of(layers: Sequence[Layer], after: Stack) -> Dict[str, Tuple[Version, GitPin]]:
@@ -309,16 +360,17 @@ def _roots(space: Space, wanted: Sequence[str]) -> List[Need]:
 
 
 def _attempt(
-    space: Mapping[str, Sequence[Choice]], roots: Sequence[Need], budget: List[int]
+    space: Mapping[str, Sequence[Choice]], roots: Sequence[Need], searches: _Searches
 ) -> Optional[Dict[str, Choice]]:
     """One resolution, or None when none exists (or the resolver gives up: too deep)."""
     from resolvelib import ResolutionImpossible, ResolutionTooDeep
 
-    budget[0] -= 1
+    searches.left -= 1
     try:
         return resolve(
             space,
             roots,
+            searches.candidates,
             frozenset(n for n, options in space.items() if options and isinstance(options[0].value, LayerRelease)),
         )
     except (ResolutionImpossible, ResolutionTooDeep):
@@ -334,14 +386,13 @@ def _search(
     wanted: Sequence[str],
     limit: int,
     note: str = "",
-    budget: Optional[List[int]] = None,
+    searches: Optional[_Searches] = None,
     now: Status = Status.UNSUPPORTED,
 ) -> Optional[List[_Found]]:
     """The fixes that keep ``held`` and every layer of ``wanted``, nearest first, each better
     than ``now`` (the status of what is installed); ``None`` when no stack keeps them at all."""
-    budget = budget if budget is not None else [_BUDGET]
-    space = build_space(matrix, layers, stack, today)
-    held_names = set(held.names())
+    searches = searches if searches is not None else _Searches(Candidates())
+    space = build_space(matrix, layers, stack, today, searches.candidates)
     owned = [d for layer in layers for d in layer.dimensions]
     fixed = _fixed(matrix, space, layers)
     fixed_dims = {dim_name(d.name) for d in (*matrix.dimensions, *owned) if not d.changeable}
@@ -349,74 +400,110 @@ def _search(
     # keep): only what is installed is kept or changed, subset by subset.
     installed = {name for name, choice in space.current.items() if choice is not None}
     installed |= {space.adapter} if stack.env.adapter is not None else set()
+    held_names = set(held.names())
     changeable = [PYTHON, TORCH, space.adapter] + [n for n in space.choices if n not in (PYTHON, TORCH, space.adapter)]
     changeable = [n for n in changeable if n not in held_names and n not in fixed_dims and n in installed]
     pinned = _pinned(space, held)
     roots = _roots(space, wanted)
     detected = [d.name for d in (*matrix.dimensions, *owned) if stack.env.dimension(d.name) is not None]
-    found: List[_Found] = []
-    seen = set()
-
-    def judged(mapping: Mapping[str, Choice]) -> None:
-        after, cell = _state(space, stack, mapping)
-        verdict = judge_stack(matrix, layers, after, today)
-        if verdict.status not in REACHABLE or verdict.status.rank >= now.rank:
-            return  # not usable, or no better than what is installed: no fix
-        changes = _changes(stack, after, space.adapter, detected)
-        identity = (tuple(sorted(after.packages, key=lambda p: p[0])), after.env, cell.release.version)
-        if not changes or identity in seen:
-            return
-        seen.add(identity)
-        fix = _fix(matrix, layers, stack, after, cell, verdict.status, changes, note)
-        found.append(_Found(_rank(verdict.status, changes, fix.manual, cell, after), frozenset(changes), fix, after))
+    judged = _Resolved(matrix, layers, stack, space.adapter, today, detected, note, now, space)
 
     # one resolution with everything free first: when no stack keeps what is held, no subset can
     free = {name: pinned.get(name, fixed.get(name, options)) for name, options in space.choices.items()}
-    anywhere = _attempt(free, roots, budget)
+    anywhere = _attempt(free, roots, searches)
     if anywhere is None:
         return None
-    kept_names = {_changed_name(n) for n in installed}
-
-    def kept(name: str) -> List[Choice]:
-        """The candidates of ``name`` that keep it as installed."""
-        if name == space.adapter:
-            return [c for c in space.choices[name] if c.value.release.version == stack.env.adapter]
-        current = space.current.get(name)
-        return [current] if current is not None else []
-
     # What is installed that no stack keeping the held values can keep (PyPI's plain torch where
     # the adapter pairs with torch's +cpu build) changes in every fix: trying to keep it, subset by
     # subset, would spend the budget before the nearest stack (one resolution each tells).
-    forced = {n for n in changeable if _attempt(dict(free, **{n: kept(n)}), roots, budget) is None}
+    forced = {n for n in changeable if _attempt(dict(free, **{n: _kept(space, stack, n)}), roots, searches) is None}
     optional = [n for n in changeable if n not in forced]
+    kept_names = {_changed_name(n) for n in installed}
     best: Optional[int] = None  # the smallest subset that gave a fix
     for size in range(len(optional) + 1):
         if best is not None and size > best + 1:
             break  # the nearest stacks, and those one change further: no farther
         for subset in itertools.combinations(optional, size):
-            if budget[0] <= 0:
+            if searches.left <= 0:
                 break
             chosen = set(subset) | forced
             names = {_changed_name(n) for n in chosen}
-            if any(f.fix.cell.status is Status.SUPPORTED and (f.changes & kept_names) <= names for f in found):
+            if any(f.fix.cell.status is Status.SUPPORTED and (f.changes & kept_names) <= names for f in judged.found):
                 continue  # a supported fix changes no more of what is installed: nothing here can be better
-            space_now = {}
-            for name, options in space.choices.items():
-                if name in pinned:
-                    space_now[name] = pinned[name]
-                elif name in chosen or (name in fixed_dims and space.current.get(name) is None):
-                    space_now[name] = options
-                elif name not in installed:
-                    space_now[name] = options  # not installed (or a dimension not detected): any
-                else:
-                    space_now[name] = kept(name)  # installed: kept
-            mapping = _attempt(space_now, roots, budget)
+            mapping = _attempt(_changing(space, stack, chosen, pinned, fixed_dims, installed), roots, searches)
             if mapping is not None:
                 judged(mapping)
-                best = size if best is None and found else best
-    if not found:  # the budget ran out, or the nearest stacks were not usable: the free one, if it is
+                best = size if best is None and judged.found else best
+    if not judged.found:  # the budget ran out, or the nearest stacks were not usable: the free one, if it is
         judged(anywhere)
-    return found
+    return judged.found
+
+
+class _Resolved:
+    """The stacks a search resolved, judged: each usable one better than what is installed, and
+    not seen before, is a fix (``found``)."""
+
+    def __init__(
+        self,
+        matrix: Matrix,
+        layers: Sequence[Layer],
+        stack: Stack,
+        adapter: str,
+        today: _dt.date,
+        detected: Sequence[str],
+        note: str,
+        now: Status,
+        space: Space,
+    ) -> None:
+        self.matrix, self.layers, self.stack, self.adapter, self.today = matrix, layers, stack, adapter, today
+        self.detected, self.note, self.now, self.space = detected, note, now, space
+        self.found: List[_Found] = []
+        self.seen: Set[Tuple[Any, ...]] = set()
+
+    def __call__(self, mapping: Mapping[str, Choice]) -> None:
+        after, cell = _state(self.space, self.stack, mapping)
+        verdict = judge_stack(self.matrix, self.layers, after, self.today)
+        if verdict.status not in REACHABLE or verdict.status.rank >= self.now.rank:
+            return  # not usable, or no better than what is installed: no fix
+        changes = _changes(self.stack, after, self.adapter, self.detected)
+        identity = (tuple(sorted(after.packages, key=lambda p: p[0])), after.env, cell.release.version)
+        if not changes or identity in self.seen:
+            return
+        self.seen.add(identity)
+        fix = _fix(self.matrix, self.layers, self.stack, after, cell, verdict.status, changes, self.note)
+        rank = _rank(verdict.status, changes, fix.manual, cell, after)
+        self.found.append(_Found(rank, frozenset(changes), fix, after))
+
+
+def _kept(space: Space, stack: Stack, name: str) -> List[Choice]:
+    """The candidates of ``name`` that keep it as installed."""
+    if name == space.adapter:
+        return [c for c in space.choices[name] if c.value.release.version == stack.env.adapter]
+    current = space.current.get(name)
+    return [current] if current is not None else []
+
+
+def _changing(
+    space: Space,
+    stack: Stack,
+    chosen: Set[str],
+    pinned: Mapping[str, List[Choice]],
+    fixed_dims: Set[str],
+    installed: Set[str],
+) -> Dict[str, List[Choice]]:
+    """The candidates of a resolution that changes ``chosen`` only: what is held as held, what is
+    chosen (or a fixed dimension not detected) and what is not installed free, the rest kept."""
+    out = {}
+    for name, options in space.choices.items():
+        if name in pinned:
+            out[name] = pinned[name]
+        elif name in chosen or (name in fixed_dims and space.current.get(name) is None):
+            out[name] = options
+        elif name not in installed:
+            out[name] = options  # not installed (or a dimension not detected): any
+        else:
+            out[name] = _kept(space, stack, name)  # installed: kept
+    return out
 
 
 def _changed_name(name: str) -> str:
@@ -473,7 +560,7 @@ def _keeps(
     layers: Sequence[Layer],
     held: Held,
     kept: Sequence[_Commitment],
-    budget: List[int],
+    searches: _Searches,
 ) -> bool:
     """Whether some stack keeps every one of ``kept`` (and what no one can change)."""
     names = {c.name for c in kept}
@@ -481,7 +568,7 @@ def _keeps(
     local: Dict[str, Sequence[Choice]] = dict(space.choices)
     local.update(_fixed(matrix, space, layers))
     local.update((name, options) for name, options in pinned.items() if name in names)
-    return _attempt(local, _roots(space, [c.name for c in kept if c.layer]), budget) is not None
+    return _attempt(local, _roots(space, [c.name for c in kept if c.layer]), searches) is not None
 
 
 def _core(
@@ -490,7 +577,7 @@ def _core(
     layers: Sequence[Layer],
     held: Held,
     commitments: List[_Commitment],
-    budget: List[int],
+    searches: _Searches,
 ) -> List[_Commitment]:
     """A smallest set of the commitments no stack keeps together, found by the resolver: each one
     is left out in turn, and stays out when the rest still conflict (the layers are tried first,
@@ -498,7 +585,7 @@ def _core(
     core = list(commitments)
     for item in list(commitments):
         rest = [c for c in core if c is not item]
-        if not _keeps(space, matrix, layers, held, rest, budget):
+        if not _keeps(space, matrix, layers, held, rest, searches):
             core = rest
     return core
 
@@ -597,11 +684,11 @@ def _decider(space: Space, held: Held, core: List[_Commitment]) -> Optional[str]
 
 
 def _conflict(
-    matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, today: _dt.date, budget: List[int]
+    matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, today: _dt.date, searches: _Searches
 ) -> Tuple[str, List[_Commitment]]:
     """Why no stack keeps what the user holds, and the commitments that decide it."""
-    space = build_space(matrix, layers, stack, today)
-    core = _core(space, matrix, layers, held, _commitments(matrix, layers, stack, held), budget)
+    space = build_space(matrix, layers, stack, today, searches.candidates)
+    core = _core(space, matrix, layers, held, _commitments(matrix, layers, stack, held), searches)
     said = _decider(space, held, core)
     if said is not None:
         return said, core
@@ -611,7 +698,7 @@ def _conflict(
         version = stack.version(layer.name) or dict(held.packages).get(layer.name)
         release = layer.release(version) if version is not None else None
         if release is not None:
-            from ..matrix.stack_rules import unsupported_row
+            from ...matrix.stack_rules import unsupported_row
 
             row = unsupported_row(matrix, layer, release, today)
             if row is not None:
@@ -673,7 +760,7 @@ def _ways_out(
     held: Held,
     today: _dt.date,
     now: Status,
-    budget: List[int],
+    searches: _Searches,
     adapter: Optional[Verdict] = None,
 ) -> List[_Found]:
     """Every way out of a conflict, each the nearest stack that gives up one thing: a held value
@@ -686,7 +773,7 @@ def _ways_out(
         if name.startswith("dim:") and not getattr(_dimension(matrix, layers, name[4:]), "changeable", True):
             continue  # the machine (a SoC, an arch): nothing to give up
         what = held.describe(name)
-        got = _search(matrix, layers, stack, held.without(name), today, wanted, 1, f"without {what}", budget, now)
+        got = _search(matrix, layers, stack, held.without(name), today, wanted, 1, f"without {what}", searches, now)
         ways += [(f, (what,), False) for f in _listed(got or [], 1)]
     for layer in layers:  # give up one layer, and those that require it
         gone = _requiring(layers, stack, layer)
@@ -698,7 +785,7 @@ def _ways_out(
         note = f"without {names[0]}" + (f" (and {_together(names[1:])}, which require it)" if len(names) > 1 else "")
         as_is = _dropped(matrix, gone, rest, kept, today, now, note, adapter) if uninstall else []
         got = as_is or _listed(
-            _search(matrix, rest, kept, rest_held, today, [o.name for o in rest], 1, note, budget, now) or [], 1
+            _search(matrix, rest, kept, rest_held, today, [o.name for o in rest], 1, note, searches, now) or [], 1
         )
         commands = (f"pip uninstall -y {' '.join(uninstall)}",) if uninstall else ()
         for f in got:
@@ -875,8 +962,8 @@ def _versions_fixes(
 ) -> StackFixes:
     """The stacks of other versions (:func:`stack_fixes`, once every package is at the commit pinned)."""
     wanted = [layer.name for layer in layers]
-    budget = [_BUDGET]
-    found = _search(matrix, layers, stack, held, today, wanted, limit, budget=budget, now=now)
+    searches = _Searches(Candidates())  # one answer's: every search below shares its candidates and budget
+    found = _search(matrix, layers, stack, held, today, wanted, limit, searches=searches, now=now)
     if found:
         best = _listed(found, limit)
         return StackFixes(tuple(f.fix for f in best), None, tuple(f.stack for f in best))
@@ -894,8 +981,8 @@ def _versions_fixes(
             (),
             "no fix: no stack every matrix supports with what you hold was found within the search's budget; ask again with fewer layers held",
         )
-    conflict, core = _conflict(matrix, layers, stack, held, today, budget)
-    ways = _ways_out(matrix, layers, stack, held, today, now, budget, adapter)
+    conflict, core = _conflict(matrix, layers, stack, held, today, searches)
+    ways = _ways_out(matrix, layers, stack, held, today, now, searches, adapter)
     reason = None
     if not ways:
         reason = (
@@ -911,13 +998,15 @@ def install_stack(
     release: LayerRelease,
     today: _dt.date,
     platform: Sequence[Tuple[str, Value]] = (),
+    candidates: Optional[Candidates] = None,
 ) -> Optional[Fix]:
     """The fix that installs ``release`` of ``layer`` and everything below it into a fresh
     environment (the stack table's command): the same search as :func:`stack_fixes`, holding
     the release and the dimension values it names, with the newest Python its torch and its
     own range admit. ``platform``: the machine's values of dimensions the release leaves open
-    (``arch x86_64``: torch's +cpu build there), held too. ``None`` when the adapter's matrix
-    supports no such stack."""
+    (``arch x86_64``: torch's +cpu build there), held too. ``candidates``: those the stack
+    table's other rows built (a layer's releases, the adapter's cells), shared. ``None`` when the
+    adapter's matrix supports no such stack."""
     torch = release.pin("torch")
     pythons = sorted(
         {
@@ -939,11 +1028,14 @@ def install_stack(
             dims.append((name, exact[0]))
     dims += [(name, value) for name, value in platform if name not in {n for n, _v in dims}]
     held = Held(tuple(dims), ((layer.name, release.version),))
+    candidates = candidates if candidates is not None else Candidates()
     for python in reversed(pythons):  # the newest Python that has the whole stack
         env = Environment(python=python, dimensions=tuple(dims))
         stack = Stack(env, tuple((name, None) for name in stack_packages([layer])))
         found = [
-            f for f in _search(matrix, [layer], stack, held, today, [layer.name], 1) or [] if PYTHON not in f.changes
+            f
+            for f in _search(matrix, [layer], stack, held, today, [layer.name], 1, searches=_Searches(candidates)) or []
+            if PYTHON not in f.changes
         ]
         if found:
             return _listed(found, 1)[0].fix

@@ -4,7 +4,7 @@ Each name of a stack (``python``, ``torch``, the adapter, each layer, each packa
 pins, each dimension as ``dim:NAME``) has candidates, preferred first, and each candidate
 needs values of the others: a layer release needs its pins, an adapter cell its torch, its
 Python and its dimension values, a torch patch one of its line's Pythons. resolvelib (pip's
-resolver) finds values that satisfy every need (:func:`resolve`); :mod:`.stack_fixes`
+resolver) finds values that satisfy every need (:func:`resolve`); :mod:`.search`
 decides which names may change in each resolution and which stacks become fixes.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, NamedTuple, Op
 
 from packaging.version import Version
 
-from ..matrix.model import (
+from ...matrix.model import (
     Constraint,
     Layer,
     LayerRelease,
@@ -28,10 +28,11 @@ from ..matrix.model import (
     TorchLine,
     Value,
 )
-from ..matrix.queries import Cell, cells
-from ..matrix.status import Status
-from ..names import canonical_name
-from .stack import Stack, stack_packages
+from ...matrix.queries import Cell, cells
+from ...matrix.status import Status
+from ...names import canonical_name
+from ..judgment import Environment
+from .judge import Stack, stack_packages
 
 __all__ = [
     "PYTHON",
@@ -40,6 +41,7 @@ __all__ = [
     "Need",
     "Choice",
     "Space",
+    "Candidates",
     "dim_name",
     "anything",
     "build_space",
@@ -137,13 +139,16 @@ def _claims_torch(release: Release, line: TorchLine, torch: Version) -> bool:
 class _Provider:
     """resolvelib's provider over prepared candidates (``space``: name -> choices, preferred first)."""
 
-    def __init__(self, space: Mapping[str, Sequence[Choice]], first: FrozenSet[str] = frozenset()) -> None:
+    def __init__(
+        self, space: Mapping[str, Sequence[Choice]], candidates: Candidates, first: FrozenSet[str] = frozenset()
+    ) -> None:
         self.space = space
+        self.candidates = candidates  # what each need said of each candidate, across resolutions
         self.first = first  # the layers: each candidate decides much below it
         self.matches: Dict[Any, List[Choice]] = {}  # (name, its needs, its refused candidates) -> matches
 
     def _accepts(self, need: Need, choice: Choice) -> bool:
-        return _accepts(need, choice)
+        return self.candidates.accepts(need, choice)
 
     def identify(self, requirement_or_candidate: Any) -> str:
         return str(requirement_or_candidate.name)
@@ -184,22 +189,36 @@ class _Provider:
         return identifiers
 
 
-_MEMO: Dict[Tuple[int, int], Tuple[Need, Choice, bool]] = {}  # what each need said of each candidate
-_MEMO_LIMIT = 200_000  # entries: a few tens of MB at most, then it starts over
+_MEMO_LIMIT = 200_000  # needs asked of candidates: a few tens of MB at most, then it starts over
 
 
-def _accepts(need: Need, choice: Choice) -> bool:
-    # a need is asked of the same candidate again and again, within a resolution and across
-    # the resolutions of one answer: remembered by identity, the entry holding both objects
-    # (so that neither id can be reused while the entry stands)
-    key = (id(need), id(choice))
-    known = _MEMO.get(key)
-    if known is None:
-        known = _MEMO[key] = (need, choice, need.test(choice.value))
-    return known[2]
+class Candidates:
+    """The candidates of one adapter's stacks, built once and shared by every search that asks
+    for them (the resolutions of one answer, the stack table's rows: a layer of 5,000 releases
+    is otherwise 5,000 candidates built again per resolution), and what each need said of each
+    candidate. Whoever asks (one answer, one table) makes one and passes it down: no module
+    keeps it, so a long-lived process (the guard, a test run) holds nothing between answers."""
+
+    def __init__(self) -> None:
+        # each entry holds the objects its key names by id (so that neither id can be reused
+        # while the entry stands): the matrix or layer, then what was built from it
+        self.cells: Dict[Tuple[int, _dt.date, Tuple[Tuple[str, Value], ...]], Tuple[Matrix, List[Choice]]] = {}
+        # per layer: its candidates, and every version it names of each package (what a fix can install)
+        self.layers: Dict[Tuple[int, str, FrozenSet[str]], Tuple[Layer, List[Choice], Dict[str, Set[Version]]]] = {}
+        self.torches: Dict[Tuple[int, Optional[str]], Tuple[Matrix, List[Choice]]] = {}
+        self.accepted: Dict[Tuple[int, int], Tuple[Need, Choice, bool]] = {}  # what each need said of each candidate
+
+    def accepts(self, need: Need, choice: Choice) -> bool:
+        # a need is asked of the same candidate again and again, within a resolution and across
+        # the resolutions of one answer: remembered by identity
+        key = (id(need), id(choice))
+        known = self.accepted.get(key)
+        if known is None:
+            known = self.accepted[key] = (need, choice, need.test(choice.value))
+        return known[2]
 
 
-def _prune(space: Mapping[str, Sequence[Choice]]) -> Dict[str, List[Choice]]:
+def _prune(space: Mapping[str, Sequence[Choice]], candidates: Candidates) -> Dict[str, List[Choice]]:
     """``space`` without the candidates that need what no candidate offers, until none does
     (arc consistency): a kept value (Python 3.11, CANN 9.1.0 held) leaves out every release
     of a layer that needs another before the resolver tries them one by one: a layer of 5,000
@@ -215,7 +234,7 @@ def _prune(space: Mapping[str, Sequence[Choice]]) -> Dict[str, List[Choice]]:
             for c in options:
                 ok = viable.get(id(c.needs))
                 if ok is None:
-                    ok = viable[id(c.needs)] = all(_supported(n, out, supported) for n in c.needs)
+                    ok = viable[id(c.needs)] = all(_supported(n, out, supported, candidates) for n in c.needs)
                 if ok:
                     kept.append(c)
             if len(kept) != len(options):
@@ -225,26 +244,31 @@ def _prune(space: Mapping[str, Sequence[Choice]]) -> Dict[str, List[Choice]]:
             return out
 
 
-def _supported(need: Need, space: Mapping[str, Sequence[Choice]], supported: Dict[int, bool]) -> bool:
+def _supported(
+    need: Need, space: Mapping[str, Sequence[Choice]], supported: Dict[int, bool], candidates: Candidates
+) -> bool:
     known = supported.get(id(need))
     if known is None:
         options = space.get(need.name, ())
         known = supported[id(need)] = any(
-            _accepts(need, c) for c in options if need.only is None or c.version in need.only
+            candidates.accepts(need, c) for c in options if need.only is None or c.version in need.only
         )
     return known
 
 
 def resolve(
-    space: Mapping[str, Sequence[Choice]], roots: Sequence[Need], first: FrozenSet[str] = frozenset()
+    space: Mapping[str, Sequence[Choice]],
+    roots: Sequence[Need],
+    candidates: Candidates,
+    first: FrozenSet[str] = frozenset(),
 ) -> Dict[str, Choice]:
-    """One resolution (``first``: the names to choose first, the layers); raises resolvelib's
-    ``ResolutionImpossible`` when none exists."""
+    """One resolution (``candidates``: what the needs said so far; ``first``: the names to choose
+    first, the layers); raises resolvelib's ``ResolutionImpossible`` when none exists."""
     from resolvelib import BaseReporter, Resolver
 
-    if len(_MEMO) > _MEMO_LIMIT:
-        _MEMO.clear()
-    provider = _Provider(_prune(space), first)
+    if len(candidates.accepted) > _MEMO_LIMIT:
+        candidates.accepted.clear()
+    provider = _Provider(_prune(space, candidates), candidates, first)
     resolver: Any = Resolver(provider, BaseReporter())  # type: ignore[arg-type]  # a duck-typed provider
     return dict(resolver.resolve(roots, max_rounds=500).mapping)
 
@@ -347,16 +371,10 @@ def _cell_choice(matrix: Matrix, cell: Cell, adapter: str, shared: Dict[Any, Nee
     return Choice(adapter, cell, parent, cell.status, tuple(needs), _public(release.version))
 
 
-_CELLS: Dict[Tuple[int, _dt.date, Tuple[Tuple[str, Value], ...]], Tuple[Matrix, List[Choice]]] = {}
-# per layer: its candidates, and every version it names of each package (what a fix can install)
-_LAYERS: Dict[Tuple[int, str, FrozenSet[str]], Tuple[Layer, List[Choice], Dict[str, Set[Version]]]] = {}
-_TORCHES: Dict[Tuple[int, Optional[str]], Tuple[Matrix, List[Choice]]] = {}
-
-
-def _torch_choices(matrix: Matrix, label: Optional[str]) -> List[Choice]:
+def _torch_choices(candidates: Candidates, matrix: Matrix, label: Optional[str]) -> List[Choice]:
     """Every patch of every torch line, newest first, in one variant family (``label``), each
     needing one of its line's Pythons; built once per matrix and family."""
-    cached = _TORCHES.get((id(matrix), label))
+    cached = candidates.torches.get((id(matrix), label))
     if cached is not None and cached[0] is matrix:
         return cached[1]
     out: List[Choice] = []
@@ -366,17 +384,19 @@ def _torch_choices(matrix: Matrix, label: Optional[str]) -> List[Choice]:
             need = Need(PYTHON, f"one of torch {line.minor}'s wheels", f"torch {version}", partial(_among, line.python))
             out.append(Choice(TORCH, version, f"torch {version}", Status.SUPPORTED, (need,), Version(version.public)))
     out.sort(key=lambda c: c.value, reverse=True)
-    _TORCHES[(id(matrix), label)] = (matrix, out)
+    candidates.torches[(id(matrix), label)] = (matrix, out)
     return out
 
 
-def _layer_choices(layer: Layer, adapter: str, layers: FrozenSet[str]) -> Tuple[List[Choice], Dict[str, Set[Version]]]:
+def _layer_choices(
+    candidates: Candidates, layer: Layer, adapter: str, layers: FrozenSet[str]
+) -> Tuple[List[Choice], Dict[str, Set[Version]]]:
     """The usable releases of ``layer``, newest first, and every version it names of each package,
     built once per layer and stack (like the adapter's cells: the searches of one answer, and the
     stack table's rows, share them and their memo). ``layers``: the stack's layers, whose pins on
     one another name releases."""
     key = (id(layer), adapter, layers)
-    cached = _LAYERS.get(key)
+    cached = candidates.layers.get(key)
     if cached is not None and cached[0] is layer:
         return cached[1], cached[2]
     shared: Dict[Tuple[str, str], Need] = {}
@@ -390,16 +410,18 @@ def _layer_choices(layer: Layer, adapter: str, layers: FrozenSet[str]) -> Tuple[
     for r in layer.releases:
         for p in r.packages:
             exact.setdefault(p.name, set()).update(p.exact)
-    _LAYERS[key] = (layer, out, exact)
+    candidates.layers[key] = (layer, out, exact)
     return out, exact
 
 
-def _adapter_choices(matrix: Matrix, today: _dt.date, fixed: Tuple[Tuple[str, Value], ...] = ()) -> List[Choice]:
+def _adapter_choices(
+    candidates: Candidates, matrix: Matrix, today: _dt.date, fixed: Tuple[Tuple[str, Value], ...] = ()
+) -> List[Choice]:
     """Each usable cell of the adapter's matrix, the newest release first, of the releases that
     accept the values no one can change (``fixed``: an arch, a SoC detected); computed once per
     matrix, day and machine (a search builds several spaces, the stack table one per row)."""
     key = (id(matrix), today, fixed)
-    cached = _CELLS.get(key)
+    cached = candidates.cells.get(key)
     if cached is not None and cached[0] is matrix:
         return cached[1]
     adapter = canonical_name(matrix.adapter.distribution)
@@ -413,16 +435,36 @@ def _adapter_choices(matrix: Matrix, today: _dt.date, fixed: Tuple[Tuple[str, Va
         if unique not in seen:
             seen.add(unique)
             out.append(_cell_choice(matrix, cell, adapter, shared))
-    _CELLS.clear()  # one matrix at a time: a process judges one stack
-    _LAYERS.clear()
-    _TORCHES.clear()
-    _MEMO.clear()
-    _CELLS[key] = (matrix, out)
+    candidates.cells[key] = (matrix, out)
     return out
 
 
-def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _dt.date) -> Space:
-    """Every candidate the matrices give, each name's newest first (Python: nearest first)."""
+def _torches(candidates: Candidates, matrix: Matrix, env: Environment) -> List[Choice]:
+    """torch: every patch of every line, in the installed torch's variant family, then (when the
+    matrix lets a fix move to another family: torch-npu's +cpu build on x86_64) in the others;
+    with none installed, of every family a release needs, PyPI's build first where a release
+    takes either."""
+    if env.torch is not None:
+        label = env.torch.local
+        torches = list(_torch_choices(candidates, matrix, label))
+        if matrix.variants_changeable:
+            for other in dict.fromkeys(r.variant for r in matrix.releases):
+                if other != label:
+                    torches += _torch_choices(candidates, matrix, other)
+        return torches
+    labels = [None] + sorted({r.variant for r in matrix.releases if r.variant is not None})
+    return sorted(
+        (c for label in labels for c in _torch_choices(candidates, matrix, label)),
+        key=lambda c: (Version(c.value.public), c.value.local is None),
+        reverse=True,
+    )
+
+
+def build_space(
+    matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _dt.date, candidates: Candidates
+) -> Space:
+    """Every candidate the matrices give, each name's newest first (Python: nearest first);
+    ``candidates``: those built already for this answer (or table), which it adds to."""
     env = stack.env
     adapter = canonical_name(matrix.adapter.distribution)
     choices: Dict[str, List[Choice]] = {}
@@ -439,37 +481,19 @@ def build_space(matrix: Matrix, layers: Sequence[Layer], stack: Stack, today: _d
     )
     choices[PYTHON] = [Choice(PYTHON, p, f"Python {p}", Status.SUPPORTED, ()) for p in pythons]
     current[PYTHON] = choices[PYTHON][0]
-    # torch: every patch of every line, in the installed torch's variant family, then (when the
-    # matrix lets a fix move to another family: torch-npu's +cpu build on x86_64) in the others;
-    # with none installed, of every family a release needs, PyPI's build first where a release
-    # takes either
-    if env.torch is not None:
-        label = env.torch.local
-        torches = list(_torch_choices(matrix, label))
-        if matrix.variants_changeable:
-            for other in dict.fromkeys(r.variant for r in matrix.releases):
-                if other != label:
-                    torches += _torch_choices(matrix, other)
-    else:
-        labels = [None] + sorted({r.variant for r in matrix.releases if r.variant is not None})
-        torches = sorted(
-            (c for label in labels for c in _torch_choices(matrix, label)),
-            key=lambda c: (Version(c.value.public), c.value.local is None),
-            reverse=True,
-        )
-    choices[TORCH] = torches
+    torches = choices[TORCH] = _torches(candidates, matrix, env)
     current[TORCH] = next((c for c in torches if env.torch is not None and c.value == env.torch), None)
     # the adapter: each usable cell of its matrix, the newest release first (of this machine's releases)
     fixed = tuple(
         (d.name, value) for d in matrix.dimensions if not d.changeable and (value := env.dimension(d.name)) is not None
     )
-    choices[adapter] = _adapter_choices(matrix, today, fixed)
+    choices[adapter] = _adapter_choices(candidates, matrix, today, fixed)
     current[adapter] = None  # the adapter's current choice depends on torch and Python: compared by version
     # the layers and what they pin
     names = frozenset(layer.name for layer in layers)
     exact: Dict[str, Set[Version]] = {}  # every version a layer names of each package
     for layer in layers:
-        choices[layer.name], named_here = _layer_choices(layer, adapter, names)
+        choices[layer.name], named_here = _layer_choices(candidates, layer, adapter, names)
         for name, pinned in named_here.items():
             exact.setdefault(name, set()).update(pinned)
         installed_version = stack.version(layer.name)

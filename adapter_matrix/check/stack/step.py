@@ -3,7 +3,7 @@
 ``check`` judges each adapter's matrix as before; when layers sit on that adapter (their
 matrices installed, or given with ``--matrix``), :func:`with_stack` makes the answer the
 stack's: the worst status of the adapter and every layer, the layers' broken pins as its
-reasons, and whole stacks as its fixes (:mod:`.stack_fixes`), so that no fix repairs the
+reasons, and whole stacks as its fixes (:mod:`.search`), so that no fix repairs the
 adapter by breaking a layer.
 """
 
@@ -14,19 +14,19 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, NamedTuple, Opt
 
 from packaging.version import InvalidVersion, Version
 
-from ..answer import BinarySection, LayerSeen, StackSeen
-from ..matrix.model import Dimension, Layer, Matrix, PackagePin, Value
-from ..matrix.status import Status
-from ..names import canonical_name
-from .facts import distribution_version
-from .judgment import Environment, Verdict
-from .provenance import Provenance
-from .stack import OwnedReading, installed_stack, judge_stack, stack_packages
-from .stack_fixes import Held, stack_fixes
+from ...answer import BinarySection, LayerSeen, StackSeen
+from ...matrix.model import Dimension, Layer, Matrix, PackagePin, Value
+from ...matrix.status import Status
+from ...names import canonical_name
+from ..facts import distribution_version
+from ..judgment import Environment, Verdict
+from ..provenance import Provenance
+from .judge import OwnedReading, installed_stack, judge_stack, stack_packages
+from .search import Held, stack_fixes
 
 if TYPE_CHECKING:
-    from .elsewhere import Target
-    from .provenance import Survey
+    from ..elsewhere import Target
+    from ..provenance import Survey
 
 __all__ = ["StackAnswer", "StackQuestion", "split_overrides", "with_stack"]
 
@@ -106,7 +106,7 @@ def _provenance(
     """How each package of the stack is installed (not those whose version the question
     assumes); ``versions`` gets what each is, judged by its commit: the release of the tag it is
     at, or the release a git pin names for its commit; a checkout no metadata describes too."""
-    from .provenance import current_survey, judge_commit, stack_provenance
+    from ..provenance import current_survey, judge_commit, stack_provenance
 
     looked = question.looked if question.looked is not None else current_survey(question.target)
     out = []
@@ -136,7 +136,7 @@ def _provenance(
 
 def _built(matrix: Matrix, layers: Sequence[Layer], question: StackQuestion) -> List[OwnedReading]:
     """Each layer dimension of an installed layer, read as built and on this machine."""
-    from .facts import distribution_folder, search_path
+    from ..facts import distribution_folder, search_path
 
     out = []
     for layer in layers:
@@ -164,7 +164,7 @@ def _as_value(dim: Dimension, text: Optional[str]) -> Optional[Value]:
 
 
 def _machine(dim: Dimension, question: StackQuestion) -> Tuple[Optional[Value], Optional[str]]:
-    from .detectors import detect
+    from ..detectors import detect
 
     if dim.name in question.dimensions:
         return _as_value(dim, question.dimensions[dim.name]), "--set"
@@ -177,7 +177,7 @@ def _read_built(dim: Dimension, site: str) -> Tuple[Optional[str], Optional[str]
     in the folder the layer is installed in."""
     import os
 
-    from .detectors import run_detector
+    from ..detectors import run_detector
 
     for declared in dim.built:
         detector = declared

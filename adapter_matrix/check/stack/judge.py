@@ -8,7 +8,7 @@ its other packages (vllm, triton-ascend) and the adapter's dimensions (CANN). A 
 names the layer, the package and the pin.
 
 :class:`Stack` is one state of the whole stack, as installed or as a fix would leave it;
-:func:`judge_stack` decides it, and :mod:`.stack_fixes` searches the states it would
+:func:`judge_stack` decides it, and :mod:`.search` searches the states it would
 accept. Both read the model only: the adapter's part is :func:`.verdict.verdict`'s.
 """
 
@@ -20,13 +20,13 @@ from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
-from ..matrix.diagnostics import Mark
-from ..matrix.model import Constraint, Layer, LayerRelease, Matrix, PackagePin, Value
-from ..matrix.status import Status
-from ..names import canonical_name
-from .judgment import Environment, Verdict
-from .provenance import Provenance, judge_commit
-from .verdict import undetected, verdict
+from ...matrix.diagnostics import Mark
+from ...matrix.model import Constraint, Layer, LayerRelease, Matrix, PackagePin, Value
+from ...matrix.status import Status
+from ...names import canonical_name
+from ..judgment import Environment, Verdict
+from ..provenance import Provenance, judge_commit
+from ..verdict import undetected, verdict
 
 __all__ = [
     "OwnedReading",
@@ -130,40 +130,66 @@ def stack_packages(layers: Sequence[Layer]) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+Refusal = Tuple[str, Mark]  # a problem and the line of the matrix it comes from
+
+
 def _judge_layer(matrix: Matrix, layer: Layer, stack: Stack, assumed: FrozenSet[str] = frozenset()) -> LayerVerdict:
     """Whether the installed release of ``layer`` accepts the rest of ``stack`` (``assumed``:
     the dimensions whose value is the stack's assumption, not a detected one)."""
     installed = stack.version(layer.name)
-    env = stack.env
     if installed is None:
         return LayerVerdict(
             layer, None, None, Status.UNSUPPORTED, (f"{layer.distribution} is not installed",), (layer.mark,)
         )
     release = layer.release(installed)
     if release is None:
-        builds = layer.builds_of(installed) if not installed.local else ()
-        if builds:  # several builds of one public version: the version does not say which is installed
-            named = ", ".join(str(r.version) for r in builds)
-            problem = (
-                f"{layer.distribution} {installed} is a build of {len(builds)} releases its matrix describes "
-                f"({named}) and its version does not say which: install one of them by its tag"
-            )
-        else:
-            known = ", ".join(str(r.version) for r in layer.releases)
-            problem = f"{layer.distribution} {installed} is not a release its matrix describes (known: {known})"
-        return LayerVerdict(layer, installed, None, Status.UNSUPPORTED, (problem,), (layer.mark,))
+        return LayerVerdict(
+            layer, installed, None, Status.UNSUPPORTED, (_not_described(layer, installed),), (layer.mark,)
+        )
     who = f"{layer.distribution} {release.version}"
-    problems: List[str] = []
-    marks: List[Mark] = []
-    assumptions: List[str] = []
+    env = stack.env
+    pins, by_version = _pins_judged(matrix, release, stack, who)
+    dimensions, undetected_ones = _dimensions_judged(release, env, who, assumed)
+    refused = [
+        *_python_judged(release, env, who),
+        *pins,
+        *_build_judged(layer, installed, stack),
+        *_adapter_line_judged(matrix, release, env, who),
+        *dimensions,
+    ]
+    status = Status.UNSUPPORTED if refused else release.status
+    marks = tuple(mark for _, mark in refused) or (release.mark,)
+    return LayerVerdict(
+        layer, installed, release, status, tuple(text for text, _ in refused), marks, (*by_version, *undetected_ones)
+    )
 
-    def refuse(text: str, mark: Mark) -> None:
-        problems.append(text)
-        marks.append(mark)
 
+def _not_described(layer: Layer, installed: Version) -> str:
+    """Why an installed version of ``layer`` is none of its matrix's releases."""
+    builds = layer.builds_of(installed) if not installed.local else ()
+    if builds:  # several builds of one public version: the version does not say which is installed
+        named = ", ".join(str(r.version) for r in builds)
+        return (
+            f"{layer.distribution} {installed} is a build of {len(builds)} releases its matrix describes "
+            f"({named}) and its version does not say which: install one of them by its tag"
+        )
+    known = ", ".join(str(r.version) for r in layer.releases)
+    return f"{layer.distribution} {installed} is not a release its matrix describes (known: {known})"
+
+
+def _python_judged(release: LayerRelease, env: Environment, who: str) -> List[Refusal]:
     if release.python is not None and not release.python.contains(env.python.version):
-        refuse(f"{who} supports Python {release.python}, not {env.python}", release.mark_of("python"))
+        return [(f"{who} supports Python {release.python}, not {env.python}", release.mark_of("python"))]
+    return []
+
+
+def _pins_judged(matrix: Matrix, release: LayerRelease, stack: Stack, who: str) -> Tuple[List[Refusal], List[str]]:
+    """Each package the release pins against the stack: a git pin by its commit where the
+    installed package has one, else by its version (with the assumption that makes)."""
+    env = stack.env
     adapter_name = canonical_name(matrix.adapter.distribution)
+    refused: List[Refusal] = []
+    assumptions: List[str] = []
     for pin in release.packages:
         found = (
             env.torch if pin.name == "torch" else env.adapter if pin.name == adapter_name else stack.version(pin.name)
@@ -173,48 +199,65 @@ def _judge_layer(matrix: Matrix, layer: Layer, stack: Stack, assumed: FrozenSet[
         by_commit = _commit(who, pin, stack.origin(pin.name)) if pin.git is not None and found is not None else None
         if by_commit is not None and by_commit[0] is not None:
             if not by_commit[0]:
-                refuse(by_commit[1], pin.mark)
+                refused.append((by_commit[1], pin.mark))
             continue  # judged by its commit, not by the version string its build calls itself
         if by_commit is not None:
             assumptions.append(by_commit[1])
         if found is None:
-            refuse(f"{who} needs {pin}, which is not installed", pin.mark)
+            refused.append((f"{who} needs {pin}, which is not installed", pin.mark))
         elif not pin.admits(found):
-            refuse(f"{who} pins {pin}, found {found}", pin.mark)
+            refused.append((f"{who} pins {pin}, found {found}", pin.mark))
+    return refused, assumptions
+
+
+def _build_judged(layer: Layer, installed: Version, stack: Stack) -> List[Refusal]:
+    """The layer's own dimensions as it was built against this machine's."""
+    refused: List[Refusal] = []
     for reading in stack.built:
         if reading.layer != layer.name or reading.built is None or reading.machine is None:
             continue
         if not reading.built.same(reading.machine):
-            refuse(
-                f"{layer.distribution} {installed} was built for {reading.dimension} {reading.built} "
-                f"({reading.built_source}), but this machine is {reading.dimension} {reading.machine} "
-                f"({reading.machine_source}): install a build of {layer.distribution} made for {reading.machine}",
-                reading.mark,
+            refused.append(
+                (
+                    f"{layer.distribution} {installed} was built for {reading.dimension} {reading.built} "
+                    f"({reading.built_source}), but this machine is {reading.dimension} {reading.machine} "
+                    f"({reading.machine_source}): install a build of {layer.distribution} made for {reading.machine}",
+                    reading.mark,
+                )
             )
-    if release.adapter_line is not None:
-        line = _adapter_line(matrix, env)
-        if env.adapter is None:
-            refuse(
-                f"{who} needs {matrix.adapter.distribution} of release line {release.adapter_line}, which is not installed",
-                release.mark_of("adapter-line"),
-            )
-        elif line != release.adapter_line:
-            refuse(
-                f"{who} needs {matrix.adapter.distribution} of release line {release.adapter_line}, found {env.adapter}"
-                + (f" (release line {line})" if line else " (of no release line)"),
-                release.mark_of("adapter-line"),
-            )
+    return refused
+
+
+def _adapter_line_judged(matrix: Matrix, release: LayerRelease, env: Environment, who: str) -> List[Refusal]:
+    """The adapter's release line the layer release needs."""
+    if release.adapter_line is None:
+        return []
+    line = _adapter_line(matrix, env)
+    needs = f"{who} needs {matrix.adapter.distribution} of release line {release.adapter_line}"
+    if env.adapter is None:
+        return [(f"{needs}, which is not installed", release.mark_of("adapter-line"))]
+    if line != release.adapter_line:
+        found = f"{needs}, found {env.adapter}" + (f" (release line {line})" if line else " (of no release line)")
+        return [(found, release.mark_of("adapter-line"))]
+    return []
+
+
+def _dimensions_judged(
+    release: LayerRelease, env: Environment, who: str, assumed: FrozenSet[str]
+) -> Tuple[List[Refusal], List[str]]:
+    """The dimensions the release constrains: refused when outside, assumed when undetected."""
+    refused: List[Refusal] = []
+    assumptions: List[str] = []
     for name, constraint in release.dimensions:
         value = env.dimension(name)
         if value is None:
             assumptions.append(f"{undetected(name)}; assumed it satisfies {who}'s {constraint}")
         elif not constraint.contains(value):
             found_or_assumed = "assumed" if name in assumed else "found"
-            refuse(f"{who} needs {name} {constraint}, {found_or_assumed} {value}", release.mark_of("dimensions"))
-    status = Status.UNSUPPORTED if problems else release.status
-    return LayerVerdict(
-        layer, installed, release, status, tuple(problems), tuple(marks) or (release.mark,), tuple(assumptions)
-    )
+            refused.append(
+                (f"{who} needs {name} {constraint}, {found_or_assumed} {value}", release.mark_of("dimensions"))
+            )
+    return refused, assumptions
 
 
 def _commit(who: str, pin: PackagePin, found: Optional[Provenance]) -> Optional[Tuple[Optional[bool], str]]:
