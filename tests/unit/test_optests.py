@@ -170,7 +170,7 @@ def test_the_fixture_pack_runs_on_the_device_and_again_the_same(tmp_path):
     counts = {name: f["outcomes"] for name, f in record["files"].items()}
     assert counts == {
         "test_pack_modules.py": {"passed": 4},
-        "test_pack_ops.py": {"passed": 12, "failed": 1},
+        "test_pack_ops.py": {"passed": 13, "failed": 1},  # with the class written only_for="cuda"
         "test_pack_optim.py": {"passed": 3, "skipped": 3},
     }
     assert [e["test"] for e in record["cpu_too"]] == [OPS_FAIL] and record["new_failures"] == []
@@ -260,8 +260,8 @@ def test_a_large_file_is_sharded_with_the_same_counts():
     request = TestsRequest(str(PACK / "test"), ("test_pack_ops.py",), "npu", "shims", jobs=2, shard_bytes=0)
     done = run(request)
     (only,) = done.files
-    assert only.shards == 2 and only.counts["passed"] == 12 and only.counts["failed"] == 1
-    assert len({t.id for t in done.tests}) == 13
+    assert only.shards == 2 and only.counts["passed"] == 13 and only.counts["failed"] == 1
+    assert len({t.id for t in done.tests}) == 14
 
 
 def _scratch_example(folder):
