@@ -196,7 +196,10 @@ def base_file_text(activate: str, device: str) -> str:
 
 def hook_env(base_file: Optional[str], only_for: str = "privateuse1", device: str = "") -> Dict[str, str]:
     """PyTorch's hooks for one run: the device's tests only (and the CUDA-only ones), or CPU's."""
-    env = {"PYTORCH_TESTING_DEVICE_ONLY_FOR": only_for, "PYTORCH_PRINT_REPRO_ON_FAILURE": "0"}
+    names = [only_for, *([device] if device and only_for == "privateuse1" else [])]
+    # (the device's name in ONLY_FOR too: a renamed base of a device whose module has no
+    # is_available() is not mapped back to privateuse1 by PyTorch's filter)
+    env = {"PYTORCH_TESTING_DEVICE_ONLY_FOR": ",".join(names), "PYTORCH_PRINT_REPRO_ON_FAILURE": "0"}
     if base_file is not None:
         env["TORCH_TEST_DEVICES"] = base_file
         # The device's name too: from torch 2.13 instantiate_device_type_tests sets its bases up as it
