@@ -38,7 +38,7 @@ def main() -> int:
         Path(base).write_text(base_file_text("shims", "npu"))
         out = os.path.join(folder, "a.log")
         a = f"exec {tool} ops tests --matrix {ROOT / 'compat.yaml'} --pack {PACK} -j {args.jobs} >>{out} 2>&1"
-        env = " ".join(f"{k}={v}" for k, v in hook_env(base).items())
+        env = " ".join(f"{k}={v}" for k, v in hook_env(base, device="npu").items())
         b = (
             f"cd {PACK / 'test'} && exec env {env} {sys.executable} -m pytest -q -p no:cacheprovider -c /dev/null "
             f"{' '.join(FILES)}"

@@ -27,3 +27,31 @@ def cell_wheelhouse(folder: Path, more: tuple = ()) -> str:
             seen.add(name)
             repack(dist, folder)
     return os.pathsep.join([LOCAL_TORCH, str(folder)])
+
+
+def op_cell_env(cell: Path, scratch: Path, **extra: str) -> dict:
+    """The environment of an offline nox cell of the adapter at ``cell`` that runs PyTorch's test
+    machinery (the op sweep, ``ops tests``): ``cell`` committed as a git repository (its record
+    names a commit), a wheelhouse in ``scratch`` with expecttest and numpy beside the cell's
+    wheels, and the cell's results and evidence in ``scratch``."""
+    import subprocess
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", "."], cwd=cell, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=cell, check=True)
+    subprocess.run([*git, "commit", "-qm", cell.name], cwd=cell, check=True)
+    wheels = cell_wheelhouse(scratch / "wheelhouse")
+    for name in ("expecttest", "numpy"):  # what PyTorch's test machinery imports in the cell
+        for dist in [metadata.distribution(name), *requirements_closure(name)]:
+            repack(dist, scratch / "wheelhouse")
+    env = dict(
+        os.environ,
+        ADAPTER_MATRIX_WHEELS=wheels,
+        ADAPTER_MATRIX_RESULTS=str(scratch / "results"),
+        ADAPTER_MATRIX_EVIDENCE=str(scratch / "evidence"),
+        UV_OFFLINE="1",
+        MAX_JOBS="1",
+        **extra,
+    )
+    env.pop("ADAPTER_MATRIX_OPS", None)
+    return env

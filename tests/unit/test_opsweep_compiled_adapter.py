@@ -105,11 +105,9 @@ def test_the_same_adapters_nox_cell_sweeps_its_sample_and_its_record_keeps_the_c
     sweeps the sample from the installed wheels against the expectations written above, and
     the result record keeps the counts per family."""
     import glob
-    import importlib.metadata as metadata
 
-    from .offline import LOCAL_TORCH, cell_wheelhouse
+    from .offline import LOCAL_TORCH, op_cell_env
     from .test_nox import NOX
-    from .wheelhouse import repack, requirements_closure
 
     if NOX is None or not glob.glob(os.path.join(LOCAL_TORCH, "torch-2.13.0*-cp311-*.whl")):
         pytest.skip("needs nox and the local torch 2.13 wheel")
@@ -129,23 +127,7 @@ def test_the_same_adapters_nox_cell_sweeps_its_sample_and_its_record_keeps_the_c
         )
     )
     assert "ops=OpSweep()" in noxfile.read_text()
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run(["git", "init", "-q", "."], cwd=cell, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=cell, check=True)
-    subprocess.run([*git, "commit", "-qm", "tiny-accel"], cwd=cell, check=True)
-    wheels = cell_wheelhouse(tmp_path / "wheelhouse")
-    for name in ("expecttest", "numpy"):  # what the sweep needs in the cell
-        for dist in [metadata.distribution(name), *requirements_closure(name)]:
-            repack(dist, tmp_path / "wheelhouse")
-    env = dict(
-        os.environ,
-        ADAPTER_MATRIX_WHEELS=wheels,
-        ADAPTER_MATRIX_RESULTS=str(tmp_path / "results"),
-        ADAPTER_MATRIX_EVIDENCE=str(tmp_path / "evidence"),
-        UV_OFFLINE="1",
-        MAX_JOBS="1",
-    )
-    env.pop("ADAPTER_MATRIX_OPS", None)
+    env = op_cell_env(cell, tmp_path)
     proc = subprocess.run(
         [NOX, "--envdir", str(tmp_path / "nox"), "-s", "device(py3.11-torch2.13)"],
         cwd=cell,

@@ -170,7 +170,7 @@ def test_the_fixture_pack_runs_on_the_device_and_again_the_same(tmp_path):
     counts = {name: f["outcomes"] for name, f in record["files"].items()}
     assert counts == {
         "test_pack_modules.py": {"passed": 4},
-        "test_pack_ops.py": {"passed": 12, "failed": 1},
+        "test_pack_ops.py": {"passed": 13, "failed": 1},  # with the class written only_for="cuda"
         "test_pack_optim.py": {"passed": 3, "skipped": 3},
     }
     assert [e["test"] for e in record["cpu_too"]] == [OPS_FAIL] and record["new_failures"] == []
@@ -260,8 +260,34 @@ def test_a_large_file_is_sharded_with_the_same_counts():
     request = TestsRequest(str(PACK / "test"), ("test_pack_ops.py",), "npu", "shims", jobs=2, shard_bytes=0)
     done = run(request)
     (only,) = done.files
-    assert only.shards == 2 and only.counts["passed"] == 12 and only.counts["failed"] == 1
-    assert len({t.id for t in done.tests}) == 13
+    assert only.shards == 2 and only.counts["passed"] == 13 and only.counts["failed"] == 1
+    assert len({t.id for t in done.tests}) == 14
+
+
+def _scratch_example(folder):
+    """A scratch copy of examples/cpp-adapter (tiny-accel, device `tiny`) with the CPU fallback of
+    tests/fixtures/opsweep: the example itself has one kernel (``empty``), so every test would fail."""
+    import shutil
+
+    from .helpers import REPO
+
+    shutil.copytree(REPO / "examples" / "cpp-adapter", folder, ignore=shutil.ignore_patterns("evidence", "build"))
+    shutil.copy(FIXTURES / "opsweep" / "fallback.cpp", folder / "csrc" / "fallback.cpp")
+    setup = folder / "setup.py"
+    setup.write_text(setup.read_text().replace('["csrc/tiny.cpp"]', '["csrc/tiny.cpp", "csrc/fallback.cpp"]'))
+    return folder
+
+
+def _install_built(source, site):
+    """``source`` built against this environment's torch and installed into ``site``, no dependencies."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(site), "."]  # fmt: skip
+    subprocess.run(pip, cwd=source, check=True, env=dict(os.environ, MAX_JOBS="1"))
+    shutil.rmtree(source / "build", ignore_errors=True)
 
 
 BROKEN_NEG = """\
@@ -283,37 +309,15 @@ def test_a_kernel_broken_in_a_compiled_adapter_is_a_new_failure_with_its_test_id
     with the CPU fallback of tests/fixtures/opsweep; its expectations written from a first run;
     then built again with a `neg` kernel that returns its input: the next run names the test."""
     import os
-    import shutil
     import subprocess
     import sys
 
-    from .helpers import REPO
-
     pytest.importorskip("expecttest")
-    source = tmp_path / "tiny-accel"
-    shutil.copytree(REPO / "examples" / "cpp-adapter", source, ignore=shutil.ignore_patterns("evidence", "build"))
-    shutil.copy(FIXTURES / "opsweep" / "fallback.cpp", source / "csrc" / "fallback.cpp")
+    source = _scratch_example(tmp_path / "tiny-accel")
     setup = source / "setup.py"
-    setup.write_text(setup.read_text().replace('["csrc/tiny.cpp"]', '["csrc/tiny.cpp", "csrc/fallback.cpp"]'))
 
     def build(site):
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--no-deps",
-                "--no-build-isolation",
-                "--target",
-                str(site),
-                ".",
-            ],
-            cwd=source,
-            check=True,
-        )
-        shutil.rmtree(source / "build", ignore_errors=True)
+        _install_built(source, site)
 
     def tests(site, *args):
         env = dict(os.environ, PYTHONPATH=str(site), TORCH_DEVICE_BACKEND_AUTOLOAD="0")  # not this venv's shims
@@ -335,6 +339,78 @@ def test_a_kernel_broken_in_a_compiled_adapter_is_a_new_failure_with_its_test_id
     assert broken.returncode == 1, broken.stderr
     new = json.loads(broken.stdout)["new_failures"]
     assert [e["test"] for e in new] == ["test_matches_cpu_neg_tiny_float32 (__main__.TestPackOpsPRIVATEUSE1)"]
+
+
+@pytest.mark.slow
+@pytest.mark.compiled
+def test_the_compiled_example_adapters_cell_runs_the_pack_and_its_record_keeps_the_counts(tmp_path):
+    """Issue 68, item 6: the compiled example adapter runs the fixture pack in its own cell. A
+    scratch copy of examples/cpp-adapter with the CPU fallback of tests/fixtures/opsweep (the
+    example itself has one kernel, ``empty``: every test of the pack would fail on it), whose
+    noxfile declares ``op_tests=OpTests(...)`` as an adopting adapter does (docs/op-coverage.md,
+    "In cells and records"); its maintainer writes the torch line's expectations with
+    ``ops tests --update-expected`` first. Its py3.11-torch2.13 cell (offline, torch 2.13 from
+    /opt/wheels) builds it, runs its tests, then the pack with the CPU control, and the result
+    record and its evidence copy keep the counts per file."""
+    import glob
+    import os
+    import subprocess
+    import sys
+
+    from .offline import LOCAL_TORCH, op_cell_env
+    from .test_nox import NOX
+
+    pytest.importorskip("expecttest")
+    if NOX is None or not glob.glob(os.path.join(LOCAL_TORCH, "torch-2.13.0*-cp311-*.whl")):
+        pytest.skip("needs nox and the local torch 2.13 wheel")
+    torch = pytest.importorskip("torch")
+    if not torch.__version__.startswith("2.13"):
+        pytest.skip("the expectations are written with this environment's torch, the cell's is 2.13")
+    archive = FIXTURES / "testpack" / "pytorch-v2.13.0.tar.gz"
+    digest = (FIXTURES / "testpack" / "pytorch-v2.13.0.tar.gz.sha256").read_text().split()[0]
+    cell = _scratch_example(tmp_path / "tiny-accel")
+    noxfile = cell / "noxfile.py"
+    declared = f'op_tests=OpTests(pack={str(archive)!r}, sha256={digest!r}, control="cpu", jobs=2),'
+    noxfile.write_text(
+        noxfile.read_text()
+        .replace("import Adapter, Pytest, cells", "import Adapter, OpTests, Pytest, cells")
+        .replace('tests=Pytest("tests"),', 'tests=Pytest("tests"),\n        ' + declared)
+    )
+    assert "op_tests=OpTests(" in noxfile.read_text()
+
+    # the maintainer's first run, on a build against this environment's torch: the expectations
+    site = tmp_path / "site"
+    _install_built(cell, site)
+    first = subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", "ops", "tests", "--pack", str(archive), "--sha256", digest,
+         "--control", "cpu", "--update-expected", "--json"],
+        cwd=cell, env=dict(os.environ, PYTHONPATH=str(site), TORCH_DEVICE_BACKEND_AUTOLOAD="0"),
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    assert (cell / "op-sweep" / "pytorch-disabled-tests-2.13.json").is_file()
+    written = json.loads(first.stdout)["files"]
+
+    env = op_cell_env(cell, tmp_path, ADAPTER_MATRIX_OPS_TESTS="on")
+    proc = subprocess.run(
+        [NOX, "--envdir", str(tmp_path / "nox"), "-s", "device(py3.11-torch2.13)"],
+        cwd=cell, capture_output=True, text=True, timeout=1800, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    record = json.loads((tmp_path / "results" / "py3.11-torch2.13.json").read_text())
+    tests = record["ops"]["tests"]
+    assert record["outcome"] == "passed" and record["suites"]["tests"]["passed"] == 3
+    assert tests["ok"] and tests["new_failures"] == []
+    # the cell's counts per file are those of the maintainer's run, each file completed
+    assert {f: (c["outcomes"], c["ended"]) for f, c in tests["files"].items()} == {
+        f: (c["outcomes"], "completed") for f, c in written.items()
+    }
+    assert tests["files"]["test_pack_ops.py"]["outcomes"].get("passed", 0) >= 10
+    for name, counts in tests["files"].items():  # each file a suite group of the cell, no failure in it
+        group = record["suites"][f"op-tests-{name[: -len('.py')]}"]
+        assert group["failed"] == group["errors"] == 0 and group["passed"] == counts["outcomes"].get("passed", 0)
+    evidence = json.loads((tmp_path / "evidence" / "0.1.0" / "py3.11-torch2.13.json").read_text())
+    assert evidence["ops"]["tests"]["files"] == tests["files"]
 
 
 def test_a_cell_record_keeps_the_counts_per_file_and_results_shows_them(tmp_path):

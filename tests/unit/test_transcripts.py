@@ -50,9 +50,7 @@ def _update() -> None:
     for page in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
         text = page.read_text(encoding="utf-8")
         for pattern in (TRANSCRIPT, STACKS):
-            text = pattern.sub(
-                lambda m: m.group(0)[: m.start("out") - m.start(0)] + run(m["cmd"]).stdout + "```", text
-            )
+            text = pattern.sub(lambda m: m.group(0)[: m.start("out") - m.start(0)] + run(m["cmd"]).stdout + "```", text)
         page.write_text(text, encoding="utf-8")
 
 

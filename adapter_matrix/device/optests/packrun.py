@@ -194,12 +194,19 @@ def base_file_text(activate: str, device: str) -> str:
     return BASE_FILE.format(activate=activate, device=device)
 
 
-def hook_env(base_file: Optional[str], only_for: str = "privateuse1") -> Dict[str, str]:
+def hook_env(base_file: Optional[str], only_for: str = "privateuse1", device: str = "") -> Dict[str, str]:
     """PyTorch's hooks for one run: the device's tests only (and the CUDA-only ones), or CPU's."""
-    env = {"PYTORCH_TESTING_DEVICE_ONLY_FOR": only_for, "PYTORCH_PRINT_REPRO_ON_FAILURE": "0"}
+    names = [only_for, *([device] if device and only_for == "privateuse1" else [])]
+    # (the device's name in ONLY_FOR too: a renamed base of a device whose module has no
+    # is_available() is not mapped back to privateuse1 by PyTorch's filter)
+    env = {"PYTORCH_TESTING_DEVICE_ONLY_FOR": ",".join(names), "PYTORCH_PRINT_REPRO_ON_FAILURE": "0"}
     if base_file is not None:
         env["TORCH_TEST_DEVICES"] = base_file
-        env["PYTORCH_TESTING_DEVICE_FOR_CUSTOM"] = "privateuse1"
+        # The device's name too: from torch 2.13 instantiate_device_type_tests sets its bases up as it
+        # instantiates (the base's device_type becomes the backend's name, `npu`), and the custom filter
+        # compares device_type as it is, so with `privateuse1` alone a file's second `only_for="cuda"`
+        # class never reached the device (torch 2.6 keeps `privateuse1` until the tests run).
+        env["PYTORCH_TESTING_DEVICE_FOR_CUSTOM"] = ",".join(["privateuse1", *([device] if device else [])])
     return env
 
 
@@ -552,10 +559,10 @@ def run(request: TestsRequest, progress: Optional[Callable[[Progress], None]] = 
             fh.write(base_file_text(request.activate, request.device))
         runner = _Runner(request, folder, progress)
         if request.fork_server and request.activate:
-            zygote = _Zygote(request, hook_env(base), folder)
+            zygote = _Zygote(request, hook_env(base, device=request.device), folder)
             runner.zygote = zygote if zygote.started(request.timeout) else None
         try:
-            ran = _run_parts(runner, parts, hook_env(base), None, request.activate)
+            ran = _run_parts(runner, parts, hook_env(base, device=request.device), None, request.activate)
         finally:
             if runner.zygote is not None:
                 runner.zygote.close()
