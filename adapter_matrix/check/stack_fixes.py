@@ -40,6 +40,7 @@ from ..matrix.model import (
 from ..matrix.queries import Cell, cells
 from ..matrix.status import Status
 from ..names import canonical_name
+from .changes import Change, change
 from .fixes import series_note, torch_index
 from .judgment import Environment, Fix, Verdict
 from .provenance import Provenance, judge_commit
@@ -174,12 +175,9 @@ def _fix(
     for dim in (*matrix.dimensions, *owned):  # the adapter's, and a layer's own (a driver)
         was, now = before.env.dimension(dim.name), env.dimension(dim.name)
         if dim.name in changes and was is not None and now is not None:
-            if was.version is not None and now.version is not None:
-                verb = "upgrade" if was.version < now.version else "downgrade"
-            else:
-                verb = "change"  # names (an enumeration): no direction
             series = series_note(cell.release, dim.name)  # not `note`: that is the fix's own heading
-            manual.append(f"{verb} {dim.name} from {was} to {now} (not a pip package: install it yourself{series})")
+            said = change(dim.name, was, now).text  # uv's words, as the adapter's fixes say it
+            manual.append(f"{said} (not a pip package: install it yourself{series})")
         elif was is None and now is not None and dim.name in constrained:
             manual.append(f"make sure {dim.name} is {now} ({dim.name} could not be detected)")
     names = {layer.name: layer for layer in layers}
@@ -222,8 +220,9 @@ def _fix(
         parts.append(f"use Python {env.python}")
     by_hand = {d.name for d in (*matrix.dimensions, *owned)}
     shown_changes = [n for n in changes if n not in (PYTHON,) and n not in by_hand]
-    if shown_changes:
-        parts.append("install " + ", ".join(_named(n, before, after, adapter, matrix, cell) for n in shown_changes))
+    # as uv says them, as the adapter's fixes do: "downgrade torch from 2.16.0 to 2.15.0", "- torch==2.16.0"
+    moves = [_move(n, before, after, adapter, matrix, cell) for n in shown_changes]
+    parts += [move.text for move in moves]
     steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")] + (
         [" and ".join(parts)] if parts else []
     )
@@ -239,7 +238,8 @@ def _fix(
     )
     fixed = cell._replace(status=status, torch=env.torch or cell.torch)
     packages = tuple((n, str(v)) for n, v in after.packages if v is not None)
-    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages)
+    diff = tuple(line for move in moves for line in move.lines)
+    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages, diff=diff)
 
 
 def _git_pins_of(layers: Sequence[Layer], after: Stack) -> Dict[str, Tuple[Version, GitPin]]:
@@ -254,12 +254,13 @@ def _git_pins_of(layers: Sequence[Layer], after: Stack) -> Dict[str, Tuple[Versi
     return out
 
 
-def _named(name: str, before: Stack, after: Stack, adapter: str, matrix: Matrix, cell: Cell) -> str:
+def _move(name: str, before: Stack, after: Stack, adapter: str, matrix: Matrix, cell: Cell) -> Change:
+    """The change of one package from ``before`` to ``after`` (torch, the adapter, a layer)."""
     if name == TORCH:
-        return f"torch {after.env.torch}"
+        return change("torch", before.env.torch, after.env.torch)
     if name == adapter:
-        return f"{matrix.adapter.distribution} {cell.release.version}"
-    return f"{name} {dict(after.packages).get(name)}"
+        return change(matrix.adapter.distribution, before.env.adapter, cell.release.version)
+    return change(name, dict(before.packages).get(name), dict(after.packages).get(name))
 
 
 def _rank(
