@@ -69,10 +69,10 @@ def change(name: str, old: Any, new: Any) -> Change:
     before, after = _version(old), _version(new)
     if before is None or after is None:
         verb = "change"  # names: no direction
+    elif Version(after.public) == Version(before.public):
+        verb = "reinstall"  # the same version, another build (2.8.0 -> 2.8.0+cpu): a local label sorts higher
     elif after > before:
         verb = "upgrade"
-    elif after < before:
-        verb = "downgrade"
     else:
-        verb = "reinstall"  # the same version, another build (2.8.0 -> 2.8.0+cpu)
+        verb = "downgrade"
     return Change(name, str(old), str(new), verb)

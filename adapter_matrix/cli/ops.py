@@ -118,6 +118,7 @@ def sweep(
     from ..device.opsweep import record as rec
     from ..device.opsweep.activation import ActivationError, activation_of
     from ..device.opsweep.runner import COMPILED_WORKERS, Selection, run_sweeps
+    from .progress import sweep_progress
 
     result = one_matrix(matrix)
     adapter = result.matrix.adapter
@@ -150,11 +151,9 @@ def sweep(
     mode = "sample" if sample else ("full" if not (op or dtype or kind) else "custom")
     console = console_for(stderr=as_json)
 
-    def progress(task: Any, done: int, total: int) -> None:
+    def crashed(task: Any) -> None:
         if task.outcome in ("crashed", "timeout"):  # failures are judged and listed at the end
             console.print(f"  {task.key}: {task.outcome}: {task.error}", markup=False, highlight=False)
-        if done % 500 == 0 or done == total:
-            console.print(f"[{done}/{total}] tasks done", markup=False)
 
     if jobs < 0:
         fail(f"--jobs {jobs}: at least 1 (0: one per core)")
@@ -172,9 +171,10 @@ def sweep(
         selections.insert(
             0, Selection(compile_ops, (compiled_worker.DTYPE,), (ex.COMPILED,), COMPILED_WORKERS, shards=jobs)
         )
-    *done_compiled_or_none, done = run_sweeps(
-        adapter.device, activation.target, selections, timeout=timeout, progress=progress, jobs=jobs
-    )
+    with sweep_progress(as_json, crashed) as progress:  # a bar with elapsed time and ETA (cli/progress.py)
+        *done_compiled_or_none, done = run_sweeps(
+            adapter.device, activation.target, selections, timeout=timeout, progress=progress, jobs=jobs
+        )
     if write_expected:
         targets = _write_expected(
             console, expected, expectation_paths, result.matrix.path, expected_format, adapter.device, expectations,

@@ -6,14 +6,14 @@ terminal, one plain line per step in a log, nothing when ``quiet``."""
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Optional
 
 from .base import console_for
 
 if TYPE_CHECKING:
     from ..upstream.metadata import Report
 
-__all__ = ["progress_report", "network_progress"]
+__all__ = ["progress_report", "network_progress", "sweep_progress"]
 
 
 @contextlib.contextmanager
@@ -81,3 +81,20 @@ def network_progress(quiet: bool = False) -> Iterator[None]:
         # each retry as it happens, with its real cause (a refused connection, a DNS failure, a timeout)
         with reporting(report), noting(lambda line: console.print(line, markup=False, highlight=False)):
             yield
+
+
+@contextlib.contextmanager
+def sweep_progress(quiet: bool, on_task: Callable[[Any], None]) -> Iterator[Callable[[Any, int, int], None]]:
+    """``ops sweep``'s ``progress(task, done, total)`` for the duration of the block: a bar per
+    worker module (``op sweep: op_db``; the compiled sample apart) with its counter, elapsed
+    time and ETA on a terminal, its line when it starts in a log, nothing when ``quiet``
+    (``--json``: stdout is the record). ``on_task`` sees every task (a crash is said as it happens)."""
+    with progress_report(quiet) as report:
+
+        def progress(task: Any, done: int, total: int) -> None:
+            on_task(task)
+            if report is not None:
+                kind = " compiled" if task.kind == "compiled" else ""
+                report(f"op sweep: {task.family}{kind}", done, total)
+
+        yield progress

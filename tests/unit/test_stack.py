@@ -499,3 +499,43 @@ def test_an_installed_version_several_releases_are_builds_of_names_them_instead_
     assert any("is a build of 2 releases its matrix describes (0.20.1+7.0.0, 0.20.1+7.1.0)" in r for r in reasons), (
         reasons
     )
+
+
+def test_the_stack_tables_command_on_each_platform_is_checks_first_fix_for_that_rows_pins():
+    """One answer on every surface (issue 67): for each layer fixture's rows and each platform
+    the adapter's matrix tells apart, the stack table's command is the first fix `check`
+    gives on a fresh environment of that platform (the row's Python, nothing installed)
+    asked with the row's pins held: the layer release and the values it names (its CANN)."""
+    from adapter_matrix.check.stack_fixes import install_stack
+    from adapter_matrix.tables.views.stack import platforms, shown_releases
+
+    compared = 0
+    for name, layer in _LAYERS.items():
+        for k, release in enumerate(shown_releases(layer)):
+            if k % 2:  # a sample: every other row of each fixture
+                continue
+            for platform in platforms(_MATRIX):
+                fix = install_stack(_MATRIX, layer, release, TODAY, platform)
+                if fix is None:
+                    continue
+                # the row pins one value of a dimension (CANN 9.1.0): the user holds it, as the platform
+                pinned = tuple(
+                    (n, v)
+                    for n, c in release.dimensions
+                    if (dim := _MATRIX.dimension(n)) is not None
+                    for v in [x for x in dim.values if c.contains(x)][:1]
+                    if len([x for x in dim.values if c.contains(x)]) == 1
+                )
+                dims = pinned + tuple(p for p in platform if p[0] not in dict(pinned))
+                fresh = Stack(
+                    Environment(python=fix.cell.python, dimensions=dims),
+                    tuple((n, None) for n in stack_packages([layer])),
+                )
+                held = Held(dims, ((layer.name, release.version),))
+                found = stack_fixes(_MATRIX, [layer], fresh, held, TODAY)
+                assert found.fixes, (name, str(release.version), platform, found.reason)
+                first = found.fixes[0]
+                assert first.commands == fix.commands, (name, str(release.version), platform, first.summary)
+                assert first.manual == fix.manual, (name, str(release.version), platform)
+                compared += 1
+    assert compared >= 10, compared

@@ -462,6 +462,9 @@ def test_on_x86_64_pypis_plain_torch_is_moved_to_its_cpu_build_and_nothing_else_
         "pip install 'torch==2.10.0+cpu' --index-url https://download.pytorch.org/whl/cpu",
     ], first["summary"]
     assert first["cell"]["python"] == "3.11"
+    # uv's words, as the adapter's own fixes say them: the same version, another build
+    assert "reinstall torch from 2.10.0 to 2.10.0+cpu" in first["summary"], first["summary"]
+    assert first["diff"] == ["- torch==2.10.0", "+ torch==2.10.0+cpu"], first["diff"]
     after, sets = _applied(tmp_path, installed, first)
     again_code, again = _check(after, *sets)
     assert again_code == 0, again["checks"][0]["reasons"]

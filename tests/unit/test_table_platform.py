@@ -233,3 +233,43 @@ def test_the_imported_history_keeps_a_row_per_arch_for_every_torch_line(tmp_path
         assert set(by_line[line]) == {"aarch64", "x86_64"}, line
         assert "+cpu' --index-url https://download.pytorch.org/whl/cpu" in by_line[line]["x86_64"]
         assert "+cpu" not in by_line[line]["aarch64"]
+
+
+@pytest.mark.parametrize("name", ["this repository", "torch_npu", "ipex", "gaudi"])
+def test_the_stable_command_is_checks_first_fix_on_a_fresh_environment_of_its_platform(name):
+    """One answer on every surface (issue 67): what pytorch.org publishes as ``stable`` is what
+    `check` answers first for a newcomer with that combination's Python and held values (its
+    CANN, arch, OS; nothing installed), among final releases (pytorch.org's stable channel has
+    no nightly), so the export cannot drift from check."""
+    from adapter_matrix.check.fixes import install_fix, ranked
+    from adapter_matrix.check.verdict import verdict
+    from adapter_matrix.matrix.model import Status
+
+    from .test_table_selector import MATRICES as SELECTOR_MATRICES
+    from .test_table_selector import _env
+
+    path, today = SELECTOR_MATRICES[name]
+    matrix = load(path).matrix
+    try:
+        entry = platform_entry(matrix, "https://example.org/help", today=today)
+    except ValueError:  # no supported Linux combination at that date: nothing is exported
+        pytest.skip(f"{name}: nothing to publish")
+    combos = selector(matrix, today=today, picks=False).data["combinations"]
+    compared = 0
+    for os, command in entry.data["stable"].items():
+        chosen = [c for c in combos if " && ".join(c["commands"]) == command and c["status"] == "supported"]
+        assert chosen, (name, os, command)
+        env = _env(matrix, chosen[0])
+        answer = verdict(matrix, env, today)
+        assert answer.outcome is Status.UNSUPPORTED
+        # pytorch.org's stable channel takes final releases only (a nightly torch, a pre-release
+        # adapter go to preview): check's order (the one its first fix is taken from), final first
+        order = ranked(matrix, env, today, answer.outcome)
+        final = [r for r in order if not r.cell.torch.is_prerelease and not r.cell.release.version.is_prerelease]
+        assert final, (name, os)
+        if final[0] is order[0]:
+            assert " && ".join(answer.fixes[0].commands) == command, (name, os, answer.fixes[0].summary)
+        fix = install_fix(matrix, final[0].cell, today)  # check's commands for that cell
+        assert fix is not None and " && ".join(fix.commands) == command, (name, os, fix and fix.summary)
+        compared += 1
+    assert compared >= 1

@@ -40,6 +40,7 @@ from ...matrix.model import (
 from ...matrix.queries import Cell, cells
 from ...matrix.status import Status
 from ...names import canonical_name
+from ..changes import Change, change
 from ..fixes import series_note, torch_index
 from ..judgment import Environment, Fix, Verdict
 from ..provenance import Provenance, judge_commit
@@ -177,12 +178,13 @@ def _fix(
     commands = _pip_commands(matrix, layers, after, cell, changes, shell)
     # the fix in one line: its steps, then the status and facts of the stack it reaches
     steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")]
-    steps += _installs(matrix, before, after, cell, changes, {d.name for d in by_hand})
+    installs, diff = _installs(matrix, before, after, cell, changes, {d.name for d in by_hand})
+    steps += installs
     facts = ", ".join(_facts(matrix, layers, after, cell))
     summary = (note + ": " if note else "") + (", then ".join(steps) or "nothing to change") + f" ({status}: {facts})"
     fixed = cell._replace(status=status, torch=env.torch or cell.torch)
     packages = tuple((n, str(v)) for n, v in after.packages if v is not None)
-    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages)
+    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages, diff=diff)
 
 
 def _constrained(layers: Sequence[Layer], after: Stack, cell: Cell) -> Set[str]:
@@ -209,12 +211,9 @@ def _by_hand(
     for dim in dimensions:
         was, now = before.env.dimension(dim.name), after.env.dimension(dim.name)
         if dim.name in changes and was is not None and now is not None:
-            if was.version is not None and now.version is not None:
-                verb = "upgrade" if was.version < now.version else "downgrade"
-            else:
-                verb = "change"  # names (an enumeration): no direction
             series = series_note(cell.release, dim.name)  # not `note`: that is the fix's own heading
-            manual.append(f"{verb} {dim.name} from {was} to {now} (not a pip package: install it yourself{series})")
+            said = change(dim.name, was, now).text  # uv's words, as the adapter's fixes say it
+            manual.append(f"{said} (not a pip package: install it yourself{series})")
         elif was is None and now is not None and dim.name in constrained:
             manual.append(f"make sure {dim.name} is {now} ({dim.name} could not be detected)")
     return manual
@@ -269,16 +268,17 @@ def _package_requirement(
 
 def _installs(
     matrix: Matrix, before: Stack, after: Stack, cell: Cell, changes: Tuple[str, ...], by_hand: Set[str]
-) -> List[str]:
-    """The step pip takes, in words: a new Python, and what to install."""
+) -> Tuple[List[str], Tuple[str, ...]]:
+    """The step pip takes, in words (a new Python, and what to install), and uv's diff lines."""
     adapter = canonical_name(matrix.adapter.distribution)
     parts = []
     if PYTHON in changes:
         parts.append(f"use Python {after.env.python}")
     shown_changes = [n for n in changes if n not in (PYTHON,) and n not in by_hand]
-    if shown_changes:
-        parts.append("install " + ", ".join(_named(n, before, after, adapter, matrix, cell) for n in shown_changes))
-    return [" and ".join(parts)] if parts else []
+    # as uv says them, as the adapter's fixes do: "downgrade torch from 2.16.0 to 2.15.0", "- torch==2.16.0"
+    moves = [_move(n, before, after, adapter, matrix, cell) for n in shown_changes]
+    parts += [move.text for move in moves]
+    return ([" and ".join(parts)] if parts else []), tuple(line for move in moves for line in move.lines)
 
 
 def _facts(matrix: Matrix, layers: Sequence[Layer], after: Stack, cell: Cell) -> List[str]:
@@ -305,12 +305,13 @@ def _git_pins_of(layers: Sequence[Layer], after: Stack) -> Dict[str, Tuple[Versi
     return out
 
 
-def _named(name: str, before: Stack, after: Stack, adapter: str, matrix: Matrix, cell: Cell) -> str:
+def _move(name: str, before: Stack, after: Stack, adapter: str, matrix: Matrix, cell: Cell) -> Change:
+    """The change of one package from ``before`` to ``after`` (torch, the adapter, a layer)."""
     if name == TORCH:
-        return f"torch {after.env.torch}"
+        return change("torch", before.env.torch, after.env.torch)
     if name == adapter:
-        return f"{matrix.adapter.distribution} {cell.release.version}"
-    return f"{name} {dict(after.packages).get(name)}"
+        return change(matrix.adapter.distribution, before.env.adapter, cell.release.version)
+    return change(name, dict(before.packages).get(name), dict(after.packages).get(name))
 
 
 def _rank(
