@@ -123,7 +123,7 @@ def _emit(tmp_path: Path, adapter: Path, fmt: str, env: Dict[str, str]) -> str:
     proc = subprocess.run(
         [sys.executable, "-m", "adapter_matrix", "check", "--matrix", str(adapter), "--matrix", str(VLLM_ASCEND)]
         + ["--python", "3.11", "--set", "arch=x86_64", "--set", "soc=Ascend910B", "--set", "cann=9.1.0"]
-        + ["--set", "ascend_driver=25.2.0", "--companion", "vllm-ascend=0.23.0", "--companion", "vllm=0.23.0"]
+        + ["--companion", "vllm-ascend=0.23.0", "--companion", "vllm=0.23.0"]
         + ["--companion", "triton-ascend=3.2.2", "--torch", "2.10.0+cpu", "--adapter", "2.10.0.post2"]
         + ["--today", "2026-12-06", "--emit", fmt, "--output", str(out)],
         capture_output=True,

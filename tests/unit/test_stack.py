@@ -506,7 +506,7 @@ def test_the_stack_tables_command_on_each_platform_is_checks_first_fix_for_that_
     the adapter's matrix tells apart, the stack table's command is the first fix `check`
     gives on a fresh environment of that platform (the row's Python, nothing installed)
     asked with the row's pins held: the layer release and the values it names (its CANN)."""
-    from adapter_matrix.check.stack_fixes import install_stack
+    from adapter_matrix.check.stack.search import install_stack
     from adapter_matrix.tables.views.stack import platforms, shown_releases
 
     compared = 0
