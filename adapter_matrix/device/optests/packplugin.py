@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Mapping, Optional, TypedDict
 
 import pytest
 
-from .packoverrides import apply_to_dbs, matches, test_id
+from .packoverrides import Overrides, apply_to_dbs, matches, test_id
 
 CONFIG_ENV = "ADAPTER_MATRIX_OPTESTS"
 MESSAGE_CHARS = 400
@@ -36,7 +36,7 @@ class PluginConfig(TypedDict):
     log: str  # where the plugin appends its JSON lines
     device: str
     activate: Optional[str]
-    overrides: Dict[str, Dict[str, object]]  # kind (skip, xfail, ...) -> its entries (:mod:`.packoverrides`)
+    overrides: Overrides
     shard: List[int]  # [index, count]
     only: Optional[List[str]]  # the tests to run (a control run on CPU), else all
 

@@ -39,7 +39,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, T
 
 from ...errors import AdapterMatrixError
 from ..opsweep.runner import signal_name
-from .packoverrides import matches, split_id, test_id
+from .packoverrides import Overrides, matches, split_id, test_id
 from .packplugin import CONFIG_ENV, PluginConfig
 from .packzygote import ForkRequest
 
@@ -113,7 +113,7 @@ class TestsRequest:
     files: Tuple[str, ...]
     device: str
     activate: str
-    overrides: Mapping[str, Any] = field(default_factory=dict)
+    overrides: Overrides = field(default_factory=lambda: Overrides())
     expected: Mapping[str, Any] = field(default_factory=dict)
     jobs: int = 1
     timeout: float = 1800.0  # seconds one file (or shard) may run
@@ -441,7 +441,7 @@ class _Runner:
             "log": log,
             "device": self.request.device,
             "activate": activate,
-            "overrides": dict(self.request.overrides),
+            "overrides": self.request.overrides,
             "shard": list(part.shard),
             "only": only,
         }
