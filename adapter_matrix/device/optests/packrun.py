@@ -114,7 +114,7 @@ class TestsRequest:
     device: str
     activate: str
     overrides: Overrides = field(default_factory=lambda: Overrides())
-    expected: Mapping[str, Any] = field(default_factory=dict)
+    expected: Mapping[str, List[object]] = field(default_factory=dict)  # disabled-tests entries
     jobs: int = 1
     timeout: float = 1800.0  # seconds one file (or shard) may run
     control: Optional[str] = None  # "cpu"
@@ -660,7 +660,7 @@ def _issue(value: Any) -> str:
     return "disabled"
 
 
-def expectations_after(result: TestsResult, previous: Mapping[str, Any]) -> Dict[str, Any]:
+def expectations_after(result: TestsResult, previous: Mapping[str, List[object]]) -> Dict[str, List[object]]:
     """The disabled-tests entries after a run (``--update-expected``): ``previous``' entries
     that cover no test of the run, as they were, then one entry per test that did not pass on
     the device (its issue and platforms kept where a previous entry listed it). A CPU-too
@@ -671,7 +671,7 @@ def expectations_after(result: TestsResult, previous: Mapping[str, Any]) -> Dict
         hit = next((k for k in previous if matches({k: 1}, t.id, result.device) is not None), None)
         covering[t.id] = hit
     dropped = {k for k in covering.values() if k is not None} | set(covering)
-    out: Dict[str, Any] = {k: v for k, v in previous.items() if k not in dropped}
+    out: Dict[str, List[object]] = {k: v for k, v in previous.items() if k not in dropped}
     for t in ran:
         if t.outcome in BROKEN:
             source = covering.get(t.id)
