@@ -156,15 +156,15 @@ class Combination(_CombinationBase, total=False):
     dimensions: Dict[str, str]
 
 
-class InstalledMetadata(TypedDict):
+class PipInstallMetadata(TypedDict):
     name: str
     version: str
 
 
-class Installed(TypedDict, total=False):
+class PipInstall(TypedDict, total=False):
     """An ``install`` item of pip's installation report (the parts read here)."""
 
-    metadata: InstalledMetadata
+    metadata: PipInstallMetadata
     is_yanked: bool
 
 
@@ -172,7 +172,7 @@ class PipReport(TypedDict, total=False):
     """pip's installation report (``--report``, the parts read here), or why there is none:
     ``error`` (it does not resolve) or ``unreachable`` (an index could not be read)."""
 
-    install: List[Installed]
+    install: List[PipInstall]
     yanked: List[Tuple[str, str]]  # (name, version): what pip's warnings say it took yanked
     error: str
     unreachable: str
