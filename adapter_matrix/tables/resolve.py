@@ -45,7 +45,20 @@ import tempfile
 import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import (
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    TypedDict,
+    Union,
+    cast,
+)
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import mac_platforms
@@ -117,6 +130,54 @@ class Resolutions(NamedTuple):
     unreachable: List[Problem]
 
 
+# A recorded PyPI answer (tests/fixtures/pypi, ``table --resolve --recorded``): a project's
+# files as PyPI's JSON API lists them, with each wheel's METADATA text
+RecordedFile = TypedDict(
+    "RecordedFile",
+    {"filename": str, "requires-python": Optional[str], "yanked": Union[bool, str], "metadata": Optional[str]},
+    total=False,
+)
+
+
+class RecordedProject(TypedDict):
+    name: str
+    files: List[RecordedFile]
+
+
+class _CombinationBase(TypedDict):
+    commands: List[str]
+    python: str
+    torch: str
+
+
+class Combination(_CombinationBase, total=False):
+    """What the resolution reads of a selector's combination (:mod:`.views.selector`)."""
+
+    dimensions: Dict[str, str]
+
+
+class PipInstallMetadata(TypedDict):
+    name: str
+    version: str
+
+
+class PipInstall(TypedDict, total=False):
+    """An ``install`` item of pip's installation report (the parts read here)."""
+
+    metadata: PipInstallMetadata
+    is_yanked: bool
+
+
+class PipReport(TypedDict, total=False):
+    """pip's installation report (``--report``, the parts read here), or why there is none:
+    ``error`` (it does not resolve) or ``unreachable`` (an index could not be read)."""
+
+    install: List[PipInstall]
+    yanked: List[Tuple[str, str]]  # (name, version): what pip's warnings say it took yanked
+    error: str
+    unreachable: str
+
+
 def _wheel_file(filename: str) -> bool:
     if not filename.endswith(".whl"):
         return False
@@ -144,7 +205,7 @@ def _wheel(path: Path, name: str, version: str, metadata: str) -> None:
             archive.writestr(zipfile.ZipInfo(member, (2020, 1, 1, 0, 0, 0)), text)
 
 
-def _metadata(name: str, version: str, entry: Dict[str, Any], known: Iterable[str]) -> str:
+def _metadata(name: str, version: str, entry: RecordedFile, known: Iterable[str]) -> str:
     lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
     if entry.get("requires-python"):
         lines.append(f"Requires-Python: {entry['requires-python']}")
@@ -162,12 +223,12 @@ def _metadata(name: str, version: str, entry: Dict[str, Any], known: Iterable[st
 
 def build_index(folders: Sequence[str], dest: str) -> str:
     """A local PEP 503 index in ``dest`` from the recorded answers in ``folders``; its URL."""
-    answers: Dict[str, Dict[str, Any]] = {}
+    answers: Dict[str, RecordedProject] = {}
     for recorded in folders:
         for path in sorted(Path(recorded).glob("*.json")):
             doc = json.loads(path.read_text(encoding="utf-8"))
             if isinstance(doc, dict) and "files" in doc and "name" in doc:
-                answers[canonical_name(doc["name"])] = doc
+                answers[canonical_name(doc["name"])] = cast(RecordedProject, doc)
     root = Path(dest) / "simple"
     for project, doc in answers.items():
         folder = root / project
@@ -180,8 +241,9 @@ def build_index(folders: Sequence[str], dest: str) -> str:
             version = parse_wheel_filename(filename)[1]
             _wheel(folder / filename, doc["name"], str(version), _metadata(doc["name"], str(version), entry, answers))
             attrs = ""
-            if entry.get("requires-python"):
-                attrs += f' data-requires-python="{html.escape(entry["requires-python"])}"'
+            requires = entry.get("requires-python")
+            if requires:
+                attrs += f' data-requires-python="{html.escape(requires)}"'
             yanked = entry.get("yanked")
             if yanked:
                 attrs += f' data-yanked="{html.escape(yanked if isinstance(yanked, str) else "")}"'
@@ -272,7 +334,7 @@ def resolve(
     index_url: Optional[str] = None,
     pip: Sequence[str] = (),
     platform: PipPlatform = PipPlatform(),
-) -> Dict[str, Any]:
+) -> PipReport:
     """pip's installation report for ``commands`` on a ``platform`` machine with CPython
     ``python`` (``index_url``: a record of PyPI, read instead of PyPI wherever a command reads it);
     ``{"error": ...}`` when pip cannot resolve them, ``{"unreachable": ...}`` when it could
@@ -303,7 +365,7 @@ def resolve(
         if _UNREACHABLE.search(proc.stderr):
             return {"unreachable": f"pip could not read an index ({first})"}
         return {"error": first}
-    report: Dict[str, Any] = json.loads(proc.stdout)
+    report: PipReport = json.loads(proc.stdout)
     # pip takes a yanked release an == pins, and says so only in a warning (its report has
     # is_yanked from pip 24 on)
     report["yanked"] = sorted(set(_YANKED.findall(proc.stderr)))
@@ -316,15 +378,17 @@ class Run(NamedTuple):
     commands: Tuple[str, ...]
     python: str
     platform: PipPlatform
-    entry: Dict[str, Any]
+    entry: Combination
 
 
-def published(combinations: Sequence[Dict[str, Any]]) -> List[Run]:
+def published(combinations: Sequence[Mapping[str, object]]) -> List[Run]:
     """The resolutions to run: each distinct command list on each platform it is published
     for, for the oldest and the newest Python it is published for there (where
     requires-python and wheel tags bite)."""
-    by_commands: Dict[Tuple[Tuple[str, ...], PipPlatform], List[Dict[str, Any]]] = {}
-    for entry in combinations:
+    by_commands: Dict[Tuple[Tuple[str, ...], PipPlatform], List[Combination]] = {}
+    # a selector's combinations, or a stack table's rows as the command line builds them: the
+    # keys of a Combination either way (typed at their source once those views are)
+    for entry in cast(Sequence[Combination], combinations):
         if entry["commands"]:
             key = (tuple(entry["commands"]), PipPlatform.of(entry.get("dimensions") or {}))
             by_commands.setdefault(key, []).append(entry)
@@ -353,7 +417,7 @@ def _unreachable_index(run: Run, index_url: Optional[str], known: Dict[str, Opti
 
 
 def check_commands(
-    combinations: Sequence[Dict[str, Any]],
+    combinations: Sequence[Mapping[str, object]],
     index_url: Optional[str] = None,
     pip: Sequence[str] = (),
     progress: Optional[Callable[[str, int, int], None]] = None,
@@ -365,7 +429,7 @@ def check_commands(
     unreachable: List[Problem] = []
     runs = published(combinations)
     known: Dict[str, Optional[str]] = {}
-    reports: List[Dict[str, Any]] = []
+    reports: List[PipReport] = []
     for run in runs:
         why = _unreachable_index(run, index_url, known)
         reports.append({"unreachable": why} if why else {})

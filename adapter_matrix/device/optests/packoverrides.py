@@ -25,7 +25,7 @@ and the method is the test's, or the test's without its device and dtype suffix.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypedDict, cast
 
 from ...matrix.diagnostics import Diagnostic, Diagnostics, Mark, display_path
 from ...matrix.source import Mapping as MapNode
@@ -38,6 +38,31 @@ __all__ = ["FOLDER", "KEYS", "paths_for", "load", "merge", "test_id", "split_id"
 FOLDER = "op-tests"
 KEYS = ("schema", "skip", "xfail", "ops", "tolerances", "infos")
 INFO_KINDS = ("op", "module", "optim")
+
+
+class _ToleranceBase(TypedDict):
+    op: str
+
+
+class Tolerance(_ToleranceBase, total=False):
+    """A ``tolerances`` entry: the op's atol/rtol on the device, for some dtypes or test."""
+
+    dtypes: List[str]
+    atol: float
+    rtol: float
+    test: str  # ``Class.method``, or a class
+
+
+class Overrides(TypedDict, total=False):
+    """An override file's data, as :func:`load` validates it (``schema`` dropped). An ``infos``
+    entry names its db entry (op, module or optim) and maps attributes to values (``set``) or to
+    values to append (``add``): the OpInfo attributes are torch's, so they are kept as objects."""
+
+    skip: Dict[str, str]  # test id -> reason
+    xfail: Dict[str, str]
+    ops: List[str]  # the OpInfos kept (an allow list)
+    tolerances: List[Tolerance]
+    infos: List[Dict[str, object]]
 
 
 def paths_for(matrix_dir: str, line: Optional[str]) -> List[str]:
@@ -62,7 +87,7 @@ def _plain(node: Optional[Node]) -> Any:
     return [_plain(v) for v in node]
 
 
-def load(path: str) -> Dict[str, Any]:
+def load(path: str) -> Overrides:
     """The override file as plain data for the plugin; :class:`ExpectationsError` lists every problem."""
     name = display_path(path)
     try:
@@ -73,7 +98,7 @@ def load(path: str) -> Dict[str, Any]:
     tree, problems = parse(text, name)
     found = Diagnostics()
     found.items.extend(problems)
-    out: Dict[str, Any] = {}
+    out: Dict[str, object] = {}
     if not isinstance(tree, MapNode):
         found.error(Mark(name, 1, 1), "an override file is a mapping", "start it with `schema: 1`")
         raise ExpectationsError(found.items)
@@ -120,21 +145,22 @@ def load(path: str) -> Dict[str, Any]:
     if found.items:
         raise ExpectationsError(found.items)
     out.pop("schema", None)
-    return out
+    return cast(Overrides, out)  # validated above
 
 
-def merge(parts: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+def merge(parts: Sequence[Overrides]) -> Overrides:
     """Several override files as one: mappings joined, lists concatenated, in order."""
-    out: Dict[str, Any] = {}
+    out: Dict[str, object] = {}
     for part in parts:
         for key, value in part.items():
+            have = out.get(key)
             if isinstance(value, dict):
-                out[key] = {**out.get(key, {}), **value}
-            elif key == "ops" and "ops" in out:
-                out[key] = [v for v in out[key] if v in value]  # both allow lists hold
+                out[key] = {**(have if isinstance(have, dict) else {}), **value}
+            elif key == "ops" and isinstance(have, list) and isinstance(value, list):
+                out[key] = [v for v in have if v in value]  # both allow lists hold
             else:
-                out[key] = [*out.get(key, []), *(value or [])]
-    return out
+                out[key] = [*(have if isinstance(have, list) else []), *cast(List[object], value or [])]
+    return cast(Overrides, out)  # the keys and shapes of the parts'
 
 
 # -- test ids ---------------------------------------------------------------------------------
@@ -205,7 +231,7 @@ def _name_of(kind: str, info: Any) -> Tuple[str, ...]:
     return (short, f"nn.{short}", f"{cls.__module__}.{short}")
 
 
-def apply_to_dbs(overrides: Mapping[str, Any], device: str) -> List[str]:
+def apply_to_dbs(overrides: Overrides, device: str) -> List[str]:
     """Change op_db, module_db and optim_db in place as the overrides say; what changed, in words."""
     changed: List[str] = []
     allow = overrides.get("ops")
@@ -233,21 +259,23 @@ def apply_to_dbs(overrides: Mapping[str, Any], device: str) -> List[str]:
             changed.append(
                 f"tolerance of {entry['op']} ({len(hits)} OpInfos): atol {entry.get('atol', 0)}, rtol {entry.get('rtol', 0)}"
             )
-    for entry in overrides.get("infos") or []:
-        kind = next(k for k in INFO_KINDS if k in entry)
-        hits = [info for info in _infos(kind) if entry[kind] in _name_of(kind, info)]
+    for change in overrides.get("infos") or []:
+        kind = next(k for k in INFO_KINDS if k in change)
+        to_set = cast(Dict[str, object], change.get("set") or {})
+        to_add = cast(Dict[str, object], change.get("add") or {})
+        hits = [info for info in _infos(kind) if change[kind] in _name_of(kind, info)]
         for info in hits:
-            for attr, value in (entry.get("set") or {}).items():
+            for attr, value in to_set.items():
                 setattr(info, attr, _expand(value, device))
-            for attr, values in (entry.get("add") or {}).items():
+            for attr, values in to_add.items():
                 current = getattr(info, attr)
                 added = [v for v in _expand(values, device) if v not in current]
                 setattr(info, attr, type(current)([*current, *added]) if isinstance(current, (tuple, list)) else added)
         what = ", ".join(
             [
-                *(f"{a} = {v}" for a, v in (entry.get("set") or {}).items()),
-                *(f"{a} += {_expand(v, device)}" for a, v in (entry.get("add") or {}).items()),
+                *(f"{a} = {v}" for a, v in to_set.items()),
+                *(f"{a} += {_expand(v, device)}" for a, v in to_add.items()),
             ]
         )
-        changed.append(f"{kind} {entry[kind]} ({len(hits)} infos): {what}")
+        changed.append(f"{kind} {change[kind]} ({len(hits)} infos): {what}")
     return changed

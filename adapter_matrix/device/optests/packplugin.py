@@ -20,21 +20,41 @@ import faulthandler
 import json
 import os
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional, TypedDict
 
 import pytest
 
-from .packoverrides import apply_to_dbs, matches, test_id
+from .packoverrides import Overrides, apply_to_dbs, matches, test_id
 
 CONFIG_ENV = "ADAPTER_MATRIX_OPTESTS"
 MESSAGE_CHARS = 400
 
-_config: Dict[str, Any] = {}
+
+class PluginConfig(TypedDict):
+    """The file ``CONFIG_ENV`` names, written by the runner for each file's process."""
+
+    log: str  # where the plugin appends its JSON lines
+    device: str
+    activate: Optional[str]
+    overrides: Overrides
+    shard: List[int]  # [index, count]
+    only: Optional[List[str]]  # the tests to run (a control run on CPU), else all
+
+
+class _TestState(TypedDict, total=False):
+    """What a test's reports (setup, call, teardown) told so far."""
+
+    seconds: float
+    outcome: str
+    error: Optional[str]
+
+
+_config: Optional[PluginConfig] = None
 _log: Any = None
-_reports: Dict[str, Dict[str, Any]] = {}
+_reports: Dict[str, _TestState] = {}
 
 
-def _write(record: Dict[str, Any]) -> None:
+def _write(record: Mapping[str, object]) -> None:
     if _log is not None:
         _log.write(json.dumps(record) + "\n")
         _log.flush()
@@ -51,10 +71,11 @@ def pytest_configure(config: Any) -> None:
     faulthandler.enable(file=sys.stderr, all_threads=False)  # a segfault names the Python frame
     import torch
 
-    if _config.get("activate"):
+    chosen = _config.get("activate")
+    if chosen:
         from ..opsweep.activation import activate
 
-        activate(torch, _config["activate"], _config["device"])
+        activate(torch, chosen, _config["device"])
     changed = apply_to_dbs(_config.get("overrides") or {}, _config["device"])
     _write({"configured": changed})
 

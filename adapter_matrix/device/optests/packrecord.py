@@ -7,10 +7,10 @@ too (the CPU control), and every test that did not pass, with its error.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, TypedDict, cast
 
 from ...errors import AdapterMatrixError
-from .packrun import BROKEN, TestsResult
+from .packrun import BROKEN, TestOutcome, TestsResult
 
 __all__ = ["RECORD_KIND", "TestsRecordError", "build", "summary", "check"]
 
@@ -24,8 +24,55 @@ class TestsRecordError(AdapterMatrixError, ValueError):
     __test__ = False
 
 
-def _entry(t: Any) -> Dict[str, Any]:
-    out = {"file": t.file, "test": t.id, "outcome": t.outcome}
+class _EntryBase(TypedDict):
+    file: str
+    test: str  # the test's id
+    outcome: str
+
+
+class RecordEntry(_EntryBase, total=False):
+    """A test of the record's lists (new failures, new passes, CPU too, not passed)."""
+
+    error: str
+    reason: str
+
+
+class FileEntry(TypedDict):
+    """A file's counts in the record."""
+
+    tests: int
+    outcomes: Dict[str, int]  # the outcomes that occurred, with their counts
+    ended: str
+    seconds: float
+    shards: int
+    new_failures: int
+    new_passes: int
+    known: int
+    cpu_too: int
+
+
+class OpTestsRecord(TypedDict):
+    """The ``ops tests`` record (``kind`` op-tests, ``schema`` 1), keys in the order written."""
+
+    kind: str
+    schema: int
+    torch: str
+    device: str
+    pack: Dict[str, object]  # the test pack's own document, as written
+    expected: str
+    control: Optional[str]  # "cpu" when failures ran again on CPU
+    configured: List[str]
+    ok: bool
+    seconds: float
+    files: Dict[str, FileEntry]
+    new_failures: List[RecordEntry]
+    new_passes: List[RecordEntry]
+    cpu_too: List[RecordEntry]
+    not_passed: List[RecordEntry]
+
+
+def _entry(t: TestOutcome) -> RecordEntry:
+    out: RecordEntry = {"file": t.file, "test": t.id, "outcome": t.outcome}
     if t.error:
         out["error"] = t.error
     if t.reason:
@@ -33,8 +80,8 @@ def _entry(t: Any) -> Dict[str, Any]:
     return out
 
 
-def build(result: TestsResult, pack: Optional[Mapping[str, Any]] = None, expected: str = "") -> Dict[str, Any]:
-    files: Dict[str, Any] = {}
+def build(result: TestsResult, pack: Optional[Mapping[str, object]] = None, expected: str = "") -> OpTestsRecord:
+    files: Dict[str, FileEntry] = {}
     for f in result.files:
         mine = [t for t in result.tests if t.file == f.file]
         files[f.file] = {
@@ -67,15 +114,16 @@ def build(result: TestsResult, pack: Optional[Mapping[str, Any]] = None, expecte
     }
 
 
-def check(doc: Any, name: str) -> Dict[str, Any]:
+def check(doc: object, name: str) -> OpTestsRecord:
     """``doc`` if it is an ``ops tests`` record, else :class:`TestsRecordError`."""
     if not isinstance(doc, dict) or doc.get("kind") != RECORD_KIND or not isinstance(doc.get("files"), dict):
         raise TestsRecordError(f"{name}: not an `ops tests` record (kind {RECORD_KIND!r})")
-    return doc
+    return cast(OpTestsRecord, doc)  # its kind says so; written by build
 
 
-def summary(doc: Mapping[str, Any]) -> Dict[str, Any]:
-    """What a cell's result record keeps: counts per file and the new failures' test ids."""
+def summary(doc: OpTestsRecord) -> Dict[str, object]:
+    """What a cell's result record keeps: counts per file and the new failures' test ids (the
+    result record holds it as it is, so its shape is this function's)."""
     return {
         "ok": doc["ok"],
         "files": {
@@ -88,7 +136,7 @@ def summary(doc: Mapping[str, Any]) -> Dict[str, Any]:
     }
 
 
-def files_table(doc: Mapping[str, Any]) -> List[List[str]]:
+def files_table(doc: OpTestsRecord) -> List[List[str]]:
     """Rows of the per-file view: file, tests, passed, failed (new), known, CPU too, skipped, ended."""
     rows = []
     for name, f in doc["files"].items():

@@ -35,12 +35,13 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypedDict, Union, cast
 
 from ...errors import AdapterMatrixError
 from ..opsweep.runner import signal_name
-from .packoverrides import matches, split_id, test_id
-from .packplugin import CONFIG_ENV
+from .packoverrides import Overrides, matches, split_id, test_id
+from .packplugin import CONFIG_ENV, PluginConfig
+from .packzygote import ForkRequest
 
 __all__ = [
     "OUTCOMES",
@@ -112,8 +113,8 @@ class TestsRequest:
     files: Tuple[str, ...]
     device: str
     activate: str
-    overrides: Mapping[str, Any] = field(default_factory=dict)
-    expected: Mapping[str, Any] = field(default_factory=dict)
+    overrides: Overrides = field(default_factory=lambda: Overrides())
+    expected: Mapping[str, List[object]] = field(default_factory=dict)  # disabled-tests entries
     jobs: int = 1
     timeout: float = 1800.0  # seconds one file (or shard) may run
     control: Optional[str] = None  # "cpu"
@@ -229,11 +230,25 @@ def cpu_id(tid: str, device: str) -> str:
 # -- one process per file (or shard) ---------------------------------------------------------
 
 
+class _RecordBase(TypedDict):
+    test: str  # pytest's node id
+    id: str  # the test's id (``method (Class)``), as override files name it
+    outcome: str
+    error: Optional[str]
+
+
+class RecordedTest(_RecordBase, total=False):
+    """One test's line of the plugin's log (:mod:`.packplugin`), or the runner's for a test
+    whose process crashed or timed out (no ``seconds`` then)."""
+
+    seconds: float
+
+
 @dataclass
 class _Part:
     file: str
     shard: Tuple[int, int]
-    results: List[Dict[str, Any]] = field(default_factory=list)
+    results: List[RecordedTest] = field(default_factory=list)
     collected: int = 0
     configured: Tuple[str, ...] = ()
     ended: str = "completed"
@@ -247,14 +262,14 @@ def _no_core_dumps() -> None:
     os.setsid()  # its own process group: a timeout ends the file's children too
 
 
-def _read_lines(path: str, seen: int) -> Tuple[List[Dict[str, Any]], int]:
+def _read_lines(path: str, seen: int) -> Tuple[List[Dict[str, object]], int]:
     try:
         with open(path, encoding="utf-8") as fh:
             fh.seek(seen)
             text = fh.read()
     except FileNotFoundError:
         return [], seen
-    out = []
+    out: List[Dict[str, object]] = []
     consumed = seen
     for line in text.splitlines(keepends=True):
         if not line.endswith("\n"):
@@ -343,9 +358,8 @@ class _Zygote:
     def spawn(self, ident: str, args: Sequence[str], cwd: str, env: Mapping[str, str], out: str) -> _Forked:
         assert self.proc.stdin is not None
         with self.lock:
-            self.proc.stdin.write(
-                json.dumps({"id": ident, "args": list(args), "cwd": cwd, "env": dict(env), "out": out}) + "\n"
-            )
+            request: ForkRequest = {"id": ident, "args": list(args), "cwd": cwd, "env": dict(env), "out": out}
+            self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
         with self.changed:
             while ident not in self.pids:
@@ -370,6 +384,9 @@ class _Zygote:
             self.proc.stdout.close()
 
 
+_Process = Union["_Forked", "subprocess.Popen[bytes]"]
+
+
 class _Runner:
     def __init__(self, request: TestsRequest, folder: str, report: Optional[Callable[[Progress], None]]) -> None:
         self.request = request
@@ -384,7 +401,7 @@ class _Runner:
         self.count = 0
         self.zygote: Optional[_Zygote] = None
 
-    def _tick(self, part: _Part, result: Optional[Dict[str, Any]], collected: int = 0, file_done: bool = False) -> None:
+    def _tick(self, part: _Part, result: Optional[RecordedTest], collected: int = 0, file_done: bool = False) -> None:
         with self.lock:
             self.total += collected
             if result is not None:
@@ -400,74 +417,90 @@ class _Runner:
                 )
 
     def part(self, part: _Part, env: Dict[str, str], only: Optional[List[str]], activate: Optional[str]) -> _Part:
+        """Run one file (or shard) in its own process, in four steps: its plugin's configuration,
+        its process, watching its log until it ends, and what its end says."""
         with self.lock:
             self.count += 1
             tag = f"{self.count}"
         log = os.path.join(self.folder, f"log-{tag}.jsonl")
         err = os.path.join(self.folder, f"stderr-{tag}.txt")
+        config = self._write_config(tag, log, part, only, activate)
+        began = time.perf_counter()
+        with open(err, "w", encoding="utf-8") as stderr:
+            proc = self._start(tag, part, env, config, err, stderr)
+            running, timed_out, code = self._watch(part, proc, log, began)
+        part.seconds = round(time.perf_counter() - began, 1)
+        self._conclude(part, code, running, timed_out, err)
+        self._tick(part, None, file_done=True)
+        return part
+
+    def _write_config(self, tag: str, log: str, part: _Part, only: Optional[List[str]], activate: Optional[str]) -> str:
+        """The plugin's configuration file (:mod:`.packplugin` reads it from ``CONFIG_ENV``)."""
         config = os.path.join(self.folder, f"config-{tag}.json")
+        content: PluginConfig = {
+            "log": log,
+            "device": self.request.device,
+            "activate": activate,
+            "overrides": self.request.overrides,
+            "shard": list(part.shard),
+            "only": only,
+        }
         with open(config, "w", encoding="utf-8") as fh:
-            json.dump(
-                {
-                    "log": log,
-                    "device": self.request.device,
-                    "activate": activate,
-                    "overrides": dict(self.request.overrides),
-                    "shard": list(part.shard),
-                    "only": only,
-                },
-                fh,
-            )
-        full_env = dict(self.request.env if self.request.env is not None else os.environ)
-        full_env.update(env)
-        full_env[CONFIG_ENV] = config
+            json.dump(content, fh)
+        return config
+
+    def _start(self, tag: str, part: _Part, env: Dict[str, str], config: str, err: str, stderr: IO[str]) -> _Process:
+        """The file's process: a fork of the server that has torch and the device ready, else pytest."""
         args = [
             part.file, "-p", PLUGIN, "-q", "-p", "no:cacheprovider", "-c", os.devnull,
             "--rootdir", os.path.abspath(self.request.test_dir), "-o", "python_files=test_*.py",
         ]  # fmt: skip
-        began = time.perf_counter()
+        cwd = os.path.abspath(self.request.test_dir)
+        if self.zygote is not None:
+            return self.zygote.spawn(tag, args, cwd, {CONFIG_ENV: config}, err)
+        full_env = dict(self.request.env if self.request.env is not None else os.environ)
+        full_env.update(env)
+        full_env[CONFIG_ENV] = config
+        return subprocess.Popen(
+            [self.request.python, "-m", "pytest", *args], stdout=stderr, stderr=stderr,
+            env=full_env, cwd=cwd, preexec_fn=_no_core_dumps,
+        )  # fmt: skip
+
+    def _watch(self, part: _Part, proc: _Process, log: str, began: float) -> Tuple[Optional[str], bool, int]:
+        """Follow the file's log until its process ends or times out (then it is killed): the
+        test running at the end (None between tests), whether it timed out, and its exit code."""
         running: Optional[str] = None
         seen = 0
-        cwd = os.path.abspath(self.request.test_dir)
-        with open(err, "w", encoding="utf-8") as stderr:
-            proc: Any
-            if self.zygote is not None:  # a fork of the server that has torch and the device ready
-                proc = self.zygote.spawn(tag, args, cwd, {CONFIG_ENV: config}, err)
-            else:
-                proc = subprocess.Popen(
-                    [self.request.python, "-m", "pytest", *args], stdout=stderr, stderr=stderr,
-                    env=full_env, cwd=cwd, preexec_fn=_no_core_dumps,
-                )  # fmt: skip
-            timed_out = False
-            while True:
-                code = proc.poll()
+        while True:
+            code = proc.poll()
+            records, seen = _read_lines(log, seen)
+            for record in records:
+                if "collected" in record:
+                    part.collected = int(cast(int, record["collected"]))
+                    self._tick(part, None, collected=part.collected)
+                elif "configured" in record:
+                    part.configured = tuple(cast(List[str], record["configured"]))
+                elif "start" in record:
+                    running = cast(str, record["start"])
+                elif "test" in record:
+                    running = None
+                    part.results.append(cast(RecordedTest, record))
+                    self._tick(part, cast(RecordedTest, record))
+            if code is not None:
+                return running, False, code
+            if time.perf_counter() - began > self.request.timeout:
+                if isinstance(proc, _Forked):
+                    proc.kill()
+                else:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                code = proc.wait()
                 records, seen = _read_lines(log, seen)
-                for record in records:
-                    if "collected" in record:
-                        part.collected = record["collected"]
-                        self._tick(part, None, collected=record["collected"])
-                    elif "configured" in record:
-                        part.configured = tuple(record["configured"])
-                    elif "start" in record:
-                        running = record["start"]
-                    elif "test" in record:
-                        running = None
-                        part.results.append(record)
-                        self._tick(part, record)
-                if code is not None:
-                    break
-                if time.perf_counter() - began > self.request.timeout:
-                    if isinstance(proc, _Forked):
-                        proc.kill()
-                    else:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-                    timed_out = True
-                    records, seen = _read_lines(log, seen)
-                    part.results.extend(r for r in records if "test" in r)
-                    break
-                time.sleep(0.1)
-        part.seconds = round(time.perf_counter() - began, 1)
+                part.results.extend(cast(RecordedTest, r) for r in records if "test" in r)
+                return running, True, code
+            time.sleep(0.1)
+
+    def _conclude(self, part: _Part, code: int, running: Optional[str], timed_out: bool, err: str) -> None:
+        """How the file ended (``part.ended``), and a record for the test that was running then."""
         if running is not None:
             names = running.split("::")
             tid = test_id(names[-1], names[-2] if len(names) > 2 else "")
@@ -476,20 +509,18 @@ class _Runner:
                 outcome = "timeout"
                 error = f"no result after {self.request.timeout:.0f} s; the file's process was killed"
             else:
-                part.ended = f"crashed ({signal_name(proc.returncode)}) in {tid}"
+                part.ended = f"crashed ({signal_name(code)}) in {tid}"
                 outcome = "crashed"
-                error = f"{signal_name(proc.returncode)}: {_tail(err)}"
-            record = {"test": running, "id": tid, "outcome": outcome, "error": error}
+                error = f"{signal_name(code)}: {_tail(err)}"
+            record: RecordedTest = {"test": running, "id": tid, "outcome": outcome, "error": error}
             part.results.append(record)
             self._tick(part, record)
         elif timed_out:
             part.ended = f"timeout after {self.request.timeout:.0f} s"
-        elif proc.returncode not in (0, 1, 5):  # 1: tests failed, 5: none collected
-            part.ended = f"{signal_name(proc.returncode)}: {_tail(err)}"
-        if not part.collected and not part.results and part.ended == "completed" and proc.returncode not in (0, 5):
-            part.ended = f"{signal_name(proc.returncode)} before its first test: {_tail(err)}"
-        self._tick(part, None, file_done=True)
-        return part
+        elif code not in (0, 1, 5):  # 1: tests failed, 5: none collected
+            part.ended = f"{signal_name(code)}: {_tail(err)}"
+        if not part.collected and not part.results and part.ended == "completed" and code not in (0, 5):
+            part.ended = f"{signal_name(code)} before its first test: {_tail(err)}"
 
 
 def _tail(path: str) -> str:
@@ -567,7 +598,7 @@ def run(request: TestsRequest, progress: Optional[Callable[[Progress], None]] = 
             if runner.zygote is not None:
                 runner.zygote.close()
                 runner.zygote = None
-        control: Dict[str, Dict[str, Any]] = {}
+        control: Dict[str, RecordedTest] = {}
         failing = {p.file: [cpu_id(r["id"], request.device) for r in p.results if r["outcome"] in BROKEN] for p in ran}
         if request.control == "cpu" and any(failing.values()):
             runner.phase = "control"
@@ -601,9 +632,7 @@ def run(request: TestsRequest, progress: Optional[Callable[[Progress], None]] = 
     )
 
 
-def _judge(
-    file: str, record: Dict[str, Any], request: TestsRequest, control: Mapping[str, Dict[str, Any]]
-) -> TestOutcome:
+def _judge(file: str, record: RecordedTest, request: TestsRequest, control: Mapping[str, RecordedTest]) -> TestOutcome:
     tid, outcome = record["id"], record["outcome"]
     listed = matches(request.expected, tid, request.device)
     reason: Optional[str] = None
@@ -631,7 +660,7 @@ def _issue(value: Any) -> str:
     return "disabled"
 
 
-def expectations_after(result: TestsResult, previous: Mapping[str, Any]) -> Dict[str, Any]:
+def expectations_after(result: TestsResult, previous: Mapping[str, List[object]]) -> Dict[str, List[object]]:
     """The disabled-tests entries after a run (``--update-expected``): ``previous``' entries
     that cover no test of the run, as they were, then one entry per test that did not pass on
     the device (its issue and platforms kept where a previous entry listed it). A CPU-too
@@ -642,7 +671,7 @@ def expectations_after(result: TestsResult, previous: Mapping[str, Any]) -> Dict
         hit = next((k for k in previous if matches({k: 1}, t.id, result.device) is not None), None)
         covering[t.id] = hit
     dropped = {k for k in covering.values() if k is not None} | set(covering)
-    out: Dict[str, Any] = {k: v for k, v in previous.items() if k not in dropped}
+    out: Dict[str, List[object]] = {k: v for k, v in previous.items() if k not in dropped}
     for t in ran:
         if t.outcome in BROKEN:
             source = covering.get(t.id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ...files import atomic_write
 from ..opsweep import baseline
@@ -55,7 +55,7 @@ def prepare(matrix: Any, test_dir: str, pack_files: Sequence[str], options: Test
     paths = options.overrides or tuple(packoverrides.paths_for(matrix_dir, line))
     overrides = packoverrides.merge([packoverrides.load(p) for p in paths])
     expected_path = options.expected or baseline.paths_for(matrix_dir, line or "unknown")["json"]
-    expected: Dict[str, Any] = dict(dt.read(expected_path).entries) if os.path.exists(expected_path) else {}
+    expected: Dict[str, List[object]] = dict(dt.read(expected_path).entries) if os.path.exists(expected_path) else {}
     files = options.files or tuple(pack_files)
     missing = [f for f in files if not os.path.isfile(os.path.join(test_dir, f))]
     if missing:

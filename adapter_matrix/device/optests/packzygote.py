@@ -19,12 +19,23 @@ import json
 import os
 import sys
 import threading
-from typing import Any, Dict
+from typing import Dict, List, Mapping, TypedDict
 
 _lock = threading.Lock()
 
 
-def _say(message: Dict[str, Any]) -> None:
+class ForkRequest(TypedDict):
+    """One line of the server's input: run pytest with ``args`` in a fork, in ``cwd`` with ``env``
+    added, its output to the file ``out``; the server answers ``{"id", "pid"}`` then ``{"id", "exit"}``."""
+
+    id: str
+    args: List[str]
+    cwd: str
+    env: Dict[str, str]
+    out: str
+
+
+def _say(message: Mapping[str, object]) -> None:
     out = sys.__stdout__
     assert out is not None
     with _lock:
@@ -32,7 +43,7 @@ def _say(message: Dict[str, Any]) -> None:
         out.flush()
 
 
-def _child(request: Dict[str, Any]) -> None:
+def _child(request: ForkRequest) -> None:
     """In the forked child: its own session, its output to its file, then pytest on its file."""
     code = 3
     try:
@@ -103,7 +114,7 @@ def main() -> int:
     _say({"ready": True})
     waiters = []
     for line in sys.stdin:
-        request = json.loads(line)
+        request: ForkRequest = json.loads(line)
         pid = os.fork()
         if pid == 0:
             _child(request)
