@@ -24,7 +24,11 @@ _BOUNDED = ("<", "<=", "==", "~=", "===")
 _MAX_GAP = 100  # minors probed past each known one for claims the file does not describe
 
 
-def check(matrix: Matrix, *, check_modules: bool = True) -> List[Diagnostic]:
+def check(matrix: Matrix, *, check_modules: bool = True, complete: bool = True) -> List[Diagnostic]:
+    """Every rule across the model's parts. ``complete=False``: the file's fields had errors, so
+    entries were dropped from the model (a torch line, a shim): the rules that would only echo a
+    dropped entry's absence (a claim no line describes, a torch no shim serves, a smoke cell of an
+    unknown line) wait until those errors are fixed; every other rule still speaks (issue 67)."""
     diags = Diagnostics()
     _sources(matrix, diags)
     _torch_lines(matrix, diags)
@@ -32,12 +36,13 @@ def check(matrix: Matrix, *, check_modules: bool = True) -> List[Diagnostic]:
     _dimensions(matrix, diags)
     _runnerless_dimensions(matrix, diags)
     for release in matrix.releases:
-        _release(matrix, release, diags)
+        _release(matrix, release, diags, complete)
     if matrix.declares_shims:
         _shim_overlaps(matrix, diags)
         if check_modules:
             _shim_modules(matrix, diags)
-    _smoke(matrix, diags)
+    if complete:
+        _smoke(matrix, diags)
     diags.extend(companions.check(matrix))
     return diags.items
 
@@ -48,20 +53,18 @@ def _runnerless_dimensions(matrix: Matrix, diags: Diagnostics) -> None:
     for dim in matrix.dimensions:
         if dim.runner is not None:
             continue
-        used = sorted(
-            {
-                str(value)
-                for r in matrix.releases
-                for name, c in r.dimensions
-                if name == dim.name
-                for value in dim.values
-                if c.contains(value)
-            }
-        )
+        used: List[str] = []  # the first values the releases admit: two are enough to warn, a few to show
+        constraints = [c for r in matrix.releases for name, c in r.dimensions if name == dim.name]
+        for value in dim.values:
+            if any(c.contains(value) for c in constraints):
+                used.append(str(value))
+                if len(used) > 3:
+                    break
         if len(used) > 1:
+            shown = ", ".join(used[:3]) + (", ..." if len(used) > 3 else "")
             diags.warning(
                 dim.mark,
-                f"dimension {dim.name} has values in the releases ({', '.join(used)}) but no runner label: "
+                f"dimension {dim.name} has values in the releases ({shown}) but no runner label: "
                 f"the rows of {' and '.join(used[:2])} would run on the same runners",
                 f'add `runner: "{dim.name}-{{value}}"` (the label of the runners that have each value) or a mapping',
             )
@@ -186,9 +189,9 @@ def _undescribed_claims(matrix: Matrix, release: Release) -> List[str]:
     return sorted(out, key=Version)
 
 
-def _release(matrix: Matrix, release: Release, diags: Diagnostics) -> None:
+def _release(matrix: Matrix, release: Release, diags: Diagnostics, complete: bool = True) -> None:
     where_torch = release.mark_of("torch")
-    for unknown in _undescribed_claims(matrix, release):
+    for unknown in _undescribed_claims(matrix, release) if complete else ():
         diags.error(
             where_torch,
             f"release {release.version} claims torch {unknown} (torch {release.torch}), which this file does not describe",
@@ -201,7 +204,7 @@ def _release(matrix: Matrix, release: Release, diags: Diagnostics) -> None:
             "add an upper bound such as <2.16",
         )
     lines = claimed_lines(matrix, release)
-    if not lines:
+    if not lines and complete:
         diags.error(
             where_torch,
             f"release {release.version} claims no torch release this file describes",
@@ -222,7 +225,7 @@ def _release(matrix: Matrix, release: Release, diags: Diagnostics) -> None:
                 f"release {release.version} claims torch {line.minor}, but none of its Pythons ({', '.join(str(p) for p in line.python)}) matches {release.python}",
                 "widen the Python range or narrow the torch specifier",
             )
-        if matrix.declares_shims and (release.status not in (Status.BROKEN, Status.EOL) or release.rules):
+        if complete and matrix.declares_shims and (release.status not in (Status.BROKEN, Status.EOL) or release.rules):
             missing = [p for p in patches if shim_for(matrix, p) is None]
             if missing:
                 diags.error(

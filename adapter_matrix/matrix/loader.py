@@ -1019,7 +1019,8 @@ def _load_any(text: str, filename: str, *, check_modules: bool, layers: bool) ->
         matrix = builder.matrix(tree)
     if matrix is not None:
         # every error in one run (issue 67): the model's checks too, even when the fields had errors
-        builder.diags.extend(consistency.check(matrix, check_modules=check_modules))
+        complete = not builder.diags.errors
+        builder.diags.extend(consistency.check(matrix, check_modules=check_modules, complete=complete))
     if builder.diags.errors or matrix is None:
         if not builder.diags.errors:
             builder.diags.error(Mark(filename, 1, 1), "the file does not describe a matrix")
