@@ -123,6 +123,7 @@ def _td(cell: TableCell) -> str:
 # The stack table's commands, under their row: wrapped, never scrolled (only its page has them).
 _INSTALL_CSS = """\
 tr.install td { white-space: normal; }
+td { white-space: normal; }  /* a pin's alternatives (2.1.0 | 2.6.0) wrap at their spaces */
 .install .command { display: flex; gap: .5rem; align-items: flex-start; margin: .25rem 0; }
 .install .where { flex: 0 0 9rem; color: var(--muted); overflow-wrap: anywhere; }
 .install pre {
