@@ -221,6 +221,29 @@ def pick_answers(
             fitting[i].append((number, pick))
     if report is not None:
         report("check's answers for the selector page's picks", total, total)
+    document = {
+        "axes": keys,
+        "reasons": list(reasons),
+        "reason": _runs(reason),
+        "nearest": _runs(nearest),
+        "held": _runs(held),
+        "toward": {k: _runs(v) for k, v in toward.items()},
+        "by_release": {r: {k: _runs(v) for k, v in tables.items()} for r, tables in by_release.items()},
+    }
+    return document, _unusable(matrix, entries, keys, fitting, index, today)
+
+
+def _unusable(
+    matrix: Matrix,
+    entries: Sequence[Dict[str, Any]],
+    keys: Sequence[str],
+    fitting: Dict[int, List[Tuple[int, Pick]]],
+    index: _Index,
+    today: _dt.date,
+) -> Dict[int, Dict[str, Dict[str, int]]]:
+    """Per combination that is not usable (no commands), check's answers for each pick it fits
+    with that combination installed: pick number -> its first fix, and the one holding every
+    held value."""
     unusable: Dict[int, Dict[str, Dict[str, int]]] = {}
     for i, entry in enumerate(entries):
         if entry["commands"]:
@@ -234,13 +257,4 @@ def pick_answers(
             if system >= 0:
                 answers_here["held"][str(number)] = system
         unusable[i] = answers_here
-    document = {
-        "axes": keys,
-        "reasons": list(reasons),
-        "reason": _runs(reason),
-        "nearest": _runs(nearest),
-        "held": _runs(held),
-        "toward": {k: _runs(v) for k, v in toward.items()},
-        "by_release": {r: {k: _runs(v) for k, v in tables.items()} for r, tables in by_release.items()},
-    }
-    return document, unusable
+    return unusable
