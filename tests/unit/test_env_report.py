@@ -86,7 +86,7 @@ def test_an_unsupported_environment_reports_the_verdict_and_the_fix(tmp_path):
     proc = _env(env)
     assert proc.returncode == 0, proc.stderr
     assert "**Verdict:** unsupported: vllm-ascend 0.23.0 pins torch-npu ==2.10.0.post4" in proc.stdout
-    assert "**Fix:** install torch-npu 2.10.0.post4" in proc.stdout
+    assert "**Fix:** upgrade torch-npu from 2.10.0.post2 to 2.10.0.post4" in proc.stdout  # uv's words (issue 67)
     assert "```sh\npip install 'torch-npu==2.10.0.post4'\n```" in proc.stdout
 
 
