@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
 
 from ..errors import EXIT_UNSUPPORTED
-from .base import MATRIX_HELP, console_for, fail, one_matrix
+from .base import MATRIX_HELP, console_for, fail, one_matrix, run_or_exit
 from .common import app, sub_app
+
+if TYPE_CHECKING:  # the run stays off the CLI's start-up path
+    from ..device.optests.optests_command import OpTestsResult
 
 ops_app = sub_app("PyTorch's own op tests (OpInfo) on the adapter's device.")
 app.add_typer(ops_app, name="ops")
@@ -460,66 +463,45 @@ def tests(
     adapter's override file applied before the test modules import. Exit 0 when every test ends
     as the expectations say, 1 on a new failure or a new pass, 2 usage error.
     """
-    from ..device.optests.packsetup import TestsOptions, prepare, update
+    from ..device.optests.optests_command import OpTestsRequest, run
 
-    if jobs < 0:
-        fail(f"--jobs {jobs}: at least 1 (0: one per core)")
-    if control not in (None, "cpu"):
-        fail(f"--control {control!r}: only cpu")
-    options = TestsOptions(
-        tuple(files or ()), tuple(overrides or ()), expected, control, jobs or os.cpu_count() or 1, timeout, activate
-    )
-    from ..upstream.testpacks import PackError, PackRequest, cached
-    from ..upstream.testpacks import run as run_pack
-
-    result = one_matrix(matrix)
-    release = _installed_release()
-    try:
-        found = run_pack(PackRequest(release, source, sha256)) if source else cached(release)
-    except PackError as exc:
-        fail(f"--pack: {exc}")
-    if found is None:
-        fail(f"no test pack of torch {release} in the cache: run `adapter-matrix ops pack {release}` (or give --pack)")
-    from ..errors import AdapterMatrixError
-
-    try:
-        prepared = prepare(result.matrix, found.test_dir, found.files, options)
-    except AdapterMatrixError as exc:  # one message: a bad override file, a file not in the pack, no activation
-        fail(str(exc))
     console = console_for(stderr=as_json)
-    console.print(
-        f"ops tests of {prepared.request.device} on torch {release}: {len(prepared.request.files)} files, "
-        f"activates with {prepared.activation}",
-        markup=False,
-    )
-    from ..device.optests.packrecord import build
-    from ..device.optests.packrun import run
+    request = OpTestsRequest(
+        matrix, tuple(files or ()), source, sha256, tuple(overrides or ()), expected, update_expected, control, jobs,
+        timeout, activate, load=lambda path: one_matrix(path).matrix, find_pack=_find_pack,
+        begin=lambda line: _tests_begin(console, line),
+    )  # fmt: skip
+    done = run_or_exit(run, request, {"jobs": "--jobs", "control": "--control", "pack": "--pack:"})
+    _show_tests(console, done, output, as_json)
 
-    with _tests_progress(console) as progress:
-        done = run(prepared.request, progress)
-    record = build(done, found.to_json(), prepared.expected_path)
-    if update_expected:
-        update(done, prepared)
-        console.print(f"wrote the expectations {prepared.expected_path}", markup=False)
-    _write_record(output, record)
-    _leave_tests_counts(done)
+
+def _show_tests(console: Any, done: OpTestsResult, output: Optional[str], as_json: bool) -> None:
+    """The expectations rewritten, the record written (--output) and left for nox, then shown;
+    exit 1 on a new failure or a new pass (unless the expectations were rewritten)."""
+    if done.updated:
+        console.print(f"wrote the expectations {done.prepared.expected_path}", markup=False)
+    _write_record(output, done.record)
+    _leave_tests_counts(done.done)
     if as_json:
-        typer.echo(json.dumps(record, indent=1))
+        typer.echo(json.dumps(done.record, indent=1))
     else:
-        _print_tests(console, record)
-    if not (record["ok"] or update_expected):
+        _print_tests(console, done.record)
+    if not done.ok:
         raise typer.Exit(EXIT_UNSUPPORTED)
 
 
-def _installed_release() -> str:
-    from importlib import metadata
+def _find_pack(release: str, source: Optional[str], sha256: Optional[str]) -> Any:
+    """--pack (with --sha256) read, else the cache's pack of ``release`` (None: not there)."""
+    from ..upstream.testpacks import PackRequest, cached
+    from ..upstream.testpacks import run as run_pack
 
-    from packaging.version import Version
+    return run_pack(PackRequest(release, source, sha256)) if source else cached(release)
 
-    try:
-        return Version(metadata.version("torch")).public
-    except metadata.PackageNotFoundError:
-        fail("torch is not installed in this environment: install the torch whose tests to run")
+
+def _tests_begin(console: Any, line: str) -> Any:
+    """Says what runs, then shows its progress."""
+    console.print(line, markup=False)
+    return _tests_progress(console)
 
 
 def _tests_progress(console: Any) -> Any:
