@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
 
 from ..errors import EXIT_UNSUPPORTED
-from .base import MATRIX_HELP, console_for, fail, one_matrix
+from .base import MATRIX_HELP, console_for, fail, one_matrix, run_or_exit
 from .common import app, sub_app
+
+if TYPE_CHECKING:  # the run stays off the CLI's start-up path
+    from ..device.optests.optests_command import OpTestsResult
 
 ops_app = sub_app("PyTorch's own op tests (OpInfo) on the adapter's device.")
 app.add_typer(ops_app, name="ops")
@@ -41,67 +44,89 @@ def _expectations(path: Optional[str], matrix_path: str, device: str, to_write: 
         fail(f"{named}: {len(exc.problems)} problem(s) in the expectations")
 
 
+_SWEEP_MATRIX = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP)
+_SWEEP_EXPECTED = typer.Option(
+    None,
+    "--expected",
+    "-e",
+    help=f"Expectations file, YAML or PyTorch's disabled-tests JSON (default: {DEFAULT_EXPECTED} next to the "
+    "matrix for the installed torch's line, or this repository's tests/ops/expected.yaml).",
+)
+_SWEEP_WRITE_EXPECTED = typer.Option(
+    False,
+    "--write-expected",
+    help="Record what this sweep saw as the expectations (the files read, --expected, else the torch line's "
+    "file of --expected-format): from then on a new failure and a new pass both disagree.",
+)
+_SWEEP_EXPECTED_FORMAT = typer.Option(
+    "yaml",
+    "--expected-format",
+    metavar="yaml|json",
+    help="The format --write-expected starts a torch line's file in: the tool's YAML or PyTorch's disabled-tests JSON.",
+)
+_SWEEP_SAMPLE = typer.Option(False, "--sample", help="Only the expectations' fixed sample of ops.")
+_SWEEP_OP = typer.Option(None, "--op", help="Only this op id (repeatable).")
+_SWEEP_DTYPE = typer.Option(
+    None,
+    "--dtype",
+    metavar="float32|float64|bfloat16|int64|bool|complex64",
+    help="Only this dtype (repeatable; default: all six).",
+)
+_SWEEP_KIND = typer.Option(
+    None,
+    "--kind",
+    metavar="forward|backward|module",
+    help="Only this kind of task (repeatable; default: all three; the compiled sample: --compile).",
+)
+_SWEEP_WITH_COMPILE = typer.Option(
+    False,
+    "--compile",
+    help="Also the compiled sample: each op of the sample (or of --op), its first float32 samples through "
+    "torch.compile(backend='inductor') on the device, against eager CPU (skipped, with the reason, where the "
+    "device declares the capability inductor absent).",
+)
+_SWEEP_TIMEOUT = typer.Option(300.0, "--timeout", help="Seconds one task may run before its worker is killed.")
+_SWEEP_JOBS = typer.Option(
+    0,
+    "--jobs",
+    "-j",
+    help="Worker processes at once (default 0: one per core): the eager workers and the compiled sample run "
+    "side by side, the compiled sample's ops dealt across this many processes. 1: one after the other.",
+)
+_SWEEP_ACTIVATE = typer.Option(
+    None,
+    "--activate",
+    metavar="MODULE[:FUNCTION]",
+    help="What activates the device in the workers (default: the matrix's shims package, else the adapter's "
+    "torch.backends entry point, else the module its distribution installs).",
+)
+_SWEEP_OUTPUT = typer.Option(None, "--output", "-o", help="Write the sweep record (JSON) to this file.")
+_SWEEP_AS_JSON = typer.Option(False, "--json", help="Print the sweep record instead of the summary.")
+
+
+# the request's fields -> the options their refusals start with (run_or_exit)
+_SWEEP_OPTIONS = {
+    "expected_format": "--expected-format", "dtype": "--dtype", "kind": "--kind", "sample": "--sample",
+    "with_compile": "--compile:", "write_expected": "--write-expected:", "jobs": "--jobs",
+}  # fmt: skip
+
+
 @ops_app.command("sweep")
 def sweep(
-    matrix: Optional[str] = typer.Option(None, "--matrix", "-m", help=MATRIX_HELP),
-    expected: Optional[str] = typer.Option(
-        None,
-        "--expected",
-        "-e",
-        help=f"Expectations file, YAML or PyTorch's disabled-tests JSON (default: {DEFAULT_EXPECTED} next to the "
-        "matrix for the installed torch's line, or this repository's tests/ops/expected.yaml).",
-    ),
-    write_expected: bool = typer.Option(
-        False,
-        "--write-expected",
-        help="Record what this sweep saw as the expectations (the files read, --expected, else the torch line's "
-        "file of --expected-format): from then on a new failure and a new pass both disagree.",
-    ),
-    expected_format: str = typer.Option(
-        "yaml",
-        "--expected-format",
-        metavar="yaml|json",
-        help="The format --write-expected starts a torch line's file in: the tool's YAML or PyTorch's "
-        "disabled-tests JSON.",
-    ),
-    sample: bool = typer.Option(False, "--sample", help="Only the expectations' fixed sample of ops."),
-    op: Optional[List[str]] = typer.Option(None, "--op", help="Only this op id (repeatable)."),
-    dtype: Optional[List[str]] = typer.Option(
-        None,
-        "--dtype",
-        metavar="float32|float64|bfloat16|int64|bool|complex64",
-        help="Only this dtype (repeatable; default: all six).",
-    ),
-    kind: Optional[List[str]] = typer.Option(
-        None,
-        "--kind",
-        metavar="forward|backward|module",
-        help="Only this kind of task (repeatable; default: all three; the compiled sample: --compile).",
-    ),
-    with_compile: bool = typer.Option(
-        False,
-        "--compile",
-        help="Also the compiled sample: each op of the sample (or of --op), its first float32 samples through "
-        "torch.compile(backend='inductor') on the device, against eager CPU (skipped, with the reason, where the "
-        "device declares the capability inductor absent).",
-    ),
-    timeout: float = typer.Option(300.0, "--timeout", help="Seconds one task may run before its worker is killed."),
-    jobs: int = typer.Option(
-        0,
-        "--jobs",
-        "-j",
-        help="Worker processes at once (default 0: one per core): the eager workers and the compiled sample run "
-        "side by side, the compiled sample's ops dealt across this many processes. 1: one after the other.",
-    ),
-    activate: Optional[str] = typer.Option(
-        None,
-        "--activate",
-        metavar="MODULE[:FUNCTION]",
-        help="What activates the device in the workers (default: the matrix's shims package, else the adapter's "
-        "torch.backends entry point, else the module its distribution installs).",
-    ),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the sweep record (JSON) to this file."),
-    as_json: bool = typer.Option(False, "--json", help="Print the sweep record instead of the summary."),
+    matrix: Optional[str] = _SWEEP_MATRIX,
+    expected: Optional[str] = _SWEEP_EXPECTED,
+    write_expected: bool = _SWEEP_WRITE_EXPECTED,
+    expected_format: str = _SWEEP_EXPECTED_FORMAT,
+    sample: bool = _SWEEP_SAMPLE,
+    op: Optional[List[str]] = _SWEEP_OP,
+    dtype: Optional[List[str]] = _SWEEP_DTYPE,
+    kind: Optional[List[str]] = _SWEEP_KIND,
+    with_compile: bool = _SWEEP_WITH_COMPILE,
+    timeout: float = _SWEEP_TIMEOUT,
+    jobs: int = _SWEEP_JOBS,
+    activate: Optional[str] = _SWEEP_ACTIVATE,
+    output: Optional[str] = _SWEEP_OUTPUT,
+    as_json: bool = _SWEEP_AS_JSON,
 ) -> None:
     """Compare every OpInfo op of torch on the device with CPU.
 
@@ -112,85 +137,23 @@ def sweep(
     the expectations say, 1 when one does not (a new failure or a new pass), 2 usage
     error, bad expectations, or no worker could start.
     """
-    from ..device.opsweep import baseline
-    from ..device.opsweep import compiled as compiled_worker
-    from ..device.opsweep import expected as ex
-    from ..device.opsweep import record as rec
-    from ..device.opsweep.activation import ActivationError, activation_of
-    from ..device.opsweep.runner import COMPILED_WORKERS, Selection, run_sweeps
+    from ..device.opsweep.sweep_command import SweepRequest, run
     from .progress import sweep_progress
 
-    result = one_matrix(matrix)
-    adapter = result.matrix.adapter
-    try:
-        activation = activation_of(adapter.distribution, adapter.shims, activate)
-    except ActivationError as exc:
-        fail(str(exc))
-    expectations, expectation_paths = _expectations(expected, result.matrix.path, adapter.device, write_expected)
-    if write_expected and expected is None and any(p.endswith(baseline.REPOSITORY_FILE) for p in expectation_paths):
-        fail(
-            f"--write-expected: {baseline.REPOSITORY_FILE} is kept by hand (every torch line, with comments); "
-            "name a file with --expected"
-        )
-    if expected_format not in baseline.FORMATS:
-        fail(f"--expected-format {expected_format!r}: choose from {', '.join(baseline.FORMATS)}")
-    for value in dtype or ():
-        if value not in ex.DTYPES:
-            fail(f"--dtype {value!r}: choose from {', '.join(ex.DTYPES)}")
-    for value in kind or ():
-        if value not in ex.EAGER_KINDS:
-            fail(f"--kind {value!r}: choose from {', '.join(ex.EAGER_KINDS)} (the compiled sample: --compile)")
-    if sample and op:
-        fail("--sample and --op exclude each other")
-    if sample and not expectations.sample:
-        fail(f"{expectations.path} lists no `sample` ops")
-    ops = list(expectations.sample) if sample else list(op or ())
-    compile_ops = list(op or ()) or list(expectations.sample)  # a full sweep compiles the sample
-    if with_compile and not compile_ops:
-        fail(f"--compile: {expectations.path} lists no `sample` ops to compile; name them with --op")
-    mode = "sample" if sample else ("full" if not (op or dtype or kind) else "custom")
     console = console_for(stderr=as_json)
 
     def crashed(task: Any) -> None:
         if task.outcome in ("crashed", "timeout"):  # failures are judged and listed at the end
             console.print(f"  {task.key}: {task.outcome}: {task.error}", markup=False, highlight=False)
 
-    if jobs < 0:
-        fail(f"--jobs {jobs}: at least 1 (0: one per core)")
-    jobs = jobs or os.cpu_count() or 1
-    console.print(f"op sweep ({mode}) of {adapter.device}, expectations {expectations.path}", markup=False)
-    console.print(f"activates the device with {activation.how}", markup=False)
-    notice = _first_build_notice(result)
-    if notice:  # the workers compile the device's core at their first import: say so now
-        console_for(stderr=True).print(notice, markup=False, highlight=False)
-    eager = Selection(ops, tuple(dtype or ex.DTYPES), tuple(kind or ex.EAGER_KINDS))
-    selections = [eager]
-    if with_compile:
-        console.print(f"compiled sample ({compiled_worker.CAPABILITY}) of {len(compile_ops)} ops", markup=False)
-        # first: compiling is the longest part, and its ops go to every process slot
-        selections.insert(
-            0, Selection(compile_ops, (compiled_worker.DTYPE,), (ex.COMPILED,), COMPILED_WORKERS, shards=jobs)
-        )
-    with sweep_progress(as_json, crashed) as progress:  # a bar with elapsed time and ETA (cli/progress.py)
-        *done_compiled_or_none, done = run_sweeps(
-            adapter.device, activation.target, selections, timeout=timeout, progress=progress, jobs=jobs
-        )
-    if write_expected:
-        targets = _write_expected(
-            console, expected, expectation_paths, result.matrix.path, expected_format, adapter.device, expectations,
-            [t for sweep in (*done_compiled_or_none, done) for t in sweep.tasks], done.torch,
-        )  # fmt: skip
-        expectations = baseline.load(targets, adapter.device)
-    compiled = None
-    if with_compile:
-        done_compiled = done_compiled_or_none[0]
-        compiled = rec.compiled_record(
-            done_compiled, ex.judge(done_compiled, expectations), compiled_worker.CAPABILITY, compiled_worker.SAMPLES
-        )
-    if done.absent:
-        console.print(f"not run: {done.absent}", markup=False)
-    verdicts = ex.judge(done, expectations)
-    record = rec.build_record(done, verdicts, expectations, mode, compiled)
+    request = SweepRequest(
+        matrix, expected, write_expected, expected_format, sample, tuple(op or ()), tuple(dtype or ()),
+        tuple(kind or ()), with_compile, timeout, jobs, activate, load=lambda path: one_matrix(path).matrix,
+        load_expectations=_expectations, say=lambda line: console.print(line, markup=False),
+        warn=lambda line: console_for(stderr=True).print(line, markup=False, highlight=False),
+        progress=lambda: sweep_progress(as_json, crashed),  # a bar with elapsed time and ETA (cli/progress.py)
+    )  # fmt: skip
+    record = run_or_exit(run, request, _SWEEP_OPTIONS).record
     _write_record(output, record)
     _leave_suite_counts(record)
     if as_json:
@@ -208,47 +171,6 @@ def _write_record(output: Optional[str], record: Any) -> None:
 
         os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
         atomic_write(output, json.dumps(record, indent=1) + "\n")
-
-
-def _first_build_notice(result: Any) -> Optional[str]:
-    """The device build's first-use notice (device/build.py), or None: no shims package or C++ core."""
-    from ..device.build import BuildError, Extension, first_build
-
-    if result.matrix.adapter.shims is None:
-        return None
-    try:
-        return first_build(Extension.of_package(result.matrix.adapter.shims, result.matrix.adapter.device))
-    except BuildError:
-        return None
-
-
-def _write_expected(
-    console: Any,
-    expected: Optional[str],
-    read: List[str],
-    matrix_path: str,
-    fmt: str,
-    device: str,
-    expectations: Any,
-    tasks: List[Any],
-    torch: str,
-) -> List[str]:
-    """Write the sweep's tasks as the expectations: to --expected, else to the files the
-    sweep read, else to the torch line's file of ``fmt``; the files written."""
-    from ..device.opsweep import baseline
-    from ..matrix.diagnostics import display_path
-
-    if expected is not None:
-        targets = [expected]
-    elif read:
-        targets = list(read)
-    else:
-        line = baseline.torch_line_of(torch)
-        targets = [baseline.paths_for(os.path.dirname(os.path.abspath(matrix_path)), line)[fmt]]
-    for target in targets:
-        baseline.write(target, tasks, torch, device, expectations.sample, read)
-        console.print(f"wrote the expectations {display_path(target)}", markup=False)
-    return targets
 
 
 def _print_summary(console: Any, record: Any) -> None:
@@ -460,66 +382,45 @@ def tests(
     adapter's override file applied before the test modules import. Exit 0 when every test ends
     as the expectations say, 1 on a new failure or a new pass, 2 usage error.
     """
-    from ..device.optests.packsetup import TestsOptions, prepare, update
+    from ..device.optests.optests_command import OpTestsRequest, run
 
-    if jobs < 0:
-        fail(f"--jobs {jobs}: at least 1 (0: one per core)")
-    if control not in (None, "cpu"):
-        fail(f"--control {control!r}: only cpu")
-    options = TestsOptions(
-        tuple(files or ()), tuple(overrides or ()), expected, control, jobs or os.cpu_count() or 1, timeout, activate
-    )
-    from ..upstream.testpacks import PackError, PackRequest, cached
-    from ..upstream.testpacks import run as run_pack
-
-    result = one_matrix(matrix)
-    release = _installed_release()
-    try:
-        found = run_pack(PackRequest(release, source, sha256)) if source else cached(release)
-    except PackError as exc:
-        fail(f"--pack: {exc}")
-    if found is None:
-        fail(f"no test pack of torch {release} in the cache: run `adapter-matrix ops pack {release}` (or give --pack)")
-    from ..errors import AdapterMatrixError
-
-    try:
-        prepared = prepare(result.matrix, found.test_dir, found.files, options)
-    except AdapterMatrixError as exc:  # one message: a bad override file, a file not in the pack, no activation
-        fail(str(exc))
     console = console_for(stderr=as_json)
-    console.print(
-        f"ops tests of {prepared.request.device} on torch {release}: {len(prepared.request.files)} files, "
-        f"activates with {prepared.activation}",
-        markup=False,
-    )
-    from ..device.optests.packrecord import build
-    from ..device.optests.packrun import run
+    request = OpTestsRequest(
+        matrix, tuple(files or ()), source, sha256, tuple(overrides or ()), expected, update_expected, control, jobs,
+        timeout, activate, load=lambda path: one_matrix(path).matrix, find_pack=_find_pack,
+        begin=lambda line: _tests_begin(console, line),
+    )  # fmt: skip
+    done = run_or_exit(run, request, {"jobs": "--jobs", "control": "--control", "pack": "--pack:"})
+    _show_tests(console, done, output, as_json)
 
-    with _tests_progress(console) as progress:
-        done = run(prepared.request, progress)
-    record = build(done, found.to_json(), prepared.expected_path)
-    if update_expected:
-        update(done, prepared)
-        console.print(f"wrote the expectations {prepared.expected_path}", markup=False)
-    _write_record(output, record)
-    _leave_tests_counts(done)
+
+def _show_tests(console: Any, done: OpTestsResult, output: Optional[str], as_json: bool) -> None:
+    """The expectations rewritten, the record written (--output) and left for nox, then shown;
+    exit 1 on a new failure or a new pass (unless the expectations were rewritten)."""
+    if done.updated:
+        console.print(f"wrote the expectations {done.prepared.expected_path}", markup=False)
+    _write_record(output, done.record)
+    _leave_tests_counts(done.done)
     if as_json:
-        typer.echo(json.dumps(record, indent=1))
+        typer.echo(json.dumps(done.record, indent=1))
     else:
-        _print_tests(console, record)
-    if not (record["ok"] or update_expected):
+        _print_tests(console, done.record)
+    if not done.ok:
         raise typer.Exit(EXIT_UNSUPPORTED)
 
 
-def _installed_release() -> str:
-    from importlib import metadata
+def _find_pack(release: str, source: Optional[str], sha256: Optional[str]) -> Any:
+    """--pack (with --sha256) read, else the cache's pack of ``release`` (None: not there)."""
+    from ..upstream.testpacks import PackRequest, cached
+    from ..upstream.testpacks import run as run_pack
 
-    from packaging.version import Version
+    return run_pack(PackRequest(release, source, sha256)) if source else cached(release)
 
-    try:
-        return Version(metadata.version("torch")).public
-    except metadata.PackageNotFoundError:
-        fail("torch is not installed in this environment: install the torch whose tests to run")
+
+def _tests_begin(console: Any, line: str) -> Any:
+    """Says what runs, then shows its progress."""
+    console.print(line, markup=False)
+    return _tests_progress(console)
 
 
 def _tests_progress(console: Any) -> Any:
