@@ -668,3 +668,16 @@ def test_every_public_name_of_the_noxfile_api_is_importable():
     assert (
         api.CellRun.__module__ == "adapter_matrix.nox.cellrun" and api.Cells.__module__ == "adapter_matrix.nox.declared"
     )
+
+
+def test_the_nox_api_and_the_commands_import_without_pytest():
+    """A runner installs the tool from its wheel and nothing else: a noxfile's
+    `from adapter_matrix.nox import ...` must not need pytest (the op tests' runner once imported
+    its pytest plugin's module at the top, and every adopting adapter's noxfile failed)."""
+    code = (
+        "import sys; sys.modules['pytest'] = None\n"  # an import of pytest fails, as where it is not installed
+        "import adapter_matrix.nox, adapter_matrix.cli\n"
+        "import adapter_matrix.device.optests.optests_command, adapter_matrix.device.opsweep.sweep_command\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

@@ -24,21 +24,10 @@ from typing import Any, Dict, List, Mapping, Optional, TypedDict
 
 import pytest
 
-from .packoverrides import Overrides, apply_to_dbs, matches, test_id
+from .packconfig import CONFIG_ENV, PluginConfig
+from .packoverrides import apply_to_dbs, matches, test_id
 
-CONFIG_ENV = "ADAPTER_MATRIX_OPTESTS"
 MESSAGE_CHARS = 400
-
-
-class PluginConfig(TypedDict):
-    """The file ``CONFIG_ENV`` names, written by the runner for each file's process."""
-
-    log: str  # where the plugin appends its JSON lines
-    device: str
-    activate: Optional[str]
-    overrides: Overrides
-    shard: List[int]  # [index, count]
-    only: Optional[List[str]]  # the tests to run (a control run on CPU), else all
 
 
 class _TestState(TypedDict, total=False):

@@ -39,8 +39,8 @@ from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, T
 
 from ...errors import AdapterMatrixError
 from ..opsweep.runner import signal_name
+from .packconfig import CONFIG_ENV, PluginConfig
 from .packoverrides import Overrides, matches, split_id, test_id
-from .packplugin import CONFIG_ENV, PluginConfig
 from .packzygote import ForkRequest
 
 __all__ = [
