@@ -19,7 +19,7 @@ first; the ``default`` one the page opens on: the newest supported combination; 
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -30,6 +30,9 @@ from ...matrix.queries import Cell, Releases, cells, chosen
 from ..table import Column, Span, Table, TableCell, plain
 from ..words import word
 from .lag import lag
+
+if TYPE_CHECKING:
+    from ...check.fixes import FixSpace
 
 __all__ = ["selector", "newest_first"]
 
@@ -50,11 +53,11 @@ def _python_key(text: str) -> Tuple[Version, bool]:
 
 
 def _cell_entry(
-    matrix: Matrix, cell: Cell, today: _dt.date, evidence: Optional[Verification]
+    space: FixSpace, cell: Cell, today: _dt.date, evidence: Optional[Verification]
 ) -> Tuple[Dict[str, Any], Tuple[str, ...]]:
     from ...check.fixes import install_fix  # check's code, not a copy of it
 
-    fix = install_fix(matrix, cell, today) if cell.status in _USABLE else None
+    fix = install_fix(space, cell, today) if cell.status in _USABLE else None
     commands = fix.commands if fix is not None else ()
     # the build the release needs, also where no fix reaches it (an end-of-life x86_64 torch_npu: +cpu)
     variant = cell.release.variant
@@ -112,9 +115,12 @@ def selector(
     today = today or _dt.date.today()
     shown = chosen(matrix, release)
     index = index_records(records, matrix, today) if records is not None else None
+    from ...check.fixes import FixSpace  # check's search, made once for every cell and pick of the page
+
+    space = FixSpace.of(matrix)
     entries: List[Dict[str, Any]] = []
     for cell in cells(matrix, shown, today):
-        entry, _commands = _cell_entry(matrix, cell, today, verification_of(cell, index) if index else None)
+        entry, _commands = _cell_entry(space, cell, today, verification_of(cell, index) if index else None)
         entries.append(entry)
     entries.sort(key=_order)
     dims = [d.name for d in matrix.dimensions if any(d.name in e["dimensions"] for e in entries)]
@@ -190,7 +196,7 @@ def selector(
     if picks:
         from ..picks import pick_answers  # check's ranking for every pick: only the page and the JSON need it
 
-        data["picks"], unusable = pick_answers(matrix, entries, axes, today)
+        data["picks"], unusable = pick_answers(space, entries, axes, today)
         # the page's "release lag" section: the same facts as --view lag, without the days since
         # torch (a published page does not change by itself from one day to the next)
         data["lag"] = [{k: v for k, v in e.items() if k != "days_since_torch"} for e in lag(matrix).data["lag"]]
