@@ -43,6 +43,7 @@ from ..check.fixes import FixSpace, Ranked, fix_answer_of, ranked
 from ..check.judgment import Environment
 from ..check.verdict import verdict
 from ..matrix.model import Matrix, PythonVersion, Status, Value
+from .selector_entries import SelectorAxis, SelectorEntry
 
 __all__ = ["pick_answers", "reporting"]
 
@@ -89,7 +90,7 @@ def _identity(release: str, line: str, python: str, dims: Dict[str, str]) -> Tup
     return release, line, python, tuple(sorted(dims.items()))
 
 
-def _fits(entry: Dict[str, Any], keys: Sequence[str], pick: Pick) -> bool:
+def _fits(entry: SelectorEntry, keys: Sequence[str], pick: Pick) -> bool:
     """Whether a combination answers a pick (a combination without a value of a
     dimension serves every value of it)."""
     for key, value in zip(keys, pick):
@@ -107,7 +108,7 @@ def _fits(entry: Dict[str, Any], keys: Sequence[str], pick: Pick) -> bool:
 class _Index:
     """Where each of ``check``'s ranked cells is among the page's combinations."""
 
-    def __init__(self, entries: Sequence[Dict[str, Any]]) -> None:
+    def __init__(self, entries: Sequence[SelectorEntry]) -> None:
         self.at: Dict[Tuple[Any, ...], List[int]] = {}
         for i, e in enumerate(entries):
             key = _identity(e["release"], e["torch_line"], e["python"], e["dimensions"])
@@ -161,7 +162,7 @@ def _runs(values: Sequence[int]) -> str:
 
 
 def pick_answers(
-    space: FixSpace, entries: Sequence[Dict[str, Any]], axes: Sequence[Dict[str, Any]], today: _dt.date
+    space: FixSpace, entries: Sequence[SelectorEntry], axes: Sequence[SelectorAxis], today: _dt.date
 ) -> Tuple[Dict[str, Any], Dict[int, Dict[str, Dict[str, int]]]]:
     """The ``picks`` document of the selector view (see the module's docstring), and per
     combination that is not usable, its answers: pick number -> ``check``'s first fix.
@@ -237,7 +238,7 @@ def pick_answers(
 
 def _unusable(
     space: FixSpace,
-    entries: Sequence[Dict[str, Any]],
+    entries: Sequence[SelectorEntry],
     keys: Sequence[str],
     fitting: Dict[int, List[Tuple[int, Pick]]],
     index: _Index,

@@ -27,6 +27,7 @@ from ...ci.evidence import Verification, index_records, verification_of
 from ...ci.record import RecordSet
 from ...matrix.model import Matrix, Status
 from ...matrix.queries import Cell, Releases, cells, chosen
+from ..selector_entries import SelectorAxis, SelectorEntry
 from ..table import Column, Span, Table, TableCell, plain
 from ..words import word
 from .lag import lag
@@ -54,7 +55,7 @@ def _python_key(text: str) -> Tuple[Version, bool]:
 
 def _cell_entry(
     space: FixSpace, cell: Cell, today: _dt.date, evidence: Optional[Verification]
-) -> Tuple[Dict[str, Any], Tuple[str, ...]]:
+) -> Tuple[SelectorEntry, Tuple[str, ...]]:
     from ...check.fixes import install_fix  # check's code, not a copy of it
 
     fix = install_fix(space, cell, today) if cell.status in _USABLE else None
@@ -62,7 +63,7 @@ def _cell_entry(
     # the build the release needs, also where no fix reaches it (an end-of-life x86_64 torch_npu: +cpu)
     variant = cell.release.variant
     torch = fix.cell.torch if fix is not None else cell.torch
-    entry: Dict[str, Any] = {
+    entry: SelectorEntry = {
         "release": str(cell.release.version),
         "torch_line": str(cell.line.minor),
         "torch": str(torch) + (f"+{variant}" if variant and not torch.local else ""),
@@ -87,7 +88,7 @@ def _cell_entry(
     return entry, commands
 
 
-def _order(entry: Dict[str, Any]) -> Tuple[Any, ...]:
+def _order(entry: SelectorEntry) -> Tuple[Any, ...]:
     """Best first: usable before not, supported first, then the newest torch, release and Python."""
     status = Status(entry["status"])
     return (
@@ -118,13 +119,13 @@ def selector(
     from ...check.fixes import FixSpace  # check's search, made once for every cell and pick of the page
 
     space = FixSpace.of(matrix)
-    entries: List[Dict[str, Any]] = []
+    entries: List[SelectorEntry] = []
     for cell in cells(matrix, shown, today):
         entry, _commands = _cell_entry(space, cell, today, verification_of(cell, index) if index else None)
         entries.append(entry)
     entries.sort(key=_order)
     dims = [d.name for d in matrix.dimensions if any(d.name in e["dimensions"] for e in entries)]
-    axes: List[Dict[str, Any]] = [
+    axes: List[SelectorAxis] = [
         {
             "key": name,
             "label": name,
@@ -163,7 +164,7 @@ def selector(
         Column("status", word("status", lang)),
         Column("commands", word("sel_command", lang)),
     )
-    groups: Dict[Tuple[Any, ...], List[Dict[str, Any]]] = {}
+    groups: Dict[Tuple[Any, ...], List[SelectorEntry]] = {}
     for e in entries:
         key = (
             tuple(e["dimensions"].get(n, "") for n in dims),
