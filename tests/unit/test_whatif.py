@@ -1,6 +1,7 @@
 """What-if questions a user asks `check` and gets a misleading answer to: a layer release that is
-end of life (held with ``--companion`` or installed), which no fix keeps (docs/stacks.md, "A layer
-release that is end of life")."""
+end of life (held with ``--companion`` or installed), which no fix keeps; and what-if options
+given the wrong way (``--companion torch=2.6.0``, a version that is not one, another command's
+option), each refused in one line with exit code 2 (docs/check.md, "What-if questions")."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import os
 import subprocess
 import sys
 from typing import List
+
+import pytest
 
 from .helpers import FIXTURES, REPO
 from .test_stack import _applied, _check, _environment
@@ -164,3 +167,137 @@ def test_an_installed_build_of_several_releases_is_said_so_and_the_fix_installs_
     )
     assert answer["stack"]["conflict"] is None
     assert answer["fixes"] and all("torchvision-npu" in fix["changes"] for fix in answer["fixes"])
+
+
+# -- what-if options given the wrong way: one line, exit code 2 ----------------------------------
+
+_STACK = ["--matrix", str(ADAPTER), "--matrix", str(VLLM_ASCEND), *ON_910B, "--set", "cann=9.1.0"]
+_STACK += ["--torch", "2.10.0", "--adapter", "2.10.0.post4", "--python", "3.11"]
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--companion", "torch=2.6.0"], "--companion torch=2.6.0: torch is asked with --torch 2.6.0, not --companion"),
+        (["--companion", "Torch=2.6.0"], "--companion Torch=2.6.0: torch is asked with --torch 2.6.0, not --companion"),
+        (
+            ["--companion", "python=3.10"],
+            "--companion python=3.10: Python is asked with --python 3.10, not --companion",
+        ),
+        (
+            ["--companion", "torch_npu=2.10.0.post2"],
+            "--companion torch_npu=2.10.0.post2: torch-npu (the adapter) is asked with --adapter 2.10.0.post2,"
+            " not --companion",
+        ),
+        (["--companion", "cann=9.0.0"], "--companion cann=9.0.0: cann is a dimension, set with --set cann=9.0.0"),
+        (
+            ["--companion", "device_type=A3"],
+            "--companion device_type=A3: device_type is a dimension, set with --set device_type=A3",
+        ),
+        (["--companion", "vllm-ascend=latest"], "--companion vllm-ascend='latest' is not a PEP 440 version (or none)"),
+        (
+            ["--companion", "vllm-ascend=0.23.0", "--companion", "vllm=0.23"],
+            None,  # a version that is one: answered
+        ),
+        (
+            ["--companion", "vllm-ascend=0.23.0", "--companion", "vllm_ascend=0.22.0"],
+            "--companion names vllm-ascend twice (vllm-ascend=0.23.0, vllm_ascend=0.22.0): give one version",
+        ),
+        (
+            ["--companion", "vllm"],
+            "--companion 'vllm': write NAME=VALUE, e.g. --companion torchvision=0.19.1 (or NAME=none: not installed)",
+        ),
+        (
+            ["--companion", "vllm="],
+            "--companion 'vllm=': write NAME=VALUE, e.g. --companion torchvision=0.19.1 (or NAME=none: not installed)",
+        ),
+        (["--set", "device_type=A9"], "--set device_type='A9' is not one of its values (A2, A3, 310P)"),
+        (
+            ["--adapter", ""],
+            "--adapter '': give a version (2.10.0.post4) or an installed adapter's distribution name",
+        ),
+        (
+            ["--adapter", "latest"],
+            "--adapter 'latest' is neither a version nor the adapter --matrix describes (torch-npu)",
+        ),
+        (
+            ["--dimension", "cann=9.1.0"],
+            "--dimension: check takes a dimension's value with --set NAME=VALUE (--dimension is table's)",
+        ),
+    ],
+)
+def test_a_what_if_given_the_wrong_way_is_refused_in_one_line_with_the_usage_exit_code(args, error):
+    proc = _run("check", *_STACK, *args)
+    if error is None:
+        assert proc.returncode in (0, 1), proc.stderr
+        return
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stdout
+    assert proc.stderr.splitlines() == [f"error: {error}"]
+    doc = json.loads(_run("check", *_STACK, *args, "--json").stdout)
+    assert (doc["exit_code"], doc["error"]) == (2, error)
+
+
+def test_companion_torch_is_refused_without_a_layer_too():
+    proc = _run("check", "--matrix", str(ADAPTER), *ON_910B, "--companion", "torch=2.6.0")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "error: --companion torch=2.6.0: torch is asked with --torch 2.6.0, not --companion"
+
+
+def test_a_companion_of_no_matrix_says_how_a_layers_package_becomes_known():
+    proc = _run("check", "--matrix", str(ADAPTER), *ON_910B, "--companion", "vllm=0.23.0")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "error: --companion names unknown companion(s) vllm; the matrix declares: none (a package of a layer above"
+        " the adapter is known when the layer's matrix is installed or given with --matrix)"
+    )
+
+
+def test_table_refuses_a_dimension_value_no_layer_release_admits():
+    proc = _run("table", "--matrix", str(MINDSPEED), "--dimension", "cann=1.0")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.strip() == (
+        f"error: --dimension cann=1.0: no release of {MINDSPEED.relative_to(REPO)} admits cann 1.0"
+        " (they name: 9.1.0, 9.0.0, 8.5.0, 8.3.RC1, 8.2.RC1)"
+    )
+
+
+# -- what-ifs that were right, kept so ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        # a torch with its variant label is that build (torch-npu's x86_64 wheels pair with +cpu)
+        (
+            ["--set", "arch=x86_64", "--torch", "2.6.0+cpu", "--set", "cann=8.5.0", "--adapter", "2.6.0.post5"],
+            0,
+            "supported",
+        ),
+        (
+            ["--set", "arch=x86_64", "--torch", "2.6.0", "--set", "cann=8.5.0", "--adapter", "2.6.0.post5"],
+            1,
+            "fix: reinstall torch from 2.6.0 to 2.6.0+cpu",
+        ),
+        # a free-threaded Python torch has no wheel for: the fix is the GIL build, its own interpreter
+        (
+            [
+                "--set",
+                "arch=aarch64",
+                "--python",
+                "3.13t",
+                "--torch",
+                "2.12.0",
+                "--adapter",
+                "2.12.0",
+                "--set",
+                "cann=9.1.0",
+            ],
+            1,
+            "    python3.13 -m pip install 'torch-npu==2.12.0' 'torch==2.12.0'",
+        ),
+    ],
+)
+def test_what_ifs_with_a_variant_label_or_a_free_threaded_python_are_answered(args, code, said):
+    proc = _run("check", "--matrix", str(ADAPTER), "--set", "soc=Ascend910B", *args)
+    assert proc.returncode == code, proc.stderr
+    assert any(line.startswith(said) for line in proc.stdout.splitlines()), proc.stdout
