@@ -164,10 +164,44 @@ def _pairs(values: Sequence[str], field: str, flag: str, example: str) -> Dict[s
     out = {}
     for item in values:
         name, sep, value = item.partition("=")
-        if not sep or not name or not value:
+        if not sep or not name.strip() or not value.strip():
             raise CheckRefused(field, f" {item!r}: write NAME=VALUE, e.g. {flag} {example}")
         out[name.strip()] = value.strip()
     return out
+
+
+# what --companion may be mistaken for: the option that asks it (the adapter's name: --adapter)
+_ASKED_ELSEWHERE = {"torch": "--torch", "python": "--python"}
+
+
+def _companions(values: Sequence[str]) -> Dict[str, str]:
+    """``--companion NAME=VERSION`` values: a name given twice (``vllm_ascend`` is ``vllm-ascend``)
+    with two versions, or a name another option asks (torch, Python), is refused in one line."""
+    if not values:
+        return {}
+    from ..names import canonical_name
+
+    out = _pairs(values, "companions", "--companion", "torchvision=0.19.1 (or NAME=none: not installed)")
+    seen: Dict[str, Tuple[str, str]] = {}
+    for name, value in out.items():
+        canonical = canonical_name(name)
+        if canonical in _ASKED_ELSEWHERE:
+            raise CheckRefused(None, _elsewhere(name, value, canonical, _ASKED_ELSEWHERE[canonical]))
+        if canonical in seen and seen[canonical][1] != value:
+            first = seen[canonical]
+            raise CheckRefused(
+                "companions",
+                f" names {canonical} twice ({first[0]}={first[1]}, {name}={value}): give one version",
+            )
+        seen[canonical] = (name, value)
+    return out
+
+
+def _elsewhere(name: str, value: str, what: str, flag: str) -> str:
+    """The one line that refuses ``--companion NAME=VALUE`` for a name another option asks."""
+    shown = "Python" if what == "python" else what
+    asked = f"{flag} {value}" if value != "none" else f"{flag} VERSION"
+    return f"--companion {name}={value}: {shown} is asked with {asked}, not --companion"
 
 
 def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
@@ -182,7 +216,7 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
         except ValueError as exc:
             raise CheckRefused("python", f": {exc}") from None
     dimensions = _pairs(request.sets, "sets", "--set", "cann=8.0")
-    companions = _pairs(request.companions, "companions", "--companion", "torchvision=0.19.1")
+    companions = _companions(request.companions)
     when = None
     if request.today is not None:
         try:
@@ -190,6 +224,10 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
         except ValueError:
             raise CheckRefused("today", f" {request.today!r}: write a date as YYYY-MM-DD") from None
     named, adapter = request.adapter, None
+    if named is not None and not named.strip():
+        raise CheckRefused(
+            "adapter", f" {named!r}: give a version (2.10.0.post4) or an installed adapter's distribution name"
+        )
     if named is not None and not is_distribution_name(named):
         named, adapter = None, request.adapter
     torch, pins = request.torch, None
@@ -340,9 +378,39 @@ class _Asked(NamedTuple):
     notes: Tuple[str, ...]  # what the file's ranges were taken to install
 
 
+def _not_companions(companions: Dict[str, str], matrix: Matrix, layers: Sequence[Layer]) -> None:
+    """Refuse a ``--companion`` that names the adapter (``--adapter``) or a dimension (``--set``),
+    and a stack package's version that is not one."""
+    from packaging.version import InvalidVersion, Version
+
+    from ..names import canonical_name
+
+    adapter = canonical_name(matrix.adapter.distribution)
+    owned = {d.name for layer in layers for d in layer.dimensions}
+    for name, value in companions.items():
+        if canonical_name(name) == adapter:
+            raise CheckRefused(
+                None, _elsewhere(name, value, f"{matrix.adapter.distribution} (the adapter)", "--adapter")
+            )
+        if matrix.dimension(name) is not None or name in owned:
+            raise CheckRefused(
+                None, f"--companion {name}={value}: {name} is a dimension, set with --set {name}={value}"
+            )
+    if not layers:
+        return
+    from .stack.step import split_overrides
+
+    for name, value in split_overrides(companions, layers)[1].items():
+        try:
+            Version(value) if value != "none" else None
+        except InvalidVersion:
+            raise CheckRefused("companions", f" {name}={value!r} is not a PEP 440 version (or none)") from None
+
+
 def _asked(question: Question, matrix: Matrix, layers: Sequence[Layer], target: Optional[Target]) -> _Asked:
     distribution, pins = matrix.adapter.distribution, question.pins
     pinned = dict(question.companions)
+    _not_companions(pinned, matrix, layers)
     stack_versions: Dict[str, str] = {}
     if layers:  # --companion may name a stack's package (a layer, vllm) as well as a companion
         from .stack.step import split_overrides
@@ -418,6 +486,7 @@ def _detected(
     from .installed_companions import detect_companions
 
     owned = {d.name for layer in layers for d in layer.dimensions}  # a layer's own: judged with the stack
+    _owned_values(layers, question.dimensions)
     try:
         installed = detect_environment(
             matrix,
@@ -432,6 +501,22 @@ def _detected(
         raise CheckRefused(_OPTION_OF_ASSUMED[exc.kind], _assumed(exc)) from None
     except ValueError as exc:
         raise CheckRefused(None, str(exc)) from None
+
+
+def _owned_values(layers: Sequence[Layer], sets: Dict[str, str]) -> None:
+    """Refuse a ``--set`` value of a dimension a layer owns (vllm-ascend's ``device_type``) that
+    is none of its values, as the adapter's dimensions are refused (never silently unset)."""
+    for dim in (d for layer in layers for d in layer.dimensions):
+        text = sets.get(dim.name)
+        if text is None:
+            continue
+        try:
+            value = dim.value(dim.named(text))
+        except ValueError:
+            raise CheckRefused("sets", f" {dim.name}={text!r} is not a PEP 440 version") from None
+        if dim.kind == "enum" and not any(value.same(v) for v in dim.values):
+            known = ", ".join(str(v) for v in dim.values)
+            raise CheckRefused("sets", f" {dim.name}={text!r} is not one of its values ({known})")
 
 
 def _stacked(
@@ -619,6 +704,21 @@ def _unmatrixed(distribution: str, pins: Optional[FilePins], target: Optional[Ta
 # -- 4. answer ----------------------------------------------------------------------------
 
 
+def _named_described(question: Question, found: _Loaded) -> None:
+    """``--adapter NAME`` with ``--matrix``: NAME must be the adapter a matrix given describes (a
+    version-like word that is not a version, ``latest``, was otherwise dropped unsaid)."""
+    from ..names import canonical_name
+
+    if not question.named or not question.request.matrix or not found.adapters:
+        return
+    described = [r.matrix.adapter.distribution for _l, r in found.adapters]
+    if canonical_name(question.named) not in {canonical_name(d) for d in described}:
+        raise CheckRefused(
+            "adapter",
+            f" {question.named!r} is neither a version nor the adapter --matrix describes ({', '.join(described)})",
+        )
+
+
 def _answer(question: Question, target: Optional[Target], probes: Probes) -> CheckResult:
     from ..names import canonical_name
     from .facts import search_path
@@ -641,6 +741,7 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
     finally:
         gc.enable()
     gc.freeze()
+    _named_described(question, found)
     from .provenance import current_survey
 
     looked = current_survey(target)

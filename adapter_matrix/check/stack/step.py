@@ -234,7 +234,7 @@ def with_stack(
         + tuple(a for v in judged.layers for a in v.assumptions),
         fixes=(),
     )
-    conflict = no_fix = None
+    conflict = no_fix = not_kept = None
     # a build made for another device than this machine's: no version of the matrices repairs it,
     # the refusal says what to install (a build for this machine)
     misbuilt = any(b.built is not None and b.machine is not None and not b.built.same(b.machine) for b in built)
@@ -242,10 +242,10 @@ def with_stack(
         holding = _held(matrix, layers, question)
         found = stack_fixes(matrix, layers, stack, holding, today, now=status, adapter=decided._replace(fixes=()))
         out = out._replace(fixes=found.fixes)
-        conflict, no_fix = found.conflict, found.reason
+        conflict, no_fix, not_kept = found.conflict, found.reason, found.not_kept
     held = tuple((name, str(version)) for name, version in stack.packages if version is not None)
     origins = tuple(p.to_json() for _n, p in stack.provenance)
-    return StackAnswer(out, StackSeen(seen, conflict, origins or None, no_fix), held)
+    return StackAnswer(out, StackSeen(seen, conflict, origins or None, no_fix, not_kept), held)
 
 
 def _seen(found: Optional[Provenance]) -> Optional[Dict[str, Optional[str]]]:
