@@ -60,9 +60,24 @@ __all__ = [
 BinaryUsed = Tuple[str, Optional[str]]  # a stored binary section an answer used: (distribution, torch it was built for)
 
 
-class CheckRequest(NamedTuple):
-    """What ``check`` is asked, one field per option of the command line."""
+class Probes(NamedTuple):
+    """What ``check`` reads through the outer parts of the package."""
 
+    # the binary section of an installed distribution (the release the matrix picked, or None),
+    # in the environment judged (check --env's, or None: the running one)
+    binary: Callable[[str, Optional[Release], Optional[Target]], Optional[BinarySection]]
+    autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
+    deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
+    # --emit requirements: the sha256 of a release's files on its index (name, version, index URL or None)
+    hashes: Optional[Callable[[str, str, Optional[str]], Sequence[str]]] = None
+
+
+class CheckRequest(NamedTuple):
+    """What ``check`` is asked, one field per option of the command line, and the
+    :class:`Probes` it reads the outer parts through (the command line's:
+    ``cli.quick._probes()``), as other requests carry their progress callables."""
+
+    probes: Probes
     matrix: Sequence[str] = ()  # several: an adapter's matrix and its layers' (a stack)
     torch: Optional[str] = None
     python: Optional[str] = None
@@ -112,18 +127,6 @@ class CheckRefused(AdapterMatrixError):
         super().__init__(f"{field}{problem}" if field else problem)
         self.field, self.problem, self.exit_code = field, problem, exit_code
         self.diagnostics = tuple(diagnostics)
-
-
-class Probes(NamedTuple):
-    """What ``check`` reads through the outer parts of the package."""
-
-    # the binary section of an installed distribution (the release the matrix picked, or None),
-    # in the environment judged (check --env's, or None: the running one)
-    binary: Callable[[str, Optional[Release], Optional[Target]], Optional[BinarySection]]
-    autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
-    deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
-    # --emit requirements: the sha256 of a release's files on its index (name, version, index URL or None)
-    hashes: Optional[Callable[[str, str, Optional[str]], Sequence[str]]] = None
 
 
 class CheckResult(NamedTuple):
@@ -884,7 +887,7 @@ def _emitted(judged: List[_Judged], request: CheckRequest, diagnostics: Tuple[Di
     return CheckResult(EXIT_OK, None, text, (), diagnostics)
 
 
-def run(request: CheckRequest, probes: Probes) -> CheckResult:
+def run(request: CheckRequest) -> CheckResult:
     """``check``'s answer to ``request``: :class:`CheckRefused` when it cannot answer it (and the
     tool's other errors, :class:`~adapter_matrix.errors.AdapterMatrixError`, as they come).
     The environment judged (``--env``'s, else this one) is located once here and passed down to
@@ -904,7 +907,7 @@ def run(request: CheckRequest, probes: Probes) -> CheckResult:
     try:
         with warnings.catch_warnings(record=True) as raised:  # the filters as set: returned, not printed
             question = read_question(request, target)
-            result = _answer(question, target, probes)
+            result = _answer(question, target, request.probes)
     finally:
         import gc
 

@@ -142,7 +142,7 @@ def run_check(command_line: Optional[Sequence[str]] = None, **options: object) -
     from ..errors import AdapterMatrixError
     from ..matrix.diagnostics import MatrixError
 
-    request = CheckRequest(**options)  # type: ignore[arg-type]
+    request = CheckRequest(_probes(), **options)  # type: ignore[arg-type]
     try:
         deps = paths = None
         if command_line is not None and request.plain:
@@ -152,7 +152,7 @@ def run_check(command_line: Optional[Sequence[str]] = None, **options: object) -
             if not os.environ.get(NO_MEMO):
                 paths = search_path()
                 deps = stamps([m.path for m in matrix_paths(request.matrix)], paths)  # before the answer reads them
-        result = run(request, _probes())
+        result = run(request)
     except CheckRefused as exc:
         if exc.diagnostics:
             from .base import print_diagnostics
