@@ -212,6 +212,14 @@ _STACK += ["--torch", "2.10.0", "--adapter", "2.10.0.post4", "--python", "3.11"]
             "--companion 'vllm=': write NAME=VALUE, e.g. --companion torchvision=0.19.1 (or NAME=none: not installed)",
         ),
         (["--set", "device_type=A9"], "--set device_type='A9' is not one of its values (A2, A3, 310P)"),
+        # a dimension set twice: the last value won unsaid (_STACK sets cann=9.1.0)
+        (["--set", "cann=8.1.RC1"], "--set names cann twice (cann=9.1.0, cann=8.1.RC1): give one value"),
+        (["--set", "cann=9.1.0"], None),  # the same value twice is one
+        (
+            ["--companion", "vllm-ascend=0.23.0", "--companion", "vllm-ascend=0.22.0"],
+            "--companion names vllm-ascend twice (vllm-ascend=0.23.0, vllm-ascend=0.22.0): give one version",
+        ),
+        (["--companion", "vllm-ascend=0.23.0+cpu", "--companion", "vllm-ascend=0.23.0+CPU"], None),  # one version
         (
             ["--adapter", ""],
             "--adapter '': give a version (2.10.0.post4) or an installed adapter's distribution name",
@@ -301,3 +309,123 @@ def test_what_ifs_with_a_variant_label_or_a_free_threaded_python_are_answered(ar
     proc = _run("check", "--matrix", str(ADAPTER), "--set", "soc=Ascend910B", *args)
     assert proc.returncode == code, proc.stderr
     assert any(line.startswith(said) for line in proc.stdout.splitlines()), proc.stdout
+
+
+def test_the_same_dimension_set_twice_with_two_values_is_refused_without_a_layer_too():
+    args = ["check", "--matrix", str(ADAPTER), *ON_910B, "--set", "cann=8.1.RC1", "--set", "cann=9.1.0"]
+    proc = _run(*args)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.splitlines() == ["error: --set names cann twice (cann=8.1.RC1, cann=9.1.0): give one value"]
+
+
+# -- a what-if version is shown as PEP 440 writes it, the version judged ---------------------------
+
+
+def test_a_what_if_version_is_shown_normalised_in_the_report_and_the_document():
+    """``--torch 2.6.0+CPU`` is judged as 2.6.0+cpu (PEP 440 lower-cases a local label): the report
+    and the document show that version, not the spelling typed; so --adapter's and --companion's."""
+    args = ["check", "--matrix", str(ADAPTER), "--set", "soc=Ascend910B", "--set", "arch=x86_64"]
+    args += ["--set", "cann=8.5.0", "--torch", "2.6.0+CPU", "--adapter", "2.6.0.POST5", "--python", "3.11"]
+    proc = _run(*args)
+    assert proc.returncode == 0, proc.stderr
+    rows = dict(line.split(None, 1) for line in proc.stdout.splitlines()[1:4])
+    assert rows == {"Python": "3.11 (cpython)", "torch": "2.6.0+cpu", "torch-npu": "2.6.0.post5"}
+    assert "CPU" not in proc.stdout and "POST" not in proc.stdout
+    env = json.loads(_run(*args, "--json").stdout)["checks"][0]["environment"]
+    assert (env["torch"], env["torch_variant"], env["adapter"]) == ("2.6.0+cpu", "cpu", "2.6.0.post5")
+
+
+def test_a_what_if_torch_is_normalised_in_the_fixes_that_change_it():
+    args = ["check", "--matrix", str(ADAPTER), "--set", "soc=Ascend910B", "--set", "arch=x86_64"]
+    args += ["--set", "cann=9.1.0", "--torch", "2.6.0+CPU", "--adapter", "2.6.0.post5", "--python", "3.11"]
+    proc = _run(*args)
+    assert proc.returncode == 1, proc.stderr
+    fixes = [line for line in proc.stdout.splitlines() if line.startswith(("fix: ", "or: "))]
+    assert fixes and any("from 2.6.0+cpu to " in line for line in fixes), fixes
+    assert "CPU" not in proc.stdout
+
+
+def test_a_companion_version_is_shown_normalised():
+    args = ["check", "--matrix", str(FIXTURES / "companions.yaml"), "--adapter", "2.0.0", "--python", "3.11"]
+    args += ["--torch", "2.2.2+CPU", "--companion", "torchvision=0.17.2+CPU"]
+    proc = _run(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert "torchvision   0.17.2+cpu  (requires torch==2.2.2: pairs with this torch)" in proc.stdout.splitlines()
+    assert "CPU" not in proc.stdout
+    seen = json.loads(_run(*args, "--json").stdout)["checks"][0]["companions"]
+    assert [(c["name"], c["installed"]) for c in seen if c["installed"]] == [("torchvision", "0.17.2+cpu")]
+
+
+def test_a_layer_held_with_a_capitalised_local_label_is_shown_as_the_release_judged():
+    args = ["check", *_STACK, "--companion", "vllm-ascend=0.23.0+CPU"]
+    proc = _run(*args)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "vllm-ascend  0.23.0+cpu" in proc.stdout.splitlines() and "CPU" not in proc.stdout
+    stack = json.loads(_run(*args, "--json").stdout)["checks"][0]["stack"]
+    assert [(layer["name"], layer["installed"]) for layer in stack["layers"]] == [("vllm-ascend", "0.23.0+cpu")]
+
+
+# -- a system change is said so by every fix ---------------------------------------------------
+
+
+def test_a_stack_fix_says_its_cann_step_is_a_system_change_as_the_adapters_fix_does():
+    """The same step, the same words: a stack's fix (MindSpeed-LLM's, to CANN 9.1.0) and the
+    adapter's alone (torch-npu 2.7.1.post8 needs CANN 9.1.0) both say "a system change"."""
+    step = "upgrade cann from 8.2.RC1 to 9.1.0 (a system change, not a pip package: install it yourself)"
+    stack = json.loads(_run(*_mindspeed("8.2.RC1", "--json")).stdout)["checks"][0]
+    assert stack["fixes"][0]["manual"] == [step]
+    assert f"    by hand: {step}" in _run(*_mindspeed("8.2.RC1")).stdout.splitlines()
+    alone = ["check", "--matrix", str(ADAPTER), *ON_910B, "--python", "3.10", "--set", "cann=8.2.RC1"]
+    alone += ["--torch", "2.7.1", "--adapter", "2.7.1.post8", "--json"]
+    adapter = json.loads(_run(*alone).stdout)["checks"][0]
+    assert step in [m for fix in adapter["fixes"] for m in fix["manual"]], [f["manual"] for f in adapter["fixes"]]
+
+
+# -- adapter-matrix env says what check says ---------------------------------------------------
+
+
+def _env(env, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", "env", "--env", str(env), "--no-binary", *args],
+        capture_output=True,
+        text=True,
+        cwd=env.parent,
+        timeout=120,
+    )
+
+
+def test_env_reports_the_layer_release_no_fix_keeps_as_check_does(tmp_path):
+    """An installed MindSpeed-LLM 2.1.0 (end of life) on CANN 8.2.RC1: the bug report carries
+    check's "not kept:" line (text and --json), before the conflict, as check prints it."""
+    from adapter_matrix.check.env_report import read_report
+
+    env = _environment(tmp_path / "env", python="3.10", **INSTALLED_2_1_0)
+    _code, checked = _check(env, "--set", "cann=8.2.RC1")
+    not_kept = checked["checks"][0]["stack"]["not_kept"]
+    assert not_kept.startswith(EOL_2_1_0)
+
+    proc = _env(env, "--set", "arch=aarch64", "--set", "cann=8.2.RC1")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert f"- not kept: {not_kept}" in lines
+    assert lines.index(f"- not kept: {not_kept}") + 1 == lines.index(
+        "- conflict: mindspeed-llm 26.1.0 needs cann 9.1.0, 26.0.0 needs cann 9.0.0; you hold cann 8.2.RC1"
+    )
+
+    data = json.loads(_env(env, "--set", "arch=aarch64", "--set", "cann=8.2.RC1", "--json").stdout)
+    (seen,) = data["adapters"]
+    assert seen["not_kept"] == not_kept
+    assert read_report(data).to_json() == data
+    # a document written before the key (by an older adapter-matrix) still reads: the key is optional
+    del seen["not_kept"]
+    assert read_report(data).adapters[0].not_kept is None
+
+
+def test_env_of_a_stack_every_fix_keeps_says_nothing_is_not_kept(tmp_path):
+    from .test_stack import V023
+
+    env = _environment(tmp_path / "env", **V023)
+    proc = _env(env, "--set", "arch=aarch64", "--set", "cann=9.1.0")
+    assert proc.returncode == 0 and "not kept" not in proc.stdout, proc.stdout
+    data = json.loads(_env(env, "--set", "arch=aarch64", "--set", "cann=9.1.0", "--json").stdout)
+    assert data["adapters"][0]["not_kept"] is None
