@@ -429,3 +429,77 @@ def test_env_of_a_stack_every_fix_keeps_says_nothing_is_not_kept(tmp_path):
     assert proc.returncode == 0 and "not kept" not in proc.stdout, proc.stdout
     data = json.loads(_env(env, "--set", "arch=aarch64", "--set", "cann=9.1.0", "--json").stdout)
     assert data["adapters"][0]["not_kept"] is None
+
+
+# -- a narrow terminal: prose wrapped between words, a command between its arguments ------------
+
+
+def _words(text: str) -> List[str]:
+    """The words of a report, a command's continuations (`` \\`` and a new line) taken out."""
+    return text.replace(" \\\n", " ").split()
+
+
+def test_on_an_80_column_terminal_a_stack_answer_is_wrapped_between_words_and_its_command_between_arguments():
+    """The end-of-life answer (not kept, a conflict, two fixes) read on 80 columns: no line is
+    wider, no word is cut (the terminal cut "maint|enance" and "torc|h"), a wrapped line goes on
+    under its text (not 2 columns in, where a layer's status is), and the pip command is one
+    command to copy (`` \\`` at each line's end); word for word, the report a pipe gets."""
+    import re
+    import shlex
+
+    from adapter_matrix.answer import read_check
+    from adapter_matrix.check.report import render_check
+
+    (answer,) = read_check(json.loads(_run(*_mindspeed("8.2.RC1", "--json")).stdout)).checks
+    piped = render_check(answer)
+    wrapped = render_check(answer, width=80)
+    assert all(len(line) <= 80 for line in wrapped.splitlines()), wrapped
+    assert max(len(line) for line in piped.splitlines()) > 200  # what the terminal cut mid-word before
+    assert _words(wrapped) == _words(piped)  # no word cut, none lost, none added
+    lines = wrapped.splitlines()
+    for said in piped.splitlines():  # each line begins a line; what it wraps is indented under its text
+        assert any(said.startswith(line.removesuffix(" \\")) for line in lines), said
+    assert (
+        "not kept: mindspeed-llm 2.1.0 is end of life (EOL since 2025-12-30 (README\n"
+        "          maintenance table)): no fix keeps it, and no maintained release of\n"
+    ) in wrapped
+    assert "conflict: mindspeed-llm 26.1.0 needs cann 9.1.0, 26.0.0 needs cann 9.0.0; you\n          hold" in wrapped
+    assert "\n  layer mindspeed-llm 2.1.0: eol\n" in wrapped  # a line of its own, not a continuation
+    assert (
+        "\n    by hand: upgrade cann from 8.2.RC1 to 9.1.0 (a system change, not a pip\n             package" in wrapped
+    )
+    (command,) = [line.strip() for line in piped.splitlines() if line.startswith("    pip install ")]
+    start = wrapped.index("    pip install ")
+    continued = wrapped[start : wrapped.index("\nor: ", start)]
+    assert continued.count(" \\\n        '") >= 1
+    # the shell drops each backslash-newline (POSIX line continuation): one command, the same
+    assert shlex.split(continued.replace("\\\n", "")) == shlex.split(command)
+    colored = render_check(answer, color=True, width=80)
+    assert re.sub(r"\x1b\[[0-9;]*m", "", colored) == wrapped  # colors change no break
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="a pseudo-terminal is POSIX's")
+def test_check_on_a_terminal_wraps_to_its_width_and_a_pipe_keeps_one_line_each():
+    master, slave = os.openpty()
+    env = {**os.environ, "ADAPTER_MATRIX_NO_MEMO": "1", "COLUMNS": "80", "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "adapter_matrix", *_mindspeed("8.2.RC1")], stdout=slave, cwd=REPO, env=env
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the terminal's other end closed: the command is done
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.wait(timeout=120) == 3
+    shown = b"".join(chunks).decode().replace("\r\n", "\n")
+    assert all(len(line) <= 80 for line in shown.splitlines()), shown
+    assert "    pip install 'torch==2.7.1' 'torch-npu==2.7.1.post8' \\\n" in shown
+    piped = _run(*_mindspeed("8.2.RC1")).stdout
+    assert _words(shown) == _words(piped) and max(len(line) for line in piped.splitlines()) > 80
+    assert "\n" + piped.splitlines()[0] + "\n" in "\n" + shown  # a short line is as a pipe gets it
