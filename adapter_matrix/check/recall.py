@@ -69,9 +69,10 @@ def terminal_width() -> Optional[int]:
     if not sys.stdout.isatty():
         return None
     try:
-        return int(os.environ.get("COLUMNS") or os.get_terminal_size(sys.stdout.fileno()).columns) or None
+        columns = int(os.environ.get("COLUMNS") or os.get_terminal_size(sys.stdout.fileno()).columns)
     except (OSError, ValueError):
         return None
+    return columns if columns > 0 else None  # a terminal that says 0 (a serial console): not wrapped
 
 
 def _entry(argv: Sequence[str]) -> str:
