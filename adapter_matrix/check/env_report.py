@@ -5,7 +5,7 @@ torch_npu), so reports arrive with half an environment. This report is ``check``
 answer, laid out for an issue: Python, torch and its build, the adapter, every layer and
 package of the stack with where it was installed from, each dimension with where its value
 came from, the plugins ``import torch`` and vLLM load, the binary check's findings, the
-verdict and the first fix. ``--json`` prints the same as the :class:`EnvReport` document.
+verdict, what no fix keeps, and the first fix. ``--json`` prints the same as the :class:`EnvReport` document.
 
 Where a package came from is :func:`package_source`'s answer alone, read as ``check`` reads it
 (``check.provenance``: a wheel from an index, a VCS install with its commit, an editable
@@ -81,6 +81,10 @@ class AdapterSeen(NamedTuple):
     binary: Tuple[str, ...]  # the binary check's findings (the adapter's and each layer's libraries)
     conflict: Optional[str]
     fix: Optional[FixSeen]
+    # a layer release held or installed that no fix keeps (end of life, unknown, ambiguous) and
+    # where the fixes take it: check's "not kept:" line (stack.not_kept); optional, for documents
+    # written before it
+    not_kept: Optional[str] = None
 
 
 class EnvReport(NamedTuple):
@@ -190,6 +194,7 @@ def env_report(
                 _binary(answer),
                 answer.stack.conflict if answer.stack is not None else None,
                 answer.fixes[0] if answer.fixes else None,
+                answer.stack.not_kept if answer.stack is not None else None,
             )
         )
     autoload = document.autoload
@@ -250,6 +255,8 @@ def render_report(report: EnvReport) -> str:
                 lines.append(f"| {_cell(name)} | {_cell(value)} | {_cell(found.source or '-')} |")
         lines += ["", f"**Verdict:** {seen.verdict}" + (": " + _cell("; ".join(seen.reasons)) if seen.reasons else "")]
         lines += [f"- assumed: {_cell(a)}" for a in seen.assumptions]
+        if seen.not_kept:  # before the conflict, as check says it: why the fix moves that layer
+            lines.append(f"- not kept: {_cell(seen.not_kept)}")
         if seen.conflict:
             lines.append(f"- conflict: {_cell(seen.conflict)}")
         lines += [f"- binary: {_cell(b)}" for b in seen.binary] or ["- binary: no finding"]

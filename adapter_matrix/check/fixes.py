@@ -37,7 +37,9 @@ __all__ = [
     "listed",
     "ranked",
     "series_note",
+    "system_step",
     "torch_index",
+    "unknown_step",
     "torch_requirement",
 ]
 
@@ -250,6 +252,17 @@ def series_note(release: Release, name: str) -> str:
     return f"; {release.label} works with {name} {constraint}"
 
 
+def system_step(step: str, note: str = "") -> str:
+    """A step pip cannot take (``upgrade cann from 8.2.RC1 to 9.1.0``), as every fix says it,
+    the adapter's and a stack's alike: a system change the user makes, before the commands."""
+    return f"{step} (a system change, not a pip package: install it yourself{note})"
+
+
+def unknown_step(name: str, value: object) -> str:
+    """The step of a fix whose ``name`` could not be detected: what it must be."""
+    return f"make sure {name} is {value} ({name} could not be detected)"
+
+
 def _what_changes(env: Environment, target: _Target) -> Tuple[Tuple[str, ...], Tuple[str, ...], bool, bool, bool]:
     """What reaching ``target`` changes (names), the manual steps it needs, and whether
     Python, the adapter and torch change."""
@@ -266,11 +279,9 @@ def _what_changes(env: Environment, target: _Target) -> Tuple[Tuple[str, ...], T
         + target.changed_dims
     )
     manual = tuple(
-        f"{step} (a system change, not a pip package: install it yourself{series_note(release, name)})"
+        system_step(step, series_note(release, name))
         for name, step in zip(target.changed_dims, _driver_changes(env, target))
-    ) + tuple(
-        f"make sure {name} is {release.constraint(name)} ({name} could not be detected)" for name in target.unknown_dims
-    )
+    ) + tuple(unknown_step(name, release.constraint(name)) for name in target.unknown_dims)
     return changes, manual, python_changes, adapter_changes, torch_changes
 
 

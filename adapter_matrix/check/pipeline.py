@@ -163,14 +163,34 @@ class Question(NamedTuple):
 # -- 1. read the question ------------------------------------------------------------------
 
 
-def _pairs(values: Sequence[str], field: str, flag: str, example: str) -> Dict[str, str]:
-    out = {}
+def _pairs(
+    values: Sequence[str], field: str, flag: str, example: str, what: str, read: Callable[[str], str] = str.strip
+) -> Dict[str, str]:
+    """``NAME=VALUE`` items, each value as ``read`` reads it; a name given twice with two values
+    is refused (the last would win unsaid), the same value twice is one (a script that repeats
+    an option)."""
+    out: Dict[str, str] = {}
     for item in values:
         name, sep, value = item.partition("=")
         if not sep or not name.strip() or not value.strip():
             raise CheckRefused(field, f" {item!r}: write NAME=VALUE, e.g. {flag} {example}")
-        out[name.strip()] = value.strip()
+        name, value = name.strip(), read(value.strip())
+        if out.get(name, value) != value:
+            raise CheckRefused(field, f" names {name} twice ({name}={out[name]}, {name}={value}): give one {what}")
+        out[name] = value
     return out
+
+
+def _normalised(text: str) -> str:
+    """A what-if version as PEP 440 writes it (``2.13.0+CPU`` is ``2.13.0+cpu``, ``2.6.0.POST5``
+    ``2.6.0.post5``): the answer shows the version it judged, not the spelling typed. A text that
+    is no version stays as typed, for the step that refuses it to quote."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return str(Version(text))
+    except InvalidVersion:
+        return text
 
 
 # what --companion may be mistaken for: the option that asks it (the adapter's name: --adapter)
@@ -184,7 +204,8 @@ def _companions(values: Sequence[str]) -> Dict[str, str]:
         return {}
     from ..names import canonical_name
 
-    out = _pairs(values, "companions", "--companion", "torchvision=0.19.1 (or NAME=none: not installed)")
+    example = "torchvision=0.19.1 (or NAME=none: not installed)"
+    out = _pairs(values, "companions", "--companion", example, "version", _normalised)
     seen: Dict[str, Tuple[str, str]] = {}
     for name, value in out.items():
         canonical = canonical_name(name)
@@ -218,7 +239,7 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
             python = PythonVersion.parse(request.python)
         except ValueError as exc:
             raise CheckRefused("python", f": {exc}") from None
-    dimensions = _pairs(request.sets, "sets", "--set", "cann=8.0")
+    dimensions = _pairs(request.sets, "sets", "--set", "cann=8.0", "value")
     companions = _companions(request.companions)
     when = None
     if request.today is not None:
@@ -232,7 +253,8 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
             "adapter", f" {named!r}: give a version (2.10.0.post4) or an installed adapter's distribution name"
         )
     if named is not None and not is_distribution_name(named):
-        named, adapter = None, request.adapter
+        adapter = _normalised(named)
+        named = None
     torch, pins = request.torch, None
     if request.requirements is not None:  # what the file would install, assumed as --torch etc. would be
         from .requirements import RequirementsError, read_pins, resolve_pins
@@ -246,6 +268,7 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
         raise CheckRefused("resolve", " resolves a --requirements FILE: give one")
     if request.deep and target is not None and not target.here:
         raise CheckRefused("deep", " imports torch in this process: it cannot judge another environment (--env)")
+    torch = _normalised(torch) if torch is not None else None
     asked = pins.range("torch") if pins is not None and torch is None else None
     what_if = torch is not None or asked is not None or python is not None or adapter is not None
     if request.constraints is not None:
@@ -435,7 +458,8 @@ def _asked(question: Question, matrix: Matrix, layers: Sequence[Layer], target: 
         if question.asked is not None:  # a torch range: judged at the one line of the matrix it admits
             torch, note = _ranged(matrix, question.asked, pins.source, distribution, target)
             notes = (note, *notes)
-    adapter_pin = question.adapter or (pins.get(distribution) if pins is not None else None)
+    from_file = pins.get(distribution) if pins is not None else None
+    adapter_pin = question.adapter or (_normalised(from_file) if from_file is not None else None)
     return _Asked(torch, adapter_pin, pinned, stack_versions, notes)
 
 

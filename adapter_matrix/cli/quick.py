@@ -220,13 +220,15 @@ def _printed(result: CheckResult, as_json: bool) -> str:
         out = json.dumps(result.document.to_json(), indent=2) + "\n"
     else:
         from ..binary.autoload import autoload_lines
+        from ..check.recall import terminal_width
         from ..check.report import render_check, render_lines
 
         # colors only where someone sees them, and not when they asked for none (NO_COLOR)
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-        out = "\n".join(render_check(answer, color) for answer in result.document.checks)
+        width = terminal_width()  # a terminal's lines wrapped between words, a command between its arguments
+        out = "\n".join(render_check(answer, color, width) for answer in result.document.checks)
         if result.document.autoload is not None:  # the plugin chain, the problems: often nothing
-            out += render_lines(autoload_lines(result.document.autoload), color)
+            out += render_lines(autoload_lines(result.document.autoload), color, width)
     sys.stdout.write(out)
     sys.stdout.flush()
     return out

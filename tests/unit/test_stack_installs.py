@@ -516,7 +516,9 @@ def test_torchvision_npu_owns_the_hdk_driver_and_a_fix_upgrades_it_by_hand(tmp_p
     assert code == 1 and "torchvision-npu 0.21.0+7.1.0 needs ascend_driver 25.2.0, found 25.0.RC1" in answer["reasons"]
     # --set holds the driver: the first way out gives it up, by hand; the other is without the layer
     fix, *others = answer["fixes"]
-    assert fix["manual"] == ["upgrade ascend_driver from 25.0.RC1 to 25.2.0 (not a pip package: install it yourself)"]
+    assert fix["manual"] == [
+        "upgrade ascend_driver from 25.0.RC1 to 25.2.0 (a system change, not a pip package: install it yourself)"
+    ]
     assert fix["commands"] == []
     assert [o["summary"].split(":")[0] for o in others] == ["without torchvision-npu"]
 

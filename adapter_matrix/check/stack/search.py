@@ -41,7 +41,7 @@ from ...matrix.queries import Cell, cells
 from ...matrix.status import Status
 from ...names import canonical_name
 from ..changes import Change, change
-from ..fixes import series_note, torch_index
+from ..fixes import series_note, system_step, torch_index, unknown_step
 from ..judgment import Environment, Fix, Verdict
 from ..provenance import Provenance, judge_commit
 from ..shell import quoted, shell_of
@@ -216,9 +216,9 @@ def _by_hand(
         if dim.name in changes and was is not None and now is not None:
             series = series_note(cell.release, dim.name)  # not `note`: that is the fix's own heading
             said = change(dim.name, was, now).text  # uv's words, as the adapter's fixes say it
-            manual.append(f"{said} (not a pip package: install it yourself{series})")
+            manual.append(system_step(said, series))
         elif was is None and now is not None and dim.name in constrained:
-            manual.append(f"make sure {dim.name} is {now} ({dim.name} could not be detected)")
+            manual.append(unknown_step(dim.name, now))
     return manual
 
 
