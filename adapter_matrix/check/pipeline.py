@@ -645,6 +645,7 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
 
     looked = current_survey(target)
     _checkout_layers(found, looked.layer_files)
+    _installed_adapters_below(found, paths)
     _refuse_cycles([layer for _l, layer in found.layers])
     invalid = found.invalid
     judged: List[_Judged] = []
@@ -705,6 +706,31 @@ def _checkout_layers(found: _Loaded, files: Sequence[Tuple[str, str]]) -> None:
         if isinstance(result, LayerResult) and result.layer.name not in given:
             found.layers.append((Located(path, f"checkout of {package}"), result.layer))
             given.add(result.layer.name)
+
+
+def _installed_adapters_below(found: _Loaded, paths: Optional[Sequence[str]]) -> None:
+    """The registered matrix of each installed adapter a layer sits on, when the matrices found
+    (``--matrix``, ./compat.yaml: a layer's own checkout) hold the layer but not its adapter: the
+    adapter's matrix comes with it, as the discovery of installed matrices finds it."""
+    from ..matrix.cache import load_any
+    from ..matrix.discovery import registered_matrices
+    from ..names import canonical_name
+
+    described = {canonical_name(r.matrix.adapter.distribution) for _l, r in found.adapters}
+    wanted = {layer.name_of_adapter for _l, layer in found.layers} - described
+    if not wanted:
+        return
+    read = {located.path for located, _r in found.adapters} | {located.path for located, _l in found.layers}
+    for located in registered_matrices(paths):
+        if located.path in read:
+            continue
+        try:
+            result = load_any(located.path)
+        except MatrixError:
+            continue  # a broken registered matrix of another adapter is no answer to this layer
+        if isinstance(result, LoadResult) and canonical_name(result.matrix.adapter.distribution) in wanted:
+            found.adapters.append((located, result))
+            wanted.discard(canonical_name(result.matrix.adapter.distribution))
 
 
 def _refuse_clashes(matrix: Matrix, layers: Sequence[Layer]) -> None:
