@@ -305,6 +305,34 @@ def tag_version(tag: str) -> Optional[str]:
         return None
 
 
+def missing_ref(worktree: str, ref: str) -> Optional[str]:
+    """Why the clone at ``worktree`` cannot check out ``ref`` as it is (``a shallow clone`` or
+    ``not fetched``), else None: a ``git checkout`` of a commit the clone has not fetched fails
+    ("reference is not a tree"), so the fix fetches it first."""
+    if _resolve(worktree, ref) is not None:
+        return None
+    found = git_worktree(worktree)
+    if found is not None and os.path.isfile(os.path.join(_common(found[1]), "shallow")):
+        return "a shallow clone"
+    return "not fetched"
+
+
+def fetch_argv(worktree: str, ref: str, url: Optional[str], pinned_url: str) -> Optional[List[str]]:
+    """The arguments of the ``git -C WORKTREE`` command that brings ``ref`` into the clone at
+    ``worktree`` before it is checked out (None when it holds it): a full commit is fetched by
+    itself, from ``origin`` when that is the pin's repository, else from the pin's URL; a tag, a
+    branch or an abbreviated commit (which no server fetches by itself) with the clone's history
+    and tags, in full when it is shallow."""
+    why = missing_ref(worktree, ref)
+    if why is None:
+        return None
+    remote = "origin" if same_repository(url, pinned_url) else re.sub(r"^git\+", "", pinned_url)
+    if _HEX.match(ref.lower()):
+        return ["fetch", remote, ref.lower()]
+    unshallow = ["--unshallow"] if why == "a shallow clone" else []
+    return ["fetch", *unshallow, "--tags", remote]
+
+
 # -- a pin's commit against what is installed -----------------------------------------------
 
 

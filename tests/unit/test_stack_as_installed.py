@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 from typing import Optional, Tuple
 
-from .test_stack_installs import _layer, _prefix
+from .test_stack_installs import _check, _clone, _git, _layer, _prefix
 
 
 def _check_in(cwd: Path, env: Path, *args: str) -> Tuple[int, dict, str]:
@@ -44,3 +45,49 @@ def test_a_layer_given_alone_is_judged_on_the_matrix_its_installed_adapter_regis
         (layer,) = answer["stack"]["layers"]
         # not installed, so judged as a layer that is absent; the adapter's own verdict stands
         assert layer["name"] == "mindspeed-llm" and code != 2, err
+
+
+def test_a_shallow_clone_without_the_pinned_commit_is_fetched_before_it_is_checked_out(tmp_path):
+    # `git clone --depth 1` holds HEAD only: `git checkout PIN` fails ("reference is not a tree")
+    upstream = tmp_path / "upstream" / "MindSpeed"
+    commits = _clone(upstream, "mindspeed", 3)
+    clone = tmp_path / "src" / "MindSpeed"
+    clone.parent.mkdir()
+    _git(clone.parent, "clone", "-q", "--depth", "1", upstream.as_uri(), "MindSpeed")
+    layers = tmp_path / "rl.yaml"
+    pin = f"{{git: {upstream.as_uri()!r}, ref: {commits[1]}, version: 0.12.1}}"
+    _layer(layers, "rl", "1.0.0", f"    torch: 2.10.0\n    requires: {{mindspeed: {pin}}}\n")
+    env = tmp_path / "env"
+    _prefix(env, python="3.11", torch="2.10.0", torch_npu="2.10.0.post4", rl="1.0.0")
+    args = ["--matrix", str(layers), "--pythonpath", str(clone), "--set", "cann=9.1.0", "--set", "arch=aarch64"]
+    code, doc, _err = _check(env, *args)
+    answer = doc["checks"][0]
+    assert code == 1
+    (reason,) = [r for r in answer["reasons"] if "mindspeed" in r]
+    assert "the clone does not hold the pinned commit (a shallow clone)" in reason
+    commands = answer["fixes"][0]["commands"]
+    assert [shlex.split(c) for c in commands] == [
+        ["git", "-C", str(clone), "fetch", "origin", commits[1]],
+        ["git", "-C", str(clone), "checkout", commits[1]],
+    ]
+    for command in commands:  # the fix, run as printed, is the supported stack
+        subprocess.run(shlex.split(command), check=True, capture_output=True)
+    code, doc, _err = _check(env, *args)
+    assert (code, doc["checks"][0]["verdict"]) == (0, "supported"), doc["checks"][0]["reasons"]
+
+
+def test_a_clone_that_holds_the_pinned_commit_is_checked_out_without_a_fetch(tmp_path):
+    commits = _clone(tmp_path / "src" / "MindSpeed", "mindspeed", 3)
+    layers = tmp_path / "rl.yaml"
+    pin = f"{{git: 'https://gitcode.com/Ascend/MindSpeed.git', ref: {commits[1]}, version: 0.12.1}}"
+    _layer(layers, "rl", "1.0.0", f"    torch: 2.10.0\n    requires: {{mindspeed: {pin}}}\n")
+    env = tmp_path / "env"
+    _prefix(env, python="3.11", torch="2.10.0", torch_npu="2.10.0.post4", rl="1.0.0")
+    clone = tmp_path / "src" / "MindSpeed"
+    args = ["--matrix", str(layers), "--pythonpath", str(clone), "--set", "cann=9.1.0", "--set", "arch=aarch64"]
+    code, doc, _err = _check(env, *args)
+    answer = doc["checks"][0]
+    assert code == 1 and any("1 commit past the pin" in r for r in answer["reasons"]), answer["reasons"]
+    assert [shlex.split(c) for c in answer["fixes"][0]["commands"]] == [
+        ["git", "-C", str(clone), "checkout", commits[1]]
+    ]

@@ -25,7 +25,7 @@ from ...matrix.model import Constraint, Layer, LayerRelease, Matrix, PackagePin,
 from ...matrix.status import Status
 from ...names import canonical_name
 from ..judgment import Environment, Verdict
-from ..provenance import Provenance, judge_commit
+from ..provenance import Provenance, judge_commit, missing_ref
 from ..verdict import undetected, verdict
 
 __all__ = [
@@ -280,6 +280,9 @@ def _commit(who: str, pin: PackagePin, found: Optional[Provenance]) -> Optional[
     where = f"{found.kind} {found.source or (found.url if found.kind == 'vcs' else None) or found.path}"
     pinned = f" ({judged.pinned[:12]})" if judged.pinned and not judged.pinned.startswith(pin.git.ref) else ""
     distance = f": {judged.distance} the pin" if judged.distance else ""
+    if not distance and found.kind != "vcs" and found.source is not None:
+        missing = missing_ref(found.source, pin.git.ref)  # then the fix fetches it before the checkout
+        distance = f": the clone does not hold the pinned commit ({missing})" if missing else ""
     return False, f"{who} pins {pin.name} at {pin.git.ref}{pinned} ({pin.spec}), found {commit}{distance} ({where})"
 
 
