@@ -81,6 +81,7 @@ class AdapterSeen(NamedTuple):
     binary: Tuple[str, ...]  # the binary check's findings (the adapter's and each layer's libraries)
     conflict: Optional[str]
     fix: Optional[FixSeen]
+    no_fix: Optional[str] = None  # when no fix follows: why none exists, as check says it
 
 
 class EnvReport(NamedTuple):
@@ -190,6 +191,7 @@ def env_report(
                 _binary(answer),
                 answer.stack.conflict if answer.stack is not None else None,
                 answer.fixes[0] if answer.fixes else None,
+                answer.stack.no_fix if answer.stack is not None else None,
             )
         )
     autoload = document.autoload
@@ -258,6 +260,9 @@ def render_report(report: EnvReport) -> str:
             lines += [f"- by hand first: {_cell(step)}" for step in seen.fix.manual]
             if seen.fix.commands:
                 lines += ["", "```sh", *seen.fix.commands, "```"]
+        elif seen.no_fix:
+            head, _sep, rest = seen.no_fix.partition(": ")
+            lines += ["", f"**{head.capitalize()}:** {_cell(rest)}"]
     lines += ["", "#### Plugins that load", ""]
     lines += [f"- {p.group}: {p.name} = {p.value} ({p.distribution} {p.version})" for p in report.plugins] or ["- none"]
     lines += [f"- problem: {_cell(p)}" for p in report.plugin_problems]

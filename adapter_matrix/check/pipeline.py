@@ -391,6 +391,8 @@ def _judge(
     stack = _stacked(question, matrix, layers, installed, decided, asked, target, looked, probes) if layers else None
     if stack is not None:
         decided = stack.verdict
+        # the layers' own dimensions (vllm-ascend's device_type) are said beside the adapter's
+        installed = installed._replace(detections=installed.detections + stack.detections)
     decided, section, used = _binary_folded(question, matrix, installed, decided, stack, target, probes)
     decided = _ranges_folded(question, matrix, decided, asked, target)
     # check --env: say which environment was judged (not the running one, --pythonpath or not)

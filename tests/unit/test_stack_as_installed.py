@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Tuple
 
-from .test_stack_installs import _check, _clone, _git, _layer, _prefix
+from .test_stack_installs import ADAPTER, VLLM_ASCEND, _check, _clone, _device_check, _device_env, _git, _layer, _prefix
 
 
 def _check_in(cwd: Path, env: Path, *args: str) -> Tuple[int, dict, str]:
@@ -91,3 +91,62 @@ def test_a_clone_that_holds_the_pinned_commit_is_checked_out_without_a_fetch(tmp
     assert [shlex.split(c) for c in answer["fixes"][0]["commands"]] == [
         ["git", "-C", str(clone), "checkout", commits[1]]
     ]
+
+
+def test_a_build_for_another_device_says_why_no_fix_follows_in_check_its_json_and_env(tmp_path):
+    # a refusal has a fix or says why none exists (issue 66): the A2 wheel on an A3 machine had
+    # neither ("fixes": [], "no_fix": null, and env said nothing after the verdict)
+    env = _device_env(tmp_path, "A2")
+    code, doc, _err = _device_check(env, ASCEND_DEVICE_TYPE="A3")
+    answer = doc["checks"][0]
+    assert code == 1 and answer["fixes"] == []
+    no_fix = answer["stack"]["no_fix"]
+    assert no_fix.startswith("no fix: no version the matrices name is a build of vllm-ascend for device_type A3")
+    text = _run(env, "check", *_DEVICE_ARGS, ASCEND_DEVICE_TYPE="A3")
+    assert no_fix in text.splitlines()
+    report = _run(env, "env", *_DEVICE_ARGS, ASCEND_DEVICE_TYPE="A3")
+    assert "**No fix:** no version the matrices name is a build of vllm-ascend for device_type A3" in report
+    document = json.loads(_run(env, "env", "--json", *_DEVICE_ARGS, ASCEND_DEVICE_TYPE="A3"))
+    assert document["adapters"][0]["no_fix"] == no_fix
+
+
+def test_a_layers_own_dimension_is_said_with_where_it_was_read_in_check_its_json_and_env(tmp_path):
+    # the machine's device generation decides the verdict: it was in no header, JSON or report
+    env = _device_env(tmp_path, "A2")
+    _code, doc, _err = _device_check(env, ASCEND_SOC_VERSION="Ascend910_9382")
+    seen = doc["checks"][0]["environment"]["dimensions"]["device_type"]
+    assert (seen["value"], seen["source"]) == ("A3", "env ASCEND_SOC_VERSION")
+    text = _run(env, "check", *_DEVICE_ARGS, ASCEND_SOC_VERSION="Ascend910_9382")
+    assert "device_type  A3  (from env ASCEND_SOC_VERSION)" in text
+    report = _run(env, "env", *_DEVICE_ARGS, ASCEND_SOC_VERSION="Ascend910_9382")
+    assert "| device_type | A3 | env ASCEND_SOC_VERSION |" in report
+    # not installed (a what-if) and not detected: nothing to say of it
+    _code, doc, _err = _check(
+        env, *_DEVICE_ARGS, "--companion", "vllm-ascend=0.23.0", "--torch", "2.10.0", "--adapter", "2.10.0.post4"
+    )
+    assert "device_type" not in doc["checks"][0]["environment"]["dimensions"]
+
+
+_DEVICE_ARGS = (
+    "--matrix", str(ADAPTER), "--matrix", str(VLLM_ASCEND),
+    "--set", "cann=9.1.0", "--set", "arch=aarch64", "--set", "soc=Ascend910B",
+)  # fmt: skip
+
+
+def _run(env: Path, command: str, *args: str, **variables: str) -> str:
+    """``adapter-matrix COMMAND --env ENV ARGS`` as text, with no ASCEND_ variable but ``variables``."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", command, "--env", str(env), "--no-binary", *args],
+        capture_output=True,
+        text=True,
+        cwd=env,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("ASCEND_")},
+            "ADAPTER_MATRIX_NO_MEMO": "1",
+            "NO_COLOR": "1",
+            "COLUMNS": "400",
+            **variables,
+        },
+    )
+    assert proc.stdout, proc.stderr
+    return proc.stdout

@@ -70,6 +70,7 @@ class OwnedReading(NamedTuple):
     machine: Optional[Value]
     machine_source: Optional[str]
     mark: Mark
+    machine_error: Optional[str] = None  # why this machine's value is unknown
 
 
 class LayerVerdict(NamedTuple):

@@ -18,6 +18,7 @@ from ...answer import BinarySection, LayerSeen, StackSeen
 from ...matrix.model import Dimension, Layer, Matrix, PackagePin, Value
 from ...matrix.status import Status
 from ...names import canonical_name
+from ..detectors import Detection
 from ..facts import distribution_version
 from ..judgment import Environment, Verdict
 from ..provenance import Provenance
@@ -94,6 +95,8 @@ class StackAnswer(NamedTuple):
     verdict: Verdict  # the adapter's verdict made the stack's (the layers' binaries not yet folded in)
     seen: StackSeen  # the stack section, each installed layer's binary section in it
     pins: Tuple[Tuple[str, str], ...]  # what the stack holds besides torch and the adapter (--constraints)
+    # the layers' own dimensions as read on this machine: shown beside the adapter's (report, JSON, env)
+    detections: Tuple[Detection, ...] = ()
 
 
 def _git_pins(layers: Sequence[Layer], name: str) -> List[PackagePin]:
@@ -143,15 +146,30 @@ def _built(matrix: Matrix, layers: Sequence[Layer], question: StackQuestion) -> 
         for dim in layer.dimensions:
             if matrix.dimension(dim.name) is not None:
                 continue  # a clash: the pipeline refused it
-            machine, machine_source = _machine(dim, question)
+            machine, machine_source, machine_error = _machine(dim, question)
             built: Optional[Value] = None
             built_source = None
             folder = distribution_folder(layer.distribution, search_path(question.target)) if dim.built else None
             if folder is not None and layer.name not in question.versions:
                 built_text, built_source = _read_built(dim, folder[0])
                 built = _as_value(dim, built_text)
-            out.append(OwnedReading(layer.name, dim.name, built, built_source, machine, machine_source, dim.mark))
+            out.append(
+                OwnedReading(
+                    layer.name, dim.name, built, built_source, machine, machine_source, dim.mark, machine_error
+                )
+            )
     return out
+
+
+def _no_build_for_this_machine(layers: Sequence[Layer], misbuilt: Sequence[OwnedReading]) -> str:
+    """Why no fix follows a build made for another device than this machine's: a version names
+    no build, so no version the matrices name repairs it; and what would."""
+    names = {layer.name: layer.distribution for layer in layers}
+    builds = " and ".join(f"{names.get(b.layer, b.layer)} for {b.dimension} {b.machine}" for b in misbuilt)
+    return (
+        f"no fix: no version the matrices name is a build of {builds} (the device a wheel was built for is "
+        f"not in its version); it would take a build made for this machine, installed in its place"
+    )
 
 
 def _as_value(dim: Dimension, text: Optional[str]) -> Optional[Value]:
@@ -163,13 +181,14 @@ def _as_value(dim: Dimension, text: Optional[str]) -> Optional[Value]:
         return None
 
 
-def _machine(dim: Dimension, question: StackQuestion) -> Tuple[Optional[Value], Optional[str]]:
+def _machine(dim: Dimension, question: StackQuestion) -> Tuple[Optional[Value], Optional[str], Optional[str]]:
+    """This machine's value of a layer's dimension, where it was read, and why it is unknown."""
     from ..detectors import detect
 
     if dim.name in question.dimensions:
-        return _as_value(dim, question.dimensions[dim.name]), "--set"
+        return _as_value(dim, question.dimensions[dim.name]), "--set", None
     found = detect(dim, question.target)
-    return _as_value(dim, found.value), found.source
+    return _as_value(dim, found.value), found.source, found.error
 
 
 def _read_built(dim: Dimension, site: str) -> Tuple[Optional[str], Optional[str]]:
@@ -237,7 +256,9 @@ def with_stack(
     conflict = no_fix = None
     # a build made for another device than this machine's: no version of the matrices repairs it,
     # the refusal says what to install (a build for this machine)
-    misbuilt = any(b.built is not None and b.machine is not None and not b.built.same(b.machine) for b in built)
+    misbuilt = [b for b in built if b.built is not None and b.machine is not None and not b.built.same(b.machine)]
+    if misbuilt:  # said as no fix (its reason), never a refusal without a fix or a reason (issue 66)
+        no_fix = _no_build_for_this_machine(layers, misbuilt)
     if status is not Status.SUPPORTED and not misbuilt:
         holding = _held(matrix, layers, question)
         found = stack_fixes(matrix, layers, stack, holding, today, now=status, adapter=decided._replace(fixes=()))
@@ -245,7 +266,12 @@ def with_stack(
         conflict, no_fix = found.conflict, found.reason
     held = tuple((name, str(version)) for name, version in stack.packages if version is not None)
     origins = tuple(p.to_json() for _n, p in stack.provenance)
-    return StackAnswer(out, StackSeen(seen, conflict, origins or None, no_fix), held)
+    detections = tuple(  # read on this machine, or unknown beside an installed build made for one
+        Detection(b.dimension, str(b.machine) if b.machine is not None else None, b.machine_source, b.machine_error)
+        for b in built
+        if b.machine is not None or b.built is not None
+    )
+    return StackAnswer(out, StackSeen(seen, conflict, origins or None, no_fix), held, detections)
 
 
 def _seen(found: Optional[Provenance]) -> Optional[Dict[str, Optional[str]]]:
