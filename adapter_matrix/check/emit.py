@@ -34,7 +34,8 @@ __all__ = ["EMIT_FORMATS", "Pin", "Hashes", "fix_pins", "render_emitted", "rende
 
 EMIT_FORMATS = ("uv", "requirements")
 
-Hashes = Callable[[str, str, Optional[str]], Sequence[str]]  # (name, version, index URL or None) -> sha256 digests
+# (name, version, index URL or None) -> sha256 digests; None when the index could not be read
+Hashes = Callable[[str, str, Optional[str]], Optional[Sequence[str]]]
 
 
 class Pin(NamedTuple):
@@ -51,6 +52,12 @@ class Pin(NamedTuple):
     @property
     def requirement(self) -> str:
         return f"{self.name}=={self.version}"
+
+
+def _new_python(fix: Fix) -> Optional[str]:
+    """The Python a fix moves to (a new environment), else None: the file says it, since
+    neither a constraints file nor a ``[tool.uv]`` block can choose the interpreter."""
+    return str(fix.cell.python) if "python" in fix.changes else None
 
 
 def fix_pins(matrix: Matrix, layers: Sequence[Layer], fix: Fix) -> Tuple[Pin, ...]:
@@ -89,11 +96,16 @@ def _index_names(pins: Sequence[Pin]) -> Dict[str, str]:
     return out
 
 
-def render_uv(pins: Sequence[Pin], describes: str) -> str:
-    """The ``[tool.uv]`` block of the pins (see the module's docstring)."""
+def render_uv(pins: Sequence[Pin], describes: str, python: Optional[str] = None) -> str:
+    """The ``[tool.uv]`` block of the pins (see the module's docstring); ``python``: the Python
+    the fix moves to, which uv takes from ``.python-version`` (``uv python pin``), not from here."""
     lines = [
         f"# adapter-matrix check --emit uv: {describes}",
         "# add to pyproject.toml; [project] dependencies name what you use, these pin the whole stack",
+    ]
+    if python is not None:
+        lines.append(f"# on Python {python}: uv python pin {python} (a [tool.uv] block cannot choose it)")
+    lines += [
         "[tool.uv]",
         "constraint-dependencies = [",
         *(f"    {json.dumps(p.requirement)}," for p in pins),
@@ -112,20 +124,34 @@ def render_uv(pins: Sequence[Pin], describes: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_requirements(pins: Sequence[Pin], describes: str, hashes: Optional[Hashes] = None) -> str:
+def render_requirements(
+    pins: Sequence[Pin], describes: str, hashes: Optional[Hashes] = None, python: Optional[str] = None
+) -> str:
     """The requirements (and constraints) file of the pins, with each file's hash where
-    ``hashes`` finds them on the package's index (see the module's docstring)."""
-    lines = [
-        f"# adapter-matrix check --emit requirements: {describes}",
-        "# use: uv pip install -r THIS_FILE, or pip install -c THIS_FILE ... (-r THIS_FILE when it has hashes)",
-    ]
+    ``hashes`` finds them on the package's index (see the module's docstring); ``python``: the
+    Python the fix moves to, whose pip must read the file."""
+    lines = [f"# adapter-matrix check --emit requirements: {describes}"]
+    if python is None:
+        lines.append(
+            "# use: uv pip install -r THIS_FILE, or pip install -c THIS_FILE ... (-r THIS_FILE when it has hashes)"
+        )
+    else:
+        lines.append(
+            f"# use, in an environment of Python {python}: uv pip install --python {python} -r THIS_FILE, or "
+            f"python{python} -m pip install -c THIS_FILE ... (-r THIS_FILE when it has hashes)"
+        )
     lines += [f"--extra-index-url {url}" for url in dict.fromkeys(p.index_url for p in pins if p.index_url)]
     lines += [f"--find-links {url}" for url in dict.fromkeys(p.find_links for p in pins if p.find_links)]
     found: Dict[str, Sequence[str]] = {}
     for pin in pins if hashes is not None else ():
         digests = hashes(pin.name, pin.version, pin.index_url) if hashes is not None else ()
         if not digests:  # pip checks every requirement once one has a hash: all or none, and no more asking
-            lines.append(f"# no hashes: the index gave none for {pin.name}, and pip's hash checking needs every one")
+            why = (
+                f"the index of {pin.name} ({pin.index_url or 'the default index'}) could not be read"
+                if digests is None
+                else f"the index gave none for {pin.name}"
+            )
+            lines.append(f"# no hashes: {why}, and pip's hash checking needs every one")
             found = {}
             break
         found[pin.name] = digests
@@ -135,6 +161,11 @@ def render_requirements(pins: Sequence[Pin], describes: str, hashes: Optional[Ha
     return "\n".join(lines) + "\n"
 
 
-def render_emitted(fmt: str, pins: Sequence[Pin], describes: str, hashes: Optional[Hashes] = None) -> str:
-    """The pins as ``fmt`` (one of :data:`EMIT_FORMATS`)."""
-    return render_uv(pins, describes) if fmt == "uv" else render_requirements(pins, describes, hashes)
+def render_emitted(
+    fmt: str, pins: Sequence[Pin], describes: str, hashes: Optional[Hashes] = None, fix: Optional[Fix] = None
+) -> str:
+    """The pins as ``fmt`` (one of :data:`EMIT_FORMATS`); ``fix``: the fix they are of (its Python)."""
+    python = _new_python(fix) if fix is not None else None
+    if fmt == "uv":
+        return render_uv(pins, describes, python)
+    return render_requirements(pins, describes, hashes, python)

@@ -123,7 +123,7 @@ class Probes(NamedTuple):
     autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
     deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
     # --emit requirements: the sha256 of a release's files on its index (name, version, index URL or None)
-    hashes: Optional[Callable[[str, str, Optional[str]], Sequence[str]]] = None
+    hashes: Optional[Callable[[str, str, Optional[str]], Optional[Sequence[str]]]] = None
 
 
 class CheckResult(NamedTuple):
@@ -525,7 +525,8 @@ def _fix_emitted(
     from .emit import fix_pins, render_emitted
 
     first = decided.fixes[0]
-    return render_emitted(question.request.emit, fix_pins(matrix, layers, first), first.summary, probes.hashes)
+    pins = fix_pins(matrix, layers, first)
+    return render_emitted(question.request.emit, pins, first.summary, probes.hashes, first)
 
 
 def _deep(question: Question, result: LoadResult, probes: Probes) -> Optional[DeepSection]:

@@ -125,7 +125,7 @@ def _probes() -> Probes:
 
         return deep_check_isolated(result.matrix.path).section()
 
-    def hashes(name: str, version: str, index: Optional[str]) -> Sequence[str]:
+    def hashes(name: str, version: str, index: Optional[str]) -> Optional[Sequence[str]]:
         from ..upstream.hashes import release_hashes  # the HTTP client: only when --emit asks
 
         return release_hashes(name, version, index)

@@ -150,3 +150,57 @@ def _run(env: Path, command: str, *args: str, **variables: str) -> str:
     )
     assert proc.stdout, proc.stderr
     return proc.stdout
+
+
+def _emitted(tmp_path: Path, fmt: str, cpu_index: str) -> str:
+    """``check --emit FMT`` on Python 3.13 with vllm-ascend 0.23.0 (Python <3.13): the fix is
+    another Python; torch_npu's CPU index is ``cpu_index`` (a folder: no network)."""
+    adapter = tmp_path / "torch_npu.yaml"
+    adapter.write_text(ADAPTER.read_text().replace("https://download.pytorch.org/whl/cpu", cpu_index))
+    env = tmp_path / "env"
+    if not env.exists():  # asked again in one test
+        installed = {"torch": "2.10.0+cpu", "torch_npu": "2.10.0.post4", "vllm_ascend": "0.23.0", "vllm": "0.23.0"}
+        _prefix(env, python="3.13", triton_ascend="3.2.2", **installed)
+    args = ["--matrix", str(adapter), "--matrix", str(VLLM_ASCEND), "--set", "cann=9.1.0", "--set", "arch=x86_64"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", "check", "--no-binary", "--env", str(env), "--emit", fmt, *args],
+        capture_output=True,
+        text=True,
+        cwd=env,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("ASCEND_")},
+            "ADAPTER_MATRIX_NO_MEMO": "1",
+            "ADAPTER_MATRIX_INDEX_URL": cpu_index,
+        },
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_an_emitted_fix_onto_another_python_says_which_python_reads_it(tmp_path):
+    # the fix is "use Python 3.12": `uv pip install -r FILE` in the 3.13 environment installs
+    # nothing the fix means, and a [tool.uv] block cannot choose the interpreter
+    missing = (tmp_path / "no-index").as_uri()
+    text = _emitted(tmp_path, "requirements", missing)
+    assert text.splitlines()[1] == (
+        "# use, in an environment of Python 3.12: uv pip install --python 3.12 -r THIS_FILE, "
+        "or python3.12 -m pip install -c THIS_FILE ... (-r THIS_FILE when it has hashes)"
+    )
+    block = _emitted(tmp_path, "uv", missing)
+    assert "# on Python 3.12: uv python pin 3.12 (a [tool.uv] block cannot choose it)" in block.splitlines()
+
+
+def test_an_index_that_cannot_be_read_is_not_said_to_give_no_hashes(tmp_path):
+    missing = tmp_path / "no-index"
+    text = _emitted(tmp_path, "requirements", missing.as_uri())
+    assert (
+        f"# no hashes: the index of torch ({missing.as_uri()}) could not be read, "
+        "and pip's hash checking needs every one"
+    ) in text.splitlines()
+    # an index that answers without a sha256 for the release is said as before
+    (missing / "torch").mkdir(parents=True)
+    (missing / "torch" / "index.html").write_text(
+        '<a href="torch-2.10.0+cpu-cp312-cp312-linux_x86_64.whl">torch-2.10.0+cpu-cp312-cp312-linux_x86_64.whl</a>\n'
+    )
+    text = _emitted(tmp_path, "requirements", missing.as_uri())
+    assert "# no hashes: the index gave none for torch, and pip's hash checking needs every one" in text.splitlines()
