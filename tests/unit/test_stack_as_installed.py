@@ -204,3 +204,31 @@ def test_an_index_that_cannot_be_read_is_not_said_to_give_no_hashes(tmp_path):
     )
     text = _emitted(tmp_path, "requirements", missing.as_uri())
     assert "# no hashes: the index gave none for torch, and pip's hash checking needs every one" in text.splitlines()
+
+
+def test_env_reads_a_pinned_package_whose_metadata_is_not_utf8_as_check_does(tmp_path):
+    # a Summary in another encoding: check reads the version; env ended in an internal error
+    env = _device_env(tmp_path, "A2")
+    site = env / "lib" / "python3.11" / "site-packages"
+    (site / "vllm-0.23.0.dist-info" / "METADATA").write_bytes(
+        b"Metadata-Version: 2.1\nName: vllm\nVersion: 0.23.0\nSummary: \xff\xfe\n"
+    )
+    report = _run(env, "env", *_DEVICE_ARGS, ASCEND_SOC_VERSION="Ascend910B1")
+    assert "| vllm | 0.23.0 | pinned | wheel from an index |" in report
+
+
+def test_a_venvs_lib64_link_is_read_once_and_env_says_what_check_skipped(tmp_path):
+    env = _device_env(tmp_path, "A2")
+    (env / "lib64").symlink_to("lib")  # as python -m venv makes it on Linux
+    site = env / "lib" / "python3.11" / "site-packages"
+    (site / "loop.dist-info").symlink_to("loop.dist-info")
+    for command in ("check", "env"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "adapter_matrix", command, "--env", str(env), "--no-binary", "--set", "cann=9.1.0"],
+            capture_output=True,
+            text=True,
+            cwd=env,
+            env={**os.environ, "ADAPTER_MATRIX_NO_MEMO": "1", "ASCEND_SOC_VERSION": "Ascend910B1"},
+        )
+        warned = [line for line in proc.stderr.splitlines() if "loop.dist-info: skipped" in line]
+        assert len(warned) == 1 and str(site / "loop.dist-info") in warned[0], (command, proc.stderr)
