@@ -660,6 +660,8 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         above = [layer for _l, layer in found.layers if layer.name_of_adapter == adapter]
         _refuse_clashes(result.matrix, above)
         judged.append(_judge(question, place, result, target, probes, above, looked))
+    # so can a dimension a layer owns (vllm-ascend's device generation, read from the environment)
+    memorable = memorable and all(d.name in question.dimensions for _l, layer in found.layers for d in layer.dimensions)
     described = {canonical_name(r.matrix.adapter.distribution) for _l, r in found.adapters}
     for place, layer in found.layers:  # a layer whose adapter's matrix is not here cannot be judged
         if layer.name_of_adapter not in described:

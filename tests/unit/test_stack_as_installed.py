@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Optional, Tuple
 
+from .test_recall import MINIMAL, _dist
+from .test_recall import _check as _warm_check
 from .test_stack_installs import ADAPTER, VLLM_ASCEND, _check, _clone, _device_check, _device_env, _git, _layer, _prefix
 
 
@@ -232,3 +234,29 @@ def test_a_venvs_lib64_link_is_read_once_and_env_says_what_check_skipped(tmp_pat
         )
         warned = [line for line in proc.stderr.splitlines() if "loop.dist-info: skipped" in line]
         assert len(warned) == 1 and str(site / "loop.dist-info") in warned[0], (command, proc.stderr)
+
+
+def test_a_dimension_a_layer_owns_is_read_every_time_not_remembered(tmp_path):
+    # the memo was refused for an adapter's detected dimension but not for a layer's: a wheel
+    # built for generation A stayed "supported" after MYGEN said the machine is B
+    site, work, cache = tmp_path / "site", tmp_path / "work", tmp_path / "cache"
+    work.mkdir()
+    (work / "compat.yaml").write_text(MINIMAL)
+    _dist(site, "torch", "2.13.0")
+    _dist(site, "tiny-adapter", "0.1.0")
+    _dist(site, "lay", "1.0.0")
+    (site / "lay").mkdir()
+    (site / "lay" / "_build.py").write_text("gen = 'A'\n")
+    (work / "layer.yaml").write_text(
+        "schema-version: 2\n"
+        "layer:\n  distribution: lay\n  adapter: tiny-adapter\n"
+        "  dimensions:\n    gen:\n      kind: enum\n      values: [A, B]\n      detect: [{env: MYGEN}]\n"
+        "      built: [{file: lay/_build.py, regex: 'gen = .(?P<version>[AB])'}]\n"
+        "releases:\n  - {version: 1.0.0, status: supported, torch: 2.13.0, adapter: 0.1.0}\n"
+    )
+    project = (site, work, cache)
+    args = ("--matrix", "compat.yaml", "--matrix", "layer.yaml", "--no-binary")
+    on_a = _warm_check(project, *args, env={"MYGEN": "A"})
+    on_b = _warm_check(project, *args, env={"MYGEN": "B"})
+    assert on_a.returncode == 0, on_a.stdout + on_a.stderr
+    assert on_b.returncode == 1 and "this machine is gen B (env MYGEN)" in on_b.stdout, on_b.stdout
