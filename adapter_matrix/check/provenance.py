@@ -51,7 +51,8 @@ _SMALL = 64 << 10  # HEAD, a ref, a .git file, direct_url.json, a config: a few 
 _PACKED = 8 << 20  # packed-refs of a large clone (vLLM's: ~1 MiB)
 _HEX = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _SHORT = re.compile(r"^[0-9a-fA-F]{7,64}$")
-_DESCRIBED = re.compile(r"^(?P<tag>.+)-(?P<n>\d+)-g(?P<hash>[0-9a-f]+)$")
+_DESCRIBED = re.compile(r"^(?P<tag>.+)-(?P<n>\d+)-g(?P<hash>[0-9a-f]+)(?P<dirty>-dirty)?$")
+_DIRTY = "-dirty"  # git describe --dirty: tracked files differ from the commit
 _UP = 12  # folders walked up from a package to find its clone's .git
 
 
@@ -74,13 +75,21 @@ class Provenance(NamedTuple):
     error: Optional[str] = None
 
     @property
+    def dirty(self) -> bool:
+        """Whether the clone's tracked files differ from its commit (``git describe --dirty``)."""
+        return (self.describe or "").endswith(_DIRTY)
+
+    @property
     def past(self) -> Optional[str]:
-        """``8 commits past v0.11.0`` (``at v0.11.0`` on the tag), from :attr:`describe`."""
+        """``8 commits past v0.11.0`` (``at v0.11.0`` on the tag), from :attr:`describe`, and
+        ``with uncommitted changes`` when its tracked files differ from the commit."""
         found = _DESCRIBED.match(self.describe or "")
+        changed = ["with uncommitted changes"] if self.dirty else []
         if not found:
-            return None
+            return changed[0] if changed else None
         n = int(found["n"])
-        return f"at {found['tag']}" if n == 0 else f"{n} commit{'s' if n != 1 else ''} past {found['tag']}"
+        at = f"at {found['tag']}" if n == 0 else f"{n} commit{'s' if n != 1 else ''} past {found['tag']}"
+        return ", ".join([at, *changed])
 
     @property
     def built_version(self) -> Optional[str]:
@@ -279,7 +288,9 @@ def _git(worktree: str, *args: str) -> Optional[str]:
 
 
 def _describe(worktree: str) -> Optional[str]:
-    return _git(worktree, "describe", "--tags", "--long", "--abbrev=12", "HEAD")
+    # --dirty: a checkout at its pin whose files were edited is not that commit; --always: said
+    # for a clone without tags too (no tag, no "past")
+    return _git(worktree, "describe", "--tags", "--long", "--abbrev=12", "--dirty", "--always")
 
 
 def _resolve(worktree: str, ref: str) -> Optional[str]:

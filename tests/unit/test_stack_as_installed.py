@@ -260,3 +260,27 @@ def test_a_dimension_a_layer_owns_is_read_every_time_not_remembered(tmp_path):
     on_b = _warm_check(project, *args, env={"MYGEN": "B"})
     assert on_a.returncode == 0, on_a.stdout + on_a.stderr
     assert on_b.returncode == 1 and "this machine is gen B (env MYGEN)" in on_b.stdout, on_b.stdout
+
+
+def test_a_checkout_at_its_pin_with_edited_files_says_so(tmp_path):
+    # `git checkout PIN` then an edit: the files Python imports are no longer the pinned commit
+    commits = _clone(tmp_path / "src" / "MindSpeed", "mindspeed", 2, tag=(0, "v0.12.0"))
+    clone = tmp_path / "src" / "MindSpeed"
+    layers = tmp_path / "rl.yaml"
+    pin = f"{{git: 'https://gitcode.com/Ascend/MindSpeed.git', ref: {commits[1]}, version: 0.12.1}}"
+    _layer(layers, "rl", "1.0.0", f"    torch: 2.10.0\n    requires: {{mindspeed: {pin}}}\n")
+    env = tmp_path / "env"
+    _prefix(env, python="3.11", torch="2.10.0", torch_npu="2.10.0.post4", rl="1.0.0")
+    args = ["--matrix", str(layers), "--pythonpath", str(clone), "--set", "cann=9.1.0", "--set", "arch=aarch64"]
+    code, doc, _err = _check(env, *args)
+    assert code == 0 and doc["checks"][0]["assumptions"] == []
+    (clone / "mindspeed" / "__init__.py").write_text("patched = True\n")
+    code, doc, _err = _check(env, *args)
+    answer = doc["checks"][0]
+    assert (code, answer["verdict"]) == (0, "supported")  # judged by its commit, and said
+    assert answer["assumptions"] == [
+        f"mindspeed: checkout {clone} is at rl 1.0.0's pinned commit {commits[1][:12]} with uncommitted "
+        "changes: judged by its commit, which its files no longer are"
+    ]
+    (found,) = [p for p in answer["stack"]["provenance"] if p["name"] == "mindspeed"]
+    assert found["past"] == "1 commit past v0.12.0, with uncommitted changes"

@@ -201,6 +201,8 @@ def _pins_judged(matrix: Matrix, release: LayerRelease, stack: Stack, who: str) 
         if by_commit is not None and by_commit[0] is not None:
             if not by_commit[0]:
                 refused.append((by_commit[1], pin.mark))
+            elif by_commit[1]:
+                assumptions.append(by_commit[1])  # at the pinned commit, with files edited since
             continue  # judged by its commit, not by the version string its build calls itself
         if by_commit is not None:
             assumptions.append(by_commit[1])
@@ -275,6 +277,11 @@ def _commit(who: str, pin: PackagePin, found: Optional[Provenance]) -> Optional[
     judged = judge_commit(found, pin.git.ref)
     if judged.ok is None:
         return None, f"{pin.name}: {judged.text}; judged by its version against {who}'s pin"
+    if judged.ok and found.dirty:
+        return True, (
+            f"{pin.name}: {found.kind} {found.source or found.path} is at {who}'s pinned commit "
+            f"{(judged.commit or '')[:12]} with uncommitted changes: judged by its commit, which its files no longer are"
+        )
     if judged.ok:
         return True, ""
     commit = (judged.commit or "")[:12]
