@@ -10,7 +10,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from .test_recall import MINIMAL, _dist
 from .test_recall import _check as _warm_check
@@ -49,6 +49,17 @@ def test_a_layer_given_alone_is_judged_on_the_matrix_its_installed_adapter_regis
         assert layer["name"] == "mindspeed-llm" and code != 2, err
 
 
+def _rl_on_mindspeed(tmp_path: Path, url: str, ref: str, clone: Path) -> Tuple[Path, List[str]]:
+    """A layer ``rl`` pinning MindSpeed at ``ref`` of ``url``, installed in a prefix, and the
+    check's arguments with ``clone`` on the import path."""
+    layers = tmp_path / "rl.yaml"
+    pin = f"{{git: {url!r}, ref: {ref}, version: 0.12.1}}"
+    _layer(layers, "rl", "1.0.0", f"    torch: 2.10.0\n    requires: {{mindspeed: {pin}}}\n")
+    env = tmp_path / "env"
+    _prefix(env, python="3.11", torch="2.10.0", torch_npu="2.10.0.post4", rl="1.0.0")
+    return env, ["--matrix", str(layers), "--pythonpath", str(clone), "--set", "cann=9.1.0", "--set", "arch=aarch64"]
+
+
 def test_a_shallow_clone_without_the_pinned_commit_is_fetched_before_it_is_checked_out(tmp_path):
     # `git clone --depth 1` holds HEAD only: `git checkout PIN` fails ("reference is not a tree")
     upstream = tmp_path / "upstream" / "MindSpeed"
@@ -56,12 +67,7 @@ def test_a_shallow_clone_without_the_pinned_commit_is_fetched_before_it_is_check
     clone = tmp_path / "src" / "MindSpeed"
     clone.parent.mkdir()
     _git(clone.parent, "clone", "-q", "--depth", "1", upstream.as_uri(), "MindSpeed")
-    layers = tmp_path / "rl.yaml"
-    pin = f"{{git: {upstream.as_uri()!r}, ref: {commits[1]}, version: 0.12.1}}"
-    _layer(layers, "rl", "1.0.0", f"    torch: 2.10.0\n    requires: {{mindspeed: {pin}}}\n")
-    env = tmp_path / "env"
-    _prefix(env, python="3.11", torch="2.10.0", torch_npu="2.10.0.post4", rl="1.0.0")
-    args = ["--matrix", str(layers), "--pythonpath", str(clone), "--set", "cann=9.1.0", "--set", "arch=aarch64"]
+    env, args = _rl_on_mindspeed(tmp_path, upstream.as_uri(), commits[1], clone)
     code, doc, _err = _check(env, *args)
     answer = doc["checks"][0]
     assert code == 1
@@ -80,13 +86,8 @@ def test_a_shallow_clone_without_the_pinned_commit_is_fetched_before_it_is_check
 
 def test_a_clone_that_holds_the_pinned_commit_is_checked_out_without_a_fetch(tmp_path):
     commits = _clone(tmp_path / "src" / "MindSpeed", "mindspeed", 3)
-    layers = tmp_path / "rl.yaml"
-    pin = f"{{git: 'https://gitcode.com/Ascend/MindSpeed.git', ref: {commits[1]}, version: 0.12.1}}"
-    _layer(layers, "rl", "1.0.0", f"    torch: 2.10.0\n    requires: {{mindspeed: {pin}}}\n")
-    env = tmp_path / "env"
-    _prefix(env, python="3.11", torch="2.10.0", torch_npu="2.10.0.post4", rl="1.0.0")
     clone = tmp_path / "src" / "MindSpeed"
-    args = ["--matrix", str(layers), "--pythonpath", str(clone), "--set", "cann=9.1.0", "--set", "arch=aarch64"]
+    env, args = _rl_on_mindspeed(tmp_path, "https://gitcode.com/Ascend/MindSpeed.git", commits[1], clone)
     code, doc, _err = _check(env, *args)
     answer = doc["checks"][0]
     assert code == 1 and any("1 commit past the pin" in r for r in answer["reasons"]), answer["reasons"]
@@ -266,12 +267,7 @@ def test_a_checkout_at_its_pin_with_edited_files_says_so(tmp_path):
     # `git checkout PIN` then an edit: the files Python imports are no longer the pinned commit
     commits = _clone(tmp_path / "src" / "MindSpeed", "mindspeed", 2, tag=(0, "v0.12.0"))
     clone = tmp_path / "src" / "MindSpeed"
-    layers = tmp_path / "rl.yaml"
-    pin = f"{{git: 'https://gitcode.com/Ascend/MindSpeed.git', ref: {commits[1]}, version: 0.12.1}}"
-    _layer(layers, "rl", "1.0.0", f"    torch: 2.10.0\n    requires: {{mindspeed: {pin}}}\n")
-    env = tmp_path / "env"
-    _prefix(env, python="3.11", torch="2.10.0", torch_npu="2.10.0.post4", rl="1.0.0")
-    args = ["--matrix", str(layers), "--pythonpath", str(clone), "--set", "cann=9.1.0", "--set", "arch=aarch64"]
+    env, args = _rl_on_mindspeed(tmp_path, "https://gitcode.com/Ascend/MindSpeed.git", commits[1], clone)
     code, doc, _err = _check(env, *args)
     assert code == 0 and doc["checks"][0]["assumptions"] == []
     (clone / "mindspeed" / "__init__.py").write_text("patched = True\n")
