@@ -264,6 +264,8 @@ def render_report(report: EnvReport) -> str:
             head, _sep, rest = seen.no_fix.partition(": ")
             lines += ["", f"**{head.capitalize()}:** {_cell(rest)}"]
     lines += ["", "#### Plugins that load", ""]
-    lines += [f"- {p.group}: {p.name} = {p.value} ({p.distribution} {p.version})" for p in report.plugins] or ["- none"]
+    lines += [  # each distribution by its name, as check's report names it (not its dist-info folder's)
+        f"- {p.group}: {p.name} = {p.value} ({canonical_name(p.distribution)} {p.version})" for p in report.plugins
+    ] or ["- none"]
     lines += [f"- problem: {_cell(p)}" for p in report.plugin_problems]
     return "\n".join(lines) + "\n"

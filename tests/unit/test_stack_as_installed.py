@@ -280,3 +280,14 @@ def test_a_checkout_at_its_pin_with_edited_files_says_so(tmp_path):
     ]
     (found,) = [p for p in answer["stack"]["provenance"] if p["name"] == "mindspeed"]
     assert found["past"] == "1 commit past v0.12.0, with uncommitted changes"
+
+
+def test_env_names_a_plugins_distribution_as_check_does(tmp_path):
+    # the dist-info folder says torch_npu; check's report and docs/env.md say torch-npu
+    env = _device_env(tmp_path, "A2")
+    site = env / "lib" / "python3.11" / "site-packages"
+    (site / "torch_npu" / "__init__.py").write_text("def _autoload():\n    pass\n")
+    info = site / "torch_npu-2.10.0.post4.dist-info" / "entry_points.txt"
+    info.write_text(info.read_text() + "\n[torch.backends]\ntorch_npu = torch_npu:_autoload\n")
+    report = _run(env, "env", *_DEVICE_ARGS, ASCEND_SOC_VERSION="Ascend910B1")
+    assert "- torch.backends: torch_npu = torch_npu:_autoload (torch-npu 2.10.0.post4)" in report.splitlines()
