@@ -291,3 +291,19 @@ def test_env_names_a_plugins_distribution_as_check_does(tmp_path):
     info.write_text(info.read_text() + "\n[torch.backends]\ntorch_npu = torch_npu:_autoload\n")
     report = _run(env, "env", *_DEVICE_ARGS, ASCEND_SOC_VERSION="Ascend910B1")
     assert "- torch.backends: torch_npu = torch_npu:_autoload (torch-npu 2.10.0.post4)" in report.splitlines()
+
+
+def test_a_layer_whose_registered_matrix_is_missing_is_said_not_silently_left_out(tmp_path):
+    # vllm-ascend installed, registering vllm_ascend:compat.yaml, the file gone (a broken install):
+    # check answered for the adapter alone, as if no layer were installed
+    env = _device_env(tmp_path, "A2")
+    site = env / "lib" / "python3.11" / "site-packages"
+    (site / "vllm_ascend-0.23.0.dist-info" / "entry_points.txt").write_text(
+        "[adapter_matrix.matrices]\nvllm-ascend = vllm_ascend:compat.yaml\n"
+    )
+    code, _doc, err = _check(env, "--set", "cann=9.1.0", "--set", "arch=aarch64")
+    assert code == 0
+    assert (
+        "warning: vllm-ascend registers its matrix as vllm_ascend:compat.yaml (adapter_matrix.matrices), which is "
+        "not found on the import path: it is not judged; reinstall vllm-ascend, or pass its compat.yaml with --matrix"
+    ) in err.splitlines()
