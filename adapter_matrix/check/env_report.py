@@ -24,7 +24,7 @@ from ..names import canonical_name
 
 if TYPE_CHECKING:
     from .elsewhere import Target
-    from .provenance import Survey
+    from .provenance import Provenance, Survey
 
 __all__ = ["ENV_SCHEMA", "SourceSeen", "PackageSeen", "AdapterSeen", "EnvReport", "package_source", "env_report"]
 
@@ -109,13 +109,17 @@ def read_report(data: Any) -> EnvReport:
     return from_json(EnvReport, data, "the env document")
 
 
-def package_source(name: str, target: Optional[Target] = None, looked: Optional[Survey] = None) -> SourceSeen:
+def package_source(
+    name: str, target: Optional[Target] = None, looked: Optional[Survey] = None, judged: Optional[Provenance] = None
+) -> SourceSeen:
     """Where ``name`` came from (see :class:`SourceSeen`), as ``check`` reads it
     (:mod:`~adapter_matrix.check.provenance`: its ``direct_url.json``, the clone behind an
-    editable install, a checkout on the import path); ``absent`` when none is there."""
+    editable install, a checkout on the import path); ``absent`` when none is there.
+    ``judged``: the record ``check`` judged the stack's package by (a checkout on ``PYTHONPATH``
+    that hides the installed copy), which wins."""
     from .provenance import installed_provenance
 
-    found = installed_provenance(name, target)
+    found = judged or installed_provenance(name, target)
     if found is None and looked is not None:
         found = looked.checkout(name)
     if found is None:
@@ -127,14 +131,25 @@ def package_source(name: str, target: Optional[Target] = None, looked: Optional[
     return SourceSeen("archive", found.url) if found.url else SourceSeen("index")
 
 
-def _packages(answer: Answer, target: Optional[Target], looked: Optional[Survey]) -> Tuple[PackageSeen, ...]:
+def _packages(
+    answer: Answer, target: Optional[Target], looked: Optional[Survey], pinned: Sequence[Tuple[str, str]] = ()
+) -> Tuple[PackageSeen, ...]:
+    """Torch, the adapter, each layer, each companion, then what the layers pin (``pinned``, as
+    installed, and every package check judged the stack by: a checkout no metadata describes)."""
+    from .provenance import Provenance
+
     env = answer.environment
     out: List[PackageSeen] = []
+    records = answer.stack.provenance if answer.stack is not None else None
+    judged = {str(r.get("name")): Provenance.from_json(r) for r in records or ()}
 
     def add(name: str, version: Optional[str], role: str) -> None:
         if any(canonical_name(p.name) == canonical_name(name) for p in out):
             return
-        source = package_source(name, target, looked)
+        record = judged.get(canonical_name(name))
+        if record is not None and record.kind == "checkout":
+            version = record.version  # the copy Python imports, not the one it hides
+        source = package_source(name, target, looked, record)
         if source.kind == "absent" and version is not None:
             source = SourceSeen("assumed")  # a what-if version (--torch, --companion)
         out.append(PackageSeen(name, version, role, source))
@@ -147,6 +162,10 @@ def _packages(answer: Answer, target: Optional[Target], looked: Optional[Survey]
     for companion in answer.companions:
         if companion.installed is not None:
             add(companion.name, companion.installed, "companion")
+    for name, version in pinned:
+        add(name, version, "pinned")
+    for name, record in judged.items():
+        add(name, record.version, "pinned")
     return tuple(out)
 
 
@@ -171,13 +190,7 @@ def env_report(
     env = first.environment if first is not None else None
     adapters = []
     for answer in document.checks:
-        packages = _packages(answer, target, looked)
-        names = {canonical_name(p.name) for p in packages}
-        packages += tuple(
-            PackageSeen(name, version, "pinned", package_source(name, target, looked))
-            for name, version in pinned
-            if canonical_name(name) not in names
-        )
+        packages = _packages(answer, target, looked, pinned)
         adapters.append(
             AdapterSeen(
                 answer.adapter,
@@ -222,6 +235,11 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _no_version(package: PackageSeen) -> str:
+    """A checkout whose HEAD is at no tag has no version (check's report says the same)."""
+    return "no version" if package.source.kind == "checkout" else "not installed"
+
+
 def render_report(report: EnvReport) -> str:
     """The report as one Markdown block to paste into an issue."""
     lines = [
@@ -242,7 +260,7 @@ def render_report(report: EnvReport) -> str:
             "| --- | --- | --- | --- |",
         ]
         lines += [
-            f"| {_cell(p.name)} | {_cell(p.version or 'not installed')} | {p.role} | {_cell(p.source.describe())} |"
+            f"| {_cell(p.name)} | {_cell(p.version or _no_version(p))} | {p.role} | {_cell(p.source.describe())} |"
             for p in seen.packages
         ]
         if seen.dimensions:

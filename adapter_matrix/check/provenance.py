@@ -163,6 +163,12 @@ class Survey(NamedTuple):
         wanted = canonical_name(name)
         return next((c for c in self.checkouts if c.name == wanted), None)
 
+    def imports(self, checkout: Provenance) -> bool:
+        """Whether Python imports ``checkout``'s package rather than another copy of it (the
+        checkout is first on the import path: ``PYTHONPATH`` before site-packages)."""
+        real = os.path.realpath(checkout.path)
+        return any(os.path.realpath(s.imported) == real for s in self.shadowed)
+
 
 # -- git, read as files ---------------------------------------------------------------------
 
@@ -630,14 +636,17 @@ def stack_provenance(
 ) -> Optional[Provenance]:
     """How ``name`` is installed where it is judged: its distribution's metadata, else a checkout
     of its package on the import path, else a checkout whose clone is one of ``urls`` (the
-    repositories its git pins name: Megatron-LM's clone holds the package ``megatron``)."""
-    found = installed_provenance(name, target)
-    if found is not None:
-        return found
-    found = looked.checkout(name)
-    if found is not None:
-        return found
-    for checkout in looked.checkouts:
-        if any(same_repository(checkout.url, url) for url in urls):
-            return checkout._replace(name=canonical_name(name))
-    return None
+    repositories its git pins name: Megatron-LM's clone holds the package ``megatron``); such a
+    checkout before the distribution on the import path hides it, and is what is judged."""
+    installed = installed_provenance(name, target)
+    checkout = looked.checkout(name) or next(
+        (
+            c._replace(name=canonical_name(name))
+            for c in looked.checkouts
+            if any(same_repository(c.url, u) for u in urls)
+        ),
+        None,
+    )
+    if checkout is not None and (installed is None or looked.imports(checkout)):
+        return checkout  # what Python imports: a checkout on PYTHONPATH hides the installed copy
+    return installed

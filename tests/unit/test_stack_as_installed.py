@@ -307,3 +307,31 @@ def test_a_layer_whose_registered_matrix_is_missing_is_said_not_silently_left_ou
         "warning: vllm-ascend registers its matrix as vllm_ascend:compat.yaml (adapter_matrix.matrices), which is "
         "not found on the import path: it is not judged; reinstall vllm-ascend, or pass its compat.yaml with --matrix"
     ) in err.splitlines()
+
+
+def test_a_checkout_on_the_path_that_hides_the_installed_copy_is_what_check_and_env_judge(tmp_path):
+    # an image's PYTHONPATH Megatron-LM (at the pinned commit) before site-packages' megatron-core
+    # 0.16.1 (ms-swift #9661): the warning said Python imports the checkout, the verdict judged the
+    # wheel it hides ("pins megatron-core ==0.12.1, found 0.16.1"), and env listed the wheel only
+    url = "https://github.com/NVIDIA/Megatron-LM.git"
+    commits = _clone(tmp_path / "src" / "Megatron-LM", "megatron", 2, origin=url)
+    clone = tmp_path / "src" / "Megatron-LM"
+    layers = tmp_path / "rl.yaml"
+    pin = f"{{git: {url!r}, ref: {commits[1]}, version: 0.12.1}}"
+    _layer(layers, "rl", "1.0.0", f"    torch: 2.10.0\n    requires: {{megatron-core: {pin}}}\n")
+    env = tmp_path / "env"
+    wheel = ("0.16.1", None, {"megatron/__init__.py": "", "megatron_core-0.16.1.dist-info/top_level.txt": "megatron\n"})
+    _prefix(env, python="3.11", torch="2.10.0", torch_npu="2.10.0.post4", rl="1.0.0", megatron_core=wheel)
+    args = ["--matrix", str(layers), "--pythonpath", str(clone), "--set", "cann=9.1.0", "--set", "arch=aarch64"]
+    code, doc, err = _check(env, *args)
+    answer = doc["checks"][0]
+    assert "Python imports " + str(clone / "megatron") in err
+    assert (code, answer["verdict"]) == (0, "supported"), answer["reasons"]
+    (found,) = [p for p in answer["stack"]["provenance"] if p["name"] == "megatron-core"]
+    assert (found["kind"], found["commit"]) == ("checkout", commits[1])
+    report = _run(env, "env", *args)
+    assert f"| megatron-core | no version | pinned | checkout {clone}, commit {commits[1]} |" in report
+    # on the path after site-packages (a .pth file), the installed copy is imported and judged
+    (env / "lib" / "python3.11" / "site-packages" / "zz-megatron.pth").write_text(f"{clone}\n")
+    code, doc, _err = _check(env, *args[:2], *args[4:])
+    assert code == 1 and "rl 1.0.0 pins megatron-core ==0.12.1, found 0.16.1" in doc["checks"][0]["reasons"][0]
