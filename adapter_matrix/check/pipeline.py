@@ -32,7 +32,7 @@ from ..answer import (
 from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, AdapterMatrixError, worst_exit_code
 from ..matrix.diagnostics import Diagnostic, MatrixError
 from ..matrix.discovery import Located
-from ..matrix.model import Companion, Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
+from ..matrix.model import Companion, Dimension, Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
 from .constraints import KeptPins
 from .elsewhere import Target
 from .judgment import Environment, Verdict
@@ -420,6 +420,17 @@ def _detected(
     from .installed_companions import detect_companions
 
     owned = {d.name for layer in layers for d in layer.dimensions}  # a layer's own: judged with the stack
+    unknown = set(question.dimensions) - owned - {d.name for d in matrix.dimensions}
+    if unknown and owned:  # the layers' own are --set's too: the refusal names them with the adapter's
+        declared = [d.name for d in matrix.dimensions] + sorted(owned)
+        raise CheckRefused(
+            "sets",
+            f" names unknown dimension(s) {', '.join(sorted(unknown))}; the matrices declare: {', '.join(declared)}",
+        )
+    for layer in layers:  # a layer's own value given with --set is refused as an adapter's would be
+        for dim in layer.dimensions:
+            if dim.name in question.dimensions:
+                _refuse_owned(dim, question.dimensions[dim.name])
     try:
         installed = detect_environment(
             matrix,
@@ -539,6 +550,22 @@ def _deep(question: Question, result: LoadResult, probes: Probes) -> Optional[De
             f"{result.matrix.path} declares no shims package (adapter: shims:): this command works on an adapter with shims",
         )
     return probes.deep(result)
+
+
+def _refuse_owned(dim: Dimension, text: str) -> None:
+    """``--set NAME=VALUE`` for a dimension a layer owns: a value it cannot take (an enum's
+    other name, a version that does not parse) is refused, as for the adapter's dimensions."""
+    from .environment import AssumptionError
+
+    try:
+        value = dim.value(dim.named(text))
+    except ValueError:
+        problem = "is not a PEP 440 version"
+        raise CheckRefused("sets", _assumed(AssumptionError("dimension", problem, dim.name, text))) from None
+    if dim.kind == "enum" and not any(value.same(v) for v in dim.values):
+        known = ", ".join(str(v) for v in dim.values)
+        problem = f"is not one of its values ({known})"
+        raise CheckRefused("sets", _assumed(AssumptionError("dimension", problem, dim.name, text)))
 
 
 def _assumed(exc: AdapterMatrixError) -> str:

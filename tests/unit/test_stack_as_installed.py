@@ -335,3 +335,26 @@ def test_a_checkout_on_the_path_that_hides_the_installed_copy_is_what_check_and_
     (env / "lib" / "python3.11" / "site-packages" / "zz-megatron.pth").write_text(f"{clone}\n")
     code, doc, _err = _check(env, *args[:2], *args[4:])
     assert code == 1 and "rl 1.0.0 pins megatron-core ==0.12.1, found 0.16.1" in doc["checks"][0]["reasons"][0]
+
+
+def test_set_takes_a_layers_own_dimension_as_it_takes_the_adapters(tmp_path):
+    env = _device_env(tmp_path, "A2")
+
+    def refused(value: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "adapter_matrix", "check", "--env", str(env), "--no-binary", *_DEVICE_ARGS]
+            + ["--set", value],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "ADAPTER_MATRIX_NO_MEMO": "1"},
+        )
+        assert proc.returncode == 2, proc.stdout
+        return proc.stderr
+
+    # a value the layer's enum does not hold was judged ("this machine is device_type A9")
+    assert refused("device_type=A9") == "error: --set device_type='A9' is not one of its values (A2, A3, 310P)\n"
+    # an unknown name: the refusal lists the layer's dimensions with the adapter's
+    assert refused("device=A3").endswith("the matrices declare: cann, arch, soc, device_type\n")
+    # an alias the layer's matrix gives (a SoC name) is its generation
+    code, doc, _err = _check(env, *_DEVICE_ARGS, "--set", "device_type=Ascend910_9382")
+    assert code == 1 and "this machine is device_type A3 (--set)" in doc["checks"][0]["reasons"][0]
