@@ -358,3 +358,19 @@ def test_set_takes_a_layers_own_dimension_as_it_takes_the_adapters(tmp_path):
     # an alias the layer's matrix gives (a SoC name) is its generation
     code, doc, _err = _check(env, *_DEVICE_ARGS, "--set", "device_type=Ascend910_9382")
     assert code == 1 and "this machine is device_type A3 (--set)" in doc["checks"][0]["reasons"][0]
+
+
+def test_a_fix_that_changes_more_than_another_for_the_same_toolkit_step_is_left_out(tmp_path):
+    # outside torch_npu 26.1.0's CANN series: "upgrade cann to 8.5.0" was followed by "upgrade cann
+    # to 8.5.0, then downgrade torch and torch-npu", kept because its step's text named its own
+    # release; docs/check.md rule 3 leaves out a fix that changes more for a status no better
+    series = Path(__file__).parent.parent / "fixtures" / "matrices" / "torch_npu_26_1_series.yaml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", "check", "--json", "--matrix", str(series), "--python", "3.11"]
+        + ["--set", "cann=8.3.RC1", "--torch", "2.12.0", "--adapter", "2.12.0"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ADAPTER_MATRIX_NO_MEMO": "1"},
+    )
+    fixes = json.loads(proc.stdout)["checks"][0]["fixes"]
+    assert [(f["changes"], f["cell"]["dimensions"]["cann"]) for f in fixes] == [(["cann"], "8.5.0")]
