@@ -89,10 +89,10 @@ def env_command(
         fail(f"{_FLAG_OF[exc.field]}{exc.problem}" if exc.field else exc.problem)
     except AdapterMatrixError as exc:
         fail(str(exc))
+    for warning in result.warnings:  # as check says them: a distribution skipped, a layer without its adapter
+        sys.stderr.write(f"warning: {warning}\n")
     if result.document is None or not result.document.checks:
         fail("no adapter's matrix to judge this environment with: pass --matrix PATH")
-    for warning in result.warnings:  # as check says them: a distribution skipped, a package importable twice
-        sys.stderr.write(f"warning: {warning}\n")
     report = env_report(result.document, target, pinned, current_survey(target))
     sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n" if as_json else render_report(report))
 

@@ -225,6 +225,8 @@ def _printed(result: CheckResult, as_json: bool) -> str:
         # colors only where someone sees them, and not when they asked for none (NO_COLOR)
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
         out = "\n".join(render_check(answer, color) for answer in result.document.checks)
+        if not result.document.checks and result.document.invalid:  # exit 2: the warnings above say why
+            sys.stderr.write("error: no verdict: no matrix found can judge this environment (see the warnings above)\n")
         if result.document.autoload is not None:  # the plugin chain, the problems: often nothing
             out += render_lines(autoload_lines(result.document.autoload), color)
     sys.stdout.write(out)

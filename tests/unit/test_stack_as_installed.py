@@ -374,3 +374,23 @@ def test_a_fix_that_changes_more_than_another_for_the_same_toolkit_step_is_left_
     )
     fixes = json.loads(proc.stdout)["checks"][0]["fixes"]
     assert [(f["changes"], f["cell"]["dimensions"]["cann"]) for f in fixes] == [(["cann"], "8.5.0")]
+
+
+def test_a_layer_whose_adapter_is_nowhere_ends_in_an_error_that_says_why(tmp_path):
+    # exit 2 with a warning alone read as a verdict withheld for no reason; env said only
+    # "no adapter's matrix", not that the layer's adapter is missing
+    env = tmp_path / "env"
+    _prefix(env, python="3.11", torch="2.10.0")
+    layer = _layer(tmp_path / "rl.yaml", "rl", "1.0.0", "    torch: 2.10.0\n")
+    why = "warning: rl.yaml (--matrix): layer rl sits on torch-npu, and no matrix of torch-npu was found"
+    for command in ("check", "env"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "adapter_matrix", command, "--env", str(env), "--matrix", layer.name],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "ADAPTER_MATRIX_NO_MEMO": "1"},
+        )
+        lines = proc.stderr.splitlines()
+        assert proc.returncode == 2 and lines[0].startswith(why), (command, proc.stderr)
+        assert lines[-1].startswith("error: "), (command, proc.stderr)
