@@ -125,9 +125,15 @@ def _probes() -> Probes:
 
         return deep_check_isolated(result.matrix.path).section()
 
+    said: List[bool] = []
+
     def hashes(name: str, version: str, index: Optional[str]) -> Optional[Sequence[str]]:
         from ..upstream.hashes import release_hashes  # the HTTP client: only when --emit asks
 
+        if not said:  # an index that does not answer is waited for (seconds): say what is happening
+            said.append(True)
+            sys.stderr.write("reading each package's file hashes from its index (--emit requirements)\n")
+            sys.stderr.flush()
         return release_hashes(name, version, index)
 
     return Probes(binary_section, autoload_section, deep, hashes)

@@ -177,6 +177,8 @@ def _emitted(tmp_path: Path, fmt: str, cpu_index: str) -> str:
         },
     )
     assert proc.returncode == 0, proc.stderr
+    # reading hashes waits for each index (seconds when one does not answer): said as it starts
+    assert ("reading each package's file hashes from its index" in proc.stderr) == (fmt == "requirements")
     return proc.stdout
 
 
