@@ -396,3 +396,20 @@ def test_a_layer_whose_adapter_is_nowhere_ends_in_an_error_that_says_why(tmp_pat
         lines = proc.stderr.splitlines()
         assert proc.returncode == 2 and lines[0].startswith(why), (command, proc.stderr)
         assert lines[-1].startswith("error: "), (command, proc.stderr)
+
+
+def test_a_layer_checkout_past_its_tag_that_hides_the_installed_wheel_is_said(tmp_path):
+    commits = _clone(tmp_path / "src" / "vllm-ascend", "vllm_ascend", 3, tag=(0, "v0.23.0"))
+    env = _device_env(tmp_path, "A2")
+    (env / "lib" / "python3.11" / "site-packages" / "vllm_ascend" / "__init__.py").write_text("")
+    clone = tmp_path / "src" / "vllm-ascend"
+    code, doc, err = _check(env, *_DEVICE_ARGS, "--pythonpath", str(clone))
+    answer = doc["checks"][0]
+    assert f"Python imports {clone / 'vllm_ascend'}" in err
+    (found,) = [p for p in answer["stack"]["provenance"] if p["name"] == "vllm-ascend"]
+    assert (found["kind"], found["commit"], found["past"]) == ("checkout", commits[-1], "2 commits past v0.23.0")
+    assert (
+        f"vllm-ascend: Python imports the checkout {clone} (2 commits past v0.23.0), which hides the installed "
+        "vllm-ascend 0.23.0 and is at no release's tag: judged as 0.23.0"
+    ) in answer["assumptions"]
+    assert code == 0

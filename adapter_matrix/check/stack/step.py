@@ -104,7 +104,11 @@ def _git_pins(layers: Sequence[Layer], name: str) -> List[PackagePin]:
 
 
 def _provenance(
-    matrix: Matrix, layers: Sequence[Layer], question: StackQuestion, versions: Dict[str, Optional[str]]
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    question: StackQuestion,
+    versions: Dict[str, Optional[str]],
+    notes: Optional[List[str]] = None,
 ) -> List[Provenance]:
     """How each package of the stack is installed (not those whose version the question
     assumes); ``versions`` gets what each is, judged by its commit: the release of the tag it is
@@ -134,6 +138,13 @@ def _provenance(
             version = str(pins[0].spec.specs[0].specifier).lstrip("=")  # judged by its commit against that pin
         if version is not None:
             versions[name] = version
+        elif found.kind == "checkout" and versions.get(name) is not None and notes is not None:
+            # a checkout at no tag hides the installed copy: its version is the installed one's, said
+            notes.append(
+                f"{name}: Python imports the checkout {found.source or found.path}"
+                f"{f' ({found.past})' if found.past else ''}, which hides the installed {name} {versions[name]} and "
+                f"is at no release's tag: judged as {versions[name]}"
+            )
     return out
 
 
@@ -222,7 +233,8 @@ def with_stack(
     what the stack holds besides torch and the adapter, as installed (``check --constraints``
     pins it)."""
     versions = _versions(layers, question)
-    provenance = _provenance(matrix, layers, question, versions)
+    notes: List[str] = []
+    provenance = _provenance(matrix, layers, question, versions, notes)
     built = _built(matrix, layers, question)
     machine = tuple((b.dimension, b.machine) for b in built if b.machine is not None)
     env = env._replace(dimensions=env.dimensions + tuple(dict(machine).items()))  # the layers' own, beside
@@ -250,7 +262,8 @@ def with_stack(
         # one assumption per dimension that could not be detected (the stack's, replacing the adapter's)
         assumptions=judged.adapter.assumptions
         + judged.assumptions
-        + tuple(a for v in judged.layers for a in v.assumptions),
+        + tuple(a for v in judged.layers for a in v.assumptions)
+        + tuple(notes),
         fixes=(),
     )
     conflict = no_fix = None
