@@ -24,6 +24,8 @@ from __future__ import annotations
 import json
 from typing import Callable, Dict, NamedTuple, Optional, Sequence, Tuple
 
+from packaging.version import Version
+
 from ..matrix.model import Layer, Matrix
 from ..names import canonical_name
 from .fixes import torch_index
@@ -48,10 +50,19 @@ class Pin(NamedTuple):
     index_url: Optional[str] = None
     find_links: Optional[str] = None
     only: bool = False
+    git: Optional[Tuple[str, str]] = None  # (URL, ref): a layer pins it by commit, not from an index
 
     @property
     def requirement(self) -> str:
         return f"{self.name}=={self.version}"
+
+    @property
+    def direct(self) -> Optional[str]:
+        """``name @ git+URL@REF`` for a package a layer pins by commit (PEP 508), else None."""
+        if self.git is None:
+            return None
+        url = self.git[0] if self.git[0].startswith("git+") else f"git+{self.git[0]}"
+        return f"{self.name} @ {url}@{self.git[1]}"
 
 
 def _new_python(fix: Fix) -> Optional[str]:
@@ -73,11 +84,26 @@ def fix_pins(matrix: Matrix, layers: Sequence[Layer], fix: Fix) -> Tuple[Pin, ..
     pins = [torch, Pin(matrix.adapter.distribution, str(release.version), release.index_url)]
     named = {layer.name: layer for layer in layers}
     below = {"torch", canonical_name(matrix.adapter.distribution)}
+    kept = dict(fix.packages)
+    commits: Dict[str, Tuple[str, str]] = {}  # what the stack's layer releases pin by commit
+    for each in layers:
+        version = kept.get(each.name)
+        chosen = each.release(Version(version)) if version is not None else None
+        for pin in chosen.packages if chosen is not None else ():
+            if pin.git is not None:
+                commits.setdefault(pin.name, (pin.git.url, pin.git.ref))
     for name, version in fix.packages:
         if name in below:
             continue
         layer = named.get(name)
-        pins.append(Pin(layer.distribution if layer else name, version, layer.index_url if layer else None))
+        pins.append(
+            Pin(
+                layer.distribution if layer else name,
+                version,
+                layer.index_url if layer else None,
+                git=commits.get(name),
+            )
+        )
     return tuple(pins)
 
 
@@ -118,9 +144,13 @@ def render_uv(pins: Sequence[Pin], describes: str, python: Optional[str] = None)
     for url, name in names.items():
         lines += ["", "[[tool.uv.index]]", f"name = {json.dumps(name)}", f"url = {json.dumps(url)}"]
         lines.append("explicit = true  # only the packages [tool.uv.sources] sends here")
-    if names:
+    if names or any(p.git for p in pins):
         lines += ["", "[tool.uv.sources]"]
-        lines += [f"{p.name} = {{ index = {json.dumps(names[p.index_url])} }}" for p in pins if p.index_url is not None]
+        for p in pins:
+            if p.git is not None:  # pinned by commit: from its repository, not an index
+                lines.append(f"{p.name} = {{ git = {json.dumps(p.git[0])}, rev = {json.dumps(p.git[1])} }}")
+            elif p.index_url is not None:
+                lines.append(f"{p.name} = {{ index = {json.dumps(names[p.index_url])} }}")
     return "\n".join(lines) + "\n"
 
 
@@ -131,7 +161,12 @@ def render_requirements(
     ``hashes`` finds them on the package's index (see the module's docstring); ``python``: the
     Python the fix moves to, whose pip must read the file."""
     lines = [f"# adapter-matrix check --emit requirements: {describes}"]
-    if python is None:
+    if any(p.git for p in pins):  # pip takes no link as a constraint: the file is read with -r
+        lines.append(
+            f"# use: {f'python{python} -m ' if python else ''}pip install -r THIS_FILE, or uv pip install "
+            f"{f'--python {python} ' if python else ''}-r THIS_FILE (its commits are links: no -c)"
+        )
+    elif python is None:
         lines.append(
             "# use: uv pip install -r THIS_FILE, or pip install -c THIS_FILE ... (-r THIS_FILE when it has hashes)"
         )
@@ -143,7 +178,7 @@ def render_requirements(
     lines += [f"--extra-index-url {url}" for url in dict.fromkeys(p.index_url for p in pins if p.index_url)]
     lines += [f"--find-links {url}" for url in dict.fromkeys(p.find_links for p in pins if p.find_links)]
     found: Dict[str, Sequence[str]] = {}
-    for pin in pins if hashes is not None else ():
+    for pin in [p for p in pins if p.git is None] if hashes is not None else ():
         digests = hashes(pin.name, pin.version, pin.index_url) if hashes is not None else ()
         if not digests:  # pip checks every requirement once one has a hash: all or none, and no more asking
             why = (
@@ -156,6 +191,9 @@ def render_requirements(
             break
         found[pin.name] = digests
     for pin in pins:
+        if pin.direct is not None:  # a commit: pip and uv install it from its repository (-r, not -c)
+            lines.append(pin.direct)
+            continue
         digests = found.get(pin.name) or ()
         lines.append(pin.requirement + "".join(f" \\\n    --hash=sha256:{d}" for d in digests))
     return "\n".join(lines) + "\n"

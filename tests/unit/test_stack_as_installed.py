@@ -413,3 +413,42 @@ def test_a_layer_checkout_past_its_tag_that_hides_the_installed_wheel_is_said(tm
         "vllm-ascend 0.23.0 and is at no release's tag: judged as 0.23.0"
     ) in answer["assumptions"]
     assert code == 0
+
+
+def test_the_emitted_fix_that_moves_a_checkout_keeps_torchs_build_and_pins_the_commit(tmp_path):
+    # a fix that moves a clone to its pinned commit emitted torch==2.10.0 (PyPI's CUDA build on
+    # x86_64, not the +cpu build installed) and mindspeed==0.12.1 (a version, not the commit)
+    commits = _clone(tmp_path / "src" / "MindSpeed", "mindspeed", 3)
+    clone = tmp_path / "src" / "MindSpeed"
+    url = "https://gitcode.com/Ascend/MindSpeed.git"
+    cpu = (tmp_path / "no-index").as_uri()
+    adapter = tmp_path / "torch_npu.yaml"
+    adapter.write_text(ADAPTER.read_text().replace("https://download.pytorch.org/whl/cpu", cpu))
+    layers = _layer(
+        tmp_path / "rl.yaml",
+        "rl",
+        "1.0.0",
+        f"    torch: 2.10.0\n    requires: {{mindspeed: {{git: {url!r}, ref: {commits[1]}, version: 0.12.1}}}}\n",
+    )
+    env = tmp_path / "env"
+    _prefix(env, python="3.11", torch="2.10.0+cpu", torch_npu="2.10.0.post4", rl="1.0.0")
+    args = ["--matrix", str(adapter), "--matrix", str(layers), "--pythonpath", str(clone)]
+    args += ["--set", "cann=9.1.0", "--set", "arch=x86_64", "--no-binary", "--env", str(env)]
+
+    def emitted(fmt: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "adapter_matrix", "check", "--emit", fmt, *args],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "ADAPTER_MATRIX_NO_MEMO": "1", "ADAPTER_MATRIX_INDEX_URL": cpu},
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    block = emitted("uv")
+    assert '    "torch==2.10.0+cpu",' in block.splitlines()
+    assert any(line.startswith("torch = { index = ") for line in block.splitlines()), block  # the CPU index
+    assert f'mindspeed = {{ git = "{url}", rev = "{commits[1]}" }}' in block.splitlines()
+    lines = emitted("requirements").splitlines()
+    assert "torch==2.10.0+cpu" in lines and f"mindspeed @ git+{url}@{commits[1]}" in lines
+    assert lines[1] == "# use: pip install -r THIS_FILE, or uv pip install -r THIS_FILE (its commits are links: no -c)"

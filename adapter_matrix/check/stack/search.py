@@ -910,7 +910,9 @@ def _cell_here(matrix: Matrix, release: Optional[Release], stack: Stack, today: 
     torch, python = stack.env.torch, stack.env.python
     if release is None or torch is None:
         return None
-    return next((c for c in cells(matrix, release, today) if c.line.holds(torch) and c.python == python), None)
+    found = next((c for c in cells(matrix, release, today) if c.line.holds(torch) and c.python == python), None)
+    # the torch installed, with its build's label (2.10.0+cpu): what --emit pins and where from
+    return found._replace(torch=torch) if found is not None else None
 
 
 def stack_fixes(
