@@ -225,6 +225,9 @@ class StackSeen(NamedTuple):
     conflict: Optional[str] = None
     provenance: Optional[Tuple[Dict[str, Optional[str]], ...]] = None
     no_fix: Optional[str] = None
+    # a layer release held or installed that no fix keeps (end of life, broken, not a release of
+    # its matrix), and where the fixes take it; not a conflict of pins
+    not_kept: Optional[str] = None
 
     def _written(self, name: str) -> bool:
         return name != "provenance" or self.provenance is not None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import heapq
-from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple, Union
 
 from packaging.version import Version
 
@@ -27,6 +27,7 @@ from .variants import index_label, pytorch_index
 
 __all__ = [
     "FixAnswer",
+    "FixSpace",
     "Ranked",
     "fix_answer",
     "fix_answer_of",
@@ -162,26 +163,38 @@ def torch_index(matrix: Matrix, release: Release, line: TorchLine, label: Option
     return f" --find-links {src.find_links}" if src.find_links else ""
 
 
-_LINES: List[object] = [None, ()]  # the last matrix asked about, and each release's claimed lines in it
+class FixSpace(NamedTuple):
+    """A matrix as the fix search reads it: the model, and each release's claimed torch
+    lines (:func:`claimed_lines`, in the order of ``matrix.releases``) worked out once.
+    Every function below takes a matrix or its space; ``check`` asks once per answer, so a
+    matrix will do, while the selector page makes one space for its thousands of cells and
+    picks and passes it down (a model is immutable; no module keeps a space between calls)."""
+
+    matrix: Matrix
+    lines: Tuple[List[Tuple[TorchLine, Tuple[Version, ...]]], ...]
+
+    @classmethod
+    def of(cls, matrix: Matrix) -> FixSpace:
+        return cls(matrix, tuple(claimed_lines(matrix, release) for release in matrix.releases))
 
 
-def _claimed(matrix: Matrix) -> Tuple[List[Tuple[TorchLine, Tuple[Version, ...]]], ...]:
-    """Each release's claimed lines (:func:`claimed_lines`), kept for the matrix asked about
-    last: the selector page asks about one matrix a thousand times (a model is immutable)."""
-    if _LINES[0] is not matrix:
-        _LINES[:] = [matrix, tuple(claimed_lines(matrix, release) for release in matrix.releases)]
-    return _LINES[1]  # type: ignore[return-value]  # the pair above is (Matrix, that tuple)
+Searched = Union[Matrix, FixSpace]  # what the public functions search: a matrix, or its space made once
 
 
-def _targets(matrix: Matrix, env: Environment, today: _dt.date, asked: bool = False) -> List[_Target]:
+def _space(searched: Searched) -> FixSpace:
+    return searched if isinstance(searched, FixSpace) else FixSpace.of(searched)
+
+
+def _targets(space: FixSpace, env: Environment, today: _dt.date, asked: bool = False) -> List[_Target]:
     """Every usable cell a fix could land in: each release's claimed torch (its pin, or
     the newest patch pip picks) with the user's variant label, each Python; and the
     installed torch itself where the release claims it. One pass over the releases.
     ``asked``: the environment's torch is asked for, not installed: any build of it will do."""
+    matrix = space.matrix
     out: List[_Target] = []
     installed = env.torch
     families = _families(matrix, env)
-    for order, (release, lines) in enumerate(zip(matrix.releases, _claimed(matrix))):
+    for order, (release, lines) in enumerate(zip(matrix.releases, space.lines)):
         keeps_family, label = _family_label(matrix, env, release, families, asked)
         if not keeps_family:
             continue
@@ -330,13 +343,14 @@ class Ranked(NamedTuple):
     target: _Target
 
 
-def _keyed(matrix: Matrix, env: Environment, today: _dt.date, asked: bool) -> List[Tuple[Tuple[object, ...], Ranked]]:
+def _keyed(space: FixSpace, env: Environment, today: _dt.date, asked: bool) -> List[Tuple[Tuple[object, ...], Ranked]]:
     """Every cell a fix could land in (:func:`_targets`) with what reaching it changes and
     its place in the one order of a fix (:func:`ranked`), before rule 4."""
 
     def line_key(v: Version) -> int:
         return v.major * 1000 + v.minor
 
+    matrix = space.matrix
     installed = env.torch
     installed_line = line_key(installed) if installed is not None else 0
     installed_public = _public(installed) if installed is not None else None
@@ -344,7 +358,7 @@ def _keyed(matrix: Matrix, env: Environment, today: _dt.date, asked: bool) -> Li
     keep_family = not (matrix.variants_changeable or asked)
     keep_family_asked = not matrix.variants_changeable and any(r.variant for r in matrix.releases)
     keyed: List[Tuple[Tuple[object, ...], Ranked]] = []
-    for place, target in enumerate(_targets(matrix, env, today, asked)):
+    for place, target in enumerate(_targets(space, env, today, asked)):
         cell = target.cell
         changes, manual = _what_changes(env, target)[:2]
         if asked and keep_family_asked and installed is not None and _public(cell.torch) == installed_public:
@@ -385,7 +399,7 @@ def _improves(entry: Ranked, now: Status) -> bool:
     return _RANKS[entry.cell.status] < _RANKS[now] and bool(entry.changes)
 
 
-def ranked(matrix: Matrix, env: Environment, today: _dt.date, now: Status, asked: bool = False) -> List[Ranked]:
+def ranked(matrix: Searched, env: Environment, today: _dt.date, now: Status, asked: bool = False) -> List[Ranked]:
     """Every cell a fix could land in from an environment whose verdict is ``now``, best
     first by the one rule of a fix (docs/check.md, "How fixes are ranked"). ``check``'s
     fixes are its head (:func:`fixes`); the selector page's nearest combination for a pick
@@ -410,7 +424,7 @@ def ranked(matrix: Matrix, env: Environment, today: _dt.date, now: Status, asked
     another (rule 5's family does not apply). Cost: one pass over the releases and a sort
     of the usable cells.
     """
-    keyed = [(key, entry) for key, entry in _keyed(matrix, env, today, asked) if _improves(entry, now)]
+    keyed = [(key, entry) for key, entry in _keyed(_space(matrix), env, today, asked) if _improves(entry, now)]
     keyed.sort(key=lambda pair: pair[0])
     return [entry for _key, entry in keyed]
 
@@ -487,7 +501,7 @@ def _answer(shown: List[Ranked]) -> FixAnswer:
     return FixAnswer(first, held if held is not first else None)
 
 
-def fix_answer(matrix: Matrix, env: Environment, today: _dt.date, now: Status, asked: bool = False) -> FixAnswer:
+def fix_answer(matrix: Searched, env: Environment, today: _dt.date, now: Status, asked: bool = False) -> FixAnswer:
     """``check``'s answer for an environment whose verdict is ``now`` (:func:`fixes`'s
     first fix and its system change): the one function the page, ``check`` and the
     exports take their answers from."""
@@ -495,7 +509,7 @@ def fix_answer(matrix: Matrix, env: Environment, today: _dt.date, now: Status, a
 
 
 def pick_answers(
-    matrix: Matrix, env: Environment, today: _dt.date, releases: Iterable[Version]
+    matrix: Searched, env: Environment, today: _dt.date, releases: Iterable[Version]
 ) -> Tuple[List[Ranked], Dict[Version, FixAnswer]]:
     """For a pick on the selector page (``env``: nothing installed, its torch ``asked``
     for): :func:`ranked` for it, and :func:`fix_answer` for it with each of ``releases``
@@ -504,7 +518,7 @@ def pick_answers(
     cells (installing it again is no change), so each order is the pick's own with that
     release's cells moved up; each answer reads its order only as far as it needs."""
     assert env.adapter is None
-    keyed = [(key, e) for key, e in _keyed(matrix, env, today, True) if _improves(e, Status.UNSUPPORTED)]
+    keyed = [(key, e) for key, e in _keyed(_space(matrix), env, today, True) if _improves(e, Status.UNSUPPORTED)]
     keyed.sort(key=lambda pair: pair[0])
     pip = [pair for pair in keyed if not pair[1].target.changed_dims]
     held = [pair for pair in keyed if pair[1].target.changed_dims]
@@ -528,23 +542,25 @@ def pick_answers(
     return [entry for _key, entry in keyed], answers
 
 
-def fixes(matrix: Matrix, env: Environment, today: _dt.date, now: Status, limit: int = 3) -> List[Fix]:
+def fixes(matrix: Searched, env: Environment, today: _dt.date, now: Status, limit: int = 3) -> List[Fix]:
     """The fixes for an environment whose verdict is ``now``: what :func:`listed` keeps of
     :func:`ranked`, each with its commands."""
-    return [_fix_for(matrix, env, entry.target) for entry in listed(ranked(matrix, env, today, now), limit)]
+    space = _space(matrix)
+    return [_fix_for(space.matrix, env, entry.target) for entry in listed(ranked(space, env, today, now), limit)]
 
 
-def install_fix(matrix: Matrix, cell: Cell, today: _dt.date) -> Optional[Fix]:
+def install_fix(matrix: Searched, cell: Cell, today: _dt.date) -> Optional[Fix]:
     """The fix that reaches ``cell`` from a fresh environment: the cell's Python and
     extra-dimension values, no torch and no adapter installed (what a newcomer has). The
     same search and the same commands as :func:`fixes`, for one chosen cell rather than
     the best ranked; ``None`` when no fix reaches it (its status is not usable, or no
     known index has its torch). The selector page publishes these commands."""
+    space = _space(matrix)
     env = Environment(python=cell.python, dimensions=tuple(cell.dimensions))
     wanted = dict(cell.dimensions)
     found = [
         target
-        for target in _targets(matrix, env, today)
+        for target in _targets(space, env, today)
         if target.cell.release is cell.release
         and target.cell.line.minor == cell.line.minor
         and target.cell.python == cell.python
@@ -553,4 +569,4 @@ def install_fix(matrix: Matrix, cell: Cell, today: _dt.date) -> Optional[Fix]:
     if not found:
         return None
     exact = [t for t in found if t.cell.torch.public == cell.torch.public]
-    return _fix_for(matrix, env, (exact or found)[0])
+    return _fix_for(space.matrix, env, (exact or found)[0])

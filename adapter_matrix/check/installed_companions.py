@@ -107,7 +107,9 @@ def detect_companions(
     if unknown:
         declared = ", ".join(c.name for c in matrix.companions) or "none"
         raise AssumptionError(
-            "companion", f"names unknown companion(s) {', '.join(unknown)}; the matrix declares: {declared}"
+            "companion",
+            f"names unknown companion(s) {', '.join(unknown)}; the matrix declares: {declared} (a package of a "
+            f"layer above the adapter is known when the layer's matrix is installed or given with --matrix)",
         )
     return out
 

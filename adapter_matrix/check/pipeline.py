@@ -32,7 +32,7 @@ from ..answer import (
 from ..errors import EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, EXIT_WARNING, AdapterMatrixError, worst_exit_code
 from ..matrix.diagnostics import Diagnostic, MatrixError
 from ..matrix.discovery import Located
-from ..matrix.model import Companion, Dimension, Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
+from ..matrix.model import Companion, Layer, LayerResult, LoadResult, Matrix, PythonVersion, Release
 from .constraints import KeptPins
 from .elsewhere import Target
 from .judgment import Environment, Verdict
@@ -60,9 +60,25 @@ __all__ = [
 BinaryUsed = Tuple[str, Optional[str]]  # a stored binary section an answer used: (distribution, torch it was built for)
 
 
-class CheckRequest(NamedTuple):
-    """What ``check`` is asked, one field per option of the command line."""
+class Probes(NamedTuple):
+    """What ``check`` reads through the outer parts of the package."""
 
+    # the binary section of an installed distribution (the release the matrix picked, or None),
+    # in the environment judged (check --env's, or None: the running one)
+    binary: Callable[[str, Optional[Release], Optional[Target]], Optional[BinarySection]]
+    autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
+    deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
+    # --emit requirements: the sha256 of a release's files on its index (name, version, index URL or None)
+    # None: the index could not be read (said so, not "it gave none")
+    hashes: Optional[Callable[[str, str, Optional[str]], Optional[Sequence[str]]]] = None
+
+
+class CheckRequest(NamedTuple):
+    """What ``check`` is asked, one field per option of the command line, and the
+    :class:`Probes` it reads the outer parts through (the command line's:
+    ``cli.quick._probes()``), as other requests carry their progress callables."""
+
+    probes: Probes
     matrix: Sequence[str] = ()  # several: an adapter's matrix and its layers' (a stack)
     torch: Optional[str] = None
     python: Optional[str] = None
@@ -114,18 +130,6 @@ class CheckRefused(AdapterMatrixError):
         self.diagnostics = tuple(diagnostics)
 
 
-class Probes(NamedTuple):
-    """What ``check`` reads through the outer parts of the package."""
-
-    # the binary section of an installed distribution (the release the matrix picked, or None),
-    # in the environment judged (check --env's, or None: the running one)
-    binary: Callable[[str, Optional[Release], Optional[Target]], Optional[BinarySection]]
-    autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
-    deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
-    # --emit requirements: the sha256 of a release's files on its index (name, version, index URL or None)
-    hashes: Optional[Callable[[str, str, Optional[str]], Optional[Sequence[str]]]] = None
-
-
 class CheckResult(NamedTuple):
     """What ``check`` answers: the exit code, the document (``--json`` prints it, the report
     renders it), or ``--constraints``' file; the warnings to print; whether it may be
@@ -164,10 +168,44 @@ def _pairs(values: Sequence[str], field: str, flag: str, example: str) -> Dict[s
     out = {}
     for item in values:
         name, sep, value = item.partition("=")
-        if not sep or not name or not value:
+        if not sep or not name.strip() or not value.strip():
             raise CheckRefused(field, f" {item!r}: write NAME=VALUE, e.g. {flag} {example}")
         out[name.strip()] = value.strip()
     return out
+
+
+# what --companion may be mistaken for: the option that asks it (the adapter's name: --adapter)
+_ASKED_ELSEWHERE = {"torch": "--torch", "python": "--python"}
+
+
+def _companions(values: Sequence[str]) -> Dict[str, str]:
+    """``--companion NAME=VERSION`` values: a name given twice (``vllm_ascend`` is ``vllm-ascend``)
+    with two versions, or a name another option asks (torch, Python), is refused in one line."""
+    if not values:
+        return {}
+    from ..names import canonical_name
+
+    out = _pairs(values, "companions", "--companion", "torchvision=0.19.1 (or NAME=none: not installed)")
+    seen: Dict[str, Tuple[str, str]] = {}
+    for name, value in out.items():
+        canonical = canonical_name(name)
+        if canonical in _ASKED_ELSEWHERE:
+            raise CheckRefused(None, _elsewhere(name, value, canonical, _ASKED_ELSEWHERE[canonical]))
+        if canonical in seen and seen[canonical][1] != value:
+            first = seen[canonical]
+            raise CheckRefused(
+                "companions",
+                f" names {canonical} twice ({first[0]}={first[1]}, {name}={value}): give one version",
+            )
+        seen[canonical] = (name, value)
+    return out
+
+
+def _elsewhere(name: str, value: str, what: str, flag: str) -> str:
+    """The one line that refuses ``--companion NAME=VALUE`` for a name another option asks."""
+    shown = "Python" if what == "python" else what
+    asked = f"{flag} {value}" if value != "none" else f"{flag} VERSION"
+    return f"--companion {name}={value}: {shown} is asked with {asked}, not --companion"
 
 
 def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
@@ -182,7 +220,7 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
         except ValueError as exc:
             raise CheckRefused("python", f": {exc}") from None
     dimensions = _pairs(request.sets, "sets", "--set", "cann=8.0")
-    companions = _pairs(request.companions, "companions", "--companion", "torchvision=0.19.1")
+    companions = _companions(request.companions)
     when = None
     if request.today is not None:
         try:
@@ -190,6 +228,10 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
         except ValueError:
             raise CheckRefused("today", f" {request.today!r}: write a date as YYYY-MM-DD") from None
     named, adapter = request.adapter, None
+    if named is not None and not named.strip():
+        raise CheckRefused(
+            "adapter", f" {named!r}: give a version (2.10.0.post4) or an installed adapter's distribution name"
+        )
     if named is not None and not is_distribution_name(named):
         named, adapter = None, request.adapter
     torch, pins = request.torch, None
@@ -340,9 +382,39 @@ class _Asked(NamedTuple):
     notes: Tuple[str, ...]  # what the file's ranges were taken to install
 
 
+def _not_companions(companions: Dict[str, str], matrix: Matrix, layers: Sequence[Layer]) -> None:
+    """Refuse a ``--companion`` that names the adapter (``--adapter``) or a dimension (``--set``),
+    and a stack package's version that is not one."""
+    from packaging.version import InvalidVersion, Version
+
+    from ..names import canonical_name
+
+    adapter = canonical_name(matrix.adapter.distribution)
+    owned = {d.name for layer in layers for d in layer.dimensions}
+    for name, value in companions.items():
+        if canonical_name(name) == adapter:
+            raise CheckRefused(
+                None, _elsewhere(name, value, f"{matrix.adapter.distribution} (the adapter)", "--adapter")
+            )
+        if matrix.dimension(name) is not None or name in owned:
+            raise CheckRefused(
+                None, f"--companion {name}={value}: {name} is a dimension, set with --set {name}={value}"
+            )
+    if not layers:
+        return
+    from .stack.step import split_overrides
+
+    for name, value in split_overrides(companions, layers)[1].items():
+        try:
+            Version(value) if value != "none" else None
+        except InvalidVersion:
+            raise CheckRefused("companions", f" {name}={value!r} is not a PEP 440 version (or none)") from None
+
+
 def _asked(question: Question, matrix: Matrix, layers: Sequence[Layer], target: Optional[Target]) -> _Asked:
     distribution, pins = matrix.adapter.distribution, question.pins
     pinned = dict(question.companions)
+    _not_companions(pinned, matrix, layers)
     stack_versions: Dict[str, str] = {}
     if layers:  # --companion may name a stack's package (a layer, vllm) as well as a companion
         from .stack.step import split_overrides
@@ -427,10 +499,7 @@ def _detected(
             "sets",
             f" names unknown dimension(s) {', '.join(sorted(unknown))}; the matrices declare: {', '.join(declared)}",
         )
-    for layer in layers:  # a layer's own value given with --set is refused as an adapter's would be
-        for dim in layer.dimensions:
-            if dim.name in question.dimensions:
-                _refuse_owned(dim, question.dimensions[dim.name])
+    _owned_values(layers, question.dimensions)
     try:
         installed = detect_environment(
             matrix,
@@ -445,6 +514,22 @@ def _detected(
         raise CheckRefused(_OPTION_OF_ASSUMED[exc.kind], _assumed(exc)) from None
     except ValueError as exc:
         raise CheckRefused(None, str(exc)) from None
+
+
+def _owned_values(layers: Sequence[Layer], sets: Dict[str, str]) -> None:
+    """Refuse a ``--set`` value of a dimension a layer owns (vllm-ascend's ``device_type``) that
+    is none of its values, as the adapter's dimensions are refused (never silently unset)."""
+    for dim in (d for layer in layers for d in layer.dimensions):
+        text = sets.get(dim.name)
+        if text is None:
+            continue
+        try:
+            value = dim.value(dim.named(text))
+        except ValueError:
+            raise CheckRefused("sets", f" {dim.name}={text!r} is not a PEP 440 version") from None
+        if dim.kind == "enum" and not any(value.same(v) for v in dim.values):
+            known = ", ".join(str(v) for v in dim.values)
+            raise CheckRefused("sets", f" {dim.name}={text!r} is not one of its values ({known})")
 
 
 def _stacked(
@@ -552,22 +637,6 @@ def _deep(question: Question, result: LoadResult, probes: Probes) -> Optional[De
     return probes.deep(result)
 
 
-def _refuse_owned(dim: Dimension, text: str) -> None:
-    """``--set NAME=VALUE`` for a dimension a layer owns: a value it cannot take (an enum's
-    other name, a version that does not parse) is refused, as for the adapter's dimensions."""
-    from .environment import AssumptionError
-
-    try:
-        value = dim.value(dim.named(text))
-    except ValueError:
-        problem = "is not a PEP 440 version"
-        raise CheckRefused("sets", _assumed(AssumptionError("dimension", problem, dim.name, text))) from None
-    if dim.kind == "enum" and not any(value.same(v) for v in dim.values):
-        known = ", ".join(str(v) for v in dim.values)
-        problem = f"is not one of its values ({known})"
-        raise CheckRefused("sets", _assumed(AssumptionError("dimension", problem, dim.name, text)))
-
-
 def _assumed(exc: AdapterMatrixError) -> str:
     """An :class:`~.environment.AssumptionError` as the rest of a sentence after its option:
     `` cann='8.x' is not a PEP 440 version``."""
@@ -649,6 +718,21 @@ def _unmatrixed(distribution: str, pins: Optional[FilePins], target: Optional[Ta
 # -- 4. answer ----------------------------------------------------------------------------
 
 
+def _named_described(question: Question, found: _Loaded) -> None:
+    """``--adapter NAME`` with ``--matrix``: NAME must be the adapter a matrix given describes (a
+    version-like word that is not a version, ``latest``, was otherwise dropped unsaid)."""
+    from ..names import canonical_name
+
+    if not question.named or not question.request.matrix or not found.adapters:
+        return
+    described = [r.matrix.adapter.distribution for _l, r in found.adapters]
+    if canonical_name(question.named) not in {canonical_name(d) for d in described}:
+        raise CheckRefused(
+            "adapter",
+            f" {question.named!r} is neither a version nor the adapter --matrix describes ({', '.join(described)})",
+        )
+
+
 def _answer(question: Question, target: Optional[Target], probes: Probes) -> CheckResult:
     from ..names import canonical_name
     from .facts import search_path
@@ -671,6 +755,7 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
     finally:
         gc.enable()
     gc.freeze()
+    _named_described(question, found)
     from .provenance import current_survey
 
     looked = current_survey(target)
@@ -841,7 +926,7 @@ def _emitted(judged: List[_Judged], request: CheckRequest, diagnostics: Tuple[Di
     return CheckResult(EXIT_OK, None, text, (), diagnostics)
 
 
-def run(request: CheckRequest, probes: Probes) -> CheckResult:
+def run(request: CheckRequest) -> CheckResult:
     """``check``'s answer to ``request``: :class:`CheckRefused` when it cannot answer it (and the
     tool's other errors, :class:`~adapter_matrix.errors.AdapterMatrixError`, as they come).
     The environment judged (``--env``'s, else this one) is located once here and passed down to
@@ -861,7 +946,7 @@ def run(request: CheckRequest, probes: Probes) -> CheckResult:
     try:
         with warnings.catch_warnings(record=True) as raised:  # the filters as set: returned, not printed
             question = read_question(request, target)
-            result = _answer(question, target, probes)
+            result = _answer(question, target, request.probes)
     finally:
         import gc
 

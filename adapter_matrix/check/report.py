@@ -213,6 +213,8 @@ def stack_lines(stack: StackSeen, fixes: int = 0) -> List[List[Segment]]:
     for layer in stack.layers:
         head = f"layer {layer.name} {layer.release or layer.installed or ''}".rstrip()
         lines.append([("  " + head + ": ", ""), (str(layer.status), _STYLE.get(str(layer.status), ""))])
+    if stack.not_kept:  # a release no fix lands on (end of life): why the fixes move it, before any conflict
+        lines.append([("not kept:", "bold yellow"), (" " + stack.not_kept, "")])
     if stack.conflict:
         lines.append([("conflict:", "bold red"), (" " + stack.conflict, "")])
         if fixes:

@@ -78,10 +78,17 @@ def env_command(
     from .quick import _FLAG_OF, _probes
 
     request = CheckRequest(
-        matrix=matrix, sets=sets, no_binary=no_binary, env=env, today=today, as_json=True, pythonpath=pythonpath
+        _probes(),
+        matrix=matrix,
+        sets=sets,
+        no_binary=no_binary,
+        env=env,
+        today=today,
+        as_json=True,
+        pythonpath=pythonpath,
     )
     try:
-        result = run(request, _probes())
+        result = run(request)
         target = _target_of(env, pythonpath)
         paths = search_path(target)
         pinned = _pinned(matrix_paths(matrix, paths), target)

@@ -148,7 +148,7 @@ def run_check(command_line: Optional[Sequence[str]] = None, **options: object) -
     from ..errors import AdapterMatrixError
     from ..matrix.diagnostics import MatrixError
 
-    request = CheckRequest(**options)  # type: ignore[arg-type]
+    request = CheckRequest(_probes(), **options)  # type: ignore[arg-type]
     try:
         deps = paths = None
         if command_line is not None and request.plain:
@@ -158,7 +158,7 @@ def run_check(command_line: Optional[Sequence[str]] = None, **options: object) -
             if not os.environ.get(NO_MEMO):
                 paths = search_path()
                 deps = stamps([m.path for m in matrix_paths(request.matrix)], paths)  # before the answer reads them
-        result = run(request, _probes())
+        result = run(request)
     except CheckRefused as exc:
         if exc.diagnostics:
             from .base import print_diagnostics
@@ -267,12 +267,34 @@ def _print_refusal(code: int, error: str, diagnostics: Sequence[Diagnostic] = ()
     sys.stdout.flush()
 
 
+# options of other commands that a check command line takes another way
+_ELSEWHERE = {"--dimension": "check takes a dimension's value with --set NAME=VALUE (--dimension is table's)"}
+
+
+def _misplaced(argv: Sequence[str]) -> Optional[str]:
+    """What a check command line that names another command's option means instead."""
+    for token in argv:
+        said = _ELSEWHERE.get(token.partition("=")[0])
+        if said is not None:
+            return f"{token.partition('=')[0]}: {said}"
+    return None
+
+
 def main(argv: Sequence[str], memo: bool = False) -> Optional[int]:
     """Answer ``check`` without typer when ``argv`` (after the program name) is a plain check
     command line; None when typer should take it. ``memo``: remember a plain question's answer."""
     if not argv or argv[0] != "check":
         return None
     args = parse_check(argv[1:])
+    if args is None and not {"-h", "--help"} & set(argv):
+        misplaced = _misplaced(argv[1:])
+        if misplaced is not None:  # another command's option, which typer would mistake for a typo of another
+            from .base import say_error
+
+            say_error(misplaced)
+            if "--json" in argv:
+                _print_refusal(EXIT_USAGE, misplaced)
+            return EXIT_USAGE
     if args is None and "--json" in argv and not {"-h", "--help"} & set(argv):
         # typer answers the usage error on stderr; the document on stdout says the same
         error = "the command line is not one `check` takes (see `adapter-matrix check --help`)"

@@ -39,10 +39,11 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from packaging.version import Version
 
 from ..check import fixes as _fixes
-from ..check.fixes import Ranked, fix_answer_of, ranked
+from ..check.fixes import FixSpace, Ranked, fix_answer_of, ranked
 from ..check.judgment import Environment
 from ..check.verdict import verdict
 from ..matrix.model import Matrix, PythonVersion, Status, Value
+from .selector_entries import SelectorAxis, SelectorEntry
 
 __all__ = ["pick_answers", "reporting"]
 
@@ -89,7 +90,7 @@ def _identity(release: str, line: str, python: str, dims: Dict[str, str]) -> Tup
     return release, line, python, tuple(sorted(dims.items()))
 
 
-def _fits(entry: Dict[str, Any], keys: Sequence[str], pick: Pick) -> bool:
+def _fits(entry: SelectorEntry, keys: Sequence[str], pick: Pick) -> bool:
     """Whether a combination answers a pick (a combination without a value of a
     dimension serves every value of it)."""
     for key, value in zip(keys, pick):
@@ -107,7 +108,7 @@ def _fits(entry: Dict[str, Any], keys: Sequence[str], pick: Pick) -> bool:
 class _Index:
     """Where each of ``check``'s ranked cells is among the page's combinations."""
 
-    def __init__(self, entries: Sequence[Dict[str, Any]]) -> None:
+    def __init__(self, entries: Sequence[SelectorEntry]) -> None:
         self.at: Dict[Tuple[Any, ...], List[int]] = {}
         for i, e in enumerate(entries):
             key = _identity(e["release"], e["torch_line"], e["python"], e["dimensions"])
@@ -161,10 +162,12 @@ def _runs(values: Sequence[int]) -> str:
 
 
 def pick_answers(
-    matrix: Matrix, entries: Sequence[Dict[str, Any]], axes: Sequence[Dict[str, Any]], today: _dt.date
+    space: FixSpace, entries: Sequence[SelectorEntry], axes: Sequence[SelectorAxis], today: _dt.date
 ) -> Tuple[Dict[str, Any], Dict[int, Dict[str, Dict[str, int]]]]:
     """The ``picks`` document of the selector view (see the module's docstring), and per
-    combination that is not usable, its answers: pick number -> ``check``'s first fix."""
+    combination that is not usable, its answers: pick number -> ``check``'s first fix.
+    ``space``: the matrix as the fix search reads it, made once for the page's picks."""
+    matrix = space.matrix
     keys = [a["key"] for a in axes if a["key"] != "release"]
     values = [a["values"] for a in axes if a["key"] != "release"]
     releases: List[str] = next((a["values"] for a in axes if a["key"] == "release"), [])
@@ -192,7 +195,7 @@ def pick_answers(
         env = _environment(matrix, keys, pick)
         served = {entries[i]["release"] for i in here}
         # check's order for the pick, and its answer with each release that serves none of it installed
-        full, answers = _fixes.pick_answers(matrix, env, today, [Version(r) for r in releases if r not in served])
+        full, answers = _fixes.pick_answers(space, env, today, [Version(r) for r in releases if r not in served])
         order = _on_page(full, index)
         described = bool(here)
         first, system = (-1, -1) if described else _answer(order)
@@ -230,12 +233,12 @@ def pick_answers(
         "toward": {k: _runs(v) for k, v in toward.items()},
         "by_release": {r: {k: _runs(v) for k, v in tables.items()} for r, tables in by_release.items()},
     }
-    return document, _unusable(matrix, entries, keys, fitting, index, today)
+    return document, _unusable(space, entries, keys, fitting, index, today)
 
 
 def _unusable(
-    matrix: Matrix,
-    entries: Sequence[Dict[str, Any]],
+    space: FixSpace,
+    entries: Sequence[SelectorEntry],
     keys: Sequence[str],
     fitting: Dict[int, List[Tuple[int, Pick]]],
     index: _Index,
@@ -244,6 +247,7 @@ def _unusable(
     """Per combination that is not usable (no commands), check's answers for each pick it fits
     with that combination installed: pick number -> its first fix, and the one holding every
     held value."""
+    matrix = space.matrix
     unusable: Dict[int, Dict[str, Dict[str, int]]] = {}
     for i, entry in enumerate(entries):
         if entry["commands"]:
@@ -252,7 +256,7 @@ def _unusable(
         for number, pick in fitting[i]:
             env = _environment(matrix, keys, pick, entry["release"], entry["torch"])
             now = verdict(matrix, env, today, with_fixes=False).outcome
-            first, system = _answer(_on_page(ranked(matrix, env, today, now, asked=True), index))
+            first, system = _answer(_on_page(ranked(space, env, today, now, asked=True), index))
             answers_here["nearest"][str(number)] = first
             if system >= 0:
                 answers_here["held"][str(number)] = system

@@ -39,6 +39,7 @@ from ..errors import ChoiceError
 from ..matrix.model import Matrix
 from ..names import escaped_name
 from ..urls import PYPI_PROJECT
+from .selector_entries import SelectorEntry
 from .views.lag import lag
 from .views.selector import selector
 
@@ -132,11 +133,11 @@ def pinned_problems(command: str) -> List[str]:
     return problems
 
 
-def _command(entry: Dict[str, Any]) -> str:
+def _command(entry: SelectorEntry) -> str:
     return " && ".join(entry["commands"])
 
 
-def _os_of(entry: Dict[str, Any]) -> Tuple[str, ...]:
+def _os_of(entry: SelectorEntry) -> Tuple[str, ...]:
     """The OSes a combination serves: its os value, else Linux (pytorch.org's minimum)."""
     os = entry["dimensions"].get("os")
     if os is None:
@@ -144,18 +145,18 @@ def _os_of(entry: Dict[str, Any]) -> Tuple[str, ...]:
     return tuple(o for o in _OS_KEYS if o == os.lower() or os.lower().startswith(o))
 
 
-def _preview_only(entry: Dict[str, Any]) -> bool:
+def _preview_only(entry: SelectorEntry) -> bool:
     """A nightly or a pre-release, of torch or of the adapter: pytorch.org's ``preview``, never ``stable``."""
     return Version(entry["torch"]).is_prerelease or Version(entry["release"]).is_prerelease
 
 
-def _x86_first(entries: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def _x86_first(entries: Sequence[SelectorEntry]) -> List[SelectorEntry]:
     """``entries`` (best first) with, among equals otherwise, x86_64 first: pytorch.org's own
     Linux commands are for it (a stable sort keeps the rest of the order)."""
     return sorted(entries, key=lambda e: e["dimensions"].get("arch", "x86_64") != "x86_64")
 
 
-def _pick(entries: Sequence[Dict[str, Any]], status: str, os: str, preview: bool = False) -> Optional[Dict[str, Any]]:
+def _pick(entries: Sequence[SelectorEntry], status: str, os: str, preview: bool = False) -> Optional[SelectorEntry]:
     # entries are best first: the newest torch line, then release, then Python
     usable = [e for e in entries if e["commands"] and os in _os_of(e) and _preview_only(e) == preview]
     best = [e for e in usable if e["status"] == status]
@@ -170,10 +171,10 @@ def _pick(entries: Sequence[Dict[str, Any]], status: str, os: str, preview: bool
     return _x86_first(top)[0]
 
 
-def _newest_per_line(supported: Sequence[Dict[str, Any]], dims: Sequence[str]) -> List[Dict[str, Any]]:
+def _newest_per_line(supported: Sequence[SelectorEntry], dims: Sequence[str]) -> List[SelectorEntry]:
     """One combination per torch line and value of every other dimension (each CANN, each
     arch, each OS): the newest build, on its newest Python; torch lines newest first."""
-    best: Dict[Tuple[str, ...], Dict[str, Any]] = {}
+    best: Dict[Tuple[str, ...], SelectorEntry] = {}
     for e in supported:
         key = (e["torch_line"], *(e["dimensions"].get(d, "") for d in dims))
         kept = best.get(key)
@@ -192,9 +193,7 @@ def _python_range(pythons: Sequence[str]) -> str:
     return f"{plain[0]} to {plain[-1]}" if len(plain) > 1 else plain[0]
 
 
-def _markdown(
-    matrix: Matrix, name: str, support: str, entries: Sequence[Dict[str, Any]], stable: Dict[str, Any]
-) -> str:
+def _markdown(matrix: Matrix, name: str, support: str, entries: Sequence[SelectorEntry], stable: SelectorEntry) -> str:
     dist, device = matrix.adapter.distribution, matrix.adapter.device
     supported = [e for e in entries if e["status"] == "supported" and e["commands"]]
     pythons = [e["python"] for e in supported if e["release"] == stable["release"]]
@@ -332,7 +331,7 @@ def platform_entry(
         raise ChoiceError(
             "id", f"{platform_id!r} is not an id pytorch.org takes: lower-case letters, digits and _ (ascend_npu)"
         )
-    entries = selector(matrix, today=today, picks=False).data["combinations"]
+    entries: List[SelectorEntry] = selector(matrix, today=today, picks=False).data["combinations"]
     name = name or matrix.adapter.distribution
     data: Dict[str, Any] = {"name": name, "support_channel": support_channel}
     stable = {os: e for os in ("linux", "windows") if (e := _pick(entries, "supported", os)) is not None}

@@ -28,7 +28,7 @@ import shutil
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -61,8 +61,7 @@ class PackError(AdapterMatrixError, ValueError):
     the archive's root, no network. One message that says what to do."""
 
 
-@dataclass(frozen=True)
-class PackRequest:
+class PackRequest(NamedTuple):
     """What ``ops pack`` asks: a release, where its archive comes from (``source``: an archive
     file or a trusted folder; None: the network), the digest it must have when not the table's,
     and the test files to take (file names under ``test/``; empty: every device-generic one)."""

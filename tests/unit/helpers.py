@@ -91,3 +91,20 @@ def run(
 
 
 PYTHON = sys.executable
+
+
+def compared_changes(fix, before, after, layers) -> frozenset:
+    """What a stack fix changes, as the ways out of a conflict compare them (docs/stacks.md): a
+    layer installed at a release no fix keeps (end of life, broken, none of its matrix's) that
+    the fix leaves out (uninstalled) is another change than that layer moved to a maintained
+    release."""
+    from adapter_matrix.matrix.model import Status
+
+    maintained = (Status.SUPPORTED, Status.EXPERIMENTAL, Status.DEPRECATED)
+    unkept = set()
+    for layer in layers:
+        version = before.version(layer.name)
+        release = layer.release(version) if version is not None else None
+        if version is not None and (release is None or release.status not in maintained):
+            unkept.add(layer.name)
+    return frozenset(f"uninstall {n}" if n in unkept and after.version(n) is None else n for n in fix.changes)

@@ -185,7 +185,8 @@ def test_the_typer_command_takes_exactly_the_quick_parser_s_options():
         for param in command.params
     }
     assert declared == {o.dest: (tuple(sorted(o.flags)), o.kind) for o in quick.CHECK_OPTIONS}
-    assert set(CheckRequest._fields) == set(declared)  # one option per field of the pipeline's request
+    # one option per field of the pipeline's request, and the probes the command line passes
+    assert set(CheckRequest._fields) == set(declared) | {"probes"}
 
 
 def test_the_check_pipeline_answers_a_request_with_a_typed_result_and_refuses_by_field():
@@ -194,14 +195,16 @@ def test_the_check_pipeline_answers_a_request_with_a_typed_result_and_refuses_by
     from adapter_matrix.cli.quick import _probes
     from adapter_matrix.matrix.status import Status
 
-    asked = CheckRequest(matrix=("tests/fixtures/minimal.yaml",), torch="2.13.0", python="3.11", adapter="1.0.0")
-    result = run(asked, _probes())
+    asked = CheckRequest(
+        _probes(), matrix=("tests/fixtures/minimal.yaml",), torch="2.13.0", python="3.11", adapter="1.0.0"
+    )
+    result = run(asked)
     assert isinstance(result.document, CheckDocument) and result.exit_code == result.document.exit_code
     (answer,) = result.document.checks
     assert isinstance(answer, Answer) and isinstance(answer.verdict, Status)
     assert not result.memorable  # a what-if adapter is never remembered
     with pytest.raises(CheckRefused) as refused:
-        run(asked._replace(python="three"), _probes())
+        run(asked._replace(python="three"))
     assert refused.value.field == "python" and refused.value.exit_code == 2
     assert refused.value.problem.startswith(": 'three' is not a Python feature release")
 

@@ -165,8 +165,8 @@ def _answers(*args: str) -> List[dict]:
             matrices.append(value)
         else:
             options[flag.lstrip("-")] = value
-    request = CheckRequest(matrix=matrices, sets=sets, companions=companions, **options)  # type: ignore[arg-type]
-    result = run(request, _probes())
+    request = CheckRequest(_probes(), matrix=matrices, sets=sets, companions=companions, **options)  # type: ignore[arg-type]
+    result = run(request)
     assert result.document is not None
     return result.document.to_json()["checks"]
 

@@ -25,6 +25,7 @@ from adapter_matrix.matrix.cache import load_any
 from adapter_matrix.matrix.loader import load_any_bytes
 from adapter_matrix.matrix.model import Layer, PythonVersion, Status
 
+from .helpers import compared_changes
 from .test_stack import ADAPTER, MINDSPEED, TORCHVISION_NPU, V023, VLLM_ASCEND, _applied, _check, _environment
 
 TODAY = _dt.date(2026, 12, 6)
@@ -384,10 +385,11 @@ def _stacks(draw):
     return layers, stack, Held(held_dims, held_layers)  # type: ignore[arg-type]  # versions are set
 
 
-def _worse(a: Fix, b: Fix) -> bool:
-    """``a`` is worse than ``b``: a worse status, or as good a one for a strict superset of changes."""
+def _worse(a: Fix, b: Fix, changed_a: frozenset, changed_b: frozenset) -> bool:
+    """``a`` is worse than ``b``: a worse status, or as good a one for a strict superset of changes
+    (``changed_a``, ``changed_b``: as the ways out compare them, an uninstalled layer apart)."""
     ra, rb = USABLE.index(a.cell.status), USABLE.index(b.cell.status)
-    return ra > rb or (ra == rb and set(a.changes) > set(b.changes))
+    return ra > rb or (ra == rb and changed_a > changed_b)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
@@ -403,9 +405,10 @@ def test_every_refusal_has_a_fix_or_a_reason_no_fix_is_worse_than_one_it_outrank
         assert found.reason.startswith(("no fix: ", "no better combination: ")) and not found.reason.endswith(" ")
     if found.conflict is not None:
         assert not found.conflict.endswith((" ", ":", "on")), found.conflict
+    changed = [compared_changes(fix, stack, after, layers) for fix, after in zip(found.fixes, found.stacks)]
     for i, earlier in enumerate(found.fixes):
-        for later in found.fixes[i + 1 :]:
-            assert not _worse(earlier, later), (earlier.summary, later.summary)
+        for j, later in enumerate(found.fixes[i + 1 :], i + 1):
+            assert not _worse(earlier, later, changed[i], changed[j]), (earlier.summary, later.summary)
     for fix, after in zip(found.fixes, found.stacks):
         kept = [layer for layer in layers if after.version(layer.name) is not None]
         again = judge_stack(_MATRIX, kept, after, TODAY)

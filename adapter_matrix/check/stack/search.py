@@ -105,6 +105,9 @@ class StackFixes(NamedTuple):
     conflict: Optional[str] = None
     stacks: Tuple[Stack, ...] = ()  # the stack each fix leaves, in the same order
     reason: Optional[str] = None
+    # a layer release held or installed that no fix keeps (end of life, broken, or no release of
+    # its matrix), and where the fixes take it: said apart from ``conflict``, which it is not
+    not_kept: Optional[str] = None
 
 
 class _Found(NamedTuple):
@@ -124,7 +127,7 @@ def _state(space: Space, stack: Stack, mapping: Mapping[str, Choice]) -> Tuple[S
             dims[name[4:]] = choice.value
     packages = dict(stack.packages)
     for name in packages:
-        if name in mapping:
+        if name in mapping and mapping[name] is not space.current.get(name):  # the installed release stays as installed
             chosen = mapping[name].value
             packages[name] = chosen.version if isinstance(chosen, LayerRelease) else chosen
     new_env = Environment(
@@ -542,11 +545,15 @@ def _dimension(matrix: Matrix, layers: Sequence[Layer], name: str) -> Optional[D
     return matrix.dimension(name) or next((d for layer in layers for d in layer.dimensions if d.name == name), None)
 
 
-def _commitments(matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held) -> List[_Commitment]:
+def _commitments(
+    matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, unheld: FrozenSet[str] = frozenset()
+) -> List[_Commitment]:
+    """What the stack is asked to keep; a layer of ``unheld`` (its version is one no fix keeps)
+    is kept at any release, and named without a version."""
     held_versions = dict(held.packages)
     out = []
     for layer in layers:
-        version = held_versions.get(layer.name) or stack.version(layer.name)
+        version = None if layer.name in unheld else held_versions.get(layer.name) or stack.version(layer.name)
         out.append(_Commitment(layer.name, f"{layer.distribution} {version}" if version else layer.distribution, True))
     for name, value in held.dimensions:
         dim = _dimension(matrix, layers, name)
@@ -674,29 +681,49 @@ def _decider(space: Space, held: Held, core: List[_Commitment]) -> Optional[str]
             if not accepted or any(a is None for a, _t in accepted):
                 continue  # some release of it says nothing of the name
             union = frozenset().union(*(a for a, _t in accepted if a is not None))
-            said = (
-                accepted[0][1] if len(accepted) == 1 else f"needs one of {len(accepted)} releases' {_shown_name(name)}"
-            )
-            who = label_of(options[item][0]) if len(options[item]) == 1 else item.label
-            sides.append((union, f"{who} {said}"))
+            sides.append((union, _sides_of(options[item], accepted, item.label, name)))
         if len(sides) >= 2 and not frozenset.intersection(*(s for s, _t in sides)):
             return "; ".join(dict.fromkeys(t for _s, t in sides))
     return None
 
 
+_LISTED = 3  # a layer kept at any of this many releases or fewer has each one's need said
+
+
+def _sides_of(
+    options: Sequence[Choice], accepted: Sequence[Tuple[Optional[FrozenSet[int]], str]], label: str, name: str
+) -> str:
+    """What a layer's candidates need of ``name``, said: one release's need, each of a few
+    (``mindspeed-llm 26.1.0 needs cann 9.1.0, 26.0.0 needs cann 9.0.0``), or how many."""
+    if len(options) == 1:
+        return f"{label_of(options[0])} {accepted[0][1]}"
+    if len(options) <= _LISTED:
+        versions = [str(o.value.version) if isinstance(o.value, LayerRelease) else o.label for o in options]
+        said = [f"{version} {text}" for version, (_a, text) in zip(versions, accepted)]
+        return f"{label} {', '.join(said)}"
+    return f"{label} needs one of {len(accepted)} releases' {_shown_name(name)}"
+
+
 def _conflict(
-    matrix: Matrix, layers: Sequence[Layer], stack: Stack, held: Held, today: _dt.date, searches: _Searches
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    stack: Stack,
+    held: Held,
+    today: _dt.date,
+    searches: _Searches,
+    unheld: FrozenSet[str] = frozenset(),
 ) -> Tuple[str, List[_Commitment]]:
-    """Why no stack keeps what the user holds, and the commitments that decide it."""
+    """Why no stack keeps what the user holds, and the commitments that decide it (``unheld``:
+    the layers whose version no fix keeps, kept at any maintained release)."""
     space = build_space(matrix, layers, stack, today, searches.candidates)
-    core = _core(space, matrix, layers, held, _commitments(matrix, layers, stack, held), searches)
+    core = _core(space, matrix, layers, held, _commitments(matrix, layers, stack, held, unheld), searches)
     said = _decider(space, held, core)
     if said is not None:
         return said, core
     adapter = matrix.adapter.distribution
     if len(core) == 1 and core[0].layer:
         layer = next(layer for layer in layers if layer.name == core[0].name)
-        version = stack.version(layer.name) or dict(held.packages).get(layer.name)
+        version = None if layer.name in unheld else stack.version(layer.name) or dict(held.packages).get(layer.name)
         release = layer.release(version) if version is not None else None
         if release is not None:
             from ...matrix.stack_rules import unsupported_row
@@ -704,7 +731,8 @@ def _conflict(
             row = unsupported_row(matrix, layer, release, today)
             if row is not None:
                 return row, core
-        return f"no release of {layer.distribution} is a stack {adapter}'s matrix supports here", core
+        which = "maintained release" if layer.name in unheld else "release"
+        return f"no {which} of {layer.distribution} is a stack {adapter}'s matrix supports here", core
     if len(core) == 1:  # a held value no release supports
         return f"no {adapter} release supports {core[0].label}", core
     if not core:
@@ -738,6 +766,9 @@ def _requiring(layers: Sequence[Layer], stack: Stack, dropped: Layer) -> List[La
     return out
 
 
+_UNINSTALLED = "uninstall:"  # how a way out's compared changes name a layer it removes
+
+
 def _way_out_key(item: _Found, gave_up: Tuple[str, ...], layer: bool) -> Tuple[Any, ...]:
     """The one rule of the ways out (docs/stacks.md): the better status, then the fewest things
     given up, then a held value before a layer (every layer kept), then the newest stack (its
@@ -763,11 +794,13 @@ def _ways_out(
     now: Status,
     searches: _Searches,
     adapter: Optional[Verdict] = None,
+    unheld: FrozenSet[str] = frozenset(),
 ) -> List[_Found]:
     """Every way out of a conflict, each the nearest stack that gives up one thing: a held value
     (another value of a held dimension, another release of a held layer), or a layer (with the
     layers that require it). Ranked by :func:`_way_out_key`; one that gives up more than another
-    and changes more, for a status no better, is left out."""
+    and changes more, for a status no better, is left out (``unheld``: the layers at a release no
+    fix keeps, whose move to a maintained release is not compared with uninstalling them)."""
     wanted = [layer.name for layer in layers]
     ways: List[Tuple[_Found, Tuple[str, ...], bool]] = []
     for name in held.names():  # give up one held value
@@ -791,9 +824,14 @@ def _ways_out(
         commands = (f"pip uninstall -y {' '.join(uninstall)}",) if uninstall else ()
         for f in got:
             fix = f.fix if f in as_is else f.fix._replace(commands=commands + f.fix.commands)
-            changes = tuple(dict.fromkeys((*(g.name for g in gone if stack.version(g.name) is not None), *fix.changes)))
+            removed = [g.name for g in gone if stack.version(g.name) is not None]
+            changes = tuple(dict.fromkeys((*removed, *fix.changes)))
             fix = fix._replace(changes=changes)
-            ways.append((f._replace(fix=fix, changes=frozenset(changes)), tuple(names), True))
+            # a layer at a release no fix keeps (end of life) moves to a maintained one: uninstalling
+            # it is another change than that move, compared apart (a way out that keeps the layer on
+            # another CANN does not change a superset of "without it")
+            compared = frozenset(_UNINSTALLED + n if n in removed and n in unheld else n for n in changes)
+            ways.append((f._replace(fix=fix, changes=compared), tuple(names), True))
     out: List[_Found] = []
     for item, _gave_up, _layer in sorted(ways, key=lambda w: _way_out_key(*w)):
         rank = REACHABLE.index(item.fix.cell.status)
@@ -972,11 +1010,16 @@ def _versions_fixes(
 ) -> StackFixes:
     """The stacks of other versions (:func:`stack_fixes`, once every package is at the commit pinned)."""
     wanted = [layer.name for layer in layers]
+    unkept = _unkept(layers, stack, held)
+    for gone in unkept:  # a release no fix lands on is not a choice to keep: it is what the fixes move
+        held = held.without(gone.layer.name)
+    held = _as_released(layers, held)
     searches = _Searches(Candidates())  # one answer's: every search below shares its candidates and budget
     found = _search(matrix, layers, stack, held, today, wanted, limit, searches=searches, now=now)
     if found:
         best = _listed(found, limit)
-        return StackFixes(tuple(f.fix for f in best), None, tuple(f.stack for f in best))
+        said = _not_kept(unkept, "the fixes move it to a maintained release")
+        return StackFixes(tuple(f.fix for f in best), None, tuple(f.stack for f in best), None, said)
     if found is not None:  # stacks keep what is held, and none is better than what is installed
         if now in REACHABLE:
             return StackFixes(
@@ -984,22 +1027,90 @@ def _versions_fixes(
                 None,
                 (),
                 f"no better combination: no stack every matrix supports with what you hold is better than {now} here; it would take a release marked supported",
+                _not_kept(unkept),
             )
         return StackFixes(
             (),
             None,
             (),
             "no fix: no stack every matrix supports with what you hold was found within the search's budget; ask again with fewer layers held",
+            _not_kept(unkept),
         )
-    conflict, core = _conflict(matrix, layers, stack, held, today, searches)
-    ways = _ways_out(matrix, layers, stack, held, today, now, searches, adapter)
+    unheld = frozenset(gone.layer.name for gone in unkept)
+    conflict, core = _conflict(matrix, layers, stack, held, today, searches, unheld)
+    ways = _ways_out(matrix, layers, stack, held, today, now, searches, adapter, unheld)
     reason = None
     if not ways:
         reason = (
             "no fix: no stack gives up one of what you hold or one layer and keeps the rest; "
             + _what_would_change(matrix, layers, core)
         )
-    return StackFixes(tuple(f.fix for f in ways), conflict, tuple(f.stack for f in ways), reason)
+    in_core = {c.name for c in core if c.layer}
+    said = _not_kept(unkept, conflict=in_core)
+    return StackFixes(tuple(f.fix for f in ways), conflict, tuple(f.stack for f in ways), reason, said)
+
+
+def _as_released(layers: Sequence[Layer], held: Held) -> Held:
+    """``held`` with each layer version given as the release it is (``0.23.0+cpu`` is release
+    0.23.0, as the layer's verdict judged it), which the resolver's candidates are."""
+    by_name = {layer.name: layer for layer in layers}
+    packages = []
+    for name, version in held.packages:
+        release = by_name[name].release(version) if name in by_name else None
+        packages.append((name, release.version if release is not None else version))
+    return held._replace(packages=tuple(packages))
+
+
+class _Unkept(NamedTuple):
+    """A layer whose held or installed version no fix keeps, and its release (None: none of its
+    matrix's releases is that version)."""
+
+    layer: Layer
+    version: Version
+    release: Optional[LayerRelease]
+
+
+def _unkept(layers: Sequence[Layer], stack: Stack, held: Held) -> List[_Unkept]:
+    """The layers held (``--companion``) or installed at a version no fix can land on: a release
+    marked eol or broken (a fix lands on a supported, experimental or deprecated one only), or a
+    version that is none of the releases of the layer's matrix."""
+    asked = dict(held.packages)
+    out = []
+    for layer in layers:
+        version = asked.get(layer.name) or stack.version(layer.name)
+        if version is None:
+            continue
+        release = layer.release(version)
+        if release is None or release.status not in REACHABLE:
+            out.append(_Unkept(layer, version, release))
+    return out
+
+
+def _not_kept(unkept: Sequence[_Unkept], then: str = "", conflict: Optional[Set[str]] = None) -> Optional[str]:
+    """What the answer says of each layer release no fix keeps: what it is, and where the fixes
+    take it (``then``), or (``conflict``: the layers the conflict names) why no fix keeps the
+    layer at another release."""
+    said = []
+    for gone in unkept:
+        name = gone.layer.distribution
+        release = gone.release
+        builds = gone.layer.builds_of(gone.version) if release is None and not gone.version.local else ()
+        if builds:  # several builds of its public version: which one is installed is unknown
+            what = f"{name} {gone.version} is a build of {len(builds)} releases and its version does not say which"
+        elif release is None:
+            what = f"{name} {gone.version} is not a release its matrix describes"
+        else:
+            status = "end of life" if release.status is Status.EOL else f"marked {release.status}"
+            what = f"{name} {gone.version} is {status}" + (f" ({release.reason})" if release.reason else "")
+        text = f"{what}: no fix keeps it"
+        if not any(r.status in REACHABLE for r in gone.layer.releases):
+            text += f", and {name} has no maintained release (supported, experimental or deprecated)"
+        elif conflict is not None and gone.layer.name in conflict:
+            text += f", and no maintained release of {name} keeps what you hold (the conflict below)"
+        elif then:
+            text += f"; {then} of {name}"
+        said.append(text)
+    return "; ".join(said) or None
 
 
 def install_stack(

@@ -266,7 +266,7 @@ def with_stack(
         + tuple(notes),
         fixes=(),
     )
-    conflict = no_fix = None
+    conflict = no_fix = not_kept = None
     # a build made for another device than this machine's: no version of the matrices repairs it,
     # the refusal says what to install (a build for this machine)
     misbuilt = [b for b in built if b.built is not None and b.machine is not None and not b.built.same(b.machine)]
@@ -276,7 +276,7 @@ def with_stack(
         holding = _held(matrix, layers, question)
         found = stack_fixes(matrix, layers, stack, holding, today, now=status, adapter=decided._replace(fixes=()))
         out = out._replace(fixes=found.fixes)
-        conflict, no_fix = found.conflict, found.reason
+        conflict, no_fix, not_kept = found.conflict, found.reason, found.not_kept
     held = tuple((name, str(version)) for name, version in stack.packages if version is not None)
     origins = tuple(p.to_json() for _n, p in stack.provenance)
     detections = tuple(  # read on this machine, or unknown beside an installed build made for one
@@ -284,7 +284,7 @@ def with_stack(
         for b in built
         if b.machine is not None or b.built is not None
     )
-    return StackAnswer(out, StackSeen(seen, conflict, origins or None, no_fix), held, detections)
+    return StackAnswer(out, StackSeen(seen, conflict, origins or None, no_fix, not_kept), held, detections)
 
 
 def _seen(found: Optional[Provenance]) -> Optional[Dict[str, Optional[str]]]:

@@ -19,7 +19,7 @@ first; the ``default`` one the page opens on: the newest supported combination; 
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -27,9 +27,13 @@ from ...ci.evidence import Verification, index_records, verification_of
 from ...ci.record import RecordSet
 from ...matrix.model import Matrix, Status
 from ...matrix.queries import Cell, Releases, cells, chosen
+from ..selector_entries import SelectorAxis, SelectorEntry
 from ..table import Column, Span, Table, TableCell, plain
 from ..words import word
 from .lag import lag
+
+if TYPE_CHECKING:
+    from ...check.fixes import FixSpace
 
 __all__ = ["selector", "newest_first"]
 
@@ -50,16 +54,16 @@ def _python_key(text: str) -> Tuple[Version, bool]:
 
 
 def _cell_entry(
-    matrix: Matrix, cell: Cell, today: _dt.date, evidence: Optional[Verification]
-) -> Tuple[Dict[str, Any], Tuple[str, ...]]:
+    space: FixSpace, cell: Cell, today: _dt.date, evidence: Optional[Verification]
+) -> Tuple[SelectorEntry, Tuple[str, ...]]:
     from ...check.fixes import install_fix  # check's code, not a copy of it
 
-    fix = install_fix(matrix, cell, today) if cell.status in _USABLE else None
+    fix = install_fix(space, cell, today) if cell.status in _USABLE else None
     commands = fix.commands if fix is not None else ()
     # the build the release needs, also where no fix reaches it (an end-of-life x86_64 torch_npu: +cpu)
     variant = cell.release.variant
     torch = fix.cell.torch if fix is not None else cell.torch
-    entry: Dict[str, Any] = {
+    entry: SelectorEntry = {
         "release": str(cell.release.version),
         "torch_line": str(cell.line.minor),
         "torch": str(torch) + (f"+{variant}" if variant and not torch.local else ""),
@@ -84,7 +88,7 @@ def _cell_entry(
     return entry, commands
 
 
-def _order(entry: Dict[str, Any]) -> Tuple[Any, ...]:
+def _order(entry: SelectorEntry) -> Tuple[Any, ...]:
     """Best first: usable before not, supported first, then the newest torch, release and Python."""
     status = Status(entry["status"])
     return (
@@ -112,13 +116,16 @@ def selector(
     today = today or _dt.date.today()
     shown = chosen(matrix, release)
     index = index_records(records, matrix, today) if records is not None else None
-    entries: List[Dict[str, Any]] = []
+    from ...check.fixes import FixSpace  # check's search, made once for every cell and pick of the page
+
+    space = FixSpace.of(matrix)
+    entries: List[SelectorEntry] = []
     for cell in cells(matrix, shown, today):
-        entry, _commands = _cell_entry(matrix, cell, today, verification_of(cell, index) if index else None)
+        entry, _commands = _cell_entry(space, cell, today, verification_of(cell, index) if index else None)
         entries.append(entry)
     entries.sort(key=_order)
     dims = [d.name for d in matrix.dimensions if any(d.name in e["dimensions"] for e in entries)]
-    axes: List[Dict[str, Any]] = [
+    axes: List[SelectorAxis] = [
         {
             "key": name,
             "label": name,
@@ -157,7 +164,7 @@ def selector(
         Column("status", word("status", lang)),
         Column("commands", word("sel_command", lang)),
     )
-    groups: Dict[Tuple[Any, ...], List[Dict[str, Any]]] = {}
+    groups: Dict[Tuple[Any, ...], List[SelectorEntry]] = {}
     for e in entries:
         key = (
             tuple(e["dimensions"].get(n, "") for n in dims),
@@ -190,7 +197,7 @@ def selector(
     if picks:
         from ..picks import pick_answers  # check's ranking for every pick: only the page and the JSON need it
 
-        data["picks"], unusable = pick_answers(matrix, entries, axes, today)
+        data["picks"], unusable = pick_answers(space, entries, axes, today)
         # the page's "release lag" section: the same facts as --view lag, without the days since
         # torch (a published page does not change by itself from one day to the next)
         data["lag"] = [{k: v for k, v in e.items() if k != "days_since_torch"} for e in lag(matrix).data["lag"]]

@@ -150,6 +150,11 @@ def shown_releases(layer: Layer, release: Optional[str] = None, where: Optional[
             constraint = dict(r.dimensions).get(name)
             if constraint is None or _admits(constraint, text):
                 kept.append(r)
+        if not kept:  # an empty table would read as "nothing to install": say which values rows have
+            values = ", ".join(dict.fromkeys(str(c) for r in shown for n, c in r.dimensions if n == name))
+            raise ChoiceError(
+                "dimension", f"{where}: no release of {layer.path} admits {name} {text} (they name: {values})"
+            )
         shown = kept
     return shown
 
