@@ -24,6 +24,8 @@ from __future__ import annotations
 import json
 from typing import Callable, Dict, NamedTuple, Optional, Sequence, Tuple
 
+from packaging.version import Version
+
 from ..matrix.model import Layer, Matrix
 from ..names import canonical_name
 from .fixes import torch_index
@@ -34,7 +36,8 @@ __all__ = ["EMIT_FORMATS", "Pin", "Hashes", "fix_pins", "render_emitted", "rende
 
 EMIT_FORMATS = ("uv", "requirements")
 
-Hashes = Callable[[str, str, Optional[str]], Sequence[str]]  # (name, version, index URL or None) -> sha256 digests
+# (name, version, index URL or None) -> sha256 digests; None when the index could not be read
+Hashes = Callable[[str, str, Optional[str]], Optional[Sequence[str]]]
 
 
 class Pin(NamedTuple):
@@ -47,10 +50,25 @@ class Pin(NamedTuple):
     index_url: Optional[str] = None
     find_links: Optional[str] = None
     only: bool = False
+    git: Optional[Tuple[str, str]] = None  # (URL, ref): a layer pins it by commit, not from an index
 
     @property
     def requirement(self) -> str:
         return f"{self.name}=={self.version}"
+
+    @property
+    def direct(self) -> Optional[str]:
+        """``name @ git+URL@REF`` for a package a layer pins by commit (PEP 508), else None."""
+        if self.git is None:
+            return None
+        url = self.git[0] if self.git[0].startswith("git+") else f"git+{self.git[0]}"
+        return f"{self.name} @ {url}@{self.git[1]}"
+
+
+def _new_python(fix: Fix) -> Optional[str]:
+    """The Python a fix moves to (a new environment), else None: the file says it, since
+    neither a constraints file nor a ``[tool.uv]`` block can choose the interpreter."""
+    return str(fix.cell.python) if "python" in fix.changes else None
 
 
 def fix_pins(matrix: Matrix, layers: Sequence[Layer], fix: Fix) -> Tuple[Pin, ...]:
@@ -66,11 +84,26 @@ def fix_pins(matrix: Matrix, layers: Sequence[Layer], fix: Fix) -> Tuple[Pin, ..
     pins = [torch, Pin(matrix.adapter.distribution, str(release.version), release.index_url)]
     named = {layer.name: layer for layer in layers}
     below = {"torch", canonical_name(matrix.adapter.distribution)}
+    kept = dict(fix.packages)
+    commits: Dict[str, Tuple[str, str]] = {}  # what the stack's layer releases pin by commit
+    for each in layers:
+        version = kept.get(each.name)
+        chosen = each.release(Version(version)) if version is not None else None
+        for pin in chosen.packages if chosen is not None else ():
+            if pin.git is not None:
+                commits.setdefault(pin.name, (pin.git.url, pin.git.ref))
     for name, version in fix.packages:
         if name in below:
             continue
         layer = named.get(name)
-        pins.append(Pin(layer.distribution if layer else name, version, layer.index_url if layer else None))
+        pins.append(
+            Pin(
+                layer.distribution if layer else name,
+                version,
+                layer.index_url if layer else None,
+                git=commits.get(name),
+            )
+        )
     return tuple(pins)
 
 
@@ -89,11 +122,16 @@ def _index_names(pins: Sequence[Pin]) -> Dict[str, str]:
     return out
 
 
-def render_uv(pins: Sequence[Pin], describes: str) -> str:
-    """The ``[tool.uv]`` block of the pins (see the module's docstring)."""
+def render_uv(pins: Sequence[Pin], describes: str, python: Optional[str] = None) -> str:
+    """The ``[tool.uv]`` block of the pins (see the module's docstring); ``python``: the Python
+    the fix moves to, which uv takes from ``.python-version`` (``uv python pin``), not from here."""
     lines = [
         f"# adapter-matrix check --emit uv: {describes}",
         "# add to pyproject.toml; [project] dependencies name what you use, these pin the whole stack",
+    ]
+    if python is not None:
+        lines.append(f"# on Python {python}: uv python pin {python} (a [tool.uv] block cannot choose it)")
+    lines += [
         "[tool.uv]",
         "constraint-dependencies = [",
         *(f"    {json.dumps(p.requirement)}," for p in pins),
@@ -106,35 +144,66 @@ def render_uv(pins: Sequence[Pin], describes: str) -> str:
     for url, name in names.items():
         lines += ["", "[[tool.uv.index]]", f"name = {json.dumps(name)}", f"url = {json.dumps(url)}"]
         lines.append("explicit = true  # only the packages [tool.uv.sources] sends here")
-    if names:
+    if names or any(p.git for p in pins):
         lines += ["", "[tool.uv.sources]"]
-        lines += [f"{p.name} = {{ index = {json.dumps(names[p.index_url])} }}" for p in pins if p.index_url is not None]
+        for p in pins:
+            if p.git is not None:  # pinned by commit: from its repository, not an index
+                lines.append(f"{p.name} = {{ git = {json.dumps(p.git[0])}, rev = {json.dumps(p.git[1])} }}")
+            elif p.index_url is not None:
+                lines.append(f"{p.name} = {{ index = {json.dumps(names[p.index_url])} }}")
     return "\n".join(lines) + "\n"
 
 
-def render_requirements(pins: Sequence[Pin], describes: str, hashes: Optional[Hashes] = None) -> str:
+def render_requirements(
+    pins: Sequence[Pin], describes: str, hashes: Optional[Hashes] = None, python: Optional[str] = None
+) -> str:
     """The requirements (and constraints) file of the pins, with each file's hash where
-    ``hashes`` finds them on the package's index (see the module's docstring)."""
-    lines = [
-        f"# adapter-matrix check --emit requirements: {describes}",
-        "# use: uv pip install -r THIS_FILE, or pip install -c THIS_FILE ... (-r THIS_FILE when it has hashes)",
-    ]
+    ``hashes`` finds them on the package's index (see the module's docstring); ``python``: the
+    Python the fix moves to, whose pip must read the file."""
+    lines = [f"# adapter-matrix check --emit requirements: {describes}"]
+    if any(p.git for p in pins):  # pip takes no link as a constraint: the file is read with -r
+        lines.append(
+            f"# use: {f'python{python} -m ' if python else ''}pip install -r THIS_FILE, or uv pip install "
+            f"{f'--python {python} ' if python else ''}-r THIS_FILE (its commits are links: no -c)"
+        )
+    elif python is None:
+        lines.append(
+            "# use: uv pip install -r THIS_FILE, or pip install -c THIS_FILE ... (-r THIS_FILE when it has hashes)"
+        )
+    else:
+        lines.append(
+            f"# use, in an environment of Python {python}: uv pip install --python {python} -r THIS_FILE, or "
+            f"python{python} -m pip install -c THIS_FILE ... (-r THIS_FILE when it has hashes)"
+        )
     lines += [f"--extra-index-url {url}" for url in dict.fromkeys(p.index_url for p in pins if p.index_url)]
     lines += [f"--find-links {url}" for url in dict.fromkeys(p.find_links for p in pins if p.find_links)]
     found: Dict[str, Sequence[str]] = {}
-    for pin in pins if hashes is not None else ():
+    for pin in [p for p in pins if p.git is None] if hashes is not None else ():
         digests = hashes(pin.name, pin.version, pin.index_url) if hashes is not None else ()
         if not digests:  # pip checks every requirement once one has a hash: all or none, and no more asking
-            lines.append(f"# no hashes: the index gave none for {pin.name}, and pip's hash checking needs every one")
+            why = (
+                f"the index of {pin.name} ({pin.index_url or 'the default index'}) could not be read"
+                if digests is None
+                else f"the index gave none for {pin.name}"
+            )
+            lines.append(f"# no hashes: {why}, and pip's hash checking needs every one")
             found = {}
             break
         found[pin.name] = digests
     for pin in pins:
+        if pin.direct is not None:  # a commit: pip and uv install it from its repository (-r, not -c)
+            lines.append(pin.direct)
+            continue
         digests = found.get(pin.name) or ()
         lines.append(pin.requirement + "".join(f" \\\n    --hash=sha256:{d}" for d in digests))
     return "\n".join(lines) + "\n"
 
 
-def render_emitted(fmt: str, pins: Sequence[Pin], describes: str, hashes: Optional[Hashes] = None) -> str:
-    """The pins as ``fmt`` (one of :data:`EMIT_FORMATS`)."""
-    return render_uv(pins, describes) if fmt == "uv" else render_requirements(pins, describes, hashes)
+def render_emitted(
+    fmt: str, pins: Sequence[Pin], describes: str, hashes: Optional[Hashes] = None, fix: Optional[Fix] = None
+) -> str:
+    """The pins as ``fmt`` (one of :data:`EMIT_FORMATS`); ``fix``: the fix they are of (its Python)."""
+    python = _new_python(fix) if fix is not None else None
+    if fmt == "uv":
+        return render_uv(pins, describes, python)
+    return render_requirements(pins, describes, hashes, python)

@@ -24,7 +24,7 @@ from ..names import canonical_name
 
 if TYPE_CHECKING:
     from .elsewhere import Target
-    from .provenance import Survey
+    from .provenance import Provenance, Survey
 
 __all__ = ["ENV_SCHEMA", "SourceSeen", "PackageSeen", "AdapterSeen", "EnvReport", "package_source", "env_report"]
 
@@ -85,6 +85,7 @@ class AdapterSeen(NamedTuple):
     # where the fixes take it: check's "not kept:" line (stack.not_kept); optional, for documents
     # written before it
     not_kept: Optional[str] = None
+    no_fix: Optional[str] = None  # when no fix follows: why none exists, as check says it
 
 
 class EnvReport(NamedTuple):
@@ -112,13 +113,17 @@ def read_report(data: Any) -> EnvReport:
     return from_json(EnvReport, data, "the env document")
 
 
-def package_source(name: str, target: Optional[Target] = None, looked: Optional[Survey] = None) -> SourceSeen:
+def package_source(
+    name: str, target: Optional[Target] = None, looked: Optional[Survey] = None, judged: Optional[Provenance] = None
+) -> SourceSeen:
     """Where ``name`` came from (see :class:`SourceSeen`), as ``check`` reads it
     (:mod:`~adapter_matrix.check.provenance`: its ``direct_url.json``, the clone behind an
-    editable install, a checkout on the import path); ``absent`` when none is there."""
+    editable install, a checkout on the import path); ``absent`` when none is there.
+    ``judged``: the record ``check`` judged the stack's package by (a checkout on ``PYTHONPATH``
+    that hides the installed copy), which wins."""
     from .provenance import installed_provenance
 
-    found = installed_provenance(name, target)
+    found = judged or installed_provenance(name, target)
     if found is None and looked is not None:
         found = looked.checkout(name)
     if found is None:
@@ -130,14 +135,25 @@ def package_source(name: str, target: Optional[Target] = None, looked: Optional[
     return SourceSeen("archive", found.url) if found.url else SourceSeen("index")
 
 
-def _packages(answer: Answer, target: Optional[Target], looked: Optional[Survey]) -> Tuple[PackageSeen, ...]:
+def _packages(
+    answer: Answer, target: Optional[Target], looked: Optional[Survey], pinned: Sequence[Tuple[str, str]] = ()
+) -> Tuple[PackageSeen, ...]:
+    """Torch, the adapter, each layer, each companion, then what the layers pin (``pinned``, as
+    installed, and every package check judged the stack by: a checkout no metadata describes)."""
+    from .provenance import Provenance
+
     env = answer.environment
     out: List[PackageSeen] = []
+    records = answer.stack.provenance if answer.stack is not None else None
+    judged = {str(r.get("name")): Provenance.from_json(r) for r in records or ()}
 
     def add(name: str, version: Optional[str], role: str) -> None:
         if any(canonical_name(p.name) == canonical_name(name) for p in out):
             return
-        source = package_source(name, target, looked)
+        record = judged.get(canonical_name(name))
+        if record is not None and record.kind == "checkout":
+            version = record.version  # the copy Python imports, not the one it hides
+        source = package_source(name, target, looked, record)
         if source.kind == "absent" and version is not None:
             source = SourceSeen("assumed")  # a what-if version (--torch, --companion)
         out.append(PackageSeen(name, version, role, source))
@@ -150,6 +166,10 @@ def _packages(answer: Answer, target: Optional[Target], looked: Optional[Survey]
     for companion in answer.companions:
         if companion.installed is not None:
             add(companion.name, companion.installed, "companion")
+    for name, version in pinned:
+        add(name, version, "pinned")
+    for name, record in judged.items():
+        add(name, record.version, "pinned")
     return tuple(out)
 
 
@@ -174,13 +194,7 @@ def env_report(
     env = first.environment if first is not None else None
     adapters = []
     for answer in document.checks:
-        packages = _packages(answer, target, looked)
-        names = {canonical_name(p.name) for p in packages}
-        packages += tuple(
-            PackageSeen(name, version, "pinned", package_source(name, target, looked))
-            for name, version in pinned
-            if canonical_name(name) not in names
-        )
+        packages = _packages(answer, target, looked, pinned)
         adapters.append(
             AdapterSeen(
                 answer.adapter,
@@ -195,6 +209,7 @@ def env_report(
                 answer.stack.conflict if answer.stack is not None else None,
                 answer.fixes[0] if answer.fixes else None,
                 answer.stack.not_kept if answer.stack is not None else None,
+                answer.stack.no_fix if answer.stack is not None else None,
             )
         )
     autoload = document.autoload
@@ -225,6 +240,11 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _no_version(package: PackageSeen) -> str:
+    """A checkout whose HEAD is at no tag has no version (check's report says the same)."""
+    return "no version" if package.source.kind == "checkout" else "not installed"
+
+
 def render_report(report: EnvReport) -> str:
     """The report as one Markdown block to paste into an issue."""
     lines = [
@@ -245,7 +265,7 @@ def render_report(report: EnvReport) -> str:
             "| --- | --- | --- | --- |",
         ]
         lines += [
-            f"| {_cell(p.name)} | {_cell(p.version or 'not installed')} | {p.role} | {_cell(p.source.describe())} |"
+            f"| {_cell(p.name)} | {_cell(p.version or _no_version(p))} | {p.role} | {_cell(p.source.describe())} |"
             for p in seen.packages
         ]
         if seen.dimensions:
@@ -265,7 +285,12 @@ def render_report(report: EnvReport) -> str:
             lines += [f"- by hand first: {_cell(step)}" for step in seen.fix.manual]
             if seen.fix.commands:
                 lines += ["", "```sh", *seen.fix.commands, "```"]
+        elif seen.no_fix:
+            head, _sep, rest = seen.no_fix.partition(": ")
+            lines += ["", f"**{head.capitalize()}:** {_cell(rest)}"]
     lines += ["", "#### Plugins that load", ""]
-    lines += [f"- {p.group}: {p.name} = {p.value} ({p.distribution} {p.version})" for p in report.plugins] or ["- none"]
+    lines += [  # each distribution by its name, as check's report names it (not its dist-info folder's)
+        f"- {p.group}: {p.name} = {p.value} ({canonical_name(p.distribution)} {p.version})" for p in report.plugins
+    ] or ["- none"]
     lines += [f"- problem: {_cell(p)}" for p in report.plugin_problems]
     return "\n".join(lines) + "\n"

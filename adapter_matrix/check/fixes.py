@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import heapq
-from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple, Union
 
 from packaging.version import Version
 
@@ -452,6 +452,17 @@ def listed(order: Iterable[Ranked], limit: int = 3) -> List[Ranked]:
     )
 
 
+def _steps(entry: Ranked) -> Set[Tuple[str, str]]:
+    """The manual steps of a fix as what they do: each dimension it changes with the value it
+    moves to, each value to make sure of. Not their text, which names the fix's own release
+    (a compatible series' note: "2.11.0 (release 26.1.0) works with cann ..."): two fixes that
+    upgrade cann to 8.5.0 take the same step."""
+    release = entry.cell.release
+    return {(name, str(entry.target.dims[name])) for name in entry.target.changed_dims} | {
+        (name, f"make sure {release.constraint(name)}") for name in entry.target.unknown_dims
+    }
+
+
 def _listed(pip: Iterable[Ranked], held: Iterable[Ranked], limit: int) -> List[Ranked]:
     """:func:`listed` of an order made of ``pip`` (the fixes that keep every held value)
     then ``held`` (those that change one), each in its order: read only as far as needed."""
@@ -462,7 +473,7 @@ def _listed(pip: Iterable[Ranked], held: Iterable[Ranked], limit: int) -> List[R
         # a listed fix changes less, with no manual step this one lacks, for a status as good
         rank = _REACHABLE.index(entry.cell.status)
         return any(
-            set(c.manual) <= set(entry.manual)
+            _steps(c) <= _steps(entry)
             and set(c.changes) <= set(entry.changes)
             and _REACHABLE.index(c.cell.status) <= rank
             for c in kept + driver

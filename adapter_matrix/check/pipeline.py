@@ -69,7 +69,8 @@ class Probes(NamedTuple):
     autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
     deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
     # --emit requirements: the sha256 of a release's files on its index (name, version, index URL or None)
-    hashes: Optional[Callable[[str, str, Optional[str]], Sequence[str]]] = None
+    # None: the index could not be read (said so, not "it gave none")
+    hashes: Optional[Callable[[str, str, Optional[str]], Optional[Sequence[str]]]] = None
 
 
 class CheckRequest(NamedTuple):
@@ -486,6 +487,8 @@ def _judge(
     stack = _stacked(question, matrix, layers, installed, decided, asked, target, looked, probes) if layers else None
     if stack is not None:
         decided = stack.verdict
+        # the layers' own dimensions (vllm-ascend's device_type) are said beside the adapter's
+        installed = installed._replace(detections=installed.detections + stack.detections)
     decided, section, used = _binary_folded(question, matrix, installed, decided, stack, target, probes)
     decided = _ranges_folded(question, matrix, decided, asked, target)
     # check --env: say which environment was judged (not the running one, --pythonpath or not)
@@ -513,6 +516,13 @@ def _detected(
     from .installed_companions import detect_companions
 
     owned = {d.name for layer in layers for d in layer.dimensions}  # a layer's own: judged with the stack
+    unknown = set(question.dimensions) - owned - {d.name for d in matrix.dimensions}
+    if unknown and owned:  # the layers' own are --set's too: the refusal names them with the adapter's
+        declared = [d.name for d in matrix.dimensions] + sorted(owned)
+        raise CheckRefused(
+            "sets",
+            f" names unknown dimension(s) {', '.join(sorted(unknown))}; the matrices declare: {', '.join(declared)}",
+        )
     _owned_values(layers, question.dimensions)
     try:
         installed = detect_environment(
@@ -635,7 +645,8 @@ def _fix_emitted(
     from .emit import fix_pins, render_emitted
 
     first = decided.fixes[0]
-    return render_emitted(question.request.emit, fix_pins(matrix, layers, first), first.summary, probes.hashes)
+    pins = fix_pins(matrix, layers, first)
+    return render_emitted(question.request.emit, pins, first.summary, probes.hashes, first)
 
 
 def _deep(question: Question, result: LoadResult, probes: Probes) -> Optional[DeepSection]:
@@ -773,6 +784,7 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
 
     looked = current_survey(target)
     _checkout_layers(found, looked.layer_files)
+    _installed_adapters_below(found, paths)
     _refuse_cycles([layer for _l, layer in found.layers])
     invalid = found.invalid
     judged: List[_Judged] = []
@@ -784,6 +796,8 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         above = [layer for _l, layer in found.layers if layer.name_of_adapter == adapter]
         _refuse_clashes(result.matrix, above)
         judged.append(_judge(question, place, result, target, probes, above, looked))
+    # so can a dimension a layer owns (vllm-ascend's device generation, read from the environment)
+    memorable = memorable and all(d.name in question.dimensions for _l, layer in found.layers for d in layer.dimensions)
     described = {canonical_name(r.matrix.adapter.distribution) for _l, r in found.adapters}
     for place, layer in found.layers:  # a layer whose adapter's matrix is not here cannot be judged
         if layer.name_of_adapter not in described:
@@ -833,6 +847,31 @@ def _checkout_layers(found: _Loaded, files: Sequence[Tuple[str, str]]) -> None:
         if isinstance(result, LayerResult) and result.layer.name not in given:
             found.layers.append((Located(path, f"checkout of {package}"), result.layer))
             given.add(result.layer.name)
+
+
+def _installed_adapters_below(found: _Loaded, paths: Optional[Sequence[str]]) -> None:
+    """The registered matrix of each installed adapter a layer sits on, when the matrices found
+    (``--matrix``, ./compat.yaml: a layer's own checkout) hold the layer but not its adapter: the
+    adapter's matrix comes with it, as the discovery of installed matrices finds it."""
+    from ..matrix.cache import load_any
+    from ..matrix.discovery import registered_matrices
+    from ..names import canonical_name
+
+    described = {canonical_name(r.matrix.adapter.distribution) for _l, r in found.adapters}
+    wanted = {layer.name_of_adapter for _l, layer in found.layers} - described
+    if not wanted:
+        return
+    read = {located.path for located, _r in found.adapters} | {located.path for located, _l in found.layers}
+    for located in registered_matrices(paths):
+        if located.path in read:
+            continue
+        try:
+            result = load_any(located.path)
+        except MatrixError:
+            continue  # a broken registered matrix of another adapter is no answer to this layer
+        if isinstance(result, LoadResult) and canonical_name(result.matrix.adapter.distribution) in wanted:
+            found.adapters.append((located, result))
+            wanted.discard(canonical_name(result.matrix.adapter.distribution))
 
 
 def _refuse_clashes(matrix: Matrix, layers: Sequence[Layer]) -> None:

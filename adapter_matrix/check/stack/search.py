@@ -43,7 +43,7 @@ from ...names import canonical_name
 from ..changes import Change, change
 from ..fixes import series_note, system_step, torch_index, unknown_step
 from ..judgment import Environment, Fix, Verdict
-from ..provenance import Provenance, judge_commit
+from ..provenance import Provenance, fetch_argv, judge_commit
 from ..shell import quoted, shell_of
 from .judge import Stack, judge_stack, stack_packages
 from .space import (
@@ -901,7 +901,14 @@ def _repin(name: str, found: Provenance, pin: PackagePin, shell: str) -> List[st
     assert pin.git is not None
     ref = pin.git.ref
     if found.kind in ("checkout", "editable", "directory") and found.source is not None:
-        out = [f"git -C {quoted(found.source, shell)} checkout {quoted(ref, shell)}"]
+        fetch = fetch_argv(found.source, ref, found.url, pin.git.url)  # a shallow clone lacks the commit
+        git = f"git -C {quoted(found.source, shell)}"
+        out = (
+            [" ".join([git, *(a if a.startswith("-") or a == "fetch" else quoted(a, shell) for a in fetch)])]
+            if fetch
+            else []
+        )
+        out.append(f"{git} checkout {quoted(ref, shell)}")
         if found.kind == "editable":
             out.append(f"pip install --no-deps -e {quoted(found.source, shell)}")  # compiled parts are rebuilt
         elif found.kind == "directory":
@@ -941,7 +948,9 @@ def _cell_here(matrix: Matrix, release: Optional[Release], stack: Stack, today: 
     torch, python = stack.env.torch, stack.env.python
     if release is None or torch is None:
         return None
-    return next((c for c in cells(matrix, release, today) if c.line.holds(torch) and c.python == python), None)
+    found = next((c for c in cells(matrix, release, today) if c.line.holds(torch) and c.python == python), None)
+    # the torch installed, with its build's label (2.10.0+cpu): what --emit pins and where from
+    return found._replace(torch=torch) if found is not None else None
 
 
 def stack_fixes(
