@@ -32,6 +32,8 @@ __all__ = [
     "FileWriteError",
     "read_regular",
     "atomic_write",
+    "make_folders",
+    "write_failed",
     "private_folder",
     "untrusted_reason",
     "printable",
@@ -225,6 +227,26 @@ def atomic_write(
         if isinstance(exc, OSError) and not isinstance(exc, FileWriteError):
             raise FileWriteError(path, _reason(exc, path), exc.errno) from None
         raise
+
+
+def write_failed(exc: OSError, path: str) -> OSError:
+    """``exc``, raised while writing ``path`` (a folder made, a link created), as the one
+    readable line a :class:`FileWriteError` says; one the tool worded already (a
+    :class:`FileWriteError`, a :class:`FileReadError`) is kept as it is."""
+    if isinstance(exc, AdapterMatrixError):
+        return exc
+    return FileWriteError(path, _reason(exc, path), exc.errno)
+
+
+def make_folders(path: str) -> None:
+    """``os.makedirs(path, exist_ok=True)``, a failure (a read-only file system, a file in
+    the way) as a :class:`FileWriteError` naming the folder, never an ``[Errno N]`` line."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except FileExistsError:
+        raise FileWriteError(path, "it is a file, not a folder") from None
+    except OSError as exc:
+        raise write_failed(exc, path) from None
 
 
 def private_folder(path: str) -> None:

@@ -87,6 +87,8 @@ def run_plan(request: PlanRequest) -> PlanResult:
         raise ChoiceError("strategy", f"{strategy!r}: choose from {', '.join(STRATEGIES)}")
     if request.fmt not in PLAN_FORMATS:
         raise ChoiceError("fmt", f"{request.fmt!r}: choose from {', '.join(PLAN_FORMATS)}")
+    if request.max_parallel < 0:  # refused in every format, not only where github's chunks read it
+        raise ChoiceError("max_parallel", f"{request.max_parallel}: a number of jobs, 0 for no cap")
     matrix = request.matrix
     # a release frozen with other sources is not this tree's to test (docs/releasing.md)
     rows = plan(matrix, strategy, request.release, request.today, skip=past_releases(matrix), cover=cover or 2)

@@ -120,10 +120,11 @@ def date_or_exit(text: Optional[str]) -> Any:
     """``--today TEXT`` as a date (``None`` for today), or exit 2."""
     if text is None:
         return None
-    import datetime as _dt
 
-    try:
-        return _dt.date.fromisoformat(text)
+    from ..matrix.reader import parse_date
+
+    try:  # the matrix's own reading: YYYY-MM-DD on every Python (3.11's fromisoformat takes 20240130)
+        return parse_date(text)
     except ValueError:
         fail(f"--today {text!r}: write a date as YYYY-MM-DD")
 

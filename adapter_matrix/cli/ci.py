@@ -81,7 +81,7 @@ def plan(
 
 
 # the option each request field comes from, for a refusal (ChoiceError names the field)
-PLAN_OPTIONS = {"cover": "--cover", "strategy": "--strategy", "fmt": "--format"}
+PLAN_OPTIONS = {"cover": "--cover", "strategy": "--strategy", "fmt": "--format", "max_parallel": "--max-parallel"}
 
 
 def _print(rendered: Rendered) -> None:

@@ -96,7 +96,18 @@ _TOOL = typer.Option(
     "else a git URL at the pinned ref).",
 )
 # a refused choice's subject -> its option (an installed adapter's version: as the option it would be)
-_CHOICES = ("torch", "python", "version", "adapter-version", "package", "record", "tool-ref", "tool-repository", "tool")
+_CHOICES = (
+    "distribution",
+    "torch",
+    "python",
+    "version",
+    "adapter-version",
+    "package",
+    "record",
+    "tool-ref",
+    "tool-repository",
+    "tool",
+)
 _OPTIONS = {subject: "--" + subject for subject in _CHOICES}
 _WOULD = {"write": "would write", "edit": "would edit", "keep": "kept (exists)"}  # a link: "would link to" it
 _DONE = {"write": "written", "edit": "edited", "link": "linked to the matrix", "keep": "kept (exists)"}

@@ -108,6 +108,7 @@ _SWEEP_AS_JSON = typer.Option(False, "--json", help="Print the sweep record inst
 _SWEEP_OPTIONS = {
     "expected_format": "--expected-format", "dtype": "--dtype", "kind": "--kind", "sample": "--sample",
     "with_compile": "--compile:", "write_expected": "--write-expected:", "jobs": "--jobs",
+    "timeout": "--timeout", "op": "--op", "activate": "--activate",
 }  # fmt: skip
 
 

@@ -478,11 +478,19 @@ class _Builder(Reader):
         if isinstance(node, Scalar) and node.tag == YAML_INT and node.text in [str(v) for v in SCHEMA_VERSIONS]:
             return int(node.text)
         if not any(d.message.startswith("unsupported schema-version") for d in self.diags.items):
-            self.diags.error(
-                node.mark,
-                f"unsupported schema-version {node.describe()}",
-                f"this adapter-matrix reads schema-version {' and '.join(map(str, SCHEMA_VERSIONS))}; upgrade adapter-matrix for newer files",
-            )
+            known = " and ".join(map(str, SCHEMA_VERSIONS))
+            newest = max(SCHEMA_VERSIONS)
+            text = node.text if isinstance(node, Scalar) else ""
+            if isinstance(node, Scalar) and node.tag == YAML_INT and text.isdigit() and int(text) > newest:
+                hint = f"this adapter-matrix reads schema-version {known}; upgrade adapter-matrix for newer files"
+            elif text.strip() in [str(v) for v in SCHEMA_VERSIONS] or text.strip() in [
+                f"{v}.0" for v in SCHEMA_VERSIONS
+            ]:
+                # "2" in quotes, or 2.0: the version meant is plain, but it is a whole number, unquoted
+                hint = f"write it as a whole number without quotes: `schema-version: {int(float(text))}`"
+            else:
+                hint = f"this adapter-matrix reads schema-version {known}: write `schema-version: {newest}`"
+            self.diags.error(node.mark, f"unsupported schema-version {node.describe()}", hint)
         return None
 
     def adapter(self, node: Optional[Node], root_mark: Mark) -> Optional[MatrixAdapter]:
@@ -539,8 +547,12 @@ class _Builder(Reader):
             seen[minor] = key.mark
             f = self.fields(value, "torch", f"torch {minor}")
             released = self.date(f.get("released"), "release date")
-            patches = self.list_of(f.get("patches"), "patch version", self.version)
-            for patch_node, patch in zip(self.items(f.get("patches"), "patches"), patches):
+            patches = []  # each node read once: one error for a scalar, each patch's at its own place
+            for patch_node in self.items(f.get("patches"), "patches"):
+                patch = self.version(patch_node, "patch version")
+                if patch is None:
+                    continue
+                patches.append(patch)
                 if (patch.major, patch.minor) != (minor.major, minor.minor):
                     self.diags.error(
                         patch_node.mark,

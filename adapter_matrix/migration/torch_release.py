@@ -38,7 +38,7 @@ from packaging.version import InvalidVersion, Version
 from ..device import newshim
 from ..device.probe import diff
 from ..errors import EXIT_USAGE, AdapterMatrixError
-from ..files import atomic_write
+from ..files import atomic_write, make_folders
 from ..matrix.diagnostics import MatrixError
 from ..matrix.loader import load, load_text
 from ..matrix.model import Matrix, Release, minor_line
@@ -655,12 +655,14 @@ def _shim_skeleton(
 
 
 def _write(files: List[Written], body: Optional[str], notes: str) -> None:
-    """Each file atomically, and the notes to ``body`` when asked."""
-    for item in files:
-        os.makedirs(os.path.dirname(os.path.abspath(item.path)), exist_ok=True)
-        atomic_write(os.path.realpath(item.path), item.text)
+    """The notes to ``body`` when asked, then each file atomically. ``body`` goes first: a path
+    the user typed (a missing folder) then fails before the repository changes, as an exit 2
+    promises ("nothing written")."""
     if body is not None:  # outside the repository (the workflow's temporary folder): not a change
         atomic_write(body, notes)
+    for item in files:
+        make_folders(os.path.dirname(os.path.abspath(item.path)))
+        atomic_write(os.path.realpath(item.path), item.text)
 
 
 def _loaded(text: str, filename: str) -> Matrix:
