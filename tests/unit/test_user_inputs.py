@@ -257,3 +257,14 @@ def test_migrate_with_a_body_into_a_missing_folder_writes_nothing(tmp_path):
         k: v for k, v in before.items() if not k.startswith(".git/")
     }
     assert "Traceback" not in res.err
+
+
+@pytest.mark.parametrize("given", ["missing", "a-file.json", "empty"])
+def test_table_resolve_against_a_folder_without_recorded_answers_is_one_line(tmp_path, given):
+    """It was an internal error (exit 5): the local index's page was never written."""
+    (tmp_path / "compat.yaml").write_text(MINIMAL)
+    (tmp_path / "a-file.json").write_text("{}")
+    (tmp_path / "empty").mkdir()
+    res = cli("table", "--resolve", "--recorded", given, cwd=tmp_path)
+    assert res.code == 2, res.err
+    assert res.err.startswith(f"error: --recorded {given}: ") and "internal error" not in res.err
