@@ -244,7 +244,7 @@ def build_index(folders: Sequence[str], dest: str) -> str:
         raise ChoiceError(
             "recorded",
             f"{', '.join(folders)}: no recorded PyPI answer (PEP 691 JSON) in it: record one with "
-            "`adapter-matrix validate --upstream pypi --record DIR` (tests/fixtures/pypi/README.md)"
+            "`adapter-matrix validate --upstream pypi --record DIR` (tests/fixtures/pypi/README.md)",
         )
     root = Path(dest) / "simple"
     for project, doc in answers.items():
