@@ -34,6 +34,7 @@ __all__ = [
     "atomic_write",
     "make_folders",
     "write_failed",
+    "read_keeping_newlines",
     "private_folder",
     "untrusted_reason",
     "printable",
@@ -247,6 +248,16 @@ def make_folders(path: str) -> None:
         raise FileWriteError(path, "it is a file, not a folder") from None
     except OSError as exc:
         raise write_failed(exc, path) from None
+
+
+def read_keeping_newlines(path: str) -> Tuple[str, Callable[[str], str]]:
+    """A text file to edit in place: its text with ``\n`` line endings, and what writes an
+    edited text back in the file's own (a CRLF file, a Windows checkout's, stays CRLF: the
+    edit's diff is the lines added, not every line). ``OSError``, ``UnicodeDecodeError``."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        raw = fh.read()
+    crlf = raw.count("\r\n") * 2 > raw.count("\n")
+    return raw.replace("\r\n", "\n"), (lambda text: text.replace("\n", "\r\n")) if crlf else (lambda text: text)
 
 
 def private_folder(path: str) -> None:

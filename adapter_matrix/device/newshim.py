@@ -23,7 +23,7 @@ from typing import Mapping as PyMapping  # a probe's JSON; Mapping below is the 
 from packaging.version import Version
 
 from ..errors import AdapterMatrixError
-from ..files import FileWriteError, atomic_write, unified_diff
+from ..files import FileWriteError, atomic_write, read_keeping_newlines, unified_diff
 from ..matrix.diagnostics import MatrixError
 from ..matrix.loader import load_text
 from ..matrix.model import Matrix, minor_line
@@ -205,7 +205,7 @@ def scaffold(
 
 def _parsed(matrix_path: Path) -> Tuple[str, List[str], Mapping]:
     """The matrix's text, its lines (the last one ended) and its parsed root."""
-    text = matrix_path.read_text(encoding="utf-8")
+    text = read_keeping_newlines(str(matrix_path))[0]  # apply() writes it back in the file's line endings
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
@@ -308,7 +308,7 @@ def apply(matrix_path: Path, result: Scaffold) -> None:
     atomic_write(str(result.module_path), result.module_text)
     try:
         load_text(result.matrix_text, str(matrix_path))
-        atomic_write(str(matrix_path), result.matrix_text)
+        atomic_write(str(matrix_path), read_keeping_newlines(str(matrix_path))[1](result.matrix_text))
     except MatrixError as exc:
         result.module_path.unlink()
         raise NewShimError("the edited matrix does not validate:\n" + str(exc)) from None

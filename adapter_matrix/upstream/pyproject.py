@@ -36,6 +36,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from ..files import read_keeping_newlines
 from ..matrix.diagnostics import Diagnostic, Mark, display_path
 from ..matrix.model import Matrix, PythonVersion, Release
 from ..matrix.queries import claimed_lines, pythons_for
@@ -318,9 +319,8 @@ def fixed_pyproject(matrix: Matrix, path: str) -> Tuple[Optional[str], List[Diag
     left = [f.diagnostic for f in findings if not f.edits or any(e is None for e in f.edits)]
     if not edits:
         return None, left
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    return apply_edits(text, edits), left
+    text, back = read_keeping_newlines(path)  # a CRLF file stays CRLF
+    return back(apply_edits(text, edits)), left
 
 
 def _findings(matrix: Matrix, path: str) -> List[_Found]:

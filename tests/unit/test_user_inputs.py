@@ -268,3 +268,65 @@ def test_table_resolve_against_a_folder_without_recorded_answers_is_one_line(tmp
     res = cli("table", "--resolve", "--recorded", given, cwd=tmp_path)
     assert res.code == 2, res.err
     assert res.err.startswith(f"error: --recorded {given}: ") and "internal error" not in res.err
+
+
+# -- files edited in place keep their line endings --------------------------------------------
+
+
+def _crlf(path: Path) -> None:
+    path.write_bytes(path.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+
+
+def _all_crlf(path: Path) -> bool:
+    data = path.read_bytes()
+    return data.count(b"\n") > 0 and data.count(b"\n") == data.count(b"\r\n")
+
+
+def test_init_keeps_a_crlf_projects_line_endings(tmp_path):
+    """A Windows checkout's pyproject.toml, README and MANIFEST.in came back LF: every line changed."""
+    root = _project(tmp_path / "repo")
+    (root / "README.md").write_text("# foo\n\nIt is fast.\n")
+    (root / "MANIFEST.in").write_text("include LICENSE\n")
+    (root / "csrc").mkdir()
+    (root / "csrc" / "a.cpp").write_text("int x;\n")
+    for name in ("pyproject.toml", "README.md", "MANIFEST.in"):
+        _crlf(root / name)
+    before = {name: (root / name).read_bytes() for name in ("pyproject.toml", "README.md", "MANIFEST.in")}
+    res = cli("init", "--distribution", "foo-npu", "--device", "npu", "--upstream", RECORDED, cwd=root)
+    assert res.code == 0, res.err
+    for name, old in before.items():
+        assert _all_crlf(root / name), name
+        new = (root / name).read_bytes()
+        assert new != old and all(line in new for line in old.split(b"\r\n") if line), name  # only lines added
+
+
+def test_validate_write_keeps_a_crlf_matrix_and_pyproject_unmixed(tmp_path):
+    """--upstream --write added LF lines to a CRLF file, --pyproject --write made it all LF."""
+    matrix = tmp_path / "compat.yaml"
+    matrix.write_text(MINIMAL.replace("released: 2023-10-04", "released: 2023-10-05"))
+    _crlf(matrix)
+    res = cli("validate", "--matrix", str(matrix), "--upstream", RECORDED, "--write")
+    assert res.code == 0, res.err
+    assert b"released: 2023-10-04\r\n" in matrix.read_bytes() and _all_crlf(matrix)
+    root = _project(tmp_path / "repo")
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + 'requires-python = ">=3.6"\n')
+    _crlf(pyproject)
+    res = cli("validate", "--matrix", str(matrix), "--pyproject", str(pyproject), "--write")
+    assert "corrected" in res.out, res.out + res.err
+    assert _all_crlf(pyproject) and 'requires-python = ">=3.6"' not in pyproject.read_text()
+
+
+def test_new_shim_and_migrate_keep_a_crlf_matrix(shim_repo, tmp_path):
+    _crlf(shim_repo / "compat.yaml")
+    res = cli("new-shim", "2.14", "--matrix", "compat.yaml", cwd=shim_repo)
+    assert res.code == 0, res.err
+    assert _all_crlf(shim_repo / "compat.yaml") and "2.14" in (shim_repo / "compat.yaml").read_text()
+    repo = tmp_path / "toy"
+    shutil.copytree(REPO / "examples" / "toy-adapter", repo, symlinks=True)
+    _crlf(repo / "compat.yaml")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "toy"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True)
+    res = cli("migrate", "torch", "2.16.0", "--upstream", str(FIXTURES / "pypi" / "torch-2.16"), cwd=repo)
+    assert res.code == 0, res.err
+    assert _all_crlf(repo / "compat.yaml") and '"2.16":' in (repo / "compat.yaml").read_text()
