@@ -251,13 +251,21 @@ def make_folders(path: str) -> None:
 
 
 def read_keeping_newlines(path: str) -> Tuple[str, Callable[[str], str]]:
-    """A text file to edit in place: its text with ``\n`` line endings, and what writes an
-    edited text back in the file's own (a CRLF file, a Windows checkout's, stays CRLF: the
-    edit's diff is the lines added, not every line). ``OSError``, ``UnicodeDecodeError``."""
+    """A text file to edit in place: its text with ``\n`` line endings and no byte-order mark,
+    and what writes an edited text back in the file's own (a CRLF file, a Windows checkout's,
+    stays CRLF: the edit's diff is the lines added, not every line). ``OSError``,
+    ``UnicodeDecodeError``."""
     with open(path, encoding="utf-8", newline="") as fh:
         raw = fh.read()
+    # a byte-order mark (a Windows editor's) is set aside too: the YAML and TOML an edit parses
+    # see the text from its first character, and the file gets its mark back
+    bom = "\ufeff" if raw.startswith("\ufeff") else ""
     crlf = raw.count("\r\n") * 2 > raw.count("\n")
-    return raw.replace("\r\n", "\n"), (lambda text: text.replace("\n", "\r\n")) if crlf else (lambda text: text)
+
+    def back(text: str) -> str:
+        return bom + (text.replace("\n", "\r\n") if crlf else text)
+
+    return raw[len(bom) :].replace("\r\n", "\n"), back
 
 
 def private_folder(path: str) -> None:

@@ -85,12 +85,22 @@ def load_or_exit(path: str, fresh: bool = False) -> LoadResult:
     return result
 
 
+def _invalid_line(path: str, exc: Any) -> str:
+    errors = sum(1 for d in exc.diagnostics if d.severity == "error")
+    return f"{path}: {errors} error{'s' if errors != 1 else ''} in the matrix"
+
+
 def fail_invalid(path: str, exc: Any) -> NoReturn:
     """A file that is no valid matrix (a ``MatrixError``): its errors listed, then exit 2 (the
     :class:`CommandError` carries the diagnostics, for ``check --json``'s document)."""
     print_diagnostics(exc.diagnostics)
-    errors = sum(1 for d in exc.diagnostics if d.severity == "error")
-    fail(f"{path}: {errors} error{'s' if errors != 1 else ''} in the matrix", diagnostics=exc.diagnostics)
+    fail(_invalid_line(path, exc), diagnostics=exc.diagnostics)
+
+
+def say_invalid(path: str, exc: Any) -> None:
+    """:func:`fail_invalid`'s lines without the exit: one invalid file among several checked."""
+    print_diagnostics(exc.diagnostics)
+    say_error(_invalid_line(path, exc))
 
 
 def find_or_exit(explicit: Optional[str], paths: Optional[Sequence[str]] = None) -> List[Any]:

@@ -330,3 +330,26 @@ def test_new_shim_and_migrate_keep_a_crlf_matrix(shim_repo, tmp_path):
     res = cli("migrate", "torch", "2.16.0", "--upstream", str(FIXTURES / "pypi" / "torch-2.16"), cwd=repo)
     assert res.code == 0, res.err
     assert _all_crlf(repo / "compat.yaml") and '"2.16":' in (repo / "compat.yaml").read_text()
+
+
+def test_validate_write_keeps_a_byte_order_mark(tmp_path):
+    """'the rewritten torch facts do not parse; edit the file by hand' for a file validate reads."""
+    matrix = tmp_path / "compat.yaml"
+    matrix.write_bytes(b"\xef\xbb\xbf" + MINIMAL.replace("released: 2023-10-04", "released: 2023-10-05").encode())
+    res = cli("validate", "--matrix", str(matrix), "--upstream", RECORDED, "--write")
+    assert res.code == 0, res.err
+    data = matrix.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf# A small") and b"released: 2023-10-04\n" in data
+
+
+def test_validate_lists_every_invalid_file_it_is_given(tmp_path):
+    """pre-commit passes every changed matrix: the first broken one hid the others' errors."""
+    (tmp_path / "empty.yaml").write_text("")
+    (tmp_path / "tab.yaml").write_text(MINIMAL.replace("  device: npu", "\tdevice: npu"))
+    (tmp_path / "good.yaml").write_text(MINIMAL)
+    res = cli("validate", "empty.yaml", "tab.yaml", "good.yaml", cwd=tmp_path)
+    assert res.code == 2
+    assert "error: empty.yaml: 1 error in the matrix" in res.err
+    assert "tab.yaml:5:1: invalid YAML: found a tab character" in res.err
+    assert "error: tab.yaml: 1 error in the matrix" in res.err
+    assert "good.yaml: valid" in res.out
