@@ -265,6 +265,10 @@ def run_tier(request: TierRequest) -> TierResult:
 
     if request.strategy not in STRATEGIES:
         raise AdapterMatrixError(f"{request.strategy!r} is not a tier: choose from {', '.join(STRATEGIES)}")
+    if not request.min_free_gb >= 0:  # a negative floor would never stop a run on a full disk
+        raise ChoiceError(
+            "min_free_gb", f"{request.min_free_gb:g}: the free disk space, in GB, a cell needs (0: no check)"
+        )
     matrix, echo = request.matrix, request.echo
     steps = tiers.select(matrix, request.strategy, request.tags, request.pythons, request.force)
     if not steps and (request.tags or request.pythons):  # a typo in a tag must not pass as a tier with nothing to do

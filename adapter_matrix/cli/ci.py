@@ -261,7 +261,7 @@ def tier(
     from ..ci.commands import run_tier, tier_summary
 
     request = _tier_request(strategy, matrix, tag, python, force, dry_run, commit, docs, min_free_gb, ops)
-    done = run_or_exit(run_tier, request, {})
+    done = run_or_exit(run_tier, request, {"min_free_gb": "--min-free-gb"})
     if done.run is None:  # --dry-run
         return
     if done.shown:

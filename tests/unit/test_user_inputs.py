@@ -353,3 +353,10 @@ def test_validate_lists_every_invalid_file_it_is_given(tmp_path):
     assert "tab.yaml:5:1: invalid YAML: found a tab character" in res.err
     assert "error: tab.yaml: 1 error in the matrix" in res.err
     assert "good.yaml: valid" in res.out
+
+
+def test_tier_refuses_a_negative_disk_floor(tmp_path):
+    (tmp_path / "compat.yaml").write_text(MINIMAL)
+    res = cli("tier", "edges", "--dry-run", "--min-free-gb", "-1", cwd=tmp_path)
+    assert res.code == 2 and "error: --min-free-gb -1: the free disk space, in GB, a cell needs" in res.err
+    assert cli("tier", "edges", "--dry-run", "--min-free-gb", "0", cwd=tmp_path).code == 0
