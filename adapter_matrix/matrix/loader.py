@@ -22,7 +22,7 @@ from ..files import printable
 from ..limits import MAX_AGE_DAYS, MAX_REGEX_CHARS, MAX_TIMEOUT
 from ..matrix import companions as _companions
 from ..matrix import consistency
-from ..names import canonical_name
+from ..names import canonical_name, is_project_name
 from ..urls import PYPI_SIMPLE
 from .diagnostics import Diagnostic, Mark, MatrixError, display_path, read_matrix_file
 from .model import (
@@ -270,6 +270,8 @@ class _Builder(Reader):
         f = self.fields(top["layer"], "layer", "layer") if "layer" in top else {}
         distribution = self.string(f.get("distribution"), "layer distribution")
         adapter = self.string(f.get("adapter"), "layer adapter")
+        self.project_name(f, distribution, "layer distribution")
+        self.project_name(f, adapter, "layer adapter", key="adapter")
         owned = tuple(self.layer_dimension(k, v) for k, v in self.entries(f.get("dimensions"), "layer dimensions"))
         self.owned = {d.name: d.kind for d in owned}
         releases: List[LayerRelease] = []
@@ -493,6 +495,15 @@ class _Builder(Reader):
             self.diags.error(node.mark, f"unsupported schema-version {node.describe()}", hint)
         return None
 
+    def project_name(self, f: Dict[str, Node], name: Optional[str], what: str, key: str = "distribution") -> None:
+        """An error at ``f[key]`` when ``name`` is no name pip installs (every command would fail)."""
+        if name is not None and not is_project_name(name):
+            self.diags.error(
+                f[key].mark,
+                f"{what} {name!r} is not a distribution name pip can install",
+                "use ASCII letters, digits and . _ - inside, starting and ending with a letter or digit (PEP 508)",
+            )
+
     def adapter(self, node: Optional[Node], root_mark: Mark) -> Optional[MatrixAdapter]:
         if node is None:
             return None
@@ -500,6 +511,7 @@ class _Builder(Reader):
         distribution = self.string(f.get("distribution"), "adapter distribution")
         device = self.string(f.get("device"), "adapter device")
         shims = self.string(f.get("shims"), "adapter shims package")
+        self.project_name(f, distribution, "adapter distribution")
         if device is not None and not _IDENT.match(device):
             self.diags.error(f["device"].mark, f"device name {device!r} is not an identifier", "use a name such as npu")
         if shims is not None and not _DOTTED.match(shims):

@@ -360,3 +360,16 @@ def test_tier_refuses_a_negative_disk_floor(tmp_path):
     res = cli("tier", "edges", "--dry-run", "--min-free-gb", "-1", cwd=tmp_path)
     assert res.code == 2 and "error: --min-free-gb -1: the free disk space, in GB, a cell needs" in res.err
     assert cli("tier", "edges", "--dry-run", "--min-free-gb", "0", cwd=tmp_path).code == 0
+
+
+@pytest.mark.parametrize("name", ['"demo adapter"', "-demo", "demo_", "démo", "demo==1.0"])
+def test_a_distribution_pip_cannot_install_is_an_error(name):
+    """check printed `pip install 'demo adapter==2.0.0'`: no command installs it."""
+    (error,) = _errors(MINIMAL.replace("distribution: demo-adapter", f"distribution: {name}"))
+    assert error.startswith("compat.yaml:4:17: adapter distribution ")
+    assert "is not a distribution name pip can install" in error
+
+
+def test_a_distribution_name_in_any_pep_508_spelling_stays_valid():
+    for name in ("Demo.Adapter_2", "a", "torch-npu", "torch_npu"):
+        load_text(MINIMAL.replace("distribution: demo-adapter", f"distribution: {name}"), "c.yaml")
