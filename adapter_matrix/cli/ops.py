@@ -168,9 +168,9 @@ def sweep(
 def _write_record(output: Optional[str], record: Any) -> None:
     """``--output``: the run's record, as JSON, written atomically (its folder made)."""
     if output:
-        from ..files import atomic_write
+        from ..files import atomic_write, make_folders
 
-        os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+        make_folders(os.path.dirname(os.path.abspath(output)))
         atomic_write(output, json.dumps(record, indent=1) + "\n")
 
 

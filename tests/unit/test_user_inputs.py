@@ -373,3 +373,14 @@ def test_a_distribution_pip_cannot_install_is_an_error(name):
 def test_a_distribution_name_in_any_pep_508_spelling_stays_valid():
     for name in ("Demo.Adapter_2", "a", "torch-npu", "torch_npu"):
         load_text(MINIMAL.replace("distribution: demo-adapter", f"distribution: {name}"), "c.yaml")
+
+
+def test_results_into_a_read_only_checkout_is_one_line(tmp_path, monkeypatch):
+    """`results --into evidence` and `release` were internal errors (exit 5) on a read-only checkout."""
+    shutil.copytree(FIXTURES / "tables" / "results", tmp_path / "res")
+    (tmp_path / "compat.yaml").write_text(MINIMAL)
+    _read_only(monkeypatch)
+    res = cli("results", "res", "--into", "evidence", cwd=tmp_path)
+    assert res.code == 2, res.err
+    assert "cannot write evidence/" in res.err and "the file system is read-only" in res.err
+    assert "internal error" not in res.err
