@@ -176,7 +176,7 @@ def _said_all(result: InitResult) -> None:
             what = ("would " + item.action) if result.layer else _WOULD.get(item.action) or f"would link to {item.text}"
             console.print(f"{os.path.join(result.root, item.path)}: {_said(what, item)}", markup=False)
         return
-    console.print(result.summary if result.written else f"{result.output}: kept (exists)", markup=False)
+    console.print(result.summary or f"{result.output}: kept (exists)", markup=False)
     for item in result.planned:
         console.print(f"{item.path}: {_said(_DONE[item.action], item)}", markup=False)
     if result.pyproject_errors:

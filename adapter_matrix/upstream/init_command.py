@@ -106,6 +106,30 @@ def _same_name(facts: ProjectFacts, distribution: str) -> None:
         )
 
 
+def _kept_matrix(output: str, distribution: str) -> str:
+    """What to say of the matrix ``init`` keeps: another adapter's is refused before anything is
+    written (the entry point would register it under --distribution); one that is not valid yet
+    (a file being written) is kept, and said so: the README's table and the hooks need it valid."""
+    from ..matrix.loader import load
+    from ..names import canonical_name
+
+    try:
+        kept = load(output, check_modules=False).matrix
+    except MatrixError as exc:
+        errors = sum(1 for d in exc.diagnostics if d.severity == "error")
+        return (
+            f"{output}: kept (exists), not a valid matrix yet ({errors} error(s)): `adapter-matrix validate` "
+            "lists them; the README's table and the hooks need it valid"
+        )
+    if kept.adapter is not None and canonical_name(kept.adapter.distribution) != canonical_name(distribution):
+        raise ChoiceError(
+            "distribution",
+            f"{distribution!r} is not the adapter of {output}, which is {kept.adapter.distribution!r}: give "
+            f"--distribution {kept.adapter.distribution}, or --force to replace the matrix",
+        )
+    return ""
+
+
 def run(request: InitRequest) -> InitResult:
     """A first matrix for an adapter (or, ``on``, a layer) and the files that adopt the tool."""
     if request.record is not None:
@@ -140,6 +164,7 @@ def _adapter(request: InitRequest, distribution: str, device: str) -> InitResult
     # with them fails `validate --pyproject` at once, and plans cells pip would refuse
     facts = project_facts(root)
     _same_name(facts, distribution)
+    kept_note = _kept_matrix(output, distribution) if keep_matrix else ""
     version = request.version
     if version is None:
         if facts.why and not keep_matrix:
@@ -192,7 +217,7 @@ def _adapter(request: InitRequest, distribution: str, device: str) -> InitResult
         f"{output}: written \u2014 torch {lines[0].minor}\u2013{lines[-1].minor}, release {version}{read}; "
         "next: `adapter-matrix validate`, `adapter-matrix table`, `adapter-matrix plan`"
         if lines
-        else ""
+        else kept_note
     )
     result = InitResult(output, root, False, request.dry_run, text is not None, summary, planned, pin=pin)
     if request.dry_run:

@@ -384,3 +384,22 @@ def test_results_into_a_read_only_checkout_is_one_line(tmp_path, monkeypatch):
     assert res.code == 2, res.err
     assert "cannot write evidence/" in res.err and "the file system is read-only" in res.err
     assert "internal error" not in res.err
+
+
+def test_init_says_a_kept_matrix_is_broken_and_refuses_another_adapters(tmp_path):
+    """It kept a compat.yaml with a tab without a word (the README's table and the hooks then fail),
+    and registered another adapter's matrix under --distribution."""
+    root = _project(tmp_path / "repo")
+    (root / "compat.yaml").write_text("schema-version: 2\nadapter:\n\tdevice: x\n")
+    res = cli("init", "--distribution", "foo-npu", "--device", "npu", "--upstream", RECORDED, cwd=root)
+    assert res.code == 0, res.err
+    assert res.out.startswith(
+        "compat.yaml: kept (exists), not a valid matrix yet (1 error(s)): `adapter-matrix validate` lists them"
+    ), res.out
+    root = _project(tmp_path / "other")
+    (root / "compat.yaml").write_text(MINIMAL)  # demo-adapter's
+    before = _tree(root)
+    res = cli("init", "--distribution", "foo-npu", "--device", "npu", "--upstream", RECORDED, cwd=root)
+    assert res.code == 2
+    assert "--distribution 'foo-npu' is not the adapter of compat.yaml, which is 'demo-adapter'" in res.err
+    assert _tree(root) == before
