@@ -403,3 +403,24 @@ def test_init_says_a_kept_matrix_is_broken_and_refuses_another_adapters(tmp_path
     assert res.code == 2
     assert "--distribution 'foo-npu' is not the adapter of compat.yaml, which is 'demo-adapter'" in res.err
     assert _tree(root) == before
+
+
+def test_a_pyproject_that_is_a_fifo_or_missing_is_one_line_never_a_wait(tmp_path):
+    """`validate --pyproject FIFO` waited for a writer forever (docs/security.md: never)."""
+    import sys
+
+    (tmp_path / "compat.yaml").write_text(MINIMAL)
+    os.mkfifo(tmp_path / "pyproject.toml")
+    code = "import sys; from adapter_matrix.cli import main; sys.argv[0] = 'adapter-matrix'; main()"
+    run = subprocess.run(
+        [sys.executable, "-c", code, "validate", "--pyproject", "pyproject.toml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2
+    assert "pyproject.toml: cannot read it: it is a FIFO (named pipe), not a regular file" in run.stderr
+    res = cli("validate", "--pyproject", "missing.toml", cwd=tmp_path)
+    assert res.code == 2
+    assert "missing.toml: cannot read it: No such file or directory \u2014 give the path" in res.err
