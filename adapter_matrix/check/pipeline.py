@@ -244,8 +244,10 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
     companions = _companions(request.companions)
     when = None
     if request.today is not None:
+        from ..matrix.reader import parse_date  # YYYY-MM-DD on every Python, as the matrix reads dates
+
         try:
-            when = _dt.date.fromisoformat(request.today)
+            when = parse_date(request.today)
         except ValueError:
             raise CheckRefused("today", f" {request.today!r}: write a date as YYYY-MM-DD") from None
     named, adapter = request.adapter, None

@@ -128,7 +128,7 @@ def test_a_negative_max_parallel_is_refused_in_every_format(tmp_path, fmt):
 def test_today_is_yyyy_mm_dd_on_every_python(tmp_path, today):
     """Python 3.11's date.fromisoformat reads 20300101; 3.9's does not: the answer was the Python's."""
     (tmp_path / "compat.yaml").write_text(MINIMAL)
-    for command in ("plan", "table"):
+    for command in ("plan", "table", "check"):
         res = cli(command, "--matrix", str(tmp_path / "compat.yaml"), "--today", today)
         assert res.code == 2 and f"--today '{today}': write a date as YYYY-MM-DD" in res.err
 
