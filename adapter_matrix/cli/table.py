@@ -45,6 +45,8 @@ def _said(result: TableResult) -> None:
     from ..files import printable
 
     console = console_for()
+    for line in result.skipped:  # JSON files under --results that are not records: said once each
+        console_for(stderr=True).print(line, markup=False, style="yellow")
     if result.text is not None:
         typer.echo(result.text, nl=False)
     for o in result.written:
