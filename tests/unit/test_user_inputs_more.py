@@ -196,3 +196,148 @@ def test_an_evidence_suite_is_not_judged_without_its_suites_on_disk(tmp_path):
     """An installed matrix has no tests beside it: nothing can be said of its groups."""
     text = MINIMAL.read_text() + _SUITED.format(group="smoek")
     load_text(text, str(tmp_path / "compat.yaml"), check_modules=False)
+
+
+# -- init on a pure-Python plugin built by hatchling, flit-core or pdm-backend ------------------
+
+TORCH_JSON = str(FIXTURES / "pypi" / "2026-12-01" / "torch.json")
+_BACKENDS = {
+    "hatchling": ("hatchling", "hatchling.build"),
+    "flit-core": ("flit_core>=3.9", "flit_core.buildapi"),
+    "pdm-backend": ("pdm-backend", "pdm.backend"),
+}
+
+
+def _plugin(root: Path, backend: str, tool: str = "") -> Path:
+    requires, module = _BACKENDS[backend]
+    (root / "plug").mkdir(parents=True)
+    (root / "plug" / "__init__.py").write_text('"""A plugin."""\n')
+    (root / "pyproject.toml").write_text(
+        f'[build-system]\nrequires = ["{requires}"]\nbuild-backend = "{module}"\n\n'
+        '[project]\nname = "plug"\nversion = "1.0"\ndescription = "A plugin."\nrequires-python = ">=3.10"\n' + tool
+    )
+    return root
+
+
+def _init_plugin(root: Path):
+    res = cli("init", "--distribution", "plug", "--device", "plug", "--upstream", TORCH_JSON, "--torch", "2.13",
+              "-o", str(root / "compat.yaml"))  # fmt: skip
+    assert res.code == 0, res.err
+    return res
+
+
+@pytest.mark.parametrize("backend", sorted(_BACKENDS))
+def test_init_knows_the_backends_that_ship_the_package_folder(tmp_path, backend):
+    """hatchling, flit-core and pdm-backend were "an unknown build backend": init did nothing for the wheel."""
+    root = _plugin(tmp_path / "repo", backend)
+    res = _init_plugin(root)
+    assert "unknown build backend" not in res.out
+    said = f"pyproject.toml: {backend} ships every file of the package folder in the wheel: plug/compat.yaml needs no package-data setting"
+    assert said in res.out, res.out
+    assert (root / "plug" / "compat.yaml").is_symlink()
+
+
+def test_init_gives_flit_and_pdm_sdists_the_matrix_the_link_points_to(tmp_path):
+    """Their sdist holds the package and pyproject.toml only: the link in it had no target, and the
+    wheel the cells build from the sdist failed."""
+    flit = _plugin(tmp_path / "flit", "flit-core")
+    assert "compat.yaml, in [tool.flit.sdist]" in _init_plugin(flit).out
+    assert (flit / "pyproject.toml").read_text().endswith('\n[tool.flit.sdist]\ninclude = ["compat.yaml"]\n')
+    pdm = _plugin(tmp_path / "pdm", "pdm-backend", '\n[tool.pdm.build]\nsource-includes = ["docs"]\n')
+    _init_plugin(pdm)
+    assert '[tool.pdm.build]\nsource-includes = ["compat.yaml", "docs"]\n' in (pdm / "pyproject.toml").read_text()
+    fresh = _plugin(tmp_path / "pdm2", "pdm-backend")
+    _init_plugin(fresh)  # pdm's default source-includes (tests) kept
+    assert (
+        (fresh / "pyproject.toml")
+        .read_text()
+        .endswith('[tool.pdm.build]\nsource-includes = ["tests", "compat.yaml"]\n')
+    )
+    hatch = _plugin(tmp_path / "hatch", "hatchling")
+    _init_plugin(hatch)
+    assert "[tool." not in (hatch / "pyproject.toml").read_text()  # its sdist holds the whole tree
+
+
+@pytest.mark.parametrize(
+    "backend, tool, said",
+    [
+        (
+            "hatchling",
+            '\n[tool.hatch.build.targets.wheel]\nonly-include = ["plug/__init__.py"]\n',
+            '[tool.hatch.build.targets.wheel] only-include leaves plug/compat.yaml out of the wheel: add "plug/compat.yaml" to it',
+        ),
+        (
+            "hatchling",
+            '\n[tool.hatch.build]\nexclude = ["*.yaml"]\n',
+            '[tool.hatch.build] exclude "*.yaml" leaves plug/compat.yaml out of the wheel: narrow or remove it',
+        ),
+        (
+            "hatchling",
+            '\n[tool.hatch.build.targets.sdist]\ninclude = ["/plug"]\n',
+            '[tool.hatch.build.targets.sdist] include leaves compat.yaml out of the sdist (the link\'s target): add "compat.yaml" to it',
+        ),
+        (
+            "flit-core",
+            '\n[tool.flit.sdist]\nexclude = ["plug/*.yaml"]\n',
+            '[tool.flit.sdist] exclude "plug/*.yaml" leaves plug/compat.yaml out of the sdist: narrow or remove it',
+        ),
+        (
+            "pdm-backend",
+            '\n[tool.pdm.build]\nincludes = ["plug/*.py"]\n',
+            '[tool.pdm.build] includes leaves plug/compat.yaml out of the wheel: add "plug/compat.yaml" to it',
+        ),
+        (
+            "pdm-backend",
+            '\n[tool.pdm.build]\nexcludes = ["**/*.yaml"]\n',
+            '[tool.pdm.build] excludes "**/*.yaml" leaves plug/compat.yaml out of the wheel: narrow or remove it',
+        ),
+    ],
+)
+def test_init_says_what_of_the_projects_own_build_config_leaves_the_matrix_out(tmp_path, backend, tool, said):
+    res = _init_plugin(_plugin(tmp_path / "repo", backend, tool))
+    assert f"pyproject.toml: {said}\n" in res.out, res.out
+    assert "needs no package-data setting" not in res.out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", sorted(_BACKENDS))
+def test_the_wheel_built_from_the_sdist_after_init_carries_the_matrix(tmp_path, backend):
+    """As a cell builds it: the sdist, then the wheel from it (flit's failed: the link had no target)."""
+    import importlib.util
+    import sys
+    import tarfile
+    import zipfile
+
+    from .freshvenv import UV
+
+    needed = {"hatchling": "hatchling", "flit-core": "flit_core", "pdm-backend": "pdm.backend"}[backend]
+    if UV is None or importlib.util.find_spec(needed.split(".")[0]) is None:
+        pytest.skip(f"needs uv and {backend} installed")
+    root = _plugin(tmp_path / "repo", backend)
+    _init_plugin(root)
+    out = tmp_path / "dist"
+    import subprocess
+
+    subprocess.run(
+        [
+            UV,
+            "build",
+            "-q",
+            "--python",
+            sys.executable,
+            "--no-build-isolation",
+            "--offline",
+            "--out-dir",
+            str(out),
+            str(root),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = out.glob("*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        assert z.read("plug/compat.yaml") == (root / "compat.yaml").read_bytes()
+    (sdist,) = out.glob("*.tar.gz")
+    with tarfile.open(sdist) as t:
+        assert "plug-1.0/compat.yaml" in t.getnames()
