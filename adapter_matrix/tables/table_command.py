@@ -289,7 +289,10 @@ def _documents(request: TableRequest, matrix: Matrix, common: Dict[str, Optional
     if request.check and stale:
         fix = _fix(common, ["--update"] + stale)
         words = f"stale tables in {printable(' '.join(stale))}; fix with:\n    {fix}"
-    return TableResult(documents=tuple(outcomes), update=request.update, check=request.check, stale=words)
+    skipped = tuple(line for o in outcomes for line in o.skipped)
+    return TableResult(
+        documents=tuple(outcomes), update=request.update, check=request.check, stale=words, skipped=skipped
+    )
 
 
 def _stack_table(request: TableRequest) -> TableResult:

@@ -341,3 +341,21 @@ def test_the_wheel_built_from_the_sdist_after_init_carries_the_matrix(tmp_path, 
     (sdist,) = out.glob("*.tar.gz")
     with tarfile.open(sdist) as t:
         assert "plug-1.0/compat.yaml" in t.getnames()
+
+
+def test_table_update_of_verified_blocks_names_each_json_file_that_is_not_a_record_once(tmp_path):
+    _with_strays(_records(tmp_path / "res"))
+    block = "<!-- adapter-matrix:table view=verified results=res -->\n<!-- /adapter-matrix:table -->\n"
+    for name in ("a.md", "b.md"):  # two documents reading one folder: each file said once
+        (tmp_path / name).write_text(block)
+    res = cli("table", "--matrix", str(MINIMAL), "--today", "2026-12-01", "--update", "a.md", "b.md", cwd=tmp_path)
+    assert res.code == 0, res.err
+    said = [line for line in res.err.splitlines() if "not a result record" in line]
+    assert len(said) == len(_STRAYS) and all(str(tmp_path / "res") in line for line in said), res.err
+
+
+def test_validate_results_names_each_json_file_that_is_not_a_record(project):  # noqa: F811
+    for name, doc in _STRAYS.items():
+        (project / "records" / name).write_text(json.dumps(doc))
+    res = cli("validate", "--matrix", str(project / "compat.yaml"), "--results", str(project / "records"), cwd=project)
+    _warned(res.err, str(project / "records"))
