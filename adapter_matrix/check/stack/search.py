@@ -177,8 +177,9 @@ def _fix(
     owned = [d for layer in layers for d in layer.dimensions if matrix.dimension(d.name) is None]
     by_hand = (*matrix.dimensions, *owned)  # the adapter's, and a layer's own (a driver)
     manual = _by_hand(by_hand, _constrained(layers, after, cell), before, after, cell, changes)
+    manual += _unserved(layers, after, changes)
     shell = shell_of(matrix, env, dict(cell.dimensions))
-    commands = _pip_commands(matrix, layers, after, cell, changes, shell)
+    commands = _pip_commands(matrix, layers, before, after, cell, changes, shell)
     # the fix in one line: its steps, then the status and facts of the stack it reaches
     steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")]
     installs, diff = _installs(matrix, before, after, cell, changes, {d.name for d in by_hand})
@@ -222,10 +223,57 @@ def _by_hand(
     return manual
 
 
+def _unserved(layers: Sequence[Layer], after: Stack, changes: Tuple[str, ...]) -> List[str]:
+    """The layer releases a fix installs that no index serves and no ref of their source names:
+    a step by hand, never ``NAME==V`` (docs/stacks.md, "Layers no index serves")."""
+    out = []
+    for layer in layers:
+        version = after.version(layer.name)
+        release = layer.release(version) if version is not None and layer.name in changes else None
+        if release is not None and layer.source is not None and layer.unserved(release):
+            out.append(
+                f"build {layer.distribution} {release.version} from {layer.source.url} yourself"
+                " (no index serves it and its matrix names no tag or commit for it)"
+            )
+    return out
+
+
+def _from_source(
+    layer: Layer, release: LayerRelease, found: Optional[Provenance], pip: str, shell: str
+) -> Tuple[Optional[str], List[str]]:
+    """How to install a release of a layer built from its source: a direct reference pip builds
+    (``NAME @ git+URL@REF``), in the fix's pip command when the build is isolated, else in a
+    command of its own after it, told ``--no-build-isolation`` (the build needs the torch the
+    fix installs first); where a clone of it is installed, that clone checked out at the ref
+    (an editable or folder install rebuilt from it). Returns (requirement, commands)."""
+    assert layer.source is not None and release.ref is not None
+    ref = release.ref
+    flag = "" if layer.source.build_isolation else " --no-build-isolation"
+    if found is not None and found.kind in ("checkout", "editable", "directory") and found.source is not None:
+        clone = quoted(found.source, shell)
+        out = [f"git -C {clone} checkout {quoted(ref, shell)}"]
+        if found.kind == "editable":
+            out.append(f"{pip} install --no-deps{flag} -e {clone}")  # compiled parts are rebuilt
+        elif found.kind == "directory":
+            out.append(f"{pip} install --no-deps{flag} {clone}")
+        return None, out
+    requirement = quoted(f"{layer.distribution} @ {layer.source.pip_url}@{ref}", shell)
+    if layer.source.build_isolation:
+        return requirement, []
+    return None, [f"{pip} install{flag} {requirement}"]
+
+
 def _pip_commands(
-    matrix: Matrix, layers: Sequence[Layer], after: Stack, cell: Cell, changes: Tuple[str, ...], shell: str
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    before: Stack,
+    after: Stack,
+    cell: Cell,
+    changes: Tuple[str, ...],
+    shell: str,
 ) -> Tuple[str, ...]:
-    """torch first from its own index when it needs one, then one pip command for the rest."""
+    """torch first from its own index when it needs one, then one pip command for the rest, then
+    each layer built from its source that needs what those install."""
     adapter = canonical_name(matrix.adapter.distribution)
     env = after.env
     new_python = PYTHON in changes
@@ -233,6 +281,7 @@ def _pip_commands(
     names = {layer.name: layer for layer in layers}
     commits = _git_pins_of(layers, after)
     requirements: List[str] = []
+    built: List[str] = []  # after the pip command: what builds against what it installs
     torch_first = None
     for name in [TORCH, adapter] + [n for n, _ in after.packages]:
         if name not in changes and not (new_python and name != PYTHON):
@@ -249,9 +298,20 @@ def _pip_commands(
                 requirements.append(f"--extra-index-url {cell.release.index_url}")
         else:
             version = dict(after.packages).get(name)
-            if version is not None:
-                requirements += _package_requirement(name, version, names.get(name), commits.get(name), shell)
-    return tuple(c for c in (torch_first, f"{pip} install " + " ".join(requirements) if requirements else None) if c)
+            layer = names.get(name)
+            release = layer.release(version) if layer is not None and version is not None else None
+            if layer is not None and release is not None and layer.source is not None and release.ref is not None:
+                # from its repository: no index serves it (new Python: a clone's checkout is rebuilt the same)
+                found = before.origin(name) if not new_python else None
+                requirement, commands = _from_source(layer, release, found, pip, shell)
+                requirements += [requirement] if requirement else []
+                built += commands
+            elif layer is not None and release is not None and layer.unserved(release):
+                continue  # a step by hand (_unserved)
+            elif version is not None:
+                requirements += _package_requirement(name, version, layer, commits.get(name), shell)
+    first = (torch_first, f"{pip} install " + " ".join(requirements) if requirements else None)
+    return tuple(c for c in first if c) + tuple(built)
 
 
 def _package_requirement(

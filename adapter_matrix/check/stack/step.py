@@ -100,6 +100,18 @@ def _git_pins(layers: Sequence[Layer], name: str) -> List[PackagePin]:
     return [p for layer in layers for r in layer.releases for p in r.packages if p.name == name and p.git is not None]
 
 
+def _release_of_ref(layer: Layer, found: Provenance) -> Optional[str]:
+    """The release of ``layer`` whose ``ref`` the installed build is (pip's VCS install asked for
+    it, or a clone's HEAD is its commit): torchvision_npu's tags v0.20.1-7.0.0 and v0.20.1-7.1.0
+    both build 0.20.1, and only the ref says which release is installed."""
+    from ..provenance import judge_commit
+
+    for release in reversed(layer.releases):  # the newest first: a ref named twice is refused by validate
+        if release.ref is not None and judge_commit(found, release.ref).ok:
+            return str(release.version)
+    return None
+
+
 def _provenance(
     matrix: Matrix, layers: Sequence[Layer], question: StackQuestion, versions: Dict[str, Optional[str]]
 ) -> List[Provenance]:
@@ -111,17 +123,22 @@ def _provenance(
     looked = question.looked if question.looked is not None else current_survey(question.target)
     out = []
     below = ("torch", canonical_name(matrix.adapter.distribution))  # how they are installed: said, never changed
+    sourced = {layer.name: layer for layer in layers if layer.source is not None}
     for name in (*below, *stack_packages(layers)):
         if name in question.versions:
             continue
         pins = _git_pins(layers, name)
-        found = stack_provenance(name, question.target, looked, [p.git.url for p in pins if p.git is not None])
+        urls = [p.git.url for p in pins if p.git is not None]
+        urls += [sourced[name].source.url] if name in sourced and sourced[name].source is not None else []
+        found = stack_provenance(name, question.target, looked, urls)
         if found is None:
             continue
         out.append(found)
         if found.kind == "wheel" or name in below:
             continue
         version = found.built_version if found.kind != "checkout" else found.version
+        if name in sourced:  # built from its source: the release whose ref it was built from
+            version = _release_of_ref(sourced[name], found) or version
         for pin in pins:
             assert pin.git is not None
             if found.commit is not None and judge_commit(found, pin.git.ref).ok:
