@@ -24,6 +24,8 @@ from __future__ import annotations
 import json
 from typing import Callable, Dict, NamedTuple, Optional, Sequence, Tuple
 
+from packaging.version import Version
+
 from ..matrix.model import Layer, Matrix
 from ..names import canonical_name
 from .fixes import torch_index
@@ -47,10 +49,13 @@ class Pin(NamedTuple):
     index_url: Optional[str] = None
     find_links: Optional[str] = None
     only: bool = False
+    # no index serves it: built from its repository (``git+URL@REF``, a PEP 508 direct reference)
+    url: Optional[str] = None
+    build_isolation: bool = True  # False: its build needs the installed torch
 
     @property
     def requirement(self) -> str:
-        return f"{self.name}=={self.version}"
+        return f"{self.name} @ {self.url}" if self.url else f"{self.name}=={self.version}"
 
 
 def fix_pins(matrix: Matrix, layers: Sequence[Layer], fix: Fix) -> Tuple[Pin, ...]:
@@ -66,12 +71,35 @@ def fix_pins(matrix: Matrix, layers: Sequence[Layer], fix: Fix) -> Tuple[Pin, ..
     pins = [torch, Pin(matrix.adapter.distribution, str(release.version), release.index_url)]
     named = {layer.name: layer for layer in layers}
     below = {"torch", canonical_name(matrix.adapter.distribution)}
+    sources = _from_git(layers, fix)
     for name, version in fix.packages:
         if name in below:
             continue
         layer = named.get(name)
-        pins.append(Pin(layer.distribution if layer else name, version, layer.index_url if layer else None))
+        pin = Pin(layer.distribution if layer else name, version, layer.index_url if layer else None)
+        if name in sources:
+            pin = pin._replace(index_url=None, url=sources[name][0], build_isolation=sources[name][1])
+        pins.append(pin)
     return tuple(pins)
+
+
+def _from_git(layers: Sequence[Layer], fix: Fix) -> Dict[str, Tuple[str, bool]]:
+    """The packages of the fix's stack built from a git ref, as the fix installs them: a layer
+    release with a ``ref`` of its ``source``, and a package a layer release pins by commit
+    (name -> (``git+URL@REF``, build isolation))."""
+    versions = dict(fix.packages)
+    out: Dict[str, Tuple[str, bool]] = {}
+    for layer in layers:
+        text = versions.get(layer.name)
+        release = layer.release(Version(text)) if text is not None else None
+        if release is None:
+            continue
+        if layer.source is not None and release.ref is not None:
+            out[layer.name] = (f"{layer.source.pip_url}@{release.ref}", layer.source.build_isolation)
+        for pin in release.packages:
+            if pin.git is not None and versions.get(pin.name) in {str(v) for v in pin.exact}:
+                out.setdefault(pin.name, (f"{pin.git.pip_url}@{pin.git.ref}", True))
+    return out
 
 
 def _index_names(pins: Sequence[Pin]) -> Dict[str, str]:
@@ -102,6 +130,13 @@ def render_uv(pins: Sequence[Pin], describes: str) -> str:
     links = list(dict.fromkeys(p.find_links for p in pins if p.find_links))
     if links:
         lines.append(f"find-links = {json.dumps(links)}")
+    unisolated = [p.name for p in pins if p.url and not p.build_isolation]
+    if unisolated:
+        lines.append(f"no-build-isolation-package = {json.dumps(unisolated)}")
+        lines.append(
+            f"# {', '.join(unisolated)} build{'s' if len(unisolated) == 1 else ''} against the installed torch:"
+            f" uv sync {' '.join('--no-install-package ' + n for n in unisolated)} first, then uv sync"
+        )
     names = _index_names(pins)
     for url, name in names.items():
         lines += ["", "[[tool.uv.index]]", f"name = {json.dumps(name)}", f"url = {json.dumps(url)}"]
@@ -121,7 +156,16 @@ def render_requirements(pins: Sequence[Pin], describes: str, hashes: Optional[Ha
     ]
     lines += [f"--extra-index-url {url}" for url in dict.fromkeys(p.index_url for p in pins if p.index_url)]
     lines += [f"--find-links {url}" for url in dict.fromkeys(p.find_links for p in pins if p.find_links)]
+    unisolated = [p.name for p in pins if p.url and not p.build_isolation]
+    if unisolated:
+        lines.append(
+            f"# {', '.join(unisolated)} build{'s' if len(unisolated) == 1 else ''} against the installed torch:"
+            " install torch first, then pip install --no-build-isolation -r THIS_FILE"
+        )
     found: Dict[str, Sequence[str]] = {}
+    if hashes is not None and any(p.url for p in pins):  # pip cannot hash a git checkout: none, or pip refuses
+        lines.append("# no hashes: pip's hash checking cannot check a package built from git")
+        hashes = None
     for pin in pins if hashes is not None else ():
         digests = hashes(pin.name, pin.version, pin.index_url) if hashes is not None else ()
         if not digests:  # pip checks every requirement once one has a hash: all or none, and no more asking

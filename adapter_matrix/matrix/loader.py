@@ -298,7 +298,8 @@ class _Builder(Reader):
             self.diags.error(top["releases"].mark, "the layer lists no releases", "list them under releases:")
         index_url = self.string(f.get("index-url"), "index-url")
         source = self.layer_source(f["source"]) if "source" in f else None
-        self.check_refs(distribution or "the layer", releases, source, index_url)
+        if "source" not in f or source is not None:  # a source with an error is said once, at its line
+            self.check_refs(distribution or "the layer", releases, source, index_url)
         if distribution is None or adapter is None or schema_version is None:
             return None
         if canonical_name(distribution) == canonical_name(adapter):

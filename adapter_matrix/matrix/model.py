@@ -637,6 +637,16 @@ class GitPin(NamedTuple):
     ref: str
     mark: Mark
 
+    @property
+    def pip_url(self) -> str:
+        """The URL as a direct reference names it: ``git+https://...``."""
+        return _git_url(self.url)
+
+
+def _git_url(url: str) -> str:
+    """A repository's URL as pip's direct reference names it (``git+`` added where it is not)."""
+    return url if url.startswith("git+") else f"git+{url}"
+
 
 class LayerSource(NamedTuple):
     """Where a layer's releases come from when no index serves them (torchvision_npu is built
@@ -651,7 +661,7 @@ class LayerSource(NamedTuple):
     @property
     def pip_url(self) -> str:
         """The URL as a direct reference names it: ``git+https://...``."""
-        return self.url if self.url.startswith("git+") else f"git+{self.url}"
+        return _git_url(self.url)
 
 
 class PinSet(NamedTuple):

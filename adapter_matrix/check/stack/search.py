@@ -232,7 +232,7 @@ def _unserved(layers: Sequence[Layer], after: Stack, changes: Tuple[str, ...]) -
         release = layer.release(version) if version is not None and layer.name in changes else None
         if release is not None and layer.source is not None and layer.unserved(release):
             out.append(
-                f"build {layer.distribution} {release.version} from {layer.source.url} yourself"
+                f"after the commands, build {layer.distribution} {release.version} from {layer.source.url} yourself"
                 " (no index serves it and its matrix names no tag or commit for it)"
             )
     return out
@@ -321,8 +321,7 @@ def _package_requirement(
     its repository), else by version, from the layer's own index when it has one."""
     shown = layer.distribution if layer is not None else name
     if git is not None and git[0] == version:
-        url = git[1].url if git[1].url.startswith("git+") else f"git+{git[1].url}"
-        return [quoted(f"{shown} @ {url}@{git[1].ref}", shell)]
+        return [quoted(f"{shown} @ {git[1].pip_url}@{git[1].ref}", shell)]
     requirement = [quoted(f"{shown}=={version}", shell)]
     if layer is not None and layer.index_url:
         requirement.append(f"--extra-index-url {layer.index_url}")
@@ -967,8 +966,7 @@ def _repin(name: str, found: Provenance, pin: PackagePin, shell: str) -> List[st
         elif found.kind == "directory":
             out.append(f"pip install --no-deps {quoted(found.source, shell)}")
         return out
-    url = pin.git.url if pin.git.url.startswith("git+") else f"git+{pin.git.url}"
-    return [f"pip install --no-deps {quoted(f'{name} @ {url}@{ref}', shell)}"]
+    return [f"pip install --no-deps {quoted(f'{name} @ {pin.git.pip_url}@{ref}', shell)}"]
 
 
 def _recommitted(matrix: Matrix, layers: Sequence[Layer], stack: Stack) -> Tuple[Stack, List[str], List[str]]:

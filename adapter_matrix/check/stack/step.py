@@ -124,12 +124,13 @@ def _provenance(
     out = []
     below = ("torch", canonical_name(matrix.adapter.distribution))  # how they are installed: said, never changed
     sourced = {layer.name: layer for layer in layers if layer.source is not None}
+    repositories = {layer.name: layer.source.url for layer in layers if layer.source is not None}
     for name in (*below, *stack_packages(layers)):
         if name in question.versions:
             continue
         pins = _git_pins(layers, name)
         urls = [p.git.url for p in pins if p.git is not None]
-        urls += [sourced[name].source.url] if name in sourced and sourced[name].source is not None else []
+        urls += [repositories[name]] if name in repositories else []
         found = stack_provenance(name, question.target, looked, urls)
         if found is None:
             continue
