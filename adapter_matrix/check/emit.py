@@ -97,7 +97,7 @@ def _from_git(layers: Sequence[Layer], fix: Fix) -> Dict[str, Tuple[str, bool]]:
         if layer.source is not None and release.ref is not None:
             out[layer.name] = (f"{layer.source.pip_url}@{release.ref}", layer.source.build_isolation)
         for pin in release.packages:
-            if pin.git is not None and versions.get(pin.name) in {str(v) for v in pin.exact}:
+            if pin.git is not None and pin.name in versions:  # the fix's stack holds it at the pinned commit
                 out.setdefault(pin.name, (f"{pin.git.pip_url}@{pin.git.ref}", True))
     return out
 

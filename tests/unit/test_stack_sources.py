@@ -188,6 +188,21 @@ def test_emit_pins_the_layer_by_its_direct_reference_in_both_forms(tmp_path):
     ) in requirements
 
 
+def test_emit_pins_a_package_a_layer_pins_by_commit_at_that_commit():
+    """MindSpeed-LLM installed from another commit than MindSpeed-RL pins: the fix moves it to the
+    pinned commit, and ``--emit`` said ``mindspeed-llm==1111…`` (the commit as a version)."""
+    args = ["--env", str(FIXTURES / "stacks" / "installs" / "mindspeed-rl-moved"), "--no-binary", "--matrix"]
+    args += [str(ADAPTER), "--matrix", str(FIXTURES / "stacks" / "mindspeed-rl-installs.yaml")]
+    args += ["--set", "cann=8.1.RC1", "--set", "arch=aarch64", "--set", "soc=Ascend910B", "--emit", "requirements"]
+    proc = subprocess.run([sys.executable, "-m", "adapter_matrix", "check", *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    pinned = "887c2d8682021befd675bb03965dbdee4de24516"
+    assert f"mindspeed-llm @ git+https://gitcode.com/Ascend/MindSpeed-LLM.git@{pinned}" in lines
+    assert "megatron-core @ git+https://github.com/NVIDIA/Megatron-LM.git@core_v0.12.1" in lines
+    assert not any(line.startswith(("mindspeed-llm==", "megatron-core==")) for line in lines)
+
+
 @pytest.mark.parametrize("fmt", ["json", "markdown", "html", "csv"])
 def test_the_stack_table_installs_each_release_from_its_tag(fmt):
     args = ["table", "--matrix", str(TORCHVISION_NPU), "--adapter-matrix", str(ADAPTER), "--format", fmt]
