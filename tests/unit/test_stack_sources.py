@@ -148,9 +148,10 @@ def test_a_release_with_no_ref_is_a_step_by_hand_and_no_command_names_its_versio
     _code, doc = _check(env, "--matrix", str(ADAPTER), "--matrix", str(layer), *ON_8_2)
     (fix,) = doc["checks"][0]["fixes"]
     assert fix["manual"] == [
-        f"after the commands, build torchvision-npu 0.20.1+7.1.0 from {VISION} yourself"
+        f"build torchvision-npu 0.20.1+7.1.0 from {VISION} yourself, once the rest is installed"
         " (no index serves it and its matrix names no tag or commit for it)"
     ]
+    assert fix["summary"].startswith("reinstall torchvision-npu from 0.20.1 to 0.20.1+7.1.0 (supported: ")
     assert not any("torchvision-npu" in c for c in fix["commands"]), fix["commands"]
 
 

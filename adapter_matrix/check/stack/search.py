@@ -181,7 +181,8 @@ def _fix(
     shell = shell_of(matrix, env, dict(cell.dimensions))
     commands = _pip_commands(matrix, layers, before, after, cell, changes, shell)
     # the fix in one line: its steps, then the status and facts of the stack it reaches
-    steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")]
+    # a build by hand comes after the rest: the summary says the move ("reinstall X from A to B")
+    steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure") and _ONCE not in m]
     installs, diff = _installs(matrix, before, after, cell, changes, {d.name for d in by_hand})
     steps += installs
     facts = ", ".join(_facts(matrix, layers, after, cell))
@@ -223,6 +224,9 @@ def _by_hand(
     return manual
 
 
+_ONCE = ", once the rest is installed"  # a layer release built by hand: after what pip installs
+
+
 def _unserved(layers: Sequence[Layer], after: Stack, changes: Tuple[str, ...]) -> List[str]:
     """The layer releases a fix installs that no index serves and no ref of their source names:
     a step by hand, never ``NAME==V`` (docs/stacks.md, "Layers no index serves")."""
@@ -232,7 +236,7 @@ def _unserved(layers: Sequence[Layer], after: Stack, changes: Tuple[str, ...]) -
         release = layer.release(version) if version is not None and layer.name in changes else None
         if release is not None and layer.source is not None and layer.unserved(release):
             out.append(
-                f"after the commands, build {layer.distribution} {release.version} from {layer.source.url} yourself"
+                f"build {layer.distribution} {release.version} from {layer.source.url} yourself{_ONCE}"
                 " (no index serves it and its matrix names no tag or commit for it)"
             )
     return out
