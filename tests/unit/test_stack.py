@@ -89,7 +89,7 @@ def _installs(commands: List[str], diff: Sequence[str] = ()) -> Dict[str, str]:
     """What a fix's pip commands install: distribution -> version; a release built from git
     (``'NAME @ git+URL@REF'``) is the one the fix's diff names (``+ NAME==V``)."""
     out = dict(re.findall(r"'([A-Za-z0-9_.-]+)==([^']+)'", " ".join(commands)))
-    added = dict(line[2:].split("==", 1) for line in diff if line.startswith("+ "))
+    added = dict(line[2:].split(" (from ")[0].split("==", 1) for line in diff if line.startswith("+ "))
     for name in re.findall(r"'([A-Za-z0-9_.-]+) @ git\+[^']+'", " ".join(commands)):
         out[name] = added[name]
     return out

@@ -103,7 +103,10 @@ def test_the_fix_that_moves_a_build_of_several_releases_builds_the_one_it_names_
     assert code == 1
     (fix,) = doc["checks"][0]["fixes"]
     assert fix["commands"] == [BUILD_7_1]
-    assert fix["diff"] == ["- torchvision-npu==0.20.1", "+ torchvision-npu==0.20.1+7.1.0"]
+    assert fix["diff"] == [
+        "- torchvision-npu==0.20.1",
+        f"+ torchvision-npu==0.20.1+7.1.0 (from git+{VISION}@v0.20.1-7.1.0)",  # as uv says a git install
+    ]
     for command in fix["commands"]:
         _bash_n(command)
         assert "==0.20.1+7.1.0" not in command

@@ -23,6 +23,8 @@ VLLM_ASCEND = STACKS / "vllm-ascend.yaml"
 ON_910B = ("--set", "arch=aarch64", "--set", "soc=Ascend910B")
 # MindSpeed-LLM 2.1.0's row, end of life since 2025-12-30 (tests/fixtures/stacks/mindspeed-llm.yaml)
 EOL_2_1_0 = "mindspeed-llm 2.1.0 is end of life (EOL since 2025-12-30 (README maintenance table)): no fix keeps it"
+# the fixes' diff line for MindSpeed-LLM 26.1.0, built from its tag (no index serves it)
+_MOVED_26_1_0 = "+ mindspeed-llm==26.1.0 (from git+https://gitcode.com/Ascend/MindSpeed-LLM.git@v26.1.0)"
 INSTALLED_2_1_0 = {"torch": "2.6.0", "torch-npu": "2.6.0", "mindspeed-llm": "2.1.0", "megatron-core": "0.8.0"}
 
 
@@ -85,7 +87,7 @@ def test_an_end_of_life_release_held_on_its_cann_is_said_so_and_the_fixes_move_t
     assert stack["not_kept"] == lines[lines.index(next(x for x in lines if x.startswith("not kept: ")))][10:]
     assert stack["conflict"] == "mindspeed-llm 26.1.0 needs cann 9.1.0, 26.0.0 needs cann 9.0.0; you hold cann 8.2.RC1"
     first, second = doc["checks"][0]["fixes"]
-    assert first["cell"]["dimensions"]["cann"] == "9.1.0" and "+ mindspeed-llm==26.1.0" in first["diff"]
+    assert first["cell"]["dimensions"]["cann"] == "9.1.0" and _MOVED_26_1_0 in first["diff"]
     assert second["commands"] == ["pip uninstall -y mindspeed-llm"]
 
 
@@ -97,7 +99,7 @@ def test_an_end_of_life_release_held_where_a_maintained_one_runs_gets_fixes_to_i
     ) in proc.stdout.splitlines()
     doc = json.loads(_run(*_mindspeed("9.1.0", "--json")).stdout)["checks"][0]
     assert doc["stack"]["conflict"] is None and doc["stack"]["no_fix"] is None
-    assert doc["fixes"] and all("+ mindspeed-llm==26.1.0" in fix["diff"] for fix in doc["fixes"])
+    assert doc["fixes"] and all(_MOVED_26_1_0 in fix["diff"] for fix in doc["fixes"])
     assert all(fix["cell"]["dimensions"]["cann"] == "9.1.0" for fix in doc["fixes"])  # the CANN held stays
 
 

@@ -184,6 +184,7 @@ def _fix(
     # a build by hand comes after the rest: the summary says the move ("reinstall X from A to B")
     steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure") and _ONCE not in m]
     installs, diff = _installs(matrix, before, after, cell, changes, {d.name for d in by_hand})
+    diff = _sourced(layers, after, diff)
     steps += installs
     facts = ", ".join(_facts(matrix, layers, after, cell))
     summary = (note + ": " if note else "") + (", then ".join(steps) or "nothing to change") + f" ({status}: {facts})"
@@ -222,6 +223,18 @@ def _by_hand(
         elif was is None and now is not None and dim.name in constrained:
             manual.append(f"make sure {dim.name} is {now} ({dim.name} could not be detected)")
     return manual
+
+
+def _sourced(layers: Sequence[Layer], after: Stack, diff: Tuple[str, ...]) -> Tuple[str, ...]:
+    """uv's diff lines, a release built from its source's ref said as uv says it
+    (``+ torchvision-npu==0.20.1+7.1.0 (from git+https://...@v0.20.1-7.1.0)``)."""
+    origin = {}
+    for layer in layers:
+        version = after.version(layer.name)
+        release = layer.release(version) if version is not None else None
+        if layer.source is not None and release is not None and release.ref is not None:
+            origin[f"+ {layer.distribution}=={version}"] = f"{layer.source.pip_url}@{release.ref}"
+    return tuple(f"{line} (from {origin[line]})" if line in origin else line for line in diff)
 
 
 _ONCE = ", once the rest is installed"  # a layer release built by hand: after what pip installs
