@@ -52,6 +52,12 @@ class Pin(NamedTuple):
     # no index serves it: built from its repository (``git+URL@REF``, a PEP 508 direct reference)
     url: Optional[str] = None
     build_isolation: bool = True  # False: its build needs the installed torch
+    by_hand: Optional[str] = None  # no index serves it and no ref names it: where to build it from
+
+    @property
+    def note(self) -> str:
+        """What a file says of a package it cannot pin (``by_hand``), as a comment."""
+        return f"# {self.name} {self.version}: no index serves it; build it from {self.by_hand} yourself"
 
     @property
     def requirement(self) -> str:
@@ -79,6 +85,9 @@ def fix_pins(matrix: Matrix, layers: Sequence[Layer], fix: Fix) -> Tuple[Pin, ..
         pin = Pin(layer.distribution if layer else name, version, layer.index_url if layer else None)
         if name in sources:
             pin = pin._replace(index_url=None, url=sources[name][0], build_isolation=sources[name][1])
+        built = layer.release(Version(version)) if layer is not None else None
+        if layer is not None and layer.source is not None and built is not None and layer.unserved(built):
+            pin = pin._replace(index_url=None, by_hand=layer.source.url)
         pins.append(pin)
     return tuple(pins)
 
@@ -124,8 +133,9 @@ def render_uv(pins: Sequence[Pin], describes: str) -> str:
         "# add to pyproject.toml; [project] dependencies name what you use, these pin the whole stack",
         "[tool.uv]",
         "constraint-dependencies = [",
-        *(f"    {json.dumps(p.requirement)}," for p in pins),
+        *(f"    {json.dumps(p.requirement)}," for p in pins if p.by_hand is None),
         "]",
+        *(p.note for p in pins if p.by_hand is not None),
     ]
     links = list(dict.fromkeys(p.find_links for p in pins if p.find_links))
     if links:
@@ -166,14 +176,15 @@ def render_requirements(pins: Sequence[Pin], describes: str, hashes: Optional[Ha
     if hashes is not None and any(p.url for p in pins):  # pip cannot hash a git checkout: none, or pip refuses
         lines.append("# no hashes: pip's hash checking cannot check a package built from git")
         hashes = None
-    for pin in pins if hashes is not None else ():
+    for pin in [p for p in pins if p.by_hand is None] if hashes is not None else ():
         digests = hashes(pin.name, pin.version, pin.index_url) if hashes is not None else ()
         if not digests:  # pip checks every requirement once one has a hash: all or none, and no more asking
             lines.append(f"# no hashes: the index gave none for {pin.name}, and pip's hash checking needs every one")
             found = {}
             break
         found[pin.name] = digests
-    for pin in pins:
+    lines += [p.note for p in pins if p.by_hand is not None]
+    for pin in [p for p in pins if p.by_hand is None]:
         digests = found.get(pin.name) or ()
         lines.append(pin.requirement + "".join(f" \\\n    --hash=sha256:{d}" for d in digests))
     return "\n".join(lines) + "\n"

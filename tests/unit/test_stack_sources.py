@@ -156,15 +156,21 @@ def test_a_release_with_no_ref_is_a_step_by_hand_and_no_command_names_its_versio
     ]
     assert fix["summary"].startswith("reinstall torchvision-npu from 0.20.1 to 0.20.1+7.1.0 (supported: ")
     assert not any("torchvision-npu" in c for c in fix["commands"]), fix["commands"]
+    emitted = _emit(env, "uv", "--matrix", str(ADAPTER), "--matrix", str(layer))  # nor does --emit pin it
+    assert (
+        "torchvision-npu==" not in emitted
+        and (f"# torchvision-npu 0.20.1+7.1.0: no index serves it; build it from {VISION} yourself")
+        in emitted.splitlines()
+    )
 
 
 # -- check --emit, and the stack table --------------------------------------------------------------
 
 
-def _emit(env: Path, fmt: str) -> str:
+def _emit(env: Path, fmt: str, *args: str) -> str:
     proc = subprocess.run(
         [sys.executable, "-m", "adapter_matrix", "check", "--no-binary", "--env", str(env), "--set", "arch=aarch64"]
-        + [*ON_8_2, "--emit", fmt],
+        + [*ON_8_2, *args, "--emit", fmt],
         capture_output=True,
         text=True,
         cwd=env.parent,
