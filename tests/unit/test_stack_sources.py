@@ -125,6 +125,24 @@ def test_an_installed_pip_build_of_a_tag_is_the_release_of_that_tag_and_supporte
     assert (layer["name"], layer["release"]) == ("torchvision-npu", "0.20.1+7.1.0")
 
 
+def test_constraints_hold_a_pip_build_of_a_tag_at_the_version_pip_sees(tmp_path):
+    """``check --constraints`` pinned ``torchvision-npu==0.20.1+7.1.0`` (the release), which the
+    installed build, 0.20.1 to pip, does not satisfy: every later pip install would refuse it."""
+    env = _environment(tmp_path / "env", **INSTALLED)
+    info = next(env.glob("lib/python3.11/site-packages/torchvision_npu-*.dist-info"))
+    direct = {"url": VISION, "vcs_info": {"vcs": "git", "commit_id": "ab" * 20, "requested_revision": "v0.20.1-7.1.0"}}
+    (info / "direct_url.json").write_text(json.dumps(direct))
+    proc = subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", "check", "--no-binary", "--env", str(env), "--set", "arch=aarch64"]
+        + [*ON_8_2, "--constraints", "pip"],
+        capture_output=True,
+        text=True,
+        cwd=env.parent,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "torchvision-npu==0.20.1" in proc.stdout.splitlines() and "+7.1.0\n" not in proc.stdout
+
+
 def test_a_clone_on_the_import_path_is_checked_out_at_the_tag_and_then_is_that_release(tmp_path):
     clone = tmp_path / "src" / "vision"
     old, new = _clone(clone, "torchvision_npu", commits=2, tag=(0, "v0.20.1-7.0.0"), origin=VISION)

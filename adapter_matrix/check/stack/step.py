@@ -221,6 +221,7 @@ def with_stack(
     what the stack holds besides torch and the adapter, as installed (``check --constraints``
     pins it)."""
     versions = _versions(layers, question)
+    as_pip_sees = dict(versions)  # before the commits judge them: what a constraint can hold
     provenance = _provenance(matrix, layers, question, versions)
     built = _built(matrix, layers, question)
     machine = tuple((b.dimension, b.machine) for b in built if b.machine is not None)
@@ -261,7 +262,10 @@ def with_stack(
         found = stack_fixes(matrix, layers, stack, holding, today, now=status, adapter=decided._replace(fixes=()))
         out = out._replace(fixes=found.fixes)
         conflict, no_fix, not_kept = found.conflict, found.reason, found.not_kept
-    held = tuple((name, str(version)) for name, version in stack.packages if version is not None)
+    # as installed: a build of tag v0.20.1-7.1.0 is release 0.20.1+7.1.0, and pip sees its 0.20.1
+    held = tuple(
+        (name, text) for name, version in stack.packages if version is not None and (text := as_pip_sees[name])
+    )
     origins = tuple(p.to_json() for _n, p in stack.provenance)
     return StackAnswer(out, StackSeen(seen, conflict, origins or None, no_fix, not_kept), held)
 
