@@ -206,7 +206,7 @@ class LayerSeen(NamedTuple):
     # the layer's own libraries read against torch and the adapter installed (a plugin of a
     # plugin's op library); written only when the layer is installed
     binary: Optional[BinarySection] = None
-    # how it is installed: {name, kind (wheel|vcs|editable|directory|checkout), path, version,
+    # how it is installed: {name, kind (wheel|vcs|editable|directory|checkout|unknown), path, version,
     # commit, describe, url, requested, source, error, past} (check/provenance.py)
     provenance: Optional[Dict[str, Optional[str]]] = None
 

@@ -35,7 +35,8 @@ class SourceSeen(NamedTuple):
     """Where an installed distribution came from: ``kind`` is ``index`` (a wheel or sdist from an
     index: no ``direct_url.json``), ``vcs`` (``pip install git+URL@REV``: ``url``, ``commit``,
     ``revision``), ``checkout`` (an editable or local-folder install: ``path``, and ``commit``
-    when it is a git checkout), ``archive`` (a file or URL: ``url``), ``assumed`` (a what-if
+    when it is a git checkout), ``archive`` (a file or URL: ``url``), ``unknown`` (its
+    ``direct_url.json`` cannot be read: ``path``, its dist-info folder), ``assumed`` (a what-if
     version, not installed) or ``absent``."""
 
     kind: str
@@ -52,6 +53,10 @@ class SourceSeen(NamedTuple):
             return f"checkout {self.path}" + (f", commit {self.commit}" if self.commit else ", not a git checkout")
         if self.kind == "archive":
             return f"archive {self.url}"
+        if self.kind == "unknown":
+            from .provenance import unknown_source
+
+            return unknown_source(self.path or "")
         return {"index": "wheel from an index", "assumed": "assumed (what-if)", "absent": "not installed"}.get(
             self.kind, self.kind
         )
@@ -130,6 +135,8 @@ def package_source(
         return SourceSeen("absent")
     if found.kind == "vcs":
         return SourceSeen("vcs", found.url, found.commit, found.requested)
+    if found.kind == "unknown":  # direct_url.json cannot be read: no wheel from an index is known
+        return SourceSeen("unknown", path=found.path)
     if found.kind in ("editable", "directory", "checkout"):
         return SourceSeen("checkout", found.url, found.commit, None, found.source or found.path)
     return SourceSeen("archive", found.url) if found.url else SourceSeen("index")

@@ -1,0 +1,99 @@
+"""How a package of the stack was installed decides what its fix acts on and how it is said:
+an editable install from a clone is moved in its clone (never replaced by pip's wheel), and a
+distribution whose metadata cannot be read is said so on every surface (`check`, its
+``--json``, `env`). Environments are made here as in test_stack_as_installed.py (no network)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+from typing import List
+
+from .test_stack_as_installed import _DEVICE_ARGS, _run
+from .test_stack_installs import _check, _clone, _editable, _git, _prefix
+
+_VLLM_ARGS = list(_DEVICE_ARGS)
+
+
+def _editable_past_tag(tmp_path: Path, compiled: bool = False, tagged: bool = True) -> Path:
+    """vllm-ascend installed editable from a clone 3 commits past v0.23.0 (as pip -e records it)."""
+    clone = tmp_path / "src" / "vllm-ascend"
+    commits = _clone(clone, "vllm_ascend", 4, tag=(0, "v0.23.0") if tagged else None)
+    if compiled:
+        (clone / "CMakeLists.txt").write_text("project(vllm_ascend_C)\n")
+        _git(clone, "add", "-A")
+        _git(clone, "commit", "-q", "-m", "kernels")
+    env = tmp_path / "env"
+    built = f"0.23.1.dev3+g{commits[-1][:9]}"
+    installed = {"torch": "2.10.0", "torch_npu": "2.10.0.post4", "vllm": "0.23.0", "triton_ascend": "3.2.2"}
+    _prefix(env, python="3.11", **installed, vllm_ascend=(built, _editable(clone), {}))
+    return env
+
+
+def _fix_commands(env: Path) -> List[str]:
+    code, doc, _err = _check(env, *_VLLM_ARGS)
+    answer = doc["checks"][0]
+    assert code == 1 and answer["fixes"], answer["reasons"]
+    return list(answer["fixes"][0]["commands"])
+
+
+def test_an_editable_install_past_its_tag_is_checked_out_at_the_tag_not_replaced_by_a_wheel(tmp_path):
+    env = _editable_past_tag(tmp_path)
+    clone = tmp_path / "src" / "vllm-ascend"
+    commands = _fix_commands(env)
+    assert [shlex.split(c) for c in commands] == [["git", "-C", str(clone), "checkout", "v0.23.0"]]
+    assert not any("pip install" in c for c in commands)  # a pure-Python editable follows its files
+    text = _run(env, "check", *_VLLM_ARGS)
+    assert f"fix: check out vllm-ascend v0.23.0 in {clone} (supported:" in text
+    assert "vllm-ascend==0.23.0'" not in text
+    report = _run(env, "env", *_VLLM_ARGS)
+    assert f"**Fix:** check out vllm-ascend v0.23.0 in {clone} (supported:" in report
+    for command in commands:  # run as printed, it is the supported stack, still editable
+        subprocess.run(shlex.split(command), check=True, capture_output=True)
+    code, doc, _err = _check(env, *_VLLM_ARGS)
+    answer = doc["checks"][0]
+    assert (code, answer["verdict"]) == (0, "supported"), answer["reasons"]
+    assert answer["stack"]["layers"][0]["provenance"]["kind"] == "editable"
+
+
+def test_an_editable_install_with_compiled_extensions_is_rebuilt_in_place_after_the_checkout(tmp_path):
+    env = _editable_past_tag(tmp_path, compiled=True)
+    clone = tmp_path / "src" / "vllm-ascend"
+    assert [shlex.split(c) for c in _fix_commands(env)] == [
+        ["git", "-C", str(clone), "checkout", "v0.23.0"],
+        ["pip", "install", "--no-deps", "--no-build-isolation", "-e", str(clone)],
+    ]
+
+
+def test_a_clone_without_the_releases_tag_gets_a_step_by_hand_naming_the_version_not_a_pip_line(tmp_path):
+    env = _editable_past_tag(tmp_path, tagged=False)
+    clone = tmp_path / "src" / "vllm-ascend"
+    _code, doc, _err = _check(env, *_VLLM_ARGS)
+    fix = doc["checks"][0]["fixes"][0]
+    assert fix["commands"] == [], fix
+    assert fix["manual"] == [
+        f"check out vllm-ascend 0.23.0 in {clone} (its clone holds no tag v0.23.0 or 0.23.0; "
+        "keep it installed from the clone: a wheel from pip would replace it)"
+    ]
+    assert f"    by hand: check out vllm-ascend 0.23.0 in {clone}" in _run(env, "check", *_VLLM_ARGS)
+
+
+def test_a_malformed_direct_url_json_is_an_unknown_source_in_check_and_env(tmp_path):
+    env = tmp_path / "env"
+    installed = {"torch": "2.10.0", "torch_npu": "2.10.0.post4", "vllm": "0.23.0", "triton_ascend": "3.2.2"}
+    site = _prefix(env, python="3.11", **installed, vllm_ascend="0.23.0")
+    folder = site / "vllm_ascend-0.23.0.dist-info"
+    (folder / "direct_url.json").write_text("{not json")
+    said = f"unknown source: {folder / 'direct_url.json'} is not valid JSON"
+    _code, doc, _err = _check(env, *_VLLM_ARGS)
+    provenance = doc["checks"][0]["stack"]["layers"][0]["provenance"]
+    assert (provenance["kind"], provenance["error"]) == ("unknown", said)
+    assert f"vllm-ascend  0.23.0  ({said})" in _run(env, "check", *_VLLM_ARGS)
+    report = _run(env, "env", *_VLLM_ARGS)
+    assert f"| vllm-ascend | 0.23.0 | layer | {said} |" in report
+    assert "| vllm-ascend | 0.23.0 | layer | wheel from an index |" not in report
+    document = json.loads(_run(env, "env", "--json", *_VLLM_ARGS))
+    (row,) = [p for p in document["adapters"][0]["packages"] if p["name"] == "vllm-ascend"]
+    assert row["source"]["kind"] == "unknown" and row["source"]["path"] == str(folder)
