@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import List
 
 from .test_stack_as_installed import _DEVICE_ARGS, _run
-from .test_stack_installs import _check, _clone, _editable, _git, _prefix
+from .test_stack_installs import _check, _clone, _device_check, _device_env, _editable, _git, _prefix
 
 _VLLM_ARGS = list(_DEVICE_ARGS)
 
@@ -97,3 +97,22 @@ def test_a_malformed_direct_url_json_is_an_unknown_source_in_check_and_env(tmp_p
     document = json.loads(_run(env, "env", "--json", *_VLLM_ARGS))
     (row,) = [p for p in document["adapters"][0]["packages"] if p["name"] == "vllm-ascend"]
     assert row["source"]["kind"] == "unknown" and row["source"]["path"] == str(folder)
+
+
+def test_a_device_build_on_a_machine_whose_generation_is_undetected_says_what_it_assumed(tmp_path):
+    # the A2 wheel with no ASCEND_DEVICE_TYPE nor ASCEND_SOC_VERSION was "supported", nothing said
+    env = _device_env(tmp_path, "A2")
+    said = (
+        "device_type could not be detected ($ASCEND_DEVICE_TYPE is not set; $ASCEND_SOC_VERSION is not set); "
+        "assumed A2, which the build of vllm-ascend 0.23.0 is made for (file vllm_ascend/_build_info.py)"
+    )
+    code, doc, _err = _device_check(env)
+    answer = doc["checks"][0]
+    assert (code, answer["verdict"]) == (0, "supported") and said in answer["assumptions"]
+    assert f"assumed: {said}" in _run(env, "check", *_DEVICE_ARGS).splitlines()
+    assert f"- assumed: {said}" in _run(env, "env", *_DEVICE_ARGS).splitlines()
+    document = json.loads(_run(env, "env", "--json", *_DEVICE_ARGS))
+    assert said in document["adapters"][0]["assumptions"]
+    # detected, nothing is assumed
+    _code, doc, _err = _device_check(env, ASCEND_DEVICE_TYPE="A2")
+    assert not any(a.startswith("device_type") for a in doc["checks"][0]["assumptions"])
