@@ -79,9 +79,11 @@ class EnvironmentSeen(NamedTuple):
     dimensions: Dict[str, DimensionSeen]
     # check --env: which environment was judged from its files ("virtual environment PATH")
     location: Optional[str] = None
+    # torch's dist-info is there but unreadable: "installed, but its metadata is unreadable (…)"
+    torch_error: Optional[str] = None
 
     def _written(self, name: str) -> bool:
-        return name != "location" or self.location is not None
+        return name not in ("location", "torch_error") or getattr(self, name) is not None
 
 
 class CellSeen(NamedTuple):

@@ -108,6 +108,8 @@ class EnvReport(NamedTuple):
     plugin_problems: Tuple[str, ...]
     adapters: Tuple[AdapterSeen, ...]
     exit_code: int
+    # torch's dist-info is there but unreadable, as check says it; optional (added after schema 1)
+    torch_error: Optional[str] = None
 
     def to_json(self) -> Dict[str, Any]:
         return to_json(self)
@@ -240,6 +242,7 @@ def env_report(
         problems,
         tuple(adapters),
         document.exit_code,
+        env.torch_error if env is not None else None,
     )
 
 
@@ -247,8 +250,11 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _no_version(package: PackageSeen) -> str:
-    """A checkout whose HEAD is at no tag has no version (check's report says the same)."""
+def _no_version(package: PackageSeen, torch_error: Optional[str] = None) -> str:
+    """A checkout whose HEAD is at no tag has no version (check's report says the same); torch
+    whose metadata is unreadable is said so, as check says it."""
+    if package.role == "torch" and torch_error:
+        return torch_error
     return "no version" if package.source.kind == "checkout" else "not installed"
 
 
@@ -258,7 +264,7 @@ def render_report(report: EnvReport) -> str:
         f"### Environment (adapter-matrix env {report.tool})",
         "",
         f"- Python: {report.python} ({report.implementation}), {report.platform}",
-        f"- torch: {report.torch or 'not installed'}"
+        f"- torch: {report.torch or report.torch_error or 'not installed'}"
         + (f" (build: {report.torch_build})" if report.torch_build else ""),
     ]
     if report.location:
@@ -272,7 +278,8 @@ def render_report(report: EnvReport) -> str:
             "| --- | --- | --- | --- |",
         ]
         lines += [
-            f"| {_cell(p.name)} | {_cell(p.version or _no_version(p))} | {p.role} | {_cell(p.source.describe())} |"
+            f"| {_cell(p.name)} | {_cell(p.version or _no_version(p, report.torch_error))} | {p.role} "
+            f"| {_cell(p.source.describe())} |"
             for p in seen.packages
         ]
         if seen.dimensions:

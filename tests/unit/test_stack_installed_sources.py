@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import List
 
 from .test_stack_as_installed import _DEVICE_ARGS, _run
-from .test_stack_installs import _check, _clone, _device_check, _device_env, _editable, _git, _prefix
+from .test_stack_installs import ADAPTER, _check, _clone, _device_check, _device_env, _editable, _git, _prefix
 
 _VLLM_ARGS = list(_DEVICE_ARGS)
 
@@ -116,3 +116,32 @@ def test_a_device_build_on_a_machine_whose_generation_is_undetected_says_what_it
     # detected, nothing is assumed
     _code, doc, _err = _device_check(env, ASCEND_DEVICE_TYPE="A2")
     assert not any(a.startswith("device_type") for a in doc["checks"][0]["assumptions"])
+
+
+def test_a_torch_whose_metadata_has_no_version_is_said_installed_and_unreadable_with_a_reinstall(tmp_path):
+    # check said "torch not installed" while env's row read "not installed | wheel from an index"
+    env = tmp_path / "env"
+    site = _prefix(env, python="3.11", torch="2.10.0", torch_npu="2.10.0.post4")
+    metadata = site / "torch-2.10.0.dist-info" / "METADATA"
+    metadata.write_text("Metadata-Version: 2.1\nName: torch\n")
+    said = f"installed, but its metadata is unreadable ({metadata} has no Version)"
+    args = ["--matrix", str(ADAPTER), "--set", "cann=9.1.0", "--set", "arch=aarch64", "--set", "soc=Ascend910B"]
+    code, doc, _err = _check(env, *args)
+    answer = doc["checks"][0]
+    assert code == 1 and answer["environment"]["torch_error"] == said
+    assert answer["reasons"] == [f"torch is {said}: reinstall it"]
+    fix = answer["fixes"][0]
+    assert fix["summary"].startswith("reinstall torch 2.10.0 (supported")
+    assert fix["commands"] == ["pip install --force-reinstall 'torch==2.10.0'"]
+    text = _run(env, "check", *args).splitlines()
+    assert f"torch        {said}" in text and f"unsupported: torch is {said}: reinstall it" in text
+    assert not any("not installed" in line for line in text)
+    report = _run(env, "env", *args)
+    assert f"- torch: {said}" in report.splitlines()
+    assert f"| torch | {said} | torch |" in report and "not installed" not in report
+    document = json.loads(_run(env, "env", "--json", *args))
+    assert document["torch_error"] == said and document["adapters"][0]["reasons"] == [f"torch is {said}: reinstall it"]
+    # a readable torch writes no torch_error key
+    metadata.write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.10.0\n")
+    _code, doc, _err = _check(env, *args)
+    assert "torch_error" not in doc["checks"][0]["environment"]
