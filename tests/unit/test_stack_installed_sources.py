@@ -145,3 +145,31 @@ def test_a_torch_whose_metadata_has_no_version_is_said_installed_and_unreadable_
     metadata.write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.10.0\n")
     _code, doc, _err = _check(env, *args)
     assert "torch_error" not in doc["checks"][0]["environment"]
+
+
+def test_a_release_pinned_by_commit_is_checked_out_at_that_commit_in_the_editable_clone(tmp_path):
+    # rl 0.9.0 is broken; its fix, rl 1.0.0, pins mindspeed by commit: the editable clone of
+    # mindspeed is moved to it (not `pip install 'mindspeed @ git+URL@COMMIT'`, which replaces it)
+    clone = tmp_path / "src" / "MindSpeed"
+    commits = _clone(clone, "mindspeed", 3, tag=(0, "v0.11.0"))
+    _git(clone, "checkout", "-q", "v0.11.0")
+    url = "https://gitcode.com/Ascend/MindSpeed.git"
+    layer = tmp_path / "rl.yaml"
+    layer.write_text(
+        "schema-version: 2\nlayer: {distribution: rl, adapter: torch-npu}\nreleases:\n"
+        "  - version: 1.0.0\n    status: supported\n    torch: 2.10.0\n"
+        f"    requires: {{mindspeed: {{git: {url!r}, ref: {commits[1]}, version: 0.12.1}}}}\n"
+        "  - version: 0.9.0\n    status: broken\n    reason: broken\n    torch: 2.10.0\n"
+        "    requires: {mindspeed: 0.11.0}\n"
+    )
+    env = tmp_path / "env"
+    installed = {"torch": "2.10.0", "torch_npu": "2.10.0.post4", "rl": "0.9.0"}
+    _prefix(env, python="3.11", **installed, mindspeed=("0.11.0", _editable(clone), {}))
+    args = ["--matrix", str(ADAPTER), "--matrix", str(layer), "--set", "cann=9.1.0", "--set", "arch=aarch64"]
+    _code, doc, _err = _check(env, *args, "--set", "soc=Ascend910B")
+    fix = doc["checks"][0]["fixes"][0]
+    assert [shlex.split(c) for c in fix["commands"]] == [
+        ["git", "-C", str(clone), "checkout", commits[1]],
+        ["pip", "install", "rl==1.0.0"],
+    ]
+    assert f"and check out mindspeed {commits[1]} in {clone} (supported" in fix["summary"]
