@@ -50,6 +50,12 @@ def test_an_editable_install_past_its_tag_is_checked_out_at_the_tag_not_replaced
     assert "vllm-ascend==0.23.0'" not in text
     report = _run(env, "env", *_VLLM_ARGS)
     assert f"**Fix:** check out vllm-ascend v0.23.0 in {clone} (supported:" in report
+    for fmt in ("requirements", "uv"):  # --emit pins no wheel in the clone's place, and says so
+        emitted = _run(env, "check", "--emit", fmt, *_VLLM_ARGS, ADAPTER_MATRIX_INDEX_URL=(tmp_path / "none").as_uri())
+        assert "vllm-ascend==" not in emitted and "vllm==0.23.0" in emitted
+        assert emitted.splitlines()[1] == (
+            "# not pinned here: vllm-ascend, installed from a clone, which the fix checks out there (check's fix says how)"
+        )
     for command in commands:  # run as printed, it is the supported stack, still editable
         subprocess.run(shlex.split(command), check=True, capture_output=True)
     code, doc, _err = _check(env, *_VLLM_ARGS)

@@ -192,7 +192,7 @@ def _fix(
     summary = (note + ": " if note else "") + (", then ".join(steps) or "nothing to change") + f" ({status}: {facts})"
     fixed = cell._replace(status=status, torch=env.torch or cell.torch)
     packages = tuple((n, str(v)) for n, v in after.packages if v is not None)
-    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages, diff=diff)
+    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages, diff=diff, in_clones=tuple(cloned[2]))
 
 
 def _constrained(layers: Sequence[Layer], after: Stack, cell: Cell) -> Set[str]:
