@@ -93,7 +93,7 @@ def fix_pins(matrix: Matrix, layers: Sequence[Layer], fix: Fix) -> Tuple[Pin, ..
             if pin.git is not None:
                 commits.setdefault(pin.name, (pin.git.url, pin.git.ref))
     for name, version in fix.packages:
-        if name in below:
+        if name in below or name in fix.in_clones:  # moved in its clone by the fix: no wheel pinned
             continue
         layer = named.get(name)
         pins.append(
@@ -204,6 +204,10 @@ def render_emitted(
 ) -> str:
     """The pins as ``fmt`` (one of :data:`EMIT_FORMATS`); ``fix``: the fix they are of (its Python)."""
     python = _new_python(fix) if fix is not None else None
-    if fmt == "uv":
-        return render_uv(pins, describes, python)
-    return render_requirements(pins, describes, hashes, python)
+    text = render_uv(pins, describes, python) if fmt == "uv" else render_requirements(pins, describes, hashes, python)
+    if fix is None or not fix.in_clones:
+        return text
+    head, _sep, rest = text.partition("\n")
+    said = ", ".join(fix.in_clones)
+    note = f"# not pinned here: {said}, installed from a clone, which the fix checks out there (check's fix says how)"
+    return f"{head}\n{note}\n{rest}"
