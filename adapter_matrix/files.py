@@ -32,6 +32,9 @@ __all__ = [
     "FileWriteError",
     "read_regular",
     "atomic_write",
+    "make_folders",
+    "write_failed",
+    "read_keeping_newlines",
     "private_folder",
     "untrusted_reason",
     "printable",
@@ -225,6 +228,44 @@ def atomic_write(
         if isinstance(exc, OSError) and not isinstance(exc, FileWriteError):
             raise FileWriteError(path, _reason(exc, path), exc.errno) from None
         raise
+
+
+def write_failed(exc: OSError, path: str) -> OSError:
+    """``exc``, raised while writing ``path`` (a folder made, a link created), as the one
+    readable line a :class:`FileWriteError` says; one the tool worded already (a
+    :class:`FileWriteError`, a :class:`FileReadError`) is kept as it is."""
+    if isinstance(exc, AdapterMatrixError):
+        return exc
+    return FileWriteError(path, _reason(exc, path), exc.errno)
+
+
+def make_folders(path: str) -> None:
+    """``os.makedirs(path, exist_ok=True)``, a failure (a read-only file system, a file in
+    the way) as a :class:`FileWriteError` naming the folder, never an ``[Errno N]`` line."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except FileExistsError:
+        raise FileWriteError(path, "it is a file, not a folder") from None
+    except OSError as exc:
+        raise write_failed(exc, path) from None
+
+
+def read_keeping_newlines(path: str) -> Tuple[str, Callable[[str], str]]:
+    """A text file to edit in place: its text with ``\n`` line endings and no byte-order mark,
+    and what writes an edited text back in the file's own (a CRLF file, a Windows checkout's,
+    stays CRLF: the edit's diff is the lines added, not every line). ``OSError``,
+    ``UnicodeDecodeError``."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        raw = fh.read()
+    # a byte-order mark (a Windows editor's) is set aside too: the YAML and TOML an edit parses
+    # see the text from its first character, and the file gets its mark back
+    bom = "\ufeff" if raw.startswith("\ufeff") else ""
+    crlf = raw.count("\r\n") * 2 > raw.count("\n")
+
+    def back(text: str) -> str:
+        return bom + (text.replace("\n", "\r\n") if crlf else text)
+
+    return raw[len(bom) :].replace("\r\n", "\n"), back
 
 
 def private_folder(path: str) -> None:

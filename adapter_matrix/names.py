@@ -9,7 +9,7 @@ than the rest of a warm check).
 
 from __future__ import annotations
 
-__all__ = ["canonical_name", "escaped_name"]
+__all__ = ["canonical_name", "escaped_name", "is_project_name"]
 
 
 def canonical_name(name: str) -> str:
@@ -26,3 +26,13 @@ def canonical_name(name: str) -> str:
 def escaped_name(name: str) -> str:
     """The name as a wheel's or a ``.dist-info`` folder's file name spells it: ``torch_npu``."""
     return canonical_name(name).replace("-", "_")
+
+
+def is_project_name(name: str) -> bool:
+    """Whether pip can install ``name``: PEP 508's ``[A-Z0-9]([A-Z0-9._-]*[A-Z0-9])?``, ASCII
+    and case-insensitive (``demo adapter`` or ``démo`` makes every printed command fail)."""
+
+    def alnum(c: str) -> bool:
+        return c.isascii() and c.isalnum()
+
+    return bool(name) and alnum(name[0]) and alnum(name[-1]) and all(alnum(c) or c in "._-" for c in name)

@@ -120,7 +120,9 @@ def _sites(prefix: str) -> List[str]:
     found: List[str] = []
     for pattern in _SITE_GLOBS:
         found += sorted(glob.glob(os.path.join(glob.escape(prefix), pattern)))
-    return [s for s in found if os.path.isdir(s)]
+    # a venv's lib64 is a link to lib: one folder, read (and warned about) once, as site does
+    real = {os.path.realpath(s): s for s in reversed(found) if os.path.isdir(s)}
+    return [s for s in found if real.get(os.path.realpath(s)) == s]
 
 
 def locate(path: str) -> Target:

@@ -5,7 +5,7 @@ torch_npu), so reports arrive with half an environment. This report is ``check``
 answer, laid out for an issue: Python, torch and its build, the adapter, every layer and
 package of the stack with where it was installed from, each dimension with where its value
 came from, the plugins ``import torch`` and vLLM load, the binary check's findings, the
-verdict and the first fix. ``--json`` prints the same as the :class:`EnvReport` document.
+verdict, what no fix keeps, and the first fix. ``--json`` prints the same as the :class:`EnvReport` document.
 
 Where a package came from is :func:`package_source`'s answer alone, read as ``check`` reads it
 (``check.provenance``: a wheel from an index, a VCS install with its commit, an editable
@@ -24,7 +24,7 @@ from ..names import canonical_name
 
 if TYPE_CHECKING:
     from .elsewhere import Target
-    from .provenance import Survey
+    from .provenance import Provenance, Survey
 
 __all__ = ["ENV_SCHEMA", "SourceSeen", "PackageSeen", "AdapterSeen", "EnvReport", "package_source", "env_report"]
 
@@ -35,7 +35,8 @@ class SourceSeen(NamedTuple):
     """Where an installed distribution came from: ``kind`` is ``index`` (a wheel or sdist from an
     index: no ``direct_url.json``), ``vcs`` (``pip install git+URL@REV``: ``url``, ``commit``,
     ``revision``), ``checkout`` (an editable or local-folder install: ``path``, and ``commit``
-    when it is a git checkout), ``archive`` (a file or URL: ``url``), ``assumed`` (a what-if
+    when it is a git checkout), ``archive`` (a file or URL: ``url``), ``unknown`` (its
+    ``direct_url.json`` cannot be read: ``path``, its dist-info folder), ``assumed`` (a what-if
     version, not installed) or ``absent``."""
 
     kind: str
@@ -52,6 +53,10 @@ class SourceSeen(NamedTuple):
             return f"checkout {self.path}" + (f", commit {self.commit}" if self.commit else ", not a git checkout")
         if self.kind == "archive":
             return f"archive {self.url}"
+        if self.kind == "unknown":
+            from .provenance import unknown_source
+
+            return unknown_source(self.path or "")
         return {"index": "wheel from an index", "assumed": "assumed (what-if)", "absent": "not installed"}.get(
             self.kind, self.kind
         )
@@ -81,6 +86,11 @@ class AdapterSeen(NamedTuple):
     binary: Tuple[str, ...]  # the binary check's findings (the adapter's and each layer's libraries)
     conflict: Optional[str]
     fix: Optional[FixSeen]
+    # a layer release held or installed that no fix keeps (end of life, unknown, ambiguous) and
+    # where the fixes take it: check's "not kept:" line (stack.not_kept); optional, for documents
+    # written before it
+    not_kept: Optional[str] = None
+    no_fix: Optional[str] = None  # when no fix follows: why none exists, as check says it
 
 
 class EnvReport(NamedTuple):
@@ -98,6 +108,8 @@ class EnvReport(NamedTuple):
     plugin_problems: Tuple[str, ...]
     adapters: Tuple[AdapterSeen, ...]
     exit_code: int
+    # torch's dist-info is there but unreadable, as check says it; optional (added after schema 1)
+    torch_error: Optional[str] = None
 
     def to_json(self) -> Dict[str, Any]:
         return to_json(self)
@@ -108,32 +120,49 @@ def read_report(data: Any) -> EnvReport:
     return from_json(EnvReport, data, "the env document")
 
 
-def package_source(name: str, target: Optional[Target] = None, looked: Optional[Survey] = None) -> SourceSeen:
+def package_source(
+    name: str, target: Optional[Target] = None, looked: Optional[Survey] = None, judged: Optional[Provenance] = None
+) -> SourceSeen:
     """Where ``name`` came from (see :class:`SourceSeen`), as ``check`` reads it
     (:mod:`~adapter_matrix.check.provenance`: its ``direct_url.json``, the clone behind an
-    editable install, a checkout on the import path); ``absent`` when none is there."""
+    editable install, a checkout on the import path); ``absent`` when none is there.
+    ``judged``: the record ``check`` judged the stack's package by (a checkout on ``PYTHONPATH``
+    that hides the installed copy), which wins."""
     from .provenance import installed_provenance
 
-    found = installed_provenance(name, target)
+    found = judged or installed_provenance(name, target)
     if found is None and looked is not None:
         found = looked.checkout(name)
     if found is None:
         return SourceSeen("absent")
     if found.kind == "vcs":
         return SourceSeen("vcs", found.url, found.commit, found.requested)
+    if found.kind == "unknown":  # direct_url.json cannot be read: no wheel from an index is known
+        return SourceSeen("unknown", path=found.path)
     if found.kind in ("editable", "directory", "checkout"):
         return SourceSeen("checkout", found.url, found.commit, None, found.source or found.path)
     return SourceSeen("archive", found.url) if found.url else SourceSeen("index")
 
 
-def _packages(answer: Answer, target: Optional[Target], looked: Optional[Survey]) -> Tuple[PackageSeen, ...]:
+def _packages(
+    answer: Answer, target: Optional[Target], looked: Optional[Survey], pinned: Sequence[Tuple[str, str]] = ()
+) -> Tuple[PackageSeen, ...]:
+    """Torch, the adapter, each layer, each companion, then what the layers pin (``pinned``, as
+    installed, and every package check judged the stack by: a checkout no metadata describes)."""
+    from .provenance import Provenance
+
     env = answer.environment
     out: List[PackageSeen] = []
+    records = answer.stack.provenance if answer.stack is not None else None
+    judged = {str(r.get("name")): Provenance.from_json(r) for r in records or ()}
 
     def add(name: str, version: Optional[str], role: str) -> None:
         if any(canonical_name(p.name) == canonical_name(name) for p in out):
             return
-        source = package_source(name, target, looked)
+        record = judged.get(canonical_name(name))
+        if record is not None and record.kind == "checkout":
+            version = record.version  # the copy Python imports, not the one it hides
+        source = package_source(name, target, looked, record)
         if source.kind == "absent" and version is not None:
             source = SourceSeen("assumed")  # a what-if version (--torch, --companion)
         out.append(PackageSeen(name, version, role, source))
@@ -146,6 +175,10 @@ def _packages(answer: Answer, target: Optional[Target], looked: Optional[Survey]
     for companion in answer.companions:
         if companion.installed is not None:
             add(companion.name, companion.installed, "companion")
+    for name, version in pinned:
+        add(name, version, "pinned")
+    for name, record in judged.items():
+        add(name, record.version, "pinned")
     return tuple(out)
 
 
@@ -170,13 +203,7 @@ def env_report(
     env = first.environment if first is not None else None
     adapters = []
     for answer in document.checks:
-        packages = _packages(answer, target, looked)
-        names = {canonical_name(p.name) for p in packages}
-        packages += tuple(
-            PackageSeen(name, version, "pinned", package_source(name, target, looked))
-            for name, version in pinned
-            if canonical_name(name) not in names
-        )
+        packages = _packages(answer, target, looked, pinned)
         adapters.append(
             AdapterSeen(
                 answer.adapter,
@@ -190,6 +217,8 @@ def env_report(
                 _binary(answer),
                 answer.stack.conflict if answer.stack is not None else None,
                 answer.fixes[0] if answer.fixes else None,
+                answer.stack.not_kept if answer.stack is not None else None,
+                answer.stack.no_fix if answer.stack is not None else None,
             )
         )
     autoload = document.autoload
@@ -213,11 +242,20 @@ def env_report(
         problems,
         tuple(adapters),
         document.exit_code,
+        env.torch_error if env is not None else None,
     )
 
 
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _no_version(package: PackageSeen, torch_error: Optional[str] = None) -> str:
+    """A checkout whose HEAD is at no tag has no version (check's report says the same); torch
+    whose metadata is unreadable is said so, as check says it."""
+    if package.role == "torch" and torch_error:
+        return torch_error
+    return "no version" if package.source.kind == "checkout" else "not installed"
 
 
 def render_report(report: EnvReport) -> str:
@@ -226,7 +264,7 @@ def render_report(report: EnvReport) -> str:
         f"### Environment (adapter-matrix env {report.tool})",
         "",
         f"- Python: {report.python} ({report.implementation}), {report.platform}",
-        f"- torch: {report.torch or 'not installed'}"
+        f"- torch: {report.torch or report.torch_error or 'not installed'}"
         + (f" (build: {report.torch_build})" if report.torch_build else ""),
     ]
     if report.location:
@@ -240,7 +278,8 @@ def render_report(report: EnvReport) -> str:
             "| --- | --- | --- | --- |",
         ]
         lines += [
-            f"| {_cell(p.name)} | {_cell(p.version or 'not installed')} | {p.role} | {_cell(p.source.describe())} |"
+            f"| {_cell(p.name)} | {_cell(p.version or _no_version(p, report.torch_error))} | {p.role} "
+            f"| {_cell(p.source.describe())} |"
             for p in seen.packages
         ]
         if seen.dimensions:
@@ -250,6 +289,8 @@ def render_report(report: EnvReport) -> str:
                 lines.append(f"| {_cell(name)} | {_cell(value)} | {_cell(found.source or '-')} |")
         lines += ["", f"**Verdict:** {seen.verdict}" + (": " + _cell("; ".join(seen.reasons)) if seen.reasons else "")]
         lines += [f"- assumed: {_cell(a)}" for a in seen.assumptions]
+        if seen.not_kept:  # before the conflict, as check says it: why the fix moves that layer
+            lines.append(f"- not kept: {_cell(seen.not_kept)}")
         if seen.conflict:
             lines.append(f"- conflict: {_cell(seen.conflict)}")
         lines += [f"- binary: {_cell(b)}" for b in seen.binary] or ["- binary: no finding"]
@@ -258,7 +299,12 @@ def render_report(report: EnvReport) -> str:
             lines += [f"- by hand first: {_cell(step)}" for step in seen.fix.manual]
             if seen.fix.commands:
                 lines += ["", "```sh", *seen.fix.commands, "```"]
+        elif seen.no_fix:
+            head, _sep, rest = seen.no_fix.partition(": ")
+            lines += ["", f"**{head.capitalize()}:** {_cell(rest)}"]
     lines += ["", "#### Plugins that load", ""]
-    lines += [f"- {p.group}: {p.name} = {p.value} ({p.distribution} {p.version})" for p in report.plugins] or ["- none"]
+    lines += [  # each distribution by its name, as check's report names it (not its dist-info folder's)
+        f"- {p.group}: {p.name} = {p.value} ({canonical_name(p.distribution)} {p.version})" for p in report.plugins
+    ] or ["- none"]
     lines += [f"- problem: {_cell(p)}" for p in report.plugin_problems]
     return "\n".join(lines) + "\n"

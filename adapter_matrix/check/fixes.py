@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import heapq
-from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple, Union
 
 from packaging.version import Version
 
@@ -37,7 +37,9 @@ __all__ = [
     "listed",
     "ranked",
     "series_note",
+    "system_step",
     "torch_index",
+    "unknown_step",
     "torch_requirement",
 ]
 
@@ -250,6 +252,17 @@ def series_note(release: Release, name: str) -> str:
     return f"; {release.label} works with {name} {constraint}"
 
 
+def system_step(step: str, note: str = "") -> str:
+    """A step pip cannot take (``upgrade cann from 8.2.RC1 to 9.1.0``), as every fix says it,
+    the adapter's and a stack's alike: a system change the user makes, before the commands."""
+    return f"{step} (a system change, not a pip package: install it yourself{note})"
+
+
+def unknown_step(name: str, value: object) -> str:
+    """The step of a fix whose ``name`` could not be detected: what it must be."""
+    return f"make sure {name} is {value} ({name} could not be detected)"
+
+
 def _what_changes(env: Environment, target: _Target) -> Tuple[Tuple[str, ...], Tuple[str, ...], bool, bool, bool]:
     """What reaching ``target`` changes (names), the manual steps it needs, and whether
     Python, the adapter and torch change."""
@@ -266,11 +279,9 @@ def _what_changes(env: Environment, target: _Target) -> Tuple[Tuple[str, ...], T
         + target.changed_dims
     )
     manual = tuple(
-        f"{step} (a system change, not a pip package: install it yourself{series_note(release, name)})"
+        system_step(step, series_note(release, name))
         for name, step in zip(target.changed_dims, _driver_changes(env, target))
-    ) + tuple(
-        f"make sure {name} is {release.constraint(name)} ({name} could not be detected)" for name in target.unknown_dims
-    )
+    ) + tuple(unknown_step(name, release.constraint(name)) for name in target.unknown_dims)
     return changes, manual, python_changes, adapter_changes, torch_changes
 
 
@@ -441,6 +452,17 @@ def listed(order: Iterable[Ranked], limit: int = 3) -> List[Ranked]:
     )
 
 
+def _steps(entry: Ranked) -> Set[Tuple[str, str]]:
+    """The manual steps of a fix as what they do: each dimension it changes with the value it
+    moves to, each value to make sure of. Not their text, which names the fix's own release
+    (a compatible series' note: "2.11.0 (release 26.1.0) works with cann ..."): two fixes that
+    upgrade cann to 8.5.0 take the same step."""
+    release = entry.cell.release
+    return {(name, str(entry.target.dims[name])) for name in entry.target.changed_dims} | {
+        (name, f"make sure {release.constraint(name)}") for name in entry.target.unknown_dims
+    }
+
+
 def _listed(pip: Iterable[Ranked], held: Iterable[Ranked], limit: int) -> List[Ranked]:
     """:func:`listed` of an order made of ``pip`` (the fixes that keep every held value)
     then ``held`` (those that change one), each in its order: read only as far as needed."""
@@ -451,7 +473,7 @@ def _listed(pip: Iterable[Ranked], held: Iterable[Ranked], limit: int) -> List[R
         # a listed fix changes less, with no manual step this one lacks, for a status as good
         rank = _REACHABLE.index(entry.cell.status)
         return any(
-            set(c.manual) <= set(entry.manual)
+            _steps(c) <= _steps(entry)
             and set(c.changes) <= set(entry.changes)
             and _REACHABLE.index(c.cell.status) <= rank
             for c in kept + driver

@@ -69,7 +69,8 @@ class Probes(NamedTuple):
     autoload: Callable[[Sequence[str]], AutoloadSection]  # the torch.backends lint of an import path
     deep: Callable[[LoadResult], DeepSection]  # --deep: torch imported, the adapter activated, a smoke
     # --emit requirements: the sha256 of a release's files on its index (name, version, index URL or None)
-    hashes: Optional[Callable[[str, str, Optional[str]], Sequence[str]]] = None
+    # None: the index could not be read (said so, not "it gave none")
+    hashes: Optional[Callable[[str, str, Optional[str]], Optional[Sequence[str]]]] = None
 
 
 class CheckRequest(NamedTuple):
@@ -163,14 +164,34 @@ class Question(NamedTuple):
 # -- 1. read the question ------------------------------------------------------------------
 
 
-def _pairs(values: Sequence[str], field: str, flag: str, example: str) -> Dict[str, str]:
-    out = {}
+def _pairs(
+    values: Sequence[str], field: str, flag: str, example: str, what: str, read: Callable[[str], str] = str.strip
+) -> Dict[str, str]:
+    """``NAME=VALUE`` items, each value as ``read`` reads it; a name given twice with two values
+    is refused (the last would win unsaid), the same value twice is one (a script that repeats
+    an option)."""
+    out: Dict[str, str] = {}
     for item in values:
         name, sep, value = item.partition("=")
         if not sep or not name.strip() or not value.strip():
             raise CheckRefused(field, f" {item!r}: write NAME=VALUE, e.g. {flag} {example}")
-        out[name.strip()] = value.strip()
+        name, value = name.strip(), read(value.strip())
+        if out.get(name, value) != value:
+            raise CheckRefused(field, f" names {name} twice ({name}={out[name]}, {name}={value}): give one {what}")
+        out[name] = value
     return out
+
+
+def _normalised(text: str) -> str:
+    """A what-if version as PEP 440 writes it (``2.13.0+CPU`` is ``2.13.0+cpu``, ``2.6.0.POST5``
+    ``2.6.0.post5``): the answer shows the version it judged, not the spelling typed. A text that
+    is no version stays as typed, for the step that refuses it to quote."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return str(Version(text))
+    except InvalidVersion:
+        return text
 
 
 # what --companion may be mistaken for: the option that asks it (the adapter's name: --adapter)
@@ -184,7 +205,8 @@ def _companions(values: Sequence[str]) -> Dict[str, str]:
         return {}
     from ..names import canonical_name
 
-    out = _pairs(values, "companions", "--companion", "torchvision=0.19.1 (or NAME=none: not installed)")
+    example = "torchvision=0.19.1 (or NAME=none: not installed)"
+    out = _pairs(values, "companions", "--companion", example, "version", _normalised)
     seen: Dict[str, Tuple[str, str]] = {}
     for name, value in out.items():
         canonical = canonical_name(name)
@@ -218,12 +240,14 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
             python = PythonVersion.parse(request.python)
         except ValueError as exc:
             raise CheckRefused("python", f": {exc}") from None
-    dimensions = _pairs(request.sets, "sets", "--set", "cann=8.0")
+    dimensions = _pairs(request.sets, "sets", "--set", "cann=8.0", "value")
     companions = _companions(request.companions)
     when = None
     if request.today is not None:
+        from ..matrix.reader import parse_date  # YYYY-MM-DD on every Python, as the matrix reads dates
+
         try:
-            when = _dt.date.fromisoformat(request.today)
+            when = parse_date(request.today)
         except ValueError:
             raise CheckRefused("today", f" {request.today!r}: write a date as YYYY-MM-DD") from None
     named, adapter = request.adapter, None
@@ -232,7 +256,8 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
             "adapter", f" {named!r}: give a version (2.10.0.post4) or an installed adapter's distribution name"
         )
     if named is not None and not is_distribution_name(named):
-        named, adapter = None, request.adapter
+        adapter = _normalised(named)
+        named = None
     torch, pins = request.torch, None
     if request.requirements is not None:  # what the file would install, assumed as --torch etc. would be
         from .requirements import RequirementsError, read_pins, resolve_pins
@@ -246,6 +271,7 @@ def read_question(request: CheckRequest, target: Optional[Target]) -> Question:
         raise CheckRefused("resolve", " resolves a --requirements FILE: give one")
     if request.deep and target is not None and not target.here:
         raise CheckRefused("deep", " imports torch in this process: it cannot judge another environment (--env)")
+    torch = _normalised(torch) if torch is not None else None
     asked = pins.range("torch") if pins is not None and torch is None else None
     what_if = torch is not None or asked is not None or python is not None or adapter is not None
     if request.constraints is not None:
@@ -435,7 +461,8 @@ def _asked(question: Question, matrix: Matrix, layers: Sequence[Layer], target: 
         if question.asked is not None:  # a torch range: judged at the one line of the matrix it admits
             torch, note = _ranged(matrix, question.asked, pins.source, distribution, target)
             notes = (note, *notes)
-    adapter_pin = question.adapter or (pins.get(distribution) if pins is not None else None)
+    from_file = pins.get(distribution) if pins is not None else None
+    adapter_pin = question.adapter or (_normalised(from_file) if from_file is not None else None)
     return _Asked(torch, adapter_pin, pinned, stack_versions, notes)
 
 
@@ -462,8 +489,11 @@ def _judge(
     stack = _stacked(question, matrix, layers, installed, decided, asked, target, looked, probes) if layers else None
     if stack is not None:
         decided = stack.verdict
+        # the layers' own dimensions (vllm-ascend's device_type) are said beside the adapter's
+        installed = installed._replace(detections=installed.detections + stack.detections)
     decided, section, used = _binary_folded(question, matrix, installed, decided, stack, target, probes)
     decided = _ranges_folded(question, matrix, decided, asked, target)
+    decided = _broken_torch(decided, installed.torch_error)
     # check --env: say which environment was judged (not the running one, --pythonpath or not)
     where = target.description if target is not None and not target.here else None
     answer = answer_of(
@@ -481,6 +511,30 @@ def _judge(
     return _Judged(answer, used, kept, _fix_emitted(question, matrix, layers, decided, probes))
 
 
+_TORCH_ABSENT = "torch is not installed"
+
+
+def _broken_torch(decided: Verdict, torch_error: Optional[str]) -> Verdict:
+    """``decided`` for a torch whose dist-info is there but unreadable (``torch_error``): not
+    "not installed" but what it is, and its fixes reinstall torch (pip's ``--force-reinstall``:
+    a plain install may take the broken folder for the version it asks for)."""
+    if torch_error is None:
+        return decided
+    reasons = tuple(f"torch is {torch_error}: reinstall it" if r == _TORCH_ABSENT else r for r in decided.reasons)
+    fixes = tuple(
+        fix._replace(
+            summary=fix.summary.replace("install torch ", "reinstall torch ", 1)
+            if fix.summary.startswith("install torch ")
+            else fix.summary,
+            commands=tuple(
+                c.replace(" install ", " install --force-reinstall ", 1) if "torch==" in c else c for c in fix.commands
+            ),
+        )
+        for fix in decided.fixes
+    )
+    return decided._replace(reasons=reasons, fixes=fixes)
+
+
 def _detected(
     question: Question, matrix: Matrix, layers: Sequence[Layer], asked: _Asked, target: Optional[Target]
 ) -> Tuple[Installed, List[Tuple[Companion, Optional[str], str]]]:
@@ -489,6 +543,13 @@ def _detected(
     from .installed_companions import detect_companions
 
     owned = {d.name for layer in layers for d in layer.dimensions}  # a layer's own: judged with the stack
+    unknown = set(question.dimensions) - owned - {d.name for d in matrix.dimensions}
+    if unknown and owned:  # the layers' own are --set's too: the refusal names them with the adapter's
+        declared = [d.name for d in matrix.dimensions] + sorted(owned)
+        raise CheckRefused(
+            "sets",
+            f" names unknown dimension(s) {', '.join(sorted(unknown))}; the matrices declare: {', '.join(declared)}",
+        )
     _owned_values(layers, question.dimensions)
     try:
         installed = detect_environment(
@@ -611,7 +672,8 @@ def _fix_emitted(
     from .emit import fix_pins, render_emitted
 
     first = decided.fixes[0]
-    return render_emitted(question.request.emit, fix_pins(matrix, layers, first), first.summary, probes.hashes)
+    pins = fix_pins(matrix, layers, first)
+    return render_emitted(question.request.emit, pins, first.summary, probes.hashes, first)
 
 
 def _deep(question: Question, result: LoadResult, probes: Probes) -> Optional[DeepSection]:
@@ -749,6 +811,7 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
 
     looked = current_survey(target)
     _checkout_layers(found, looked.layer_files)
+    _installed_adapters_below(found, paths)
     _refuse_cycles([layer for _l, layer in found.layers])
     invalid = found.invalid
     judged: List[_Judged] = []
@@ -760,6 +823,8 @@ def _answer(question: Question, target: Optional[Target], probes: Probes) -> Che
         above = [layer for _l, layer in found.layers if layer.name_of_adapter == adapter]
         _refuse_clashes(result.matrix, above)
         judged.append(_judge(question, place, result, target, probes, above, looked))
+    # so can a dimension a layer owns (vllm-ascend's device generation, read from the environment)
+    memorable = memorable and all(d.name in question.dimensions for _l, layer in found.layers for d in layer.dimensions)
     described = {canonical_name(r.matrix.adapter.distribution) for _l, r in found.adapters}
     for place, layer in found.layers:  # a layer whose adapter's matrix is not here cannot be judged
         if layer.name_of_adapter not in described:
@@ -809,6 +874,31 @@ def _checkout_layers(found: _Loaded, files: Sequence[Tuple[str, str]]) -> None:
         if isinstance(result, LayerResult) and result.layer.name not in given:
             found.layers.append((Located(path, f"checkout of {package}"), result.layer))
             given.add(result.layer.name)
+
+
+def _installed_adapters_below(found: _Loaded, paths: Optional[Sequence[str]]) -> None:
+    """The registered matrix of each installed adapter a layer sits on, when the matrices found
+    (``--matrix``, ./compat.yaml: a layer's own checkout) hold the layer but not its adapter: the
+    adapter's matrix comes with it, as the discovery of installed matrices finds it."""
+    from ..matrix.cache import load_any
+    from ..matrix.discovery import registered_matrices
+    from ..names import canonical_name
+
+    described = {canonical_name(r.matrix.adapter.distribution) for _l, r in found.adapters}
+    wanted = {layer.name_of_adapter for _l, layer in found.layers} - described
+    if not wanted:
+        return
+    read = {located.path for located, _r in found.adapters} | {located.path for located, _l in found.layers}
+    for located in registered_matrices(paths):
+        if located.path in read:
+            continue
+        try:
+            result = load_any(located.path)
+        except MatrixError:
+            continue  # a broken registered matrix of another adapter is no answer to this layer
+        if isinstance(result, LoadResult) and canonical_name(result.matrix.adapter.distribution) in wanted:
+            found.adapters.append((located, result))
+            wanted.discard(canonical_name(result.matrix.adapter.distribution))
 
 
 def _refuse_clashes(matrix: Matrix, layers: Sequence[Layer]) -> None:

@@ -43,20 +43,25 @@ __all__ = [
     "git_worktree",
     "head_commit",
     "tag_version",
+    "release_tag",
+    "unknown_source",
+    "compiled",
 ]
 
-KINDS = ("wheel", "vcs", "editable", "directory", "checkout")
+KINDS = ("wheel", "vcs", "editable", "directory", "checkout", "unknown")
 GIT_SECONDS = 3.0  # one git query on a local clone takes milliseconds
 _SMALL = 64 << 10  # HEAD, a ref, a .git file, direct_url.json, a config: a few hundred bytes
 _PACKED = 8 << 20  # packed-refs of a large clone (vLLM's: ~1 MiB)
 _HEX = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _SHORT = re.compile(r"^[0-9a-fA-F]{7,64}$")
-_DESCRIBED = re.compile(r"^(?P<tag>.+)-(?P<n>\d+)-g(?P<hash>[0-9a-f]+)$")
+_DESCRIBED = re.compile(r"^(?P<tag>.+)-(?P<n>\d+)-g(?P<hash>[0-9a-f]+)(?P<dirty>-dirty)?$")
+_DIRTY = "-dirty"  # git describe --dirty: tracked files differ from the commit
 _UP = 12  # folders walked up from a package to find its clone's .git
 
 
 class Provenance(NamedTuple):
-    """How one package is installed (``kind``: wheel | vcs | editable | directory | checkout)
+    """How one package is installed (``kind``: wheel | vcs | editable | directory | checkout, or
+    unknown when its ``direct_url.json`` cannot be read: :func:`unknown_source` says why)
     and, where a git clone is behind it, which commit. ``path``: its dist-info folder, or a
     checkout's package folder; ``source``: the clone (or folder) it was built from, where this
     machine can read it; ``describe``: ``git describe --tags --long`` of that clone
@@ -74,13 +79,21 @@ class Provenance(NamedTuple):
     error: Optional[str] = None
 
     @property
+    def dirty(self) -> bool:
+        """Whether the clone's tracked files differ from its commit (``git describe --dirty``)."""
+        return (self.describe or "").endswith(_DIRTY)
+
+    @property
     def past(self) -> Optional[str]:
-        """``8 commits past v0.11.0`` (``at v0.11.0`` on the tag), from :attr:`describe`."""
+        """``8 commits past v0.11.0`` (``at v0.11.0`` on the tag), from :attr:`describe`, and
+        ``with uncommitted changes`` when its tracked files differ from the commit."""
         found = _DESCRIBED.match(self.describe or "")
+        changed = ["with uncommitted changes"] if self.dirty else []
         if not found:
-            return None
+            return changed[0] if changed else None
         n = int(found["n"])
-        return f"at {found['tag']}" if n == 0 else f"{n} commit{'s' if n != 1 else ''} past {found['tag']}"
+        at = f"at {found['tag']}" if n == 0 else f"{n} commit{'s' if n != 1 else ''} past {found['tag']}"
+        return ", ".join([at, *changed])
 
     @property
     def built_version(self) -> Optional[str]:
@@ -104,6 +117,8 @@ class Provenance(NamedTuple):
         commit = f"commit {self.commit[:12]}" if self.commit else "unknown commit"
         if self.kind == "wheel":
             return f"wheel {self.path}"
+        if self.kind == "unknown":
+            return unknown_source(self.path)
         past = f" ({self.past})" if self.past else ""
         why = f" ({self.error})" if self.error and not self.commit else ""
         return f"{self.kind} {where}, {commit}{past}{why}"
@@ -153,6 +168,12 @@ class Survey(NamedTuple):
     def checkout(self, name: str) -> Optional[Provenance]:
         wanted = canonical_name(name)
         return next((c for c in self.checkouts if c.name == wanted), None)
+
+    def imports(self, checkout: Provenance) -> bool:
+        """Whether Python imports ``checkout``'s package rather than another copy of it (the
+        checkout is first on the import path: ``PYTHONPATH`` before site-packages)."""
+        real = os.path.realpath(checkout.path)
+        return any(os.path.realpath(s.imported) == real for s in self.shadowed)
 
 
 # -- git, read as files ---------------------------------------------------------------------
@@ -279,7 +300,9 @@ def _git(worktree: str, *args: str) -> Optional[str]:
 
 
 def _describe(worktree: str) -> Optional[str]:
-    return _git(worktree, "describe", "--tags", "--long", "--abbrev=12", "HEAD")
+    # --dirty: a checkout at its pin whose files were edited is not that commit; --always: said
+    # for a clone without tags too (no tag, no "past")
+    return _git(worktree, "describe", "--tags", "--long", "--abbrev=12", "--dirty", "--always")
 
 
 def _resolve(worktree: str, ref: str) -> Optional[str]:
@@ -303,6 +326,65 @@ def tag_version(tag: str) -> Optional[str]:
         return str(Version(found.group(1)))
     except InvalidVersion:
         return None
+
+
+def release_tag(worktree: str, version: str) -> Optional[str]:
+    """The tag of release ``version`` in the clone at ``worktree``: ``vX.Y.Z`` (preferred) or
+    ``X.Y.Z``, compared as versions (``v0.23.0rc1`` is 0.23.0rc1), else None (no such tag, or
+    git cannot say)."""
+    from packaging.version import InvalidVersion, Version
+
+    listed = _git(worktree, "for-each-ref", "--format=%(refname:short)", "refs/tags")
+    wanted = Version(version)
+    found = []
+    for tag in (listed or "").splitlines():
+        try:
+            if Version(tag[1:] if tag.startswith("v") else tag) == wanted:
+                found.append(tag)
+        except InvalidVersion:
+            continue
+    return min(found, key=lambda t: (not t.startswith("v"), t)) if found else None
+
+
+_BUILT_BY = ("CMakeLists.txt", "meson.build")
+_EXTENSIONS = re.compile(r"ext_modules|CMakeExtension|CppExtension|CUDAExtension|\bExtension\(")
+
+
+def compiled(worktree: str) -> bool:
+    """Whether the clone at ``worktree`` builds compiled extensions (a ``CMakeLists.txt`` or
+    ``meson.build`` at its top, or a ``setup.py`` declaring extension modules): an editable
+    install of it is rebuilt after a checkout, a pure-Python one follows its files as they are."""
+    if any(os.path.isfile(os.path.join(worktree, name)) for name in _BUILT_BY):
+        return True
+    return bool(_EXTENSIONS.search(_read(os.path.join(worktree, "setup.py"), _PACKED) or ""))
+
+
+def missing_ref(worktree: str, ref: str) -> Optional[str]:
+    """Why the clone at ``worktree`` cannot check out ``ref`` as it is (``a shallow clone`` or
+    ``not fetched``), else None: a ``git checkout`` of a commit the clone has not fetched fails
+    ("reference is not a tree"), so the fix fetches it first."""
+    if _resolve(worktree, ref) is not None:
+        return None
+    found = git_worktree(worktree)
+    if found is not None and os.path.isfile(os.path.join(_common(found[1]), "shallow")):
+        return "a shallow clone"
+    return "not fetched"
+
+
+def fetch_argv(worktree: str, ref: str, url: Optional[str], pinned_url: str) -> Optional[List[str]]:
+    """The arguments of the ``git -C WORKTREE`` command that brings ``ref`` into the clone at
+    ``worktree`` before it is checked out (None when it holds it): a full commit is fetched by
+    itself, from ``origin`` when that is the pin's repository, else from the pin's URL; a tag, a
+    branch or an abbreviated commit (which no server fetches by itself) with the clone's history
+    and tags, in full when it is shallow."""
+    why = missing_ref(worktree, ref)
+    if why is None:
+        return None
+    remote = "origin" if same_repository(url, pinned_url) else re.sub(r"^git\+", "", pinned_url)
+    if _HEX.match(ref.lower()):
+        return ["fetch", remote, ref.lower()]
+    unshallow = ["--unshallow"] if why == "a shallow clone" else []
+    return ["fetch", *unshallow, "--tags", remote]
 
 
 # -- a pin's commit against what is installed -----------------------------------------------
@@ -392,6 +474,11 @@ def _from_clone(base: Provenance, folder: str) -> Provenance:
     )
 
 
+def unknown_source(folder: str) -> str:
+    """How a distribution whose ``direct_url.json`` cannot be read is said, on every surface."""
+    return f"unknown source: {os.path.join(folder, 'direct_url.json')} is not valid JSON"
+
+
 def distribution_provenance(name: str, folder: str, version: Optional[str]) -> Provenance:
     """The provenance of the distribution whose dist-info folder is ``folder``."""
     wanted = canonical_name(name)
@@ -402,7 +489,8 @@ def distribution_provenance(name: str, folder: str, version: Optional[str]) -> P
         data = json.loads(text)
         url = str(data.get("url", ""))
     except (ValueError, AttributeError):
-        return Provenance(wanted, "wheel", folder, version, error="unknown commit: direct_url.json is not valid JSON")
+        # not a wheel from an index: PEP 610's file is written for every other install, and says which
+        return Provenance(wanted, "unknown", folder, version, error=unknown_source(folder))
     vcs = data.get("vcs_info") if isinstance(data.get("vcs_info"), dict) else None
     if vcs is not None:
         commit = str(vcs.get("commit_id", "")).lower()
@@ -591,14 +679,17 @@ def stack_provenance(
 ) -> Optional[Provenance]:
     """How ``name`` is installed where it is judged: its distribution's metadata, else a checkout
     of its package on the import path, else a checkout whose clone is one of ``urls`` (the
-    repositories its git pins name: Megatron-LM's clone holds the package ``megatron``)."""
-    found = installed_provenance(name, target)
-    if found is not None:
-        return found
-    found = looked.checkout(name)
-    if found is not None:
-        return found
-    for checkout in looked.checkouts:
-        if any(same_repository(checkout.url, url) for url in urls):
-            return checkout._replace(name=canonical_name(name))
-    return None
+    repositories its git pins name: Megatron-LM's clone holds the package ``megatron``); such a
+    checkout before the distribution on the import path hides it, and is what is judged."""
+    installed = installed_provenance(name, target)
+    checkout = looked.checkout(name) or next(
+        (
+            c._replace(name=canonical_name(name))
+            for c in looked.checkouts
+            if any(same_repository(c.url, u) for u in urls)
+        ),
+        None,
+    )
+    if checkout is not None and (installed is None or looked.imports(checkout)):
+        return checkout  # what Python imports: a checkout on PYTHONPATH hides the installed copy
+    return installed

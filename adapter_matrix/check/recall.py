@@ -8,7 +8,8 @@ points and the plugin chain above them), the adapter's libraries against torch's
 check), and what a detector reads.
 
 - the *question* (the key) is the command line, the tool's version, the interpreter, today's
-  date, the working folder, the import path, whether the output is colored, and the
+  date, the working folder, the import path, whether the output is colored and the terminal's
+  width it is wrapped to, and the
   environment variables the tool reads;
 - the *deps* are stamped (:mod:`adapter_matrix.memo`): each matrix file, ``./compat.yaml``
   (one that appears is found first), each folder of the import path (an install, upgrade or
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 
     from ..memo import Stamp
 
-__all__ = ["FORMAT", "recall", "stamps", "remember"]
+__all__ = ["FORMAT", "recall", "stamps", "remember", "terminal_width"]
 
 FORMAT = 2  # bumped when the stored answer's shape changes
 KIND = "check-answers"
@@ -59,6 +60,19 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # vLLM plugins to load (the platform-conflict finding), and what decides the colors (with
 # whether stdout is a terminal)
 _ENVIRONMENT = ("LD_LIBRARY_PATH", "TORCH_DEVICE_BACKEND_AUTOLOAD", "VLLM_PLUGINS", "NO_COLOR", "TERM")
+
+
+def terminal_width() -> Optional[int]:
+    """The columns of the terminal stdout is (``$COLUMNS`` first, as a shell sets it), which the
+    report is wrapped to; None for a pipe or a file (one line each). Part of the question: an
+    answer remembered for one width is not replayed on another."""
+    if not sys.stdout.isatty():
+        return None
+    try:
+        columns = int(os.environ.get("COLUMNS") or os.get_terminal_size(sys.stdout.fileno()).columns)
+    except (OSError, ValueError):
+        return None
+    return columns if columns > 0 else None  # a terminal that says 0 (a serial console): not wrapped
 
 
 def _entry(argv: Sequence[str]) -> str:
@@ -74,6 +88,7 @@ def _entry(argv: Sequence[str]) -> str:
         os.getcwd(),
         tuple(argv),
         sys.stdout.isatty(),
+        terminal_width(),
         tuple(sys.path),
         tuple(environ),
     )

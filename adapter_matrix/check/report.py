@@ -6,7 +6,8 @@ fixes: the report shows it, and :func:`~adapter_matrix.check.guard.require` rais
 
 from __future__ import annotations
 
-from typing import List, Mapping, Optional, Sequence, Tuple, Union
+import re
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..answer import (
     ANSWER_SECTIONS,
@@ -84,6 +85,7 @@ def answer_of(
             adapter=installed.adapter_text,
             dimensions={d.dimension: DimensionSeen(d.value, d.source, d.error) for d in installed.detections},
             location=location,
+            torch_error=installed.torch_error,
         ),
         verdict=verdict.outcome,
         exit_code=exit_code,
@@ -112,6 +114,7 @@ _STYLE = {
 
 
 Segment = Tuple[str, str]  # (text, rich style; "" for none)
+COMMAND = "command"  # the style word of a command line (no color): a narrow terminal breaks it between arguments
 
 
 def verdict_lines(
@@ -131,7 +134,7 @@ def verdict_lines(
         lines.append([("fix:" if i == 0 else "or:", "bold"), (" " + fix.summary, "")])
         lines += [[("    by hand: ", "yellow"), (step, "")] for step in fix.manual]
         lines += [[(f"    {line}", "red" if line.startswith("-") else "green")] for line in getattr(fix, "diff", ())]
-        lines += [[(f"    {command}", "")] for command in fix.commands]
+        lines += [[(f"    {command}", COMMAND)] for command in fix.commands]
     return lines
 
 
@@ -141,7 +144,7 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
     rows = [
         ("matrix", f"{answer.matrix or 'none'}  ({answer.origin})"),
         ("Python", f"{env.python} ({env.implementation}{', free-threaded' if env.free_threaded else ''})"),
-        ("torch", env.torch or "not installed"),
+        ("torch", env.torch or env.torch_error or "not installed"),
         (answer.adapter, env.adapter or "not installed"),
     ]
     for name, found in env.dimensions.items():
@@ -239,17 +242,98 @@ def _styled(text: str, style: str) -> str:
     return f"\x1b[{codes}m{text}\x1b[0m" if codes and text else text
 
 
-def render_check(answer: Answer, color: bool = False) -> str:
+def render_check(answer: Answer, color: bool = False, width: Optional[int] = None) -> str:
     """One answer as the terminal shows it: colored with terminal escapes (``color``: stdout
     is a terminal and NO_COLOR is unset) or plain (pipes and CI logs). Every text is escaped
     first: values come from the matrix, the environment, files and programs' output, and
-    none may move the cursor, retitle or clear the terminal."""
-    return render_lines(check_lines(answer), color)
+    none may move the cursor, retitle or clear the terminal. ``width``: the terminal's
+    columns, each line wrapped to them (:func:`render_lines`); None (a pipe): one line each."""
+    return render_lines(check_lines(answer), color, width)
 
 
-def render_lines(lines: List[List[Segment]], color: bool = False) -> str:
-    """Styled lines as :func:`render_check` renders them."""
-    return "".join(
-        "".join(_styled(printable(text), style) if color else printable(text) for text, style in line) + "\n"
-        for line in lines
-    )
+def render_lines(lines: List[List[Segment]], color: bool = False, width: Optional[int] = None) -> str:
+    """Styled lines as :func:`render_check` renders them. With ``width`` (a terminal's columns), a
+    longer line is wrapped as the terminal would not: prose between words, its next lines
+    indented under it; a command (a POSIX shell's) between its arguments, each line but the
+    last ending in `` \\`` so that it is still one command to copy. A pipe gets one line each
+    (grep, CI logs, the transcripts of the docs)."""
+    out = []
+    for line in lines:
+        texts = [(printable(text), style) for text, style in line]
+        plain = "".join(text for text, _style in texts)
+        breaks: Dict[int, str] = {}
+        if width is not None and len(plain) > width:
+            breaks = _wrapped(plain, width, any(COMMAND in style.split() for _text, style in texts))
+        at, rendered = 0, []
+        for text, style in texts:
+            for part, end in _split(text, at, breaks):
+                rendered.append(_styled(part, style) if color else part)
+                rendered.append(breaks.get(end, ""))
+            at += len(text)
+        out.append("".join(rendered) + "\n")
+    return "".join(out)
+
+
+def _split(text: str, at: int, breaks: Mapping[int, str]) -> List[Tuple[str, int]]:
+    """``text`` (at offset ``at`` of its line) cut at the ``breaks`` inside it: (part, the
+    offset where it ends, a break's offset when one follows it); a break's space is dropped."""
+    parts, start = [], 0
+    for offset in sorted(b for b in breaks if at <= b < at + len(text)):
+        parts.append((text[start : offset - at], offset))
+        start = offset - at + 1
+    parts.append((text[start:], -1))
+    return parts
+
+
+def _wrapped(plain: str, width: int, command: bool) -> Dict[int, str]:
+    """Where ``plain`` breaks to fit ``width`` columns: the offset of each space it breaks at,
+    and what replaces that space (a new line and the indent; a command's `` \\`` first). A
+    word longer than the line is left whole (the terminal wraps it, nothing is lost)."""
+    lead = len(plain) - len(plain.lstrip(" "))
+    if command:
+        from .shell import POSIX, host_shell
+
+        if host_shell() != POSIX:  # cmd.exe and PowerShell continue a line otherwise: one line
+            return {}
+        spaces, indent, room = _unquoted_spaces(plain, lead), " " * (lead + 4), width - 2
+        new_line = " \\\n" + indent
+    else:
+        spaces, indent, room = [i for i in range(lead, len(plain)) if plain[i] == " "], " " * _hang(plain, lead), width
+        new_line = "\n" + indent
+    breaks: Dict[int, str] = {}
+    start, column, last = 0, 0, None  # the current line's first offset, its first column, its last space
+    for space in [*spaces, len(plain)]:
+        if column + space - start > room and last is not None and last >= start:
+            breaks[last] = new_line
+            start, column = last + 1, len(indent)
+        if space > start:
+            last = space
+    return breaks
+
+
+# a line's label: "not kept:", "by hand:" (a word or two and a colon), or a row's name and the
+# spaces before its value
+_LABEL = re.compile(r" *(?:[^ :]+(?: [^ :]+)?: |\S+ {2,})")
+
+
+def _hang(line: str, lead: int) -> int:
+    """The indent of a wrapped line's next lines: under the text after its label (``not kept:``,
+    a row's name), at least 5 columns in (the lines of a fix are 4 in, a layer's status 2), so
+    that a continuation is not read as a line of its own."""
+    label = _LABEL.match(line)
+    hang = label.end() if label is not None else 0
+    return max(hang, lead + 5) if hang < 40 else lead + 5
+
+
+def _unquoted_spaces(command: str, lead: int) -> List[int]:
+    """The offsets of the spaces between a POSIX command's arguments (not in quotes)."""
+    spaces, quote = [], ""
+    for i in range(lead, len(command)):
+        char = command[i]
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == " ":
+            spaces.append(i)
+    return spaces

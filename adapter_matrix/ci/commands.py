@@ -87,6 +87,8 @@ def run_plan(request: PlanRequest) -> PlanResult:
         raise ChoiceError("strategy", f"{strategy!r}: choose from {', '.join(STRATEGIES)}")
     if request.fmt not in PLAN_FORMATS:
         raise ChoiceError("fmt", f"{request.fmt!r}: choose from {', '.join(PLAN_FORMATS)}")
+    if request.max_parallel < 0:  # refused in every format, not only where github's chunks read it
+        raise ChoiceError("max_parallel", f"{request.max_parallel}: a number of jobs, 0 for no cap")
     matrix = request.matrix
     # a release frozen with other sources is not this tree's to test (docs/releasing.md)
     rows = plan(matrix, strategy, request.release, request.today, skip=past_releases(matrix), cover=cover or 2)
@@ -263,6 +265,10 @@ def run_tier(request: TierRequest) -> TierResult:
 
     if request.strategy not in STRATEGIES:
         raise AdapterMatrixError(f"{request.strategy!r} is not a tier: choose from {', '.join(STRATEGIES)}")
+    if not request.min_free_gb >= 0:  # a negative floor would never stop a run on a full disk
+        raise ChoiceError(
+            "min_free_gb", f"{request.min_free_gb:g}: the free disk space, in GB, a cell needs (0: no check)"
+        )
     matrix, echo = request.matrix, request.echo
     steps = tiers.select(matrix, request.strategy, request.tags, request.pythons, request.force)
     if not steps and (request.tags or request.pythons):  # a typo in a tag must not pass as a tier with nothing to do

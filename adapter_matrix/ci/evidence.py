@@ -38,7 +38,7 @@ from packaging.version import InvalidVersion, Version
 
 from .. import limits
 from ..backend import build_tables_text
-from ..files import atomic_write
+from ..files import atomic_write, make_folders
 from ..matrix.cellid import CellId
 from ..matrix.diagnostics import Diagnostic, Mark
 from ..matrix.model import Matrix, Status
@@ -218,7 +218,7 @@ def write_evidence(folder: str, record: ResultRecord, matrix: Optional[Matrix] =
         raise EvidenceError(f"{folder}: not a folder \u2014 give the evidence folder (e.g. evidence)")
     if matrix is not None:
         _refuse_if_not_evidence(folder, release, path, record, matrix)
-    os.makedirs(release_dir, exist_ok=True)
+    make_folders(release_dir)  # a read-only checkout: one line, not an internal error
     if not _inside(folder, path):
         raise EvidenceError(f"{path}: outside the evidence folder {folder} (a symbolic link?) \u2014 nothing written")
     atomic_write(path, json.dumps(record.evidence_json(), indent=2, ensure_ascii=False) + "\n", follow=False)

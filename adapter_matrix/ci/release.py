@@ -22,7 +22,7 @@ from typing import FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from ..files import atomic_write, dunder_version, read_toml
+from ..files import atomic_write, dunder_version, make_folders, read_toml
 from ..matrix.diagnostics import Diagnostic, display_path
 from ..matrix.model import Matrix, Release
 from .evidence import git_state, sources_hash
@@ -99,7 +99,7 @@ def freeze(matrix: Matrix, version: str, folder: str, today: Optional[_dt.date] 
     day = (today or _dt.datetime.now(_dt.timezone.utc).date()).isoformat()
     path = os.path.join(folder, version, RELEASE_FILE)
     entry = FrozenRelease(version, now, tuple(matrix.evidence.sources), commit, day, path)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    make_folders(os.path.dirname(path))  # a read-only checkout: one line, not an internal error
     atomic_write(path, json.dumps(entry.as_dict(), indent=2) + "\n", follow=False)
     return entry, True
 

@@ -85,12 +85,22 @@ def load_or_exit(path: str, fresh: bool = False) -> LoadResult:
     return result
 
 
+def _invalid_line(path: str, exc: Any) -> str:
+    errors = sum(1 for d in exc.diagnostics if d.severity == "error")
+    return f"{path}: {errors} error{'s' if errors != 1 else ''} in the matrix"
+
+
 def fail_invalid(path: str, exc: Any) -> NoReturn:
     """A file that is no valid matrix (a ``MatrixError``): its errors listed, then exit 2 (the
     :class:`CommandError` carries the diagnostics, for ``check --json``'s document)."""
     print_diagnostics(exc.diagnostics)
-    errors = sum(1 for d in exc.diagnostics if d.severity == "error")
-    fail(f"{path}: {errors} error{'s' if errors != 1 else ''} in the matrix", diagnostics=exc.diagnostics)
+    fail(_invalid_line(path, exc), diagnostics=exc.diagnostics)
+
+
+def say_invalid(path: str, exc: Any) -> None:
+    """:func:`fail_invalid`'s lines without the exit: one invalid file among several checked."""
+    print_diagnostics(exc.diagnostics)
+    say_error(_invalid_line(path, exc))
 
 
 def find_or_exit(explicit: Optional[str], paths: Optional[Sequence[str]] = None) -> List[Any]:
@@ -120,10 +130,11 @@ def date_or_exit(text: Optional[str]) -> Any:
     """``--today TEXT`` as a date (``None`` for today), or exit 2."""
     if text is None:
         return None
-    import datetime as _dt
 
-    try:
-        return _dt.date.fromisoformat(text)
+    from ..matrix.reader import parse_date
+
+    try:  # the matrix's own reading: YYYY-MM-DD on every Python (3.11's fromisoformat takes 20240130)
+        return parse_date(text)
     except ValueError:
         fail(f"--today {text!r}: write a date as YYYY-MM-DD")
 

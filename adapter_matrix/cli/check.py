@@ -91,11 +91,13 @@ def env_command(
         result = run(request)
         target = _target_of(env, pythonpath)
         paths = search_path(target)
-        pinned = _pinned(matrix_paths(matrix, paths), paths)
+        pinned = _pinned(matrix_paths(matrix, paths), target)
     except CheckRefused as exc:
         fail(f"{_FLAG_OF[exc.field]}{exc.problem}" if exc.field else exc.problem)
     except AdapterMatrixError as exc:
         fail(str(exc))
+    for warning in result.warnings:  # as check says them: a distribution skipped, a layer without its adapter
+        sys.stderr.write(f"warning: {warning}\n")
     if result.document is None or not result.document.checks:
         fail("no adapter's matrix to judge this environment with: pass --matrix PATH")
     report = env_report(result.document, target, pinned, current_survey(target))
@@ -112,15 +114,15 @@ def _target_of(env: Optional[str], pythonpath: Optional[str]) -> Optional[Target
     return with_front(locate(env) if env is not None else None, (pythonpath or "").split(os.pathsep))
 
 
-def _pinned(located: List[Any], paths: List[str]) -> List[Tuple[str, str]]:
-    """What the layers of the stack pin (vllm, triton-ascend), as installed along ``paths``."""
-    from importlib.metadata import distributions
-
+def _pinned(located: List[Any], target: Optional[Target]) -> List[Tuple[str, str]]:
+    """What the layers of the stack pin (vllm, triton-ascend), as installed where ``target`` is;
+    each version read as ``check`` reads it (its ``Version:`` header: a METADATA whose other
+    fields are not UTF-8 is no internal error)."""
+    from ..check.facts import distribution_version
     from ..check.stack.judge import stack_packages
     from ..matrix.cache import load_any
     from ..matrix.diagnostics import MatrixError
     from ..matrix.model import LayerResult
-    from ..names import canonical_name
 
     layers = []
     for place in located:
@@ -130,9 +132,5 @@ def _pinned(located: List[Any], paths: List[str]) -> List[Tuple[str, str]]:
             continue
         if isinstance(loaded, LayerResult):
             layers.append(loaded.layer)
-    installed: Dict[str, str] = {}
-    for dist in distributions(path=paths):
-        name = dist.metadata["Name"] if dist.metadata else None
-        if name:
-            installed.setdefault(canonical_name(name), dist.version)
-    return [(name, installed[name]) for name in stack_packages(layers) if name in installed]
+    installed = {name: distribution_version(name, target) for name in stack_packages(layers)}
+    return [(name, version) for name, version in installed.items() if version is not None]

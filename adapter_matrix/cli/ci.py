@@ -81,7 +81,7 @@ def plan(
 
 
 # the option each request field comes from, for a refusal (ChoiceError names the field)
-PLAN_OPTIONS = {"cover": "--cover", "strategy": "--strategy", "fmt": "--format"}
+PLAN_OPTIONS = {"cover": "--cover", "strategy": "--strategy", "fmt": "--format", "max_parallel": "--max-parallel"}
 
 
 def _print(rendered: Rendered) -> None:
@@ -261,7 +261,7 @@ def tier(
     from ..ci.commands import run_tier, tier_summary
 
     request = _tier_request(strategy, matrix, tag, python, force, dry_run, commit, docs, min_free_gb, ops)
-    done = run_or_exit(run_tier, request, {})
+    done = run_or_exit(run_tier, request, {"min_free_gb": "--min-free-gb"})
     if done.run is None:  # --dry-run
         return
     if done.shown:

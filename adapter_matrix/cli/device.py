@@ -105,11 +105,12 @@ def _csrc(result: LoadResult) -> Any:
 
 
 def _read_json(path: str) -> Dict[str, Any]:
+    from ..device.device_commands import read_probe
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, ValueError) as exc:
-        fail(f"{path}: cannot read a probe: {exc}")
+        return read_probe(path)
+    except AdapterMatrixError as exc:
+        fail(str(exc))
 
 
 @app.command()

@@ -29,11 +29,12 @@ def record_index(distribution: str, upstream: str, folder: str) -> List[str]:
     """Save what an import of ``distribution`` from ``upstream`` (``pypi`` or an index's URL)
     reads into ``folder``: torch's answer (PyPI's) and the adapter's, in the form its index
     answered in; the paths written."""
+    from ..files import make_folders
     from ..upstream import companion_index, history
     from ..upstream.index import read_answer
 
     raw, _origin = read_answer("pypi")
-    os.makedirs(folder, exist_ok=True)
+    make_folders(folder)
     torch_path = os.path.join(folder, "torch.json")
     companion_index.write_answer(torch_path, companion_index.trim(json.loads(raw)))
     index_url = None if upstream == "pypi" else upstream

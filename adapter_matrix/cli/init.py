@@ -96,7 +96,18 @@ _TOOL = typer.Option(
     "else a git URL at the pinned ref).",
 )
 # a refused choice's subject -> its option (an installed adapter's version: as the option it would be)
-_CHOICES = ("torch", "python", "version", "adapter-version", "package", "record", "tool-ref", "tool-repository", "tool")
+_CHOICES = (
+    "distribution",
+    "torch",
+    "python",
+    "version",
+    "adapter-version",
+    "package",
+    "record",
+    "tool-ref",
+    "tool-repository",
+    "tool",
+)
 _OPTIONS = {subject: "--" + subject for subject in _CHOICES}
 _WOULD = {"write": "would write", "edit": "would edit", "keep": "kept (exists)"}  # a link: "would link to" it
 _DONE = {"write": "written", "edit": "edited", "link": "linked to the matrix", "keep": "kept (exists)"}
@@ -165,7 +176,7 @@ def _said_all(result: InitResult) -> None:
             what = ("would " + item.action) if result.layer else _WOULD.get(item.action) or f"would link to {item.text}"
             console.print(f"{os.path.join(result.root, item.path)}: {_said(what, item)}", markup=False)
         return
-    console.print(result.summary if result.written else f"{result.output}: kept (exists)", markup=False)
+    console.print(result.summary or f"{result.output}: kept (exists)", markup=False)
     for item in result.planned:
         console.print(f"{item.path}: {_said(_DONE[item.action], item)}", markup=False)
     if result.pyproject_errors:

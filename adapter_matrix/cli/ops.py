@@ -108,6 +108,7 @@ _SWEEP_AS_JSON = typer.Option(False, "--json", help="Print the sweep record inst
 _SWEEP_OPTIONS = {
     "expected_format": "--expected-format", "dtype": "--dtype", "kind": "--kind", "sample": "--sample",
     "with_compile": "--compile:", "write_expected": "--write-expected:", "jobs": "--jobs",
+    "timeout": "--timeout", "op": "--op", "activate": "--activate",
 }  # fmt: skip
 
 
@@ -167,9 +168,9 @@ def sweep(
 def _write_record(output: Optional[str], record: Any) -> None:
     """``--output``: the run's record, as JSON, written atomically (its folder made)."""
     if output:
-        from ..files import atomic_write
+        from ..files import atomic_write, make_folders
 
-        os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+        make_folders(os.path.dirname(os.path.abspath(output)))
         atomic_write(output, json.dumps(record, indent=1) + "\n")
 
 

@@ -125,9 +125,15 @@ def _probes() -> Probes:
 
         return deep_check_isolated(result.matrix.path).section()
 
-    def hashes(name: str, version: str, index: Optional[str]) -> Sequence[str]:
+    said: List[bool] = []
+
+    def hashes(name: str, version: str, index: Optional[str]) -> Optional[Sequence[str]]:
         from ..upstream.hashes import release_hashes  # the HTTP client: only when --emit asks
 
+        if not said:  # an index that does not answer is waited for (seconds): say what is happening
+            said.append(True)
+            sys.stderr.write("reading each package's file hashes from its index (--emit requirements)\n")
+            sys.stderr.flush()
         return release_hashes(name, version, index)
 
     return Probes(binary_section, autoload_section, deep, hashes)
@@ -220,13 +226,17 @@ def _printed(result: CheckResult, as_json: bool) -> str:
         out = json.dumps(result.document.to_json(), indent=2) + "\n"
     else:
         from ..binary.autoload import autoload_lines
+        from ..check.recall import terminal_width
         from ..check.report import render_check, render_lines
 
         # colors only where someone sees them, and not when they asked for none (NO_COLOR)
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-        out = "\n".join(render_check(answer, color) for answer in result.document.checks)
+        width = terminal_width()  # a terminal's lines wrapped between words, a command between its arguments
+        out = "\n".join(render_check(answer, color, width) for answer in result.document.checks)
+        if not result.document.checks and result.document.invalid:  # exit 2: the warnings above say why
+            sys.stderr.write("error: no verdict: no matrix found can judge this environment (see the warnings above)\n")
         if result.document.autoload is not None:  # the plugin chain, the problems: often nothing
-            out += render_lines(autoload_lines(result.document.autoload), color)
+            out += render_lines(autoload_lines(result.document.autoload), color, width)
     sys.stdout.write(out)
     sys.stdout.flush()
     return out

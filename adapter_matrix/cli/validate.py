@@ -21,6 +21,7 @@ from .base import (
     fail_invalid,
     find_or_exit,
     print_diagnostics,
+    say_invalid,
 )
 from .common import app
 
@@ -147,6 +148,10 @@ def _print_validation(result: ValidateResult, results: Optional[str]) -> None:
             )
     for layer in result.layers:
         _print_layer(layer)
+    for path, invalid in result.invalid[: -1 if result.stopped is None else None]:
+        say_invalid(path, invalid)
+    if result.invalid and result.stopped is None:
+        fail_invalid(*result.invalid[-1])
     if result.stopped is not None:
         if result.stopped.invalid is not None:
             fail_invalid(result.stopped.path, result.stopped.invalid)

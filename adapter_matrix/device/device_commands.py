@@ -16,7 +16,7 @@ from ..errors import AdapterMatrixError
 from ..matrix.model import Matrix
 from .newshim import Scaffold
 
-__all__ = ["BuildRequest", "BuildResult", "run_build", "NewShimRequest", "run_new_shim"]
+__all__ = ["BuildRequest", "BuildResult", "run_build", "NewShimRequest", "run_new_shim", "read_probe"]
 
 JsonObject = Dict[str, object]  # a document read from JSON (a probe, a build's manifest), by its keys
 
@@ -89,6 +89,8 @@ def run_new_shim(request: NewShimRequest) -> Scaffold:
         minor = Version(request.version)
     except InvalidVersion:
         raise AdapterMatrixError(f"{request.version!r} is not a torch version such as 2.16") from None
+    if len(minor.release) < 2:  # "2" would be read as 2.0
+        raise AdapterMatrixError(f"{request.version!r} is not a torch minor: write MAJOR.MINOR, such as 2.16")
     new: Optional[Mapping[str, object]] = request.new  # or the installed torch's probe (a probe.Probe)
     if new is None:
         from ..matrix.model import minor_line
@@ -103,19 +105,27 @@ def run_new_shim(request: NewShimRequest) -> Scaffold:
     base = request.base
     if base is None and not request.base_given:
         recorded = newshim.recorded_probe(request.matrix_path, request.matrix, minor)
-        base = _read_probe(str(recorded)) if recorded else None
+        base = read_probe(str(recorded)) if recorded else None
     plan = newshim.scaffold(request.matrix_path, request.matrix, minor, new, base)
     if not request.dry_run:
         newshim.apply(request.matrix_path, plan)
     return plan
 
 
-def _read_probe(path: str) -> JsonObject:
+def read_probe(path: str) -> JsonObject:
+    """A saved probe (`probe --json`): a JSON object, else one line why it cannot be read."""
     import json
 
+    from ..files import FileReadError, read_regular
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            found: JsonObject = json.load(fh)
-            return found
-    except (OSError, ValueError) as exc:
+        found = json.loads(read_regular(path).decode("utf-8"))
+    except FileReadError as exc:  # its reason in words ("No such file or directory"), no [Errno 2]
+        raise AdapterMatrixError(f"{path}: cannot read a probe: {exc.reason}") from None
+    except ValueError as exc:  # not UTF-8, not JSON
         raise AdapterMatrixError(f"{path}: cannot read a probe: {exc}") from None
+    if not isinstance(found, dict):
+        raise AdapterMatrixError(
+            f"{path}: cannot read a probe: not a JSON object (`adapter-matrix probe --json` writes one)"
+        )
+    return found

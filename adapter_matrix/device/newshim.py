@@ -23,7 +23,7 @@ from typing import Mapping as PyMapping  # a probe's JSON; Mapping below is the 
 from packaging.version import Version
 
 from ..errors import AdapterMatrixError
-from ..files import atomic_write, unified_diff
+from ..files import FileWriteError, atomic_write, read_keeping_newlines, unified_diff
 from ..matrix.diagnostics import MatrixError
 from ..matrix.loader import load_text
 from ..matrix.model import Matrix, minor_line
@@ -205,7 +205,7 @@ def scaffold(
 
 def _parsed(matrix_path: Path) -> Tuple[str, List[str], Mapping]:
     """The matrix's text, its lines (the last one ended) and its parsed root."""
-    text = matrix_path.read_text(encoding="utf-8")
+    text = read_keeping_newlines(str(matrix_path))[0]  # apply() writes it back in the file's line endings
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
@@ -303,10 +303,15 @@ def apply(matrix_path: Path, result: Scaffold) -> None:
     """Write the module, then the matrix, after checking that the edited matrix loads."""
     if result.module_path.exists():
         raise NewShimError(f"{result.module_path} already exists")
-    result.module_path.write_text(result.module_text, encoding="utf-8")
+    # both atomically, the module first (the edited matrix's check finds it), taken back when the
+    # matrix does not validate or cannot be written (a read-only checkout): one line, no stray shim
+    atomic_write(str(result.module_path), result.module_text)
     try:
         load_text(result.matrix_text, str(matrix_path))
+        atomic_write(str(matrix_path), read_keeping_newlines(str(matrix_path))[1](result.matrix_text))
     except MatrixError as exc:
         result.module_path.unlink()
         raise NewShimError("the edited matrix does not validate:\n" + str(exc)) from None
-    atomic_write(str(matrix_path), result.matrix_text)
+    except FileWriteError:
+        result.module_path.unlink()
+        raise

@@ -23,6 +23,8 @@ class Mark(NamedTuple):
     column: int
 
     def __str__(self) -> str:
+        if self.line <= 0:  # the whole file (it cannot be read): no position to point at
+            return self.file
         return f"{self.file}:{self.line}:{self.column}"
 
 

@@ -98,7 +98,14 @@ def registered_matrices(paths: Optional[Sequence[str]] = None, skipped: Optional
     skipped = skipped if skipped is not None else []
     for ep in _entry_points(paths, skipped):
         path = _package_file(ep.value, paths)
-        if path is None or os.path.realpath(path) in seen:
+        if path is None:  # a matrix registered and not installed: its stack would go unjudged, unsaid
+            dist = _distribution_name(ep, skipped) or ep.name
+            skipped.append(
+                f"{dist} registers its matrix as {ep.value.strip()} ({GROUP}), which is not found on the import "
+                f"path: it is not judged; reinstall {dist}, or pass its compat.yaml with --matrix"
+            )
+            continue
+        if os.path.realpath(path) in seen:
             continue
         seen.add(os.path.realpath(path))
         dist = _distribution_name(ep, skipped)

@@ -22,7 +22,7 @@ from ..files import printable
 from ..limits import MAX_AGE_DAYS, MAX_REGEX_CHARS, MAX_TIMEOUT
 from ..matrix import companions as _companions
 from ..matrix import consistency
-from ..names import canonical_name
+from ..names import canonical_name, is_project_name
 from ..urls import PYPI_SIMPLE
 from .diagnostics import Diagnostic, Mark, MatrixError, display_path, read_matrix_file
 from .model import (
@@ -276,6 +276,8 @@ class _Builder(Reader):
         f = self.fields(top["layer"], "layer", "layer") if "layer" in top else {}
         distribution = self.string(f.get("distribution"), "layer distribution")
         adapter = self.string(f.get("adapter"), "layer adapter")
+        self.project_name(f, distribution, "layer distribution")
+        self.project_name(f, adapter, "layer adapter", key="adapter")
         owned = tuple(self.layer_dimension(k, v) for k, v in self.entries(f.get("dimensions"), "layer dimensions"))
         self.owned = {d.name: d.kind for d in owned}
         releases: List[LayerRelease] = []
@@ -540,12 +542,29 @@ class _Builder(Reader):
         if isinstance(node, Scalar) and node.tag == YAML_INT and node.text in [str(v) for v in SCHEMA_VERSIONS]:
             return int(node.text)
         if not any(d.message.startswith("unsupported schema-version") for d in self.diags.items):
-            self.diags.error(
-                node.mark,
-                f"unsupported schema-version {node.describe()}",
-                f"this adapter-matrix reads schema-version {' and '.join(map(str, SCHEMA_VERSIONS))}; upgrade adapter-matrix for newer files",
-            )
+            known = " and ".join(map(str, SCHEMA_VERSIONS))
+            newest = max(SCHEMA_VERSIONS)
+            text = node.text if isinstance(node, Scalar) else ""
+            if isinstance(node, Scalar) and node.tag == YAML_INT and text.isdigit() and int(text) > newest:
+                hint = f"this adapter-matrix reads schema-version {known}; upgrade adapter-matrix for newer files"
+            elif text.strip() in [str(v) for v in SCHEMA_VERSIONS] or text.strip() in [
+                f"{v}.0" for v in SCHEMA_VERSIONS
+            ]:
+                # "2" in quotes, or 2.0: the version meant is plain, but it is a whole number, unquoted
+                hint = f"write it as a whole number without quotes: `schema-version: {int(float(text))}`"
+            else:
+                hint = f"this adapter-matrix reads schema-version {known}: write `schema-version: {newest}`"
+            self.diags.error(node.mark, f"unsupported schema-version {node.describe()}", hint)
         return None
+
+    def project_name(self, f: Dict[str, Node], name: Optional[str], what: str, key: str = "distribution") -> None:
+        """An error at ``f[key]`` when ``name`` is no name pip installs (every command would fail)."""
+        if name is not None and not is_project_name(name):
+            self.diags.error(
+                f[key].mark,
+                f"{what} {name!r} is not a distribution name pip can install",
+                "use ASCII letters, digits and . _ - inside, starting and ending with a letter or digit (PEP 508)",
+            )
 
     def adapter(self, node: Optional[Node], root_mark: Mark) -> Optional[MatrixAdapter]:
         if node is None:
@@ -554,6 +573,7 @@ class _Builder(Reader):
         distribution = self.string(f.get("distribution"), "adapter distribution")
         device = self.string(f.get("device"), "adapter device")
         shims = self.string(f.get("shims"), "adapter shims package")
+        self.project_name(f, distribution, "adapter distribution")
         if device is not None and not _IDENT.match(device):
             self.diags.error(f["device"].mark, f"device name {device!r} is not an identifier", "use a name such as npu")
         if shims is not None and not _DOTTED.match(shims):
@@ -601,8 +621,12 @@ class _Builder(Reader):
             seen[minor] = key.mark
             f = self.fields(value, "torch", f"torch {minor}")
             released = self.date(f.get("released"), "release date")
-            patches = self.list_of(f.get("patches"), "patch version", self.version)
-            for patch_node, patch in zip(self.items(f.get("patches"), "patches"), patches):
+            patches = []  # each node read once: one error for a scalar, each patch's at its own place
+            for patch_node in self.items(f.get("patches"), "patches"):
+                patch = self.version(patch_node, "patch version")
+                if patch is None:
+                    continue
+                patches.append(patch)
                 if (patch.major, patch.minor) != (minor.major, minor.minor):
                     self.diags.error(
                         patch_node.mark,

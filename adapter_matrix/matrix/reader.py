@@ -23,7 +23,7 @@ from .model import SCHEMA_VERSION, PythonVersion, Spec
 from .schema import STRUCTS
 from .source import YAML_BOOL, Mapping, Node, Scalar, Sequence
 
-__all__ = ["Reader"]
+__all__ = ["Reader", "parse_date"]
 
 T = TypeVar("T")
 
@@ -46,7 +46,7 @@ def _spec(text: str) -> Spec:
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 
 
-def _date(text: str) -> _dt.date:
+def parse_date(text: str) -> _dt.date:
     """YYYY-MM-DD only: Python 3.11+ ``fromisoformat`` also reads 20240130 and 2024-W05-2,
     which would make a file valid on one Python and invalid on another."""
     if not _ISO_DATE.match(text):
@@ -124,10 +124,27 @@ class Reader:
     def date(self, node: Optional[Node], what: str) -> Optional[_dt.date]:
         if node is None:
             return None
-        return self.convert(node, what, _date, "write the date as YYYY-MM-DD")
+        return self.convert(node, what, parse_date, "write the date as YYYY-MM-DD")
 
     def python(self, node: Node, what: str) -> Optional[PythonVersion]:
-        return self.convert(node, what, PythonVersion.parse, "write a Python feature release such as '3.11' or '3.13t'")
+        found = self.convert(
+            node, what, PythonVersion.parse, "write a Python feature release such as '3.11' or '3.13t'"
+        )
+        if found is not None and found.version.major == 3 and found.version.minor < 5:
+            # no torch release ever had a wheel for Python 3.0-3.4; 3.1 is what a YAML tool (or a
+            # spreadsheet) writes for an unquoted 3.10, read as the number 3.1
+            assert isinstance(node, Scalar)
+            meant = f"{found}0"
+            self.diags.error(
+                node.mark,
+                f"Python {found} has no torch wheel (no torch release supports Python 3.0\u20133.4)",
+                f"did you mean '{meant}'? an unquoted {meant} is the number {found} to YAML: write it quoted, "
+                f'"{meant}"'
+                if found.version.minor in (1, 2)
+                else "write a Python feature release such as '3.11'",
+            )
+            return None
+        return found
 
     def boolean(self, node: Optional[Node], what: str, default: bool) -> bool:
         if node is None:

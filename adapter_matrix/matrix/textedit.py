@@ -16,7 +16,7 @@ from typing import Callable, List, Optional, Tuple
 
 import yaml
 
-from ..files import atomic_write
+from ..files import atomic_write, read_keeping_newlines
 from . import source
 
 __all__ = [
@@ -130,13 +130,12 @@ def plain(node: Optional[source.Node]) -> object:
 def rewrite_file(path: str, rewrite: Callable[[str], str], error: Callable[[str], Exception]) -> bool:
     """Replace the file's text with ``rewrite(text)`` atomically; ``True`` if it changed.
     An unreadable file raises ``error(message)``."""
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            text = fh.read()
+    try:  # edited with \n line endings, written back in the file's own (a CRLF file stays CRLF, unmixed)
+        text, back = read_keeping_newlines(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"cannot read {path}: {exc}") from None
     new = rewrite(text)
     if new == text:
         return False
-    atomic_write(path, new)
+    atomic_write(path, back(new))
     return True

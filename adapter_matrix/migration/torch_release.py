@@ -38,7 +38,7 @@ from packaging.version import InvalidVersion, Version
 from ..device import newshim
 from ..device.probe import diff
 from ..errors import EXIT_USAGE, AdapterMatrixError
-from ..files import atomic_write
+from ..files import atomic_write, make_folders, read_keeping_newlines
 from ..matrix.diagnostics import MatrixError
 from ..matrix.loader import load, load_text
 from ..matrix.model import Matrix, Release, minor_line
@@ -559,7 +559,7 @@ def run(request: MigrateRequest) -> MigrateResult:
     command = f"adapter-matrix migrate torch {version}"
 
     # 1. the matrix
-    old_text = _read(matrix_path) or ""
+    old_text, back = read_keeping_newlines(matrix_path)  # edited with \n, written in the file's line endings
     text, current, release, shim, previous = _migrate_matrix(old_text, matrix, index, version, command)
 
     # 2. the probes, the shim skeleton, the notes
@@ -568,7 +568,7 @@ def run(request: MigrateRequest) -> MigrateResult:
     todo = _todo(probe, release, minor, os.path.basename(matrix_path), shim, lacking)
     files: List[Written] = []
     if text != old_text:
-        files.append(Written(matrix_path, f"torch {minor}, release {release} (experimental)", text))
+        files.append(Written(matrix_path, f"torch {minor}, release {release} (experimental)", back(text)))
     if previous is not None and shim is not None:
         files += _shim_skeleton(root, previous, shim, minor, todo, command)
     pythons = tuple(str(p) for p in line.python)
@@ -655,12 +655,14 @@ def _shim_skeleton(
 
 
 def _write(files: List[Written], body: Optional[str], notes: str) -> None:
-    """Each file atomically, and the notes to ``body`` when asked."""
-    for item in files:
-        os.makedirs(os.path.dirname(os.path.abspath(item.path)), exist_ok=True)
-        atomic_write(os.path.realpath(item.path), item.text)
+    """The notes to ``body`` when asked, then each file atomically. ``body`` goes first: a path
+    the user typed (a missing folder) then fails before the repository changes, as an exit 2
+    promises ("nothing written")."""
     if body is not None:  # outside the repository (the workflow's temporary folder): not a change
         atomic_write(body, notes)
+    for item in files:
+        make_folders(os.path.dirname(os.path.abspath(item.path)))
+        atomic_write(os.path.realpath(item.path), item.text)
 
 
 def _loaded(text: str, filename: str) -> Matrix:

@@ -223,12 +223,29 @@ def _metadata(name: str, version: str, entry: RecordedFile, known: Iterable[str]
 
 def build_index(folders: Sequence[str], dest: str) -> str:
     """A local PEP 503 index in ``dest`` from the recorded answers in ``folders``; its URL."""
+    from ..errors import AdapterMatrixError, ChoiceError
+    from ..files import FileReadError, read_regular
+
     answers: Dict[str, RecordedProject] = {}
     for recorded in folders:
+        if not os.path.isdir(recorded):  # a typo was an internal error, the index's page missing
+            what = "no such folder" if not os.path.exists(recorded) else "not a folder"
+            raise ChoiceError("recorded", f"{recorded}: {what}: give a folder of recorded PyPI answers")
         for path in sorted(Path(recorded).glob("*.json")):
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            try:
+                doc = json.loads(read_regular(str(path)).decode("utf-8"))
+            except FileReadError as exc:
+                raise AdapterMatrixError(str(exc)) from None
+            except ValueError as exc:  # not UTF-8, not JSON
+                raise AdapterMatrixError(f"{path}: not a recorded PyPI answer ({exc})") from None
             if isinstance(doc, dict) and "files" in doc and "name" in doc:
                 answers[canonical_name(doc["name"])] = cast(RecordedProject, doc)
+    if not answers:
+        raise ChoiceError(
+            "recorded",
+            f"{', '.join(folders)}: no recorded PyPI answer (PEP 691 JSON) in it: record one with "
+            "`adapter-matrix validate --upstream pypi --record DIR` (tests/fixtures/pypi/README.md)",
+        )
     root = Path(dest) / "simple"
     for project, doc in answers.items():
         folder = root / project

@@ -228,6 +228,7 @@ def _emit(request: TableRequest, text: str, fix: str) -> TableResult:
 
 def _platform(request: TableRequest, matrix: Matrix, common: Dict[str, Optional[str]]) -> TableResult:
     """--view platform: write (or --check) ID.json and ID.md in the --output folder (ID: --id)."""
+    from ..files import make_folders, write_failed
     from . import docs
     from .platform import platform_entry
 
@@ -247,10 +248,10 @@ def _platform(request: TableRequest, matrix: Matrix, common: Dict[str, Optional[
         path = os.path.join(output, entry.platform_id + suffix)
         try:
             if not check:
-                os.makedirs(output, exist_ok=True)
+                make_folders(output)
             written.append(docs.sync_output(path, text, write=not check))
-        except OSError as exc:  # the files before it are said, then the failure
-            return TableResult(written=tuple(written), check=check, problem=str(exc))
+        except OSError as exc:  # the files before it are said, then the failure, in one line
+            return TableResult(written=tuple(written), check=check, problem=str(write_failed(exc, path)))
     stale = [o.path for o in written if check and o.changed]
     fix = None
     if stale:

@@ -36,9 +36,10 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import Callable, List, Optional, Sequence, Set, Tuple
 
 from ..backend import MESON, SCIKIT_BUILD, SETUPTOOLS
+from ..files import read_keeping_newlines
 from ..matrix.textedit import apply_edits
 from ..urls import PYTORCH_INDEX
 from .project import ProjectFacts, build_inputs, package_folder, project_facts
@@ -420,14 +421,14 @@ def plan_adoption(
         out.append(Planned("pyproject.toml", "write", _minimal_pyproject(distribution, package, version)))
     else:
         own_data = bool(facts.package_data_in) or (facts.backend == SCIKIT_BUILD and facts.wheel_packages)
-        with open(pyproject, encoding="utf-8") as fh:
-            edited = pyproject_edit(
-                fh.read(), distribution, package, package_data=not own_data, backend=facts.backend, folder=folder
-            )
+        text, back = read_keeping_newlines(pyproject)
+        edited = pyproject_edit(
+            text, distribution, package, package_data=not own_data, backend=facts.backend, folder=folder
+        )
         if edited is None:
             out.append(Planned("pyproject.toml", "keep"))
         else:
-            out.append(Planned("pyproject.toml", "edit", edited[0], f"{_listed(edited[1])} added"))
+            out.append(Planned("pyproject.toml", "edit", back(edited[0]), f"{_listed(edited[1])} added"))
         if facts.backend == SETUPTOOLS and facts.package_data_in:
             manifest.append(f"include {link.replace(os.sep, '/')}")
         elif facts.backend == MESON:
@@ -462,9 +463,10 @@ def _manifest_edit(root: str, lines: List[str], package_data_in: str) -> Planned
     ...``): setuptools' sdist leaves out what CMake reads, and the cells build from the sdist.
     A folder the file mentions already is left to its author's lines."""
     path = os.path.join(root, "MANIFEST.in")
+    back: Callable[[str], str] = str
     try:
-        with open(path, encoding="utf-8") as fh:
-            text: Optional[str] = fh.read()
+        text: Optional[str]
+        text, back = read_keeping_newlines(path)
     except FileNotFoundError:
         text = None
     except (OSError, UnicodeDecodeError):
@@ -482,7 +484,8 @@ def _manifest_edit(root: str, lines: List[str], package_data_in: str) -> Planned
     if text is None:
         return Planned("MANIFEST.in", "write", "\n".join(added) + "\n", f"{', '.join(added)}: {why}")
     sep = "" if not text or text.endswith("\n") else "\n"
-    return Planned("MANIFEST.in", "edit", text + sep + "\n".join(added) + "\n", f"{', '.join(added)} added: {why}")
+    edited = back(text + sep + "\n".join(added) + "\n")
+    return Planned("MANIFEST.in", "edit", edited, f"{', '.join(added)} added: {why}")
 
 
 def _manifest_paths(text: str) -> Set[str]:
@@ -507,11 +510,10 @@ def _readme_edit(root: str, kept: Planned) -> Planned:
     that init installs checks the README: without the block it would fail at once)."""
     path = os.path.join(root, kept.path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        text, back = read_keeping_newlines(path)
     except (OSError, UnicodeDecodeError):
         return kept
     if "adapter-matrix:table" in text:
         return kept
     sep = "" if text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
-    return Planned(kept.path, "edit", text + sep + _readme_block(), "the table block added at its end")
+    return Planned(kept.path, "edit", back(text + sep + _readme_block()), "the table block added at its end")

@@ -34,7 +34,7 @@ from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from ..files import atomic_write
+from ..files import atomic_write, make_folders
 from ..matrix.companions import NONE, requirement
 from ..matrix.diagnostics import Diagnostic
 from ..matrix.model import Companion, CompanionLine, Matrix, Spec
@@ -351,7 +351,7 @@ def read_companions(source: str, matrix: Matrix) -> Tuple[Dict[str, CompanionInd
 def record(folder: str, matrix: Matrix, torch_answer: bytes) -> List[str]:
     """Record PyPI's answers for torch and every companion with torch facts into ``folder``
     (one JSON file each, one file entry per line so diffs stay readable); the paths written."""
-    os.makedirs(folder, exist_ok=True)
+    make_folders(folder)
     documents = {"torch": trim(json.loads(torch_answer))}
     for comp in matrix.companions:
         if comp.torch_facts:

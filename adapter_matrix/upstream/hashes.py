@@ -47,12 +47,15 @@ def _page(url: str) -> Optional[Mapping[str, object]]:
         return None
 
 
-def release_hashes(name: str, version: str, index_url: Optional[str] = None) -> List[str]:
+def release_hashes(name: str, version: str, index_url: Optional[str] = None) -> Optional[List[str]]:
     """The sha256 digests of every file of ``name`` ``version`` on ``index_url`` (PyPI's, or
-    ``$ADAPTER_MATRIX_INDEX_URL``'s, when None), sorted; empty when the index gives none."""
+    ``$ADAPTER_MATRIX_INDEX_URL``'s, when None), sorted; empty when the index gives none, None
+    when its page cannot be read (no network, a refused connection: not the same sentence)."""
     url = f"{index_url.rstrip('/')}/{canonical_name(name)}/" if index_url else _metadata.simple_url(name)
     page = _page(url)
-    files = page.get("files") if page is not None else None
+    if page is None:
+        return None
+    files = page.get("files")
     if not isinstance(files, list):
         return []
     try:

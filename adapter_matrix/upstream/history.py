@@ -34,7 +34,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from ..files import atomic_write
+from ..files import atomic_write, make_folders
 from ..matrix.model import PythonVersion
 from ..names import canonical_name
 from . import companion_index as _companions
@@ -360,12 +360,12 @@ def record_history(folder: str, name: str, document: IndexAnswer) -> str:
     answered in (:func:`answer_path`, or :func:`page_path` and the metadata beside it); the
     path written."""
     if not document.get("html"):
-        os.makedirs(folder, exist_ok=True)
+        make_folders(folder)
         path = answer_path(folder, name)
         _companions.write_answer(path, document)
         return path
     path = page_path(folder, name)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    make_folders(os.path.dirname(path))
     for entry in document["files"]:
         if isinstance(entry.get("metadata"), str):
             atomic_write(os.path.join(os.path.dirname(path), f"{entry['filename']}.metadata"), entry["metadata"])

@@ -15,10 +15,10 @@ import os
 from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import AdapterMatrixError, ChoiceError
-from ..files import atomic_write
+from ..files import atomic_write, make_folders, write_failed
 from ..matrix.diagnostics import MatrixError
 from .adopt import Planned, package_name, plan_adoption, require_lines
-from .project import package_folder, project_facts
+from .project import ProjectFacts, package_folder, project_facts
 from .toolpin import ToolPin
 
 __all__ = ["InitRequest", "InitResult", "run"]
@@ -77,19 +77,57 @@ def _package(request: InitRequest, distribution: str) -> str:
 
 def _write(root: str, output: str, text: Optional[str], planned: Sequence[Planned], folders: bool) -> None:
     """The matrix (unless kept) and the planned files, each written atomically."""
-    try:
-        if text is not None:
-            atomic_write(output, text)
-        for item in planned:
-            target = os.path.join(root, item.path)
-            if item.action in ("write", "edit"):
-                if folders:
-                    os.makedirs(os.path.dirname(target), exist_ok=True)
-                atomic_write(target, item.text or "")
-            elif item.action == "link":
+    if text is not None:
+        atomic_write(output, text)
+    for item in planned:
+        target = os.path.join(root, item.path)
+        if item.action in ("write", "edit"):
+            if folders:
+                make_folders(os.path.dirname(target))
+            atomic_write(target, item.text or "")
+        elif item.action == "link":
+            try:
                 os.symlink(item.text or "", target)
-    except OSError as exc:
-        raise AdapterMatrixError(f"{exc.filename}: cannot write: {exc.strerror}") from exc
+            except OSError as exc:  # a FileWriteError's line, never "None: cannot write: None"
+                raise write_failed(exc, target) from None
+
+
+def _same_name(facts: ProjectFacts, distribution: str) -> None:
+    """Refuse a --distribution the project is not installed by: the matrix, its entry point
+    and ``require()`` would name a distribution pip never installs (``check`` could not find
+    the adapter, and the entry point would point at a package that does not exist)."""
+    from ..names import canonical_name
+
+    if facts.name and canonical_name(facts.name) != canonical_name(distribution):
+        raise ChoiceError(
+            "distribution",
+            f"{distribution!r} is not this project's name: {facts.name_from} is {facts.name!r}, the name pip "
+            f"installs it by — give --distribution {facts.name}",
+        )
+
+
+def _kept_matrix(output: str, distribution: str) -> str:
+    """What to say of the matrix ``init`` keeps: another adapter's is refused before anything is
+    written (the entry point would register it under --distribution); one that is not valid yet
+    (a file being written) is kept, and said so: the README's table and the hooks need it valid."""
+    from ..matrix.loader import load
+    from ..names import canonical_name
+
+    try:
+        kept = load(output, check_modules=False).matrix
+    except MatrixError as exc:
+        errors = sum(1 for d in exc.diagnostics if d.severity == "error")
+        return (
+            f"{output}: kept (exists), not a valid matrix yet ({errors} error(s)): `adapter-matrix validate` "
+            "lists them; the README's table and the hooks need it valid"
+        )
+    if kept.adapter is not None and canonical_name(kept.adapter.distribution) != canonical_name(distribution):
+        raise ChoiceError(
+            "distribution",
+            f"{distribution!r} is not the adapter of {output}, which is {kept.adapter.distribution!r}: give "
+            f"--distribution {kept.adapter.distribution}, or --force to replace the matrix",
+        )
+    return ""
 
 
 def run(request: InitRequest) -> InitResult:
@@ -125,6 +163,8 @@ def _adapter(request: InitRequest, distribution: str, device: str) -> InitResult
     # an existing project's own declarations win over the defaults: a matrix that disagrees
     # with them fails `validate --pyproject` at once, and plans cells pip would refuse
     facts = project_facts(root)
+    _same_name(facts, distribution)
+    kept_note = _kept_matrix(output, distribution) if keep_matrix else ""
     version = request.version
     if version is None:
         if facts.why and not keep_matrix:
@@ -177,7 +217,7 @@ def _adapter(request: InitRequest, distribution: str, device: str) -> InitResult
         f"{output}: written \u2014 torch {lines[0].minor}\u2013{lines[-1].minor}, release {version}{read}; "
         "next: `adapter-matrix validate`, `adapter-matrix table`, `adapter-matrix plan`"
         if lines
-        else ""
+        else kept_note
     )
     result = InitResult(output, root, False, request.dry_run, text is not None, summary, planned, pin=pin)
     if request.dry_run:
@@ -185,10 +225,11 @@ def _adapter(request: InitRequest, distribution: str, device: str) -> InitResult
     _write(root, output, text, planned, folders=True)
     readme = [i for i in planned if i.path == "README.md" and i.action in ("write", "edit")]
     if text is not None and written is not None and readme:
+        target = os.path.join(root, readme[0].path)
         try:  # the table itself, not only its markers: the tables hook init installs checks it
-            request.sync_readme(written, os.path.join(root, readme[0].path))
+            request.sync_readme(written, target)
         except OSError as exc:
-            raise AdapterMatrixError(f"{exc.filename}: cannot write: {exc.strerror}") from exc
+            raise write_failed(exc, target) from None
     pyproject = os.path.join(root, "pyproject.toml")
     errors: Tuple[str, ...] = ()
     if written is not None and not matrix_only and os.path.isfile(pyproject):
@@ -217,6 +258,7 @@ def _layer(request: InitRequest, distribution: str, adapter: str) -> InitResult:
     root = os.path.dirname(os.path.abspath(output))
     pkg = _package(request, distribution)
     facts = project_facts(root)
+    _same_name(facts, distribution)
     version = request.version or facts.version or "0.1.0"
     pinned_torch = request.torch[0] if request.torch else request.installed("torch")
     text = layer_text(

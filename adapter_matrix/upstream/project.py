@@ -56,6 +56,8 @@ class ProjectFacts:
     builds_with_torch: bool = False  # [build-system] requires names torch: a compiled adapter
     backend: str = SETUPTOOLS  # the build backend (adapter_matrix.backend): how compat.yaml reaches the wheel
     wheel_packages: bool = False  # scikit-build-core's wheel.packages is set: the project chose what ships
+    name: Optional[str] = None  # the distribution's name as the project declares it, where it says
+    name_from: str = ""  # where the name was read
 
     @property
     def include_package_data(self) -> bool:
@@ -183,6 +185,14 @@ def project_facts(root: str) -> ProjectFacts:
     if python is None and setup_kw:
         python = _literal(setup_kw.get("python_requires"))
 
+    name, name_from = None, ""
+    if isinstance(project.get("name"), str):
+        name, name_from = project["name"], "pyproject.toml [project] name"
+    elif cfg is not None and cfg.has_option("metadata", "name"):
+        name, name_from = cfg.get("metadata", "name").strip() or None, "setup.cfg [metadata] name"
+    elif setup_kw and _literal(setup_kw.get("name")):
+        name, name_from = _literal(setup_kw.get("name")), "setup.py's setup(name=...)"
+
     package_data_in = ""
     if setup_kw is not None and ("package_data" in setup_kw or (not setup_kw and "package_data" in setup_text)):
         package_data_in = "setup.py"  # an unparsable setup.py that mentions it is taken at its word
@@ -203,6 +213,8 @@ def project_facts(root: str) -> ProjectFacts:
         builds_with_torch,
         backend_of(doc),
         wheel_packages,
+        name,
+        name_from if name else "",
     )
 
 

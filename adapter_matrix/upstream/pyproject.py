@@ -36,6 +36,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from ..files import FileReadError, read_keeping_newlines, read_regular
 from ..matrix.diagnostics import Diagnostic, Mark, display_path
 from ..matrix.model import Matrix, PythonVersion, Release
 from ..matrix.queries import claimed_lines, pythons_for
@@ -157,15 +158,14 @@ def _load(path: str) -> Tuple[Optional[Dict[str, Any]], Optional[Diagnostic]]:
     else:  # pragma: no cover - exercised on Python < 3.11 only
         import tomli as tomllib
     shown = display_path(path)
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh), None
-    except FileNotFoundError:
+    try:  # a regular file, bounded: a FIFO named pyproject.toml is refused, never waited on
+        return tomllib.loads(read_regular(path).decode("utf-8")), None
+    except FileReadError as exc:
         return None, Diagnostic(
-            Mark(shown, 0, 0), f"no such file {shown}", "give the path of the project's pyproject.toml"
+            Mark(shown, 0, 0), f"cannot read it: {exc.reason}", "give the path of the project's pyproject.toml"
         )
-    except OSError as exc:
-        return None, Diagnostic(Mark(shown, 0, 0), f"cannot read {shown}: {exc.strerror}")
+    except UnicodeDecodeError as exc:
+        return None, Diagnostic(Mark(shown, 0, 0), f"not UTF-8 (byte {exc.start})", "save it as UTF-8")
     except tomllib.TOMLDecodeError as exc:
         where = re.search(r"at line (\d+), column (\d+)", str(exc))
         line, col = (int(where.group(1)), int(where.group(2))) if where else (1, 1)
@@ -318,9 +318,8 @@ def fixed_pyproject(matrix: Matrix, path: str) -> Tuple[Optional[str], List[Diag
     left = [f.diagnostic for f in findings if not f.edits or any(e is None for e in f.edits)]
     if not edits:
         return None, left
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    return apply_edits(text, edits), left
+    text, back = read_keeping_newlines(path)  # a CRLF file stays CRLF
+    return back(apply_edits(text, edits)), left
 
 
 def _findings(matrix: Matrix, path: str) -> List[_Found]:

@@ -79,11 +79,14 @@ class ValidateResult(NamedTuple):
     files: Tuple[FileDone, ...]
     layers: Tuple[LayerDone, ...] = ()
     stopped: Optional[Stopped] = None
+    # the files that are no valid matrix, each with its errors: the others were still checked
+    # (pre-commit passes every changed file; the first broken one hid the rest's errors)
+    invalid: Tuple[Tuple[str, MatrixError], ...] = ()
 
     @property
     def failed(self) -> bool:
         """Whether a file has errors (exit 2)."""
-        return any(f.found.errors for f in self.files) or any(f.found.errors for f in self.layers)
+        return bool(self.invalid) or any(f.found.errors for f in self.files) or any(f.found.errors for f in self.layers)
 
 
 def run(request: ValidateRequest) -> ValidateResult:
@@ -109,13 +112,17 @@ def run(request: ValidateRequest) -> ValidateResult:
     except OSError as exc:  # FileWriteError: a full disk, a read-only folder
         return ValidateResult(tuple(recorded), (), (), Stopped("", problem=str(exc)))
     files: List[FileDone] = []
+    invalid: List[Tuple[str, MatrixError]] = []
     for path in paths:
         try:
             files.append(_one(request, path, index, upstream))
-        except MatrixError as exc:  # no valid matrix: its errors listed, exit 2
-            return ValidateResult(tuple(recorded), tuple(files), (), Stopped(path, invalid=exc))
+        except MatrixError as exc:  # no valid matrix: its errors listed, the next file still checked, exit 2
+            invalid.append((path, exc))
         except OSError as exc:  # FileWriteError; the file is unchanged
-            return ValidateResult(tuple(recorded), tuple(files), (), Stopped(path, problem=str(exc)))
+            failed = Stopped(path, problem=str(exc))
+            return ValidateResult(tuple(recorded), tuple(files), (), failed, tuple(invalid))
+    if invalid:  # the layers are checked against valid adapters' matrices only: once these are fixed
+        return ValidateResult(tuple(recorded), tuple(files), (), None, tuple(invalid))
     import gc
 
     # no cyclic collection while the layers are read and checked: a layer of 5,000 releases is a

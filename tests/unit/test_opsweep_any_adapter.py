@@ -40,7 +40,7 @@ def installed(monkeypatch, dist):
 
 def test_the_shims_package_stays_the_activation_of_this_repositorys_adapter():
     assert activation_of("adapter-matrix-npu", "shims").target == "shims"
-    assert activation_of("adapter-matrix-npu", "shims", "other_mod").target == "other_mod"  # --activate wins
+    assert activation_of("adapter-matrix-npu", "shims", "adapter_matrix").target == "adapter_matrix"  # --activate wins
 
 
 def test_an_adapter_without_shims_is_activated_as_its_users_do(monkeypatch):

@@ -168,7 +168,7 @@ def test_unreadable_files_are_one_clear_message(tmp_path):
         f"{path}:1:9: not valid TOML: Expected ']' at the end of a table declaration \u2014 fix the syntax"
     ]
     res = cli("validate", "--pyproject", str(tmp_path / "missing.toml"))
-    assert res.code == 2 and "no such file" in res.err and "Traceback" not in res.err
+    assert res.code == 2 and "cannot read it: No such file or directory" in res.err and "Traceback" not in res.err
 
 
 def test_a_matrix_without_releases_has_nothing_to_compare(tmp_path):

@@ -314,7 +314,8 @@ def test_unreadable_git_metadata_is_an_unknown_commit_never_a_traceback(tmp_path
     info = tmp_path / "site" / "x-1.0.dist-info"
     info.mkdir(parents=True)
     (info / "direct_url.json").write_text("{not json")
-    assert distribution_provenance("x", str(info), "1.0").error == "unknown commit: direct_url.json is not valid JSON"
+    found = distribution_provenance("x", str(info), "1.0")  # no wheel from an index is known either
+    assert (found.kind, found.error) == ("unknown", f"unknown source: {info / 'direct_url.json'} is not valid JSON")
 
 
 # -- a dimension the layer owns ---------------------------------------------------------------------
@@ -516,7 +517,9 @@ def test_torchvision_npu_owns_the_hdk_driver_and_a_fix_upgrades_it_by_hand(tmp_p
     assert code == 1 and "torchvision-npu 0.21.0+7.1.0 needs ascend_driver 25.2.0, found 25.0.RC1" in answer["reasons"]
     # --set holds the driver: the first way out gives it up, by hand; the other is without the layer
     fix, *others = answer["fixes"]
-    assert fix["manual"] == ["upgrade ascend_driver from 25.0.RC1 to 25.2.0 (not a pip package: install it yourself)"]
+    assert fix["manual"] == [
+        "upgrade ascend_driver from 25.0.RC1 to 25.2.0 (a system change, not a pip package: install it yourself)"
+    ]
     assert fix["commands"] == []
     assert [o["summary"].split(":")[0] for o in others] == ["without torchvision-npu"]
 

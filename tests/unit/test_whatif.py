@@ -214,6 +214,14 @@ _STACK += ["--torch", "2.10.0", "--adapter", "2.10.0.post4", "--python", "3.11"]
             "--companion 'vllm=': write NAME=VALUE, e.g. --companion torchvision=0.19.1 (or NAME=none: not installed)",
         ),
         (["--set", "device_type=A9"], "--set device_type='A9' is not one of its values (A2, A3, 310P)"),
+        # a dimension set twice: the last value won unsaid (_STACK sets cann=9.1.0)
+        (["--set", "cann=8.1.RC1"], "--set names cann twice (cann=9.1.0, cann=8.1.RC1): give one value"),
+        (["--set", "cann=9.1.0"], None),  # the same value twice is one
+        (
+            ["--companion", "vllm-ascend=0.23.0", "--companion", "vllm-ascend=0.22.0"],
+            "--companion names vllm-ascend twice (vllm-ascend=0.23.0, vllm-ascend=0.22.0): give one version",
+        ),
+        (["--companion", "vllm-ascend=0.23.0+cpu", "--companion", "vllm-ascend=0.23.0+CPU"], None),  # one version
         (
             ["--adapter", ""],
             "--adapter '': give a version (2.10.0.post4) or an installed adapter's distribution name",
@@ -303,3 +311,203 @@ def test_what_ifs_with_a_variant_label_or_a_free_threaded_python_are_answered(ar
     proc = _run("check", "--matrix", str(ADAPTER), "--set", "soc=Ascend910B", *args)
     assert proc.returncode == code, proc.stderr
     assert any(line.startswith(said) for line in proc.stdout.splitlines()), proc.stdout
+
+
+def test_the_same_dimension_set_twice_with_two_values_is_refused_without_a_layer_too():
+    args = ["check", "--matrix", str(ADAPTER), *ON_910B, "--set", "cann=8.1.RC1", "--set", "cann=9.1.0"]
+    proc = _run(*args)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.splitlines() == ["error: --set names cann twice (cann=8.1.RC1, cann=9.1.0): give one value"]
+
+
+# -- a what-if version is shown as PEP 440 writes it, the version judged ---------------------------
+
+
+def test_a_what_if_version_is_shown_normalised_in_the_report_and_the_document():
+    """``--torch 2.6.0+CPU`` is judged as 2.6.0+cpu (PEP 440 lower-cases a local label): the report
+    and the document show that version, not the spelling typed; so --adapter's and --companion's."""
+    args = ["check", "--matrix", str(ADAPTER), "--set", "soc=Ascend910B", "--set", "arch=x86_64"]
+    args += ["--set", "cann=8.5.0", "--torch", "2.6.0+CPU", "--adapter", "2.6.0.POST5", "--python", "3.11"]
+    proc = _run(*args)
+    assert proc.returncode == 0, proc.stderr
+    rows = dict(line.split(None, 1) for line in proc.stdout.splitlines()[1:4])
+    assert rows == {"Python": "3.11 (cpython)", "torch": "2.6.0+cpu", "torch-npu": "2.6.0.post5"}
+    assert "CPU" not in proc.stdout and "POST" not in proc.stdout
+    env = json.loads(_run(*args, "--json").stdout)["checks"][0]["environment"]
+    assert (env["torch"], env["torch_variant"], env["adapter"]) == ("2.6.0+cpu", "cpu", "2.6.0.post5")
+
+
+def test_a_what_if_torch_is_normalised_in_the_fixes_that_change_it():
+    args = ["check", "--matrix", str(ADAPTER), "--set", "soc=Ascend910B", "--set", "arch=x86_64"]
+    args += ["--set", "cann=9.1.0", "--torch", "2.6.0+CPU", "--adapter", "2.6.0.post5", "--python", "3.11"]
+    proc = _run(*args)
+    assert proc.returncode == 1, proc.stderr
+    fixes = [line for line in proc.stdout.splitlines() if line.startswith(("fix: ", "or: "))]
+    assert fixes and any("from 2.6.0+cpu to " in line for line in fixes), fixes
+    assert "CPU" not in proc.stdout
+
+
+def test_a_companion_version_is_shown_normalised():
+    args = ["check", "--matrix", str(FIXTURES / "companions.yaml"), "--adapter", "2.0.0", "--python", "3.11"]
+    args += ["--torch", "2.2.2+CPU", "--companion", "torchvision=0.17.2+CPU"]
+    proc = _run(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert "torchvision   0.17.2+cpu  (requires torch==2.2.2: pairs with this torch)" in proc.stdout.splitlines()
+    assert "CPU" not in proc.stdout
+    seen = json.loads(_run(*args, "--json").stdout)["checks"][0]["companions"]
+    assert [(c["name"], c["installed"]) for c in seen if c["installed"]] == [("torchvision", "0.17.2+cpu")]
+
+
+def test_a_layer_held_with_a_capitalised_local_label_is_shown_as_the_release_judged():
+    args = ["check", *_STACK, "--companion", "vllm-ascend=0.23.0+CPU"]
+    proc = _run(*args)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "vllm-ascend  0.23.0+cpu" in proc.stdout.splitlines() and "CPU" not in proc.stdout
+    stack = json.loads(_run(*args, "--json").stdout)["checks"][0]["stack"]
+    assert [(layer["name"], layer["installed"]) for layer in stack["layers"]] == [("vllm-ascend", "0.23.0+cpu")]
+
+
+# -- a system change is said so by every fix ---------------------------------------------------
+
+
+def test_a_stack_fix_says_its_cann_step_is_a_system_change_as_the_adapters_fix_does():
+    """The same step, the same words: a stack's fix (MindSpeed-LLM's, to CANN 9.1.0) and the
+    adapter's alone (torch-npu 2.7.1.post8 needs CANN 9.1.0) both say "a system change"."""
+    step = "upgrade cann from 8.2.RC1 to 9.1.0 (a system change, not a pip package: install it yourself)"
+    stack = json.loads(_run(*_mindspeed("8.2.RC1", "--json")).stdout)["checks"][0]
+    assert stack["fixes"][0]["manual"] == [step]
+    assert f"    by hand: {step}" in _run(*_mindspeed("8.2.RC1")).stdout.splitlines()
+    alone = ["check", "--matrix", str(ADAPTER), *ON_910B, "--python", "3.10", "--set", "cann=8.2.RC1"]
+    alone += ["--torch", "2.7.1", "--adapter", "2.7.1.post8", "--json"]
+    adapter = json.loads(_run(*alone).stdout)["checks"][0]
+    assert step in [m for fix in adapter["fixes"] for m in fix["manual"]], [f["manual"] for f in adapter["fixes"]]
+
+
+# -- adapter-matrix env says what check says ---------------------------------------------------
+
+
+def _env(env, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "adapter_matrix", "env", "--env", str(env), "--no-binary", *args],
+        capture_output=True,
+        text=True,
+        cwd=env.parent,
+        timeout=120,
+    )
+
+
+def test_env_reports_the_layer_release_no_fix_keeps_as_check_does(tmp_path):
+    """An installed MindSpeed-LLM 2.1.0 (end of life) on CANN 8.2.RC1: the bug report carries
+    check's "not kept:" line (text and --json), before the conflict, as check prints it."""
+    from adapter_matrix.check.env_report import read_report
+
+    env = _environment(tmp_path / "env", python="3.10", **INSTALLED_2_1_0)
+    _code, checked = _check(env, "--set", "cann=8.2.RC1")
+    not_kept = checked["checks"][0]["stack"]["not_kept"]
+    assert not_kept.startswith(EOL_2_1_0)
+
+    proc = _env(env, "--set", "arch=aarch64", "--set", "cann=8.2.RC1")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert f"- not kept: {not_kept}" in lines
+    assert lines.index(f"- not kept: {not_kept}") + 1 == lines.index(
+        "- conflict: mindspeed-llm 26.1.0 needs cann 9.1.0, 26.0.0 needs cann 9.0.0; you hold cann 8.2.RC1"
+    )
+
+    data = json.loads(_env(env, "--set", "arch=aarch64", "--set", "cann=8.2.RC1", "--json").stdout)
+    (seen,) = data["adapters"]
+    assert seen["not_kept"] == not_kept
+    assert read_report(data).to_json() == data
+    # a document written before the key (by an older adapter-matrix) still reads: the key is optional
+    del seen["not_kept"]
+    assert read_report(data).adapters[0].not_kept is None
+
+
+def test_env_of_a_stack_every_fix_keeps_says_nothing_is_not_kept(tmp_path):
+    from .test_stack import V023
+
+    env = _environment(tmp_path / "env", **V023)
+    proc = _env(env, "--set", "arch=aarch64", "--set", "cann=9.1.0")
+    assert proc.returncode == 0 and "not kept" not in proc.stdout, proc.stdout
+    data = json.loads(_env(env, "--set", "arch=aarch64", "--set", "cann=9.1.0", "--json").stdout)
+    assert data["adapters"][0]["not_kept"] is None
+
+
+# -- a narrow terminal: prose wrapped between words, a command between its arguments ------------
+
+
+def _words(text: str) -> List[str]:
+    """The words of a report, a command's continuations (`` \\`` and a new line) taken out."""
+    return text.replace(" \\\n", " ").split()
+
+
+def test_on_an_80_column_terminal_a_stack_answer_is_wrapped_between_words_and_its_command_between_arguments():
+    """The end-of-life answer (not kept, a conflict, two fixes) read on 80 columns: no line is
+    wider, no word is cut (the terminal cut "maint|enance" and "torc|h"), a wrapped line goes on
+    under its text (not 2 columns in, where a layer's status is), and the pip command is one
+    command to copy (`` \\`` at each line's end); word for word, the report a pipe gets."""
+    import re
+    import shlex
+
+    from adapter_matrix.answer import read_check
+    from adapter_matrix.check.report import render_check
+
+    (answer,) = read_check(json.loads(_run(*_mindspeed("8.2.RC1", "--json")).stdout)).checks
+    piped = render_check(answer)
+    wrapped = render_check(answer, width=80)
+    # wider only where one argument alone is (a git URL: an argument is never cut)
+    assert all(len(line) <= 80 or len(shlex.split(line.removesuffix(" \\"))) == 1 for line in wrapped.splitlines()), (
+        wrapped
+    )
+    assert max(len(line) for line in piped.splitlines()) > 200  # what the terminal cut mid-word before
+    assert _words(wrapped) == _words(piped)  # no word cut, none lost, none added
+    lines = wrapped.splitlines()
+    for said in piped.splitlines():  # each line begins a line; what it wraps is indented under its text
+        assert any(said.startswith(line.removesuffix(" \\")) for line in lines), said
+    assert (
+        "not kept: mindspeed-llm 2.1.0 is end of life (EOL since 2025-12-30 (README\n"
+        "          maintenance table)): no fix keeps it, and no maintained release of\n"
+    ) in wrapped
+    assert "conflict: mindspeed-llm 26.1.0 needs cann 9.1.0, 26.0.0 needs cann 9.0.0; you\n          hold" in wrapped
+    assert "\n  layer mindspeed-llm 2.1.0: eol\n" in wrapped  # a line of its own, not a continuation
+    assert (
+        "\n    by hand: upgrade cann from 8.2.RC1 to 9.1.0 (a system change, not a pip\n             package" in wrapped
+    )
+    (command,) = [line.strip() for line in piped.splitlines() if line.startswith("    pip install ")]
+    start = wrapped.index("    pip install ")
+    continued = wrapped[start : wrapped.index("\nor: ", start)]
+    assert continued.count(" \\\n        '") >= 1
+    # the shell drops each backslash-newline (POSIX line continuation): one command, the same
+    assert shlex.split(continued.replace("\\\n", "")) == shlex.split(command)
+    colored = render_check(answer, color=True, width=80)
+    assert re.sub(r"\x1b\[[0-9;]*m", "", colored) == wrapped  # colors change no break
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="a pseudo-terminal is POSIX's")
+def test_check_on_a_terminal_wraps_to_its_width_and_a_pipe_keeps_one_line_each():
+    import shlex
+
+    master, slave = os.openpty()
+    env = {**os.environ, "ADAPTER_MATRIX_NO_MEMO": "1", "COLUMNS": "80", "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "adapter_matrix", *_mindspeed("8.2.RC1")], stdout=slave, cwd=REPO, env=env
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the terminal's other end closed: the command is done
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.wait(timeout=120) == 3
+    shown = b"".join(chunks).decode().replace("\r\n", "\n")
+    # wider only where one argument alone is (a git URL: an argument is never cut)
+    assert all(len(line) <= 80 or len(shlex.split(line.removesuffix(" \\"))) == 1 for line in shown.splitlines()), shown
+    assert "    pip install 'torch==2.7.1' 'torch-npu==2.7.1.post8' \\\n" in shown
+    piped = _run(*_mindspeed("8.2.RC1")).stdout
+    assert _words(shown) == _words(piped) and max(len(line) for line in piped.splitlines()) > 80
+    assert "\n" + piped.splitlines()[0] + "\n" in "\n" + shown  # a short line is as a pipe gets it

@@ -25,7 +25,7 @@ from ...matrix.model import Constraint, Layer, LayerRelease, Matrix, PackagePin,
 from ...matrix.status import Status
 from ...names import canonical_name
 from ..judgment import Environment, Verdict
-from ..provenance import Provenance, judge_commit
+from ..provenance import Provenance, judge_commit, missing_ref
 from ..verdict import undetected, verdict
 
 __all__ = [
@@ -70,6 +70,7 @@ class OwnedReading(NamedTuple):
     machine: Optional[Value]
     machine_source: Optional[str]
     mark: Mark
+    machine_error: Optional[str] = None  # why this machine's value is unknown
 
 
 class LayerVerdict(NamedTuple):
@@ -150,17 +151,24 @@ def _judge_layer(matrix: Matrix, layer: Layer, stack: Stack, assumed: FrozenSet[
     env = stack.env
     pins, by_version = _pins_judged(matrix, release, stack, who)
     dimensions, undetected_ones = _dimensions_judged(release, env, who, assumed)
+    built, built_assumed = _build_judged(layer, installed, stack)
     refused = [
         *_python_judged(release, env, who),
         *pins,
-        *_build_judged(layer, installed, stack),
+        *built,
         *_adapter_line_judged(matrix, release, env, who),
         *dimensions,
     ]
     status = Status.UNSUPPORTED if refused else release.status
     marks = tuple(mark for _, mark in refused) or (release.mark,)
     return LayerVerdict(
-        layer, installed, release, status, tuple(text for text, _ in refused), marks, (*by_version, *undetected_ones)
+        layer,
+        installed,
+        release,
+        status,
+        tuple(text for text, _ in refused),
+        marks,
+        (*by_version, *undetected_ones, *built_assumed),
     )
 
 
@@ -200,6 +208,8 @@ def _pins_judged(matrix: Matrix, release: LayerRelease, stack: Stack, who: str) 
         if by_commit is not None and by_commit[0] is not None:
             if not by_commit[0]:
                 refused.append((by_commit[1], pin.mark))
+            elif by_commit[1]:
+                assumptions.append(by_commit[1])  # at the pinned commit, with files edited since
             continue  # judged by its commit, not by the version string its build calls itself
         if by_commit is not None:
             assumptions.append(by_commit[1])
@@ -210,11 +220,21 @@ def _pins_judged(matrix: Matrix, release: LayerRelease, stack: Stack, who: str) 
     return refused, assumptions
 
 
-def _build_judged(layer: Layer, installed: Version, stack: Stack) -> List[Refusal]:
-    """The layer's own dimensions as it was built against this machine's."""
+def _build_judged(layer: Layer, installed: Version, stack: Stack) -> Tuple[List[Refusal], List[str]]:
+    """The layer's own dimensions as it was built against this machine's: refused when they
+    differ; when this machine's cannot be detected, assumed to be the build's (said, as any
+    dimension that could not be detected is)."""
     refused: List[Refusal] = []
+    assumptions: List[str] = []
     for reading in stack.built:
-        if reading.layer != layer.name or reading.built is None or reading.machine is None:
+        if reading.layer != layer.name or reading.built is None:
+            continue
+        if reading.machine is None:
+            why = f" ({reading.machine_error})" if reading.machine_error else ""
+            assumptions.append(
+                f"{undetected(reading.dimension)}{why}; assumed {reading.built}, which the build of "
+                f"{layer.distribution} {installed} is made for ({reading.built_source})"
+            )
             continue
         if not reading.built.same(reading.machine):
             refused.append(
@@ -225,7 +245,7 @@ def _build_judged(layer: Layer, installed: Version, stack: Stack) -> List[Refusa
                     reading.mark,
                 )
             )
-    return refused
+    return refused, assumptions
 
 
 def _adapter_line_judged(matrix: Matrix, release: LayerRelease, env: Environment, who: str) -> List[Refusal]:
@@ -274,12 +294,20 @@ def _commit(who: str, pin: PackagePin, found: Optional[Provenance]) -> Optional[
     judged = judge_commit(found, pin.git.ref)
     if judged.ok is None:
         return None, f"{pin.name}: {judged.text}; judged by its version against {who}'s pin"
+    if judged.ok and found.dirty:
+        return True, (
+            f"{pin.name}: {found.kind} {found.source or found.path} is at {who}'s pinned commit "
+            f"{(judged.commit or '')[:12]} with uncommitted changes: judged by its commit, which its files no longer are"
+        )
     if judged.ok:
         return True, ""
     commit = (judged.commit or "")[:12]
     where = f"{found.kind} {found.source or (found.url if found.kind == 'vcs' else None) or found.path}"
     pinned = f" ({judged.pinned[:12]})" if judged.pinned and not judged.pinned.startswith(pin.git.ref) else ""
     distance = f": {judged.distance} the pin" if judged.distance else ""
+    if not distance and found.kind != "vcs" and found.source is not None:
+        missing = missing_ref(found.source, pin.git.ref)  # then the fix fetches it before the checkout
+        distance = f": the clone does not hold the pinned commit ({missing})" if missing else ""
     return False, f"{who} pins {pin.name} at {pin.git.ref}{pinned} ({pin.spec}), found {commit}{distance} ({where})"
 
 

@@ -18,6 +18,7 @@ from ...answer import BinarySection, LayerSeen, StackSeen
 from ...matrix.model import Dimension, Layer, Matrix, PackagePin, Value
 from ...matrix.status import Status
 from ...names import canonical_name
+from ..detectors import Detection
 from ..facts import distribution_version
 from ..judgment import Environment, Verdict
 from ..provenance import Provenance
@@ -94,6 +95,8 @@ class StackAnswer(NamedTuple):
     verdict: Verdict  # the adapter's verdict made the stack's (the layers' binaries not yet folded in)
     seen: StackSeen  # the stack section, each installed layer's binary section in it
     pins: Tuple[Tuple[str, str], ...]  # what the stack holds besides torch and the adapter (--constraints)
+    # the layers' own dimensions as read on this machine: shown beside the adapter's (report, JSON, env)
+    detections: Tuple[Detection, ...] = ()
 
 
 def _git_pins(layers: Sequence[Layer], name: str) -> List[PackagePin]:
@@ -113,7 +116,11 @@ def _release_of_ref(layer: Layer, found: Provenance) -> Optional[str]:
 
 
 def _provenance(
-    matrix: Matrix, layers: Sequence[Layer], question: StackQuestion, versions: Dict[str, Optional[str]]
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    question: StackQuestion,
+    versions: Dict[str, Optional[str]],
+    notes: Optional[List[str]] = None,
 ) -> List[Provenance]:
     """How each package of the stack is installed (not those whose version the question
     assumes); ``versions`` gets what each is, judged by its commit: the release of the tag it is
@@ -149,6 +156,13 @@ def _provenance(
             version = str(pins[0].spec.specs[0].specifier).lstrip("=")  # judged by its commit against that pin
         if version is not None:
             versions[name] = version
+        elif found.kind == "checkout" and versions.get(name) is not None and notes is not None:
+            # a checkout at no tag hides the installed copy: its version is the installed one's, said
+            notes.append(
+                f"{name}: Python imports the checkout {found.source or found.path}"
+                f"{f' ({found.past})' if found.past else ''}, which hides the installed {name} {versions[name]} and "
+                f"is at no release's tag: judged as {versions[name]}"
+            )
     return out
 
 
@@ -161,15 +175,30 @@ def _built(matrix: Matrix, layers: Sequence[Layer], question: StackQuestion) -> 
         for dim in layer.dimensions:
             if matrix.dimension(dim.name) is not None:
                 continue  # a clash: the pipeline refused it
-            machine, machine_source = _machine(dim, question)
+            machine, machine_source, machine_error = _machine(dim, question)
             built: Optional[Value] = None
             built_source = None
             folder = distribution_folder(layer.distribution, search_path(question.target)) if dim.built else None
             if folder is not None and layer.name not in question.versions:
                 built_text, built_source = _read_built(dim, folder[0])
                 built = _as_value(dim, built_text)
-            out.append(OwnedReading(layer.name, dim.name, built, built_source, machine, machine_source, dim.mark))
+            out.append(
+                OwnedReading(
+                    layer.name, dim.name, built, built_source, machine, machine_source, dim.mark, machine_error
+                )
+            )
     return out
+
+
+def _no_build_for_this_machine(layers: Sequence[Layer], misbuilt: Sequence[OwnedReading]) -> str:
+    """Why no fix follows a build made for another device than this machine's: a version names
+    no build, so no version the matrices name repairs it; and what would."""
+    names = {layer.name: layer.distribution for layer in layers}
+    builds = " and ".join(f"{names.get(b.layer, b.layer)} for {b.dimension} {b.machine}" for b in misbuilt)
+    return (
+        f"no fix: no version the matrices name is a build of {builds} (the device a wheel was built for is "
+        f"not in its version); it would take a build made for this machine, installed in its place"
+    )
 
 
 def _as_value(dim: Dimension, text: Optional[str]) -> Optional[Value]:
@@ -181,13 +210,14 @@ def _as_value(dim: Dimension, text: Optional[str]) -> Optional[Value]:
         return None
 
 
-def _machine(dim: Dimension, question: StackQuestion) -> Tuple[Optional[Value], Optional[str]]:
+def _machine(dim: Dimension, question: StackQuestion) -> Tuple[Optional[Value], Optional[str], Optional[str]]:
+    """This machine's value of a layer's dimension, where it was read, and why it is unknown."""
     from ..detectors import detect
 
     if dim.name in question.dimensions:
-        return _as_value(dim, question.dimensions[dim.name]), "--set"
+        return _as_value(dim, question.dimensions[dim.name]), "--set", None
     found = detect(dim, question.target)
-    return _as_value(dim, found.value), found.source
+    return _as_value(dim, found.value), found.source, found.error
 
 
 def _read_built(dim: Dimension, site: str) -> Tuple[Optional[str], Optional[str]]:
@@ -222,7 +252,8 @@ def with_stack(
     pins it)."""
     versions = _versions(layers, question)
     as_pip_sees = dict(versions)  # before the commits judge them: what a constraint can hold
-    provenance = _provenance(matrix, layers, question, versions)
+    notes: List[str] = []
+    provenance = _provenance(matrix, layers, question, versions, notes)
     built = _built(matrix, layers, question)
     machine = tuple((b.dimension, b.machine) for b in built if b.machine is not None)
     env = env._replace(dimensions=env.dimensions + tuple(dict(machine).items()))  # the layers' own, beside
@@ -250,13 +281,16 @@ def with_stack(
         # one assumption per dimension that could not be detected (the stack's, replacing the adapter's)
         assumptions=judged.adapter.assumptions
         + judged.assumptions
-        + tuple(a for v in judged.layers for a in v.assumptions),
+        + tuple(a for v in judged.layers for a in v.assumptions)
+        + tuple(notes),
         fixes=(),
     )
     conflict = no_fix = not_kept = None
     # a build made for another device than this machine's: no version of the matrices repairs it,
     # the refusal says what to install (a build for this machine)
-    misbuilt = any(b.built is not None and b.machine is not None and not b.built.same(b.machine) for b in built)
+    misbuilt = [b for b in built if b.built is not None and b.machine is not None and not b.built.same(b.machine)]
+    if misbuilt:  # said as no fix (its reason), never a refusal without a fix or a reason (issue 66)
+        no_fix = _no_build_for_this_machine(layers, misbuilt)
     if status is not Status.SUPPORTED and not misbuilt:
         holding = _held(matrix, layers, question)
         found = stack_fixes(matrix, layers, stack, holding, today, now=status, adapter=decided._replace(fixes=()))
@@ -267,7 +301,12 @@ def with_stack(
         (name, text) for name, version in stack.packages if version is not None and (text := as_pip_sees[name])
     )
     origins = tuple(p.to_json() for _n, p in stack.provenance)
-    return StackAnswer(out, StackSeen(seen, conflict, origins or None, no_fix, not_kept), held)
+    detections = tuple(  # read on this machine, or unknown beside an installed build made for one
+        Detection(b.dimension, str(b.machine) if b.machine is not None else None, b.machine_source, b.machine_error)
+        for b in built
+        if b.machine is not None or b.built is not None
+    )
+    return StackAnswer(out, StackSeen(seen, conflict, origins or None, no_fix, not_kept), held, detections)
 
 
 def _seen(found: Optional[Provenance]) -> Optional[Dict[str, Optional[str]]]:

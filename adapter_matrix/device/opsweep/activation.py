@@ -19,6 +19,10 @@ The worker then checks that PrivateUse1 carries the matrix's device name
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
+import importlib.util
+import os
+import sys
 from dataclasses import dataclass
 from importlib import metadata
 from types import ModuleType
@@ -57,6 +61,18 @@ def _module_names(distribution: metadata.Distribution) -> List[str]:
 def activation_of(distribution: str, shims: Optional[str], override: Optional[str] = None) -> Activation:
     """The activation of the matrix's adapter (see the module's docstring)."""
     if override:
+        top = override.partition(":")[0].split(".")[0]
+        # the top-level package only, where the workers will look (PYTHONPATH first, as they start
+        # with it): finding it imports nothing, a submodule's parent would run
+        path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + sys.path
+        if not top.isidentifier() or (
+            importlib.machinery.PathFinder.find_spec(top, path) is None
+            and importlib.util.find_spec(top) is None  # an editable install's finder, a built-in module
+        ):
+            raise ActivationError(
+                f"{override}: no module {top!r} is importable here \u2014 give MODULE[:FUNCTION] of the adapter "
+                "installed in this environment"
+            )
         return Activation(override, f"--activate {override}")
     if shims:
         return Activation(shims, f"import {shims} (the matrix's shims package)")

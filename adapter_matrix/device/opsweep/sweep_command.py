@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any, Callable, ContextManager, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, ContextManager, List, NamedTuple, Optional, Sequence, Tuple
 
 from ...errors import AdapterMatrixError, ChoiceError
 from . import baseline
@@ -129,14 +129,20 @@ def _selected(request: SweepRequest, expectations: Any) -> Tuple[List[str], List
     return ops, compile_ops
 
 
+def _unmatched(ops: Sequence[str], sweeps: Sequence[Any]) -> List[str]:
+    """The ``--op`` values no task of the sweeps ran for (an op's name also names its variants)."""
+    ran = {task.op for sweep in sweeps for task in sweep.tasks}
+    return [o for o in ops if not any(r == o or r.startswith(o + ".") for r in ran)]
+
+
 def run(request: SweepRequest) -> SweepResult:
     """Sweep torch's OpInfo ops on the matrix's device against CPU and judge the tasks."""
     matrix = request.load(request.matrix)
     adapter = matrix.adapter
     try:
         activation = activation_of(adapter.distribution, adapter.shims, request.activate)
-    except ActivationError as exc:
-        raise AdapterMatrixError(str(exc)) from exc
+    except ActivationError as exc:  # --activate's own: the command line puts the option in front
+        raise (ChoiceError("activate", str(exc)) if request.activate else AdapterMatrixError(str(exc))) from exc
     expectations, paths = request.load_expectations(
         request.expected, matrix.path, adapter.device, request.write_expected
     )
@@ -150,6 +156,8 @@ def run(request: SweepRequest) -> SweepResult:
     mode = "sample" if request.sample else ("full" if not (request.op or request.dtype or request.kind) else "custom")
     if request.jobs < 0:
         raise ChoiceError("jobs", f"{request.jobs}: at least 1 (0: one per core)")
+    if not request.timeout > 0:  # 0 or less: every task would end as a timeout
+        raise ChoiceError("timeout", f"{request.timeout:g}: the seconds one task may run, more than 0")
     jobs = request.jobs or os.cpu_count() or 1
     request.say(f"op sweep ({mode}) of {adapter.device}, expectations {expectations.path}")
     request.say(f"activates the device with {activation.how}")
@@ -166,6 +174,13 @@ def run(request: SweepRequest) -> SweepResult:
     with request.progress() as progress:
         *done_compiled_or_none, done = run_sweeps(
             adapter.device, activation.target, selections, timeout=request.timeout, progress=progress, jobs=jobs
+        )
+    missing = _unmatched(request.op, (*done_compiled_or_none, done)) if not done.absent else []
+    if missing:  # a typo's sweep of nothing is no green run
+        raise ChoiceError(
+            "op",
+            f"{', '.join(map(repr, missing))}: no task of torch {done.torch} ran for it \u2014 give an id of torch's "
+            "op_db (add, nn.functional.relu, max.binary) that CPU runs in the dtypes and kinds asked",
         )
     if request.write_expected:
         tasks = [t for sweep in (*done_compiled_or_none, done) for t in sweep.tasks]
