@@ -176,7 +176,7 @@ def _not_described(layer: Layer, installed: Version) -> str:
     """Why an installed version of ``layer`` is none of its matrix's releases."""
     builds = layer.builds_of(installed) if not installed.local else ()
     if builds:  # several builds of one public version: the version does not say which is installed
-        named = ", ".join(str(r.version) for r in builds)
+        named = ", ".join(f"{r.version} from {r.ref}" if r.ref else str(r.version) for r in builds)
         return (
             f"{layer.distribution} {installed} is a build of {len(builds)} releases its matrix describes "
             f"({named}) and its version does not say which: install one of them by its tag"

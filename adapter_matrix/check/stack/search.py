@@ -182,11 +182,15 @@ def _fix(
     if PYTHON not in changes:  # a new Python is a new environment: everything is installed there
         cloned = _checkouts(layers, before, after, changes, shell)
     manual += cloned[1]
-    pip = _pip_commands(matrix, layers, after, cell, tuple(c for c in changes if c not in cloned[2]), shell)
+    by_pip = tuple(c for c in changes if c not in cloned[2])
+    manual += _unserved(layers, after, by_pip)
+    pip = _pip_commands(matrix, layers, after, cell, by_pip, shell)
     commands = (*cloned[0], *pip)
     # the fix in one line: its steps, then the status and facts of the stack it reaches
-    steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")]
+    # a build by hand comes after the rest: the summary says the move ("reinstall X from A to B")
+    steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure") and _ONCE not in m]
     installs, diff = _installs(matrix, before, after, cell, changes, {d.name for d in by_hand}, cloned[2])
+    diff = _sourced(layers, after, diff, set(cloned[2]))
     steps += installs
     facts = ", ".join(_facts(matrix, layers, after, cell))
     summary = (note + ": " if note else "") + (", then ".join(steps) or "nothing to change") + f" ({status}: {facts})"
@@ -227,10 +231,62 @@ def _by_hand(
     return manual
 
 
+def _sourced(layers: Sequence[Layer], after: Stack, diff: Tuple[str, ...], in_clones: Set[str]) -> Tuple[str, ...]:
+    """uv's diff lines, a release pip builds from its source's ref said as uv says it
+    (``+ torchvision-npu==0.20.1+7.1.0 (from git+https://...@v0.20.1-7.1.0)``); not one checked
+    out in its clone (``in_clones``)."""
+    origin = {}
+    for layer in layers:
+        if layer.name in in_clones:
+            continue
+        version = after.version(layer.name)
+        release = layer.release(version) if version is not None else None
+        if layer.source is not None and release is not None and release.ref is not None:
+            origin[f"+ {layer.distribution}=={version}"] = f"{layer.source.pip_url}@{release.ref}"
+    return tuple(f"{line} (from {origin[line]})" if line in origin else line for line in diff)
+
+
+_ONCE = ", once the rest is installed"  # a layer release built by hand: after what pip installs
+
+
+def _unserved(layers: Sequence[Layer], after: Stack, changes: Tuple[str, ...]) -> List[str]:
+    """The layer releases a fix installs that no index serves and no ref of their source names:
+    a step by hand, never ``NAME==V`` (docs/stacks.md, "Layers no index serves")."""
+    out = []
+    for layer in layers:
+        version = after.version(layer.name)
+        release = layer.release(version) if version is not None and layer.name in changes else None
+        if release is not None and layer.source is not None and layer.unserved(release):
+            out.append(
+                f"build {layer.distribution} {release.version} from {layer.source.url} yourself{_ONCE}"
+                " (no index serves it and its matrix names no tag or commit for it)"
+            )
+    return out
+
+
+def _from_source(layer: Layer, release: LayerRelease, pip: str, shell: str) -> Tuple[Optional[str], List[str]]:
+    """How pip installs a release of a layer built from its source: a direct reference
+    (``NAME @ git+URL@REF``), in the fix's pip command when the build is isolated, else in a
+    command of its own after it, told ``--no-build-isolation`` (the build needs the torch the
+    fix installs first). An installed clone of it is checked out instead (:func:`_checkouts`).
+    Returns (requirement, commands)."""
+    assert layer.source is not None and release.ref is not None
+    requirement = quoted(f"{layer.distribution} @ {layer.source.pip_url}@{release.ref}", shell)
+    if layer.source.build_isolation:
+        return requirement, []
+    return None, [f"{pip} install --no-build-isolation {requirement}"]
+
+
 def _pip_commands(
-    matrix: Matrix, layers: Sequence[Layer], after: Stack, cell: Cell, changes: Tuple[str, ...], shell: str
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    after: Stack,
+    cell: Cell,
+    changes: Tuple[str, ...],
+    shell: str,
 ) -> Tuple[str, ...]:
-    """torch first from its own index when it needs one, then one pip command for the rest."""
+    """torch first from its own index when it needs one, then one pip command for the rest, then
+    each layer built from its source that needs what those install."""
     adapter = canonical_name(matrix.adapter.distribution)
     env = after.env
     new_python = PYTHON in changes
@@ -238,6 +294,7 @@ def _pip_commands(
     names = {layer.name: layer for layer in layers}
     commits = _git_pins_of(layers, after)
     requirements: List[str] = []
+    built: List[str] = []  # after the pip command: what builds against what it installs
     torch_first = None
     for name in [TORCH, adapter] + [n for n, _ in after.packages]:
         if name not in changes and not (new_python and name != PYTHON):
@@ -254,9 +311,19 @@ def _pip_commands(
                 requirements.append(f"--extra-index-url {cell.release.index_url}")
         else:
             version = dict(after.packages).get(name)
-            if version is not None:
-                requirements += _package_requirement(name, version, names.get(name), commits.get(name), shell)
-    return tuple(c for c in (torch_first, f"{pip} install " + " ".join(requirements) if requirements else None) if c)
+            layer = names.get(name)
+            release = layer.release(version) if layer is not None and version is not None else None
+            if layer is not None and release is not None and layer.source is not None and release.ref is not None:
+                # from its repository: no index serves it
+                requirement, commands = _from_source(layer, release, pip, shell)
+                requirements += [requirement] if requirement else []
+                built += commands
+            elif layer is not None and release is not None and layer.unserved(release):
+                continue  # a step by hand (_unserved)
+            elif version is not None:
+                requirements += _package_requirement(name, version, layer, commits.get(name), shell)
+    first = (torch_first, f"{pip} install " + " ".join(requirements) if requirements else None)
+    return tuple(c for c in first if c) + tuple(built)
 
 
 def _package_requirement(
@@ -266,8 +333,7 @@ def _package_requirement(
     its repository), else by version, from the layer's own index when it has one."""
     shown = layer.distribution if layer is not None else name
     if git is not None and git[0] == version:
-        url = git[1].url if git[1].url.startswith("git+") else f"git+{git[1].url}"
-        return [quoted(f"{shown} @ {url}@{git[1].ref}", shell)]
+        return [quoted(f"{shown} @ {git[1].pip_url}@{git[1].ref}", shell)]
     requirement = [quoted(f"{shown}=={version}", shell)]
     if layer is not None and layer.index_url:
         requirement.append(f"--extra-index-url {layer.index_url}")
@@ -953,7 +1019,14 @@ def _checkouts(
             continue
         shown = names[name].distribution if name in names else name
         pin = commits.get(name)
-        if pin is not None and pin[0] == version:
+        layer = names.get(name)
+        release = layer.release(version) if layer is not None and layer.source is not None else None
+        if layer is not None and layer.source is not None and release is not None and release.ref is not None:
+            # the tag or commit its source's release is built from (v0.20.1-7.1.0: no tag says 0.20.1+7.1.0)
+            fetch = fetch_argv(found.source, release.ref, found.url, layer.source.url)
+            commands += _checkout(found, release.ref, fetch, shell)
+            said[name] = f"check out {shown} {release.ref} in {found.source}"
+        elif pin is not None and pin[0] == version:
             commands += _checkout(found, pin[1].ref, fetch_argv(found.source, pin[1].ref, found.url, pin[1].url), shell)
             said[name] = f"check out {shown} {pin[1].ref} in {found.source}"
         else:
@@ -977,8 +1050,7 @@ def _repin(name: str, found: Provenance, pin: PackagePin, shell: str) -> List[st
     if found.kind in _FROM_CLONE and found.source is not None:
         fetch = fetch_argv(found.source, ref, found.url, pin.git.url)  # a shallow clone lacks the commit
         return _checkout(found, ref, fetch, shell)
-    url = pin.git.url if pin.git.url.startswith("git+") else f"git+{pin.git.url}"
-    return [f"pip install --no-deps {quoted(f'{name} @ {url}@{ref}', shell)}"]
+    return [f"pip install --no-deps {quoted(f'{name} @ {pin.git.pip_url}@{ref}', shell)}"]
 
 
 def _recommitted(matrix: Matrix, layers: Sequence[Layer], stack: Stack) -> Tuple[Stack, List[str], List[str]]:
