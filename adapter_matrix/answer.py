@@ -79,9 +79,11 @@ class EnvironmentSeen(NamedTuple):
     dimensions: Dict[str, DimensionSeen]
     # check --env: which environment was judged from its files ("virtual environment PATH")
     location: Optional[str] = None
+    # torch's dist-info is there but unreadable: "installed, but its metadata is unreadable (…)"
+    torch_error: Optional[str] = None
 
     def _written(self, name: str) -> bool:
-        return name != "location" or self.location is not None
+        return name not in ("location", "torch_error") or getattr(self, name) is not None
 
 
 class CellSeen(NamedTuple):
@@ -206,7 +208,7 @@ class LayerSeen(NamedTuple):
     # the layer's own libraries read against torch and the adapter installed (a plugin of a
     # plugin's op library); written only when the layer is installed
     binary: Optional[BinarySection] = None
-    # how it is installed: {name, kind (wheel|vcs|editable|directory|checkout), path, version,
+    # how it is installed: {name, kind (wheel|vcs|editable|directory|checkout|unknown), path, version,
     # commit, describe, url, requested, source, error, past} (check/provenance.py)
     provenance: Optional[Dict[str, Optional[str]]] = None
 

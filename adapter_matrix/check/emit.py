@@ -50,11 +50,22 @@ class Pin(NamedTuple):
     index_url: Optional[str] = None
     find_links: Optional[str] = None
     only: bool = False
-    git: Optional[Tuple[str, str]] = None  # (URL, ref): a layer pins it by commit, not from an index
+    # (URL, ref): built from its repository, not an index: a layer pins it by commit, or it is a
+    # layer release its source's ref names (no index serves it)
+    git: Optional[Tuple[str, str]] = None
+    build_isolation: bool = True  # False: its build needs the installed torch
+    by_hand: Optional[str] = None  # no index serves it and no ref names it: where to build it from
+
+    @property
+    def note(self) -> str:
+        """What a file says of a package it cannot pin (``by_hand``), as a comment."""
+        return f"# {self.name} {self.version}: no index serves it; build it from {self.by_hand} yourself"
 
     @property
     def requirement(self) -> str:
-        return f"{self.name}=={self.version}"
+        """``name==version``, or the direct reference of a package built from git (its version,
+        0.20.1+7.1.0, is no build's)."""
+        return self.direct or f"{self.name}=={self.version}"
 
     @property
     def direct(self) -> Optional[str]:
@@ -84,27 +95,39 @@ def fix_pins(matrix: Matrix, layers: Sequence[Layer], fix: Fix) -> Tuple[Pin, ..
     pins = [torch, Pin(matrix.adapter.distribution, str(release.version), release.index_url)]
     named = {layer.name: layer for layer in layers}
     below = {"torch", canonical_name(matrix.adapter.distribution)}
-    kept = dict(fix.packages)
-    commits: Dict[str, Tuple[str, str]] = {}  # what the stack's layer releases pin by commit
-    for each in layers:
-        version = kept.get(each.name)
-        chosen = each.release(Version(version)) if version is not None else None
-        for pin in chosen.packages if chosen is not None else ():
-            if pin.git is not None:
-                commits.setdefault(pin.name, (pin.git.url, pin.git.ref))
+    sources = _from_git(layers, fix)
     for name, version in fix.packages:
-        if name in below:
+        if name in below or name in fix.in_clones:  # moved in its clone by the fix: no wheel pinned
             continue
         layer = named.get(name)
-        pins.append(
-            Pin(
-                layer.distribution if layer else name,
-                version,
-                layer.index_url if layer else None,
-                git=commits.get(name),
-            )
-        )
+        pin = Pin(layer.distribution if layer else name, version, layer.index_url if layer else None)
+        if name in sources:
+            url, ref, isolated = sources[name]
+            pin = pin._replace(index_url=None, git=(url, ref), build_isolation=isolated)
+        built = layer.release(Version(version)) if layer is not None else None
+        if layer is not None and layer.source is not None and built is not None and layer.unserved(built):
+            pin = pin._replace(index_url=None, by_hand=layer.source.url)
+        pins.append(pin)
     return tuple(pins)
+
+
+def _from_git(layers: Sequence[Layer], fix: Fix) -> Dict[str, Tuple[str, str, bool]]:
+    """The packages of the fix's stack built from a git ref, as the fix installs them: a layer
+    release with a ``ref`` of its ``source``, and a package a layer release pins by commit
+    (name -> (URL, ref, build isolation))."""
+    versions = dict(fix.packages)
+    out: Dict[str, Tuple[str, str, bool]] = {}
+    for layer in layers:
+        text = versions.get(layer.name)
+        release = layer.release(Version(text)) if text is not None else None
+        if release is None:
+            continue
+        if layer.source is not None and release.ref is not None:
+            out[layer.name] = (layer.source.url, release.ref, layer.source.build_isolation)
+        for pin in release.packages:
+            if pin.git is not None and pin.name in versions:  # the fix's stack holds it at the pinned commit
+                out.setdefault(pin.name, (pin.git.url, pin.git.ref, True))
+    return out
 
 
 def _index_names(pins: Sequence[Pin]) -> Dict[str, str]:
@@ -134,12 +157,20 @@ def render_uv(pins: Sequence[Pin], describes: str, python: Optional[str] = None)
     lines += [
         "[tool.uv]",
         "constraint-dependencies = [",
-        *(f"    {json.dumps(p.requirement)}," for p in pins),
+        *(f"    {json.dumps(p.requirement)}," for p in pins if p.by_hand is None),
         "]",
+        *(p.note for p in pins if p.by_hand is not None),
     ]
     links = list(dict.fromkeys(p.find_links for p in pins if p.find_links))
     if links:
         lines.append(f"find-links = {json.dumps(links)}")
+    unisolated = [p.name for p in pins if p.git and not p.build_isolation]
+    if unisolated:
+        lines.append(f"no-build-isolation-package = {json.dumps(unisolated)}")
+        lines.append(
+            f"# {', '.join(unisolated)} build{'s' if len(unisolated) == 1 else ''} against the installed torch:"
+            f" uv sync {' '.join('--no-install-package ' + n for n in unisolated)} first, then uv sync"
+        )
     names = _index_names(pins)
     for url, name in names.items():
         lines += ["", "[[tool.uv.index]]", f"name = {json.dumps(name)}", f"url = {json.dumps(url)}"]
@@ -177,8 +208,17 @@ def render_requirements(
         )
     lines += [f"--extra-index-url {url}" for url in dict.fromkeys(p.index_url for p in pins if p.index_url)]
     lines += [f"--find-links {url}" for url in dict.fromkeys(p.find_links for p in pins if p.find_links)]
+    unisolated = [p.name for p in pins if p.git and not p.build_isolation]
+    if unisolated:
+        lines.append(
+            f"# {', '.join(unisolated)} build{'s' if len(unisolated) == 1 else ''} against the installed torch:"
+            " install torch first, then pip install --no-build-isolation -r THIS_FILE"
+        )
     found: Dict[str, Sequence[str]] = {}
-    for pin in [p for p in pins if p.git is None] if hashes is not None else ():
+    if hashes is not None and any(p.git for p in pins):  # pip cannot hash a git checkout: none, or pip refuses
+        lines.append("# no hashes: pip's hash checking cannot check a package built from git")
+        hashes = None
+    for pin in [p for p in pins if p.by_hand is None] if hashes is not None else ():
         digests = hashes(pin.name, pin.version, pin.index_url) if hashes is not None else ()
         if not digests:  # pip checks every requirement once one has a hash: all or none, and no more asking
             why = (
@@ -190,10 +230,8 @@ def render_requirements(
             found = {}
             break
         found[pin.name] = digests
-    for pin in pins:
-        if pin.direct is not None:  # a commit: pip and uv install it from its repository (-r, not -c)
-            lines.append(pin.direct)
-            continue
+    lines += [p.note for p in pins if p.by_hand is not None]
+    for pin in [p for p in pins if p.by_hand is None]:
         digests = found.get(pin.name) or ()
         lines.append(pin.requirement + "".join(f" \\\n    --hash=sha256:{d}" for d in digests))
     return "\n".join(lines) + "\n"
@@ -204,6 +242,10 @@ def render_emitted(
 ) -> str:
     """The pins as ``fmt`` (one of :data:`EMIT_FORMATS`); ``fix``: the fix they are of (its Python)."""
     python = _new_python(fix) if fix is not None else None
-    if fmt == "uv":
-        return render_uv(pins, describes, python)
-    return render_requirements(pins, describes, hashes, python)
+    text = render_uv(pins, describes, python) if fmt == "uv" else render_requirements(pins, describes, hashes, python)
+    if fix is None or not fix.in_clones:
+        return text
+    head, _sep, rest = text.partition("\n")
+    said = ", ".join(fix.in_clones)
+    note = f"# not pinned here: {said}, installed from a clone, which the fix checks out there (check's fix says how)"
+    return f"{head}\n{note}\n{rest}"

@@ -35,7 +35,8 @@ class SourceSeen(NamedTuple):
     """Where an installed distribution came from: ``kind`` is ``index`` (a wheel or sdist from an
     index: no ``direct_url.json``), ``vcs`` (``pip install git+URL@REV``: ``url``, ``commit``,
     ``revision``), ``checkout`` (an editable or local-folder install: ``path``, and ``commit``
-    when it is a git checkout), ``archive`` (a file or URL: ``url``), ``assumed`` (a what-if
+    when it is a git checkout), ``archive`` (a file or URL: ``url``), ``unknown`` (its
+    ``direct_url.json`` cannot be read: ``path``, its dist-info folder), ``assumed`` (a what-if
     version, not installed) or ``absent``."""
 
     kind: str
@@ -52,6 +53,10 @@ class SourceSeen(NamedTuple):
             return f"checkout {self.path}" + (f", commit {self.commit}" if self.commit else ", not a git checkout")
         if self.kind == "archive":
             return f"archive {self.url}"
+        if self.kind == "unknown":
+            from .provenance import unknown_source
+
+            return unknown_source(self.path or "")
         return {"index": "wheel from an index", "assumed": "assumed (what-if)", "absent": "not installed"}.get(
             self.kind, self.kind
         )
@@ -103,6 +108,8 @@ class EnvReport(NamedTuple):
     plugin_problems: Tuple[str, ...]
     adapters: Tuple[AdapterSeen, ...]
     exit_code: int
+    # torch's dist-info is there but unreadable, as check says it; optional (added after schema 1)
+    torch_error: Optional[str] = None
 
     def to_json(self) -> Dict[str, Any]:
         return to_json(self)
@@ -130,6 +137,8 @@ def package_source(
         return SourceSeen("absent")
     if found.kind == "vcs":
         return SourceSeen("vcs", found.url, found.commit, found.requested)
+    if found.kind == "unknown":  # direct_url.json cannot be read: no wheel from an index is known
+        return SourceSeen("unknown", path=found.path)
     if found.kind in ("editable", "directory", "checkout"):
         return SourceSeen("checkout", found.url, found.commit, None, found.source or found.path)
     return SourceSeen("archive", found.url) if found.url else SourceSeen("index")
@@ -233,6 +242,7 @@ def env_report(
         problems,
         tuple(adapters),
         document.exit_code,
+        env.torch_error if env is not None else None,
     )
 
 
@@ -240,8 +250,11 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _no_version(package: PackageSeen) -> str:
-    """A checkout whose HEAD is at no tag has no version (check's report says the same)."""
+def _no_version(package: PackageSeen, torch_error: Optional[str] = None) -> str:
+    """A checkout whose HEAD is at no tag has no version (check's report says the same); torch
+    whose metadata is unreadable is said so, as check says it."""
+    if package.role == "torch" and torch_error:
+        return torch_error
     return "no version" if package.source.kind == "checkout" else "not installed"
 
 
@@ -251,7 +264,7 @@ def render_report(report: EnvReport) -> str:
         f"### Environment (adapter-matrix env {report.tool})",
         "",
         f"- Python: {report.python} ({report.implementation}), {report.platform}",
-        f"- torch: {report.torch or 'not installed'}"
+        f"- torch: {report.torch or report.torch_error or 'not installed'}"
         + (f" (build: {report.torch_build})" if report.torch_build else ""),
     ]
     if report.location:
@@ -265,7 +278,8 @@ def render_report(report: EnvReport) -> str:
             "| --- | --- | --- | --- |",
         ]
         lines += [
-            f"| {_cell(p.name)} | {_cell(p.version or _no_version(p))} | {p.role} | {_cell(p.source.describe())} |"
+            f"| {_cell(p.name)} | {_cell(p.version or _no_version(p, report.torch_error))} | {p.role} "
+            f"| {_cell(p.source.describe())} |"
             for p in seen.packages
         ]
         if seen.dimensions:

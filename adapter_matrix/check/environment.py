@@ -13,7 +13,7 @@ from packaging.version import InvalidVersion, Version
 from ..errors import AdapterMatrixError
 from ..matrix.model import ABSENT, Dimension, Matrix, PythonVersion, Value
 from .detectors import Detection, builtin_value, detect
-from .facts import distribution_requires, distribution_version, python_identity
+from .facts import distribution_requires, distribution_version, python_identity, unreadable_metadata
 from .judgment import Environment
 
 if TYPE_CHECKING:
@@ -42,6 +42,8 @@ class Installed(NamedTuple):
     detections: Tuple[Detection, ...]
 
     torch_family: Optional[str] = None  # the variant family fixes keep (see torch_family)
+    # torch's dist-info is there but its METADATA has no Version: installed and broken, said so
+    torch_error: Optional[str] = None
 
     @property
     def torch_variant(self) -> Optional[str]:
@@ -152,4 +154,5 @@ def detect_environment(
         platform_os=builtin_value("os"),  # the shell the fixes are typed in, when no os dimension says
     )
     requires = distribution_requires("torch", target) if torch is None and env.torch is not None else ()
-    return Installed(env, torch_text, adapter_text, tuple(detections), torch_family(env.torch, requires))
+    broken = unreadable_metadata("torch", target) if torch is None and torch_text is None else None
+    return Installed(env, torch_text, adapter_text, tuple(detections), torch_family(env.torch, requires), broken)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence, Tuple
 
 from ..names import canonical_name
 
@@ -24,6 +24,7 @@ __all__ = [
     "distribution_requires",
     "distribution_folder",
     "search_path",
+    "unreadable_metadata",
 ]
 
 
@@ -106,6 +107,31 @@ def distribution_version(name: str, target: Optional[Target] = None) -> Optional
         return None
 
 
+def _dist_infos(name: str, paths: Sequence[str]) -> Iterator[Tuple[str, str]]:
+    """``(site folder, dist-info folder)`` of each dist-info of ``name`` along ``paths``, in order."""
+    wanted = canonical_name(name)
+    for entry in paths:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for item in names:
+            if item.endswith(".dist-info") and canonical_name(item.split("-", 1)[0]) == wanted:
+                yield entry or ".", os.path.join(entry or ".", item)
+
+
+def unreadable_metadata(name: str, target: Optional[Target] = None) -> Optional[str]:
+    """How an installed distribution whose metadata has no ``Version:`` is said on every surface
+    (``installed, but its metadata is unreadable (FOLDER/METADATA has no Version)``), asked when
+    :func:`distribution_version` found none (so no dist-info of it along the path is readable),
+    else None: such a distribution is installed and broken, not absent."""
+    for _site, folder in _dist_infos(name, search_path(target)):
+        metadata = os.path.join(folder, "METADATA")
+        if not _metadata_version(metadata):
+            return f"installed, but its metadata is unreadable ({metadata} has no Version)"
+    return None
+
+
 def distribution_requires(name: str, target: Optional[Target] = None) -> Tuple[str, ...]:
     """The ``Requires-Dist`` lines of an installed distribution (``()`` when it is not
     installed): PyPI's CUDA torch is told from a CPU one by its ``nvidia-*`` requirements."""
@@ -135,15 +161,7 @@ def distribution_folder(name: str, paths: Optional[Sequence[str]] = None) -> Opt
     """``(site folder, dist-info folder)`` of the installed distribution ``name``, looked
     up along ``paths`` (default ``sys.path``) as :func:`distribution_version` looks; None
     when absent. The binary check reads its ``RECORD`` from there."""
-    wanted = canonical_name(name)
-    for entry in search_path() if paths is None else paths:
-        try:
-            names = sorted(os.listdir(entry or "."))
-        except OSError:
-            continue
-        for item in names:
-            if item.endswith(".dist-info") and canonical_name(item.split("-", 1)[0]) == wanted:
-                folder = os.path.join(entry or ".", item)
-                if _metadata_version(os.path.join(folder, "METADATA")):
-                    return entry or ".", folder
+    for entry, folder in _dist_infos(name, search_path() if paths is None else paths):
+        if _metadata_version(os.path.join(folder, "METADATA")):
+            return entry, folder
     return None

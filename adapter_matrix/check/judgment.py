@@ -57,6 +57,9 @@ class Fix(NamedTuple):
     # layers pin), canonical name -> version; what `check --emit` pins besides torch and the adapter
     packages: Tuple[Tuple[str, str], ...] = ()
     diff: Tuple[str, ...] = ()  # uv's lines: "- torch==2.16.0", "+ torch==2.15.0" (check/changes.py)
+    # the packages the fix moves in the clone they are installed from (git checkout): `--emit`
+    # leaves them out of its pins, which would install a wheel in the clone's place
+    in_clones: Tuple[str, ...] = ()
 
 
 class Verdict(NamedTuple):

@@ -493,6 +493,7 @@ def _judge(
         installed = installed._replace(detections=installed.detections + stack.detections)
     decided, section, used = _binary_folded(question, matrix, installed, decided, stack, target, probes)
     decided = _ranges_folded(question, matrix, decided, asked, target)
+    decided = _broken_torch(decided, installed.torch_error)
     # check --env: say which environment was judged (not the running one, --pythonpath or not)
     where = target.description if target is not None and not target.here else None
     answer = answer_of(
@@ -508,6 +509,30 @@ def _judge(
     )
     kept = _pins_kept(question, matrix, installed, decided, companions, stack)
     return _Judged(answer, used, kept, _fix_emitted(question, matrix, layers, decided, probes))
+
+
+_TORCH_ABSENT = "torch is not installed"
+
+
+def _broken_torch(decided: Verdict, torch_error: Optional[str]) -> Verdict:
+    """``decided`` for a torch whose dist-info is there but unreadable (``torch_error``): not
+    "not installed" but what it is, and its fixes reinstall torch (pip's ``--force-reinstall``:
+    a plain install may take the broken folder for the version it asks for)."""
+    if torch_error is None:
+        return decided
+    reasons = tuple(f"torch is {torch_error}: reinstall it" if r == _TORCH_ABSENT else r for r in decided.reasons)
+    fixes = tuple(
+        fix._replace(
+            summary=fix.summary.replace("install torch ", "reinstall torch ", 1)
+            if fix.summary.startswith("install torch ")
+            else fix.summary,
+            commands=tuple(
+                c.replace(" install ", " install --force-reinstall ", 1) if "torch==" in c else c for c in fix.commands
+            ),
+        )
+        for fix in decided.fixes
+    )
+    return decided._replace(reasons=reasons, fixes=fixes)
 
 
 def _detected(

@@ -43,9 +43,12 @@ __all__ = [
     "git_worktree",
     "head_commit",
     "tag_version",
+    "release_tag",
+    "unknown_source",
+    "compiled",
 ]
 
-KINDS = ("wheel", "vcs", "editable", "directory", "checkout")
+KINDS = ("wheel", "vcs", "editable", "directory", "checkout", "unknown")
 GIT_SECONDS = 3.0  # one git query on a local clone takes milliseconds
 _SMALL = 64 << 10  # HEAD, a ref, a .git file, direct_url.json, a config: a few hundred bytes
 _PACKED = 8 << 20  # packed-refs of a large clone (vLLM's: ~1 MiB)
@@ -57,7 +60,8 @@ _UP = 12  # folders walked up from a package to find its clone's .git
 
 
 class Provenance(NamedTuple):
-    """How one package is installed (``kind``: wheel | vcs | editable | directory | checkout)
+    """How one package is installed (``kind``: wheel | vcs | editable | directory | checkout, or
+    unknown when its ``direct_url.json`` cannot be read: :func:`unknown_source` says why)
     and, where a git clone is behind it, which commit. ``path``: its dist-info folder, or a
     checkout's package folder; ``source``: the clone (or folder) it was built from, where this
     machine can read it; ``describe``: ``git describe --tags --long`` of that clone
@@ -113,6 +117,8 @@ class Provenance(NamedTuple):
         commit = f"commit {self.commit[:12]}" if self.commit else "unknown commit"
         if self.kind == "wheel":
             return f"wheel {self.path}"
+        if self.kind == "unknown":
+            return unknown_source(self.path)
         past = f" ({self.past})" if self.past else ""
         why = f" ({self.error})" if self.error and not self.commit else ""
         return f"{self.kind} {where}, {commit}{past}{why}"
@@ -322,6 +328,37 @@ def tag_version(tag: str) -> Optional[str]:
         return None
 
 
+def release_tag(worktree: str, version: str) -> Optional[str]:
+    """The tag of release ``version`` in the clone at ``worktree``: ``vX.Y.Z`` (preferred) or
+    ``X.Y.Z``, compared as versions (``v0.23.0rc1`` is 0.23.0rc1), else None (no such tag, or
+    git cannot say)."""
+    from packaging.version import InvalidVersion, Version
+
+    listed = _git(worktree, "for-each-ref", "--format=%(refname:short)", "refs/tags")
+    wanted = Version(version)
+    found = []
+    for tag in (listed or "").splitlines():
+        try:
+            if Version(tag[1:] if tag.startswith("v") else tag) == wanted:
+                found.append(tag)
+        except InvalidVersion:
+            continue
+    return min(found, key=lambda t: (not t.startswith("v"), t)) if found else None
+
+
+_BUILT_BY = ("CMakeLists.txt", "meson.build")
+_EXTENSIONS = re.compile(r"ext_modules|CMakeExtension|CppExtension|CUDAExtension|\bExtension\(")
+
+
+def compiled(worktree: str) -> bool:
+    """Whether the clone at ``worktree`` builds compiled extensions (a ``CMakeLists.txt`` or
+    ``meson.build`` at its top, or a ``setup.py`` declaring extension modules): an editable
+    install of it is rebuilt after a checkout, a pure-Python one follows its files as they are."""
+    if any(os.path.isfile(os.path.join(worktree, name)) for name in _BUILT_BY):
+        return True
+    return bool(_EXTENSIONS.search(_read(os.path.join(worktree, "setup.py"), _PACKED) or ""))
+
+
 def missing_ref(worktree: str, ref: str) -> Optional[str]:
     """Why the clone at ``worktree`` cannot check out ``ref`` as it is (``a shallow clone`` or
     ``not fetched``), else None: a ``git checkout`` of a commit the clone has not fetched fails
@@ -437,6 +474,11 @@ def _from_clone(base: Provenance, folder: str) -> Provenance:
     )
 
 
+def unknown_source(folder: str) -> str:
+    """How a distribution whose ``direct_url.json`` cannot be read is said, on every surface."""
+    return f"unknown source: {os.path.join(folder, 'direct_url.json')} is not valid JSON"
+
+
 def distribution_provenance(name: str, folder: str, version: Optional[str]) -> Provenance:
     """The provenance of the distribution whose dist-info folder is ``folder``."""
     wanted = canonical_name(name)
@@ -447,7 +489,8 @@ def distribution_provenance(name: str, folder: str, version: Optional[str]) -> P
         data = json.loads(text)
         url = str(data.get("url", ""))
     except (ValueError, AttributeError):
-        return Provenance(wanted, "wheel", folder, version, error="unknown commit: direct_url.json is not valid JSON")
+        # not a wheel from an index: PEP 610's file is written for every other install, and says which
+        return Provenance(wanted, "unknown", folder, version, error=unknown_source(folder))
     vcs = data.get("vcs_info") if isinstance(data.get("vcs_info"), dict) else None
     if vcs is not None:
         commit = str(vcs.get("commit_id", "")).lower()

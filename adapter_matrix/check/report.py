@@ -85,6 +85,7 @@ def answer_of(
             adapter=installed.adapter_text,
             dimensions={d.dimension: DimensionSeen(d.value, d.source, d.error) for d in installed.detections},
             location=location,
+            torch_error=installed.torch_error,
         ),
         verdict=verdict.outcome,
         exit_code=exit_code,
@@ -143,7 +144,7 @@ def check_lines(answer: Answer) -> List[List[Segment]]:
     rows = [
         ("matrix", f"{answer.matrix or 'none'}  ({answer.origin})"),
         ("Python", f"{env.python} ({env.implementation}{', free-threaded' if env.free_threaded else ''})"),
-        ("torch", env.torch or "not installed"),
+        ("torch", env.torch or env.torch_error or "not installed"),
         (answer.adapter, env.adapter or "not installed"),
     ]
     for name, found in env.dimensions.items():

@@ -44,6 +44,7 @@ from .model import (
     Layer,
     LayerRelease,
     LayerResult,
+    LayerSource,
     LoadResult,
     Matrix,
     MatrixAdapter,
@@ -72,6 +73,11 @@ PYPI = PYPI_SIMPLE  # the default install source
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+# a tag or a commit: no space, no leading dash (an option to git), nothing a URL's @REF cannot carry
+_GIT_REF = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_./+-]*\Z")
+# a repository pip and git can clone: pip's git+ schemes and git's own, no space; pip splits a
+# direct reference's ``@REF`` at the path's last ``@``, so the path has none
+_GIT_URL = re.compile(r"^(git\+)?(https?|ssh|git|file)://[^\s/]*(/[^\s@]*)?\Z")
 BUILTIN_DETECTORS = ("os", "arch")  # dimensions of these names detect themselves (schema 2)
 
 
@@ -293,6 +299,10 @@ class _Builder(Reader):
             releases.append(release)
         if "releases" in top and not releases and not self.diags.errors:
             self.diags.error(top["releases"].mark, "the layer lists no releases", "list them under releases:")
+        index_url = self.location(f.get("index-url"), "index-url")
+        source = self.layer_source(f["source"]) if "source" in f else None
+        if "source" not in f or source is not None:  # a source with an error is said once, at its line
+            self.check_refs(distribution or "the layer", releases, source, index_url)
         if distribution is None or adapter is None or schema_version is None:
             return None
         if canonical_name(distribution) == canonical_name(adapter):
@@ -317,9 +327,57 @@ class _Builder(Reader):
             description=self.string(f.get("description"), "layer description") or "",
             releases=tuple(sorted(releases, key=lambda r: r.version)),
             mark=top["layer"].mark,
-            index_url=self.location(f.get("index-url"), "index-url"),
+            index_url=index_url,
             dimensions=owned,
+            source=source,
         )
+
+    def layer_source(self, node: Node) -> Optional[LayerSource]:
+        """``source: {git: URL, build-isolation: false}``: where releases no index serves come from."""
+        f = self.fields(node, "layer-source", "layer source")
+        url = self.string(f.get("git"), "source git URL")
+        isolated = self.boolean(f.get("build-isolation"), "build-isolation", True)
+        if url is not None and not _GIT_URL.match(url):
+            self.diags.error(
+                f["git"].mark,
+                f"source git URL {url!r} is not a URL pip can clone",
+                "give the repository's URL, e.g. git: https://gitcode.com/Ascend/vision.git",
+            )
+            url = None
+        if url is None:
+            return None
+        return LayerSource(url, isolated, node.mark)
+
+    def check_refs(
+        self, name: str, releases: List[LayerRelease], source: Optional[LayerSource], index_url: Optional[str]
+    ) -> None:
+        """A release's ``ref:`` names a tag or commit of the layer's ``source``: refused without
+        one, or when two releases name the same; a release without one, where no index serves the
+        layer, is said (a fix can only tell the user to build it)."""
+        seen: Dict[str, Version] = {}
+        for release in releases:
+            if release.ref is None:
+                if source is not None and index_url is None:
+                    self.diags.warning(
+                        release.mark,
+                        f"{name} {release.version} names no ref: and no index serves {name} (its source is git only)",
+                        "add ref: with the tag or commit it is built from, so fixes and tables can install it",
+                    )
+                continue
+            mark = release.mark_of("ref")
+            if source is None:
+                self.diags.error(
+                    mark,
+                    f"{name} {release.version} names ref {release.ref!r} but the layer names no source",
+                    "add `source: {git: URL}` under layer: (the repository the ref is in)",
+                )
+            elif release.ref in seen:
+                self.diags.error(
+                    mark,
+                    f"{name} {release.version} names ref {release.ref!r}, as {seen[release.ref]} does",
+                    "each release is built from its own tag or commit",
+                )
+            seen.setdefault(release.ref, release.version)
 
     def layer_dimension(self, key: Scalar, node: Node) -> Dimension:
         """A dimension the layer owns: values, the machine's detectors, the build's, and aliases."""
@@ -361,18 +419,21 @@ class _Builder(Reader):
         """``{git: URL, ref: COMMIT-OR-TAG, version: V}``: the version it stands for, and the commit."""
         g = self.fields(node, "git-pin", f"git pin of {name.text}")
         url = self.string(g.get("git"), "git URL")
-        ref = self.string(g.get("ref"), "git ref")
         version = self.version(g["version"], "git pin version") if "version" in g else None
-        if ref is not None and (
-            not ref.strip() or ref.strip().startswith("-") or any(c.isspace() for c in ref.strip())
-        ):
-            self.diags.error(
-                g["ref"].mark, f"git ref {ref!r} is not a commit or a tag", "e.g. ref: 1b16c01 or ref: v0.11.0"
-            )
-            ref = None
+        ref = self.git_ref(g.get("ref"))
         if url is None or ref is None or version is None:
             return None, None
-        return Spec(str(version), SpecifierSet(f"=={version}")), GitPin(url, ref.strip(), node.mark)
+        return Spec(str(version), SpecifierSet(f"=={version}")), GitPin(url, ref, node.mark)
+
+    def git_ref(self, node: Optional[Node]) -> Optional[str]:
+        """A commit or a tag: one word that is no option (``git checkout REF`` and pip's ``@REF``)."""
+        ref = self.string(node, "git ref")
+        if ref is not None and node is not None and not _GIT_REF.match(ref.strip()):
+            self.diags.error(
+                node.mark, f"git ref {ref!r} is not a commit or a tag", "e.g. ref: 1b16c01 or ref: v0.11.0"
+            )
+            return None
+        return ref.strip() if ref is not None else None
 
     def layer_release(self, node: Node, adapter: str) -> Optional[LayerRelease]:
         f = self.fields(node, "layer-release", "layer release")
@@ -442,6 +503,7 @@ class _Builder(Reader):
             dimensions=tuple(dimensions),
             mark=node.mark,
             marks=tuple((k, v.mark) for k, v in f.items()),
+            ref=self.git_ref(f["ref"]) if "ref" in f else None,
         )
 
     def pin_set(self, node: Node, what: str) -> Optional[PinSet]:

@@ -52,6 +52,7 @@ __all__ = [
     "PackagePin",
     "GitPin",
     "LayerRelease",
+    "LayerSource",
     "Layer",
     "LayerResult",
     "SCHEMA_VERSION",
@@ -636,6 +637,32 @@ class GitPin(NamedTuple):
     ref: str
     mark: Mark
 
+    @property
+    def pip_url(self) -> str:
+        """The URL as a direct reference names it: ``git+https://...``."""
+        return _git_url(self.url)
+
+
+def _git_url(url: str) -> str:
+    """A repository's URL as pip's direct reference names it (``git+`` added where it is not)."""
+    return url if url.startswith("git+") else f"git+{url}"
+
+
+class LayerSource(NamedTuple):
+    """Where a layer's releases come from when no index serves them (torchvision_npu is built
+    from a tag of Ascend/vision): the repository, each release's ``ref`` naming its tag or
+    commit. ``build_isolation`` false: the build needs what is installed (torch), so pip is told
+    ``--no-build-isolation``."""
+
+    url: str
+    build_isolation: bool
+    mark: Mark
+
+    @property
+    def pip_url(self) -> str:
+        """The URL as a direct reference names it: ``git+https://...``."""
+        return _git_url(self.url)
+
 
 class PinSet(NamedTuple):
     """What one pin of a layer release accepts: any of its alternatives, each a version or a
@@ -729,6 +756,7 @@ class LayerRelease(NamedTuple):
     dimensions: Tuple[Tuple[str, Constraint], ...]
     mark: Mark
     marks: Tuple[Tuple[str, Mark], ...] = ()
+    ref: Optional[str] = None  # the tag or commit of the layer's ``source`` this release is built from
 
     def mark_of(self, key: str) -> Mark:
         return next((mark for name, mark in self.marks if name == key), self.mark)
@@ -751,6 +779,12 @@ class Layer(NamedTuple):
     index_url: Optional[str] = None
     # dimensions the layer owns (vllm-ascend's device generation), read beside the adapter's
     dimensions: Tuple[Dimension, ...] = ()
+    source: Optional[LayerSource] = None  # the git repository its releases are built from
+
+    def unserved(self, release: LayerRelease) -> bool:
+        """Whether no index serves ``release``: the layer names a source and no index, and the
+        release no ref of it (a fix can only say to build it by hand)."""
+        return self.source is not None and self.index_url is None and release.ref is None
 
     def dimension(self, name: str) -> Optional[Dimension]:
         return next((d for d in self.dimensions if d.name == name), None)

@@ -535,6 +535,13 @@ STRUCTS: Dict[str, Struct] = {
                 Field("description", _STRING, "What it is, for reports and tables.", since=2),
                 Field("index-url", _INDEX_URL, "The index its releases are published on (default: PyPI).", since=2),
                 Field(
+                    "source",
+                    _ref("layer-source"),
+                    "The git repository its releases are built from when no index serves them; each release's "
+                    "ref: names its tag or commit.",
+                    since=2,
+                ),
+                Field(
                     "dimensions",
                     _map_of(_ref("layer-dimension")),
                     "Dimensions the layer owns (vllm-ascend's device generation), beside its adapter's; a name "
@@ -583,6 +590,26 @@ STRUCTS: Dict[str, Struct] = {
             ),
         ),
         Struct(
+            "layer-source",
+            "Where a layer's releases come from when no index serves them: a git repository pip builds from.",
+            (
+                Field(
+                    "git",
+                    _STRING,
+                    "The repository's URL (https://, ssh://, git://, file://; git+ optional).",
+                    required=True,
+                    since=2,
+                ),
+                Field(
+                    "build-isolation",
+                    {"type": "boolean"},
+                    "false when the build needs what is installed (torch): pip is told --no-build-isolation, uv "
+                    "no-build-isolation-package (default: true).",
+                    since=2,
+                ),
+            ),
+        ),
+        Struct(
             "git-pin",
             "A package pinned by git commit: the repository, the commit or tag, and the release it stands for.",
             (
@@ -608,6 +635,12 @@ STRUCTS: Dict[str, Struct] = {
             "One release of a layer and the versions it needs below it.",
             (
                 Field("version", _VERSION, "The layer's version (the package version users install).", required=True),
+                Field(
+                    "ref",
+                    {"type": ["string", "number"]},
+                    "The tag or commit of the layer's source: this release is built from it (fixes install it so).",
+                    since=2,
+                ),
                 Field("date", _DATE, "Release date."),
                 Field("status", _STATUS, "Support status of the release.", required=True),
                 Field("reason", _STRING, "Why the status is what it is (required for broken)."),

@@ -239,6 +239,7 @@ WORDS: Dict[str, Tuple[str, str]] = {
     "prerequisite_first": ("{name} {value} first: not a pip package", "先安装 {name} {value}：不是 pip 包"),
     "no_stack_here": ("none on {platform}", "{platform} 上无"),
     "if_installed": ("if installed", "若已安装"),
+    "built_from": ("built from {ref} of {url}", "由 {url} 的 {ref} 构建"),
     "stack_title": (
         "{layer} on {adapter}: the stack each release needs",
         "{layer}（基于 {adapter}）：各版本所需的软件栈",

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -85,9 +85,14 @@ def _check(env: Path, *args: str) -> Tuple[int, dict]:
     return proc.returncode, json.loads(proc.stdout)
 
 
-def _installs(commands: List[str]) -> Dict[str, str]:
-    """What a fix's pip commands install: distribution -> version."""
-    return dict(re.findall(r"'([A-Za-z0-9_.-]+)==([^']+)'", " ".join(commands)))
+def _installs(commands: List[str], diff: Sequence[str] = ()) -> Dict[str, str]:
+    """What a fix's pip commands install: distribution -> version; a release built from git
+    (``'NAME @ git+URL@REF'``) is the one the fix's diff names (``+ NAME==V``)."""
+    out = dict(re.findall(r"'([A-Za-z0-9_.-]+)==([^']+)'", " ".join(commands)))
+    added = dict(line[2:].split(" (from ")[0].split("==", 1) for line in diff if line.startswith("+ "))
+    for name in re.findall(r"'([A-Za-z0-9_.-]+) @ git\+[^']+'", " ".join(commands)):
+        out[name] = added[name]
+    return out
 
 
 def _uninstalls(commands: List[str]) -> List[str]:
@@ -98,7 +103,7 @@ def _applied(tmp_path: Path, installed: Dict[str, str], fix: dict) -> Tuple[Path
     """The environment after a fix: its packages installed, its uninstalls done; and the --set
     of its dimensions (a driver toolkit is installed by hand)."""
     after = dict(installed)
-    after.update(_installs(fix["commands"]))
+    after.update(_installs(fix["commands"], fix["diff"]))
     for name in _uninstalls(fix["commands"]):
         after.pop(name, None)
     cell = fix["cell"]
@@ -500,9 +505,8 @@ def test_an_installed_version_several_releases_are_builds_of_names_them_instead_
     code, doc = _check(env, "--set", "cann=8.2.RC1", "--set", "ascend_driver=25.2.0")
     reasons = doc["checks"][0]["reasons"]
     assert code == 1
-    assert any("is a build of 2 releases its matrix describes (0.20.1+7.0.0, 0.20.1+7.1.0)" in r for r in reasons), (
-        reasons
-    )
+    named = "(0.20.1+7.0.0 from v0.20.1-7.0.0, 0.20.1+7.1.0 from v0.20.1-7.1.0)"  # each with its tag
+    assert any(f"is a build of 2 releases its matrix describes {named}" in r for r in reasons), reasons
 
 
 def test_the_stack_tables_command_on_each_platform_is_checks_first_fix_for_that_rows_pins():

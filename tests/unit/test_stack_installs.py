@@ -314,7 +314,8 @@ def test_unreadable_git_metadata_is_an_unknown_commit_never_a_traceback(tmp_path
     info = tmp_path / "site" / "x-1.0.dist-info"
     info.mkdir(parents=True)
     (info / "direct_url.json").write_text("{not json")
-    assert distribution_provenance("x", str(info), "1.0").error == "unknown commit: direct_url.json is not valid JSON"
+    found = distribution_provenance("x", str(info), "1.0")  # no wheel from an index is known either
+    assert (found.kind, found.error) == ("unknown", f"unknown source: {info / 'direct_url.json'} is not valid JSON")
 
 
 # -- a dimension the layer owns ---------------------------------------------------------------------

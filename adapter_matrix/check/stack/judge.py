@@ -151,17 +151,24 @@ def _judge_layer(matrix: Matrix, layer: Layer, stack: Stack, assumed: FrozenSet[
     env = stack.env
     pins, by_version = _pins_judged(matrix, release, stack, who)
     dimensions, undetected_ones = _dimensions_judged(release, env, who, assumed)
+    built, built_assumed = _build_judged(layer, installed, stack)
     refused = [
         *_python_judged(release, env, who),
         *pins,
-        *_build_judged(layer, installed, stack),
+        *built,
         *_adapter_line_judged(matrix, release, env, who),
         *dimensions,
     ]
     status = Status.UNSUPPORTED if refused else release.status
     marks = tuple(mark for _, mark in refused) or (release.mark,)
     return LayerVerdict(
-        layer, installed, release, status, tuple(text for text, _ in refused), marks, (*by_version, *undetected_ones)
+        layer,
+        installed,
+        release,
+        status,
+        tuple(text for text, _ in refused),
+        marks,
+        (*by_version, *undetected_ones, *built_assumed),
     )
 
 
@@ -169,7 +176,7 @@ def _not_described(layer: Layer, installed: Version) -> str:
     """Why an installed version of ``layer`` is none of its matrix's releases."""
     builds = layer.builds_of(installed) if not installed.local else ()
     if builds:  # several builds of one public version: the version does not say which is installed
-        named = ", ".join(str(r.version) for r in builds)
+        named = ", ".join(f"{r.version} from {r.ref}" if r.ref else str(r.version) for r in builds)
         return (
             f"{layer.distribution} {installed} is a build of {len(builds)} releases its matrix describes "
             f"({named}) and its version does not say which: install one of them by its tag"
@@ -213,11 +220,21 @@ def _pins_judged(matrix: Matrix, release: LayerRelease, stack: Stack, who: str) 
     return refused, assumptions
 
 
-def _build_judged(layer: Layer, installed: Version, stack: Stack) -> List[Refusal]:
-    """The layer's own dimensions as it was built against this machine's."""
+def _build_judged(layer: Layer, installed: Version, stack: Stack) -> Tuple[List[Refusal], List[str]]:
+    """The layer's own dimensions as it was built against this machine's: refused when they
+    differ; when this machine's cannot be detected, assumed to be the build's (said, as any
+    dimension that could not be detected is)."""
     refused: List[Refusal] = []
+    assumptions: List[str] = []
     for reading in stack.built:
-        if reading.layer != layer.name or reading.built is None or reading.machine is None:
+        if reading.layer != layer.name or reading.built is None:
+            continue
+        if reading.machine is None:
+            why = f" ({reading.machine_error})" if reading.machine_error else ""
+            assumptions.append(
+                f"{undetected(reading.dimension)}{why}; assumed {reading.built}, which the build of "
+                f"{layer.distribution} {installed} is made for ({reading.built_source})"
+            )
             continue
         if not reading.built.same(reading.machine):
             refused.append(
@@ -228,7 +245,7 @@ def _build_judged(layer: Layer, installed: Version, stack: Stack) -> List[Refusa
                     reading.mark,
                 )
             )
-    return refused
+    return refused, assumptions
 
 
 def _adapter_line_judged(matrix: Matrix, release: LayerRelease, env: Environment, who: str) -> List[Refusal]:

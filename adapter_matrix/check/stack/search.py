@@ -43,7 +43,7 @@ from ...names import canonical_name
 from ..changes import Change, change
 from ..fixes import series_note, system_step, torch_index, unknown_step
 from ..judgment import Environment, Fix, Verdict
-from ..provenance import Provenance, fetch_argv, judge_commit
+from ..provenance import Provenance, compiled, fetch_argv, git_worktree, judge_commit, release_tag
 from ..shell import quoted, shell_of
 from .judge import Stack, judge_stack, stack_packages
 from .space import (
@@ -178,16 +178,25 @@ def _fix(
     by_hand = (*matrix.dimensions, *owned)  # the adapter's, and a layer's own (a driver)
     manual = _by_hand(by_hand, _constrained(layers, after, cell), before, after, cell, changes)
     shell = shell_of(matrix, env, dict(cell.dimensions))
-    commands = _pip_commands(matrix, layers, after, cell, changes, shell)
+    cloned: Tuple[List[str], List[str], Dict[str, str]] = ([], [], {})
+    if PYTHON not in changes:  # a new Python is a new environment: everything is installed there
+        cloned = _checkouts(layers, before, after, changes, shell)
+    manual += cloned[1]
+    by_pip = tuple(c for c in changes if c not in cloned[2])
+    manual += _unserved(layers, after, by_pip)
+    pip = _pip_commands(matrix, layers, after, cell, by_pip, shell)
+    commands = (*cloned[0], *pip)
     # the fix in one line: its steps, then the status and facts of the stack it reaches
-    steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure")]
-    installs, diff = _installs(matrix, before, after, cell, changes, {d.name for d in by_hand})
+    # a build by hand comes after the rest: the summary says the move ("reinstall X from A to B")
+    steps = [m.split(" (")[0] for m in manual if not m.startswith("make sure") and _ONCE not in m]
+    installs, diff = _installs(matrix, before, after, cell, changes, {d.name for d in by_hand}, cloned[2])
+    diff = _sourced(layers, after, diff, set(cloned[2]))
     steps += installs
     facts = ", ".join(_facts(matrix, layers, after, cell))
     summary = (note + ": " if note else "") + (", then ".join(steps) or "nothing to change") + f" ({status}: {facts})"
     fixed = cell._replace(status=status, torch=env.torch or cell.torch)
     packages = tuple((n, str(v)) for n, v in after.packages if v is not None)
-    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages, diff=diff)
+    return Fix(summary, commands, changes, fixed, tuple(manual), shell, packages, diff=diff, in_clones=tuple(cloned[2]))
 
 
 def _constrained(layers: Sequence[Layer], after: Stack, cell: Cell) -> Set[str]:
@@ -222,10 +231,62 @@ def _by_hand(
     return manual
 
 
+def _sourced(layers: Sequence[Layer], after: Stack, diff: Tuple[str, ...], in_clones: Set[str]) -> Tuple[str, ...]:
+    """uv's diff lines, a release pip builds from its source's ref said as uv says it
+    (``+ torchvision-npu==0.20.1+7.1.0 (from git+https://...@v0.20.1-7.1.0)``); not one checked
+    out in its clone (``in_clones``)."""
+    origin = {}
+    for layer in layers:
+        if layer.name in in_clones:
+            continue
+        version = after.version(layer.name)
+        release = layer.release(version) if version is not None else None
+        if layer.source is not None and release is not None and release.ref is not None:
+            origin[f"+ {layer.distribution}=={version}"] = f"{layer.source.pip_url}@{release.ref}"
+    return tuple(f"{line} (from {origin[line]})" if line in origin else line for line in diff)
+
+
+_ONCE = ", once the rest is installed"  # a layer release built by hand: after what pip installs
+
+
+def _unserved(layers: Sequence[Layer], after: Stack, changes: Tuple[str, ...]) -> List[str]:
+    """The layer releases a fix installs that no index serves and no ref of their source names:
+    a step by hand, never ``NAME==V`` (docs/stacks.md, "Layers no index serves")."""
+    out = []
+    for layer in layers:
+        version = after.version(layer.name)
+        release = layer.release(version) if version is not None and layer.name in changes else None
+        if release is not None and layer.source is not None and layer.unserved(release):
+            out.append(
+                f"build {layer.distribution} {release.version} from {layer.source.url} yourself{_ONCE}"
+                " (no index serves it and its matrix names no tag or commit for it)"
+            )
+    return out
+
+
+def _from_source(layer: Layer, release: LayerRelease, pip: str, shell: str) -> Tuple[Optional[str], List[str]]:
+    """How pip installs a release of a layer built from its source: a direct reference
+    (``NAME @ git+URL@REF``), in the fix's pip command when the build is isolated, else in a
+    command of its own after it, told ``--no-build-isolation`` (the build needs the torch the
+    fix installs first). An installed clone of it is checked out instead (:func:`_checkouts`).
+    Returns (requirement, commands)."""
+    assert layer.source is not None and release.ref is not None
+    requirement = quoted(f"{layer.distribution} @ {layer.source.pip_url}@{release.ref}", shell)
+    if layer.source.build_isolation:
+        return requirement, []
+    return None, [f"{pip} install --no-build-isolation {requirement}"]
+
+
 def _pip_commands(
-    matrix: Matrix, layers: Sequence[Layer], after: Stack, cell: Cell, changes: Tuple[str, ...], shell: str
+    matrix: Matrix,
+    layers: Sequence[Layer],
+    after: Stack,
+    cell: Cell,
+    changes: Tuple[str, ...],
+    shell: str,
 ) -> Tuple[str, ...]:
-    """torch first from its own index when it needs one, then one pip command for the rest."""
+    """torch first from its own index when it needs one, then one pip command for the rest, then
+    each layer built from its source that needs what those install."""
     adapter = canonical_name(matrix.adapter.distribution)
     env = after.env
     new_python = PYTHON in changes
@@ -233,6 +294,7 @@ def _pip_commands(
     names = {layer.name: layer for layer in layers}
     commits = _git_pins_of(layers, after)
     requirements: List[str] = []
+    built: List[str] = []  # after the pip command: what builds against what it installs
     torch_first = None
     for name in [TORCH, adapter] + [n for n, _ in after.packages]:
         if name not in changes and not (new_python and name != PYTHON):
@@ -249,9 +311,19 @@ def _pip_commands(
                 requirements.append(f"--extra-index-url {cell.release.index_url}")
         else:
             version = dict(after.packages).get(name)
-            if version is not None:
-                requirements += _package_requirement(name, version, names.get(name), commits.get(name), shell)
-    return tuple(c for c in (torch_first, f"{pip} install " + " ".join(requirements) if requirements else None) if c)
+            layer = names.get(name)
+            release = layer.release(version) if layer is not None and version is not None else None
+            if layer is not None and release is not None and layer.source is not None and release.ref is not None:
+                # from its repository: no index serves it
+                requirement, commands = _from_source(layer, release, pip, shell)
+                requirements += [requirement] if requirement else []
+                built += commands
+            elif layer is not None and release is not None and layer.unserved(release):
+                continue  # a step by hand (_unserved)
+            elif version is not None:
+                requirements += _package_requirement(name, version, layer, commits.get(name), shell)
+    first = (torch_first, f"{pip} install " + " ".join(requirements) if requirements else None)
+    return tuple(c for c in first if c) + tuple(built)
 
 
 def _package_requirement(
@@ -261,8 +333,7 @@ def _package_requirement(
     its repository), else by version, from the layer's own index when it has one."""
     shown = layer.distribution if layer is not None else name
     if git is not None and git[0] == version:
-        url = git[1].url if git[1].url.startswith("git+") else f"git+{git[1].url}"
-        return [quoted(f"{shown} @ {url}@{git[1].ref}", shell)]
+        return [quoted(f"{shown} @ {git[1].pip_url}@{git[1].ref}", shell)]
     requirement = [quoted(f"{shown}=={version}", shell)]
     if layer is not None and layer.index_url:
         requirement.append(f"--extra-index-url {layer.index_url}")
@@ -270,9 +341,16 @@ def _package_requirement(
 
 
 def _installs(
-    matrix: Matrix, before: Stack, after: Stack, cell: Cell, changes: Tuple[str, ...], by_hand: Set[str]
+    matrix: Matrix,
+    before: Stack,
+    after: Stack,
+    cell: Cell,
+    changes: Tuple[str, ...],
+    by_hand: Set[str],
+    cloned: Mapping[str, str],
 ) -> Tuple[List[str], Tuple[str, ...]]:
-    """The step pip takes, in words (a new Python, and what to install), and uv's diff lines."""
+    """The step pip takes, in words (a new Python, and what to install; ``cloned``: the words of
+    a package checked out in its clone instead, empty when a step by hand says it), and uv's diff lines."""
     adapter = canonical_name(matrix.adapter.distribution)
     parts = []
     if PYTHON in changes:
@@ -280,7 +358,7 @@ def _installs(
     shown_changes = [n for n in changes if n not in (PYTHON,) and n not in by_hand]
     # as uv says them, as the adapter's fixes do: "downgrade torch from 2.16.0 to 2.15.0", "- torch==2.16.0"
     moves = [_move(n, before, after, adapter, matrix, cell) for n in shown_changes]
-    parts += [move.text for move in moves]
+    parts += [cloned.get(n, move.text) for n, move in zip(shown_changes, moves) if cloned.get(n, move.text)]
     return ([" and ".join(parts)] if parts else []), tuple(line for move in moves for line in move.lines)
 
 
@@ -896,26 +974,83 @@ def _what_would_change(matrix: Matrix, layers: Sequence[Layer], core: List[_Comm
     return f"it would take a release of {whom} that supports {what}"
 
 
+_FROM_CLONE = ("checkout", "editable", "directory")  # installed from a clone: a fix acts on the clone
+
+
+def _checkout(found: Provenance, ref: str, fetch: Optional[List[str]], shell: str) -> List[str]:
+    """The commands that move the clone ``found`` is installed from to ``ref`` (fetched first
+    when ``fetch`` says how) and keep it installed from there: an editable install of a
+    pure-Python package follows its files as they are, one with compiled extensions is rebuilt
+    in place, a folder install (``pip install CLONE``, a copy) is installed again."""
+    assert found.source is not None
+    source = quoted(found.source, shell)
+    git = f"git -C {source}"
+    out = (
+        [" ".join([git, *(a if a.startswith("-") or a == "fetch" else quoted(a, shell) for a in fetch)])]
+        if fetch
+        else []
+    )
+    out.append(f"{git} checkout {quoted(ref, shell)}")
+    if found.kind == "editable" and compiled(found.source):
+        out.append(f"pip install --no-deps --no-build-isolation -e {source}")
+    elif found.kind == "directory":
+        out.append(f"pip install --no-deps {source}")
+    return out
+
+
+def _checkouts(
+    layers: Sequence[Layer], before: Stack, after: Stack, changes: Tuple[str, ...], shell: str
+) -> Tuple[List[str], List[str], Dict[str, str]]:
+    """The packages ``changes`` moves that are installed from a clone (editable, a folder, a
+    checkout on the import path): pip would replace the clone with a wheel, so the fix checks
+    out the release in the clone, by the commit a layer pins, else by its tag (``vX.Y.Z`` or
+    ``X.Y.Z``); without either, a step by hand that names the version. Their commands, their
+    steps by hand, and each one's step in words (empty: said by hand)."""
+    names = {layer.name: layer for layer in layers}
+    commits = _git_pins_of(layers, after)
+    commands: List[str] = []
+    manual: List[str] = []
+    said: Dict[str, str] = {}
+    for name, version in after.packages:
+        found = before.origin(name)
+        if name not in changes or version is None or found is None or found.kind not in _FROM_CLONE:
+            continue
+        if found.source is None or git_worktree(found.source) is None:
+            continue
+        shown = names[name].distribution if name in names else name
+        pin = commits.get(name)
+        layer = names.get(name)
+        release = layer.release(version) if layer is not None and layer.source is not None else None
+        if layer is not None and layer.source is not None and release is not None and release.ref is not None:
+            # the tag or commit its source's release is built from (v0.20.1-7.1.0: no tag says 0.20.1+7.1.0)
+            fetch = fetch_argv(found.source, release.ref, found.url, layer.source.url)
+            commands += _checkout(found, release.ref, fetch, shell)
+            said[name] = f"check out {shown} {release.ref} in {found.source}"
+        elif pin is not None and pin[0] == version:
+            commands += _checkout(found, pin[1].ref, fetch_argv(found.source, pin[1].ref, found.url, pin[1].url), shell)
+            said[name] = f"check out {shown} {pin[1].ref} in {found.source}"
+        else:
+            tag = release_tag(found.source, str(version))
+            if tag is not None:
+                commands += _checkout(found, tag, None, shell)
+                said[name] = f"check out {shown} {tag} in {found.source}"
+            else:
+                manual.append(
+                    f"check out {shown} {version} in {found.source} (its clone holds no tag v{version} or {version}; "
+                    f"keep it installed from the clone: a wheel from pip would replace it)"
+                )
+                said[name] = ""
+    return commands, manual, said
+
+
 def _repin(name: str, found: Provenance, pin: PackagePin, shell: str) -> List[str]:
     """The commands that put the pinned commit of ``pin`` where ``found`` is installed."""
     assert pin.git is not None
     ref = pin.git.ref
-    if found.kind in ("checkout", "editable", "directory") and found.source is not None:
+    if found.kind in _FROM_CLONE and found.source is not None:
         fetch = fetch_argv(found.source, ref, found.url, pin.git.url)  # a shallow clone lacks the commit
-        git = f"git -C {quoted(found.source, shell)}"
-        out = (
-            [" ".join([git, *(a if a.startswith("-") or a == "fetch" else quoted(a, shell) for a in fetch)])]
-            if fetch
-            else []
-        )
-        out.append(f"{git} checkout {quoted(ref, shell)}")
-        if found.kind == "editable":
-            out.append(f"pip install --no-deps -e {quoted(found.source, shell)}")  # compiled parts are rebuilt
-        elif found.kind == "directory":
-            out.append(f"pip install --no-deps {quoted(found.source, shell)}")
-        return out
-    url = pin.git.url if pin.git.url.startswith("git+") else f"git+{pin.git.url}"
-    return [f"pip install --no-deps {quoted(f'{name} @ {url}@{ref}', shell)}"]
+        return _checkout(found, ref, fetch, shell)
+    return [f"pip install --no-deps {quoted(f'{name} @ {pin.git.pip_url}@{ref}', shell)}"]
 
 
 def _recommitted(matrix: Matrix, layers: Sequence[Layer], stack: Stack) -> Tuple[Stack, List[str], List[str]]:

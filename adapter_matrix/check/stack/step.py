@@ -103,6 +103,18 @@ def _git_pins(layers: Sequence[Layer], name: str) -> List[PackagePin]:
     return [p for layer in layers for r in layer.releases for p in r.packages if p.name == name and p.git is not None]
 
 
+def _release_of_ref(layer: Layer, found: Provenance) -> Optional[str]:
+    """The release of ``layer`` whose ``ref`` the installed build is (pip's VCS install asked for
+    it, or a clone's HEAD is its commit): torchvision_npu's tags v0.20.1-7.0.0 and v0.20.1-7.1.0
+    both build 0.20.1, and only the ref says which release is installed."""
+    from ..provenance import judge_commit
+
+    for release in reversed(layer.releases):  # the newest first: a ref named twice is refused by validate
+        if release.ref is not None and judge_commit(found, release.ref).ok:
+            return str(release.version)
+    return None
+
+
 def _provenance(
     matrix: Matrix,
     layers: Sequence[Layer],
@@ -118,17 +130,23 @@ def _provenance(
     looked = question.looked if question.looked is not None else current_survey(question.target)
     out = []
     below = ("torch", canonical_name(matrix.adapter.distribution))  # how they are installed: said, never changed
+    sourced = {layer.name: layer for layer in layers if layer.source is not None}
+    repositories = {layer.name: layer.source.url for layer in layers if layer.source is not None}
     for name in (*below, *stack_packages(layers)):
         if name in question.versions:
             continue
         pins = _git_pins(layers, name)
-        found = stack_provenance(name, question.target, looked, [p.git.url for p in pins if p.git is not None])
+        urls = [p.git.url for p in pins if p.git is not None]
+        urls += [repositories[name]] if name in repositories else []
+        found = stack_provenance(name, question.target, looked, urls)
         if found is None:
             continue
         out.append(found)
         if found.kind == "wheel" or name in below:
             continue
         version = found.built_version if found.kind != "checkout" else found.version
+        if name in sourced:  # built from its source: the release whose ref it was built from
+            version = _release_of_ref(sourced[name], found) or version
         for pin in pins:
             assert pin.git is not None
             if found.commit is not None and judge_commit(found, pin.git.ref).ok:
@@ -233,6 +251,7 @@ def with_stack(
     what the stack holds besides torch and the adapter, as installed (``check --constraints``
     pins it)."""
     versions = _versions(layers, question)
+    as_pip_sees = dict(versions)  # before the commits judge them: what a constraint can hold
     notes: List[str] = []
     provenance = _provenance(matrix, layers, question, versions, notes)
     built = _built(matrix, layers, question)
@@ -277,7 +296,10 @@ def with_stack(
         found = stack_fixes(matrix, layers, stack, holding, today, now=status, adapter=decided._replace(fixes=()))
         out = out._replace(fixes=found.fixes)
         conflict, no_fix, not_kept = found.conflict, found.reason, found.not_kept
-    held = tuple((name, str(version)) for name, version in stack.packages if version is not None)
+    # as installed: a build of tag v0.20.1-7.1.0 is release 0.20.1+7.1.0, and pip sees its 0.20.1
+    held = tuple(
+        (name, text) for name, version in stack.packages if version is not None and (text := as_pip_sees[name])
+    )
     origins = tuple(p.to_json() for _n, p in stack.provenance)
     detections = tuple(  # read on this machine, or unknown beside an installed build made for one
         Detection(b.dimension, str(b.machine) if b.machine is not None else None, b.machine_source, b.machine_error)

@@ -234,7 +234,9 @@ def stack(
             adapter_title = f"{word('line', lang)} {entry.adapter_line}"
         else:
             shown_adapter, adapter_title = pins.get(below, ""), ""
-        row: List[TableCell] = [plain(str(entry.version))]
+        source = layer.source.url if layer.source is not None and entry.ref is not None else None
+        built_from = word("built_from", lang).format(ref=entry.ref, url=source) if source else None
+        row: List[TableCell] = [plain(str(entry.version), "", built_from or "")]
         row += [plain(pins.get(name, "\u2014")) for name in others]
         row.append(plain(str(entry.python) if entry.python is not None else "\u2014"))
         constraints = dict(entry.dimensions)
@@ -263,6 +265,8 @@ def stack(
             {
                 "release": str(entry.version),
                 "status": str(entry.status),
+                "ref": entry.ref,  # the tag or commit of ``source`` it is built from (no index serves it)
+                "source": source,
                 "python": str(entry.python) if entry.python is not None else None,
                 "packages": pins,
                 "adapter_line": entry.adapter_line,
