@@ -8,7 +8,10 @@ that ``validate --pyproject --write`` corrects) is not the code under test.
 
 Each backend also decides on its own setting how ``compat.yaml`` reaches the wheel
 (:mod:`adapter_matrix.upstream.adopt` writes it): setuptools' package data, scikit-build-core's
-``wheel.packages``, meson-python's ``install_data`` in ``meson.build``.
+``wheel.packages``, meson-python's ``install_data`` in ``meson.build``. hatchling, flit-core and
+pdm-backend (:data:`TREE_BACKENDS`) put every file of the package folder in the wheel by
+default: the matrix there ships with no setting (:mod:`adapter_matrix.upstream.tree_backends`
+reads what the project's own configuration leaves out).
 """
 
 from __future__ import annotations
@@ -16,11 +19,27 @@ from __future__ import annotations
 import json
 from typing import Dict, Mapping
 
-__all__ = ["SETUPTOOLS", "SCIKIT_BUILD", "MESON", "OTHER", "backend_of", "build_tables", "build_tables_text"]
+__all__ = [
+    "SETUPTOOLS",
+    "SCIKIT_BUILD",
+    "MESON",
+    "HATCHLING",
+    "FLIT",
+    "PDM",
+    "TREE_BACKENDS",
+    "OTHER",
+    "backend_of",
+    "build_tables",
+    "build_tables_text",
+]
 
 SETUPTOOLS = "setuptools"
 SCIKIT_BUILD = "scikit-build-core"
 MESON = "meson-python"
+HATCHLING = "hatchling"
+FLIT = "flit-core"
+PDM = "pdm-backend"
+TREE_BACKENDS = (HATCHLING, FLIT, PDM)  # the wheel holds the whole package folder unless configured otherwise
 OTHER = "other"
 
 # build-backend module -> our name for it (PEP 517's ``build-backend``, ``:`` object part ignored)
@@ -29,6 +48,9 @@ _BACKENDS = {
     "setuptools.build_meta:__legacy__": SETUPTOOLS,
     "scikit_build_core.build": SCIKIT_BUILD,
     "mesonpy": MESON,
+    "hatchling.build": HATCHLING,
+    "flit_core.buildapi": FLIT,
+    "pdm.backend": PDM,
 }
 # the [tool] tables that configure a build, per backend (the others configure linters, tests...)
 _TOOL_TABLES = ("setuptools", "scikit-build", "meson-python", "cibuildwheel")

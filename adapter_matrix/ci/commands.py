@@ -167,6 +167,7 @@ class ResultsResult(NamedTuple):
     merged: Tuple[str, ...] = ()  # evidence files written
     unchanged: Tuple[str, ...] = ()
     refused: Tuple[str, ...] = ()  # why a record is not evidence
+    skipped: Tuple[str, ...] = ()  # JSON files that are not result records (RecordSet.skipped)
 
     @property
     def exit_code(self) -> int:
@@ -211,7 +212,9 @@ def run_results(request: ResultsRequest) -> ResultsResult:
         expected = [
             r.cell.id for r in plan(matrix, request.expect, skip=past_releases(matrix))
         ]  # records name the cell
-    return ResultsResult(results.summarize(records, expected), tuple(merged), tuple(unchanged), tuple(refused))
+    return ResultsResult(
+        results.summarize(records, expected), tuple(merged), tuple(unchanged), tuple(refused), records.skipped
+    )
 
 
 def _read_bytes(path: str) -> Optional[bytes]:
@@ -270,7 +273,10 @@ def run_tier(request: TierRequest) -> TierResult:
             "min_free_gb", f"{request.min_free_gb:g}: the free disk space, in GB, a cell needs (0: no check)"
         )
     matrix, echo = request.matrix, request.echo
-    steps = tiers.select(matrix, request.strategy, request.tags, request.pythons, request.force)
+    records = tiers.evidence_records(matrix)
+    for line in records.skipped:  # a file the tier cannot judge a cell by, said once
+        echo(line)
+    steps = tiers.select(matrix, request.strategy, request.tags, request.pythons, request.force, records)
     if not steps and (request.tags or request.pythons):  # a typo in a tag must not pass as a tier with nothing to do
         from .plan import plan
         from .release import past_releases

@@ -43,7 +43,7 @@ from typing import (
 
 from .. import limits
 from ..answer import Answer, CheckDocument, read_check
-from ..documents import DocumentError, declare, from_json, json_type, keys_of, to_json
+from ..documents import DocumentError, declare, from_json, json_type, keys_of, to_json, what_is
 from ..errors import AdapterMatrixError
 from ..files import JSONFileError, atomic_write, json_files
 from ..matrix.cellid import CellId
@@ -541,6 +541,7 @@ class RecordSet:
 
     records: Tuple[ResultRecord, ...] = ()
     frozen: Mapping[str, FrozenRelease] = dataclasses.field(default_factory=dict)
+    skipped: Tuple[str, ...] = ()  # "PATH: not a result record (why): skipped", one per JSON file that is none
 
     def __iter__(self) -> Iterator[ResultRecord]:
         return iter(self.records)
@@ -573,7 +574,9 @@ def read_records(
     UTF-8), a record that is not one (:meth:`ResultRecord.from_json`) or dated after ``now``
     (the reading run's clock, UTC) plus :data:`CLOCK_SKEW`, two copies of one run (same cell,
     release and time) that disagree, a broken ``release.json``, or (unless ``allow_empty``) no
-    records at all. Other JSON documents (op-sweep records) are skipped.
+    records at all. The other documents a cell writes there (op-sweep and ``ops tests``
+    records) are skipped; any other JSON file (``[]``, another tool's) is skipped and named in
+    :attr:`RecordSet.skipped`, for the command to warn of it.
     """
     folders = [folders] if isinstance(folders, str) else list(folders)
     for folder in folders:
@@ -581,12 +584,15 @@ def read_records(
             raise RecordError(f"{folder}: no such folder" if not os.path.exists(folder) else f"{folder}: not a folder")
     now = now or _dt.datetime.now(_dt.timezone.utc)
     by_cell: Dict[Tuple[str, Optional[str]], ResultRecord] = {}
+    skipped: List[str] = []
     try:
         for path, data in (
             entry for folder in folders for entry in json_files(folder, limits.RECORD_LIMIT, skip=(RELEASE_FILE,))
         ):
             if not isinstance(data, dict) or "cell" not in data or "outcome" not in data:
-                continue  # other JSON files (op-sweep records, junit conversions) are not ours
+                if not _cell_document(data):  # a file dropped there by hand or by another tool: said, not read
+                    skipped.append(f"{path}: not a result record ({_not_a_record(data)}): skipped")
+                continue
             record = ResultRecord.from_json(data, path)
             if record.when > now + CLOCK_SKEW:
                 raise RecordError(
@@ -608,4 +614,22 @@ def read_records(
     if not by_cell and not allow_empty:
         raise RecordError(f"{', '.join(folders)}: no result records")
     ordered = sorted(by_cell, key=lambda k: (by_cell[k].cell.sort_key, str(k[1])))
-    return RecordSet(tuple(by_cell[k] for k in ordered), frozen)
+    return RecordSet(tuple(by_cell[k] for k in ordered), frozen, tuple(skipped))
+
+
+# The other documents a cell writes under results/ (results/ops/, results/op-tests/), by the key
+# that names their kind: device.opsweep.record and device.optests.packrecord write them, and a
+# spoke does not import another, so their kinds are named here.
+_CELL_DOCUMENTS = (("record", "op-sweep"), ("kind", "op-tests"))
+
+
+def _cell_document(data: object) -> bool:
+    return isinstance(data, dict) and any(data.get(key) == kind for key, kind in _CELL_DOCUMENTS)
+
+
+def _not_a_record(data: object) -> str:
+    """Why a JSON document is not a result record, in a few words."""
+    if not isinstance(data, dict):
+        return f"{what_is(data)}, not a mapping with a cell and an outcome"
+    missing = " and ".join(f'"{key}"' for key in ("cell", "outcome") if key not in data)
+    return f"{'an empty mapping' if not data else 'a mapping'} without {missing}"

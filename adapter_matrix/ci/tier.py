@@ -104,14 +104,15 @@ class Step:
         return f"run  {self.row.session}: {why}; {self.expected.describe()}"
 
 
-def _records(matrix: Matrix) -> RecordSet:
+def evidence_records(matrix: Matrix) -> RecordSet:
+    """The records of the matrix's evidence folder (none when it has no folder yet)."""
     folder = evidence_folder(matrix)
     return read_records(folder, allow_empty=True) if os.path.isdir(folder) else RecordSet()
 
 
 def judged(matrix: Matrix, rows: Sequence[PlanRow], records: Optional[RecordSet] = None) -> List[Verification]:
     """What each row's evidence record says today, by the release gate's rule."""
-    index = index_records(_records(matrix) if records is None else records, matrix)
+    index = index_records(evidence_records(matrix) if records is None else records, matrix)
     rules = freshness_of(matrix, frozen=index.frozen)
     return [judge(row.cell, index, rules, matrix) for row in rows]
 
@@ -186,6 +187,7 @@ def select(
     tags: Sequence[str] = (),
     pythons: Sequence[str] = (),
     force: bool = False,
+    records: Optional[RecordSet] = None,
 ) -> List[Step]:
     """The rows of ``strategy`` that carry any of ``tags`` (nox tags: ``torch2.4``, ``py3.8``,
     ``edges``) and run one of ``pythons`` (both optional), each with its evidence. A row runs
@@ -196,7 +198,7 @@ def select(
         for r in plan(matrix, strategy, skip=past_releases(matrix))
         if (not tags or set(tags) & set(r.tags)) and (not pythons or str(r.cell.python) in pythons)
     ]
-    records = _records(matrix)
+    records = evidence_records(matrix) if records is None else records
     return [
         Step(row, found, force or not found.counts, expected)
         for row, found, expected in zip(rows, judged(matrix, rows, records), estimate(records, rows))

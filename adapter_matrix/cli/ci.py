@@ -138,6 +138,8 @@ def results(
     target = one_matrix(matrix).matrix if into or expect is not None else None
     request = ResultsRequest(tuple(folders), target, expect, into)
     done = run_or_exit(run_results, request, {"expect": "--expect", "into": "--into"})
+    for line in done.skipped:  # JSON files that are not records: said once each, the exit code unchanged
+        console_for(stderr=True).print(line, markup=False, style="yellow")
     if into:
         for why in done.refused:
             console_for(stderr=True).print(f"[yellow]{why}[/]", markup=True, highlight=False)

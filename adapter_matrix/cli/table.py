@@ -45,6 +45,8 @@ def _said(result: TableResult) -> None:
     from ..files import printable
 
     console = console_for()
+    for line in result.skipped:  # JSON files under --results that are not records: said once each
+        console_for(stderr=True).print(line, markup=False, style="yellow")
     if result.text is not None:
         typer.echo(result.text, nl=False)
     for o in result.written:
@@ -157,7 +159,7 @@ _RESOLVE = typer.Option(
     help="Resolve every install command the selector and the platform entry publish (pip --dry-run, for the "
     "command's own OS, architecture and Python) instead of rendering; exit 1 naming each that no longer installs "
     "what it claims (a yanked pin, another torch). Commands needing an index that cannot be reached are listed "
-    "apart (not checked), not as problems.",
+    "apart (not checked), not as problems. Its answer is that report and the exit code: not with --format or --lang.",
 )
 _RECORDED = typer.Option(
     [],

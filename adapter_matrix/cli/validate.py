@@ -109,6 +109,8 @@ def _validate_request(
         from ..ci.record import read_records
 
         records = read_records(results, allow_empty=True)  # an empty folder: every claim is unverified
+        for line in records.skipped:  # JSON files that are not records: said once each, as `results` does
+            console_for(stderr=True).print(line, markup=False, style="yellow")
     paths = tuple(_paths(files, matrix, pyproject))
     if (write or record) and any(is_layer_file(path) for path in paths):
         fail("--write and --record read an adapter's facts; a layer's pins are its own: correct them by hand")

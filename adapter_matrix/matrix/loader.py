@@ -63,6 +63,7 @@ from .model import (
 from .reader import Reader
 from .schema import RELEASE_DEFAULTS
 from .source import YAML_INT, Mapping, Node, Scalar, Sequence, parse
+from .suite_names import BUILT_IN_GROUPS, suite_groups
 
 __all__ = ["load", "load_bytes", "load_text", "load_any_bytes", "is_layer", "LoadResult", "LayerResult", "PYPI"]
 
@@ -298,7 +299,7 @@ class _Builder(Reader):
             releases.append(release)
         if "releases" in top and not releases and not self.diags.errors:
             self.diags.error(top["releases"].mark, "the layer lists no releases", "list them under releases:")
-        index_url = self.string(f.get("index-url"), "index-url")
+        index_url = self.location(f.get("index-url"), "index-url")
         source = self.layer_source(f["source"]) if "source" in f else None
         if "source" not in f or source is not None:  # a source with an error is said once, at its line
             self.check_refs(distribution or "the layer", releases, source, index_url)
@@ -590,13 +591,13 @@ class _Builder(Reader):
             f = self.fields(value, "source", f"source {key.text!r}")
             src = InstallSource(
                 name=key.text,
-                index_url=self.string(f.get("index-url"), "index-url"),
-                find_links=self.string(f.get("find-links"), "find-links"),
+                index_url=self.location(f.get("index-url"), "index-url"),
+                find_links=self.location(f.get("find-links"), "find-links", folders=True),
                 variant=self.string(f.get("variant"), "variant"),
                 fallback=self.string(f.get("fallback"), "fallback"),
                 mark=key.mark,
             )
-            if src.index_url is None and src.find_links is None:
+            if "index-url" not in f and "find-links" not in f:  # a bad one is said at its place
                 self.diags.error(
                     key.mark, f"source {key.text!r} has neither index-url nor find-links", "give at least one"
                 )
@@ -944,7 +945,7 @@ class _Builder(Reader):
             release_line=line,
             variant=variant,
             torch_source=self.string(f.get("torch-source"), "torch source"),
-            index_url=self.string(f.get("index-url"), "index-url"),
+            index_url=self.location(f.get("index-url"), "index-url"),
         )
 
     def warn_bare_minor(self, torch: Spec, mark: Mark) -> None:
@@ -1039,6 +1040,7 @@ class _Builder(Reader):
             elif path is not None:
                 sources.append(path.rstrip("/"))
         suites = []
+        known: Optional[List[str]] = None  # the groups a cell can report, read once when a name is not built in
         for item in self.items(f.get("suites"), "evidence suites"):
             group = self.string(item, "suite group")
             if group is not None and (not group or group in suites):
@@ -1048,6 +1050,18 @@ class _Builder(Reader):
                     "list each suite group once, e.g. [conformance, ops]",
                 )
             elif group is not None:
+                if group not in BUILT_IN_GROUPS and known is None:
+                    known = suite_groups(os.path.dirname(self.filename), sources)
+                if known and group not in known:  # none known: the sources are not here (an installed matrix)
+                    close = difflib.get_close_matches(group, known, n=1)
+                    self.diags.error(
+                        item.mark,
+                        f"suite group {group!r} is not one a cell reports",
+                        (f"did you mean {close[0]!r}? " if close else "")
+                        + f"a group is one of {', '.join(BUILT_IN_GROUPS)}, a folder of the evidence sources "
+                        "(tests/conformance/workloads: workloads) or a @pytest.mark.suite name in them; add the "
+                        "suite's folder to evidence: sources:, or fix the name",
+                    )
                 suites.append(group)
         folder = self.string(f.get("folder"), "evidence folder") or DEFAULT_EVIDENCE.folder
         return EvidencePolicy(folder, days, tuple(sources), node.mark, tuple(suites))

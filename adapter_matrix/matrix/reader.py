@@ -20,12 +20,20 @@ from packaging.version import InvalidVersion, Version
 
 from .diagnostics import Diagnostics
 from .model import SCHEMA_VERSION, PythonVersion, Spec
-from .schema import STRUCTS
+from .schema import FOLDER_PATTERN, STRUCTS, URL_PATTERN
 from .source import YAML_BOOL, Mapping, Node, Scalar, Sequence
 
 __all__ = ["Reader", "parse_date"]
 
 T = TypeVar("T")
+
+
+def _is_location(text: str, folders: bool) -> bool:
+    """Whether ``text`` is an index's URL, or with ``folders`` also a folder of wheels, as the
+    JSON schema's patterns say (:data:`~adapter_matrix.matrix.schema.URL_PATTERN`)."""
+    if re.match(URL_PATTERN, text):
+        return True
+    return folders and "://" not in text and re.match(FOLDER_PATTERN, text) is not None
 
 
 def _spec(text: str) -> Spec:
@@ -114,6 +122,28 @@ class Reader:
             return None
         s = self.scalar(node, what)
         return s.text if s else None
+
+    def location(self, node: Optional[Node], what: str, folders: bool = False) -> Optional[str]:
+        """A package index's URL (``index-url``), or with ``folders`` also a folder of wheels
+        (``find-links``: ``/opt/wheels``, ``./wheels``); an error at its place otherwise: pip
+        and uv would fail on it only when a command is run, far from this file."""
+        text = self.string(node, what)
+        if text is None or node is None or _is_location(text, folders):
+            return text
+        if folders:
+            self.diags.error(
+                node.mark,
+                f"{what} {text!r} is neither a URL nor a folder",
+                "give a page of wheels (https://...) or a folder: /opt/wheels, ./wheels (from where pip runs), "
+                "file:///opt/wheels",
+            )
+        else:
+            self.diags.error(
+                node.mark,
+                f"{what} {text!r} is not a URL",
+                "give the index's address, e.g. https://download.pytorch.org/whl/cpu (file:///srv/index for a local one)",
+            )
+        return None
 
     def version(self, node: Node, what: str) -> Optional[Version]:
         return self.convert(node, what, Version, "write a PEP 440 version such as 2.4.1")

@@ -17,7 +17,16 @@ from typing import Any, Dict, Optional, Tuple
 
 from .model import PRESET_NAMES, SCHEMA_VERSIONS, Status
 
-__all__ = ["Field", "Struct", "STRUCTS", "json_schema", "SCHEMA_ID", "RELEASE_DEFAULTS"]
+__all__ = [
+    "Field",
+    "Struct",
+    "STRUCTS",
+    "json_schema",
+    "SCHEMA_ID",
+    "RELEASE_DEFAULTS",
+    "URL_PATTERN",
+    "FOLDER_PATTERN",
+]
 
 SCHEMA_ID = "https://adapter-matrix.invalid/schema/compat-v2.json"
 
@@ -30,7 +39,14 @@ _SPEC = {
 _DATE = {"type": "string", "format": "date"}
 _PYTHON = {"type": ["string", "number"], "pattern": r"^3\.\d+t?$"}
 _STRING = {"type": "string"}
+# an index is an http(s) URL with a host, or an absolute file: URL (pip and uv take these);
+# find-links also takes a folder, spelled absolute, from home or explicitly relative (./wheels:
+# a bare word is a typo more often than a folder). The loader checks these very patterns.
+URL_PATTERN = r"^(?:https?://[^\s/?#]+|file:/)\S*$"
+FOLDER_PATTERN = r"^(?:/|~|\.\.?/|[A-Za-z]:[\\/])"
 _URL = {"type": "string", "format": "uri"}
+_INDEX_URL = {"type": "string", "format": "uri", "pattern": URL_PATTERN}
+_FIND_LINKS = {"type": "string", "pattern": f"{URL_PATTERN}|{FOLDER_PATTERN}"}
 _STATUS = {"type": "string", "enum": [s.value for s in Status if s is not Status.UNSUPPORTED]}
 _RULE_STATUS = {
     "type": "string",
@@ -173,7 +189,7 @@ def _release_fields(required: Tuple[str, ...]) -> Tuple[Field, ...]:
             "The source torch is installed from for this release (default: the one with its variant, else the torch line's).",
             since=2,
         ),
-        Field("index-url", _URL, "The index this release's package is published on (default: PyPI).", since=2),
+        Field("index-url", _INDEX_URL, "The index this release's package is published on (default: PyPI).", since=2),
     )
     return tuple(
         Field(f.key, f.json, f.description, required=f.key in required, since=f.since, optional_since=f.optional_since)
@@ -244,8 +260,13 @@ STRUCTS: Dict[str, Struct] = {
             "source",
             "Where CI installs torch from.",
             (
-                Field("index-url", _URL, "A package index (PEP 503/691)."),
-                Field("find-links", _STRING, "A folder or page of wheels, tried without an index."),
+                Field("index-url", _INDEX_URL, "A package index (PEP 503/691)."),
+                Field(
+                    "find-links",
+                    _FIND_LINKS,
+                    "A page of wheels (https://...) or a folder of them (/opt/wheels, ./wheels, file:///opt/wheels), "
+                    "tried without an index.",
+                ),
                 Field("variant", _STRING, "The local version label the wheels carry, e.g. cpu for 2.4.1+cpu."),
                 Field("fallback", _STRING, "The source to use when this one has no matching wheel."),
             ),
@@ -512,7 +533,7 @@ STRUCTS: Dict[str, Struct] = {
                     since=2,
                 ),
                 Field("description", _STRING, "What it is, for reports and tables.", since=2),
-                Field("index-url", _URL, "The index its releases are published on (default: PyPI).", since=2),
+                Field("index-url", _INDEX_URL, "The index its releases are published on (default: PyPI).", since=2),
                 Field(
                     "source",
                     _ref("layer-source"),

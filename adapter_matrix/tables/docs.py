@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..files import FileReadError, atomic_write, printable, read_regular, unified_diff
 from ..matrix.model import Matrix
@@ -35,6 +35,7 @@ class Outcome:
     blocks: int
     changed: bool
     diff: str
+    skipped: Tuple[str, ...] = ()  # JSON files its blocks' records folders hold that are not records, said once
 
 
 def load_records(folder: str, kind: str = "results") -> Records:
@@ -78,11 +79,15 @@ class _Renderer:
         self.today = today
         self.results = results
         self._records: Dict[str, Records] = {}
+        self.skipped: List[str] = []  # of every folder read so far, each file once (RecordSet.skipped)
 
     def records(self, folder: str, kind: str) -> Records:
         key = os.path.abspath(folder) + "\0" + kind
         if key not in self._records:
-            self._records[key] = load_records(folder, kind)
+            from ..ci.record import RecordSet
+
+            found = self._records[key] = load_records(folder, kind)
+            self.skipped += found.skipped if isinstance(found, RecordSet) else ()  # op-sweep records are a list
         return self._records[key]
 
     def block(self, block: Block, syntax: str, path: str) -> str:
@@ -173,11 +178,13 @@ def sync(
     for path in paths:
         old = _read(path)
         syntax = syntax_for(path)
+        before = len(renderer.skipped)
         new, blocks = rewrite(old, syntax, lambda b: renderer.block(b, syntax, path), path)  # noqa: B023  # called within this iteration
         changed = new != old
         if changed:
             pending.append((path, new))
-        outcomes.append(Outcome(path, len(blocks), changed, unified_diff(old, new, path) if changed else ""))
+        diff = unified_diff(old, new, path) if changed else ""
+        outcomes.append(Outcome(path, len(blocks), changed, diff, tuple(renderer.skipped[before:])))
     if not any(o.blocks for o in outcomes):
         # One document without blocks, or a list of them, is a mistake; in a longer list
         # (a glob such as docs/*.md) the documents without blocks are only named.

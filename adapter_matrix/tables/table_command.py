@@ -79,6 +79,7 @@ class TableResult(NamedTuple):
     check: bool = False
     stale: Optional[str] = None
     problem: Optional[str] = None
+    skipped: Tuple[str, ...] = ()  # JSON files under --results that are not result records (RecordSet.skipped)
 
 
 def _no_loader(path: Optional[str]) -> Matrix:
@@ -100,6 +101,10 @@ def refusal(request: TableRequest) -> Optional[str]:
         return "--check needs FILES or --output FILE"
     if update and not files:
         return "--update needs at least one FILE"
+    if request.resolve and (request.fmt or request.lang):
+        # its answer is a report on stderr/stdout, not a table: a --format json was silently ignored
+        ignored = ", ".join(flag for flag, value in (("--format", request.fmt), ("--lang", request.lang)) if value)
+        return f"--resolve prints a report, not a table: give no {ignored} (its exit code says whether every command installs)"
     if files:
         options = (
             ("--view", request.view),
@@ -173,6 +178,7 @@ def _releases(matrix: Matrix, text: Optional[str]) -> Releases:
 
 def _rendered(request: TableRequest, matrix: Matrix, common: Dict[str, Optional[str]]) -> TableResult:
     """A view of the adapter's matrix: printed, or written to (or compared with) --output."""
+    from ..ci.record import RecordSet
     from . import docs
     from . import views as tables
     from .picks import reporting
@@ -206,7 +212,8 @@ def _rendered(request: TableRequest, matrix: Matrix, common: Dict[str, Optional[
         "--lang": request.lang,
         "--release": request.release,
     }
-    return _emit(request, text, _fix({**common, **options}, []))
+    skipped = records.skipped if isinstance(records, RecordSet) else ()  # op-sweep records are a list
+    return _emit(request, text, _fix({**common, **options}, []))._replace(skipped=skipped)
 
 
 def _emit(request: TableRequest, text: str, fix: str) -> TableResult:
@@ -282,7 +289,10 @@ def _documents(request: TableRequest, matrix: Matrix, common: Dict[str, Optional
     if request.check and stale:
         fix = _fix(common, ["--update"] + stale)
         words = f"stale tables in {printable(' '.join(stale))}; fix with:\n    {fix}"
-    return TableResult(documents=tuple(outcomes), update=request.update, check=request.check, stale=words)
+    skipped = tuple(line for o in outcomes for line in o.skipped)
+    return TableResult(
+        documents=tuple(outcomes), update=request.update, check=request.check, stale=words, skipped=skipped
+    )
 
 
 def _stack_table(request: TableRequest) -> TableResult:

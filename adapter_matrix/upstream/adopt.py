@@ -38,13 +38,14 @@ import re
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Sequence, Set, Tuple
 
-from ..backend import MESON, SCIKIT_BUILD, SETUPTOOLS
+from ..backend import MESON, SCIKIT_BUILD, SETUPTOOLS, TREE_BACKENDS
 from ..files import read_keeping_newlines
 from ..matrix.textedit import apply_edits
 from ..urls import PYTORCH_INDEX
 from .project import ProjectFacts, build_inputs, package_folder, project_facts
 from .pyproject import _HEADER, _Locator
 from .toolpin import ToolPin, tool_pin
+from .tree_backends import ROOT_INCLUDE, gaps
 
 __all__ = [
     "Planned",
@@ -279,6 +280,9 @@ def pyproject_edit(
             f'wheel.packages = ["{(folder or package).replace(os.sep, "/")}"]',
             re.compile(r"^\s*wheel\.packages\s*=", re.M),
         ),
+        # flit-core and pdm-backend ship the package folder whole, but their sdist (which the cells
+        # build from) leaves out the matrix at the root that the package's link points to
+        **{name: (*setting, re.compile(r"compat\.yaml")) for name, setting in ROOT_INCLUDE.items()},
     }.get(backend)
     wanted = [
         (
@@ -313,7 +317,9 @@ def pyproject_edit(
         if name.startswith("project."):
             added.append("the entry point")
         else:  # the package data, in the backend's own words
-            added.append(f"{'compat.yaml' if backend == SETUPTOOLS else line.split(' = ')[0]} in {header}")
+            added.append(
+                f"{'compat.yaml' if backend in (SETUPTOOLS, *ROOT_INCLUDE) else line.split(' = ')[0]} in {header}"
+            )
     dependency = _dependency_edit(at, text)
     if dependency:
         added.insert(1 if added and added[0] == "the entry point" else 0, 'the requirement "adapter-matrix"')
@@ -420,7 +426,12 @@ def plan_adoption(
     elif not os.path.exists(pyproject):
         out.append(Planned("pyproject.toml", "write", _minimal_pyproject(distribution, package, version)))
     else:
-        own_data = bool(facts.package_data_in) or (facts.backend == SCIKIT_BUILD and facts.wheel_packages)
+        inside = os.path.normpath(os.path.join(root, matrix)) == os.path.normpath(os.path.join(root, link))
+        own_data = (
+            bool(facts.package_data_in)
+            or (facts.backend == SCIKIT_BUILD and facts.wheel_packages)
+            or (facts.backend in TREE_BACKENDS and inside)  # no link: the package folder holds the matrix
+        )
         text, back = read_keeping_newlines(pyproject)
         edited = pyproject_edit(
             text, distribution, package, package_data=not own_data, backend=facts.backend, folder=folder
@@ -433,6 +444,8 @@ def plan_adoption(
             manifest.append(f"include {link.replace(os.sep, '/')}")
         elif facts.backend == MESON:
             out.append(_meson_note(folder, package))
+        elif facts.backend in TREE_BACKENDS:
+            out += _tree_notes(facts, link, None if inside else os.path.relpath(os.path.join(root, matrix), root))
         elif facts.backend not in (SETUPTOOLS, SCIKIT_BUILD):
             out.append(Planned("pyproject.toml", "keep", note=f"an unknown build backend: make its wheel ship {link}"))
     if facts.backend == SETUPTOOLS and (legacy or facts.has_project_table):
@@ -445,6 +458,19 @@ def plan_adoption(
 def _listed(parts: List[str]) -> str:
     """'a', 'a and b', 'a, b and c'."""
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def _tree_notes(facts: ProjectFacts, link: str, matrix: Optional[str]) -> List[Planned]:
+    """hatchling, flit-core and pdm-backend ship the package folder whole: said, or what of the
+    project's own configuration leaves the matrix out and the change that ships it."""
+    slash = link.replace(os.sep, "/")
+    found = gaps(facts.backend, facts.tool, slash, None if matrix is None else matrix.replace(os.sep, "/"))
+    if not found:
+        said = f"{facts.backend} ships every file of the package folder in the wheel: {slash} needs no package-data setting"
+        if facts.backend in ROOT_INCLUDE and matrix is not None:  # written by pyproject_edit
+            said += f"; the sdist the cells build from gets the link's target, compat.yaml, in {ROOT_INCLUDE[facts.backend][1]}"
+        return [Planned("pyproject.toml", "keep", note=said)]
+    return [Planned("pyproject.toml", "keep", note=gap) for gap in found]
 
 
 def _meson_note(folder: str, package: str) -> Planned:

@@ -27,8 +27,8 @@ from __future__ import annotations
 import ast
 import configparser
 import os
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..backend import SETUPTOOLS, backend_of
 
@@ -58,6 +58,9 @@ class ProjectFacts:
     wheel_packages: bool = False  # scikit-build-core's wheel.packages is set: the project chose what ships
     name: Optional[str] = None  # the distribution's name as the project declares it, where it says
     name_from: str = ""  # where the name was read
+    # [tool.hatch], [tool.flit], [tool.pdm] as read: what those backends leave out of the wheel and
+    # sdist (adapter_matrix.upstream.tree_backends)
+    tool: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def include_package_data(self) -> bool:
@@ -198,7 +201,8 @@ def project_facts(root: str) -> ProjectFacts:
         package_data_in = "setup.py"  # an unparsable setup.py that mentions it is taken at its word
     elif cfg is not None and cfg.has_section("options.package_data"):
         package_data_in = "setup.cfg"
-    skbuild = ((doc.get("tool") or {}).get("scikit-build") or {}) if isinstance(doc.get("tool"), dict) else {}
+    tool: Dict[str, Any] = doc["tool"] if isinstance(doc.get("tool"), dict) else {}
+    skbuild = tool.get("scikit-build") or {}
     wheel_table = skbuild.get("wheel") if isinstance(skbuild, dict) else None
     wheel_packages = isinstance(skbuild, dict) and (
         "wheel.packages" in skbuild or (isinstance(wheel_table, dict) and "packages" in wheel_table)
@@ -215,6 +219,7 @@ def project_facts(root: str) -> ProjectFacts:
         wheel_packages,
         name,
         name_from if name else "",
+        {k: v for k, v in tool.items() if k in ("hatch", "flit", "pdm") and isinstance(v, dict)},
     )
 
 
