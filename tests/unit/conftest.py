@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Dict
+import copy
+from typing import Any, Dict, Tuple
 
 import pytest
 
@@ -23,6 +24,41 @@ def wheels(tmp_path_factory) -> Dict[str, object]:
         pytest.skip("uv is not installed")
     built = build_wheels(list(PROJECTS.values()), tmp_path_factory.mktemp("wheels"))
     return dict(zip(PROJECTS, built))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _picks_answered_once():
+    """The selector page's answers (tables.picks.pick_answers: check's first fix for every
+    pick) computed once per matrix, entries, axes and day for the whole run, not once per test:
+    torch_npu's 2,080 picks cost 20-50 s each time, and about fifteen tests in six modules
+    render its page or JSON (html, json, en, zh: the same answers). The function is pure in
+    those four arguments: Matrix is an immutable, hashable tuple, and of the entries and axes
+    the key holds every field pick_answers reads (READS: a new one read there belongs here, or
+    two languages' pages would share answers they should not); every caller gets its own deep
+    copy. A run that reports its progress (the command line's `table`, whose output a test
+    reads) computes as before."""
+    from adapter_matrix.tables import picks
+
+    compute = picks.pick_answers
+    READS = ("release", "torch_line", "torch", "python", "dimensions", "commands")  # of an entry
+    answered: Dict[Tuple[Any, ...], Any] = {}
+
+    def answers(matrix, entries, axes, today):
+        if picks._REPORT.get() is not None:
+            return compute(matrix, entries, axes, today)
+        key = (
+            matrix,
+            repr([[e.get(field) for field in READS] for e in entries]),
+            repr([(a["key"], a["values"]) for a in axes]),
+            today,
+        )
+        if key not in answered:
+            answered[key] = compute(matrix, entries, axes, today)
+        return copy.deepcopy(answered[key])
+
+    picks.pick_answers = answers
+    yield
+    picks.pick_answers = compute
 
 
 def pytest_configure(config):

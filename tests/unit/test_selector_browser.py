@@ -140,6 +140,13 @@ def page(tmp_path_factory) -> Path:
     return _page(tmp_path_factory.mktemp("selector"))
 
 
+@pytest.fixture(scope="module")
+def torch_npu_page(tmp_path_factory) -> Path:
+    """torch_npu's page, written once for the module's tests (they only read it; each probe is
+    a copy beside it)."""
+    return _page(tmp_path_factory.mktemp("selector-torch-npu"), FIXTURES / "matrices" / "torch_npu.yaml")
+
+
 def test_a_url_with_choices_preselects_them_and_shows_checks_command(page):
     seen = _probe(page, "?torch=2.13&python=3.11")
     assert seen["errors"] == []
@@ -205,12 +212,12 @@ def test_an_unsupported_pick_shows_checks_reason_and_first_fix(page):
     assert nearest["commands"] == ["pip install 'adapter-matrix-npu==0.2.1' 'torch>=2.14,<2.15'"]
 
 
-def test_torch_npu_on_cann_9_1_0_with_torch_2_4_goes_to_checks_first_fix(tmp_path):
+def test_torch_npu_on_cann_9_1_0_with_torch_2_4_goes_to_checks_first_fix(torch_npu_page):
     """Issue 61: the page jumped to torch 2.12 (a release the user never picked counted);
     check says torch 2.7.1 with torch-npu 2.7.1.post8. The link names no Python: the newest
     torch 2.4 has a wheel for, and no release; nor an arch: the first the page lists (aarch64,
     where torch-npu pairs with PyPI's torch)."""
-    page = _page(tmp_path, FIXTURES / "matrices" / "torch_npu.yaml")
+    page = torch_npu_page
     seen = _probe(page, "?cann=9.1.0&torch=2.4")
     assert seen["errors"] == []
     assert seen["before"]["picked"] == {"cann": "9.1.0", "arch": "aarch64", "python": "3.12", "torch": "2.4"}
@@ -237,12 +244,12 @@ def test_a_greyed_out_choice_moves_the_others_to_the_nearest_combination_that_ha
     assert after["search"] == "?python=3.8&torch=2.1&release=0.3.0"
 
 
-def test_a_greyed_out_release_keeps_the_held_values_and_shows_checks_answer(tmp_path):
+def test_a_greyed_out_release_keeps_the_held_values_and_shows_checks_answer(torch_npu_page):
     """torch_npu: each release is one torch on one CANN. From torch-npu 2.7.1.post8 (CANN 9.1.0,
     Python 3.12), 2.4.0.post4 (a build for CANN 8.1.RC1) is asked as `check --set cann=9.1.0
     --adapter 2.4.0.post4` asks (issue 67): CANN stays 9.1.0, the nearest combination changes
     pip packages only, and the move to CANN 8.1.RC1 comes after it as a system change."""
-    page = _page(tmp_path, FIXTURES / "matrices" / "torch_npu.yaml")
+    page = torch_npu_page
     data = page_data(page.read_text(encoding="utf-8"))
     pick = {"cann": "9.1.0", "arch": "aarch64", "python": "3.12", "torch": "2.7"}
     number = next(n for n, p, _h in picks(data) if p == pick)
@@ -306,9 +313,9 @@ def test_a_sample_of_unsupported_picks_shows_checks_answer(tmp_path, matrix_path
         assert "; ".join(said.reasons) in seen["before"]["picked_box"]["text"], pick
 
 
-def test_an_end_of_life_cell_shows_its_status_and_the_nearest_supported_one(tmp_path):
+def test_an_end_of_life_cell_shows_its_status_and_the_nearest_supported_one(torch_npu_page):
     """torch_npu's 6.0.rc1 line is end of life: no command, the nearest supported one instead."""
-    page = _page(tmp_path, FIXTURES / "matrices" / "torch_npu.yaml")
+    page = torch_npu_page
     seen = _probe(page, "?cann=8.0.RC1&python=3.8&torch=1.11")
     assert seen["errors"] == []
     assert seen["before"]["picked"]["torch"] == "1.11"
@@ -318,8 +325,8 @@ def test_an_end_of_life_cell_shows_its_status_and_the_nearest_supported_one(tmp_
     assert nearest is not None and nearest["commands"] and "torch-npu==" in nearest["commands"][0]
 
 
-def test_cann_steps_and_commands_of_torch_npu(tmp_path):
-    page = _page(tmp_path, FIXTURES / "matrices" / "torch_npu.yaml")
+def test_cann_steps_and_commands_of_torch_npu(torch_npu_page):
+    page = torch_npu_page
     seen = _probe(page, "?cann=8.2.RC1&python=3.10&torch=2.6")
     box = seen["before"]["picked_box"]
     assert "First install cann 8.2.RC1: it is not a pip package." in box["text"]
