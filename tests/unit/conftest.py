@@ -29,7 +29,7 @@ def wheels(tmp_path_factory) -> Dict[str, object]:
 @pytest.fixture(scope="session", autouse=True)
 def _picks_answered_once():
     """The selector page's answers (tables.picks.pick_answers: check's first fix for every
-    pick) computed once per matrix, entries, axes and day for the whole run, not once per test:
+    pick) computed once per matrix (its FixSpace), entries, axes and day for the whole run, not once per test:
     torch_npu's 2,080 picks cost 20-50 s each time, and about fifteen tests in six modules
     render its page or JSON (html, json, en, zh: the same answers). The function is pure in
     those four arguments: Matrix is an immutable, hashable tuple, and of the entries and axes
@@ -43,17 +43,17 @@ def _picks_answered_once():
     READS = ("release", "torch_line", "torch", "python", "dimensions", "commands")  # of an entry
     answered: Dict[Tuple[Any, ...], Any] = {}
 
-    def answers(matrix, entries, axes, today):
+    def answers(space, entries, axes, today):
         if picks._REPORT.get() is not None:
-            return compute(matrix, entries, axes, today)
+            return compute(space, entries, axes, today)
         key = (
-            matrix,
+            space.matrix,  # the FixSpace's lines are derived from it (and are lists: unhashable)
             repr([[e.get(field) for field in READS] for e in entries]),
             repr([(a["key"], a["values"]) for a in axes]),
             today,
         )
         if key not in answered:
-            answered[key] = compute(matrix, entries, axes, today)
+            answered[key] = compute(space, entries, axes, today)
         return copy.deepcopy(answered[key])
 
     picks.pick_answers = answers
