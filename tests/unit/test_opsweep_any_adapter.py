@@ -302,6 +302,8 @@ def test_the_adapters_set_test_configs_shape_the_sweep_on_torch_2_13(tmp_path, m
     args = ("--op", "add", "--op", "mul", "--dtype", "float32", "--kind", "forward", "--kind", "backward")
     result = cli("ops", "sweep", *args, "--activate", "configuring_adapter", "--json")
     assert result.code == 0, result.err
+    # the adapter's allowlist left mul out: said, not refused as a typo would be
+    assert "--op 'mul': no task ran for it (the adapter's set_test_configs: op_allowlist keeps" in result.err
     record = json.loads(result.out)
     assert record["by_dtype"] == {
         "float32": {"backward": {"passed": 1, "failed": 0, "crashed": 0, "timeout": 0, "skipped": 0}}
