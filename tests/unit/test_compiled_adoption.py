@@ -123,15 +123,9 @@ def _run(args: list, repo: Path, env: dict, timeout: float = 900) -> subprocess.
     return subprocess.run(args, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.parametrize("example", sorted(ADAPTERS))
-def test_a_compiled_adapter_adopts_the_tool_and_its_cell_builds_it_against_the_cells_torch(runner, tmp_path, example):
-    venv, env = runner
-    distribution, package, device, cpp, tests = ADAPTERS[example]
-    repo = tmp_path / example
-    _adapter_before_init(example, repo)
+def _git_init_and_adopt(python: str, repo: Path, env: dict, distribution: str, device: str) -> None:
+    """The adapter's repository as a user adopts the tool: a git checkout, then `init` for two torch lines."""
     _run(["git", "init", "-q"], repo, env)
-    python = str(venv.python)
-
     init = _run(
         [python, "-m", "adapter_matrix", "init", "--distribution", distribution, "--device", device]
         + ["--torch", "2.13", "--torch", "2.14", "--upstream", str(UPSTREAM)],
@@ -139,6 +133,16 @@ def test_a_compiled_adapter_adopts_the_tool_and_its_cell_builds_it_against_the_c
         env,
     )
     assert init.returncode == 0, init.stdout + init.stderr
+
+
+@pytest.mark.parametrize("example", sorted(ADAPTERS))
+def test_a_compiled_adapter_adopts_the_tool_and_its_cell_builds_it_against_the_cells_torch(runner, tmp_path, example):
+    venv, env = runner
+    distribution, package, device, cpp, tests = ADAPTERS[example]
+    repo = tmp_path / example
+    _adapter_before_init(example, repo)
+    python = str(venv.python)
+    _git_init_and_adopt(python, repo, env, distribution, device)
     committed = REPO / "examples" / example
     for name in (*WRITTEN, "pyproject.toml", "MANIFEST.in"):  # examples/ holds what init wrote, unedited
         ours, theirs = (repo / name).read_text(), (committed / name).read_text()
@@ -202,15 +206,8 @@ def test_an_openreg_shaped_adapter_whose_tests_import_common_utils_is_green_with
         'if __name__ == "__main__":\n'
         "    run_tests()\n"
     )
-    _run(["git", "init", "-q"], repo, env)
     python = str(venv.python)
-    init = _run(
-        [python, "-m", "adapter_matrix", "init", "--distribution", distribution, "--device", device]
-        + ["--torch", "2.13", "--torch", "2.14", "--upstream", str(UPSTREAM)],
-        repo,
-        env,
-    )
-    assert init.returncode == 0, init.stdout + init.stderr
+    _git_init_and_adopt(python, repo, env, distribution, device)
     assert 'requirements=["expecttest", "numpy"]' in (repo / "noxfile.py").read_text()
     _run(["git", "add", "-A"], repo, env)
     _run(["git", "commit", "-qm", "adopt adapter-matrix"], repo, env)
